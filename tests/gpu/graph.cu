@@ -68,19 +68,24 @@ int main(int argc, char **argv)
     cudaGraph_t ga;
     CK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
     smooth<float><<<grid, 256, 0, s1>>>(a, b, n);
-    LAUNCHED(), ++captured;
+    LAUNCHED();
+    ++captured;
     CK(cudaEventRecord(fork, s1));
     CK(cudaStreamWaitEvent(s2, fork, 0));
     smooth<float><<<grid, 256, 0, s2>>>(c, d, n); /* s2 branch */
-    LAUNCHED(), ++captured;
+    LAUNCHED();
+    ++captured;
     combine<<<grid / 2, 512, 0, s2>>>(c, d, 0.3f, n);
-    LAUNCHED(), ++captured;
+    LAUNCHED();
+    ++captured;
     smooth<float><<<grid, 256, 0, s1>>>(b, a, n); /* s1 branch */
-    LAUNCHED(), ++captured;
+    LAUNCHED();
+    ++captured;
     CK(cudaEventRecord(join, s2));
     CK(cudaStreamWaitEvent(s1, join, 0));
     combine<<<grid, 256, 0, s1>>>(a, c, 0.125f, n);
-    LAUNCHED(), ++captured;
+    LAUNCHED();
+    ++captured;
     CK(cudaStreamEndCapture(s1, &ga));
     const int kernels_a = captured;
 
@@ -95,9 +100,11 @@ int main(int argc, char **argv)
     CK(cudaStreamBeginCapture(s2, cudaStreamCaptureModeThreadLocal));
     for (int k = 0; k < 3; ++k) {
         smooth<double><<<grid, 256, 0, s2>>>(x, y, n);
-        LAUNCHED(), ++captured;
+        LAUNCHED();
+        ++captured;
         smooth<double><<<grid / 4, 1024, 0, s2>>>(y, x, n);
-        LAUNCHED(), ++captured;
+        LAUNCHED();
+        ++captured;
     }
     CK(cudaStreamEndCapture(s2, &gb));
     const int kernels_b = captured - kernels_a;

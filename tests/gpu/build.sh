@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# build.sh -- builds the GPU suite's CUDA programs (no GPU needed).
+#
+#   bash tests/gpu/build.sh [BUILD_DIR]        (default: <repo>/build-gpu)
+#
+# Needs nvcc (CUDA 12.8+; checked with 13.0), g++ and xxd. Every program is built for
+# sm_90 plus compute_90 PTX, -O2. Output layout:
+#   BUILD_DIR/bin/<program>      the suite (tests/gpu) and the tuning programs (examples/gpu)
+#   BUILD_DIR/gen/               dmod.cubin, dmod.ptx and the headers embedding them
+#   BUILD_DIR/logs/<program>.log compiler output
+#   BUILD_DIR/manifest.txt       the programs built
+# Builds everything it can; exits 1 if anything failed (and says what).
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${1:-$root/build-gpu}
+mkdir -p "$out/bin" "$out/gen" "$out/logs"
+out=$(cd "$out" && pwd)
+
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=${NVCC:-$(command -v nvcc || echo "$CUDA_HOME/bin/nvcc")}
+CXX=${CXX:-g++}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+ARCH=(-gencode 'arch=compute_90,code=[sm_90,compute_90]')
+NVFLAGS=(-O2 -std=c++17 "${ARCH[@]}" -Xcompiler -Wall)
+
+if [ ! -x "$NVCC" ]; then
+    echo "build.sh: nvcc not found (set NVCC or CUDA_HOME)" >&2
+    exit 1
+fi
+echo "build.sh: $("$NVCC" --version | tail -1), into $out, $JOBS jobs"
+
+failed=()
+names=()
+
+# job NAME COMMAND...: runs COMMAND in the background, output to logs/NAME.log.
+job() {
+    local name=$1
+    shift
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n 2>/dev/null || true; done
+    rm -f "$out/bin/$name" "$out/logs/$name.rc"
+    (
+        ("$@") >"$out/logs/$name.log" 2>&1
+        echo $? >"$out/logs/$name.rc"
+    ) &
+    names+=("$name")
+}
+
+cu() { # NAME SOURCE [extra nvcc flags...]
+    local name=$1 src=$2
+    shift 2
+    job "$name" "$NVCC" "${NVFLAGS[@]}" "$@" -o "$out/bin/$name" "$src"
+}
+
+# The driver-API program: its module is compiled to a cubin and to PTX, embedded
+# with xxd (the PTX NUL-terminated, as cuModuleLoadData wants text), and the host
+# code is linked against the toolkit's stub libcuda.so (the real driver at run time).
+build_driver_api() {
+    set -e
+    local g="$out/gen"
+    "$NVCC" -cubin -O2 -gencode arch=compute_90,code=sm_90 -o "$g/dmod.cubin" "$here/dmod.cu"
+    "$NVCC" -ptx -O2 -arch=compute_90 -o "$g/dmod.ptx" "$here/dmod.cu"
+    (cd "$g" && xxd -i dmod.cubin | sed 's/^unsigned char/alignas(64) unsigned char/' >dmod_cubin.h)
+    (cd "$g" && { cat dmod.ptx; printf '\0'; } >dmod_ptx && xxd -i dmod_ptx >dmod_ptx.h && rm -f dmod_ptx)
+    "$CXX" -O2 -std=c++17 -Wall -Wextra -I"$g" -I"$CUDA_HOME/include" -o "$out/bin/driver_api" \
+        "$here/driver_api.cpp" -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/targets/x86_64-linux/lib/stubs" -lcuda
+}
+
+# tests/gpu: interposition
+cu rt_kernels "$here/rt_kernels.cu"
+cu ptds "$here/ptds.cu" --default-stream per-thread
+cu launch_ex "$here/launch_ex.cu"
+cu launch_paths "$here/launch_paths.cu"
+cu threads "$here/threads.cu"
+cu graph "$here/graph.cu"
+job driver_api build_driver_api
+
+# examples/gpu: tuning programs (each has <name>.yaml beside it)
+for src in "$root"/examples/gpu/*.cu; do
+    cu "$(basename "$src" .cu)" "$src"
+done
+
+wait
+for n in "${names[@]}"; do
+    if [ "$(cat "$out/logs/$n.rc" 2>/dev/null)" != 0 ] || [ ! -x "$out/bin/$n" ]; then failed+=("$n"); fi
+done
+
+: >"$out/manifest.txt"
+for n in "${names[@]}"; do
+    if [ -x "$out/bin/$n" ]; then echo "$n" >>"$out/manifest.txt"; fi
+done
+echo "build.sh: built $(wc -l <"$out/manifest.txt") programs: $(tr '\n' ' ' <"$out/manifest.txt")"
+if [ ${#failed[@]} -gt 0 ]; then
+    for n in "${failed[@]}"; do
+        echo "build.sh: FAILED: $n (see $out/logs/$n.log):" >&2
+        tail -n 20 "$out/logs/$n.log" >&2
+    done
+    exit 1
+fi
+exit 0

@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+"""summarize.py -- reads xmatune's JSON Lines logs and the GPU suite's run folder.
+
+Standard library only (runs with any python3 >= 3.8, on the GPU machine or here).
+
+    summarize.py log FILE...          one summary per log: processes, kernels, launches,
+                                      launch shapes, tunings
+    summarize.py launches FILE        the launches the shim saw: the sum of `launches`
+                                      over the log's "exit" events (one line, a number,
+                                      or "none" when the log has no exit event)
+    summarize.py cmpf32 A B RTOL ATOL compares two files of float32 values within
+                                      |a-b| <= ATOL + RTOL*|b|; exit 0 when they agree
+    summarize.py report WORK          the suite's two Markdown tables, from the folder
+                                      run.sh filled (programs.tsv, logs/, out/, env.txt)
+
+The log schema (docs/log.md; one JSON object per line):
+  {"event":"start","pid":P,"mode":"discover|tune|replay","version":"..."}
+  {"event":"kernel","kernel":M,"name":N,"device":D,"params":[{"offset":o,"size":s}],"policy":"file:line"|null}
+  {"event":"kernel_summary","kernel":M,"name":N,"device":D,"launches":n,"rewritten":r,
+   "passed_through":p,"path":"launch|launch_ex|cooperative|...",
+   "shapes":[{"grid":[x,y,z],"block":[x,y,z],"shared":b,"count":n}]}
+  {"event":"tune","kernel":M,"name":N,"device":D,"key":K,
+   "own":{"config":C,"median_ms":t,"times_ms":[..]},
+   "candidates":[{"config":C,"grid":[..],"block":[..],"shared":b,"status":"ok|skipped|rejected",
+                  "why":W,"median_ms":t,"times_ms":[..]}],
+   "winner":{"config":C,"grid":[..],"block":[..],"shared":b,"median_ms":t},"tolerance":bool}
+  {"event":"exit","launches":N,"rewritten":R,"kernels":K}
+"""
+import json
+import os
+import struct
+import sys
+from collections import OrderedDict, defaultdict
+
+
+# --------------------------------------------------------------------------- logs
+
+class Log:
+    """Everything one JSON Lines file says (several processes may have appended)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.exists = os.path.exists(path)
+        self.bad_lines = 0
+        self.starts, self.kernels, self.summaries, self.tunes, self.exits = [], [], [], [], []
+        self.other = defaultdict(int)
+        if not self.exists:
+            return
+        with open(path, "r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    self.bad_lines += 1
+                    continue
+                if not isinstance(ev, dict):
+                    self.bad_lines += 1
+                    continue
+                kind = ev.get("event")
+                bucket = {"start": self.starts, "kernel": self.kernels, "kernel_summary": self.summaries,
+                          "tune": self.tunes, "exit": self.exits}.get(kind)
+                if bucket is not None:
+                    bucket.append(ev)
+                else:
+                    self.other[str(kind)] += 1
+
+    def launches(self):
+        """Sum of `launches` over exit events, or None when there is none."""
+        if not self.exits:
+            return None
+        return sum(int(e.get("launches", 0) or 0) for e in self.exits)
+
+    def rewritten(self):
+        if not self.exits:
+            return None
+        return sum(int(e.get("rewritten", 0) or 0) for e in self.exits)
+
+    def summary_launches(self):
+        return sum(int(s.get("launches", 0) or 0) for s in self.summaries)
+
+
+def kname(ev, width=70):
+    n = ev.get("name") or ev.get("kernel") or "?"
+    n = str(n).replace("|", "\\|")
+    return n if len(n) <= width else n[: width - 1] + "…"
+
+
+def fmt_ms(t):
+    if t is None:
+        return "—"
+    try:
+        t = float(t)
+    except (TypeError, ValueError):
+        return str(t)
+    if t >= 100:
+        return f"{t:.1f} ms"
+    if t >= 1:
+        return f"{t:.3f} ms"
+    return f"{t * 1000:.1f} µs"
+
+
+def fmt_cfg(c):
+    if isinstance(c, dict):
+        s = c.get("config")
+        if not s and "grid" in c:
+            s = f"grid={tuple(c.get('grid', []))} block={tuple(c.get('block', []))} shared={c.get('shared', 0)}"
+        return str(s or "?").replace("|", "\\|")
+    return str(c)
+
+
+def cmd_log(paths):
+    for p in paths:
+        lg = Log(p)
+        print(f"== {p}")
+        if not lg.exists:
+            print("   (no such file)")
+            continue
+        modes = sorted({str(s.get("mode")) for s in lg.starts})
+        print(f"   processes: {len(lg.starts)} (modes: {', '.join(modes) or '-'}), exits: {len(lg.exits)}, "
+              f"bad lines: {lg.bad_lines}")
+        print(f"   launches (exit events): {lg.launches()}, rewritten: {lg.rewritten()}, "
+              f"kernels seen: {len(lg.kernels)}")
+        for s in lg.summaries:
+            print(f"   {kname(s)} dev {s.get('device')}: {s.get('launches')} launches, "
+                  f"{s.get('rewritten')} rewritten, path {s.get('path')}")
+            for sh in s.get("shapes", [])[:8]:
+                print(f"      grid={sh.get('grid')} block={sh.get('block')} shared={sh.get('shared')} "
+                      f"x{sh.get('count')}")
+        for t in lg.tunes:
+            own, win = t.get("own", {}) or {}, t.get("winner", {}) or {}
+            c = t.get("candidates", []) or []
+            st = defaultdict(int)
+            for x in c:
+                st[x.get("status", "?")] += 1
+            print(f"   tune {kname(t)} key [{t.get('key')}]: own {fmt_cfg(own)} {fmt_ms(own.get('median_ms'))} -> "
+                  f"{fmt_cfg(win)} {fmt_ms(win.get('median_ms'))}; candidates "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(st.items())))
+            for x in c:
+                if x.get("status") != "ok":
+                    print(f"      {x.get('status')}: {x.get('config')}: {x.get('why')}")
+        for k, v in lg.other.items():
+            print(f"   other event {k}: {v}")
+    return 0
+
+
+# ------------------------------------------------------------------- comparisons
+
+def cmp_exact(a, b):
+    """(ok, text) for two output files compared byte for byte."""
+    if not os.path.exists(a):
+        return False, "no baseline output"
+    if not os.path.exists(b):
+        return False, "no output"
+    sa, sb = os.path.getsize(a), os.path.getsize(b)
+    if sa != sb:
+        return False, f"no (sizes {sa} vs {sb})"
+    if sa == 0:
+        return False, "no (empty outputs)"
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        off = 0
+        while True:
+            ba, bb = fa.read(1 << 20), fb.read(1 << 20)
+            if not ba:
+                return True, "yes"
+            if ba != bb:
+                for i in range(len(ba)):
+                    if ba[i] != bb[i]:
+                        return False, f"no (first difference at byte {off + i})"
+            off += len(ba)
+
+
+def cmp_f32(a, b, rtol, atol):
+    """(ok, text) for two files of float32 values compared within a tolerance."""
+    if not os.path.exists(a):
+        return False, "no baseline output"
+    if not os.path.exists(b):
+        return False, "no output"
+    sa, sb = os.path.getsize(a), os.path.getsize(b)
+    if sa != sb or sa % 4 or sa == 0:
+        return False, f"no (sizes {sa} vs {sb})"
+    n = sa // 4
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        va = struct.unpack(f"<{n}f", fa.read())
+        vb = struct.unpack(f"<{n}f", fb.read())
+    worst, bad, ident = 0.0, 0, 0
+    for x, y in zip(va, vb):
+        if x == y:
+            ident += 1
+            continue
+        d = abs(x - y)
+        if not (d <= atol + rtol * abs(y)):  # also catches NaN
+            bad += 1
+        if abs(y) > 0:
+            worst = max(worst, d / abs(y))
+    if bad:
+        return False, f"no ({bad}/{n} values outside rtol={rtol:g} atol={atol:g})"
+    return True, f"within tolerance† (max rel. diff {worst:.1e}, {ident}/{n} bitwise equal)"
+
+
+def cmd_cmpf32(args):
+    ok, text = cmp_f32(args[0], args[1], float(args[2]), float(args[3]))
+    print(text)
+    return 0 if ok else 1
+
+
+# ------------------------------------------------------------------------ report
+
+def read_text(path):
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def stdout_value(text, key):
+    """The last `KEY value` line of a program's stdout, or None."""
+    if not text:
+        return None
+    val = None
+    for line in text.splitlines():
+        parts = line.strip().split(None, 1)
+        if len(parts) == 2 and parts[0] == key:
+            val = parts[1].strip()
+    return val
+
+
+class Run:
+    """One run of one program: rc, stdout, stderr, output file, log."""
+
+    def __init__(self, work, name, mode):
+        base = os.path.join(work, "logs", f"{name}.{mode}")
+        rc = read_text(base + ".rc")
+        self.ran = rc is not None
+        try:
+            self.rc = int(rc.strip()) if rc is not None else None
+        except ValueError:
+            self.rc = None
+        self.stdout = read_text(base + ".stdout") or ""
+        self.stderr = read_text(base + ".stderr") or ""
+        self.out = os.path.join(work, "out", f"{name}.{mode}.bin")
+        self.log = Log(os.path.join(work, "logs", f"{name}.{mode}.jsonl"))
+        self.launches = stdout_value(self.stdout, "LAUNCHES")
+        self.skip = stdout_value(self.stdout, "SKIP")
+        self.time_ms = stdout_value(self.stdout, "TIME_MS")
+        self.config = stdout_value(self.stdout, "CONFIG")
+        self.note = read_text(base + ".note")
+
+    def failure(self):
+        """None when the run succeeded, else a short reason."""
+        if self.note:
+            return self.note.strip()
+        if not self.ran:
+            return "not run"
+        if self.rc == 77 or self.skip:
+            return f"skipped: {self.skip or 'rc 77'}"
+        if self.rc in (124, 137):
+            return "timed out"
+        if self.rc is None:
+            return "no exit status"
+        if self.rc != 0:
+            tail = [l for l in self.stderr.strip().splitlines() if l.strip()][-1:]
+            msg = f"exit {self.rc}" if self.rc < 128 else f"killed by signal {self.rc - 128}"
+            return msg + (f": {tail[0][:120]}" if tail else "")
+        return None
+
+
+def compare(base, other, how):
+    if base.failure():
+        return False, f"— (baseline: {base.failure()})"
+    if other.failure():
+        return False, f"no (run: {other.failure()})"
+    if how.startswith("f32tol"):
+        _, rtol, atol = how.split(":")
+        return cmp_f32(base.out, other.out, float(rtol), float(atol))
+    return cmp_exact(base.out, other.out)
+
+
+def esc(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def cmd_report(work):
+    progs = []
+    with open(os.path.join(work, "programs.tsv"), "r", encoding="utf-8") as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name, kind, how, policy = (line.rstrip("\n").split("\t") + ["", "", "", ""])[:4]
+                progs.append((name, kind, how, policy))
+    env = read_text(os.path.join(work, "env.txt")) or ""
+    lines = []
+    w = lines.append
+    w("# xmatune GPU suite")
+    w("")
+    for l in env.strip().splitlines():
+        w(f"- {l}")
+    w("")
+    w("## Interposition (discover mode)")
+    w("")
+    w("Each program runs without the shim, then with `LD_PRELOAD=libxmatune.so XMATUNE_MODE=discover`.")
+    w("*Launches made*: the program's own count (`LAUNCHES`; PyTorch: kernel events of torch.profiler).")
+    w("*Launches the shim saw*: the sum of `launches` over the log's `exit` events.")
+    w("")
+    w("| program | launches made | launches the shim saw | outputs identical | note |")
+    w("| --- | ---: | ---: | --- | --- |")
+    all_ok = True
+    for name, kind, how, policy in progs:
+        base, disc = Run(work, name, "base"), Run(work, name, "disc")
+        made = base.launches if base.launches is not None else "—"
+        notes = []
+        bf = base.failure()
+        if bf and bf.startswith("skipped"):
+            w(f"| {esc(name)} | — | — | — | {esc(bf)} |")
+            continue
+        if bf:
+            notes.append(f"baseline: {bf}")
+        df = disc.failure()
+        if df:
+            notes.append(f"with shim: {df}")
+        seen = disc.log.launches()
+        if seen is None:
+            seen_s = "no log" if not disc.log.exists else "no exit event"
+        else:
+            seen_s = str(seen)
+        if disc.launches is not None and base.launches is not None and disc.launches != base.launches:
+            notes.append(f"the run with the shim counted {disc.launches}")
+        if disc.log.exists and seen is not None and disc.log.summary_launches() != seen:
+            notes.append(f"kernel_summary events add up to {disc.log.summary_launches()}")
+        if len(disc.log.starts) > 1:
+            notes.append(f"{len(disc.log.starts)} processes logged")
+        if disc.log.bad_lines:
+            notes.append(f"{disc.log.bad_lines} unparsable log lines")
+        if "graph" in name:
+            g = stdout_value(base.stdout, "GRAPH_REPLAYS")
+            if g:
+                notes.append(f"{g} graph replays (cuGraphLaunch) not counted")
+        ok, text = compare(base, disc, how)
+        match = seen is not None and str(seen) == str(made)
+        if not (ok and match):
+            all_ok = False
+            if ok and not match:
+                notes.insert(0, "LAUNCH COUNT MISMATCH")
+        w(f"| {esc(name)} | {made} | {seen_s} | {esc(text)} | {esc('; '.join(notes))} |")
+    w("")
+    w("† float atomics: the result varies run to run by itself; compared within the stated tolerance.")
+    w("")
+
+    tune_progs = [p for p in progs if p[1] == "tune"]
+    if tune_progs:
+        w("## Tuning (tune mode)")
+        w("")
+        w("Third run with `XMATUNE_MODE=tune XMATUNE_POLICY=<the program's policy>`, outputs compared with the")
+        w("run without the shim. Times are the tuner's medians for the key (from the log); *program time*")
+        w("is the program's own median per launch (cudaEvents) without the shim → tuned.")
+        w("")
+        w("| program | kernel | keys tuned | program's config | its time | winner | its time | speed-up "
+          "| candidates | rewritten | program time | outputs identical |")
+        w("| --- | --- | ---: | --- | ---: | --- | ---: | ---: | --- | ---: | --- | --- |")
+        for name, kind, how, policy in tune_progs:
+            base, tune = Run(work, name, "base"), Run(work, name, "tune")
+            ok, text = compare(base, tune, how)
+            ptime = f"{fmt_ms(base.time_ms)} → {fmt_ms(tune.time_ms)}" if base.time_ms and tune.time_ms else "—"
+            rew = tune.log.rewritten()
+            rew_s = "—" if rew is None else f"{rew}/{tune.log.launches()}"
+            if not ok:
+                all_ok = False
+            tf = tune.failure()
+            if not tune.log.tunes:
+                why = tf or ("no log" if not tune.log.exists else "no tune event in the log")
+                w(f"| {esc(name)} | — | 0 | {esc(base.config or '—')} | — | — | — | — | {esc(why)} | {rew_s} "
+                  f"| {ptime} | {esc(text)} |")
+                continue
+            keys = defaultdict(set)
+            for t in tune.log.tunes:
+                keys[(t.get("kernel"), t.get("device"))].add(t.get("key"))
+            for t in tune.log.tunes:
+                own, win = t.get("own", {}) or {}, t.get("winner", {}) or {}
+                st = defaultdict(int)
+                for c in t.get("candidates", []) or []:
+                    st[c.get("status", "?")] += 1
+                cands = ", ".join(f"{v} {k}" for k, v in sorted(st.items())) or "none"
+                try:
+                    sp = f"{float(own.get('median_ms')) / float(win.get('median_ms')):.2f}×"
+                except (TypeError, ValueError, ZeroDivisionError):
+                    sp = "—"
+                nk = len(keys[(t.get("kernel"), t.get("device"))])
+                tol = " (tolerance)" if t.get("tolerance") else ""
+                w(f"| {esc(name)} | {kname(t, 40)} | {nk} | {esc(fmt_cfg(own))} | {fmt_ms(own.get('median_ms'))} "
+                  f"| {esc(fmt_cfg(win))} | {fmt_ms(win.get('median_ms'))} | {sp} | {esc(cands)} | {rew_s} "
+                  f"| {ptime} | {esc(text)}{tol} |")
+        w("")
+    w(f"Overall: {'every row identical with matching counts' if all_ok else 'SEE ROWS ABOVE: not all identical/matching'}.")
+    print("\n".join(lines))
+    return 0
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cmd, args = argv[1], argv[2:]
+    if cmd == "log" and args:
+        return cmd_log(args)
+    if cmd == "launches" and len(args) == 1:
+        n = Log(args[0]).launches()
+        print("none" if n is None else n)
+        return 0
+    if cmd == "cmpf32" and len(args) == 4:
+        return cmd_cmpf32(args)
+    if cmd == "report" and len(args) == 1:
+        return cmd_report(args[0])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
