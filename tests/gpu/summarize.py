@@ -102,11 +102,24 @@ def fmt_ms(t):
     return f"{t * 1000:.1f} µs"
 
 
+def dims(v):
+    """[x, y, z] -> "(x,y,z)" without trailing 1s: (256), (32,8)."""
+    try:
+        v = [int(a) for a in v]
+    except (TypeError, ValueError):
+        return str(v)
+    while len(v) > 1 and v[-1] == 1:
+        v.pop()
+    return "(" + ",".join(str(a) for a in v) + ")"
+
+
 def fmt_cfg(c):
+    """A config's label, plus its launch dimensions when the event gives them."""
     if isinstance(c, dict):
         s = c.get("config")
-        if not s and "grid" in c:
-            s = f"grid={tuple(c.get('grid', []))} block={tuple(c.get('block', []))} shared={c.get('shared', 0)}"
+        if "grid" in c and "block" in c:
+            d = f"grid={dims(c['grid'])} block={dims(c['block'])} shared={c.get('shared', 0)}"
+            s = d if not s else (s if s.startswith("grid=") else f"{s}: {d}")
         return str(s or "?").replace("|", "\\|")
     return str(c)
 
@@ -264,15 +277,21 @@ class Run:
         if self.rc != 0:
             tail = [l for l in self.stderr.strip().splitlines() if l.strip()][-1:]
             msg = f"exit {self.rc}" if self.rc < 128 else f"killed by signal {self.rc - 128}"
-            return msg + (f": {tail[0][:120]}" if tail else "")
+            if tail:  # the last stderr line, without the source path
+                t = tail[0].strip()
+                if t.startswith("/") and ".cu:" in t:
+                    t = os.path.basename(t.split(" ", 1)[0]) + (" " + t.split(" ", 1)[1] if " " in t else "")
+                msg += ": " + (t if len(t) <= 110 else t[:109] + "…")
+            return msg
         return None
 
 
 def compare(base, other, how):
+    """(ok, text); the reasons for a failed run go to the note column, not here."""
     if base.failure():
-        return False, f"— (baseline: {base.failure()})"
+        return False, "— (baseline failed)"
     if other.failure():
-        return False, f"no (run: {other.failure()})"
+        return False, "no (run failed)"
     if how.startswith("f32tol"):
         _, rtol, atol = how.split(":")
         return cmp_f32(base.out, other.out, float(rtol), float(atol))
@@ -327,7 +346,7 @@ def cmd_report(work):
             seen_s = str(seen)
         if disc.launches is not None and base.launches is not None and disc.launches != base.launches:
             notes.append(f"the run with the shim counted {disc.launches}")
-        if disc.log.exists and seen is not None and disc.log.summary_launches() != seen:
+        if disc.log.summaries and seen is not None and disc.log.summary_launches() != seen:
             notes.append(f"kernel_summary events add up to {disc.log.summary_launches()}")
         if len(disc.log.starts) > 1:
             notes.append(f"{len(disc.log.starts)} processes logged")
@@ -362,6 +381,8 @@ def cmd_report(work):
         for name, kind, how, policy in tune_progs:
             base, tune = Run(work, name, "base"), Run(work, name, "tune")
             ok, text = compare(base, tune, how)
+            if tune.failure() and not base.failure():
+                text += f": {tune.failure()}"
             ptime = f"{fmt_ms(base.time_ms)} → {fmt_ms(tune.time_ms)}" if base.time_ms and tune.time_ms else "—"
             rew = tune.log.rewritten()
             rew_s = "—" if rew is None else f"{rew}/{tune.log.launches()}"
