@@ -1,0 +1,663 @@
+/* entry.c - evaluating an entry for one launch: lookup key, candidates, buffers.
+ *
+ * Everything here runs on the shim's paths after load: it allocates nothing, takes no
+ * lock, and turns every evaluation fault into an invalid result with a reason, never a
+ * crash. The key has a fixed layout per entry: per trigger slot either one dtype byte or
+ * a tag byte (0 integer, 1 float) and 8 value bytes, in declaration order, functional
+ * triggers last; so equal keys mean equal trigger values, and rendering needs no parsing.
+ */
+#include "entry.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void free_launch(xmt_launch *l)
+{
+    for (int i = 0; i < 3; i++) {
+        xmt_code_free(&l->grid.c[i]);
+        xmt_code_free(&l->block.c[i]);
+        xmt_code_free(&l->shared.c[i]);
+    }
+}
+
+static void free_args(xmt_args *a)
+{
+    for (unsigned i = 0; i < a->nargs; i++) xmt_code_free(&a->a[i].code);
+}
+
+static void free_config(xmt_config *c)
+{
+    xmt_code_free(&c->cond);
+    free_launch(&c->launch);
+    free_args(&c->args);
+}
+
+void xmt_entry_destroy(struct xmt_entry *e)
+{
+    if (!e) return;
+    free(e->ptypes);
+    free(e->psizes);
+    if (!e->owner) {
+        free(e);
+        return;
+    }
+    free(e->pattern);
+    for (unsigned i = 0; i < e->nparams; i++) free(e->params[i].fields);
+    free(e->params);
+    for (unsigned i = 0; i < e->ntensors_alloc; i++) {
+        xmt_tensor *t = &e->tensors[i];
+        for (int d = 0; d < XMT_MAX_DIMS; d++) {
+            xmt_code_free(&t->shape[d]);
+            xmt_code_free(&t->stride[d]);
+        }
+        xmt_code_free(&t->numel);
+        xmt_code_free(&t->nbytes);
+        xmt_code_free(&t->bytes);
+    }
+    free(e->tensors);
+    for (unsigned i = 0; i < e->nft; i++) xmt_code_free(&e->ftcode[i]);
+    if (e->slots)
+        for (unsigned i = 0; i < XMT_MAX_TRIGGERS * (1 + 2 * XMT_MAX_DIMS); i++)
+            if (e->slots[i].kind == XMT_SLOT_EXPR) xmt_code_free(&e->slots[i].code);
+    free(e->slots);
+    free(e->triggers);
+    for (unsigned i = 0; i < e->nspace; i++) free(e->space[i].vals);
+    free(e->space);
+    if (e->configs)
+        for (unsigned i = 0; i < e->nconfigs; i++) free_config(&e->configs[i]);
+    free(e->configs);
+    free_config(&e->pin);
+    xmt_code_free(&e->cond);
+    free_launch(&e->launch);
+    free_args(&e->args);
+    if (e->bufs)
+        for (unsigned i = 0; i < e->nparams; i++) xmt_code_free(&e->bufs[i].cond);
+    free(e->bufs);
+    free(e);
+}
+
+/* ---- getters ------------------------------------------------------------------------ */
+
+const char *xmt_entry_origin(const xmt_entry *e) { return e->origin; }
+const char *xmt_entry_pattern(const xmt_entry *e) { return e->pattern_text; }
+int xmt_entry_warmup(const xmt_entry *e) { return e->warmup; }
+int xmt_entry_iterations(const xmt_entry *e) { return e->iterations; }
+double xmt_entry_budget_ms(const xmt_entry *e) { return e->budget_ms; }
+int xmt_entry_use_mean(const xmt_entry *e) { return e->use_mean; }
+int xmt_entry_l2_flush(const xmt_entry *e) { return e->l2_flush; }
+size_t xmt_entry_nparams(const xmt_entry *e) { return e->nparams; }
+int xmt_entry_needs_signature(const xmt_entry *e) { return e->needs_sig; }
+size_t xmt_entry_nbuffers(const xmt_entry *e) { return e->nbufs; }
+
+int xmt_entry_param(const xmt_entry *e, size_t i, const char **name, const char **type, size_t *size)
+{
+    if (i >= e->nparams) return 0;
+    if (name) *name = e->params[i].name;
+    if (type) {
+        /* a specialised copy shows the type the signature gave */
+        *type = (e->params[i].type == XMT_PT_UNKNOWN) ? xmt_type_name(e->ptypes[i]) : e->params[i].tname;
+    }
+    if (size) *size = e->psizes[i];
+    return 1;
+}
+
+static void env_init(xmt_env *env, const xmt_entry *e, const xmt_launch_view *v, const xmt_val *tun)
+{
+    env->v = v;
+    env->ptypes = e->ptypes;
+    env->nptypes = e->nparams;
+    env->tun = tun;
+    env->ntun = tun ? e->ntun : 0;
+}
+
+/* ---- layout ------------------------------------------------------------------------- */
+
+int xmt_entry_check_layout(const xmt_entry *e, size_t n, const size_t *offsets, const size_t *sizes, char *why,
+                           size_t cap)
+{
+    int ok = (n == e->nparams);
+    for (size_t i = 0; ok && i < n; i++)
+        if (e->psizes[i] && e->psizes[i] != sizes[i]) ok = 0;
+    if (ok) return 0;
+    if (why && cap) {
+        size_t at = 0;
+        int w = snprintf(why, cap, "policy: %u param%s (", e->nparams, e->nparams == 1 ? "" : "s");
+        at = w > 0 ? (size_t)w : 0;
+        for (unsigned i = 0; i < e->nparams && at < cap; i++) {
+            w = snprintf(why + at, cap - at, "%s%s %s=%u", i ? ", " : "", e->params[i].name,
+                         e->params[i].type == XMT_PT_UNKNOWN ? xmt_type_name(e->ptypes[i]) : e->params[i].tname,
+                         e->psizes[i]);
+            if (w > 0) at += (size_t)w;
+        }
+        if (at < cap) {
+            w = snprintf(why + at, cap - at, " bytes); kernel: %zu param%s (", n, n == 1 ? "" : "s");
+            if (w > 0) at += (size_t)w;
+        }
+        for (size_t i = 0; i < n && at < cap; i++) {
+            w = snprintf(why + at, cap - at, "%s%zu@%zu", i ? ", " : "", sizes[i], offsets ? offsets[i] : 0);
+            if (w > 0) at += (size_t)w;
+        }
+        if (at < cap) snprintf(why + at, cap - at, " size@offset)");
+    }
+    return -1;
+}
+
+/* ---- key ---------------------------------------------------------------------------- */
+
+size_t xmt_entry_key(const xmt_entry *e, const xmt_launch_view *v, uint8_t *key, size_t cap)
+{
+    if (e->keylen > cap || e->keylen == 0) return 0;
+    xmt_env env;
+    env_init(&env, e, v, NULL);
+    uint8_t *k = key;
+    for (unsigned s = 0; s < e->nslots; s++) {
+        const xmt_slot *sl = &e->slots[s];
+        if (sl->kind == XMT_SLOT_DTYPE) {
+            *k++ = sl->dtype;
+            continue;
+        }
+        xmt_val val;
+        if (xmt_code_eval(&sl->code, &env, &val)) return 0;
+        *k++ = (uint8_t)val.isf;
+        memcpy(k, &val.u, 8);
+        k += 8;
+    }
+    return (size_t)(k - key);
+}
+
+typedef struct {
+    char *buf;
+    size_t cap, at;
+} sbuf;
+
+static void sb(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb(sbuf *b, const char *fmt, ...)
+{
+    if (b->at >= b->cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(b->buf + b->at, b->cap - b->at, fmt, ap);
+    va_end(ap);
+    if (w > 0) b->at = (b->at + (size_t)w < b->cap) ? b->at + (size_t)w : b->cap - 1;
+}
+
+static void sb_val(sbuf *b, const uint8_t *k)
+{
+    xmt_val v;
+    memcpy(&v.u, k + 1, 8);
+    if (k[0])
+        sb(b, "%.17g", v.u.f);
+    else
+        sb(b, "%lld", (long long)v.u.i);
+}
+
+static void sb_tuple(sbuf *b, const uint8_t *k, unsigned n)
+{
+    sb(b, "(");
+    for (unsigned i = 0; i < n; i++) {
+        sb_val(b, k + 9 * i);
+        sb(b, "%s", (n == 1) ? "," : (i + 1 < n ? ", " : ""));
+    }
+    sb(b, ")");
+}
+
+int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, char *buf, size_t cap)
+{
+    if (len != e->keylen || !buf || !cap) return -1;
+    sbuf b = {buf, cap, 0};
+    buf[0] = 0;
+    const uint8_t *k = key;
+    for (unsigned t = 0; t < e->ntriggers; t++) {
+        const xmt_trigger *tr = &e->triggers[t];
+        sb(&b, "%s%s=", t ? ", " : "", tr->label);
+        switch (tr->form) {
+        case XMT_TR_DTYPE:
+            sb(&b, "%s", xmt_dtype_name((xmt_dtype)k[0]));
+            k += 1;
+            break;
+        case XMT_TR_SCALAR:
+            sb_val(&b, k);
+            k += 9;
+            break;
+        case XMT_TR_TUPLE:
+            sb_tuple(&b, k, tr->ndim);
+            k += 9 * tr->ndim;
+            break;
+        case XMT_TR_TENSOR:
+            sb(&b, "(%s, ", xmt_dtype_name((xmt_dtype)k[0]));
+            k += 1;
+            sb_tuple(&b, k, tr->ndim);
+            k += 9 * tr->ndim;
+            sb(&b, ", ");
+            sb_tuple(&b, k, tr->ndim);
+            k += 9 * tr->ndim;
+            sb(&b, ")");
+            break;
+        }
+    }
+    for (unsigned f = 0; f < e->nft; f++) {
+        sb(&b, "%s%s=", (e->ntriggers || f) ? ", " : "", e->ftnames[f]);
+        sb_val(&b, k);
+        k += 9;
+    }
+    return (int)b.at;
+}
+
+/* ---- candidates --------------------------------------------------------------------- */
+
+size_t xmt_entry_ncandidates(const xmt_entry *e) { return e->nconfigs + (e->nspace ? e->spacesize : 0); }
+
+static void label_of(const xmt_entry *e, const xmt_val *vals, size_t idx, int pin, char *out, size_t cap)
+{
+    sbuf b = {out, cap, 0};
+    out[0] = 0;
+    if (pin) sb(&b, "pin%s", e->ntun ? ": " : "");
+    for (unsigned t = 0; t < e->ntun; t++) {
+        sb(&b, "%s%s=", t ? ", " : "", e->tunames[t]);
+        if (vals[t].isf)
+            sb(&b, "%g", vals[t].u.f);
+        else
+            sb(&b, "%lld", (long long)vals[t].u.i);
+    }
+    if (!e->ntun && !pin) sb(&b, "config %zu", idx);
+}
+
+/* Evaluates an integer launch value; 0 ok, else sets why. */
+static int eval_u(const xmt_code *c, const xmt_env *env, const char *what, int64_t *out, char *why, size_t cap)
+{
+    xmt_val v;
+    int err = xmt_code_eval(c, env, &v);
+    if (err) {
+        snprintf(why, cap, "%s in %s", xmt_eval_strerror(err), what);
+        return -1;
+    }
+    if (v.isf) {
+        if (!(v.u.f == trunc(v.u.f)) || fabs(v.u.f) > 9.0e18) {
+            snprintf(why, cap, "%s = %g is not a whole number", what, v.u.f);
+            return -1;
+        }
+        *out = (int64_t)v.u.f;
+    } else {
+        *out = v.u.i;
+    }
+    return 0;
+}
+
+static int truth(const xmt_code *c, const xmt_env *env, const char *what, char *why, size_t cap)
+{
+    xmt_val v;
+    int err = xmt_code_eval(c, env, &v);
+    if (err) {
+        snprintf(why, cap, "%s in %s", xmt_eval_strerror(err), what);
+        return -1;
+    }
+    if (v.isf ? v.u.f == 0 : v.u.i == 0) {
+        snprintf(why, cap, "%s false", what);
+        return 0;
+    }
+    return 1;
+}
+
+static int check_limit(int64_t v, int64_t lim, const char *what, const char *limname, char *why, size_t cap)
+{
+    if (lim > 0 && v > lim) {
+        snprintf(why, cap, "%s %lld > %s %lld", what, (long long)v, limname, (long long)lim);
+        return -1;
+    }
+    return 0;
+}
+
+static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *vals, const xmt_launch_view *v,
+                    xmt_candidate *out)
+{
+    char *why = out->why;
+    size_t cap = sizeof out->why;
+    xmt_env env;
+    env_init(&env, e, v, vals);
+    out->nargs = 0;
+    why[0] = 0;
+    if (e->has_cond) {
+        int t = truth(&e->cond, &env, "condition", why, cap);
+        if (t <= 0) return 0;
+    }
+    if (cfg && cfg->has_cond) {
+        int t = truth(&cfg->cond, &env, "config condition", why, cap);
+        if (t <= 0) return 0;
+    }
+    const xmt_dimexpr *blk = (cfg && cfg->launch.block.set) ? &cfg->launch.block : &e->launch.block;
+    const xmt_dimexpr *grd = (cfg && cfg->launch.grid.set) ? &cfg->launch.grid : &e->launch.grid;
+    const xmt_dimexpr *shm = (cfg && cfg->launch.shared.set) ? &cfg->launch.shared : &e->launch.shared;
+    const uint32_t o_block[3] = {v->orig.block.x, v->orig.block.y, v->orig.block.z};
+    const uint32_t o_grid[3] = {v->orig.grid.x, v->orig.grid.y, v->orig.grid.z};
+    static const char *const bn[3] = {"block.x", "block.y", "block.z"};
+    static const char *const gn[3] = {"grid.x", "grid.y", "grid.z"};
+    int64_t b[3], g[3], sh;
+    for (int d = 0; d < 3; d++) {
+        if (!blk->set)
+            b[d] = o_block[d];
+        else if ((unsigned)d >= blk->n)
+            b[d] = 1;
+        else if (eval_u(&blk->c[d], &env, bn[d], &b[d], why, cap))
+            return 0;
+        if (b[d] < 1 || b[d] > UINT32_MAX) {
+            snprintf(why, cap, "%s = %lld is not a positive 32-bit count", bn[d], (long long)b[d]);
+            return 0;
+        }
+    }
+    for (int d = 0; d < 3; d++) {
+        if (!grd->set) {
+            /* keep the program's threads per dimension */
+            g[d] = ((int64_t)o_grid[d] * o_block[d] + b[d] - 1) / b[d];
+            if (g[d] < 1) g[d] = 1;
+        } else if ((unsigned)d >= grd->n) {
+            g[d] = 1;
+        } else if (eval_u(&grd->c[d], &env, gn[d], &g[d], why, cap)) {
+            return 0;
+        }
+        if (g[d] < 1 || g[d] > UINT32_MAX) {
+            snprintf(why, cap, "%s = %lld is not a positive 32-bit count", gn[d], (long long)g[d]);
+            return 0;
+        }
+    }
+    if (!shm->set)
+        sh = v->orig.shared;
+    else if (eval_u(&shm->c[0], &env, "shared", &sh, why, cap))
+        return 0;
+    if (sh < 0 || sh > UINT32_MAX) {
+        snprintf(why, cap, "shared = %lld bytes is out of range", (long long)sh);
+        return 0;
+    }
+    const xmt_attrs *a = v->attrs;
+    if (a) {
+        int64_t threads = b[0] * b[1] * b[2];
+        if (check_limit(threads, a->kernel_max_threads, "block", "kernel_max_threads", why, cap) ||
+            check_limit(threads, a->max_threads_per_block, "block", "max_threads_per_block", why, cap) ||
+            check_limit(b[0], a->max_block_x, "block.x", "max_block_x", why, cap) ||
+            check_limit(b[1], a->max_block_y, "block.y", "max_block_y", why, cap) ||
+            check_limit(b[2], a->max_block_z, "block.z", "max_block_z", why, cap) ||
+            check_limit(g[0], a->max_grid_x, "grid.x", "max_grid_x", why, cap) ||
+            check_limit(g[1], a->max_grid_y, "grid.y", "max_grid_y", why, cap) ||
+            check_limit(g[2], a->max_grid_z, "grid.z", "max_grid_z", why, cap))
+            return 0;
+        int64_t st = a->kernel_static_shared > 0 ? a->kernel_static_shared : 0;
+        if (a->max_shared_per_block > 0 && sh + st > a->max_shared_per_block) {
+            snprintf(why, cap, "shared %lld + kernel_static_shared %lld > max_shared_per_block %lld", (long long)sh,
+                     (long long)st, (long long)a->max_shared_per_block);
+            return 0;
+        }
+    }
+    out->dims.block.x = (uint32_t)b[0];
+    out->dims.block.y = (uint32_t)b[1];
+    out->dims.block.z = (uint32_t)b[2];
+    out->dims.grid.x = (uint32_t)g[0];
+    out->dims.grid.y = (uint32_t)g[1];
+    out->dims.grid.z = (uint32_t)g[2];
+    out->dims.shared = (uint32_t)sh;
+    /* args: the config's override the entry's, parameter by parameter */
+    const xmt_args *lists[2] = {cfg ? &cfg->args : NULL, &e->args};
+    for (int l = 0; l < 2; l++) {
+        if (!lists[l]) continue;
+        for (unsigned i = 0; i < lists[l]->nargs; i++) {
+            const xmt_argexpr *x = &lists[l]->a[i];
+            int dup = 0;
+            for (unsigned j = 0; j < out->nargs; j++) dup |= out->args[j].param == x->param;
+            if (dup) continue;
+            if (out->nargs >= XMT_MAX_ARG_OVERRIDES) {
+                snprintf(why, cap, "more than %d args", XMT_MAX_ARG_OVERRIDES);
+                return 0;
+            }
+            xmt_val val;
+            int err = xmt_code_eval(&x->code, &env, &val);
+            if (err) {
+                snprintf(why, cap, "%s in args: %s", xmt_eval_strerror(err), e->params[x->param].name);
+                return 0;
+            }
+            uint64_t bits;
+            unsigned size;
+            err = xmt_store_scalar(val, e->ptypes[x->param], &bits, &size);
+            if (err) {
+                snprintf(why, cap, "args: %s: value does not fit %s", e->params[x->param].name,
+                         xmt_type_name(e->ptypes[x->param]));
+                return 0;
+            }
+            out->args[out->nargs].param = x->param;
+            out->args[out->nargs].value = bits;
+            out->args[out->nargs].size = size;
+            out->nargs++;
+        }
+    }
+    return 1;
+}
+
+int xmt_entry_candidate(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt_candidate *out)
+{
+    xmt_val vals[XMT_MAX_TUNABLES];
+    memset(out, 0, sizeof *out);
+    if (i < e->nconfigs) {
+        const xmt_config *c = &e->configs[i];
+        label_of(e, c->vals, i, 0, out->label, sizeof out->label);
+        return evaluate(e, c, c->vals, v, out);
+    }
+    i -= e->nconfigs;
+    if (!e->nspace || i >= e->spacesize) {
+        snprintf(out->why, sizeof out->why, "no such candidate");
+        return 0;
+    }
+    /* mixed radix, the last name varying fastest */
+    size_t r = i;
+    for (unsigned d = e->nspace; d-- > 0;) {
+        vals[d] = e->space[d].vals[r % e->space[d].n];
+        r /= e->space[d].n;
+    }
+    label_of(e, vals, i + e->nconfigs, 0, out->label, sizeof out->label);
+    return evaluate(e, NULL, vals, v, out);
+}
+
+int xmt_entry_pin(const xmt_entry *e, const xmt_launch_view *v, xmt_candidate *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!e->has_pin) return 0;
+    label_of(e, e->pin.vals, 0, 1, out->label, sizeof out->label);
+    return evaluate(e, &e->pin, e->pin.vals, v, out) ? 1 : -1;
+}
+
+/* ---- buffers ------------------------------------------------------------------------ */
+
+int xmt_entry_buffer(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt_buffer *out)
+{
+    if (i >= e->nbufs) return -1;
+    const xmt_bufdecl *b = &e->bufs[i];
+    const xmt_tensor *t = &e->tensors[b->tensor];
+    xmt_env env;
+    env_init(&env, e, v, NULL);
+    memset(out, 0, sizeof *out);
+    out->param = b->param;
+    out->name = b->name;
+    out->roles = b->roles;
+    out->dtype = t->dtype;
+    out->rtol = b->rtol;
+    out->atol = b->atol;
+    if ((b->roles & XMT_BUF_RESET) && b->has_cond) {
+        xmt_val c;
+        if (xmt_code_eval(&b->cond, &env, &c)) return -1;
+        if (c.isf ? c.u.f == 0 : c.u.i == 0) out->roles &= ~(unsigned)XMT_BUF_RESET;
+        if (!out->roles) return 0;
+    }
+    xmt_val r;
+    if (t->has_bytes) {
+        if (xmt_code_eval(&t->bytes, &env, &r) || r.isf || r.u.i < 0) return -1;
+        out->bytes = (uint64_t)r.u.i;
+        return 1;
+    }
+    /* extent: 1 + sum((shape[d]-1) * stride[d]) elements, 0 when a dimension is 0 */
+    int64_t ext = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        xmt_val s, st;
+        if (xmt_code_eval(&t->shape[d], &env, &s) || xmt_code_eval(&t->stride[d], &env, &st)) return -1;
+        if (s.isf || st.isf || s.u.i < 0 || st.u.i < 0) return -1;
+        if (s.u.i == 0) {
+            out->bytes = 0;
+            return 1;
+        }
+        int64_t p;
+        if (__builtin_mul_overflow(s.u.i - 1, st.u.i, &p) || __builtin_add_overflow(ext, p, &ext)) return -1;
+    }
+    int64_t bytes;
+    if (__builtin_mul_overflow(ext, (int64_t)xmt_dtype_size(t->dtype), &bytes)) return -1;
+    out->bytes = (uint64_t)bytes;
+    return 1;
+}
+
+/* ---- tools -------------------------------------------------------------------------- */
+
+int xmt_entry_set_arg(const xmt_entry *e, const char *name, const char *value, void *const *params, char *why,
+                      size_t cap)
+{
+    char base[XMT_NAME_MAX * 2 + 2];
+    snprintf(base, sizeof base, "%s", name);
+    char *dot = strchr(base, '.');
+    if (dot) *dot++ = 0;
+    for (unsigned i = 0; i < e->nparams; i++) {
+        const xmt_param *p = &e->params[i];
+        if (strcmp(p->name, base)) continue;
+        unsigned t = e->ptypes[i], off = 0;
+        if (dot) {
+            int found = 0;
+            for (unsigned f = 0; f < p->nfields; f++)
+                if (!strcmp(p->fields[f].name, dot)) {
+                    t = p->fields[f].type;
+                    off = p->fields[f].offset;
+                    found = 1;
+                }
+            if (!found) {
+                snprintf(why, cap, "%s has no field %s", base, dot);
+                return -1;
+            }
+        }
+        if (t == XMT_PT_UNKNOWN || t == XMT_PT_BLOB) {
+            snprintf(why, cap, "%s: type %s cannot be set from a number", name, xmt_type_name(t));
+            return -1;
+        }
+        xmt_val v;
+        char *end;
+        errno = 0;
+        long long ll = strtoll(value, &end, 0);
+        if (end != value && !*end && !errno) {
+            v.isf = 0;
+            v.u.i = ll;
+        } else {
+            errno = 0;
+            double d = strtod(value, &end);
+            if (end == value || *end || errno) {
+                snprintf(why, cap, "%s: '%s' is not a number", name, value);
+                return -1;
+            }
+            v.isf = 1;
+            v.u.f = d;
+        }
+        uint64_t bits;
+        unsigned size;
+        if (xmt_store_scalar(v, t == XMT_PT_PTR ? XMT_DT_U64 : t, &bits, &size)) {
+            snprintf(why, cap, "%s: %s does not fit %s", name, value, xmt_type_name(t));
+            return -1;
+        }
+        memcpy((char *)params[i] + off, &bits, size); /* little-endian host */
+        return 0;
+    }
+    snprintf(why, cap, "no parameter %s", base);
+    return -1;
+}
+
+int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
+{
+    sbuf b = {buf, cap, 0};
+    if (cap) buf[0] = 0;
+    sb(&b, "  params:");
+    for (unsigned i = 0; i < e->nparams; i++) {
+        const char *tn = e->params[i].type == XMT_PT_UNKNOWN ? xmt_type_name(e->ptypes[i]) : e->params[i].tname;
+        sb(&b, "%s %s: %s", i ? "," : "", e->params[i].name, tn);
+        for (unsigned f = 0; f < e->params[i].nfields; f++)
+            sb(&b, "%s%s: %s@%u%s", f ? ", " : " {", e->params[i].fields[f].name,
+               xmt_type_name(e->params[i].fields[f].type), e->params[i].fields[f].offset,
+               f + 1 == e->params[i].nfields ? "}" : "");
+    }
+    if (!e->nparams) sb(&b, " (none)");
+    sb(&b, "\n");
+    for (unsigned i = 0; i < e->ntensors; i++)
+        sb(&b, "  tensor %s: %s, %s\n", e->tensors[i].name, xmt_dtype_name(e->tensors[i].dtype),
+           e->tensors[i].ndim < 0 ? "bytes: expression" : e->tensors[i].ndim == 1 ? "1 dimension" : "dimensions");
+    sb(&b, "  key fields (%zu bytes):", e->keylen);
+    for (unsigned t = 0; t < e->ntriggers; t++) sb(&b, "%s %s", t ? "," : "", e->triggers[t].label);
+    for (unsigned f = 0; f < e->nft; f++) sb(&b, "%s %s (functional)", (e->ntriggers || f) ? "," : "", e->ftnames[f]);
+    if (!e->ntriggers && !e->nft) sb(&b, " none: one tuning for every launch");
+    sb(&b, "\n  candidates: %zu", xmt_entry_ncandidates(e));
+    if (e->nconfigs) sb(&b, " (%u configs", e->nconfigs);
+    if (e->nspace) {
+        sb(&b, "%sspace", e->nconfigs ? " + " : " (");
+        for (unsigned d = 0; d < e->nspace; d++) sb(&b, "%s%s[%u]", d ? " x " : " ", e->space[d].name, e->space[d].n);
+    }
+    if (e->nconfigs || e->nspace) sb(&b, ")");
+    if (e->has_pin) sb(&b, ", pinned");
+    sb(&b, "\n");
+    if (e->nbufs) {
+        sb(&b, "  buffers:");
+        for (unsigned i = 0; i < e->nbufs; i++) {
+            const xmt_bufdecl *x = &e->bufs[i];
+            sb(&b, "%s %s (%s%s%s)", i ? "," : "", x->name, (x->roles & XMT_BUF_RESET) ? "reset " : "",
+               (x->roles & XMT_BUF_RESTORE) ? "restore " : "", (x->roles & XMT_BUF_VERIFY) ? "verify" : "");
+        }
+        sb(&b, "\n");
+    }
+    sb(&b, "  warmup %d, iterations %d, statistic %s", e->warmup, e->iterations, e->use_mean ? "mean" : "median");
+    if (e->budget_ms >= 0) sb(&b, ", budget %g ms", e->budget_ms);
+    if (e->l2_flush >= 0) sb(&b, ", l2_flush %s", e->l2_flush ? "true" : "false");
+    sb(&b, "\n");
+    return (int)b.at;
+}
+
+static int standalone_resolve(void *ctx, const xmt_path *p, xmt_ref *r, char *err, size_t cap)
+{
+    (void)ctx;
+    int o = xmt_orig_index(p->base, p->has_member ? p->member : NULL);
+    if (o >= 0 && p->suffix == XMT_SFX_NONE) {
+        r->kind = XMT_REF_ORIG;
+        r->index = (unsigned)o;
+        return 0;
+    }
+    int a = xmt_attr_index(p->base);
+    if (a >= 0 && !p->has_member) {
+        r->kind = XMT_REF_ATTR;
+        r->index = (unsigned)a;
+        return 0;
+    }
+    snprintf(err, cap, "unknown name '%s'", p->base);
+    return -1;
+}
+
+int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out, int64_t *iout, int *is_float,
+                         char *err, size_t cap)
+{
+    xmt_code c;
+    size_t pos;
+    char e[256];
+    if (xmt_compile(text, standalone_resolve, NULL, &c, e, sizeof e, &pos)) {
+        snprintf(err, cap, "column %zu: %s", pos + 1, e);
+        return -1;
+    }
+    xmt_env env = {v, NULL, 0, NULL, 0};
+    xmt_val r;
+    int rc = xmt_code_eval(&c, &env, &r);
+    xmt_code_free(&c);
+    if (rc) {
+        snprintf(err, cap, "%s", xmt_eval_strerror(rc));
+        return -1;
+    }
+    if (is_float) *is_float = r.isf;
+    if (out) *out = r.isf ? r.u.f : (double)r.u.i;
+    if (iout) *iout = r.isf ? (int64_t)r.u.f : r.u.i;
+    return 0;
+}

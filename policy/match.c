@@ -1,0 +1,340 @@
+/* match.c - which policy entry applies to a kernel.
+ *
+ * Kernels arrive as mangled names. libiberty (static, so the shim does not drag
+ * libstdc++ into every process) demangles them into the name without return type and
+ * parameters, matched by match:, and the name with its parameter list, matched by
+ * signature:; mangled: compares the raw name. Names that do not demangle (extern "C",
+ * Triton) are used as they are. When an entry names parameters without types, the types
+ * come from the demangled parameter list here, into a per-signature copy of the entry.
+ */
+#include "entry.h"
+
+#include <libiberty/demangle.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int copy_out(char *dst, size_t cap, const char *src)
+{
+    if (!dst || !cap) return 0;
+    size_t n = strlen(src);
+    if (n >= cap) {
+        memcpy(dst, src, cap - 1);
+        dst[cap - 1] = 0;
+        return -1;
+    }
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+int xmt_demangle(const char *mangled, char *name, size_t name_cap, char *sig, size_t sig_cap)
+{
+    char *full = NULL, *base = NULL;
+    int rc = 0, dem = 0;
+    if (mangled && mangled[0] == '_' && mangled[1] == 'Z') {
+        full = cplus_demangle(mangled, DMGL_PARAMS | DMGL_ANSI | DMGL_RET_DROP);
+        base = cplus_demangle(mangled, DMGL_ANSI);
+    }
+    if (full && base) {
+        dem = 1;
+        rc |= copy_out(name, name_cap, base);
+        rc |= copy_out(sig, sig_cap, full);
+    } else {
+        rc |= copy_out(name, name_cap, mangled ? mangled : "");
+        rc |= copy_out(sig, sig_cap, mangled ? mangled : "");
+    }
+    free(full);
+    free(base);
+    return rc ? -1 : dem;
+}
+
+/* Glob: '*' any run, '?' one character, '\' quotes the next; '[' is literal because C++
+ * names contain brackets (operator[]). Iterative, linear backtracking on the last '*'. */
+static int glob(const char *p, const char *s)
+{
+    const char *star = NULL, *ss = NULL;
+    while (*s) {
+        if (*p == '*') {
+            star = ++p;
+            ss = s;
+            continue;
+        }
+        if (*p == '?' || (*p == '\\' && p[1] && p[1] == *s) || (*p != '\\' && *p == *s)) {
+            p += (*p == '\\') ? 2 : 1;
+            s++;
+            continue;
+        }
+        if (star) {
+            p = star;
+            s = ++ss;
+            continue;
+        }
+        return 0;
+    }
+    while (*p == '*') p++;
+    return *p == 0;
+}
+
+static size_t literal_chars(const char *p)
+{
+    size_t n = 0;
+    for (; *p; p++) {
+        if (*p == '*' || *p == '?') continue;
+        if (*p == '\\' && p[1]) p++;
+        n++;
+    }
+    return n;
+}
+
+static int entry_matches(const struct xmt_entry *e, const char *mangled, const char *name, const char *sig)
+{
+    switch (e->patkind) {
+    case XMT_PAT_MANGLED: return strcmp(e->pattern, mangled) == 0;
+    case XMT_PAT_SIGNATURE: return glob(e->pattern, sig);
+    case XMT_PAT_MATCH: return glob(e->pattern, name);
+    }
+    return 0;
+}
+
+/* Demangles into malloc'd name and sig; 0 ok. */
+static int demangle_alloc(const char *mangled, char **name, char **sig)
+{
+    size_t cap = strlen(mangled) * 8 + 256;
+    for (int tries = 0; tries < 4; tries++, cap *= 4) {
+        *name = malloc(cap);
+        *sig = malloc(cap);
+        if (!*name || !*sig) {
+            free(*name);
+            free(*sig);
+            return -1;
+        }
+        if (xmt_demangle(mangled, *name, cap, *sig, cap) >= 0) return 0;
+        free(*name);
+        free(*sig);
+    }
+    return -1;
+}
+
+int xmt_entry_matches(const xmt_entry *e, const char *mangled)
+{
+    char *name, *sig;
+    if (!e || !mangled || demangle_alloc(mangled, &name, &sig)) return 0;
+    int m = entry_matches(e, mangled, name, sig);
+    free(name);
+    free(sig);
+    return m;
+}
+
+static void diagf(xmt_diag_fn diag, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void diagf(xmt_diag_fn diag, void *ud, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (diag) diag(ud, msg);
+}
+
+/* The parameter list of sig after name: "(int, float const*)" -> its inner text. */
+static int param_list(const char *name, const char *sig, const char **b, const char **end)
+{
+    size_t nl = strlen(name);
+    const char *p;
+    if (strncmp(sig, name, nl) == 0 && sig[nl] == '(') {
+        p = sig + nl;
+    } else {
+        /* find the last top-level '(' ... ')' */
+        int depth = 0;
+        const char *q = sig + strlen(sig);
+        p = NULL;
+        while (q > sig) {
+            q--;
+            if (*q == ')') depth++;
+            if (*q == '(' && --depth == 0) {
+                p = q;
+                break;
+            }
+        }
+        if (!p) return -1;
+    }
+    int depth = 0;
+    const char *q = p;
+    for (; *q; q++) {
+        if (*q == '(' || *q == '<' || *q == '[') depth++;
+        if (*q == ')' || *q == '>' || *q == ']') {
+            if (--depth == 0 && *q == ')') break;
+        }
+    }
+    if (*q != ')') return -1;
+    *b = p + 1;
+    *end = q;
+    return 0;
+}
+
+/* Builds the specialised copy of e for signature sig, or NULL with why set. */
+static struct xmt_entry *specialise(const struct xmt_entry *e, const char *name, const char *sig, char *why,
+                                    size_t cap)
+{
+    const char *b, *end;
+    if (param_list(name, sig, &b, &end)) {
+        snprintf(why, cap, "the kernel name carries no parameter types; declare them (e.g. params: [n: i32, x: ptr])");
+        return NULL;
+    }
+    uint8_t types[XMT_MAX_PARAMS];
+    uint32_t sizes[XMT_MAX_PARAMS];
+    unsigned n = 0;
+    const char *s = b;
+    while (s < end && *s == ' ') s++;
+    int empty = (s == end) || (end - s == 4 && !strncmp(s, "void", 4));
+    while (!empty && s <= end) {
+        int depth = 0;
+        const char *q = s;
+        while (q < end && !(depth == 0 && *q == ',')) {
+            if (*q == '(' || *q == '<' || *q == '[') depth++;
+            if (*q == ')' || *q == '>' || *q == ']') depth--;
+            q++;
+        }
+        char t[256];
+        size_t tl = (size_t)(q - s);
+        if (tl >= sizeof t) tl = sizeof t - 1;
+        memcpy(t, s, tl);
+        t[tl] = 0;
+        if (n >= XMT_MAX_PARAMS) break;
+        int pe;
+        uint32_t sz;
+        int ty = xmt_type_parse(t, &pe, &sz);
+        if (n < e->nparams && e->params[n].type == XMT_PT_UNKNOWN && ty < 0) {
+            snprintf(why, cap, "parameter %s has type '%s' in the signature, which is not a scalar or pointer; "
+                               "declare it (e.g. %s: bytes(N))", e->params[n].name, t, e->params[n].name);
+            return NULL;
+        }
+        types[n] = ty < 0 ? XMT_PT_UNKNOWN : (uint8_t)ty;
+        sizes[n] = ty < 0 ? 0 : sz;
+        n++;
+        s = q + 1;
+        while (s < end && *s == ' ') s++;
+        if (q >= end) break;
+    }
+    if (n != e->nparams) {
+        snprintf(why, cap, "the signature has %u parameter%s, the policy names %u", n, n == 1 ? "" : "s",
+                 e->nparams);
+        return NULL;
+    }
+    struct xmt_entry *c = malloc(sizeof *c);
+    if (!c) {
+        snprintf(why, cap, "out of memory");
+        return NULL;
+    }
+    memcpy(c, e, sizeof *c);
+    c->owner = 0;
+    c->needs_sig = 0;
+    c->ptypes = malloc(n ? n : 1);
+    c->psizes = malloc((n ? n : 1) * sizeof *c->psizes);
+    if (!c->ptypes || !c->psizes) {
+        free(c->ptypes);
+        free(c->psizes);
+        free(c);
+        snprintf(why, cap, "out of memory");
+        return NULL;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const xmt_param *p = &e->params[i];
+        if (p->type != XMT_PT_UNKNOWN) {
+            c->ptypes[i] = e->ptypes[i];
+            c->psizes[i] = e->psizes[i];
+            continue;
+        }
+        c->ptypes[i] = types[i];
+        c->psizes[i] = sizes[i];
+    }
+    /* what the loader allowed for an untyped name must hold for the type found */
+    for (unsigned i = 0; i < n; i++) {
+        const xmt_param *p = &e->params[i];
+        if (p->type != XMT_PT_UNKNOWN) continue;
+        if (p->tuned && c->ptypes[i] == XMT_PT_PTR) {
+            snprintf(why, cap, "args: sets %s, which the signature says is a pointer", p->name);
+            goto bad;
+        }
+    }
+    return c;
+bad:
+    free(c->ptypes);
+    free(c->psizes);
+    free(c);
+    return NULL;
+}
+
+static const xmt_entry *specialised(struct xmt_policy_set *set, const struct xmt_entry *e, const char *mangled,
+                                    const char *name, const char *sig, xmt_diag_fn diag, void *ud)
+{
+    pthread_mutex_lock(&set->mu);
+    struct xmt_spec *s;
+    for (s = set->specs; s; s = s->next)
+        if (s->base == e && !strcmp(s->sig, sig)) break;
+    if (!s) {
+        char why[512];
+        s = calloc(1, sizeof *s);
+        if (s) s->sig = strdup(sig);
+        if (!s || !s->sig) {
+            free(s);
+            pthread_mutex_unlock(&set->mu);
+            return NULL;
+        }
+        s->base = e;
+        s->e = specialise(e, name, sig, why, sizeof why);
+        if (!s->e)
+            diagf(diag, ud, "%s: entry (%s) matches kernel %s but does not apply: %s", e->origin, e->pattern_text,
+                  mangled, why);
+        s->next = set->specs;
+        set->specs = s;
+    }
+    pthread_mutex_unlock(&set->mu);
+    return s->e;
+}
+
+static const char *kind_word(xmt_patkind k)
+{
+    return k == XMT_PAT_MANGLED ? "mangled:" : k == XMT_PAT_SIGNATURE ? "signature:" : "match:";
+}
+
+const xmt_entry *xmt_policy_match(const xmt_policy_set *cset, const char *mangled, xmt_diag_fn diag, void *ud)
+{
+    struct xmt_policy_set *set = (struct xmt_policy_set *)cset; /* only the spec cache changes, under mu */
+    if (!set || !mangled || set->n == 0) return NULL;
+    char *name, *sig;
+    if (demangle_alloc(mangled, &name, &sig)) return NULL;
+    const struct xmt_entry *best = NULL;
+    size_t nmatch = 0, bestlit = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct xmt_entry *e = set->v[i];
+        if (!entry_matches(e, mangled, name, sig)) continue;
+        nmatch++;
+        size_t lit = literal_chars(e->pattern);
+        if (!best || e->patkind > best->patkind || (e->patkind == best->patkind && lit > bestlit)) {
+            best = e;
+            bestlit = lit;
+        }
+    }
+    if (nmatch > 1) {
+        char list[1536];
+        size_t at = 0;
+        list[0] = 0;
+        for (size_t i = 0; i < set->n && at < sizeof list; i++) {
+            const struct xmt_entry *e = set->v[i];
+            if (!entry_matches(e, mangled, name, sig)) continue;
+            int w = snprintf(list + at, sizeof list - at, "%s%s (%s)", at ? ", " : "", e->origin, e->pattern_text);
+            if (w > 0) at += (size_t)w;
+        }
+        diagf(diag, ud,
+              "%s: kernel %s matches %zu entries: %s; using %s, by %s (mangled: over signature: over match:, "
+              "then the longer literal pattern, then the first loaded)",
+              best->origin, name, nmatch, list, best->origin, kind_word(best->patkind));
+    }
+    const xmt_entry *r = best;
+    if (best && best->needs_sig) r = specialised(set, best, mangled, name, sig, diag, ud);
+    free(name);
+    free(sig);
+    return r;
+}

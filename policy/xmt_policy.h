@@ -1,0 +1,209 @@
+/* xmt_policy.h - the policy library: what the shim knows of policy files.
+ *
+ * A policy file (YAML, see docs/policy.md) says which kernels xmatune may tune, over
+ * which launch configurations, keyed on which launch arguments, and which buffers need
+ * resetting, restoring or verifying while candidates are benchmarked. This header is the
+ * whole interface between the policy library (libxmtpolicy.a, no CUDA dependency) and its
+ * users (the shim, the xmatune command, the tests).
+ *
+ * Life cycle: xmt_policy_load() once; then any number of threads may call every other
+ * function concurrently until xmt_policy_free(). Entries returned by xmt_policy_match()
+ * live as long as the set. Evaluation (keys, candidates, buffers) allocates nothing,
+ * takes no lock and never crashes on bad values: a division by zero, an overflow or an
+ * out-of-range result makes that key/config/buffer invalid instead.
+ *
+ * Messages: errors and warnings go to a caller-supplied xmt_diag_fn, one call per
+ * message, without trailing newline. Load errors read "file:line:col: what was expected"
+ * (1-based); match warnings read "file:line: ..." naming the entries concerned.
+ */
+#ifndef XMT_POLICY_H
+#define XMT_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Limits. A policy that exceeds one gets an error naming the limit. */
+#define XMT_MAX_FILE_BYTES (1 << 20)  /* one policy file */
+#define XMT_MAX_YAML_NODES 100000     /* YAML nodes visited per file, aliases expanded */
+#define XMT_MAX_ENTRIES 4096          /* kernel entries per set */
+#define XMT_MAX_PARAMS 128            /* declared kernel parameters */
+#define XMT_MAX_FIELDS 64             /* named fields of one bytes(N) parameter */
+#define XMT_MAX_BLOB_BYTES 32768      /* bytes(N): N at most this */
+#define XMT_MAX_DIMS 8                /* tensor rank */
+#define XMT_MAX_TRIGGERS 32           /* triggers + functional_triggers */
+#define XMT_MAX_TUNABLES 16           /* names in space:/configs: */
+#define XMT_MAX_SPACE 65536           /* cartesian product of space: */
+#define XMT_MAX_CONFIGS 4096          /* items of configs: */
+#define XMT_MAX_EXPR_CHARS 1024       /* one expression's text */
+#define XMT_MAX_EXPR_DEPTH 32         /* nesting of one expression's text */
+#define XMT_MAX_EXPR_INSNS 1024       /* compiled size, tensor attributes inlined */
+#define XMT_KEY_MAX 512               /* bytes of one lookup key */
+#define XMT_NAME_MAX 64               /* identifiers: parameters, tensors, space values */
+
+typedef void (*xmt_diag_fn)(void *ud, const char *msg);
+typedef struct xmt_policy_set xmt_policy_set;
+typedef struct xmt_entry xmt_entry;
+
+/* Loads a policy file, or every *.yaml / *.yml file of a directory in name order (not
+ * recursive). Every error goes to diag (may be NULL); the entries that had none are kept.
+ * Returns the number of errors; *out is always set to a set (possibly empty) that the
+ * caller frees with xmt_policy_free, unless out is NULL. */
+int xmt_policy_load(const char *path, xmt_policy_set **out, xmt_diag_fn diag, void *ud);
+/* Same, from a string in memory; `name` is used in messages. */
+int xmt_policy_load_string(const char *name, const char *text, size_t len, xmt_policy_set **out,
+                           xmt_diag_fn diag, void *ud);
+void xmt_policy_free(xmt_policy_set *set);
+size_t xmt_policy_count(const xmt_policy_set *set);
+/* The i-th entry in load order (for tools); NULL when out of range. */
+const xmt_entry *xmt_policy_entry(const xmt_policy_set *set, size_t i);
+
+/* Demangles with libiberty. name: without return type and parameter list
+ * ("ns::foo<float, 128>"); sig: name plus parameter list, without return type
+ * ("ns::foo<float, 128>(float*, int)"). A name that does not demangle (extern "C",
+ * Triton) comes back unchanged in both. Either buffer may be NULL. Returns 1 when
+ * demangled, 0 when returned as is, -1 when a buffer was too small (truncated). */
+int xmt_demangle(const char *mangled, char *name, size_t name_cap, char *sig, size_t sig_cap);
+
+/* The entry for a kernel, or NULL. Precedence when several entries match: mangled: (exact)
+ * over signature: over match:; then the pattern with more literal (non-wildcard)
+ * characters; then the first loaded. A warning names every matching entry and the one
+ * used. When the entry gives parameter names without types, the types are taken from
+ * the demangled signature here (the entry returned is a per-signature copy owned by the
+ * set); if the signature has none or they do not fit, a warning says why and NULL is
+ * returned. Takes a lock and may allocate: call it once per kernel, not per launch. */
+const xmt_entry *xmt_policy_match(const xmt_policy_set *set, const char *mangled, xmt_diag_fn diag,
+                                  void *ud);
+/* Does this entry's pattern match that kernel (no precedence, no warning)? 1/0. */
+int xmt_entry_matches(const xmt_entry *e, const char *mangled);
+
+const char *xmt_entry_origin(const xmt_entry *e);  /* "file:line" of the entry, for logs */
+const char *xmt_entry_pattern(const xmt_entry *e); /* "match: saxpy*" */
+
+/* Layout check at first sight of a kernel: n params with offsets/sizes from the driver.
+ * Compares the count and each parameter's size. Returns 0 when they fit, -1 when not
+ * (why = both layouts, e.g. "policy: 4 params (4, 4, 8, 8 bytes); kernel: 3 params
+ * (4@0, 8@8, 8@16)"). */
+int xmt_entry_check_layout(const xmt_entry *e, size_t n, const size_t *offsets, const size_t *sizes,
+                           char *why, size_t cap);
+
+typedef struct {
+    uint32_t x, y, z;
+} xmt_dim3;
+typedef struct {
+    xmt_dim3 grid, block;
+    uint32_t shared;
+} xmt_dims;
+/* Device and kernel attributes usable in expressions. A value <= 0 means unknown: the
+ * limit it stands for is then not checked (an expression naming it still reads it). */
+typedef struct {
+    int64_t sm_count, max_threads_per_block, max_shared_per_block, cc_major, cc_minor, warp_size,
+        l2_bytes, max_grid_x, max_grid_y, max_grid_z, max_block_x, max_block_y, max_block_z,
+        kernel_max_threads, kernel_static_shared;
+} xmt_attrs;
+typedef struct {
+    void *const *params; /* params[i] points to argument i's bytes, as in kernelParams */
+    size_t nparams;
+    xmt_dims orig;          /* the program's own launch: grid0.x, block0.y, shared0 ... */
+    const xmt_attrs *attrs; /* may be NULL: expressions naming an attribute then fail */
+} xmt_launch_view;
+
+/* Lookup key: compact binary, fixed layout per entry, no allocation. Returns its length,
+ * 0 on error (cap too small, an argument the view lacks, an evaluation error). Two
+ * launches get the same key exactly when every trigger has the same value. */
+size_t xmt_entry_key(const xmt_entry *e, const xmt_launch_view *v, uint8_t *key, size_t cap);
+/* Readable form of a key: "x.shape=(1024,), x.dtype=f32, big=1". Returns the length
+ * written (truncated at cap), -1 when the key does not belong to this entry. */
+int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, char *buf, size_t cap);
+
+#define XMT_MAX_ARG_OVERRIDES 8
+typedef struct {
+    xmt_dims dims; /* block from launch: block (else block0); grid from launch: grid, else
+                      the original threads per dim cdiv(grid0.x*block0.x, block.x);
+                      shared from launch: shared, else shared0 */
+    unsigned nargs; /* scalar kernel arguments the config sets */
+    struct {
+        unsigned param;
+        uint64_t value;
+        unsigned size;
+    } args[XMT_MAX_ARG_OVERRIDES]; /* value's low `size` bytes, little-endian, declared type */
+    char label[160];               /* "BLOCK=256, ITEMS=4" for logs */
+    char why[160]; /* when invalid: "condition false", "division by zero in grid.x",
+                      "block 2048 > kernel_max_threads 1024" ... */
+} xmt_candidate;
+/* configs: items, then the points of space: (last name varies fastest). The pin is separate. */
+size_t xmt_entry_ncandidates(const xmt_entry *e);
+/* 1 valid, 0 invalid (out->why set; out->label always set). */
+int xmt_entry_candidate(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt_candidate *out);
+/* 1 if pinned and valid, 0 if no pin, -1 invalid pin (out->why). */
+int xmt_entry_pin(const xmt_entry *e, const xmt_launch_view *v, xmt_candidate *out);
+
+enum { XMT_BUF_RESET = 1, XMT_BUF_RESTORE = 2, XMT_BUF_VERIFY = 4 };
+typedef enum {
+    XMT_DT_I8,
+    XMT_DT_I16,
+    XMT_DT_I32,
+    XMT_DT_I64,
+    XMT_DT_U8,
+    XMT_DT_U16,
+    XMT_DT_U32,
+    XMT_DT_U64,
+    XMT_DT_F16,
+    XMT_DT_BF16,
+    XMT_DT_F32,
+    XMT_DT_F64,
+    XMT_DT_BYTES
+} xmt_dtype;
+const char *xmt_dtype_name(xmt_dtype t); /* "f32" ... "bytes" */
+size_t xmt_dtype_size(xmt_dtype t);      /* 4 for f32, 1 for bytes */
+typedef struct {
+    unsigned param; /* which pointer parameter */
+    const char *name;
+    unsigned roles; /* XMT_BUF_*; XMT_BUF_RESET only when its condition held for this launch */
+    uint64_t bytes; /* extent from the tensor's shape/strides and dtype, or its bytes: */
+    xmt_dtype dtype;
+    double rtol, atol; /* verify tolerance; both 0 = bitwise */
+} xmt_buffer;
+size_t xmt_entry_nbuffers(const xmt_entry *e);
+/* 1 ok, 0 nothing to do for this launch (its only role was a reset whose condition is
+ * false), -1 evaluation error. */
+int xmt_entry_buffer(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt_buffer *out);
+int xmt_entry_warmup(const xmt_entry *e);     /* -1 = not set (caller: XMATUNE_WARMUP, else 5) */
+int xmt_entry_iterations(const xmt_entry *e); /* -1 = not set (XMATUNE_ITERATIONS, else 10) */
+double xmt_entry_budget_ms(const xmt_entry *e); /* < 0 = none */
+int xmt_entry_use_mean(const xmt_entry *e);     /* 1: statistic: mean; 0: median (default) */
+int xmt_entry_l2_flush(const xmt_entry *e);     /* -1 not set, 0/1 as given */
+
+/* --- introspection, for xmatune check and tests --------------------------------------- */
+size_t xmt_entry_nparams(const xmt_entry *e);
+/* Name, type name ("i32", "ptr", "bytes(16)", "?" when it comes from the signature) and
+ * size in bytes (0 when not known yet) of parameter i. 1 ok, 0 out of range. */
+int xmt_entry_param(const xmt_entry *e, size_t i, const char **name, const char **type,
+                    size_t *size);
+/* 1 when some parameter's type comes from the kernel's demangled signature. */
+int xmt_entry_needs_signature(const xmt_entry *e);
+/* Writes the value text (an integer or float literal) into the argument bytes of the
+ * parameter or blob field `name` ("n", "s.count"); params[i] must point to at least the
+ * parameter's size. 0 ok, -1 unknown name / untyped / bad number (why set). */
+int xmt_entry_set_arg(const xmt_entry *e, const char *name, const char *value, void *const *params,
+                      char *why, size_t cap);
+/* Multi-line human summary of the entry (params, tensors, triggers, space, buffers). */
+int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap);
+/* Sets an attribute by name ("sm_count"); 0 ok, -1 unknown name. */
+int xmt_attrs_set(xmt_attrs *a, const char *name, int64_t value);
+/* Fills a with a typical recent GPU (the values docs/policy.md lists for xmatune check). */
+void xmt_attrs_default(xmt_attrs *a);
+
+/* Compiles and evaluates a standalone expression over the attributes and original launch
+ * only (no parameters); for tests, the fuzzer and tools. Returns 0 and *out (as double,
+ * *is_float says which), or -1 with a message in err (compile or evaluation error). */
+int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out, int64_t *iout,
+                         int *is_float, char *err, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
