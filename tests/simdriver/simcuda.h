@@ -1,0 +1,209 @@
+/* simcuda.h: the simulated CUDA driver (a stand-in libcuda.so.1) as tests see it.
+ *
+ * CI has no GPU. This library implements the driver-API subset that xmatune and its
+ * test programs use, on the CPU: device memory is host memory (a CUdeviceptr is the
+ * host address), kernels are C functions that run at launch over every block and
+ * thread, and events report a virtual time that each launch advances by a
+ * deterministic cost model of its configuration. So a test can know which launch
+ * configuration must win a benchmark, see which one really ran, and check outputs.
+ *
+ * ---------------------------------------------------------------- the device
+ * SIMCUDA_DEVICES (default 1, max 8) devices, each "Simulated GPU", compute
+ * capability 9.0, 132 SMs, 1024 threads per block (block dims 1024 x 1024 x 64),
+ * grid 2^31-1 x 65535 x 65535, warp 32, 2048 threads and 65536 registers per SM,
+ * 48 KiB shared per block (232448 with opt-in), 233472 shared per SM, 60 MiB L2,
+ * SIMCUDA_TOTAL_MEM bytes of memory. cuDriverGetVersion says 13000. Calls other than
+ * cuInit, cuDriverGetVersion, cuGetErrorName/String and cuGetProcAddress/_v2 return
+ * CUDA_ERROR_NOT_INITIALIZED before cuInit.
+ *
+ * ---------------------------------------------------------------- kernels
+ * Every module or library loaded (any path, any image) holds all of these. Mangled
+ * names are what cuModuleGetFunction takes and cuFuncGetName/cuKernelGetName give.
+ * Parameters are packed as a compiler packs them (pointers 8-aligned). "regs" limits
+ * threads per block to 65536/regs (rounded down to a warp); above it a launch fails
+ * with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. A launch whose kernel touches memory
+ * outside the allocation a pointer argument lies in returns CUDA_ERROR_ILLEGAL_ADDRESS.
+ *
+ *  name (mangled)                 signature / param offsets           correct configs
+ *  _Z5saxpyifPKfPf                saxpy(int n, float a, const float*  any (grid-stride);
+ *                                 x, float* y)  0,4,8,16; 24 bytes    y = a*x + y IN PLACE
+ *  vecadd                         vecadd(const float* a, const float* any with
+ *                                 b, float* out, int n) 0,8,16,24     grid.x*block.x >= n
+ *  _Z9block_sumPKfPfi             block_sum(const float* in, float*   ONLY block.x == 256,
+ *                                 out, int n) 0,8,16; 1024 B static   grid cdiv(n,256):
+ *                                 shared                              out[b] = sum in[b*256..+256)
+ *  _Z10atomic_sumPKfPfi           atomic_sum(const float* in, float*  any; out[0] += every
+ *                                 out, int n) 0,8,16                  in[i] (float rounding
+ *                                                                     varies by config;
+ *                                                                     needs reset_to_zero)
+ *  _Z7scale2dPfiif                scale2d(float* a, int w, int h,     grid.x*block.x >= w,
+ *                                 float s) 0,8,12,16; regs 128 (so    grid.y*block.y >= h;
+ *                                 <= 512 threads per block)           a *= s IN PLACE
+ *  _Z9tile_copyILi128EEvPKfPfi    tile_copy<128>(const float* in,     any block.x <= 128
+ *                                 float* out, int n) 0,8,16;          (launch bounds 128),
+ *                                 __launch_bounds__(128)              grid cdiv(n,128)
+ *  _Z11struct_axpy6ParamsPKfPf    struct_axpy(Params p, const float*  grid.x*block.x >= p.n;
+ *                                 x, float* y), Params {int n; float  y[i*stride] +=
+ *                                 alpha; int stride;} 0,16,24         alpha*x[i*stride]
+ *  _Z8smem_revPKfPfi              smem_rev(const float* in, float*    reverses each block's
+ *                                 out, int n) 0,8,16; dynamic shared  block.x elements: the
+ *                                 >= block.x*4 bytes or it faults     result depends on
+ *                                                                     block.x by design
+ *  triton_poi_fused_add_0         (ptr in0, ptr in1, ptr out, i32 n)  any block.x, grid
+ *                                 0,8,16,24; XBLOCK 1024 baked in     cdiv(n,1024): out=in0+in1
+ *  _Z11chunk_scalePfifi           chunk_scale(float* y, int n, float  grid.x*block.x*items
+ *                                 s, int items_per_thread) 0,8,12,16  >= n; y *= s IN PLACE
+ *
+ * All kernels index with x only (except scale2d): block.y/z > 1 repeats the work,
+ * which is wrong for in-place kernels, as on a GPU.
+ *
+ * ---------------------------------------------------------------- cost model
+ * Virtual nanoseconds of a launch (before noise), with T = threads per block,
+ * B = blocks, SAT = 132 * 2048 = 270336 resident threads,
+ * pen(v, opt, k) = 1 + k * log2(v / opt)^2:
+ *
+ *   cost = 2000 + 0.25 * B + t_elem * elems * shape * max(1, SAT / active)
+ *   active = min(B * T, useful threads)
+ *
+ *   kernel         elems   t_elem  shape                                useful
+ *   saxpy          n       0.010   pen(T, 256, 0.15)                    n
+ *   vecadd         n       0.012   pen(T, 128, 0.15)                    n
+ *   block_sum      n       0.010   pen(T, 512, 0.15)  (fastest = WRONG) n
+ *   atomic_sum     n       0.020   pen(T, 512, 0.15)                    n
+ *   scale2d        w*h     0.010   pen(T, 256, 0.15) + 0.1*log2(bx/32)^2
+ *                                  (best 32 x 8)        min(gx*bx,w)*min(gy*by,h)
+ *   tile_copy      n       0.008   pen(T, 64, 0.15)                     n
+ *   struct_axpy    p.n     0.010   pen(T, 128, 0.15)                    p.n
+ *   smem_rev       n       0.010   pen(T, 256, 0.15), whole cost times
+ *                                  (1 + 0.5 * shared / 49152)           n
+ *   triton add     n       0.010   pen(T, 128, 0.15)                    n
+ *   chunk_scale    n       0.010   pen(T, 256, 0.15) * pen(items, 4, 0.1)
+ *                                                                       ceil(n / items)
+ *
+ * So with grid = cdiv(n, T) every kernel has one smooth optimum in T (saxpy 256,
+ * vecadd 128, block_sum 512 (a wrong config: only 256 is right), atomic_sum 512,
+ * tile_copy 64, struct_axpy 128, smem_rev 256 with shared = 1024, triton 128,
+ * scale2d 32x8, chunk_scale 256 with 4 items); the exact figure of any launch is
+ * simcuda_cost_ns(). Copies and memsets cost 500 ns + 1 ns per 1000 bytes.
+ *
+ * Each stream has a virtual clock (ns) that its launches, copies and memsets advance;
+ * cuEventRecord stamps the stream's clock; cuEventElapsedTime gives (end - start) in
+ * ms; cuStreamWaitEvent moves a stream's clock up to the event's stamp. Execution is
+ * synchronous at the call. Stream 0 is the context's legacy stream, or the calling
+ * thread's per-thread stream through a _ptsz/_ptds entry point; CU_STREAM_LEGACY and
+ * CU_STREAM_PER_THREAD name them explicitly.
+ *
+ * ---------------------------------------------------------------- behaviour worth knowing
+ * - Handles: a CUkernel (cuLibraryGetKernel) is a different pointer from any CUfunction.
+ *   cuFuncGetName/cuFuncGetParamInfo on a CUkernel cast to CUfunction fail with
+ *   CUDA_ERROR_INVALID_HANDLE, as on the real driver; launching one works. After
+ *   cuModuleUnload/cuLibraryUnload the handles are invalid (INVALID_HANDLE), and the
+ *   next load reuses the lowest free slot, so it hands out the same handle values.
+ * - Launch checks: dims of 0 or past the device limits, T > 1024 or T > the kernel's
+ *   launch bounds -> CUDA_ERROR_INVALID_VALUE; T past the register limit ->
+ *   CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; static + dynamic shared > 48 KiB without
+ *   cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) (or above it) -> INVALID_VALUE;
+ *   both or neither of kernelParams/extra (for a kernel with parameters), or an extra
+ *   buffer smaller than the kernel's parameters -> INVALID_VALUE; cooperative launch of
+ *   more blocks than fit at once -> CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE; a cluster
+ *   dimension that does not divide the grid -> CUDA_ERROR_INVALID_CLUSTER_SIZE.
+ * - Capture: cuStreamBeginCapture_v2 makes the stream record kernel launches, async
+ *   copies/memsets and event records instead of running them; cuStreamEndCapture gives
+ *   the graph; cuGraphInstantiateWithFlags + cuGraphLaunch replay them (each replayed
+ *   kernel counts as a launch and is traced with " replay"). Stream-ordered allocation
+ *   runs at once. "Unsafe" calls (cuMemAlloc_v2, cuMemFree_v2, synchronous copies and
+ *   memsets, cuCtxSynchronize) follow cudaStreamCaptureMode: forbidden ones return
+ *   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidate the capture, whose
+ *   cuStreamEndCapture then returns CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
+ *   cuStreamSynchronize/Query on a capturing stream do the same.
+ * - Memory: a CUdeviceptr is 256-aligned host memory filled with 0xA5. cuMemFree_v2 of
+ *   anything but an allocation's start, and copies/memsets past an allocation's end,
+ *   return CUDA_ERROR_INVALID_VALUE.
+ * - cuGetProcAddress (4 arguments, PFN_cuGetProcAddress_v11030) and cuGetProcAddress_v2
+ *   map (base name, cudaVersion, flags) to the newest variant whose version <=
+ *   cudaVersion; flags CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM picks the
+ *   _ptsz/_ptds variant where there is one. sim_funcs.h is the table.
+ *
+ * ---------------------------------------------------------------- switches
+ * Environment, read once at the first cuInit (each has a run-time function below):
+ *   SIMCUDA_DEVICES=N           number of devices (0: cuInit fails CUDA_ERROR_NO_DEVICE)
+ *   SIMCUDA_FAIL=fn:nth:err,... make the nth call (1-based; 0 = every call) of fn return
+ *                               err (a number or a CUDA_ERROR_* name). fn is an exported
+ *                               symbol (cuMemAlloc_v2) or a base name, which covers all
+ *                               its variants (cuLaunchKernel = cuLaunchKernel and
+ *                               cuLaunchKernel_ptsz). The call does nothing else.
+ *   SIMCUDA_CAPTURING=1         every stream reports CU_STREAM_CAPTURE_STATUS_ACTIVE from
+ *                               cuStreamIsCapturing/GetCaptureInfo; nothing is captured
+ *   SIMCUDA_NOISE=f             each launch's cost times 1 + f*u, u uniform in [-1, 1),
+ *                               a fixed sequence from SIMCUDA_NOISE_SEED (default 1)
+ *   SIMCUDA_NOISE_OUTLIER=N     every Nth executed launch costs 100 times more
+ *   SIMCUDA_TRACE=path          append one line per executed kernel:
+ *                               "<mangled> grid=X,Y,Z block=X,Y,Z shared=N cost_ns=C[ replay]"
+ */
+#ifndef SIMCUDA_H
+#define SIMCUDA_H
+
+#include <cuda.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SIMCUDA_DRIVER_VERSION 13000
+#define SIMCUDA_DEVICE_NAME "Simulated GPU"
+#define SIMCUDA_TOTAL_MEM ((size_t)150754820096ull) /* 143771 MiB, as an H200 */
+#define SIMCUDA_MAX_DEVICES 8
+
+/* What the last executed kernel was (see simcuda_get_stats). */
+struct simcuda_launch_info {
+  char kernel[128];
+  unsigned grid[3], block[3], shared;
+  double cost_ns; /* with noise */
+};
+
+struct simcuda_stats {
+  unsigned long long launches;       /* kernels executed, graph replays included */
+  unsigned long long captured;       /* launches recorded into a stream capture */
+  unsigned long long graph_launches; /* cuGraphLaunch calls that ran */
+  unsigned long long allocs, frees;  /* cuMemAlloc*/ /* and cuMemFree* that succeeded */
+  long live_allocations;
+  size_t live_bytes;
+  unsigned long long faults_injected;
+  struct simcuda_launch_info last;
+};
+
+/* Adds a fault rule (as one SIMCUDA_FAIL item): the nth call (1-based; 0 = every call)
+ * of fn returns err. Returns 0, or -1 when fn names no entry point or the table (32
+ * rules) is full. Rules count calls from the moment they are added. */
+int simcuda_set_fail(const char *fn, int nth, CUresult err);
+/* Removes every fault rule. */
+void simcuda_reset_faults(void);
+/* SIMCUDA_CAPTURING at run time: nonzero makes every stream report capturing. */
+void simcuda_set_capturing(int on);
+/* SIMCUDA_NOISE at run time: fraction 0 turns noise off. */
+void simcuda_set_noise(double fraction, unsigned seed);
+/* SIMCUDA_NOISE_OUTLIER at run time: every Nth executed launch costs 100x; 0 = off. */
+void simcuda_set_outlier(unsigned every);
+/* SIMCUDA_TRACE at run time; NULL or "" stops tracing. */
+void simcuda_set_trace(const char *path);
+/* Total kernels executed (graph replays included; captured launches excluded). */
+unsigned long long simcuda_launch_count(void);
+/* Calls so far of fn (a symbol, or a base name summing its variants), failed ones
+ * included. */
+unsigned long long simcuda_calls(const char *fn);
+/* Sets every call counter to 0. */
+void simcuda_reset_calls(void);
+/* Allocations not freed yet. */
+long simcuda_live_allocations(void);
+/* A snapshot of the counters above. */
+void simcuda_get_stats(struct simcuda_stats *out);
+/* The cost model's virtual ns of launching kernel `name` (mangled) with this config
+ * and these arguments (kernelParams form), noise excluded; -1 for an unknown kernel. */
+double simcuda_cost_ns(const char *name, const unsigned grid[3], const unsigned block[3],
+                       unsigned shared, void **kernelParams);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

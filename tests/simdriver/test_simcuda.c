@@ -1,0 +1,2 @@
+#include "simcuda.h"
+int main(void){return 0;}
