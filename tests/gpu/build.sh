@@ -56,6 +56,7 @@ cu() { # NAME SOURCE [extra nvcc flags...]
 # The driver-API program: its module is compiled to a cubin and to PTX, embedded
 # with xxd (the PTX NUL-terminated, as cuModuleLoadData wants text), and the host
 # code is linked against the toolkit's stub libcuda.so (the real driver at run time).
+# shellcheck disable=SC2317  # invoked indirectly, through job
 build_driver_api() {
     set -e
     local g="$out/gen"
