@@ -622,7 +622,8 @@ static void compile(ld *L, const yaml_node_t *n, unsigned scope, const char *whe
         size_t extra = (s == text) ? 0 : text_col(n) + pos;
         /* a multi-line scalar: the column of the offset is not known, point at its start */
         if (memchr(s, '\n', pos)) extra = 0;
-        fail_col(L, n, extra, "in %s '%s': %s", where, s, err);
+        /* quote a long expression only in part: the message must still show the reason */
+        fail_col(L, n, extra, "in %s '%.60s%s': %s", where, s, strlen(s) > 60 ? "..." : "", err);
     }
 }
 
