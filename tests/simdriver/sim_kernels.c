@@ -36,14 +36,25 @@ static double pen(double v, double opt, double k) {
  *   + t_elem * elems * shape * max(1, SAT / active)
  * where active = min(threads launched, useful threads): a launch that keeps fewer
  * threads busy than the device holds pays in proportion. */
-static double model(const sim_exec *e, double elems, double t_elem, double shape,
-                    double useful) {
-  double total = blocks_of(e) * threads_of(e);
+static double model_total(const sim_exec *e, double elems, double t_elem, double shape,
+                          double useful, double total) {
   double active = total < useful ? total : useful;
   if (active < 1) active = 1;
   double par = active >= SAT ? 1.0 : SAT / active;
   if (elems < 0) elems = 0;
   return 2000.0 + 0.25 * blocks_of(e) + t_elem * elems * shape * par;
+}
+static double model(const sim_exec *e, double elems, double t_elem, double shape,
+                    double useful) {
+  return model_total(e, elems, t_elem, shape, useful, blocks_of(e) * threads_of(e));
+}
+
+/* Kernels that give each block a fixed tile of elements (block_sum, tile_copy, the
+ * Triton one) count a block as `tile` threads' worth of parallel work, whatever its
+ * size: the block size then only moves the shape term, so their optimum does not
+ * shift with n. */
+static double tiled(const sim_exec *e, double n, double t_elem, double opt, double tile) {
+  return model_total(e, n, t_elem, pen(threads_of(e), opt, 0.15), n, blocks_of(e) * tile);
 }
 
 static double elementwise(const sim_exec *e, double n, double t_elem, double opt) {
@@ -89,7 +100,7 @@ static void block_sum_run(sim_exec *e) {
   *simk_fp(e, 1, e->bid[0]) = s;
 }
 static double block_sum_cost(const sim_exec *e) {
-  return elementwise(e, simk_i32(e, 2), 0.01, 512);
+  return tiled(e, simk_i32(e, 2), 0.01, 512, 256);
 }
 
 /* atomic_sum(const float *in, float *out, int n): grid-stride, out[0] += in[i] for
@@ -142,7 +153,7 @@ static void tile_copy_run(sim_exec *e) {
     }
   }
 }
-static double tile_copy_cost(const sim_exec *e) { return elementwise(e, simk_i32(e, 2), 0.008, 64); }
+static double tile_copy_cost(const sim_exec *e) { return tiled(e, simk_i32(e, 2), 0.008, 64, 128); }
 
 /* struct_axpy(Params p, const float *x, float *y), Params {int n; float alpha; int
  * stride;} by value (12 bytes): y[i*stride] += alpha * x[i*stride], i < n, in place. */
@@ -199,7 +210,7 @@ static void triton_add_run(sim_exec *e) {
   }
 }
 static double triton_add_cost(const sim_exec *e) {
-  return elementwise(e, simk_i32(e, 3), 0.01, 128);
+  return tiled(e, simk_i32(e, 3), 0.01, 128, 1024);
 }
 
 /* chunk_scale(float *y, int n, float s, int items_per_thread): thread g scales the

@@ -63,7 +63,8 @@
  * pen(v, opt, k) = 1 + k * log2(v / opt)^2:
  *
  *   cost = 2000 + 0.25 * B + t_elem * elems * shape * max(1, SAT / active)
- *   active = min(B * T, useful threads)
+ *   active = min(B * T, useful threads); for the tiled kernels (block_sum tile 256,
+ *   tile_copy 128, triton 1024) active = min(B * tile, n), whatever T is
  *
  *   kernel         elems   t_elem  shape                                useful
  *   saxpy          n       0.010   pen(T, 256, 0.15)                    n
