@@ -1048,9 +1048,11 @@ static void parse_space(ld *L, const yaml_node_t *n)
         yaml_node_t *k = node(L, q->key), *v = node(L, q->value);
         xmt_spacedim *d = &e->space[e->nspace++];
         snprintf(d->name, sizeof d->name, "%s", (const char *)k->data.scalar.value);
+        char where[XMT_NAME_MAX + 8];
+        snprintf(where, sizeof where, "space %s", d->name);
         if (v->type == YAML_SCALAR_NODE) {
             d->vals = xcalloc(L, v, 1, sizeof *d->vals);
-            d->vals[0] = get_number(L, v, d->name);
+            d->vals[0] = get_number(L, v, where);
             d->n = 1;
         } else if (v->type == YAML_SEQUENCE_NODE) {
             size_t cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
@@ -1059,7 +1061,7 @@ static void parse_space(ld *L, const yaml_node_t *n)
             d->vals = xcalloc(L, v, cnt, sizeof *d->vals);
             for (size_t i = 0; i < cnt; i++) {
                 yaml_node_t *it = node(L, v->data.sequence.items.start[i]);
-                d->vals[i] = get_number(L, it, d->name);
+                d->vals[i] = get_number(L, it, where);
                 for (size_t j = 0; j < i; j++)
                     if (d->vals[j].isf == d->vals[i].isf && d->vals[j].u.i == d->vals[i].u.i)
                         fail(L, it, "space %s: value %s appears twice", d->name, scalar(L, it, d->name));
@@ -1365,9 +1367,9 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
         e->ptypes = xcalloc(L, m, 1, 1);
         e->psizes = xcalloc(L, m, 1, sizeof *e->psizes);
     }
-    if (v[K_TENSORS]) parse_tensors(L, v[K_TENSORS]);
-
+    /* tunable names before tensors, so that a shape naming one says why it may not */
     if (v[K_SPACE] || v[K_CONFIGS]) collect_tunables(L, v[K_SPACE], v[K_CONFIGS]);
+    if (v[K_TENSORS]) parse_tensors(L, v[K_TENSORS]);
     mark_args(L, v[K_ARGS]);
     if (v[K_CONFIGS] && v[K_CONFIGS]->type == YAML_SEQUENCE_NODE)
         for (yaml_node_item_t *it = v[K_CONFIGS]->data.sequence.items.start; it < v[K_CONFIGS]->data.sequence.items.top; it++) {
@@ -1470,7 +1472,7 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
 
 static struct xmt_entry *parse_entry(ld *L, const yaml_node_t *m)
 {
-    struct xmt_entry *e = calloc(1, sizeof *e);
+    struct xmt_entry *volatile e = calloc(1, sizeof *e); /* survives the longjmp */
     if (!e) {
         report(L, m->start_mark, "out of memory");
         return NULL;
