@@ -232,7 +232,9 @@ static double chunk_scale_cost(const sim_exec *e) {
   double n = simk_i32(e, 1), items = simk_i32(e, 3);
   if (items < 1) items = 1;
   double shape = pen(threads_of(e), 256, 0.15) * pen(items, 4, 0.1);
-  return model(e, n, 0.01, shape, ceil(n / items));
+  /* each thread counts as `items` threads' worth, so the best items_per_thread (4)
+   * does not shift with n */
+  return model_total(e, n, 0.01, shape, n, blocks_of(e) * threads_of(e) * items);
 }
 
 #define I32 {SIMK_I32, 4, 4}

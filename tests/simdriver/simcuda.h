@@ -69,19 +69,20 @@
  *   kernel         elems   t_elem  shape                                useful
  *   saxpy          n       0.010   pen(T, 256, 0.15)                    n
  *   vecadd         n       0.012   pen(T, 128, 0.15)                    n
- *   block_sum      n       0.010   pen(T, 512, 0.15)  (fastest = WRONG) n
+ *   block_sum      n       0.010   pen(T, 512, 0.15)  (fastest = WRONG) tiled, 256
  *   atomic_sum     n       0.020   pen(T, 512, 0.15)                    n
  *   scale2d        w*h     0.010   pen(T, 256, 0.15) + 0.1*log2(bx/32)^2
  *                                  (best 32 x 8)        min(gx*bx,w)*min(gy*by,h)
- *   tile_copy      n       0.008   pen(T, 64, 0.15)                     n
+ *   tile_copy      n       0.008   pen(T, 64, 0.15)                     tiled, 128
  *   struct_axpy    p.n     0.010   pen(T, 128, 0.15)                    p.n
  *   smem_rev       n       0.010   pen(T, 256, 0.15), whole cost times
  *                                  (1 + 0.5 * shared / 49152)           n
- *   triton add     n       0.010   pen(T, 128, 0.15)                    n
+ *   triton add     n       0.010   pen(T, 128, 0.15)                    tiled, 1024
  *   chunk_scale    n       0.010   pen(T, 256, 0.15) * pen(items, 4, 0.1)
- *                                                                       ceil(n / items)
+ *                                  (active = min(B * T * items, n))     n
  *
- * So with grid = cdiv(n, T) every kernel has one smooth optimum in T (saxpy 256,
+ * So with grid = cdiv(n, T) (cdiv(n, tile) for the tiled kernels, cdiv(n, T * items)
+ * for chunk_scale), at any n, every kernel has one smooth optimum (saxpy 256,
  * vecadd 128, block_sum 512 (a wrong config: only 256 is right), atomic_sum 512,
  * tile_copy 64, struct_axpy 128, smem_rev 256 with shared = 1024, triton 128,
  * scale2d 32x8, chunk_scale 256 with 4 items); the exact figure of any launch is
@@ -167,7 +168,7 @@ struct simcuda_stats {
   unsigned long long launches;       /* kernels executed, graph replays included */
   unsigned long long captured;       /* launches recorded into a stream capture */
   unsigned long long graph_launches; /* cuGraphLaunch calls that ran */
-  unsigned long long allocs, frees;  /* cuMemAlloc*/ /* and cuMemFree* that succeeded */
+  unsigned long long allocs, frees;  /* successful allocations and frees, async ones too */
   long live_allocations;
   size_t live_bytes;
   unsigned long long faults_injected;
