@@ -588,8 +588,7 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
     if (!e->nparams) sb(&b, " (none)");
     sb(&b, "\n");
     for (unsigned i = 0; i < e->ntensors; i++)
-        sb(&b, "  tensor %s: %s, %s\n", e->tensors[i].name, xmt_dtype_name(e->tensors[i].dtype),
-           e->tensors[i].ndim < 0 ? "bytes: expression" : e->tensors[i].ndim == 1 ? "1 dimension" : "dimensions");
+        sb(&b, "  tensor %s: %s\n", e->tensors[i].name, e->tensors[i].desc);
     sb(&b, "  key fields (%zu bytes):", e->keylen);
     for (unsigned t = 0; t < e->ntriggers; t++) sb(&b, "%s %s", t ? "," : "", e->triggers[t].label);
     for (unsigned f = 0; f < e->nft; f++) sb(&b, "%s %s (functional)", (e->ntriggers || f) ? "," : "", e->ftnames[f]);
@@ -607,12 +606,21 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
         sb(&b, "  buffers:");
         for (unsigned i = 0; i < e->nbufs; i++) {
             const xmt_bufdecl *x = &e->bufs[i];
-            sb(&b, "%s %s (%s%s%s)", i ? "," : "", x->name, (x->roles & XMT_BUF_RESET) ? "reset " : "",
-               (x->roles & XMT_BUF_RESTORE) ? "restore " : "", (x->roles & XMT_BUF_VERIFY) ? "verify" : "");
+            sb(&b, "%s %s (%s%s%s)", i ? "," : "", x->name, (x->roles & XMT_BUF_RESET) ? (x->has_cond ? "reset if condition" : "reset") : "",
+               (x->roles & XMT_BUF_RESTORE) ? ((x->roles & XMT_BUF_RESET) ? ", restore" : "restore") : "",
+               (x->roles & XMT_BUF_VERIFY) ? ((x->roles & (XMT_BUF_RESET | XMT_BUF_RESTORE)) ? ", verify" : "verify") : "");
         }
         sb(&b, "\n");
     }
-    sb(&b, "  warmup %d, iterations %d, statistic %s", e->warmup, e->iterations, e->use_mean ? "mean" : "median");
+    if (e->warmup >= 0)
+        sb(&b, "  warmup %d", e->warmup);
+    else
+        sb(&b, "  warmup default");
+    if (e->iterations >= 0)
+        sb(&b, ", iterations %d", e->iterations);
+    else
+        sb(&b, ", iterations default");
+    sb(&b, ", statistic %s", e->use_mean ? "mean" : "median");
     if (e->budget_ms >= 0) sb(&b, ", budget %g ms", e->budget_ms);
     if (e->l2_flush >= 0) sb(&b, ", l2_flush %s", e->l2_flush ? "true" : "false");
     sb(&b, "\n");
@@ -658,6 +666,7 @@ int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out
     }
     if (is_float) *is_float = r.isf;
     if (out) *out = r.isf ? r.u.f : (double)r.u.i;
-    if (iout) *iout = r.isf ? (int64_t)r.u.f : r.u.i;
+    if (iout) /* saturate: a float beyond int64 must not be converted (UB) */
+        *iout = !r.isf ? r.u.i : r.u.f >= 9.2e18 ? INT64_MAX : r.u.f <= -9.2e18 ? INT64_MIN : (int64_t)r.u.f;
     return 0;
 }

@@ -42,6 +42,7 @@ typedef struct {
     xmt_code numel, nbytes;
     int has_bytes;
     xmt_code bytes;
+    char desc[256]; /* "f32 [m, k] strides [lda, 1]", for summaries */
 } xmt_tensor;
 
 enum { XMT_SLOT_EXPR, XMT_SLOT_DTYPE };

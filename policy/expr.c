@@ -13,6 +13,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -210,7 +211,7 @@ double xmt_bf16_to_double(uint16_t h)
 
 uint16_t xmt_double_to_bf16(double d)
 {
-    float f = (float)d;
+    float f = fabs(d) > FLT_MAX ? (d > 0 ? INFINITY : -INFINITY) : (float)d; /* no UB */
     uint32_t u;
     memcpy(&u, &f, 4);
     if (isnan(f)) return 0x7fc0;
@@ -271,7 +272,7 @@ int xmt_store_scalar(xmt_val v, unsigned t, uint64_t *bits, unsigned *size)
     case XMT_DT_U64: if (i < 0) return XMT_E_OVERFLOW; *size = 8; *bits = (uint64_t)i; return 0;
     case XMT_DT_F16: *size = 2; *bits = xmt_double_to_half(d); return 0;
     case XMT_DT_BF16: *size = 2; *bits = xmt_double_to_bf16(d); return 0;
-    case XMT_DT_F32: { float f = (float)d; uint32_t u; memcpy(&u, &f, 4); *size = 4; *bits = u; return 0; }
+    case XMT_DT_F32: { float f = fabs(d) > FLT_MAX ? (d > 0 ? INFINITY : -INFINITY) : (float)d; uint32_t u; memcpy(&u, &f, 4); *size = 4; *bits = u; return 0; }
     case XMT_DT_F64: { uint64_t u; memcpy(&u, &d, 8); *size = 8; *bits = u; return 0; }
     }
     return XMT_E_TYPE;
@@ -1054,7 +1055,7 @@ int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out)
             int64_t x = a->isf ? (int64_t)0 : a->u.i;
             if (a->isf) {
                 if (!(a->u.f < 4.6e18)) return XMT_E_OVERFLOW;
-                x = (int64_t)ceil(a->u.f);
+                x = a->u.f <= 1 ? 1 : (int64_t)ceil(a->u.f); /* no cast of a huge negative */
                 a->isf = 0;
             }
             if (x <= 1) {

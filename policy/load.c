@@ -786,6 +786,25 @@ static void parse_params(ld *L, const yaml_node_t *n)
     }
 }
 
+/* "f32 [m, k] strides [lda, 1]" from the expressions as written. */
+static void describe_tensor(ld *L, xmt_tensor *t, const yaml_node_t *sh, const yaml_node_t *st,
+                            const yaml_node_t *by)
+{
+    size_t at = 0, cap = sizeof t->desc;
+    const yaml_node_t *lists[2] = {sh, st};
+    at += (size_t)snprintf(t->desc, cap, "%s", (sh || t->dtype != XMT_DT_BYTES) ? xmt_dtype_name(t->dtype) : "");
+    for (int l = 0; l < 2; l++) {
+        if (!lists[l] || at >= cap) continue;
+        at += (size_t)snprintf(t->desc + at, cap - at, "%s[", l ? " strides " : " ");
+        for (yaml_node_item_t *it = lists[l]->data.sequence.items.start; it < lists[l]->data.sequence.items.top && at < cap; it++)
+            at += (size_t)snprintf(t->desc + at, cap - at, "%s%s", it == lists[l]->data.sequence.items.start ? "" : ", ",
+                                   (const char *)node(L, *it)->data.scalar.value);
+        if (at < cap) at += (size_t)snprintf(t->desc + at, cap - at, "]");
+    }
+    if (by && at < cap)
+        snprintf(t->desc + at, cap - at, "%sbytes: %s", at ? ", " : "", (const char *)by->data.scalar.value);
+}
+
 static void parse_tensors(ld *L, const yaml_node_t *n)
 {
     struct xmt_entry *e = L->cur;
@@ -876,6 +895,7 @@ static void parse_tensors(ld *L, const yaml_node_t *n)
             }
             if (rc) fail(L, sh, "tensor %s: shape too large to compile", name);
         }
+        describe_tensor(L, t, tv[1], tv[2], tv[3]);
         p->tensor = (int)e->ntensors++;
         if (p->type == XMT_PT_UNKNOWN) {
             /* a tensor is a pointer whatever the signature says */

@@ -178,7 +178,8 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
             for (unsigned a = 0; a < c.nargs; a++) {
                 const char *pn;
                 xmt_entry_param(e, c.args[a].param, &pn, NULL, NULL);
-                printf(", %s=0x%llx", pn, (unsigned long long)c.args[a].value);
+                printf(", args %s=%llu (0x%llx, %u bytes)", pn, (unsigned long long)c.args[a].value,
+                       (unsigned long long)c.args[a].value, c.args[a].size);
             }
         } else {
             printf("%s", c.why);
@@ -204,7 +205,7 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
         }
         printf("    buffer %s: %llu bytes (%s%s%s%s)", b.name, (unsigned long long)b.bytes,
                (b.roles & XMT_BUF_RESET) ? "reset " : "", (b.roles & XMT_BUF_RESTORE) ? "restore " : "",
-               (b.roles & XMT_BUF_VERIFY) ? "verify" : "", r == 0 ? "nothing this launch" : "");
+               (b.roles & XMT_BUF_VERIFY) ? "verify " : "", r == 0 ? "nothing to do for this launch" : "");
         if ((b.roles & XMT_BUF_VERIFY) && (b.rtol > 0 || b.atol > 0)) printf(", rtol %g atol %g", b.rtol, b.atol);
         printf("\n");
     }

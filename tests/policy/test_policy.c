@@ -224,6 +224,7 @@ START_TEST(expr_functions)
     expect_i("next_pow2(1000)", 1024);
     expect_i("next_pow2(1024)", 1024);
     expect_i("next_pow2(2.5)", 4);
+    expect_i("next_pow2(-1e300)", 1);
     expect_i("log2(1)", 0);
     expect_i("log2(1024)", 10);
     expect_i("log2(1023)", 9);
@@ -355,6 +356,11 @@ START_TEST(expr_standalone)
     ck_assert(isf && d == 66.0);
     ck_assert_int_eq(xmt_expr_eval_string("1 +", &v, &d, &i, &isf, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "column 4"));
+    /* found by the fuzzer: a float beyond int64 saturates instead of converting (UB) */
+    ck_assert_int_eq(xmt_expr_eval_string("71E80", &v, &d, &i, &isf, err, sizeof err), 0);
+    ck_assert(isf && i == INT64_MAX);
+    ck_assert_int_eq(xmt_expr_eval_string("-71E80", &v, &d, &i, &isf, err, sizeof err), 0);
+    ck_assert(i == INT64_MIN);
     xmt_launch_view nv = {NULL, 0, {{1, 1, 1}, {1, 1, 1}, 0}, NULL};
     ck_assert_int_eq(xmt_expr_eval_string("sm_count", &nv, &d, &i, &isf, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "attributes"));
