@@ -26,7 +26,8 @@ static void free_launch(xmt_launch *l)
 
 static void free_args(xmt_args *a)
 {
-    for (unsigned i = 0; i < a->nargs; i++) xmt_code_free(&a->a[i].code);
+    for (unsigned i = 0; i < a->nargs; i++)
+        xmt_code_free(&a->a[i].code);
 }
 
 static void free_config(xmt_config *c)
@@ -46,7 +47,8 @@ void xmt_entry_destroy(struct xmt_entry *e)
         return;
     }
     free(e->pattern);
-    for (unsigned i = 0; i < e->nparams; i++) free(e->params[i].fields);
+    for (unsigned i = 0; i < e->nparams; i++)
+        free(e->params[i].fields);
     free(e->params);
     for (unsigned i = 0; i < e->ntensors_alloc; i++) {
         xmt_tensor *t = &e->tensors[i];
@@ -59,47 +61,83 @@ void xmt_entry_destroy(struct xmt_entry *e)
         xmt_code_free(&t->bytes);
     }
     free(e->tensors);
-    for (unsigned i = 0; i < e->nft; i++) xmt_code_free(&e->ftcode[i]);
+    for (unsigned i = 0; i < e->nft; i++)
+        xmt_code_free(&e->ftcode[i]);
     if (e->slots)
         for (unsigned i = 0; i < XMT_MAX_TRIGGERS * (1 + 2 * XMT_MAX_DIMS); i++)
             if (e->slots[i].kind == XMT_SLOT_EXPR) xmt_code_free(&e->slots[i].code);
     free(e->slots);
     free(e->triggers);
-    for (unsigned i = 0; i < e->nspace; i++) free(e->space[i].vals);
+    for (unsigned i = 0; i < e->nspace; i++)
+        free(e->space[i].vals);
     free(e->space);
     if (e->configs)
-        for (unsigned i = 0; i < e->nconfigs; i++) free_config(&e->configs[i]);
+        for (unsigned i = 0; i < e->nconfigs; i++)
+            free_config(&e->configs[i]);
     free(e->configs);
     free_config(&e->pin);
     xmt_code_free(&e->cond);
     free_launch(&e->launch);
     free_args(&e->args);
     if (e->bufs)
-        for (unsigned i = 0; i < e->nparams; i++) xmt_code_free(&e->bufs[i].cond);
+        for (unsigned i = 0; i < e->nparams; i++)
+            xmt_code_free(&e->bufs[i].cond);
     free(e->bufs);
     free(e);
 }
 
 /* ---- getters ------------------------------------------------------------------------ */
 
-const char *xmt_entry_origin(const xmt_entry *e) { return e->origin; }
-const char *xmt_entry_pattern(const xmt_entry *e) { return e->pattern_text; }
-int xmt_entry_warmup(const xmt_entry *e) { return e->warmup; }
-int xmt_entry_iterations(const xmt_entry *e) { return e->iterations; }
-double xmt_entry_budget_ms(const xmt_entry *e) { return e->budget_ms; }
-int xmt_entry_use_mean(const xmt_entry *e) { return e->use_mean; }
-int xmt_entry_l2_flush(const xmt_entry *e) { return e->l2_flush; }
-size_t xmt_entry_nparams(const xmt_entry *e) { return e->nparams; }
-int xmt_entry_needs_signature(const xmt_entry *e) { return e->needs_sig; }
-size_t xmt_entry_nbuffers(const xmt_entry *e) { return e->nbufs; }
+const char *xmt_entry_origin(const xmt_entry *e)
+{
+    return e->origin;
+}
+const char *xmt_entry_pattern(const xmt_entry *e)
+{
+    return e->pattern_text;
+}
+int xmt_entry_warmup(const xmt_entry *e)
+{
+    return e->warmup;
+}
+int xmt_entry_iterations(const xmt_entry *e)
+{
+    return e->iterations;
+}
+double xmt_entry_budget_ms(const xmt_entry *e)
+{
+    return e->budget_ms;
+}
+int xmt_entry_use_mean(const xmt_entry *e)
+{
+    return e->use_mean;
+}
+int xmt_entry_l2_flush(const xmt_entry *e)
+{
+    return e->l2_flush;
+}
+size_t xmt_entry_nparams(const xmt_entry *e)
+{
+    return e->nparams;
+}
+int xmt_entry_needs_signature(const xmt_entry *e)
+{
+    return e->needs_sig;
+}
+size_t xmt_entry_nbuffers(const xmt_entry *e)
+{
+    return e->nbufs;
+}
 
-int xmt_entry_param(const xmt_entry *e, size_t i, const char **name, const char **type, size_t *size)
+int xmt_entry_param(const xmt_entry *e, size_t i, const char **name, const char **type,
+                    size_t *size)
 {
     if (i >= e->nparams) return 0;
     if (name) *name = e->params[i].name;
     if (type) {
         /* a specialised copy shows the type the signature gave */
-        *type = (e->params[i].type == XMT_PT_UNKNOWN) ? xmt_type_name(e->ptypes[i]) : e->params[i].tname;
+        *type = (e->params[i].type == XMT_PT_UNKNOWN) ? xmt_type_name(e->ptypes[i])
+                                                      : e->params[i].tname;
     }
     if (size) *size = e->psizes[i];
     return 1;
@@ -116,8 +154,8 @@ static void env_init(xmt_env *env, const xmt_entry *e, const xmt_launch_view *v,
 
 /* ---- layout ------------------------------------------------------------------------- */
 
-int xmt_entry_check_layout(const xmt_entry *e, size_t n, const size_t *offsets, const size_t *sizes, char *why,
-                           size_t cap)
+int xmt_entry_check_layout(const xmt_entry *e, size_t n, const size_t *offsets, const size_t *sizes,
+                           char *why, size_t cap)
 {
     int ok = (n == e->nparams);
     for (size_t i = 0; ok && i < n; i++)
@@ -129,16 +167,19 @@ int xmt_entry_check_layout(const xmt_entry *e, size_t n, const size_t *offsets, 
         at = w > 0 ? (size_t)w : 0;
         for (unsigned i = 0; i < e->nparams && at < cap; i++) {
             w = snprintf(why + at, cap - at, "%s%s %s=%u", i ? ", " : "", e->params[i].name,
-                         e->params[i].type == XMT_PT_UNKNOWN ? xmt_type_name(e->ptypes[i]) : e->params[i].tname,
+                         e->params[i].type == XMT_PT_UNKNOWN ? xmt_type_name(e->ptypes[i])
+                                                             : e->params[i].tname,
                          e->psizes[i]);
             if (w > 0) at += (size_t)w;
         }
         if (at < cap) {
-            w = snprintf(why + at, cap - at, " bytes); kernel: %zu param%s (", n, n == 1 ? "" : "s");
+            w = snprintf(why + at, cap - at, " bytes); kernel: %zu param%s (", n,
+                         n == 1 ? "" : "s");
             if (w > 0) at += (size_t)w;
         }
         for (size_t i = 0; i < n && at < cap; i++) {
-            w = snprintf(why + at, cap - at, "%s%zu@%zu", i ? ", " : "", sizes[i], offsets ? offsets[i] : 0);
+            w = snprintf(why + at, cap - at, "%s%zu@%zu", i ? ", " : "", sizes[i],
+                         offsets ? offsets[i] : 0);
             if (w > 0) at += (size_t)w;
         }
         if (at < cap) snprintf(why + at, cap - at, " size@offset)");
@@ -249,9 +290,13 @@ int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, cha
 
 /* ---- candidates --------------------------------------------------------------------- */
 
-size_t xmt_entry_ncandidates(const xmt_entry *e) { return e->nconfigs + (e->nspace ? e->spacesize : 0); }
+size_t xmt_entry_ncandidates(const xmt_entry *e)
+{
+    return e->nconfigs + (e->nspace ? e->spacesize : 0);
+}
 
-static void label_of(const xmt_entry *e, const xmt_val *vals, size_t idx, int pin, char *out, size_t cap)
+static void label_of(const xmt_entry *e, const xmt_val *vals, size_t idx, int pin, char *out,
+                     size_t cap)
 {
     sbuf b = {out, cap, 0};
     out[0] = 0;
@@ -267,7 +312,8 @@ static void label_of(const xmt_entry *e, const xmt_val *vals, size_t idx, int pi
 }
 
 /* Evaluates an integer launch value; 0 ok, else sets why. */
-static int eval_u(const xmt_code *c, const xmt_env *env, const char *what, int64_t *out, char *why, size_t cap)
+static int eval_u(const xmt_code *c, const xmt_env *env, const char *what, int64_t *out, char *why,
+                  size_t cap)
 {
     xmt_val v;
     int err = xmt_code_eval(c, env, &v);
@@ -302,7 +348,8 @@ static int truth(const xmt_code *c, const xmt_env *env, const char *what, char *
     return 1;
 }
 
-static int check_limit(int64_t v, int64_t lim, const char *what, const char *limname, char *why, size_t cap)
+static int check_limit(int64_t v, int64_t lim, const char *what, const char *limname, char *why,
+                       size_t cap)
 {
     if (lim > 0 && v > lim) {
         snprintf(why, cap, "%s %lld > %s %lld", what, (long long)v, limname, (long long)lim);
@@ -311,8 +358,8 @@ static int check_limit(int64_t v, int64_t lim, const char *what, const char *lim
     return 0;
 }
 
-static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *vals, const xmt_launch_view *v,
-                    xmt_candidate *out)
+static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *vals,
+                    const xmt_launch_view *v, xmt_candidate *out)
 {
     char *why = out->why;
     size_t cap = sizeof out->why;
@@ -330,7 +377,8 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
     }
     const xmt_dimexpr *blk = (cfg && cfg->launch.block.set) ? &cfg->launch.block : &e->launch.block;
     const xmt_dimexpr *grd = (cfg && cfg->launch.grid.set) ? &cfg->launch.grid : &e->launch.grid;
-    const xmt_dimexpr *shm = (cfg && cfg->launch.shared.set) ? &cfg->launch.shared : &e->launch.shared;
+    const xmt_dimexpr *shm =
+        (cfg && cfg->launch.shared.set) ? &cfg->launch.shared : &e->launch.shared;
     const uint32_t o_block[3] = {v->orig.block.x, v->orig.block.y, v->orig.block.z};
     const uint32_t o_grid[3] = {v->orig.grid.x, v->orig.grid.y, v->orig.grid.z};
     static const char *const bn[3] = {"block.x", "block.y", "block.z"};
@@ -375,7 +423,8 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
     if (a) {
         int64_t threads = b[0] * b[1] * b[2];
         if (check_limit(threads, a->kernel_max_threads, "block", "kernel_max_threads", why, cap) ||
-            check_limit(threads, a->max_threads_per_block, "block", "max_threads_per_block", why, cap) ||
+            check_limit(threads, a->max_threads_per_block, "block", "max_threads_per_block", why,
+                        cap) ||
             check_limit(b[0], a->max_block_x, "block.x", "max_block_x", why, cap) ||
             check_limit(b[1], a->max_block_y, "block.y", "max_block_y", why, cap) ||
             check_limit(b[2], a->max_block_z, "block.z", "max_block_z", why, cap) ||
@@ -385,8 +434,9 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
             return 0;
         int64_t st = a->kernel_static_shared > 0 ? a->kernel_static_shared : 0;
         if (a->max_shared_per_block > 0 && sh + st > a->max_shared_per_block) {
-            snprintf(why, cap, "shared %lld + kernel_static_shared %lld > max_shared_per_block %lld", (long long)sh,
-                     (long long)st, (long long)a->max_shared_per_block);
+            snprintf(why, cap,
+                     "shared %lld + kernel_static_shared %lld > max_shared_per_block %lld",
+                     (long long)sh, (long long)st, (long long)a->max_shared_per_block);
             return 0;
         }
     }
@@ -404,7 +454,8 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
         for (unsigned i = 0; i < lists[l]->nargs; i++) {
             const xmt_argexpr *x = &lists[l]->a[i];
             int dup = 0;
-            for (unsigned j = 0; j < out->nargs; j++) dup |= out->args[j].param == x->param;
+            for (unsigned j = 0; j < out->nargs; j++)
+                dup |= out->args[j].param == x->param;
             if (dup) continue;
             if (out->nargs >= XMT_MAX_ARG_OVERRIDES) {
                 snprintf(why, cap, "more than %d args", XMT_MAX_ARG_OVERRIDES);
@@ -413,7 +464,8 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
             xmt_val val;
             int err = xmt_code_eval(&x->code, &env, &val);
             if (err) {
-                snprintf(why, cap, "%s in args: %s", xmt_eval_strerror(err), e->params[x->param].name);
+                snprintf(why, cap, "%s in args: %s", xmt_eval_strerror(err),
+                         e->params[x->param].name);
                 return 0;
             }
             uint64_t bits;
@@ -497,14 +549,16 @@ int xmt_entry_buffer(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt
     int64_t ext = 1;
     for (int d = 0; d < t->ndim; d++) {
         xmt_val s, st;
-        if (xmt_code_eval(&t->shape[d], &env, &s) || xmt_code_eval(&t->stride[d], &env, &st)) return -1;
+        if (xmt_code_eval(&t->shape[d], &env, &s) || xmt_code_eval(&t->stride[d], &env, &st))
+            return -1;
         if (s.isf || st.isf || s.u.i < 0 || st.u.i < 0) return -1;
         if (s.u.i == 0) {
             out->bytes = 0;
             return 1;
         }
         int64_t p;
-        if (__builtin_mul_overflow(s.u.i - 1, st.u.i, &p) || __builtin_add_overflow(ext, p, &ext)) return -1;
+        if (__builtin_mul_overflow(s.u.i - 1, st.u.i, &p) || __builtin_add_overflow(ext, p, &ext))
+            return -1;
     }
     int64_t bytes;
     if (__builtin_mul_overflow(ext, (int64_t)xmt_dtype_size(t->dtype), &bytes)) return -1;
@@ -514,8 +568,8 @@ int xmt_entry_buffer(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt
 
 /* ---- tools -------------------------------------------------------------------------- */
 
-int xmt_entry_set_arg(const xmt_entry *e, const char *name, const char *value, void *const *params, char *why,
-                      size_t cap)
+int xmt_entry_set_arg(const xmt_entry *e, const char *name, const char *value, void *const *params,
+                      char *why, size_t cap)
 {
     char base[XMT_NAME_MAX * 2 + 2];
     snprintf(base, sizeof base, "%s", name);
@@ -578,7 +632,8 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
     if (cap) buf[0] = 0;
     sb(&b, "  params:");
     for (unsigned i = 0; i < e->nparams; i++) {
-        const char *tn = e->params[i].type == XMT_PT_UNKNOWN ? xmt_type_name(e->ptypes[i]) : e->params[i].tname;
+        const char *tn =
+            e->params[i].type == XMT_PT_UNKNOWN ? xmt_type_name(e->ptypes[i]) : e->params[i].tname;
         sb(&b, "%s %s: %s", i ? "," : "", e->params[i].name, tn);
         for (unsigned f = 0; f < e->params[i].nfields; f++)
             sb(&b, "%s%s: %s@%u%s", f ? ", " : " {", e->params[i].fields[f].name,
@@ -590,14 +645,17 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
     for (unsigned i = 0; i < e->ntensors; i++)
         sb(&b, "  tensor %s: %s\n", e->tensors[i].name, e->tensors[i].desc);
     sb(&b, "  key fields (%zu bytes):", e->keylen);
-    for (unsigned t = 0; t < e->ntriggers; t++) sb(&b, "%s %s", t ? "," : "", e->triggers[t].label);
-    for (unsigned f = 0; f < e->nft; f++) sb(&b, "%s %s (functional)", (e->ntriggers || f) ? "," : "", e->ftnames[f]);
+    for (unsigned t = 0; t < e->ntriggers; t++)
+        sb(&b, "%s %s", t ? "," : "", e->triggers[t].label);
+    for (unsigned f = 0; f < e->nft; f++)
+        sb(&b, "%s %s (functional)", (e->ntriggers || f) ? "," : "", e->ftnames[f]);
     if (!e->ntriggers && !e->nft) sb(&b, " none: one tuning for every launch");
     sb(&b, "\n  candidates: %zu", xmt_entry_ncandidates(e));
     if (e->nconfigs) sb(&b, " (%u configs", e->nconfigs);
     if (e->nspace) {
         sb(&b, "%sspace", e->nconfigs ? " + " : " (");
-        for (unsigned d = 0; d < e->nspace; d++) sb(&b, "%s%s[%u]", d ? " x " : " ", e->space[d].name, e->space[d].n);
+        for (unsigned d = 0; d < e->nspace; d++)
+            sb(&b, "%s%s[%u]", d ? " x " : " ", e->space[d].name, e->space[d].n);
     }
     if (e->nconfigs || e->nspace) sb(&b, ")");
     if (e->has_pin) sb(&b, ", pinned");
@@ -606,9 +664,13 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
         sb(&b, "  buffers:");
         for (unsigned i = 0; i < e->nbufs; i++) {
             const xmt_bufdecl *x = &e->bufs[i];
-            sb(&b, "%s %s (%s%s%s)", i ? "," : "", x->name, (x->roles & XMT_BUF_RESET) ? (x->has_cond ? "reset if condition" : "reset") : "",
-               (x->roles & XMT_BUF_RESTORE) ? ((x->roles & XMT_BUF_RESET) ? ", restore" : "restore") : "",
-               (x->roles & XMT_BUF_VERIFY) ? ((x->roles & (XMT_BUF_RESET | XMT_BUF_RESTORE)) ? ", verify" : "verify") : "");
+            sb(&b, "%s %s (%s%s%s)", i ? "," : "", x->name,
+               (x->roles & XMT_BUF_RESET) ? (x->has_cond ? "reset if condition" : "reset") : "",
+               (x->roles & XMT_BUF_RESTORE) ? ((x->roles & XMT_BUF_RESET) ? ", restore" : "restore")
+                                            : "",
+               (x->roles & XMT_BUF_VERIFY)
+                   ? ((x->roles & (XMT_BUF_RESET | XMT_BUF_RESTORE)) ? ", verify" : "verify")
+                   : "");
         }
         sb(&b, "\n");
     }
@@ -646,8 +708,8 @@ static int standalone_resolve(void *ctx, const xmt_path *p, xmt_ref *r, char *er
     return -1;
 }
 
-int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out, int64_t *iout, int *is_float,
-                         char *err, size_t cap)
+int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out, int64_t *iout,
+                         int *is_float, char *err, size_t cap)
 {
     xmt_code c;
     size_t pos;
@@ -667,6 +729,9 @@ int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out
     if (is_float) *is_float = r.isf;
     if (out) *out = r.isf ? r.u.f : (double)r.u.i;
     if (iout) /* saturate: a float beyond int64 must not be converted (UB) */
-        *iout = !r.isf ? r.u.i : r.u.f >= 9.2e18 ? INT64_MAX : r.u.f <= -9.2e18 ? INT64_MIN : (int64_t)r.u.f;
+        *iout = !r.isf             ? r.u.i
+                : r.u.f >= 9.2e18  ? INT64_MAX
+                : r.u.f <= -9.2e18 ? INT64_MIN
+                                   : (int64_t)r.u.f;
     return 0;
 }

@@ -116,8 +116,8 @@ struct xmt_entry {
 
     xmt_param *params;
     unsigned nparams;
-    uint8_t *ptypes;   /* evaluated types (specialised copies differ) */
-    uint32_t *psizes;  /* evaluated sizes */
+    uint8_t *ptypes;  /* evaluated types (specialised copies differ) */
+    uint32_t *psizes; /* evaluated sizes */
     int needs_sig;
 
     xmt_tensor *tensors;

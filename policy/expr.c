@@ -72,10 +72,21 @@ const char *xmt_eval_strerror(int err)
 /* ---- names of attributes and of the original launch -------------------------------- */
 
 static const char *const attr_names[XMT_NATTRS] = {
-    "sm_count",    "max_threads_per_block", "max_shared_per_block", "cc_major",
-    "cc_minor",    "warp_size",             "l2_bytes",             "max_grid_x",
-    "max_grid_y",  "max_grid_z",            "max_block_x",          "max_block_y",
-    "max_block_z", "kernel_max_threads",    "kernel_static_shared",
+    "sm_count",
+    "max_threads_per_block",
+    "max_shared_per_block",
+    "cc_major",
+    "cc_minor",
+    "warp_size",
+    "l2_bytes",
+    "max_grid_x",
+    "max_grid_y",
+    "max_grid_z",
+    "max_block_x",
+    "max_block_y",
+    "max_block_z",
+    "kernel_max_threads",
+    "kernel_static_shared",
 };
 
 int xmt_attr_index(const char *name)
@@ -84,7 +95,10 @@ int xmt_attr_index(const char *name)
         if (strcmp(name, attr_names[i]) == 0) return i;
     return -1;
 }
-const char *xmt_attr_name(unsigned i) { return i < XMT_NATTRS ? attr_names[i] : "?"; }
+const char *xmt_attr_name(unsigned i)
+{
+    return i < XMT_NATTRS ? attr_names[i] : "?";
+}
 
 /* xmt_attrs is XMT_NATTRS int64_t fields in attr_names order; read by field, not by
  * pointer arithmetic over the struct. */
@@ -113,10 +127,21 @@ int64_t xmt_attr_get(const xmt_attrs *a, unsigned i)
 int xmt_attrs_set(xmt_attrs *a, const char *name, int64_t v)
 {
     int64_t *f[XMT_NATTRS] = {
-        &a->sm_count,    &a->max_threads_per_block, &a->max_shared_per_block, &a->cc_major,
-        &a->cc_minor,    &a->warp_size,             &a->l2_bytes,             &a->max_grid_x,
-        &a->max_grid_y,  &a->max_grid_z,            &a->max_block_x,          &a->max_block_y,
-        &a->max_block_z, &a->kernel_max_threads,    &a->kernel_static_shared,
+        &a->sm_count,
+        &a->max_threads_per_block,
+        &a->max_shared_per_block,
+        &a->cc_major,
+        &a->cc_minor,
+        &a->warp_size,
+        &a->l2_bytes,
+        &a->max_grid_x,
+        &a->max_grid_y,
+        &a->max_grid_z,
+        &a->max_block_x,
+        &a->max_block_y,
+        &a->max_block_z,
+        &a->kernel_max_threads,
+        &a->kernel_static_shared,
     };
     int i = xmt_attr_index(name);
     if (i < 0) return -1;
@@ -146,7 +171,10 @@ void xmt_attrs_default(xmt_attrs *a)
 
 static const char *const orig_names[7] = {"grid0.x",  "grid0.y",  "grid0.z", "block0.x",
                                           "block0.y", "block0.z", "shared0"};
-const char *xmt_orig_name(unsigned i) { return i < 7 ? orig_names[i] : "?"; }
+const char *xmt_orig_name(unsigned i)
+{
+    return i < 7 ? orig_names[i] : "?";
+}
 
 int xmt_orig_index(const char *base, const char *member)
 {
@@ -223,13 +251,48 @@ int xmt_load_scalar(const void *p, unsigned t, xmt_val *v)
 {
     v->isf = 0;
     switch (t) {
-    case XMT_DT_I8: { int8_t x; memcpy(&x, p, 1); v->u.i = x; return 0; }
-    case XMT_DT_I16: { int16_t x; memcpy(&x, p, 2); v->u.i = x; return 0; }
-    case XMT_DT_I32: { int32_t x; memcpy(&x, p, 4); v->u.i = x; return 0; }
-    case XMT_DT_I64: { int64_t x; memcpy(&x, p, 8); v->u.i = x; return 0; }
-    case XMT_DT_U8: { uint8_t x; memcpy(&x, p, 1); v->u.i = x; return 0; }
-    case XMT_DT_U16: { uint16_t x; memcpy(&x, p, 2); v->u.i = x; return 0; }
-    case XMT_DT_U32: { uint32_t x; memcpy(&x, p, 4); v->u.i = x; return 0; }
+    case XMT_DT_I8: {
+        int8_t x;
+        memcpy(&x, p, 1);
+        v->u.i = x;
+        return 0;
+    }
+    case XMT_DT_I16: {
+        int16_t x;
+        memcpy(&x, p, 2);
+        v->u.i = x;
+        return 0;
+    }
+    case XMT_DT_I32: {
+        int32_t x;
+        memcpy(&x, p, 4);
+        v->u.i = x;
+        return 0;
+    }
+    case XMT_DT_I64: {
+        int64_t x;
+        memcpy(&x, p, 8);
+        v->u.i = x;
+        return 0;
+    }
+    case XMT_DT_U8: {
+        uint8_t x;
+        memcpy(&x, p, 1);
+        v->u.i = x;
+        return 0;
+    }
+    case XMT_DT_U16: {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        v->u.i = x;
+        return 0;
+    }
+    case XMT_DT_U32: {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        v->u.i = x;
+        return 0;
+    }
     case XMT_DT_U64:
     case XMT_PT_PTR: {
         uint64_t x;
@@ -238,10 +301,34 @@ int xmt_load_scalar(const void *p, unsigned t, xmt_val *v)
         v->u.i = (int64_t)x;
         return 0;
     }
-    case XMT_DT_F16: { uint16_t x; memcpy(&x, p, 2); v->isf = 1; v->u.f = xmt_half_to_double(x); return 0; }
-    case XMT_DT_BF16: { uint16_t x; memcpy(&x, p, 2); v->isf = 1; v->u.f = xmt_bf16_to_double(x); return 0; }
-    case XMT_DT_F32: { float x; memcpy(&x, p, 4); v->isf = 1; v->u.f = x; return 0; }
-    case XMT_DT_F64: { double x; memcpy(&x, p, 8); v->isf = 1; v->u.f = x; return 0; }
+    case XMT_DT_F16: {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        v->isf = 1;
+        v->u.f = xmt_half_to_double(x);
+        return 0;
+    }
+    case XMT_DT_BF16: {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        v->isf = 1;
+        v->u.f = xmt_bf16_to_double(x);
+        return 0;
+    }
+    case XMT_DT_F32: {
+        float x;
+        memcpy(&x, p, 4);
+        v->isf = 1;
+        v->u.f = x;
+        return 0;
+    }
+    case XMT_DT_F64: {
+        double x;
+        memcpy(&x, p, 8);
+        v->isf = 1;
+        v->u.f = x;
+        return 0;
+    }
     }
     return XMT_E_TYPE;
 }
@@ -262,26 +349,82 @@ int xmt_store_scalar(xmt_val v, unsigned t, uint64_t *bits, unsigned *size)
     }
     double d = v.isf ? v.u.f : (double)v.u.i;
     switch (t) {
-    case XMT_DT_I8: if (i < INT8_MIN || i > INT8_MAX) return XMT_E_OVERFLOW; *size = 1; *bits = (uint8_t)i; return 0;
-    case XMT_DT_I16: if (i < INT16_MIN || i > INT16_MAX) return XMT_E_OVERFLOW; *size = 2; *bits = (uint16_t)i; return 0;
-    case XMT_DT_I32: if (i < INT32_MIN || i > INT32_MAX) return XMT_E_OVERFLOW; *size = 4; *bits = (uint32_t)i; return 0;
-    case XMT_DT_I64: *size = 8; *bits = (uint64_t)i; return 0;
-    case XMT_DT_U8: if (i < 0 || i > UINT8_MAX) return XMT_E_OVERFLOW; *size = 1; *bits = (uint64_t)i; return 0;
-    case XMT_DT_U16: if (i < 0 || i > UINT16_MAX) return XMT_E_OVERFLOW; *size = 2; *bits = (uint64_t)i; return 0;
-    case XMT_DT_U32: if (i < 0 || i > (int64_t)UINT32_MAX) return XMT_E_OVERFLOW; *size = 4; *bits = (uint64_t)i; return 0;
-    case XMT_DT_U64: if (i < 0) return XMT_E_OVERFLOW; *size = 8; *bits = (uint64_t)i; return 0;
-    case XMT_DT_F16: *size = 2; *bits = xmt_double_to_half(d); return 0;
-    case XMT_DT_BF16: *size = 2; *bits = xmt_double_to_bf16(d); return 0;
-    case XMT_DT_F32: { float f = fabs(d) > FLT_MAX ? (d > 0 ? INFINITY : -INFINITY) : (float)d; uint32_t u; memcpy(&u, &f, 4); *size = 4; *bits = u; return 0; }
-    case XMT_DT_F64: { uint64_t u; memcpy(&u, &d, 8); *size = 8; *bits = u; return 0; }
+    case XMT_DT_I8:
+        if (i < INT8_MIN || i > INT8_MAX) return XMT_E_OVERFLOW;
+        *size = 1;
+        *bits = (uint8_t)i;
+        return 0;
+    case XMT_DT_I16:
+        if (i < INT16_MIN || i > INT16_MAX) return XMT_E_OVERFLOW;
+        *size = 2;
+        *bits = (uint16_t)i;
+        return 0;
+    case XMT_DT_I32:
+        if (i < INT32_MIN || i > INT32_MAX) return XMT_E_OVERFLOW;
+        *size = 4;
+        *bits = (uint32_t)i;
+        return 0;
+    case XMT_DT_I64:
+        *size = 8;
+        *bits = (uint64_t)i;
+        return 0;
+    case XMT_DT_U8:
+        if (i < 0 || i > UINT8_MAX) return XMT_E_OVERFLOW;
+        *size = 1;
+        *bits = (uint64_t)i;
+        return 0;
+    case XMT_DT_U16:
+        if (i < 0 || i > UINT16_MAX) return XMT_E_OVERFLOW;
+        *size = 2;
+        *bits = (uint64_t)i;
+        return 0;
+    case XMT_DT_U32:
+        if (i < 0 || i > (int64_t)UINT32_MAX) return XMT_E_OVERFLOW;
+        *size = 4;
+        *bits = (uint64_t)i;
+        return 0;
+    case XMT_DT_U64:
+        if (i < 0) return XMT_E_OVERFLOW;
+        *size = 8;
+        *bits = (uint64_t)i;
+        return 0;
+    case XMT_DT_F16:
+        *size = 2;
+        *bits = xmt_double_to_half(d);
+        return 0;
+    case XMT_DT_BF16:
+        *size = 2;
+        *bits = xmt_double_to_bf16(d);
+        return 0;
+    case XMT_DT_F32: {
+        float f = fabs(d) > FLT_MAX ? (d > 0 ? INFINITY : -INFINITY) : (float)d;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        *size = 4;
+        *bits = u;
+        return 0;
+    }
+    case XMT_DT_F64: {
+        uint64_t u;
+        memcpy(&u, &d, 8);
+        *size = 8;
+        *bits = u;
+        return 0;
+    }
     }
     return XMT_E_TYPE;
 }
 
 /* ---- names ------------------------------------------------------------------------- */
 
-static int ident_start(int c) { return isalpha(c) || c == '_'; }
-static int ident_char(int c) { return isalnum(c) || c == '_'; }
+static int ident_start(int c)
+{
+    return isalpha(c) || c == '_';
+}
+static int ident_char(int c)
+{
+    return isalnum(c) || c == '_';
+}
 
 static int read_ident(const char *s, char *dst)
 {
@@ -313,7 +456,8 @@ int xmt_parse_path(const char *s, xmt_path *p, char *err, size_t cap)
 {
     const char *s0 = s;
     memset(p, 0, sizeof *p);
-    while (*s == ' ' || *s == '\t') s++;
+    while (*s == ' ' || *s == '\t')
+        s++;
     int n = read_ident(s, p->base);
     if (n < 0) {
         snprintf(err, cap, "name longer than %d characters", XMT_NAME_MAX - 1);
@@ -331,14 +475,16 @@ int xmt_parse_path(const char *s, xmt_path *p, char *err, size_t cap)
         s += 1 + n;
         if (*s == '[') {
             const char *q = s + 1;
-            while (*q == ' ') q++;
+            while (*q == ' ')
+                q++;
             int m = read_small_int(q, &p->k);
             if (m <= 0) {
                 snprintf(err, cap, "expected a dimension number (0, 1, ...) after '['");
                 return -1;
             }
             q += m;
-            while (*q == ' ') q++;
+            while (*q == ' ')
+                q++;
             if (*q != ']') {
                 snprintf(err, cap, "expected ']'");
                 return -1;
@@ -347,7 +493,8 @@ int xmt_parse_path(const char *s, xmt_path *p, char *err, size_t cap)
             s = q + 1;
         } else if (*s == '(') {
             const char *q = s + 1;
-            while (*q == ' ') q++;
+            while (*q == ' ')
+                q++;
             if (*q == ')') {
                 p->suffix = XMT_SFX_CALL0;
                 s = q + 1;
@@ -358,7 +505,8 @@ int xmt_parse_path(const char *s, xmt_path *p, char *err, size_t cap)
                     return -1;
                 }
                 q += m;
-                while (*q == ' ') q++;
+                while (*q == ' ')
+                    q++;
                 if (*q != ')') {
                     snprintf(err, cap, "expected ')'");
                     return -1;
@@ -399,7 +547,8 @@ static void cfail(cc *c, const char *at, const char *fmt, ...)
 
 static void skipws(cc *c)
 {
-    while (*c->s == ' ' || *c->s == '\t' || *c->s == '\n' || *c->s == '\r') c->s++;
+    while (*c->s == ' ' || *c->s == '\t' || *c->s == '\n' || *c->s == '\r')
+        c->s++;
 }
 
 /* Appends one instruction; delta is its effect on the stack depth. */
@@ -458,7 +607,7 @@ static const struct {
     const char *name;
     int op, nargs; /* nargs -1: two or more */
 } funcs[] = {
-    {"cdiv", OP_CDIV, 2}, {"min", OP_MIN, -1},  {"max", OP_MAX, -1},
+    {"cdiv", OP_CDIV, 2},     {"min", OP_MIN, -1},  {"max", OP_MAX, -1},
     {"next_pow2", OP_NP2, 1}, {"log2", OP_LOG2, 1}, {"abs", OP_ABS, 1},
 };
 
@@ -466,7 +615,6 @@ static void number(cc *c)
 {
     const char *s = c->s;
     char *end;
-    int isf = 0;
     if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
         errno = 0;
         unsigned long long v = strtoull(s + 2, &end, 16);
@@ -479,8 +627,9 @@ static void number(cc *c)
         c->s = end;
     } else {
         const char *q = s;
-        while (isdigit((unsigned char)*q)) q++;
-        if (*q == '.' || *q == 'e' || *q == 'E') isf = 1;
+        while (isdigit((unsigned char)*q))
+            q++;
+        int isf = (*q == '.' || *q == 'e' || *q == 'E');
         errno = 0;
         if (isf) {
             double d = strtod(s, &end);
@@ -512,7 +661,8 @@ static void name_or_call(cc *c)
     int n = read_ident(c->s, id);
     if (n > 0) {
         const char *q = c->s + n;
-        while (*q == ' ') q++;
+        while (*q == ' ')
+            q++;
         if (*q == '(') {
             for (size_t f = 0; f < sizeof funcs / sizeof funcs[0]; f++) {
                 if (strcmp(id, funcs[f].name) != 0) continue;
@@ -543,7 +693,8 @@ static void name_or_call(cc *c)
                     emit(c, funcs[f].op, 0);
                 } else {
                     /* variadic min/max fold pairwise */
-                    for (int k = 1; k < args; k++) emit(c, funcs[f].op, -1);
+                    for (int k = 1; k < args; k++)
+                        emit(c, funcs[f].op, -1);
                 }
                 c->sp = base + 1;
                 return;
@@ -613,9 +764,7 @@ static void name_or_call(cc *c)
     case XMT_REF_ATTR:
         if ((i = emit(c, OP_ATTR, 1))) i->a = (uint16_t)r.index;
         break;
-    case XMT_REF_CODE:
-        inline_code(c, r.code);
-        break;
+    case XMT_REF_CODE: inline_code(c, r.code); break;
     }
 }
 
@@ -645,7 +794,7 @@ static void unary(cc *c)
         cfail(c, c->s, "expression nested deeper than %d", XMT_MAX_EXPR_DEPTH);
         return;
     }
-    if (*c->s == '-' ) {
+    if (*c->s == '-') {
         c->s++;
         unary(c);
         emit(c, OP_NEG, 0);
@@ -881,8 +1030,14 @@ int xmt_code_product(xmt_code *out, const xmt_code *const *f, size_t n)
 
 /* ---- evaluator --------------------------------------------------------------------- */
 
-static inline double fv(xmt_val v) { return v.isf ? v.u.f : (double)v.u.i; }
-static inline int truthy(xmt_val v) { return v.isf ? v.u.f != 0.0 : v.u.i != 0; }
+static inline double fv(xmt_val v)
+{
+    return v.isf ? v.u.f : (double)v.u.i;
+}
+static inline int truthy(xmt_val v)
+{
+    return v.isf ? v.u.f != 0.0 : v.u.i != 0;
+}
 
 static int fres(xmt_val *r, double d)
 {
@@ -901,9 +1056,15 @@ static int binop(int op, xmt_val a, xmt_val b, xmt_val *r)
         case OP_ADD: return fres(r, x + y);
         case OP_SUB: return fres(r, x - y);
         case OP_MUL: return fres(r, x * y);
-        case OP_DIV: if (y == 0) return XMT_E_DIV0; return fres(r, x / y);
-        case OP_MOD: if (y == 0) return XMT_E_DIV0; return fres(r, fmod(x, y));
-        case OP_CDIV: if (y == 0) return XMT_E_DIV0; return fres(r, ceil(x / y));
+        case OP_DIV:
+            if (y == 0) return XMT_E_DIV0;
+            return fres(r, x / y);
+        case OP_MOD:
+            if (y == 0) return XMT_E_DIV0;
+            return fres(r, fmod(x, y));
+        case OP_CDIV:
+            if (y == 0) return XMT_E_DIV0;
+            return fres(r, ceil(x / y));
         case OP_MIN: return fres(r, x < y ? x : y);
         case OP_MAX: return fres(r, x > y ? x : y);
         case OP_LT: r->u.i = x < y; return 0;
@@ -918,9 +1079,18 @@ static int binop(int op, xmt_val a, xmt_val b, xmt_val *r)
     int64_t x = a.u.i, y = b.u.i, z;
     r->isf = 0;
     switch (op) {
-    case OP_ADD: if (__builtin_add_overflow(x, y, &z)) return XMT_E_OVERFLOW; r->u.i = z; return 0;
-    case OP_SUB: if (__builtin_sub_overflow(x, y, &z)) return XMT_E_OVERFLOW; r->u.i = z; return 0;
-    case OP_MUL: if (__builtin_mul_overflow(x, y, &z)) return XMT_E_OVERFLOW; r->u.i = z; return 0;
+    case OP_ADD:
+        if (__builtin_add_overflow(x, y, &z)) return XMT_E_OVERFLOW;
+        r->u.i = z;
+        return 0;
+    case OP_SUB:
+        if (__builtin_sub_overflow(x, y, &z)) return XMT_E_OVERFLOW;
+        r->u.i = z;
+        return 0;
+    case OP_MUL:
+        if (__builtin_mul_overflow(x, y, &z)) return XMT_E_OVERFLOW;
+        r->u.i = z;
+        return 0;
     case OP_DIV:
         if (y == 0) return XMT_E_DIV0;
         if (x == INT64_MIN && y == -1) return XMT_E_OVERFLOW;
@@ -971,15 +1141,13 @@ int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out)
             if (!env->v || !env->v->params || i->a >= env->v->nparams || !env->v->params[i->a])
                 return XMT_E_ARG;
             if (i->a >= env->nptypes) return XMT_E_TYPE;
-            if ((e = xmt_load_scalar(env->v->params[i->a], env->ptypes[i->a], &st[sp])))
-                return e;
+            if ((e = xmt_load_scalar(env->v->params[i->a], env->ptypes[i->a], &st[sp]))) return e;
             sp++;
             break;
         case OP_FIELD:
             if (!env->v || !env->v->params || i->a >= env->v->nparams || !env->v->params[i->a])
                 return XMT_E_ARG;
-            if ((e = xmt_load_scalar((const char *)env->v->params[i->a] + i->b, i->type,
-                                     &st[sp])))
+            if ((e = xmt_load_scalar((const char *)env->v->params[i->a] + i->b, i->type, &st[sp])))
                 return e;
             sp++;
             break;
@@ -1047,9 +1215,7 @@ int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out)
             sp--;
             if (!truthy(st[sp])) pc += i->b - 1;
             break;
-        case OP_JMP:
-            pc += i->b - 1;
-            break;
+        case OP_JMP: pc += i->b - 1; break;
         case OP_NP2: {
             xmt_val *a = &st[sp - 1];
             int64_t x = a->isf ? (int64_t)0 : a->u.i;

@@ -89,14 +89,22 @@ enum { XMT_SFX_NONE, XMT_SFX_INDEX, XMT_SFX_CALL0, XMT_SFX_CALL1 };
 
 /* What a name resolves to. */
 typedef struct {
-    enum { XMT_REF_CONST_I, XMT_REF_CONST_F, XMT_REF_PARAM, XMT_REF_FIELD, XMT_REF_SPACE,
-           XMT_REF_ORIG, XMT_REF_ATTR, XMT_REF_CODE } kind;
-    unsigned index;        /* param, space, orig (0..6), attr */
-    unsigned offset;       /* field offset */
-    uint8_t type;          /* field type */
-    int64_t i;             /* constant */
-    double f;              /* constant */
-    const xmt_code *code;  /* inline */
+    enum {
+        XMT_REF_CONST_I,
+        XMT_REF_CONST_F,
+        XMT_REF_PARAM,
+        XMT_REF_FIELD,
+        XMT_REF_SPACE,
+        XMT_REF_ORIG,
+        XMT_REF_ATTR,
+        XMT_REF_CODE
+    } kind;
+    unsigned index;       /* param, space, orig (0..6), attr */
+    unsigned offset;      /* field offset */
+    uint8_t type;         /* field type */
+    int64_t i;            /* constant */
+    double f;             /* constant */
+    const xmt_code *code; /* inline */
 } xmt_ref;
 
 /* The loader's name resolver: 0 ok, -1 error with a message in err. */

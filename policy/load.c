@@ -27,7 +27,7 @@ typedef struct {
     void *ud;
     int nerr;
     yaml_document_t *doc;
-    jmp_buf jb;        /* an error inside an entry unwinds to parse_entry */
+    jmp_buf jb; /* an error inside an entry unwinds to parse_entry */
     struct xmt_entry *cur;
     size_t order;
 } ld;
@@ -81,7 +81,10 @@ static void *xcalloc(ld *L, const yaml_node_t *n, size_t a, size_t b)
 
 /* ---- YAML helpers -------------------------------------------------------------------- */
 
-static yaml_node_t *node(ld *L, int i) { return yaml_document_get_node(L->doc, i); }
+static yaml_node_t *node(ld *L, int i)
+{
+    return yaml_document_get_node(L->doc, i);
+}
 
 static const char *kind_name(const yaml_node_t *n)
 {
@@ -95,7 +98,8 @@ static const char *kind_name(const yaml_node_t *n)
 
 static const char *scalar(ld *L, const yaml_node_t *n, const char *what)
 {
-    if (n->type != YAML_SCALAR_NODE) fail(L, n, "%s: expected a scalar, found %s", what, kind_name(n));
+    if (n->type != YAML_SCALAR_NODE)
+        fail(L, n, "%s: expected a scalar, found %s", what, kind_name(n));
     return (const char *)n->data.scalar.value;
 }
 
@@ -140,9 +144,9 @@ static int64_t get_int(ld *L, const yaml_node_t *n, const char *what, int64_t lo
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, num_base(s));
-    if (end == s || *end || errno)
-        fail(L, n, "%s: expected a whole number, found '%s'", what, s);
-    if (v < lo || v > hi) fail(L, n, "%s: %lld is out of range (%lld..%lld)", what, v, (long long)lo, (long long)hi);
+    if (end == s || *end || errno) fail(L, n, "%s: expected a whole number, found '%s'", what, s);
+    if (v < lo || v > hi)
+        fail(L, n, "%s: %lld is out of range (%lld..%lld)", what, v, (long long)lo, (long long)hi);
     return v;
 }
 
@@ -204,16 +208,21 @@ static int valid_ident(const char *s)
 static void map_keys(ld *L, const yaml_node_t *m, const char *what, const char *const *allowed,
                      size_t nallowed, yaml_node_t **vals)
 {
-    if (m->type != YAML_MAPPING_NODE) fail(L, m, "%s: expected a mapping, found %s", what, kind_name(m));
-    for (size_t i = 0; i < nallowed; i++) vals[i] = NULL;
+    if (m->type != YAML_MAPPING_NODE)
+        fail(L, m, "%s: expected a mapping, found %s", what, kind_name(m));
+    for (size_t i = 0; i < nallowed; i++)
+        vals[i] = NULL;
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key);
-        if (k->type != YAML_SCALAR_NODE) fail(L, k, "%s: keys must be plain names, found %s", what, kind_name(k));
+        if (k->type != YAML_SCALAR_NODE)
+            fail(L, k, "%s: keys must be plain names, found %s", what, kind_name(k));
         const char *ks = (const char *)k->data.scalar.value;
         for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++) {
             yaml_node_t *k2 = node(L, q->key);
-            if (k2->type == YAML_SCALAR_NODE && strcmp((const char *)k2->data.scalar.value, ks) == 0)
-                fail(L, k, "%s: duplicate key '%s' (first at line %zu)", what, ks, k2->start_mark.line + 1);
+            if (k2->type == YAML_SCALAR_NODE &&
+                strcmp((const char *)k2->data.scalar.value, ks) == 0)
+                fail(L, k, "%s: duplicate key '%s' (first at line %zu)", what, ks,
+                     k2->start_mark.line + 1);
         }
         if (!allowed) continue;
         size_t i;
@@ -224,7 +233,8 @@ static void map_keys(ld *L, const yaml_node_t *m, const char *what, const char *
             size_t at = 0;
             list[0] = 0;
             for (size_t j = 0; j < nallowed && at < sizeof list; j++)
-                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "", allowed[j]);
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "",
+                                       allowed[j]);
             fail(L, k, "%s: unknown key '%s' (expected one of: %s)", what, ks, list);
         }
         vals[i] = node(L, p->value);
@@ -238,8 +248,8 @@ static void map_names(ld *L, const yaml_node_t *m, const char *what)
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key);
         if (!valid_ident((const char *)k->data.scalar.value))
-            fail(L, k, "%s: '%s' is not a valid name (letters, digits, _; at most %d characters)", what,
-                 (const char *)k->data.scalar.value, XMT_NAME_MAX - 1);
+            fail(L, k, "%s: '%s' is not a valid name (letters, digits, _; at most %d characters)",
+                 what, (const char *)k->data.scalar.value, XMT_NAME_MAX - 1);
     }
 }
 
@@ -259,10 +269,12 @@ static int check_graph(ld *L, int idx, unsigned char *onpath, size_t *visits)
     onpath[idx] = 1;
     int rc = 0;
     if (n->type == YAML_SEQUENCE_NODE) {
-        for (yaml_node_item_t *it = n->data.sequence.items.start; !rc && it < n->data.sequence.items.top; it++)
+        for (yaml_node_item_t *it = n->data.sequence.items.start;
+             !rc && it < n->data.sequence.items.top; it++)
             rc = check_graph(L, *it, onpath, visits);
     } else if (n->type == YAML_MAPPING_NODE) {
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; !rc && p < n->data.mapping.pairs.top; p++) {
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+             !rc && p < n->data.mapping.pairs.top; p++) {
             rc = check_graph(L, p->key, onpath, visits);
             if (!rc) rc = check_graph(L, p->value, onpath, visits);
         }
@@ -352,24 +364,30 @@ static void strip_type(const char *s, char *buf, size_t cap)
     /* drop the words const / volatile / __restrict__ wherever they are */
     const char *p = s;
     while (*p && n + 1 < sizeof tmp) {
-        while (*p == ' ') p++;
+        while (*p == ' ')
+            p++;
         const char *w = p;
-        while (*p && *p != ' ' && *p != '*') p++;
+        while (*p && *p != ' ' && *p != '*')
+            p++;
         size_t wl = (size_t)(p - w);
-        int drop = (wl == 5 && !strncmp(w, "const", 5)) || (wl == 8 && !strncmp(w, "volatile", 8)) ||
-                   (wl == 12 && !strncmp(w, "__restrict__", 12)) || (wl == 10 && !strncmp(w, "__restrict", 10)) ||
-                   (wl == 8 && !strncmp(w, "restrict", 8));
+        int drop =
+            (wl == 5 && !strncmp(w, "const", 5)) || (wl == 8 && !strncmp(w, "volatile", 8)) ||
+            (wl == 12 && !strncmp(w, "__restrict__", 12)) ||
+            (wl == 10 && !strncmp(w, "__restrict", 10)) || (wl == 8 && !strncmp(w, "restrict", 8));
         if (!drop && wl) {
             if (n && tmp[n - 1] != '*' && n + 1 < sizeof tmp) tmp[n++] = ' ';
-            for (size_t i = 0; i < wl && n + 1 < sizeof tmp; i++) tmp[n++] = w[i];
+            for (size_t i = 0; i < wl && n + 1 < sizeof tmp; i++)
+                tmp[n++] = w[i];
         }
         while (*p == '*' && n + 1 < sizeof tmp) {
-            while (n && tmp[n - 1] == ' ') n--;
+            while (n && tmp[n - 1] == ' ')
+                n--;
             tmp[n++] = '*';
             p++;
         }
     }
-    while (n && tmp[n - 1] == ' ') n--;
+    while (n && tmp[n - 1] == ' ')
+        n--;
     tmp[n] = 0;
     snprintf(buf, cap, "%s", tmp);
 }
@@ -381,7 +399,8 @@ int xmt_type_parse(const char *s, int *pointee, uint32_t *size)
     *pointee = -1;
     size_t n = strlen(t);
     if (n && t[n - 1] == '*') {
-        while (n && t[n - 1] == '*') t[--n] = 0;
+        while (n && t[n - 1] == '*')
+            t[--n] = 0;
         for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
             if (type_names[i].type != XMT_PT_PTR && strcmp(t, type_names[i].name) == 0)
                 *pointee = type_names[i].type;
@@ -416,7 +435,6 @@ enum {
 };
 
 typedef struct {
-    ld *L;
     struct xmt_entry *e;
     unsigned scope;
     const char *where; /* "a tensor shape", "a functional trigger", ... */
@@ -459,14 +477,16 @@ static int tensor_member(const xmt_tensor *t, const xmt_path *p, xmt_ref *r, cha
         return 0;
     }
     if (t->ndim < 0 && need_shape) {
-        snprintf(err, cap, "%s has no shape (declared with bytes: only): %s.%s is not defined", t->name, t->name, m);
+        snprintf(err, cap, "%s has no shape (declared with bytes: only): %s.%s is not defined",
+                 t->name, t->name, m);
         return -1;
     }
-    if (((!strcmp(m, "shape") && p->suffix == XMT_SFX_INDEX) || (!strcmp(m, "size") && p->suffix == XMT_SFX_CALL1) ||
+    if (((!strcmp(m, "shape") && p->suffix == XMT_SFX_INDEX) ||
+         (!strcmp(m, "size") && p->suffix == XMT_SFX_CALL1) ||
          (!strcmp(m, "stride") && p->suffix == XMT_SFX_CALL1))) {
         if (p->k >= t->ndim) {
-            snprintf(err, cap, "%s has %d dimension%s: dimension %lld does not exist", t->name, t->ndim,
-                     t->ndim == 1 ? "" : "s", (long long)p->k);
+            snprintf(err, cap, "%s has %d dimension%s: dimension %lld does not exist", t->name,
+                     t->ndim, t->ndim == 1 ? "" : "s", (long long)p->k);
             return -1;
         }
         r->kind = XMT_REF_CODE;
@@ -483,17 +503,20 @@ static int tensor_member(const xmt_tensor *t, const xmt_path *p, xmt_ref *r, cha
         r->code = &t->nbytes;
         return 0;
     }
-    if ((!strcmp(m, "ndim") && p->suffix == XMT_SFX_NONE) || (!strcmp(m, "dim") && p->suffix == XMT_SFX_CALL0)) {
+    if ((!strcmp(m, "ndim") && p->suffix == XMT_SFX_NONE) ||
+        (!strcmp(m, "dim") && p->suffix == XMT_SFX_CALL0)) {
         r->kind = XMT_REF_CONST_I;
         r->i = t->ndim;
         return 0;
     }
     if ((!strcmp(m, "shape") || !strcmp(m, "size") || !strcmp(m, "stride")))
-        snprintf(err, cap, "%s.%s is a tuple, not a number: use %s.shape[i], %s.size(i) or %s.stride(i)", t->name, m,
-                 t->name, t->name, t->name);
+        snprintf(err, cap,
+                 "%s.%s is a tuple, not a number: use %s.shape[i], %s.size(i) or %s.stride(i)",
+                 t->name, m, t->name, t->name, t->name);
     else
         snprintf(err, cap,
-                 "unknown tensor attribute '%s.%s' (expected shape[i], size(i), stride(i), numel, ndim, itemsize, nbytes)",
+                 "unknown tensor attribute '%s.%s' (expected shape[i], size(i), stride(i), numel, "
+                 "ndim, itemsize, nbytes)",
                  t->name, m);
     return -1;
 }
@@ -520,7 +543,8 @@ static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t 
                 for (unsigned f = 0; f < pp->nfields; f++)
                     if (!strcmp(pp->fields[f].name, p->member) && p->suffix == XMT_SFX_NONE) {
                         if (pp->tuned) {
-                            snprintf(err, cap, "%s is set by a config (args:): not allowed in %s", p->base, c->where);
+                            snprintf(err, cap, "%s is set by a config (args:): not allowed in %s",
+                                     p->base, c->where);
                             return -1;
                         }
                         r->kind = XMT_REF_FIELD;
@@ -534,13 +558,14 @@ static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t 
             }
             if (pp->tensor >= 0) {
                 if (!(c->scope & SC_TENSORS)) {
-                    snprintf(err, cap, "tensor attributes (%s.%s) are not allowed in %s", p->base, p->member, c->where);
+                    snprintf(err, cap, "tensor attributes (%s.%s) are not allowed in %s", p->base,
+                             p->member, c->where);
                     return -1;
                 }
                 return tensor_member(&e->tensors[pp->tensor], p, r, err, cap);
             }
-            snprintf(err, cap, "%s is not declared in tensors: (%s.%s needs its dtype and shape)", p->base, p->base,
-                     p->member);
+            snprintf(err, cap, "%s is not declared in tensors: (%s.%s needs its dtype and shape)",
+                     p->base, p->base, p->member);
             return -1;
         }
         snprintf(err, cap, "unknown name '%s.%s'", p->base, p->member);
@@ -549,11 +574,13 @@ static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t 
     if ((i = find_param(e, p->base)) >= 0 && (c->scope & SC_PARAMS)) {
         const xmt_param *pp = &e->params[i];
         if (pp->type == XMT_PT_BLOB) {
-            snprintf(err, cap, "%s is a bytes(N) parameter: name one of its fields (%s.field)", p->base, p->base);
+            snprintf(err, cap, "%s is a bytes(N) parameter: name one of its fields (%s.field)",
+                     p->base, p->base);
             return -1;
         }
         if (pp->tuned && !(c->scope & SC_TUNABLES)) {
-            snprintf(err, cap, "%s is set by a config (args:): not allowed in %s", p->base, c->where);
+            snprintf(err, cap, "%s is set by a config (args:): not allowed in %s", p->base,
+                     c->where);
             return -1;
         }
         r->kind = XMT_REF_PARAM;
@@ -562,7 +589,8 @@ static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t 
     }
     if ((i = find_tun(e, p->base)) >= 0) {
         if (!(c->scope & SC_TUNABLES)) {
-            snprintf(err, cap, "%s is a tunable value (space:/configs:): not allowed in %s", p->base, c->where);
+            snprintf(err, cap, "%s is a tunable value (space:/configs:): not allowed in %s",
+                     p->base, c->where);
             return -1;
         }
         r->kind = XMT_REF_SPACE;
@@ -590,11 +618,13 @@ static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t 
         return 0;
     }
     if (o == -2) {
-        snprintf(err, cap, "%s needs a member: %s.x, %s.y or %s.z", p->base, p->base, p->base, p->base);
+        snprintf(err, cap, "%s needs a member: %s.x, %s.y or %s.z", p->base, p->base, p->base,
+                 p->base);
         return -1;
     }
     snprintf(err, cap,
-             "unknown name '%s' (expected a parameter, a tensor attribute, %sgrid0.x/block0.x/shared0 or a device "
+             "unknown name '%s' (expected a parameter, a tensor attribute, "
+             "%sgrid0.x/block0.x/shared0 or a device "
              "attribute such as sm_count)",
              p->base, (c->scope & SC_TUNABLES) ? "a space value, " : "");
     return -1;
@@ -615,7 +645,7 @@ static void compile(ld *L, const yaml_node_t *n, unsigned scope, const char *whe
     } else {
         fail(L, n, "%s: expected an expression, found %s", where, kind_name(n));
     }
-    rctx c = {L, L->cur, scope, where};
+    rctx c = {L->cur, scope, where};
     char err[512];
     size_t pos = 0;
     if (xmt_compile(s, resolve, &c, out, err, sizeof err, &pos) != 0) {
@@ -647,7 +677,8 @@ static void set_type(ld *L, const yaml_node_t *n, xmt_param *p, const char *ts)
     int t = xmt_type_parse(ts, &pe, &sz);
     if (t < 0)
         fail(L, n,
-             "parameter %s: unknown type '%s' (expected i8..i64, u8..u64, f16, bf16, f32, f64, ptr, a C type such "
+             "parameter %s: unknown type '%s' (expected i8..i64, u8..u64, f16, bf16, f32, f64, "
+             "ptr, a C type such "
              "as int or float*, or bytes(N))",
              p->name, ts);
     p->type = (uint8_t)t;
@@ -674,11 +705,13 @@ static void parse_fields(ld *L, xmt_param *p, const yaml_node_t *fm)
             const char *at = strchr(s, '@');
             char *end;
             if (!at || (size_t)(at - s) >= sizeof tbuf)
-                fail(L, v, "field %s: expected TYPE@OFFSET (e.g. i32@8) or {type: i32, offset: 8}", f->name);
+                fail(L, v, "field %s: expected TYPE@OFFSET (e.g. i32@8) or {type: i32, offset: 8}",
+                     f->name);
             memcpy(tbuf, s, (size_t)(at - s));
             tbuf[at - s] = 0;
             off = strtol(at + 1, &end, num_base(at + 1));
-            if (end == at + 1 || *end) fail(L, v, "field %s: expected a byte offset after '@'", f->name);
+            if (end == at + 1 || *end)
+                fail(L, v, "field %s: expected a byte offset after '@'", f->name);
         } else {
             static const char *const fk[] = {"type", "offset"};
             yaml_node_t *fv[2];
@@ -694,7 +727,8 @@ static void parse_fields(ld *L, xmt_param *p, const yaml_node_t *fm)
         int t = xmt_type_parse(tbuf, &pe, &sz);
         if (t < 0) fail(L, tn, "field %s: unknown type '%s'", f->name, tbuf);
         if (off < 0 || (uint64_t)off + sz > p->size)
-            fail(L, on, "field %s: %u bytes at offset %ld do not fit in bytes(%u)", f->name, sz, off, p->size);
+            fail(L, on, "field %s: %u bytes at offset %ld do not fit in bytes(%u)", f->name, sz,
+                 off, p->size);
         for (unsigned j = 0; j + 1 < p->nfields; j++)
             if (!strcmp(p->fields[j].name, f->name)) fail(L, k, "duplicate field '%s'", f->name);
         f->type = (uint8_t)t;
@@ -706,11 +740,12 @@ static void check_new_name(ld *L, const yaml_node_t *n, const char *name, const 
 {
     struct xmt_entry *e = L->cur;
     if (!valid_ident(name))
-        fail(L, n, "%s: '%s' is not a valid name (letters, digits, _; at most %d characters)", what, name,
-             XMT_NAME_MAX - 1);
+        fail(L, n, "%s: '%s' is not a valid name (letters, digits, _; at most %d characters)", what,
+             name, XMT_NAME_MAX - 1);
     if (xmt_attr_index(name) >= 0 || xmt_orig_index(name, NULL) != -1 || !strcmp(name, "true") ||
         !strcmp(name, "false"))
-        fail(L, n, "%s: '%s' is a reserved name (device attribute, original launch or constant)", what, name);
+        fail(L, n, "%s: '%s' is a reserved name (device attribute, original launch or constant)",
+             what, name);
     if (find_param(e, name) >= 0) fail(L, n, "%s: '%s' is already a parameter", what, name);
     if (find_tun(e, name) >= 0) fail(L, n, "%s: '%s' is already a tunable value", what, name);
     if (find_ft(e, name) >= 0) fail(L, n, "%s: '%s' is already a functional trigger", what, name);
@@ -755,15 +790,18 @@ static void parse_params(ld *L, const yaml_node_t *n)
     else if (n->type == YAML_MAPPING_NODE)
         cnt = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
     else
-        fail(L, n, "params: expected a list such as [n: i32, x: ptr] or [n, x], found %s", kind_name(n));
+        fail(L, n, "params: expected a list such as [n: i32, x: ptr] or [n, x], found %s",
+             kind_name(n));
     if (cnt > XMT_MAX_PARAMS) fail(L, n, "params: more than %d parameters", XMT_MAX_PARAMS);
     e->params = xcalloc(L, n, cnt, sizeof *e->params);
     if (n->type == YAML_MAPPING_NODE) {
         map_keys(L, n, "params", NULL, 0, NULL);
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
-            add_param(L, node(L, p->key), (const char *)node(L, p->key)->data.scalar.value, node(L, p->value));
+            add_param(L, node(L, p->key), (const char *)node(L, p->key)->data.scalar.value,
+                      node(L, p->value));
     } else {
-        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++) {
             yaml_node_t *item = node(L, *it);
             if (item->type == YAML_SCALAR_NODE) {
                 add_param(L, item, (const char *)item->data.scalar.value, NULL);
@@ -774,7 +812,8 @@ static void parse_params(ld *L, const yaml_node_t *n)
                 if (k->type != YAML_SCALAR_NODE) fail(L, k, "params: expected a name");
                 add_param(L, k, (const char *)k->data.scalar.value, node(L, p->value));
             } else {
-                fail(L, item, "params: each item is a name or 'name: type', found %s", kind_name(item));
+                fail(L, item, "params: each item is a name or 'name: type', found %s",
+                     kind_name(item));
             }
         }
     }
@@ -792,17 +831,21 @@ static void describe_tensor(ld *L, xmt_tensor *t, const yaml_node_t *sh, const y
 {
     size_t at = 0, cap = sizeof t->desc;
     const yaml_node_t *lists[2] = {sh, st};
-    at += (size_t)snprintf(t->desc, cap, "%s", (sh || t->dtype != XMT_DT_BYTES) ? xmt_dtype_name(t->dtype) : "");
+    at += (size_t)snprintf(t->desc, cap, "%s",
+                           (sh || t->dtype != XMT_DT_BYTES) ? xmt_dtype_name(t->dtype) : "");
     for (int l = 0; l < 2; l++) {
         if (!lists[l] || at >= cap) continue;
         at += (size_t)snprintf(t->desc + at, cap - at, "%s[", l ? " strides " : " ");
-        for (yaml_node_item_t *it = lists[l]->data.sequence.items.start; it < lists[l]->data.sequence.items.top && at < cap; it++)
-            at += (size_t)snprintf(t->desc + at, cap - at, "%s%s", it == lists[l]->data.sequence.items.start ? "" : ", ",
+        for (yaml_node_item_t *it = lists[l]->data.sequence.items.start;
+             it < lists[l]->data.sequence.items.top && at < cap; it++)
+            at += (size_t)snprintf(t->desc + at, cap - at, "%s%s",
+                                   it == lists[l]->data.sequence.items.start ? "" : ", ",
                                    (const char *)node(L, *it)->data.scalar.value);
         if (at < cap) at += (size_t)snprintf(t->desc + at, cap - at, "]");
     }
     if (by && at < cap)
-        snprintf(t->desc + at, cap - at, "%sbytes: %s", at ? ", " : "", (const char *)by->data.scalar.value);
+        snprintf(t->desc + at, cap - at, "%sbytes: %s", at ? ", " : "",
+                 (const char *)by->data.scalar.value);
 }
 
 static void parse_tensors(ld *L, const yaml_node_t *n)
@@ -829,7 +872,10 @@ static void parse_tensors(ld *L, const yaml_node_t *n)
         if (tv[0]) {
             const char *ds = scalar(L, tv[0], "dtype");
             int d = dtype_parse(ds);
-            if (d < 0) fail(L, tv[0], "dtype: unknown '%s' (expected i8..i64, u8..u64, f16, bf16, f32, f64, bytes)", ds);
+            if (d < 0)
+                fail(L, tv[0],
+                     "dtype: unknown '%s' (expected i8..i64, u8..u64, f16, bf16, f32, f64, bytes)",
+                     ds);
             t->dtype = (xmt_dtype)d;
         } else if (p->pointee >= 0) {
             t->dtype = (xmt_dtype)p->pointee;
@@ -850,19 +896,26 @@ static void parse_tensors(ld *L, const yaml_node_t *n)
         if (tv[1]) {
             const yaml_node_t *sh = tv[1];
             if (sh->type != YAML_SEQUENCE_NODE)
-                fail(L, sh, "tensor %s: shape: expected a list of expressions such as [m, n]", name);
+                fail(L, sh, "tensor %s: shape: expected a list of expressions such as [m, n]",
+                     name);
             size_t nd = (size_t)(sh->data.sequence.items.top - sh->data.sequence.items.start);
-            if (nd > XMT_MAX_DIMS) fail(L, sh, "tensor %s: more than %d dimensions", name, XMT_MAX_DIMS);
+            if (nd > XMT_MAX_DIMS)
+                fail(L, sh, "tensor %s: more than %d dimensions", name, XMT_MAX_DIMS);
             t->ndim = (int)nd;
             for (size_t d = 0; d < nd; d++)
-                compile(L, node(L, sh->data.sequence.items.start[d]), SC_PARAMS, where, &t->shape[d]);
+                compile(L, node(L, sh->data.sequence.items.start[d]), SC_PARAMS, where,
+                        &t->shape[d]);
             if (tv[2]) {
                 const yaml_node_t *st = tv[2];
                 if (st->type != YAML_SEQUENCE_NODE ||
                     (size_t)(st->data.sequence.items.top - st->data.sequence.items.start) != nd)
-                    fail(L, st, "tensor %s: strides: expected a list of %zu expressions (one per dimension)", name, nd);
+                    fail(L, st,
+                         "tensor %s: strides: expected a list of %zu expressions (one per "
+                         "dimension)",
+                         name, nd);
                 for (size_t d = 0; d < nd; d++)
-                    compile(L, node(L, st->data.sequence.items.start[d]), SC_PARAMS, where, &t->stride[d]);
+                    compile(L, node(L, st->data.sequence.items.start[d]), SC_PARAMS, where,
+                            &t->stride[d]);
             } else {
                 /* contiguous: stride[d] = product of the later dimensions */
                 for (size_t d = 0; d < nd; d++) {
@@ -871,7 +924,8 @@ static void parse_tensors(ld *L, const yaml_node_t *n)
                         rc = xmt_code_const(&t->stride[d], 1);
                     } else {
                         const xmt_code *f[XMT_MAX_DIMS];
-                        for (size_t j = d + 1; j < nd; j++) f[j - d - 1] = &t->shape[j];
+                        for (size_t j = d + 1; j < nd; j++)
+                            f[j - d - 1] = &t->shape[j];
                         rc = xmt_code_product(&t->stride[d], f, nd - d - 1);
                     }
                     if (rc) fail(L, sh, "tensor %s: shape too large to compile its strides", name);
@@ -884,7 +938,8 @@ static void parse_tensors(ld *L, const yaml_node_t *n)
                     rc = xmt_code_const(&t->numel, 1);
                 } else {
                     const xmt_code *f[XMT_MAX_DIMS];
-                    for (size_t j = 0; j < nd; j++) f[j] = &t->shape[j];
+                    for (size_t j = 0; j < nd; j++)
+                        f[j] = &t->shape[j];
                     rc = xmt_code_product(&t->numel, f, nd);
                 }
                 if (!rc) {
@@ -905,7 +960,8 @@ static void parse_tensors(ld *L, const yaml_node_t *n)
             e->ptypes[pi] = XMT_PT_PTR;
             e->psizes[pi] = 8;
             int still = 0;
-            for (unsigned i = 0; i < e->nparams; i++) still |= e->params[i].type == XMT_PT_UNKNOWN;
+            for (unsigned i = 0; i < e->nparams; i++)
+                still |= e->params[i].type == XMT_PT_UNKNOWN;
             e->needs_sig = still;
         }
     }
@@ -918,25 +974,31 @@ static void collect_tunables(ld *L, const yaml_node_t *space, const yaml_node_t 
     static const char *const reserved[] = {"condition", "launch", "args"};
     if (space) {
         map_names(L, space, "space");
-        for (yaml_node_pair_t *q = space->data.mapping.pairs.start; q < space->data.mapping.pairs.top; q++) {
+        for (yaml_node_pair_t *q = space->data.mapping.pairs.start;
+             q < space->data.mapping.pairs.top; q++) {
             yaml_node_t *k = node(L, q->key);
-            if (e->ntun >= XMT_MAX_TUNABLES) fail(L, k, "space: more than %d names", XMT_MAX_TUNABLES);
+            if (e->ntun >= XMT_MAX_TUNABLES)
+                fail(L, k, "space: more than %d names", XMT_MAX_TUNABLES);
             check_new_name(L, k, (const char *)k->data.scalar.value, "space");
             snprintf(e->tunames[e->ntun++], XMT_NAME_MAX, "%s", (const char *)k->data.scalar.value);
         }
-        if (e->ntun == 0) fail(L, space, "space: is empty (give at least one name with a list of values)");
+        if (e->ntun == 0)
+            fail(L, space, "space: is empty (give at least one name with a list of values)");
     } else if (configs && configs->type == YAML_SEQUENCE_NODE &&
                configs->data.sequence.items.top > configs->data.sequence.items.start) {
         yaml_node_t *c0 = node(L, configs->data.sequence.items.start[0]);
         if (c0->type != YAML_MAPPING_NODE) return; /* reported later */
         map_keys(L, c0, "config", NULL, 0, NULL);
-        for (yaml_node_pair_t *q = c0->data.mapping.pairs.start; q < c0->data.mapping.pairs.top; q++) {
+        for (yaml_node_pair_t *q = c0->data.mapping.pairs.start; q < c0->data.mapping.pairs.top;
+             q++) {
             yaml_node_t *k = node(L, q->key);
             const char *ks = (const char *)k->data.scalar.value;
             int r = 0;
-            for (int j = 0; j < 3; j++) r |= !strcmp(ks, reserved[j]);
+            for (int j = 0; j < 3; j++)
+                r |= !strcmp(ks, reserved[j]);
             if (r) continue;
-            if (e->ntun >= XMT_MAX_TUNABLES) fail(L, k, "configs: more than %d names", XMT_MAX_TUNABLES);
+            if (e->ntun >= XMT_MAX_TUNABLES)
+                fail(L, k, "configs: more than %d names", XMT_MAX_TUNABLES);
             check_new_name(L, k, ks, "config");
             snprintf(e->tunames[e->ntun++], XMT_NAME_MAX, "%s", ks);
         }
@@ -949,15 +1011,16 @@ static void mark_args(ld *L, const yaml_node_t *args)
     struct xmt_entry *e = L->cur;
     if (!args) return;
     map_keys(L, args, "args", NULL, 0, NULL);
-    for (yaml_node_pair_t *q = args->data.mapping.pairs.start; q < args->data.mapping.pairs.top; q++) {
+    for (yaml_node_pair_t *q = args->data.mapping.pairs.start; q < args->data.mapping.pairs.top;
+         q++) {
         yaml_node_t *k = node(L, q->key);
         const char *ks = (const char *)k->data.scalar.value;
         int pi = find_param(e, ks);
         if (pi < 0) fail(L, k, "args: '%s' is not a parameter", ks);
         uint8_t t = e->params[pi].type;
         if (t == XMT_PT_PTR || t == XMT_PT_BLOB)
-            fail(L, k, "args: %s is %s; a config can set only scalar (integer or float) parameters", ks,
-                 e->params[pi].tname);
+            fail(L, k, "args: %s is %s; a config can set only scalar (integer or float) parameters",
+                 ks, e->params[pi].tname);
         e->params[pi].tuned = 1;
     }
 }
@@ -966,7 +1029,8 @@ static void parse_args(ld *L, const yaml_node_t *n, xmt_args *a)
 {
     struct xmt_entry *e = L->cur;
     size_t cnt = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
-    if (cnt > XMT_MAX_ARG_OVERRIDES) fail(L, n, "args: more than %d parameters", XMT_MAX_ARG_OVERRIDES);
+    if (cnt > XMT_MAX_ARG_OVERRIDES)
+        fail(L, n, "args: more than %d parameters", XMT_MAX_ARG_OVERRIDES);
     for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
         yaml_node_t *k = node(L, q->key);
         int pi = find_param(e, (const char *)k->data.scalar.value);
@@ -974,7 +1038,8 @@ static void parse_args(ld *L, const yaml_node_t *n, xmt_args *a)
         x->param = (unsigned)pi;
         char where[128];
         snprintf(where, sizeof where, "args: %s", e->params[pi].name);
-        compile(L, node(L, q->value), SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG, where, &x->code);
+        compile(L, node(L, q->value), SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG, where,
+                &x->code);
     }
 }
 
@@ -985,7 +1050,8 @@ static void parse_dimexpr(ld *L, const yaml_node_t *n, const char *what, xmt_dim
     char where[64];
     if (n->type == YAML_SEQUENCE_NODE) {
         size_t cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-        if (cnt < 1 || (int)cnt > maxn) fail(L, n, "launch %s: expected 1 to %d expressions (x, y, z)", what, maxn);
+        if (cnt < 1 || (int)cnt > maxn)
+            fail(L, n, "launch %s: expected 1 to %d expressions (x, y, z)", what, maxn);
         for (size_t i = 0; i < cnt; i++) {
             snprintf(where, sizeof where, "%s.%c", what, (char)('x' + i));
             compile(L, node(L, n->data.sequence.items.start[i]), sc, where, &d->c[i]);
@@ -1006,7 +1072,8 @@ static void parse_launch(ld *L, const yaml_node_t *n, xmt_launch *l)
     if (lv[0]) parse_dimexpr(L, lv[0], "grid", &l->grid, 3);
     if (lv[1]) parse_dimexpr(L, lv[1], "block", &l->block, 3);
     if (lv[2]) {
-        if (lv[2]->type != YAML_SCALAR_NODE) fail(L, lv[2], "launch shared: expected one expression (bytes)");
+        if (lv[2]->type != YAML_SCALAR_NODE)
+            fail(L, lv[2], "launch shared: expected one expression (bytes)");
         parse_dimexpr(L, lv[2], "shared", &l->shared, 1);
     }
 }
@@ -1016,8 +1083,9 @@ static void parse_config(ld *L, const yaml_node_t *n, xmt_config *c, const char 
 {
     struct xmt_entry *e = L->cur;
     if (n->type != YAML_MAPPING_NODE)
-        fail(L, n, "%s: expected a mapping such as {BLOCK: 256} or {launch: {block: [256]}}, found %s", what,
-             kind_name(n));
+        fail(L, n,
+             "%s: expected a mapping such as {BLOCK: 256} or {launch: {block: [256]}}, found %s",
+             what, kind_name(n));
     map_keys(L, n, what, NULL, 0, NULL);
     c->line = (int)n->start_mark.line + 1;
     unsigned seen = 0;
@@ -1035,9 +1103,14 @@ static void parse_config(ld *L, const yaml_node_t *n, xmt_config *c, const char 
             int ti = find_tun(e, ks);
             if (ti < 0) {
                 if (e->nspace || e->ntun)
-                    fail(L, k, "%s: '%s' is not a tunable name of this entry (those are the names of space: or of the "
-                               "first config)", what, ks);
-                fail(L, k, "%s: '%s' is not a tunable name (this entry's configs set none; the first config decides)",
+                    fail(L, k,
+                         "%s: '%s' is not a tunable name of this entry (those are the names of "
+                         "space: or of the "
+                         "first config)",
+                         what, ks);
+                fail(L, k,
+                     "%s: '%s' is not a tunable name (this entry's configs set none; the first "
+                     "config decides)",
                      what, ks);
             }
             c->vals[ti] = get_number(L, v, ks);
@@ -1046,11 +1119,14 @@ static void parse_config(ld *L, const yaml_node_t *n, xmt_config *c, const char 
     }
     for (unsigned t = 0; t < e->ntun; t++)
         if (!(seen & (1u << t)))
-            fail(L, n, "%s: sets no value for %s (every config sets the same names as the space or the first config)",
+            fail(L, n,
+                 "%s: sets no value for %s (every config sets the same names as the space or the "
+                 "first config)",
                  what, e->tunames[t]);
     if (cond) {
         c->has_cond = 1;
-        compile(L, cond, SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG, "a config condition", &c->cond);
+        compile(L, cond, SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG, "a config condition",
+                &c->cond);
     }
     if (launch) parse_launch(L, launch, &c->launch);
     if (args) {
@@ -1077,21 +1153,24 @@ static void parse_space(ld *L, const yaml_node_t *n)
         } else if (v->type == YAML_SEQUENCE_NODE) {
             size_t cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
             if (cnt == 0) fail(L, v, "space %s: empty list of values", d->name);
-            if (cnt > XMT_MAX_SPACE) fail(L, v, "space %s: more than %d values", d->name, XMT_MAX_SPACE);
+            if (cnt > XMT_MAX_SPACE)
+                fail(L, v, "space %s: more than %d values", d->name, XMT_MAX_SPACE);
             d->vals = xcalloc(L, v, cnt, sizeof *d->vals);
             for (size_t i = 0; i < cnt; i++) {
                 yaml_node_t *it = node(L, v->data.sequence.items.start[i]);
                 d->vals[i] = get_number(L, it, where);
                 for (size_t j = 0; j < i; j++)
                     if (d->vals[j].isf == d->vals[i].isf && d->vals[j].u.i == d->vals[i].u.i)
-                        fail(L, it, "space %s: value %s appears twice", d->name, scalar(L, it, d->name));
+                        fail(L, it, "space %s: value %s appears twice", d->name,
+                             scalar(L, it, d->name));
             }
             d->n = (unsigned)cnt;
         } else {
             fail(L, v, "space %s: expected a list of numbers such as [64, 128, 256]", d->name);
         }
         if (e->spacesize * d->n > XMT_MAX_SPACE)
-            fail(L, v, "space: the product of all value lists exceeds %d candidates", XMT_MAX_SPACE);
+            fail(L, v, "space: the product of all value lists exceeds %d candidates",
+                 XMT_MAX_SPACE);
         e->spacesize *= d->n;
     }
 }
@@ -1112,10 +1191,11 @@ static void add_slot_param(ld *L, const yaml_node_t *n, unsigned pi, const xmt_f
     s->kind = XMT_SLOT_EXPR;
     char text[2 * XMT_NAME_MAX + 2];
     snprintf(text, sizeof text, "%s%s%s", e->params[pi].name, f ? "." : "", f ? f->name : "");
-    rctx c = {L, e, SC_PARAMS, "a trigger"};
+    rctx c = {e, SC_PARAMS, "a trigger"};
     char err[256];
     size_t pos;
-    if (xmt_compile(text, resolve, &c, &s->code, err, sizeof err, &pos)) fail(L, n, "trigger %s: %s", text, err);
+    if (xmt_compile(text, resolve, &c, &s->code, err, sizeof err, &pos))
+        fail(L, n, "trigger %s: %s", text, err);
     e->keylen += 9;
 }
 
@@ -1141,7 +1221,8 @@ static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
     if (m < 0) fail_col(L, n, text_col(n), "trigger '%s': %s", s, err);
     if (m == 0 || s[m] != 0)
         fail(L, n,
-             "trigger '%s': expected a parameter name or a tensor form (x, x.dtype, x.shape, x.size(), x.size(i), "
+             "trigger '%s': expected a parameter name or a tensor form (x, x.dtype, x.shape, "
+             "x.size(), x.size(i), "
              "x.shape[i], x.stride(), x.stride(i)); computed keys belong in functional_triggers:",
              s);
     const char *label = s;
@@ -1149,34 +1230,48 @@ static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
     int pi = find_param(e, p.base);
     if (pi < 0) {
         if (find_tun(e, p.base) >= 0)
-            fail(L, n, "trigger '%s': %s is a tunable value (space:/configs:); a lookup key cannot depend on what is "
-                       "being tuned", s, p.base);
+            fail(L, n,
+                 "trigger '%s': %s is a tunable value (space:/configs:); a lookup key cannot "
+                 "depend on what is "
+                 "being tuned",
+                 s, p.base);
         if (find_ft(e, p.base) >= 0)
-            fail(L, n, "trigger '%s': %s is a functional trigger, already part of the key", s, p.base);
+            fail(L, n, "trigger '%s': %s is a functional trigger, already part of the key", s,
+                 p.base);
         fail(L, n, "trigger '%s': unknown parameter '%s'", s, p.base);
     }
     xmt_param *pp = &e->params[pi];
     if (pp->tuned)
-        fail(L, n, "trigger '%s': %s is set by a config (args:); a lookup key cannot depend on what is being tuned",
+        fail(L, n,
+             "trigger '%s': %s is set by a config (args:); a lookup key cannot depend on what is "
+             "being tuned",
              s, p.base);
     if (!p.has_member) {
         if (pp->tensor >= 0) {
             xmt_tensor *t = &e->tensors[pp->tensor];
-            if (t->ndim < 0) fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s, t->name);
+            if (t->ndim < 0)
+                fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s, t->name);
             xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_TENSOR);
             tr->ndim = (unsigned)t->ndim;
             xmt_slot *sl = &e->slots[e->nslots++];
             sl->kind = XMT_SLOT_DTYPE;
             sl->dtype = (uint8_t)t->dtype;
             e->keylen += 1;
-            for (int d = 0; d < t->ndim; d++) add_slot_code(L, n, &t->shape[d]);
-            for (int d = 0; d < t->ndim; d++) add_slot_code(L, n, &t->stride[d]);
+            for (int d = 0; d < t->ndim; d++)
+                add_slot_code(L, n, &t->shape[d]);
+            for (int d = 0; d < t->ndim; d++)
+                add_slot_code(L, n, &t->stride[d]);
             tr->nslots = e->nslots - tr->first;
             return;
         }
         if (pp->type == XMT_PT_PTR)
-            fail(L, n, "trigger '%s': %s is a pointer; declare it in tensors: to key on its dtype and shape", s, s);
-        if (pp->type == XMT_PT_BLOB) fail(L, n, "trigger '%s': %s is a bytes(N) parameter; name a field (%s.field)", s, s, s);
+            fail(L, n,
+                 "trigger '%s': %s is a pointer; declare it in tensors: to key on its dtype and "
+                 "shape",
+                 s, s);
+        if (pp->type == XMT_PT_BLOB)
+            fail(L, n, "trigger '%s': %s is a bytes(N) parameter; name a field (%s.field)", s, s,
+                 s);
         xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_SCALAR);
         add_slot_param(L, n, (unsigned)pi, NULL);
         tr->nslots = 1;
@@ -1192,8 +1287,7 @@ static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
             }
         fail(L, n, "trigger '%s': %s has no field '%s'", s, p.base, p.member);
     }
-    if (pp->tensor < 0)
-        fail(L, n, "trigger '%s': %s is not declared in tensors:", s, p.base);
+    if (pp->tensor < 0) fail(L, n, "trigger '%s': %s is not declared in tensors:", s, p.base);
     xmt_tensor *t = &e->tensors[pp->tensor];
     const char *mb = p.member;
     int whole = 0, dim = -1, stride = 0;
@@ -1206,9 +1300,11 @@ static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
         tr->nslots = 1;
         return;
     }
-    if ((!strcmp(mb, "shape") && p.suffix == XMT_SFX_NONE) || (!strcmp(mb, "size") && p.suffix == XMT_SFX_CALL0)) {
+    if ((!strcmp(mb, "shape") && p.suffix == XMT_SFX_NONE) ||
+        (!strcmp(mb, "size") && p.suffix == XMT_SFX_CALL0)) {
         whole = 1;
-    } else if ((!strcmp(mb, "shape") && p.suffix == XMT_SFX_INDEX) || (!strcmp(mb, "size") && p.suffix == XMT_SFX_CALL1)) {
+    } else if ((!strcmp(mb, "shape") && p.suffix == XMT_SFX_INDEX) ||
+               (!strcmp(mb, "size") && p.suffix == XMT_SFX_CALL1)) {
         dim = (int)p.k;
     } else if (!strcmp(mb, "stride") && p.suffix == XMT_SFX_CALL0) {
         whole = 1;
@@ -1218,22 +1314,27 @@ static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
         stride = 1;
     } else {
         fail(L, n,
-             "trigger '%s': unknown tensor trigger (expected %s, %s.dtype, %s.shape, %s.size(), %s.size(i), "
+             "trigger '%s': unknown tensor trigger (expected %s, %s.dtype, %s.shape, %s.size(), "
+             "%s.size(i), "
              "%s.shape[i], %s.stride(), %s.stride(i))",
              s, p.base, p.base, p.base, p.base, p.base, p.base, p.base, p.base);
     }
-    if (t->ndim < 0) fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s, t->name);
+    if (t->ndim < 0)
+        fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s, t->name);
     if (dim >= t->ndim)
-        fail(L, n, "trigger '%s': %s has %d dimension%s", s, t->name, t->ndim, t->ndim == 1 ? "" : "s");
+        fail(L, n, "trigger '%s': %s has %d dimension%s", s, t->name, t->ndim,
+             t->ndim == 1 ? "" : "s");
     /* normalise the label so that x.size() and x.shape name the same trigger */
     if (whole)
         snprintf(lbuf, sizeof lbuf, "%s.%s", p.base, stride ? "stride()" : "shape");
     else
-        snprintf(lbuf, sizeof lbuf, "%s.%s%d%s", p.base, stride ? "stride(" : "shape[", dim, stride ? ")" : "]");
+        snprintf(lbuf, sizeof lbuf, "%s.%s%d%s", p.base, stride ? "stride(" : "shape[", dim,
+                 stride ? ")" : "]");
     xmt_trigger *tr = new_trigger(L, n, lbuf, whole ? XMT_TR_TUPLE : XMT_TR_SCALAR);
     if (whole) {
         tr->ndim = (unsigned)t->ndim;
-        for (int d = 0; d < t->ndim; d++) add_slot_code(L, n, stride ? &t->stride[d] : &t->shape[d]);
+        for (int d = 0; d < t->ndim; d++)
+            add_slot_code(L, n, stride ? &t->stride[d] : &t->shape[d]);
     } else {
         add_slot_code(L, n, stride ? &t->stride[dim] : &t->shape[dim]);
     }
@@ -1271,9 +1372,11 @@ static void subsume_triggers(struct xmt_entry *e)
         e->triggers[tw++] = tr;
     }
     e->ntriggers = tw;
-    for (unsigned f = 0; f < e->nft; f++) e->slots[w++] = e->slots[e->nslots - e->nft + f];
+    for (unsigned f = 0; f < e->nft; f++)
+        e->slots[w++] = e->slots[e->nslots - e->nft + f];
     /* the tail held slots that moved down: forget them, they are not owned twice */
-    for (unsigned s = w; s < e->nslots; s++) memset(&e->slots[s], 0, sizeof e->slots[s]);
+    for (unsigned s = w; s < e->nslots; s++)
+        memset(&e->slots[s], 0, sizeof e->slots[s]);
     e->nslots = w;
     e->keylen = kl + 9 * e->nft;
 }
@@ -1284,26 +1387,32 @@ static void parse_bufnames(ld *L, const yaml_node_t *n, unsigned role, const cha
     int ismap = n->type == YAML_MAPPING_NODE;
     if (n->type != YAML_SEQUENCE_NODE && !ismap)
         fail(L, n, "%s: expected a list of tensor names%s", what,
-             role == XMT_BUF_RESET ? " or a mapping name: condition" :
-             role == XMT_BUF_VERIFY ? " or a mapping name: {rtol: R, atol: A}" : "");
+             role == XMT_BUF_RESET    ? " or a mapping name: condition"
+             : role == XMT_BUF_VERIFY ? " or a mapping name: {rtol: R, atol: A}"
+                                      : "");
     if (ismap && role == XMT_BUF_RESTORE) fail(L, n, "%s: expected a list of tensor names", what);
     if (ismap) map_keys(L, n, what, NULL, 0, NULL);
     size_t cnt = ismap ? (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start)
                        : (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
     for (size_t i = 0; i < cnt; i++) {
-        yaml_node_t *k = ismap ? node(L, n->data.mapping.pairs.start[i].key) : node(L, n->data.sequence.items.start[i]);
+        yaml_node_t *k = ismap ? node(L, n->data.mapping.pairs.start[i].key)
+                               : node(L, n->data.sequence.items.start[i]);
         yaml_node_t *v = ismap ? node(L, n->data.mapping.pairs.start[i].value) : NULL;
         const char *name = scalar(L, k, what);
         if (!ismap)
             for (size_t j = 0; j < i; j++)
-                if (!strcmp(name, (const char *)node(L, n->data.sequence.items.start[j])->data.scalar.value))
+                if (!strcmp(
+                        name,
+                        (const char *)node(L, n->data.sequence.items.start[j])->data.scalar.value))
                     fail(L, k, "%s: %s appears twice", what, name);
         int pi = find_param(e, name);
         if (pi < 0) fail(L, k, "%s: '%s' is not a parameter", what, name);
         xmt_param *p = &e->params[pi];
         if (p->type != XMT_PT_PTR) fail(L, k, "%s: %s is %s, not a pointer", what, name, p->tname);
         if (p->tensor < 0)
-            fail(L, k, "%s: %s needs an entry in tensors: (dtype and shape, or bytes) to know its size", what, name);
+            fail(L, k,
+                 "%s: %s needs an entry in tensors: (dtype and shape, or bytes) to know its size",
+                 what, name);
         xmt_bufdecl *b = NULL;
         for (unsigned j = 0; j < e->nbufs; j++)
             if (e->bufs[j].param == (unsigned)pi) b = &e->bufs[j];
@@ -1321,7 +1430,9 @@ static void parse_bufnames(ld *L, const yaml_node_t *n, unsigned role, const cha
             compile(L, v, SC_PARAMS | SC_TENSORS | SC_FTRIG, where, &b->cond);
         }
         if (role == XMT_BUF_VERIFY && v && !is_null(v)) {
-            if (v->type == YAML_SCALAR_NODE && !strcmp((const char *)v->data.scalar.value, "bitwise")) continue;
+            if (v->type == YAML_SCALAR_NODE &&
+                !strcmp((const char *)v->data.scalar.value, "bitwise"))
+                continue;
             static const char *const vk[] = {"rtol", "atol"};
             yaml_node_t *vv[2];
             map_keys(L, v, "verify tolerance", vk, 2, vv);
@@ -1329,8 +1440,8 @@ static void parse_bufnames(ld *L, const yaml_node_t *n, unsigned role, const cha
             if (vv[1]) b->atol = get_double(L, vv[1], "atol", 0, 1e300);
             xmt_dtype dt = e->tensors[p->tensor].dtype;
             if ((b->rtol > 0 || b->atol > 0) && !(dt >= XMT_DT_F16 && dt <= XMT_DT_F64))
-                fail(L, v, "verify %s: a tolerance needs a floating-point dtype (%s is %s)", name, name,
-                     xmt_dtype_name(dt));
+                fail(L, v, "verify %s: a tolerance needs a floating-point dtype (%s is %s)", name,
+                     name, xmt_dtype_name(dt));
         }
     }
 }
@@ -1360,9 +1471,27 @@ enum {
     K_N
 };
 static const char *const entry_keys[K_N] = {
-    "match",  "signature", "mangled", "params",        "tensors", "triggers", "functional_triggers",
-    "space",  "configs",   "condition", "launch",      "args",    "pin",      "reset_to_zero",
-    "restore", "verify",   "warmup",  "iterations",    "budget_ms", "statistic", "l2_flush",
+    "match",
+    "signature",
+    "mangled",
+    "params",
+    "tensors",
+    "triggers",
+    "functional_triggers",
+    "space",
+    "configs",
+    "condition",
+    "launch",
+    "args",
+    "pin",
+    "reset_to_zero",
+    "restore",
+    "verify",
+    "warmup",
+    "iterations",
+    "budget_ms",
+    "statistic",
+    "l2_flush",
 };
 
 static void parse_entry_body(ld *L, const yaml_node_t *m)
@@ -1372,17 +1501,21 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
     map_keys(L, m, "kernel entry", entry_keys, K_N, v);
 
     int npat = !!v[K_MATCH] + !!v[K_SIGNATURE] + !!v[K_MANGLED];
-    if (npat == 0) fail(L, m, "kernel entry: needs one of match: (glob on the name), signature: or mangled:");
+    if (npat == 0)
+        fail(L, m, "kernel entry: needs one of match: (glob on the name), signature: or mangled:");
     if (npat > 1) fail(L, m, "kernel entry: give only one of match:, signature:, mangled:");
     int pk = v[K_MATCH] ? K_MATCH : v[K_SIGNATURE] ? K_SIGNATURE : K_MANGLED;
     const char *pat = scalar(L, v[pk], entry_keys[pk]);
     if (!pat[0]) fail(L, v[pk], "%s: empty pattern", entry_keys[pk]);
-    e->patkind = pk == K_MATCH ? XMT_PAT_MATCH : pk == K_SIGNATURE ? XMT_PAT_SIGNATURE : XMT_PAT_MANGLED;
+    e->patkind = pk == K_MATCH       ? XMT_PAT_MATCH
+                 : pk == K_SIGNATURE ? XMT_PAT_SIGNATURE
+                                     : XMT_PAT_MANGLED;
     e->pattern = strdup(pat);
     if (!e->pattern) fail(L, m, "out of memory");
     snprintf(e->pattern_text, sizeof e->pattern_text, "%s: %s", entry_keys[pk], pat);
 
-    if (v[K_PARAMS]) parse_params(L, v[K_PARAMS]);
+    if (v[K_PARAMS])
+        parse_params(L, v[K_PARAMS]);
     else {
         e->ptypes = xcalloc(L, m, 1, 1);
         e->psizes = xcalloc(L, m, 1, sizeof *e->psizes);
@@ -1392,17 +1525,22 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
     if (v[K_TENSORS]) parse_tensors(L, v[K_TENSORS]);
     mark_args(L, v[K_ARGS]);
     if (v[K_CONFIGS] && v[K_CONFIGS]->type == YAML_SEQUENCE_NODE)
-        for (yaml_node_item_t *it = v[K_CONFIGS]->data.sequence.items.start; it < v[K_CONFIGS]->data.sequence.items.top; it++) {
+        for (yaml_node_item_t *it = v[K_CONFIGS]->data.sequence.items.start;
+             it < v[K_CONFIGS]->data.sequence.items.top; it++) {
             yaml_node_t *c = node(L, *it);
             if (c->type != YAML_MAPPING_NODE) continue;
             static const char *const ak[] = {"args"};
-            for (yaml_node_pair_t *q = c->data.mapping.pairs.start; q < c->data.mapping.pairs.top; q++)
-                if (node(L, q->key)->type == YAML_SCALAR_NODE && !strcmp((const char *)node(L, q->key)->data.scalar.value, ak[0]))
+            for (yaml_node_pair_t *q = c->data.mapping.pairs.start; q < c->data.mapping.pairs.top;
+                 q++)
+                if (node(L, q->key)->type == YAML_SCALAR_NODE &&
+                    !strcmp((const char *)node(L, q->key)->data.scalar.value, ak[0]))
                     mark_args(L, node(L, q->value));
         }
     if (v[K_PIN] && v[K_PIN]->type == YAML_MAPPING_NODE)
-        for (yaml_node_pair_t *q = v[K_PIN]->data.mapping.pairs.start; q < v[K_PIN]->data.mapping.pairs.top; q++)
-            if (node(L, q->key)->type == YAML_SCALAR_NODE && !strcmp((const char *)node(L, q->key)->data.scalar.value, "args"))
+        for (yaml_node_pair_t *q = v[K_PIN]->data.mapping.pairs.start;
+             q < v[K_PIN]->data.mapping.pairs.top; q++)
+            if (node(L, q->key)->type == YAML_SCALAR_NODE &&
+                !strcmp((const char *)node(L, q->key)->data.scalar.value, "args"))
                 mark_args(L, node(L, q->value));
 
     /* functional triggers, then triggers: the key */
@@ -1410,10 +1548,12 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
     e->triggers = xcalloc(L, m, XMT_MAX_TRIGGERS, sizeof *e->triggers);
     if (v[K_FTRIGGERS]) {
         map_names(L, v[K_FTRIGGERS], "functional_triggers");
-        for (yaml_node_pair_t *q = v[K_FTRIGGERS]->data.mapping.pairs.start; q < v[K_FTRIGGERS]->data.mapping.pairs.top; q++) {
+        for (yaml_node_pair_t *q = v[K_FTRIGGERS]->data.mapping.pairs.start;
+             q < v[K_FTRIGGERS]->data.mapping.pairs.top; q++) {
             yaml_node_t *k = node(L, q->key);
             const char *ks = (const char *)k->data.scalar.value;
-            if (e->nft >= XMT_MAX_TRIGGERS) fail(L, k, "more than %d functional triggers", XMT_MAX_TRIGGERS);
+            if (e->nft >= XMT_MAX_TRIGGERS)
+                fail(L, k, "more than %d functional triggers", XMT_MAX_TRIGGERS);
             check_new_name(L, k, ks, "functional_triggers");
             char where[128];
             snprintf(where, sizeof where, "the functional trigger %s", ks);
@@ -1426,7 +1566,8 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
         if (t->type == YAML_SCALAR_NODE) {
             parse_trigger(L, t, (const char *)t->data.scalar.value);
         } else if (t->type == YAML_SEQUENCE_NODE) {
-            for (yaml_node_item_t *it = t->data.sequence.items.start; it < t->data.sequence.items.top; it++) {
+            for (yaml_node_item_t *it = t->data.sequence.items.start;
+                 it < t->data.sequence.items.top; it++) {
                 yaml_node_t *tn = node(L, *it);
                 parse_trigger(L, tn, scalar(L, tn, "triggers"));
             }
@@ -1443,8 +1584,8 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
     }
     subsume_triggers(e);
     if (e->keylen > XMT_KEY_MAX)
-        fail(L, v[K_TRIGGERS] ? v[K_TRIGGERS] : m, "the lookup key would take %zu bytes, more than %d", e->keylen,
-             XMT_KEY_MAX);
+        fail(L, v[K_TRIGGERS] ? v[K_TRIGGERS] : m,
+             "the lookup key would take %zu bytes, more than %d", e->keylen, XMT_KEY_MAX);
 
     const unsigned all = SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG;
     if (v[K_CONDITION]) {
@@ -1456,9 +1597,11 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
     if (v[K_SPACE]) parse_space(L, v[K_SPACE]);
     if (v[K_CONFIGS]) {
         const yaml_node_t *c = v[K_CONFIGS];
-        if (c->type != YAML_SEQUENCE_NODE) fail(L, c, "configs: expected a list of configs, found %s", kind_name(c));
+        if (c->type != YAML_SEQUENCE_NODE)
+            fail(L, c, "configs: expected a list of configs, found %s", kind_name(c));
         size_t cnt = (size_t)(c->data.sequence.items.top - c->data.sequence.items.start);
-        if (cnt == 0) fail(L, c, "configs: empty list (give at least one config, or leave configs: out)");
+        if (cnt == 0)
+            fail(L, c, "configs: empty list (give at least one config, or leave configs: out)");
         if (cnt > XMT_MAX_CONFIGS) fail(L, c, "configs: more than %d configs", XMT_MAX_CONFIGS);
         e->configs = xcalloc(L, c, cnt, sizeof *e->configs);
         e->nconfigs = (unsigned)cnt; /* zeroed configs free cleanly if one fails */
@@ -1472,13 +1615,15 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
     if (!e->nconfigs && !e->nspace && !e->has_pin)
         fail(L, m, "kernel entry: nothing to tune: give configs:, space: or pin:");
 
-    if (v[K_RESET] || v[K_RESTORE] || v[K_VERIFY]) e->bufs = xcalloc(L, m, e->nparams, sizeof *e->bufs);
+    if (v[K_RESET] || v[K_RESTORE] || v[K_VERIFY])
+        e->bufs = xcalloc(L, m, e->nparams, sizeof *e->bufs);
     if (v[K_RESET]) parse_bufnames(L, v[K_RESET], XMT_BUF_RESET, "reset_to_zero");
     if (v[K_RESTORE]) parse_bufnames(L, v[K_RESTORE], XMT_BUF_RESTORE, "restore");
     if (v[K_VERIFY]) parse_bufnames(L, v[K_VERIFY], XMT_BUF_VERIFY, "verify");
 
     e->warmup = v[K_WARMUP] ? (int)get_int(L, v[K_WARMUP], "warmup", 0, 1000000) : -1;
-    e->iterations = v[K_ITERATIONS] ? (int)get_int(L, v[K_ITERATIONS], "iterations", 1, 1000000) : -1;
+    e->iterations =
+        v[K_ITERATIONS] ? (int)get_int(L, v[K_ITERATIONS], "iterations", 1, 1000000) : -1;
     e->budget_ms = v[K_BUDGET] ? get_double(L, v[K_BUDGET], "budget_ms", 1e-3, 1e9) : -1;
     if (v[K_STATISTIC]) {
         const char *s = scalar(L, v[K_STATISTIC], "statistic");
@@ -1544,13 +1689,15 @@ static void load_text(ld *L, const char *text, size_t len, struct xmt_policy_set
     if (!yaml_parser_load(&parser, &doc)) {
         yaml_mark_t mk = parser.problem_mark;
         if (parser.context)
-            report(L, mk, "YAML: %s %s (line %zu)", parser.problem ? parser.problem : "error", parser.context,
-                   parser.context_mark.line + 1);
+            report(L, mk, "YAML: %s %s (line %zu)", parser.problem ? parser.problem : "error",
+                   parser.context, parser.context_mark.line + 1);
         else
             report(L, mk, "YAML: %s", parser.problem ? parser.problem : "error");
         yaml_parser_delete(&parser);
         return;
     }
+    /* cleared at out: below, before doc goes out of scope */
+    // cppcheck-suppress autoVariables
     L->doc = &doc;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root) { /* empty file: no entries */
@@ -1585,15 +1732,18 @@ static void load_text(ld *L, const char *text, size_t len, struct xmt_policy_set
     map_keys(L, root, "policy file (top level)", top, 2, tv);
     if (tv[1]) get_int(L, tv[1], "version", 1, 1);
     if (!tv[0]) {
-        report(L, root->start_mark, "policy file: expected 'kernels:' with a list of kernel entries");
+        report(L, root->start_mark,
+               "policy file: expected 'kernels:' with a list of kernel entries");
         goto out;
     }
     if (tv[0]->type != YAML_SEQUENCE_NODE) {
         if (is_null(tv[0])) goto out; /* kernels: with nothing */
-        report(L, tv[0]->start_mark, "kernels: expected a list of kernel entries (each starting with '- match:')");
+        report(L, tv[0]->start_mark,
+               "kernels: expected a list of kernel entries (each starting with '- match:')");
         goto out;
     }
-    for (yaml_node_item_t *it = tv[0]->data.sequence.items.start; it < tv[0]->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = tv[0]->data.sequence.items.start;
+         it < tv[0]->data.sequence.items.top; it++) {
         struct xmt_entry *e = parse_entry(L, node(L, *it));
         if (!e) continue;
         if (xmt_set_add(set, e)) {
@@ -1633,12 +1783,16 @@ static void load_file(ld *L, const char *path, struct xmt_policy_set *set)
     free(buf);
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static int yaml_name(const char *n)
 {
     size_t l = strlen(n);
-    return n[0] != '.' && ((l > 5 && !strcmp(n + l - 5, ".yaml")) || (l > 4 && !strcmp(n + l - 4, ".yml")));
+    return n[0] != '.' &&
+           ((l > 5 && !strcmp(n + l - 5, ".yaml")) || (l > 4 && !strcmp(n + l - 4, ".yml")));
 }
 
 static struct xmt_policy_set *new_set(void)
@@ -1684,7 +1838,8 @@ int xmt_policy_load(const char *path, xmt_policy_set **out, xmt_diag_fn diag, vo
                 size_t pl = strlen(path) + strlen(de->d_name) + 2;
                 names[n] = malloc(pl);
                 if (!names[n]) break;
-                snprintf(names[n], pl, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", de->d_name);
+                snprintf(names[n], pl, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/",
+                         de->d_name);
                 n++;
             }
             closedir(d);
@@ -1731,7 +1886,8 @@ int xmt_policy_load_string(const char *name, const char *text, size_t len, xmt_p
 void xmt_policy_free(xmt_policy_set *set)
 {
     if (!set) return;
-    for (size_t i = 0; i < set->n; i++) xmt_entry_destroy(set->v[i]);
+    for (size_t i = 0; i < set->n; i++)
+        xmt_entry_destroy(set->v[i]);
     struct xmt_spec *s = set->specs;
     while (s) {
         struct xmt_spec *nx = s->next;
@@ -1745,7 +1901,10 @@ void xmt_policy_free(xmt_policy_set *set)
     free(set);
 }
 
-size_t xmt_policy_count(const xmt_policy_set *set) { return set ? set->n : 0; }
+size_t xmt_policy_count(const xmt_policy_set *set)
+{
+    return set ? set->n : 0;
+}
 
 const xmt_entry *xmt_policy_entry(const xmt_policy_set *set, size_t i)
 {

@@ -72,7 +72,8 @@ static int glob(const char *p, const char *s)
         }
         return 0;
     }
-    while (*p == '*') p++;
+    while (*p == '*')
+        p++;
     return *p == 0;
 }
 
@@ -87,7 +88,8 @@ static size_t literal_chars(const char *p)
     return n;
 }
 
-static int entry_matches(const struct xmt_entry *e, const char *mangled, const char *name, const char *sig)
+static int entry_matches(const struct xmt_entry *e, const char *mangled, const char *name,
+                         const char *sig)
 {
     switch (e->patkind) {
     case XMT_PAT_MANGLED: return strcmp(e->pattern, mangled) == 0;
@@ -126,7 +128,8 @@ int xmt_entry_matches(const xmt_entry *e, const char *mangled)
     return m;
 }
 
-static void diagf(xmt_diag_fn diag, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void diagf(xmt_diag_fn diag, void *ud, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void diagf(xmt_diag_fn diag, void *ud, const char *fmt, ...)
 {
     char msg[2048];
@@ -174,19 +177,22 @@ static int param_list(const char *name, const char *sig, const char **b, const c
 }
 
 /* Builds the specialised copy of e for signature sig, or NULL with why set. */
-static struct xmt_entry *specialise(const struct xmt_entry *e, const char *name, const char *sig, char *why,
-                                    size_t cap)
+static struct xmt_entry *specialise(const struct xmt_entry *e, const char *name, const char *sig,
+                                    char *why, size_t cap)
 {
     const char *b, *end;
     if (param_list(name, sig, &b, &end)) {
-        snprintf(why, cap, "the kernel name carries no parameter types; declare them (e.g. params: [n: i32, x: ptr])");
+        snprintf(why, cap,
+                 "the kernel name carries no parameter types; declare them (e.g. params: [n: i32, "
+                 "x: ptr])");
         return NULL;
     }
     uint8_t types[XMT_MAX_PARAMS];
     uint32_t sizes[XMT_MAX_PARAMS];
     unsigned n = 0;
     const char *s = b;
-    while (s < end && *s == ' ') s++;
+    while (s < end && *s == ' ')
+        s++;
     int empty = (s == end) || (end - s == 4 && !strncmp(s, "void", 4));
     while (!empty && s <= end) {
         int depth = 0;
@@ -206,20 +212,24 @@ static struct xmt_entry *specialise(const struct xmt_entry *e, const char *name,
         uint32_t sz;
         int ty = xmt_type_parse(t, &pe, &sz);
         if (n < e->nparams && e->params[n].type == XMT_PT_UNKNOWN && ty < 0) {
-            snprintf(why, cap, "parameter %s has type '%s' in the signature, which is not a scalar or pointer; "
-                               "declare it (e.g. %s: bytes(N))", e->params[n].name, t, e->params[n].name);
+            snprintf(
+                why, cap,
+                "parameter %s has type '%s' in the signature, which is not a scalar or pointer; "
+                "declare it (e.g. %s: bytes(N))",
+                e->params[n].name, t, e->params[n].name);
             return NULL;
         }
         types[n] = ty < 0 ? XMT_PT_UNKNOWN : (uint8_t)ty;
         sizes[n] = ty < 0 ? 0 : sz;
         n++;
         s = q + 1;
-        while (s < end && *s == ' ') s++;
+        while (s < end && *s == ' ')
+            s++;
         if (q >= end) break;
     }
     if (n != e->nparams) {
-        snprintf(why, cap, "the signature has %u parameter%s, the policy names %u", n, n == 1 ? "" : "s",
-                 e->nparams);
+        snprintf(why, cap, "the signature has %u parameter%s, the policy names %u", n,
+                 n == 1 ? "" : "s", e->nparams);
         return NULL;
     }
     struct xmt_entry *c = malloc(sizeof *c);
@@ -266,8 +276,9 @@ bad:
     return NULL;
 }
 
-static const xmt_entry *specialised(struct xmt_policy_set *set, const struct xmt_entry *e, const char *mangled,
-                                    const char *name, const char *sig, xmt_diag_fn diag, void *ud)
+static const xmt_entry *specialised(struct xmt_policy_set *set, const struct xmt_entry *e,
+                                    const char *mangled, const char *name, const char *sig,
+                                    xmt_diag_fn diag, void *ud)
 {
     pthread_mutex_lock(&set->mu);
     struct xmt_spec *s;
@@ -285,8 +296,8 @@ static const xmt_entry *specialised(struct xmt_policy_set *set, const struct xmt
         s->base = e;
         s->e = specialise(e, name, sig, why, sizeof why);
         if (!s->e)
-            diagf(diag, ud, "%s: entry (%s) matches kernel %s but does not apply: %s", e->origin, e->pattern_text,
-                  mangled, why);
+            diagf(diag, ud, "%s: entry (%s) matches kernel %s but does not apply: %s", e->origin,
+                  e->pattern_text, mangled, why);
         s->next = set->specs;
         set->specs = s;
     }
@@ -299,9 +310,11 @@ static const char *kind_word(xmt_patkind k)
     return k == XMT_PAT_MANGLED ? "mangled:" : k == XMT_PAT_SIGNATURE ? "signature:" : "match:";
 }
 
-const xmt_entry *xmt_policy_match(const xmt_policy_set *cset, const char *mangled, xmt_diag_fn diag, void *ud)
+const xmt_entry *xmt_policy_match(const xmt_policy_set *cset, const char *mangled, xmt_diag_fn diag,
+                                  void *ud)
 {
-    struct xmt_policy_set *set = (struct xmt_policy_set *)cset; /* only the spec cache changes, under mu */
+    struct xmt_policy_set *set =
+        (struct xmt_policy_set *)cset; /* only the spec cache changes, under mu */
     if (!set || !mangled || set->n == 0) return NULL;
     char *name, *sig;
     if (demangle_alloc(mangled, &name, &sig)) return NULL;
@@ -324,11 +337,13 @@ const xmt_entry *xmt_policy_match(const xmt_policy_set *cset, const char *mangle
         for (size_t i = 0; i < set->n && at < sizeof list; i++) {
             const struct xmt_entry *e = set->v[i];
             if (!entry_matches(e, mangled, name, sig)) continue;
-            int w = snprintf(list + at, sizeof list - at, "%s%s (%s)", at ? ", " : "", e->origin, e->pattern_text);
+            int w = snprintf(list + at, sizeof list - at, "%s%s (%s)", at ? ", " : "", e->origin,
+                             e->pattern_text);
             if (w > 0) at += (size_t)w;
         }
         diagf(diag, ud,
-              "%s: kernel %s matches %zu entries: %s; using %s, by %s (mangled: over signature: over match:, "
+              "%s: kernel %s matches %zu entries: %s; using %s, by %s (mangled: over signature: "
+              "over match:, "
               "then the longer literal pattern, then the first loaded)",
               best->origin, name, nmatch, list, best->origin, kind_word(best->patkind));
     }

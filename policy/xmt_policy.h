@@ -27,22 +27,22 @@ extern "C" {
 #endif
 
 /* Limits. A policy that exceeds one gets an error naming the limit. */
-#define XMT_MAX_FILE_BYTES (1 << 20)  /* one policy file */
-#define XMT_MAX_YAML_NODES 100000     /* YAML nodes visited per file, aliases expanded */
-#define XMT_MAX_ENTRIES 4096          /* kernel entries per set */
-#define XMT_MAX_PARAMS 128            /* declared kernel parameters */
-#define XMT_MAX_FIELDS 64             /* named fields of one bytes(N) parameter */
-#define XMT_MAX_BLOB_BYTES 32768      /* bytes(N): N at most this */
-#define XMT_MAX_DIMS 8                /* tensor rank */
-#define XMT_MAX_TRIGGERS 32           /* triggers + functional_triggers */
-#define XMT_MAX_TUNABLES 16           /* names in space:/configs: */
-#define XMT_MAX_SPACE 65536           /* cartesian product of space: */
-#define XMT_MAX_CONFIGS 4096          /* items of configs: */
-#define XMT_MAX_EXPR_CHARS 1024       /* one expression's text */
-#define XMT_MAX_EXPR_DEPTH 32         /* nesting of one expression's text */
-#define XMT_MAX_EXPR_INSNS 1024       /* compiled size, tensor attributes inlined */
-#define XMT_KEY_MAX 512               /* bytes of one lookup key */
-#define XMT_NAME_MAX 64               /* identifiers: parameters, tensors, space values */
+#define XMT_MAX_FILE_BYTES (1 << 20) /* one policy file */
+#define XMT_MAX_YAML_NODES 100000    /* YAML nodes visited per file, aliases expanded */
+#define XMT_MAX_ENTRIES 4096         /* kernel entries per set */
+#define XMT_MAX_PARAMS 128           /* declared kernel parameters */
+#define XMT_MAX_FIELDS 64            /* named fields of one bytes(N) parameter */
+#define XMT_MAX_BLOB_BYTES 32768     /* bytes(N): N at most this */
+#define XMT_MAX_DIMS 8               /* tensor rank */
+#define XMT_MAX_TRIGGERS 32          /* triggers + functional_triggers */
+#define XMT_MAX_TUNABLES 16          /* names in space:/configs: */
+#define XMT_MAX_SPACE 65536          /* cartesian product of space: */
+#define XMT_MAX_CONFIGS 4096         /* items of configs: */
+#define XMT_MAX_EXPR_CHARS 1024      /* one expression's text */
+#define XMT_MAX_EXPR_DEPTH 32        /* nesting of one expression's text */
+#define XMT_MAX_EXPR_INSNS 1024      /* compiled size, tensor attributes inlined */
+#define XMT_KEY_MAX 512              /* bytes of one lookup key */
+#define XMT_NAME_MAX 64              /* identifiers: parameters, tensors, space values */
 
 typedef void (*xmt_diag_fn)(void *ud, const char *msg);
 typedef struct xmt_policy_set xmt_policy_set;
@@ -121,9 +121,9 @@ int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, cha
 
 #define XMT_MAX_ARG_OVERRIDES 8
 typedef struct {
-    xmt_dims dims; /* block from launch: block (else block0); grid from launch: grid, else
-                      the original threads per dim cdiv(grid0.x*block0.x, block.x);
-                      shared from launch: shared, else shared0 */
+    xmt_dims dims;  /* block from launch: block (else block0); grid from launch: grid, else
+                       the original threads per dim cdiv(grid0.x*block0.x, block.x);
+                       shared from launch: shared, else shared0 */
     unsigned nargs; /* scalar kernel arguments the config sets */
     struct {
         unsigned param;
@@ -131,8 +131,8 @@ typedef struct {
         unsigned size;
     } args[XMT_MAX_ARG_OVERRIDES]; /* value's low `size` bytes, little-endian, declared type */
     char label[160];               /* "BLOCK=256, ITEMS=4" for logs */
-    char why[160]; /* when invalid: "condition false", "division by zero in grid.x",
-                      "block 2048 > kernel_max_threads 1024" ... */
+    char why[160];                 /* when invalid: "condition false", "division by zero in grid.x",
+                                      "block 2048 > kernel_max_threads 1024" ... */
 } xmt_candidate;
 /* configs: items, then the points of space: (last name varies fastest). The pin is separate. */
 size_t xmt_entry_ncandidates(const xmt_entry *e);
@@ -171,8 +171,8 @@ size_t xmt_entry_nbuffers(const xmt_entry *e);
 /* 1 ok, 0 nothing to do for this launch (its only role was a reset whose condition is
  * false), -1 evaluation error. */
 int xmt_entry_buffer(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt_buffer *out);
-int xmt_entry_warmup(const xmt_entry *e);     /* -1 = not set (caller: XMATUNE_WARMUP, else 5) */
-int xmt_entry_iterations(const xmt_entry *e); /* -1 = not set (XMATUNE_ITERATIONS, else 10) */
+int xmt_entry_warmup(const xmt_entry *e);       /* -1 = not set (caller: XMATUNE_WARMUP, else 5) */
+int xmt_entry_iterations(const xmt_entry *e);   /* -1 = not set (XMATUNE_ITERATIONS, else 10) */
 double xmt_entry_budget_ms(const xmt_entry *e); /* < 0 = none */
 int xmt_entry_use_mean(const xmt_entry *e);     /* 1: statistic: mean; 0: median (default) */
 int xmt_entry_l2_flush(const xmt_entry *e);     /* -1 not set, 0/1 as given */

@@ -51,7 +51,8 @@ static int cmd_help(int argc, char **argv)
     (void)argc;
     (void)argv;
     printf("usage: xmatune COMMAND [ARGS]\n");
-    for (size_t i = 0; i < NCOMMANDS; i++) printf("  %-8s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        printf("  %-8s %s\n", commands[i].name, commands[i].summary);
     return 0;
 }
 
@@ -92,8 +93,8 @@ typedef struct {
 
 static void print_dims(const xmt_dims *d)
 {
-    printf("grid (%u,%u,%u) block (%u,%u,%u) shared %u", d->grid.x, d->grid.y, d->grid.z, d->block.x, d->block.y,
-           d->block.z, d->shared);
+    printf("grid (%u,%u,%u) block (%u,%u,%u) shared %u", d->grid.x, d->grid.y, d->grid.z,
+           d->block.x, d->block.y, d->block.z, d->shared);
 }
 
 /* Evaluates the entry for the example launch the options describe. */
@@ -101,7 +102,8 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
 {
     size_t np = xmt_entry_nparams(e);
     if (xmt_entry_needs_signature(e)) {
-        printf("  (parameter types come from the kernel's signature: give --kernel MANGLED_NAME to evaluate)\n");
+        printf("  (parameter types come from the kernel's signature: give --kernel MANGLED_NAME to "
+               "evaluate)\n");
         return;
     }
     void **params = calloc(np ? np : 1, sizeof *params);
@@ -111,7 +113,8 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
         size_t size;
         xmt_entry_param(e, i, &name, &type, &size);
         params[i] = calloc(1, size < 8 ? 8 : size);
-        if (!params[i]) ok = 0;
+        if (!params[i])
+            ok = 0;
         else if (!strcmp(type, "ptr")) {
             uint64_t fake = 0x100000ull * (i + 1); /* aligned, distinct, never dereferenced */
             memcpy(params[i], &fake, 8);
@@ -150,9 +153,9 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
     printf("\n");
     xmt_launch_view v = {params, np, o->orig, &o->attrs};
     uint8_t key[XMT_KEY_MAX];
-    char buf[2048];
     size_t kl = xmt_entry_key(e, &v, key, sizeof key);
     if (kl) {
+        char buf[2048];
         xmt_entry_key_render(e, key, kl, buf, sizeof buf);
         printf("    key: %s (%zu bytes)\n", buf, kl);
     } else {
@@ -200,17 +203,22 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
         xmt_buffer b;
         int r = xmt_entry_buffer(e, i, &v, &b);
         if (r < 0) {
-            printf("    buffer %s: size cannot be computed for these values\n", b.name ? b.name : "?");
+            printf("    buffer %s: size cannot be computed for these values\n",
+                   b.name ? b.name : "?");
             continue;
         }
         printf("    buffer %s: %llu bytes (%s%s%s%s)", b.name, (unsigned long long)b.bytes,
-               (b.roles & XMT_BUF_RESET) ? "reset " : "", (b.roles & XMT_BUF_RESTORE) ? "restore " : "",
-               (b.roles & XMT_BUF_VERIFY) ? "verify " : "", r == 0 ? "nothing to do for this launch" : "");
-        if ((b.roles & XMT_BUF_VERIFY) && (b.rtol > 0 || b.atol > 0)) printf(", rtol %g atol %g", b.rtol, b.atol);
+               (b.roles & XMT_BUF_RESET) ? "reset " : "",
+               (b.roles & XMT_BUF_RESTORE) ? "restore " : "",
+               (b.roles & XMT_BUF_VERIFY) ? "verify " : "",
+               r == 0 ? "nothing to do for this launch" : "");
+        if ((b.roles & XMT_BUF_VERIFY) && (b.rtol > 0 || b.atol > 0))
+            printf(", rtol %g atol %g", b.rtol, b.atol);
         printf("\n");
     }
 out:
-    for (size_t i = 0; params && i < np; i++) free(params[i]);
+    for (size_t i = 0; params && i < np; i++)
+        free(params[i]);
     free(params);
 }
 
@@ -240,8 +248,8 @@ static int cmd_check(int argc, char **argv)
             o.all = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o.quiet = 1;
-        } else if (!strcmp(a, "--set") || !strcmp(a, "--attr") || !strcmp(a, "--grid0") || !strcmp(a, "--block0") ||
-                   !strcmp(a, "--shared0") || !strcmp(a, "--kernel")) {
+        } else if (!strcmp(a, "--set") || !strcmp(a, "--attr") || !strcmp(a, "--grid0") ||
+                   !strcmp(a, "--block0") || !strcmp(a, "--shared0") || !strcmp(a, "--kernel")) {
             if (!val) {
                 fprintf(stderr, "xmatune check: %s needs a value\n", a);
                 rc = 2;
@@ -268,13 +276,16 @@ static int cmd_check(int argc, char **argv)
                 errno = 0;
                 long long v = strtoll(eq + 1, &end, 0);
                 if (end == eq + 1 || *end || errno || xmt_attrs_set(&o.attrs, name, v)) {
-                    fprintf(stderr, "xmatune check: --attr %s: unknown attribute or bad number\n", val);
+                    fprintf(stderr, "xmatune check: --attr %s: unknown attribute or bad number\n",
+                            val);
                     rc = 2;
                     goto done;
                 }
             } else if (!strcmp(a, "--grid0") || !strcmp(a, "--block0")) {
                 if (parse_dim3(val, a[2] == 'g' ? &o.orig.grid : &o.orig.block)) {
-                    fprintf(stderr, "xmatune check: %s expects X[,Y[,Z]] of positive numbers, not '%s'\n", a, val);
+                    fprintf(stderr,
+                            "xmatune check: %s expects X[,Y[,Z]] of positive numbers, not '%s'\n",
+                            a, val);
                     rc = 2;
                     goto done;
                 }
@@ -283,7 +294,8 @@ static int cmd_check(int argc, char **argv)
                 errno = 0;
                 unsigned long v = strtoul(val, &end, 10);
                 if (end == val || *end || errno || v > 0xffffffffUL) {
-                    fprintf(stderr, "xmatune check: --shared0 expects a byte count, not '%s'\n", val);
+                    fprintf(stderr, "xmatune check: --shared0 expects a byte count, not '%s'\n",
+                            val);
                     rc = 2;
                     goto done;
                 }
@@ -325,14 +337,17 @@ static int cmd_check(int argc, char **argv)
                     xmt_demangle(o.kernels[k], name, sizeof name, sig, sizeof sig);
                     const xmt_entry *m = xmt_policy_match(set, o.kernels[k], NULL, NULL);
                     printf("  matches %s (%s)%s\n", o.kernels[k], sig,
-                           m && !strcmp(xmt_entry_origin(m), xmt_entry_origin(e)) ? "" : ", but another entry wins");
+                           m && !strcmp(xmt_entry_origin(m), xmt_entry_origin(e))
+                               ? ""
+                               : ", but another entry wins");
                     if (m && !strcmp(xmt_entry_origin(m), xmt_entry_origin(e)) && !spec) spec = m;
                 }
                 summarise_launch(spec ? spec : e, &o);
             }
             for (int k = 0; k < o.nkernels; k++) {
                 const xmt_entry *m = xmt_policy_match(set, o.kernels[k], print_diag, NULL);
-                printf("kernel %s -> %s\n", o.kernels[k], m ? xmt_entry_origin(m) : "no entry (runs untuned)");
+                printf("kernel %s -> %s\n", o.kernels[k],
+                       m ? xmt_entry_origin(m) : "no entry (runs untuned)");
             }
         }
         xmt_policy_free(set);

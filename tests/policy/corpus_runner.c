@@ -21,7 +21,10 @@ static void cap_diag(void *ud, const char *m)
     snprintf(diags + n, sizeof diags - n, "%s\n", m);
 }
 
-static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static int check_file(const char *path, int valid)
 {

@@ -43,7 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static unsigned char args[128][64];
     void *params[128];
     for (size_t p = 0; p < 128; p++) {
-        for (size_t b = 0; b < 64; b++) args[p][b] = size ? data[(p * 64 + b) % size] : 0;
+        for (size_t b = 0; b < 64; b++)
+            args[p][b] = size ? data[(p * 64 + b) % size] : 0;
         params[p] = args[p];
     }
     for (size_t i = 0; i < xmt_policy_count(set); i++) {
@@ -69,7 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             xmt_entry_buffer(e, b, &v, &buf2);
         }
         size_t sizes[128], offs[128];
-        for (size_t p = 0; p < 128; p++) sizes[p] = 8, offs[p] = 8 * p;
+        for (size_t p = 0; p < 128; p++)
+            sizes[p] = 8, offs[p] = 8 * p;
         xmt_entry_check_layout(e, np, offs, sizes, buf, sizeof buf);
         xmt_entry_describe(e, buf, sizeof buf);
     }

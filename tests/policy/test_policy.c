@@ -76,7 +76,8 @@ static xmt_attrs std_attrs;
 
 static xmt_launch_view std_view(void)
 {
-    void *p[14] = {&P_n, &P_m, &P_a, &P_d, &P_h, &P_b, &P_c, &P_s, &P_u, &P_w, &P_v, &P_q, &P_p, &P_z};
+    void *p[14] = {&P_n, &P_m, &P_a, &P_d, &P_h, &P_b, &P_c,
+                   &P_s, &P_u, &P_w, &P_v, &P_q, &P_p, &P_z};
     memcpy(std_params, p, sizeof p);
     xmt_attrs_default(&std_attrs);
     xmt_launch_view v = {std_params, 14, {{10, 20, 30}, {128, 2, 1}, 512}, &std_attrs};
@@ -88,8 +89,9 @@ static xmt_launch_view std_view(void)
 static int fx(const char *expr, xmt_val *out)
 {
     char yaml[4096];
-    snprintf(yaml, sizeof yaml, "kernels:\n  - mangled: k\n" STD_PARAMS
-                                "    functional_triggers: {r: '%s'}\n    pin: {}\n",
+    snprintf(yaml, sizeof yaml,
+             "kernels:\n  - mangled: k\n" STD_PARAMS
+             "    functional_triggers: {r: '%s'}\n    pin: {}\n",
              expr);
     int nerr;
     xmt_policy_set *s = load(yaml, &nerr);
@@ -123,7 +125,8 @@ static void expect_f(const char *expr, double want)
     int rc = fx(expr, &v);
     ck_assert_msg(rc == 0, "%s: rc %d %s", expr, rc, diags);
     ck_assert_msg(v.isf, "%s: integer %lld, wanted float %g", expr, (long long)v.u.i, want);
-    ck_assert_msg(fabs(v.u.f - want) <= 1e-9 * fabs(want), "%s = %.17g, wanted %.17g", expr, v.u.f, want);
+    ck_assert_msg(fabs(v.u.f - want) <= 1e-9 * fabs(want), "%s = %.17g, wanted %.17g", expr, v.u.f,
+                  want);
 }
 
 static void expect_eval_fail(const char *expr)
@@ -192,8 +195,8 @@ START_TEST(expr_compare_logic)
     expect_i("1 && 0", 0);
     expect_i("0 || 3", 1);
     expect_i("0 || 0", 0);
-    expect_i("0 && 1 / 0", 0);  /* short-circuit */
-    expect_i("1 || 1 / 0", 1);  /* short-circuit */
+    expect_i("0 && 1 / 0", 0); /* short-circuit */
+    expect_i("1 || 1 / 0", 1); /* short-circuit */
     expect_i("z > 0 ? n / z : -1", -1);
     expect_i("1 ? 2 : 3", 2);
     expect_i("0 ? 2 : 3", 3);
@@ -278,14 +281,17 @@ START_TEST(expr_compile_errors)
     expect_compile_fail("min(1, 2", "expected ',' or ')'");
     expect_compile_fail("$", "expected a number, a name or '('");
     char deep[256] = "";
-    for (int i = 0; i < 40; i++) strcat(deep, "(");
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "(");
     strcat(deep, "1");
-    for (int i = 0; i < 40; i++) strcat(deep, ")");
+    for (int i = 0; i < 40; i++)
+        strcat(deep, ")");
     expect_compile_fail(deep, "nested deeper than 32");
     char lng[1200];
     memset(lng, 0, sizeof lng);
     strcat(lng, "1");
-    for (int i = 0; i < 520; i++) strcat(lng, "+1");
+    for (int i = 0; i < 520; i++)
+        strcat(lng, "+1");
     expect_compile_fail(lng, "longer than 1024 characters");
 }
 END_TEST
@@ -349,7 +355,8 @@ START_TEST(expr_standalone)
     int64_t i;
     int isf;
     char err[256];
-    ck_assert_int_eq(xmt_expr_eval_string("grid0.x * block0.x", &v, &d, &i, &isf, err, sizeof err), 0);
+    ck_assert_int_eq(xmt_expr_eval_string("grid0.x * block0.x", &v, &d, &i, &isf, err, sizeof err),
+                     0);
     ck_assert_int_eq(i, 1024);
     ck_assert_int_eq(isf, 0);
     ck_assert_int_eq(xmt_expr_eval_string("sm_count / 2.0", &v, &d, &i, &isf, err, sizeof err), 0);
@@ -385,7 +392,8 @@ START_TEST(half_conversions)
     ck_assert_uint_eq(xmt_double_to_half(1e6), 0x7c00);
     ck_assert_uint_eq(xmt_double_to_half(ldexp(1, -24)), 0x0001);
     ck_assert_uint_eq(xmt_double_to_half(0.0), 0);
-    for (uint32_t h = 0; h < 0x7c00; h += 7) ck_assert_uint_eq(xmt_double_to_half(xmt_half_to_double((uint16_t)h)), h);
+    for (uint32_t h = 0; h < 0x7c00; h += 7)
+        ck_assert_uint_eq(xmt_double_to_half(xmt_half_to_double((uint16_t)h)), h);
     ck_assert_uint_eq(xmt_double_to_bf16(1.0), 0x3f80);
     ck_assert(xmt_bf16_to_double(0x4000) == 2.0);
     ck_assert(xmt_bf16_to_double(xmt_double_to_bf16(-3.0)) == -3.0);
@@ -519,16 +527,17 @@ START_TEST(saxpy_buffers)
 }
 END_TEST
 
-/* ---- every trigger form ----------------------------------------------------------------------- */
+/* ---- every trigger form -----------------------------------------------------------------------
+ */
 
-static const char *tens_yaml_fmt =
-    "kernels:\n"
-    "  - mangled: k\n"
-    "    params: [m: i32, n: i64, x: ptr, cfg: {bytes: 16, fields: {count: i32@0, scale: {type: f32, offset: 8}}}]\n"
-    "    tensors:\n"
-    "      x: {dtype: f16, shape: [m, n]}\n"
-    "    triggers: [%s]\n"
-    "    configs: [{launch: {block: [128]}}]\n";
+static const char *tens_yaml_fmt = "kernels:\n"
+                                   "  - mangled: k\n"
+                                   "    params: [m: i32, n: i64, x: ptr, cfg: {bytes: 16, fields: "
+                                   "{count: i32@0, scale: {type: f32, offset: 8}}}]\n"
+                                   "    tensors:\n"
+                                   "      x: {dtype: f16, shape: [m, n]}\n"
+                                   "    triggers: [%s]\n"
+                                   "    configs: [{launch: {block: [128]}}]\n";
 
 static void render_trigger(const char *trig, int32_t m, int64_t n, char *buf, size_t cap)
 {
@@ -603,16 +612,19 @@ START_TEST(trigger_errors)
     expect_err(yaml, "computed keys belong in functional_triggers");
     expect_err("kernels:\n  - mangled: k\n    params: [x: ptr]\n    triggers: [x]\n    pin: {}\n",
                "x is a pointer; declare it in tensors:");
-    expect_err("kernels:\n  - mangled: k\n    params: [x: ptr]\n    triggers: [x.shape]\n    pin: {}\n",
-               "x is not declared in tensors:");
-    expect_err("kernels:\n  - mangled: k\n    params: [n: i32]\n    triggers: [BLOCK]\n    space: {BLOCK: [1, 2]}\n",
+    expect_err(
+        "kernels:\n  - mangled: k\n    params: [x: ptr]\n    triggers: [x.shape]\n    pin: {}\n",
+        "x is not declared in tensors:");
+    expect_err("kernels:\n  - mangled: k\n    params: [n: i32]\n    triggers: [BLOCK]\n    space: "
+               "{BLOCK: [1, 2]}\n",
                "BLOCK is a tunable value");
     expect_err("kernels:\n  - mangled: k\n    params: [n: i32, it: i32]\n    triggers: [it]\n"
                "    space: {I: [1, 2]}\n    args: {it: I}\n",
                "it is set by a config (args:)");
-    expect_err("kernels:\n  - mangled: k\n    params: [n: i32]\n    functional_triggers: {f: 'B * 2'}\n"
-               "    space: {B: [1, 2]}\n",
-               "B is a tunable value (space:/configs:): not allowed in the functional trigger f");
+    expect_err(
+        "kernels:\n  - mangled: k\n    params: [n: i32]\n    functional_triggers: {f: 'B * 2'}\n"
+        "    space: {B: [1, 2]}\n",
+        "B is a tunable value (space:/configs:): not allowed in the functional trigger f");
     expect_err("kernels:\n  - mangled: k\n    params: [n: i32]\n    functional_triggers: {f: n}\n"
                "    triggers: [f]\n    pin: {}\n",
                "f is a functional trigger");
@@ -621,9 +633,10 @@ END_TEST
 
 START_TEST(functional_bucketing)
 {
-    xmt_policy_set *set = load_ok("kernels:\n  - mangled: k\n    params: [n: i32]\n"
-                                  "    functional_triggers: {bucket: 'next_pow2(n)', small: 'n < 512'}\n"
-                                  "    pin: {}\n");
+    xmt_policy_set *set =
+        load_ok("kernels:\n  - mangled: k\n    params: [n: i32]\n"
+                "    functional_triggers: {bucket: 'next_pow2(n)', small: 'n < 512'}\n"
+                "    pin: {}\n");
     const xmt_entry *e = xmt_policy_entry(set, 0);
     int32_t n = 1000;
     void *p[1] = {&n};
@@ -633,6 +646,7 @@ START_TEST(functional_bucketing)
     n = 1020;
     size_t l2 = xmt_entry_key(e, &v, k2, sizeof k2);
     ck_assert(l1 == 18 && l1 == l2 && !memcmp(k1, k2, l1));
+    // cppcheck-suppress redundantAssignment ; read through p by xmt_entry_key
     n = 1025;
     xmt_entry_key(e, &v, k2, sizeof k2);
     ck_assert(memcmp(k1, k2, l1) != 0);
@@ -647,12 +661,13 @@ END_TEST
 START_TEST(tensor_attributes)
 {
     /* strides explicit, tensor attributes in expressions */
-    xmt_policy_set *set = load_ok("kernels:\n  - mangled: k\n    params: [m: i32, n: i32, ld: i32, x: \"float*\"]\n"
-                                  "    tensors:\n      x: {shape: [m, n], strides: [ld, 1]}\n"
-                                  "    functional_triggers: {a: 'x.numel', b: 'x.numel()', c: 'x.ndim', d: 'x.dim()', "
-                                  "e: 'x.itemsize', f: 'x.element_size()', g: 'x.nbytes', h: 'x.shape[1]', "
-                                  "i: 'x.size(0)', j: 'x.stride(0)'}\n"
-                                  "    triggers: [x]\n    pin: {}\n");
+    xmt_policy_set *set = load_ok(
+        "kernels:\n  - mangled: k\n    params: [m: i32, n: i32, ld: i32, x: \"float*\"]\n"
+        "    tensors:\n      x: {shape: [m, n], strides: [ld, 1]}\n"
+        "    functional_triggers: {a: 'x.numel', b: 'x.numel()', c: 'x.ndim', d: 'x.dim()', "
+        "e: 'x.itemsize', f: 'x.element_size()', g: 'x.nbytes', h: 'x.shape[1]', "
+        "i: 'x.size(0)', j: 'x.stride(0)'}\n"
+        "    triggers: [x]\n    pin: {}\n");
     const xmt_entry *e = xmt_policy_entry(set, 0);
     int32_t m = 3, n = 5, ld = 8;
     uint64_t x = 0x100;
@@ -662,30 +677,36 @@ START_TEST(tensor_attributes)
     size_t kl = xmt_entry_key(e, &v, k, sizeof k);
     char buf[512];
     xmt_entry_key_render(e, k, kl, buf, sizeof buf);
-    ck_assert_str_eq(buf, "x=(f32, (3, 5), (8, 1)), a=15, b=15, c=2, d=2, e=4, f=4, g=60, h=5, i=3, j=8");
+    ck_assert_str_eq(
+        buf, "x=(f32, (3, 5), (8, 1)), a=15, b=15, c=2, d=2, e=4, f=4, g=60, h=5, i=3, j=8");
     xmt_policy_free(set);
-    expect_err("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr]\n    tensors: {x: {dtype: f32, shape: [m]}}\n"
+    expect_err("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr]\n    tensors: {x: {dtype: "
+               "f32, shape: [m]}}\n"
                "    functional_triggers: {a: 'x.shape'}\n    pin: {}\n",
                "x.shape is a tuple");
-    expect_err("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr]\n    tensors: {x: {dtype: f32, shape: [m]}}\n"
+    expect_err("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr]\n    tensors: {x: {dtype: "
+               "f32, shape: [m]}}\n"
                "    functional_triggers: {a: 'x.shape[3]'}\n    pin: {}\n",
                "x has 1 dimension: dimension 3 does not exist");
-    expect_err("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr]\n    tensors: {x: {dtype: f32, shape: [m]}}\n"
+    expect_err("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr]\n    tensors: {x: {dtype: "
+               "f32, shape: [m]}}\n"
                "    functional_triggers: {a: 'x.foo'}\n    pin: {}\n",
                "unknown tensor attribute 'x.foo'");
     expect_err("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr, y: ptr]\n"
-               "    tensors: {x: {dtype: f32, shape: ['y.shape[0]']}, y: {dtype: f32, shape: [m]}}\n    pin: {}\n",
+               "    tensors: {x: {dtype: f32, shape: ['y.shape[0]']}, y: {dtype: f32, shape: "
+               "[m]}}\n    pin: {}\n",
                "y is not declared in tensors:");
 }
 END_TEST
 
 START_TEST(buffers_bytes_and_strides)
 {
-    xmt_policy_set *set = load_ok(
-        "kernels:\n  - mangled: k\n    params: [m: i32, n: i32, x: ptr, ws: ptr, z: ptr]\n"
-        "    tensors:\n      x: {dtype: f64, shape: [m, n], strides: [1, m]}\n      ws: {bytes: 'm * 100'}\n"
-        "      z: {dtype: u8, shape: [m, 0]}\n"
-        "    reset_to_zero: [ws, z]\n    restore: [x]\n    verify: [x]\n    pin: {}\n");
+    xmt_policy_set *set =
+        load_ok("kernels:\n  - mangled: k\n    params: [m: i32, n: i32, x: ptr, ws: ptr, z: ptr]\n"
+                "    tensors:\n      x: {dtype: f64, shape: [m, n], strides: [1, m]}\n      ws: "
+                "{bytes: 'm * 100'}\n"
+                "      z: {dtype: u8, shape: [m, 0]}\n"
+                "    reset_to_zero: [ws, z]\n    restore: [x]\n    verify: [x]\n    pin: {}\n");
     const xmt_entry *e = xmt_policy_entry(set, 0);
     int32_t m = 3, n = 4;
     uint64_t a = 1, b = 2, c = 3;
@@ -709,19 +730,23 @@ START_TEST(buffers_bytes_and_strides)
     ck_assert_int_eq(xmt_entry_buffer(e, 0, &v, &bf), -1);
     xmt_policy_free(set);
     /* a reset whose condition is false and that has no other role: nothing to do */
-    set = load_ok("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr]\n    tensors: {x: {dtype: i32, shape: [m]}}\n"
+    set = load_ok("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr]\n    tensors: {x: "
+                  "{dtype: i32, shape: [m]}}\n"
                   "    reset_to_zero: {x: 'm > 10'}\n    verify: {x: bitwise}\n    pin: {}\n");
     e = xmt_policy_entry(set, 0);
+    // cppcheck-suppress redundantAssignment ; read through p2
     m = 5;
     void *p2[2] = {&m, &a};
     xmt_launch_view v2 = {p2, 2, {{1, 1, 1}, {1, 1, 1}, 0}, NULL};
     ck_assert_int_eq(xmt_entry_buffer(e, 0, &v2, &bf), 1);
     ck_assert_uint_eq(bf.roles, XMT_BUF_VERIFY);
     xmt_policy_free(set);
-    set = load_ok("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr]\n    tensors: {x: {dtype: i32, shape: [m]}}\n"
+    set = load_ok("kernels:\n  - mangled: k\n    params: [m: i32, x: ptr]\n    tensors: {x: "
+                  "{dtype: i32, shape: [m]}}\n"
                   "    reset_to_zero: {x: 'm > 10'}\n    pin: {}\n");
     e = xmt_policy_entry(set, 0);
     ck_assert_int_eq(xmt_entry_buffer(e, 0, &v2, &bf), 0);
+    // cppcheck-suppress unreadVariable ; read through p2
     m = 11;
     ck_assert_int_eq(xmt_entry_buffer(e, 0, &v2, &bf), 1);
     ck_assert_uint_eq(bf.roles, XMT_BUF_RESET);
@@ -735,7 +760,8 @@ END_TEST
 static const xmt_entry *cand_entry(xmt_policy_set **set, const char *body)
 {
     char yaml[4096];
-    snprintf(yaml, sizeof yaml, "kernels:\n  - mangled: k\n    params: [n: i32, it: i32, sc: f32, hh: f16]\n%s", body);
+    snprintf(yaml, sizeof yaml,
+             "kernels:\n  - mangled: k\n    params: [n: i32, it: i32, sc: f32, hh: f16]\n%s", body);
     *set = load_ok(yaml);
     return xmt_policy_entry(*set, 0);
 }
@@ -756,8 +782,9 @@ static xmt_launch_view cview(void)
 START_TEST(cand_order_and_defaults)
 {
     xmt_policy_set *set;
-    const xmt_entry *e = cand_entry(&set, "    configs:\n      - {A: 1, B: 10}\n      - {A: 2, B: 20, condition: 'n > 5000'}\n"
-                                          "    space: {A: [3, 4], B: [30, 40, 50]}\n    launch: {block: ['A * 32']}\n");
+    const xmt_entry *e = cand_entry(
+        &set, "    configs:\n      - {A: 1, B: 10}\n      - {A: 2, B: 20, condition: 'n > 5000'}\n"
+              "    space: {A: [3, 4], B: [30, 40, 50]}\n    launch: {block: ['A * 32']}\n");
     xmt_launch_view v = cview();
     ck_assert_uint_eq(xmt_entry_ncandidates(e), 2 + 6);
     xmt_candidate c;
@@ -771,14 +798,16 @@ START_TEST(cand_order_and_defaults)
     ck_assert_uint_eq(c.dims.shared, 256); /* shared omitted: shared0 */
     ck_assert_int_eq(xmt_entry_candidate(e, 1, &v, &c), 0);
     ck_assert_str_eq(c.why, "config condition false");
-    const char *labels[] = {"A=3, B=30", "A=3, B=40", "A=3, B=50", "A=4, B=30", "A=4, B=40", "A=4, B=50"};
+    const char *labels[] = {"A=3, B=30", "A=3, B=40", "A=3, B=50",
+                            "A=4, B=30", "A=4, B=40", "A=4, B=50"};
     for (int i = 0; i < 6; i++) {
         ck_assert_int_eq(xmt_entry_candidate(e, 2 + (size_t)i, &v, &c), 1);
         ck_assert_str_eq(c.label, labels[i]);
     }
     xmt_policy_free(set);
     /* block omitted: block0; grid list shorter than 3: 1 */
-    e = cand_entry(&set, "    configs: [{launch: {grid: [7]}}, {launch: {block: 64, shared: 'n * 4'}}]\n");
+    e = cand_entry(
+        &set, "    configs: [{launch: {grid: [7]}}, {launch: {block: 64, shared: 'n * 4'}}]\n");
     ck_assert_int_eq(xmt_entry_candidate(e, 0, &v, &c), 1);
     ck_assert_str_eq(c.label, "config 0");
     ck_assert_uint_eq(c.dims.block.x, 128);
@@ -817,7 +846,8 @@ START_TEST(cand_limits)
     ck_assert_str_eq(c.why, "block.z 128 > max_block_z 64");
     ck_assert_int_eq(xmt_entry_candidate(e, 4, &v, &c), 1); /* 256, 1, 1 */
     xmt_policy_free(set);
-    e = cand_entry(&set, "    space: {G: [1, 70000, 3000000000]}\n    launch: {grid: [G, 'G > 1 ? 2 : 1', 'G > 1 ? G : 1'], block: [32]}\n");
+    e = cand_entry(&set, "    space: {G: [1, 70000, 3000000000]}\n    launch: {grid: [G, 'G > 1 ? "
+                         "2 : 1', 'G > 1 ? G : 1'], block: [32]}\n");
     v = cview();
     ck_assert_int_eq(xmt_entry_candidate(e, 0, &v, &c), 1);
     ck_assert_int_eq(xmt_entry_candidate(e, 1, &v, &c), 0);
@@ -834,7 +864,8 @@ START_TEST(cand_limits)
     ck_assert_int_eq(xmt_entry_candidate(e, 0, &v, &c), 1);
     ck_assert_uint_eq(c.dims.shared, 1000);
     ck_assert_int_eq(xmt_entry_candidate(e, 1, &v, &c), 0);
-    ck_assert_str_eq(c.why, "shared 49152 + kernel_static_shared 1024 > max_shared_per_block 49152");
+    ck_assert_str_eq(c.why,
+                     "shared 49152 + kernel_static_shared 1024 > max_shared_per_block 49152");
     xmt_policy_free(set);
 }
 END_TEST
@@ -842,7 +873,8 @@ END_TEST
 START_TEST(cand_eval_faults)
 {
     xmt_policy_set *set;
-    const xmt_entry *e = cand_entry(&set, "    space: {B: [0, 32]}\n    launch: {block: [32], grid: ['n / B', 2.5, -1]}\n");
+    const xmt_entry *e = cand_entry(
+        &set, "    space: {B: [0, 32]}\n    launch: {block: [32], grid: ['n / B', 2.5, -1]}\n");
     xmt_launch_view v = cview();
     xmt_candidate c;
     ck_assert_int_eq(xmt_entry_candidate(e, 0, &v, &c), 0);
@@ -868,10 +900,10 @@ END_TEST
 START_TEST(cand_args_and_pin)
 {
     xmt_policy_set *set;
-    const xmt_entry *e =
-        cand_entry(&set, "    space: {ITEMS: [1, 4, 3000000000]}\n    args: {it: ITEMS, sc: 'ITEMS / 2.0'}\n"
-                         "    configs: [{ITEMS: 8, args: {it: 99, hh: 1.5}}]\n"
-                         "    pin: {ITEMS: 2, launch: {block: [64]}}\n    launch: {block: [128]}\n");
+    const xmt_entry *e = cand_entry(
+        &set, "    space: {ITEMS: [1, 4, 3000000000]}\n    args: {it: ITEMS, sc: 'ITEMS / 2.0'}\n"
+              "    configs: [{ITEMS: 8, args: {it: 99, hh: 1.5}}]\n"
+              "    pin: {ITEMS: 2, launch: {block: [64]}}\n    launch: {block: [128]}\n");
     xmt_launch_view v = cview();
     xmt_candidate c;
     ck_assert_int_eq(xmt_entry_candidate(e, 0, &v, &c), 1);
@@ -936,9 +968,10 @@ END_TEST
 
 START_TEST(params_c_types_and_layout)
 {
-    xmt_policy_set *set = load_ok("kernels:\n  - mangled: k\n"
-                                  "    params: {n: int, a: float, x: const float*, y: float *, q: size_t, s: bytes(24)}\n"
-                                  "    tensors: {x: {shape: [n]}}\n    pin: {}\n");
+    xmt_policy_set *set = load_ok(
+        "kernels:\n  - mangled: k\n"
+        "    params: {n: int, a: float, x: const float*, y: float *, q: size_t, s: bytes(24)}\n"
+        "    tensors: {x: {shape: [n]}}\n    pin: {}\n");
     const xmt_entry *e = xmt_policy_entry(set, 0);
     ck_assert_uint_eq(xmt_entry_nparams(e), 6);
     const char *name, *type;
@@ -956,8 +989,11 @@ START_TEST(params_c_types_and_layout)
     ck_assert_int_eq(xmt_entry_check_layout(e, 6, offs, want, why, sizeof why), 0);
     size_t bad[6] = {4, 4, 8, 8, 4, 24};
     ck_assert_int_eq(xmt_entry_check_layout(e, 6, offs, bad, why, sizeof why), -1);
-    ck_assert_msg(strstr(why, "policy: 6 params (n int=4, a float=4, x const float*=8") != NULL, "%s", why);
-    ck_assert_msg(strstr(why, "kernel: 6 params (4@0, 4@4, 8@8, 8@16, 4@24, 24@32 size@offset)") != NULL, "%s", why);
+    ck_assert_msg(strstr(why, "policy: 6 params (n int=4, a float=4, x const float*=8") != NULL,
+                  "%s", why);
+    ck_assert_msg(strstr(why, "kernel: 6 params (4@0, 4@4, 8@8, 8@16, 4@24, 24@32 size@offset)") !=
+                      NULL,
+                  "%s", why);
     ck_assert_int_eq(xmt_entry_check_layout(e, 5, offs, want, why, sizeof why), -1);
     ck_assert_ptr_nonnull(strstr(why, "kernel: 5 params"));
     /* the tensor's dtype came from float* */
@@ -1023,8 +1059,8 @@ END_TEST
 
 START_TEST(set_arg_and_describe)
 {
-    xmt_policy_set *set = load_ok(
-        "kernels:\n  - mangled: k\n    params: [n: u16, cfg: {bytes: 8, fields: {c: i32@4}}, x: ptr]\n    pin: {}\n");
+    xmt_policy_set *set = load_ok("kernels:\n  - mangled: k\n    params: [n: u16, cfg: {bytes: 8, "
+                                  "fields: {c: i32@4}}, x: ptr]\n    pin: {}\n");
     const xmt_entry *e = xmt_policy_entry(set, 0);
     uint16_t n = 0;
     unsigned char cfg[8] = {0};
@@ -1057,7 +1093,8 @@ END_TEST
 START_TEST(demangle)
 {
     char name[256], sig[256];
-    ck_assert_int_eq(xmt_demangle("_ZN2ns3fooIfLi128EEEvPfi", name, sizeof name, sig, sizeof sig), 1);
+    ck_assert_int_eq(xmt_demangle("_ZN2ns3fooIfLi128EEEvPfi", name, sizeof name, sig, sizeof sig),
+                     1);
     ck_assert_str_eq(name, "ns::foo<float, 128>");
     ck_assert_str_eq(sig, "ns::foo<float, 128>(float*, int)");
     ck_assert_int_eq(xmt_demangle("triton_poi_fused_add_0", name, sizeof name, sig, sizeof sig), 0);
@@ -1072,17 +1109,16 @@ START_TEST(demangle)
 }
 END_TEST
 
-static const char *match_yaml =
-    "kernels:\n"
-    "  - match: 'ns::foo<*>'\n    pin: {}\n"                          /* line 2 */
-    "  - match: 'ns::foo<float, *>'\n    pin: {}\n"                  /* line 4 */
-    "  - signature: '*(float\\*, int)'\n    pin: {}\n"               /* line 6 */
-    "  - mangled: _ZN2ns3fooIfLi256EEEvPfi\n    pin: {}\n"           /* line 8 */
-    "  - match: 'triton_*_fused_?'\n    pin: {}\n"                   /* line 10 */
-    "  - match: 'vec_add'\n    pin: {}\n"                            /* line 12 */
-    "  - match: 'vec_*'\n    pin: {}\n"                              /* line 14 */
-    "  - match: 'vec_ad?'\n    pin: {}\n"                            /* line 16 */
-    "  - match: 'operator[]*'\n    pin: {}\n";                       /* line 18 */
+static const char *match_yaml = "kernels:\n"
+                                "  - match: 'ns::foo<*>'\n    pin: {}\n"               /* line 2 */
+                                "  - match: 'ns::foo<float, *>'\n    pin: {}\n"        /* line 4 */
+                                "  - signature: '*(float\\*, int)'\n    pin: {}\n"     /* line 6 */
+                                "  - mangled: _ZN2ns3fooIfLi256EEEvPfi\n    pin: {}\n" /* line 8 */
+                                "  - match: 'triton_*_fused_?'\n    pin: {}\n"         /* line 10 */
+                                "  - match: 'vec_add'\n    pin: {}\n"                  /* line 12 */
+                                "  - match: 'vec_*'\n    pin: {}\n"                    /* line 14 */
+                                "  - match: 'vec_ad?'\n    pin: {}\n"                  /* line 16 */
+                                "  - match: 'operator[]*'\n    pin: {}\n";             /* line 18 */
 
 static const char *matched(xmt_policy_set *set, const char *mangled)
 {
@@ -1099,8 +1135,10 @@ START_TEST(match_precedence)
     ck_assert_str_eq(diags, "");
     /* float, 128: signature: beats both match: globs; warning names all three */
     ck_assert_str_eq(matched(set, "_ZN2ns3fooIfLi128EEEvPfi"), "t.yaml:6");
-    ck_assert_ptr_nonnull(strstr(diags, "matches 3 entries: t.yaml:2 (match: ns::foo<*>), t.yaml:4 (match: ns::foo<float, *>), "
-                                        "t.yaml:6 (signature: *(float\\*, int)); using t.yaml:6, by signature:"));
+    ck_assert_ptr_nonnull(strstr(
+        diags,
+        "matches 3 entries: t.yaml:2 (match: ns::foo<*>), t.yaml:4 (match: ns::foo<float, *>), "
+        "t.yaml:6 (signature: *(float\\*, int)); using t.yaml:6, by signature:"));
     /* mangled: exact beats all */
     ck_assert_str_eq(matched(set, "_ZN2ns3fooIfLi256EEEvPfi"), "t.yaml:8");
     /* Triton / extern "C" names as they are */
@@ -1195,12 +1233,14 @@ START_TEST(load_edge_cases)
     s = load_ok("version: 1\nkernels: []\n");
     xmt_policy_free(s);
     /* aliases that do not loop are fine */
-    s = load_ok("kernels:\n  - match: a\n    params: &p [n: i32]\n    pin: &c {launch: {block: [64]}}\n"
-                "  - match: b\n    params: *p\n    pin: *c\n");
+    s = load_ok(
+        "kernels:\n  - match: a\n    params: &p [n: i32]\n    pin: &c {launch: {block: [64]}}\n"
+        "  - match: b\n    params: *p\n    pin: *c\n");
     ck_assert_uint_eq(xmt_policy_count(s), 2);
     xmt_policy_free(s);
     /* a big but bounded space */
-    s = load_ok("kernels:\n  - match: a\n    space: {A: [1,2,3,4,5,6,7,8], B: [1,2,3,4,5,6,7,8], C: [1,2,3,4,5,6,7,8], "
+    s = load_ok("kernels:\n  - match: a\n    space: {A: [1,2,3,4,5,6,7,8], B: [1,2,3,4,5,6,7,8], "
+                "C: [1,2,3,4,5,6,7,8], "
                 "D: [1,2,3,4,5,6,7,8], E: [1,2,3,4,5,6,7,8]}\n");
     ck_assert_uint_eq(xmt_entry_ncandidates(xmt_policy_entry(s, 0)), 32768);
     xmt_policy_free(s);
@@ -1210,17 +1250,23 @@ END_TEST
 START_TEST(load_errors)
 {
     expect_err("kernels: [\n", "t.yaml:2:1: YAML:");
-    expect_err("kernels:\n  - match: a\n    match: b\n    pin: {}\n", "t.yaml:3:5: kernel entry: duplicate key 'match' (first at line 2)");
+    expect_err("kernels:\n  - match: a\n    match: b\n    pin: {}\n",
+               "t.yaml:3:5: kernel entry: duplicate key 'match' (first at line 2)");
     expect_err("a: &x [*x]\n", "recursive alias");
-    expect_err("kernels:\n  - match: a\n    pin: {}\n    colour: red\n", "t.yaml:4:5: kernel entry: unknown key 'colour'");
+    expect_err("kernels:\n  - match: a\n    pin: {}\n    colour: red\n",
+               "t.yaml:4:5: kernel entry: unknown key 'colour'");
     expect_err("kernels:\n  - match: a\n    space: {}\n", "space: is empty");
-    expect_err("kernels:\n  - match: a\n    space: {B: []}\n", "t.yaml:3:16: space B: empty list of values");
-    expect_err("kernels:\n  - match: a\n    warmup: many\n    pin: {}\n", "t.yaml:3:13: warmup: expected a whole number, found 'many'");
+    expect_err("kernels:\n  - match: a\n    space: {B: []}\n",
+               "t.yaml:3:16: space B: empty list of values");
+    expect_err("kernels:\n  - match: a\n    warmup: many\n    pin: {}\n",
+               "t.yaml:3:13: warmup: expected a whole number, found 'many'");
     expect_err("kernels:\n  - match: a\n    params: [n: i33]\n    pin: {}\n", "unknown type 'i33'");
-    expect_err("kernels:\n  - match: a\n    params: [n: i32]\n    space: {B: [1]}\n    condition: 'n + Q'\n",
+    expect_err("kernels:\n  - match: a\n    params: [n: i32]\n    space: {B: [1]}\n    condition: "
+               "'n + Q'\n",
                "t.yaml:5:21: in the entry's condition 'n + Q': unknown name 'Q'");
-    expect_err("kernels:\n  - match: a\n    params: [n: i32]\n    space: {B: [1]}\n    condition: n +\n",
-               "t.yaml:5:19: in the entry's condition 'n +': expression ends early");
+    expect_err(
+        "kernels:\n  - match: a\n    params: [n: i32]\n    space: {B: [1]}\n    condition: n +\n",
+        "t.yaml:5:19: in the entry's condition 'n +': expression ends early");
     expect_err("kernels:\n  - match: a\n", "nothing to tune");
     expect_err("kernels:\n  - pin: {}\n", "needs one of match:");
     expect_err("kernels: 3\n", "kernels: expected a list");
@@ -1229,17 +1275,18 @@ START_TEST(load_errors)
     expect_err("version: 2\nkernels: []\n", "version: 2 is out of range");
     expect_err("- a\n", "expected a mapping");
     char big[400];
-    snprintf(big, sizeof big, "kernels:\n  - match: a\n    space: {A: [%s], B: [%s]}\n",
-             "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32",
-             "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32");
+    snprintf(
+        big, sizeof big, "kernels:\n  - match: a\n    space: {A: [%s], B: [%s]}\n",
+        "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32",
+        "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32");
     xmt_policy_set *s = load_ok(big); /* 1024 */
     xmt_policy_free(s);
     /* the alias bomb: bounded */
     char bomb[2048] = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
     for (char c = 'b'; c <= 'h'; c++) {
         char line[128];
-        snprintf(line, sizeof line, "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", c, c, c - 1, c - 1,
-                 c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1);
+        snprintf(line, sizeof line, "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n",
+                 c, c, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1);
         strcat(bomb, line);
     }
     expect_err(bomb, "aliases expand to more than 100000 nodes");
