@@ -1,0 +1,257 @@
+/*
+ * cache: the on-disk cache of winners (see cache.h).
+ */
+#include "cache.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uthash.h>
+#include <yaml.h>
+
+#include "log.h"
+#include "options.h"
+
+typedef struct {
+    char *id; /* device \x1f kernel \x1f entry \x1f hex key */
+    xmt_choice choice;
+    UT_hash_handle hh;
+} record_t;
+
+static record_t *records;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void hex(const uint8_t *key, size_t len, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = digits[key[i] >> 4];
+        out[2 * i + 1] = digits[key[i] & 15];
+    }
+    out[2 * len] = 0;
+}
+
+static char *make_id(const char *device, const char *kernel, const char *entry,
+                     const char *key_hex)
+{
+    size_t n = strlen(device) + strlen(kernel) + strlen(entry) + strlen(key_hex) + 4;
+    char *id = malloc(n);
+    if (id)
+        snprintf(id, n, "%s\x1f%s\x1f%s\x1f%s", device, kernel, entry, key_hex);
+    return id;
+}
+
+/* Inserts or replaces; takes ownership of id. Called with cache_lock held. */
+static void put(char *id, const xmt_choice *c)
+{
+    record_t *r = NULL;
+    HASH_FIND_STR(records, id, r);
+    if (r) {
+        r->choice = *c;
+        free(id);
+        return;
+    }
+    r = calloc(1, sizeof *r);
+    if (!r) {
+        free(id);
+        return;
+    }
+    r->id = id;
+    r->choice = *c;
+    HASH_ADD_KEYPTR(hh, records, r->id, strlen(r->id), r);
+}
+
+/* One record is one line of JSON. It is read with libyaml (JSON's flow syntax is YAML):
+ * Debian's static jansson is not position-independent in its loader (it refers to
+ * stdin), so the shim links only jansson's writer. Returns 0 and the fields, which point
+ * into doc, or -1 when the line is not a record. */
+static const char *field(yaml_document_t *doc, yaml_node_t *map, const char *name)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(doc, p->value);
+        if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
+            strcmp((const char *)k->data.scalar.value, name) == 0)
+            return (const char *)v->data.scalar.value;
+    }
+    return NULL;
+}
+
+static int parse_line(yaml_document_t *doc, const char **device, const char **kernel,
+                      const char **entry, const char **key_hex, const char **key_text,
+                      xmt_choice *c)
+{
+    yaml_node_t *root = yaml_document_get_root_node(doc);
+    if (!root || root->type != YAML_MAPPING_NODE)
+        return -1;
+    const char *index = field(doc, root, "index");
+    const char *label = field(doc, root, "label");
+    const char *t = field(doc, root, "time_ms");
+    *device = field(doc, root, "device");
+    *kernel = field(doc, root, "kernel");
+    *entry = field(doc, root, "entry");
+    *key_hex = field(doc, root, "key");
+    *key_text = field(doc, root, "key_text");
+    if (!*device || !*kernel || !*entry || !*key_hex || !index)
+        return -1;
+    char *end;
+    c->index = strtol(index, &end, 10);
+    if (*end || c->index < XMT_OWN_CONFIG)
+        return -1;
+    snprintf(c->label, sizeof c->label, "%s", label ? label : "");
+    c->time_ms = t ? strtod(t, NULL) : 0;
+    if (!*key_text)
+        *key_text = "";
+    return 0;
+}
+
+int xmt_cache_read_file(const char *path,
+                        void (*fn)(void *ud, const char *device, const char *kernel,
+                                   const char *entry, const char *key_hex,
+                                   const char *key_text, const xmt_choice *c),
+                        void *ud)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int bad = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        if (len == 1 && line[0] == '\n')
+            continue;
+        yaml_parser_t parser;
+        yaml_document_t doc;
+        if (!yaml_parser_initialize(&parser)) {
+            bad++;
+            continue;
+        }
+        yaml_parser_set_input_string(&parser, (const unsigned char *)line, (size_t)len);
+        if (yaml_parser_load(&parser, &doc)) {
+            const char *d, *k, *e, *h, *t;
+            xmt_choice c;
+            if (parse_line(&doc, &d, &k, &e, &h, &t, &c) == 0)
+                fn(ud, d, k, e, h, t, &c);
+            else
+                bad++;
+            yaml_document_delete(&doc);
+        } else {
+            bad++;
+        }
+        yaml_parser_delete(&parser);
+    }
+    free(line);
+    fclose(f);
+    return bad;
+}
+
+static void load_one(void *ud, const char *device, const char *kernel, const char *entry,
+                     const char *key_hex, const char *key_text, const xmt_choice *c)
+{
+    (void)ud;
+    (void)key_text;
+    char *id = make_id(device, kernel, entry, key_hex);
+    if (id)
+        put(id, c);
+}
+
+void xmt_cache_load(void)
+{
+    if (!xmt_opt.cache[0])
+        return;
+    char path[XMT_PATH_MAX];
+    if (xmt_expand_path(xmt_opt.cache, path, sizeof path) != 0)
+        return;
+    if (access(path, F_OK) != 0)
+        return;
+    pthread_mutex_lock(&cache_lock);
+    int bad = xmt_cache_read_file(path, load_one, NULL);
+    pthread_mutex_unlock(&cache_lock);
+    if (bad < 0)
+        xmt_warn("cannot read the cache %s: %m", path);
+    else if (bad > 0)
+        xmt_warn("%s: %d line(s) are not cache records and were skipped", path, bad);
+}
+
+int xmt_cache_find(const char *device, const char *kernel, const char *entry,
+                   const uint8_t *key, size_t keylen, xmt_choice *out)
+{
+    char key_hex[2 * 512 + 1];
+    if (keylen > 512)
+        return 0;
+    hex(key, keylen, key_hex);
+    char *id = make_id(device, kernel, entry, key_hex);
+    if (!id)
+        return 0;
+    pthread_mutex_lock(&cache_lock);
+    record_t *r = NULL;
+    HASH_FIND_STR(records, id, r);
+    if (r)
+        *out = r->choice;
+    pthread_mutex_unlock(&cache_lock);
+    free(id);
+    return r != NULL;
+}
+
+void xmt_cache_store(const char *device, const char *kernel, const char *entry,
+                     const uint8_t *key, size_t keylen, const char *key_text,
+                     const xmt_choice *c)
+{
+    char key_hex[2 * 512 + 1];
+    if (keylen > 512)
+        return;
+    hex(key, keylen, key_hex);
+    char *id = make_id(device, kernel, entry, key_hex);
+    if (!id)
+        return;
+    pthread_mutex_lock(&cache_lock);
+    put(id, c);
+    pthread_mutex_unlock(&cache_lock);
+    if (!xmt_opt.cache[0])
+        return;
+    char path[XMT_PATH_MAX];
+    if (xmt_expand_path(xmt_opt.cache, path, sizeof path) != 0)
+        return;
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:f}", "device", device, "kernel", kernel, "entry", entry,
+                          "key", key_hex, "key_text", key_text, "index", (json_int_t)c->index,
+                          "label", c->label, "time_ms", c->time_ms);
+    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!text)
+        return;
+    size_t len = strlen(text);
+    char *line = realloc(text, len + 2);
+    if (!line) {
+        free(text);
+        return;
+    }
+    line[len] = '\n';
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    static int warned;
+    if (fd < 0 || write(fd, line, len + 1) != (ssize_t)(len + 1)) {
+        if (!warned++)
+            xmt_warn("cannot write the cache %s: %m", path);
+    }
+    if (fd >= 0)
+        close(fd);
+    free(line);
+}
+
+void xmt_cache_free(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    record_t *r, *tmp;
+    HASH_ITER(hh, records, r, tmp)
+    {
+        HASH_DEL(records, r);
+        free(r->id);
+        free(r);
+    }
+    pthread_mutex_unlock(&cache_lock);
+}

@@ -1,0 +1,47 @@
+/*
+ * cache: the on-disk cache of tuned winners (XMATUNE_CACHE), shared by processes.
+ *
+ * One JSON object per line, appended with O_APPEND in a single write, so concurrent
+ * processes never tear a line; the last line for a given identity wins. A winner is
+ * identified by device *model* (name, compute capability, SM count — identical GPUs
+ * share results), kernel (mangled name), policy entry (its pattern) and lookup key. It
+ * records the candidate's index and label, not its grid: the grid is recomputed from
+ * each launch, and a label that no longer matches (the policy was edited) voids it.
+ */
+#ifndef XMT_CACHE_H
+#define XMT_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XMT_OWN_CONFIG (-1) /* the winner is the program's own launch configuration */
+
+typedef struct {
+    long index;       /* candidate index, or XMT_OWN_CONFIG */
+    char label[160];  /* the candidate's label when it won */
+    double time_ms;   /* its measured time */
+} xmt_choice;
+
+/* Reads the cache file if there is one. Bad lines are skipped with one warning. */
+void xmt_cache_load(void);
+
+/* 1 and *out when the cache holds a winner for this identity, else 0. Thread-safe. */
+int xmt_cache_find(const char *device_id, const char *kernel, const char *entry,
+                   const uint8_t *key, size_t keylen, xmt_choice *out);
+
+/* Remembers a winner in memory and appends it to the file. key_text is for people. */
+void xmt_cache_store(const char *device_id, const char *kernel, const char *entry,
+                     const uint8_t *key, size_t keylen, const char *key_text,
+                     const xmt_choice *c);
+
+/* Frees the in-memory copy (at exit). */
+void xmt_cache_free(void);
+
+/* The lines of a cache file, for `xmatune cache`: calls fn for each valid record. */
+int xmt_cache_read_file(const char *path,
+                        void (*fn)(void *ud, const char *device, const char *kernel,
+                                   const char *entry, const char *key_hex,
+                                   const char *key_text, const xmt_choice *c),
+                        void *ud);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * discover: XMATUNE_MODE=discover. Answers "what does my program launch, and can xmatune
+ * see it?": once per distinct (kernel, device) a `kernel` event with its names and
+ * parameter layout, and at exit a `kernel_summary` with every distinct launch shape and
+ * its count, plus a short table on stderr. Nothing about the launch changes.
+ */
+#ifndef XMT_DISCOVER_H
+#define XMT_DISCOVER_H
+
+#include <stdio.h>
+
+#include "launch.h"
+
+/* Records one launch of k (cold path; takes k->lock). */
+void xmt_discover_record(xmt_kernel *k, const xmt_launch *l);
+
+/* Writes k's kernel_summary events (one per device) and, if table is not NULL, its lines
+ * of the stderr table. Returns the number of devices reported. */
+int xmt_discover_report(xmt_kernel *k, FILE *table);
+
+/* Path bits, as recorded and reported. */
+enum {
+    XMT_PATH_LAUNCH = 1,    /* cuLaunchKernel(_ptsz) */
+    XMT_PATH_EX = 2,        /* cuLaunchKernelEx(_ptsz) without binding attributes */
+    XMT_PATH_EX_ATTRS = 4,  /* cuLaunchKernelEx with cooperative/cluster/... attributes */
+    XMT_PATH_COOP = 8,      /* cuLaunchCooperativeKernel(_ptsz) */
+    XMT_PATH_EXTRA = 16,    /* arguments packed in `extra` */
+};
+
+/* json array of path names for a bit set. */
+struct json_t;
+struct json_t *xmt_paths_json(unsigned paths);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * hook: how launches reach us.
+ *
+ * Programs get driver entry points three ways, and each is covered: dlsym on a libcuda
+ * handle (CuPy, Triton, the CUDA runtime's first lookup), cuGetProcAddress/_v2 (the
+ * runtime's ~440 other lookups, in every version and flag), and direct calls to exported
+ * symbols (programs linked with -lcuda). Each of them hands out or is a wrapper that
+ * calls exactly the pointer the real driver returned for that (name, version, flags).
+ */
+#ifndef XMT_HOOK_H
+#define XMT_HOOK_H
+
+#include <cuda.h>
+
+/* glibc's dlsym (found with dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34")), for the shim's
+ * own lookups; never call it with RTLD_NEXT (it would be relative to us). */
+extern void *(*xmt_real_dlsym_ptr)(void *, const char *);
+void *xmt_real_dlsym(void *handle, const char *name);
+
+/* Called by our dlsym (hook_dlsym.S): a wrapper for a CUDA entry point we interpose, or
+ * NULL to forward the call to glibc untouched. */
+void *xmt_dlsym_hook(void *handle, const char *name);
+
+/* First CUDA entry point asked for: read the options, open the driver, load the
+ * policies, register the exit report. Once; thread-safe. Returns the mode in force. */
+int xmt_activate(void);
+
+/* Wraps a real entry point by name as cuGetProcAddress reports it (base name, version,
+ * flags), or returns it unchanged when it is not one we interpose. */
+void *xmt_wrap_proc(const char *name, void *real, int version, cuuint64_t flags);
+
+#endif

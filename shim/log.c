@@ -1,0 +1,166 @@
+/*
+ * log: capped stderr messages and the JSON Lines log (see log.h).
+ */
+#include "log.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+
+static atomic_int messages_printed;
+static atomic_int messages_dropped;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static int log_fd = -1;
+static int log_failed;
+
+static void vmessage(const char *fmt, va_list ap)
+{
+    char buf[1024];
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof buf - 2)
+        n = sizeof buf - 2;
+    buf[n++] = '\n';
+    /* One write per message so lines from several threads do not interleave. */
+    char line[1100];
+    int m = snprintf(line, sizeof line, "xmatune: %.*s", n, buf);
+    if (m > 0)
+        (void)!write(2, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
+}
+
+void xmt_warn(const char *fmt, ...)
+{
+    int cap = xmt_opt.max_messages ? xmt_opt.max_messages : 100;
+    if (atomic_fetch_add(&messages_printed, 1) >= cap) {
+        atomic_fetch_add(&messages_dropped, 1);
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
+}
+
+void xmt_verbose(int level, const char *fmt, ...)
+{
+    if (xmt_opt.verbose < level)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
+}
+
+int xmt_expand_path(const char *tmpl, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = tmpl; *p; p++) {
+        char tmp[32];
+        const char *ins = NULL;
+        if (p[0] == '%' && p[1] == 'p') {
+            snprintf(tmp, sizeof tmp, "%ld", (long)getpid());
+            ins = tmp;
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            ins = "%";
+            p++;
+        }
+        if (ins) {
+            size_t l = strlen(ins);
+            if (o + l >= cap)
+                return -1;
+            memcpy(out + o, ins, l);
+            o += l;
+        } else {
+            if (o + 1 >= cap)
+                return -1;
+            out[o++] = *p;
+        }
+    }
+    out[o] = 0;
+    return 0;
+}
+
+int xmt_log_enabled(void)
+{
+    return xmt_opt.log[0] != 0 && !log_failed;
+}
+
+/* Opens the log on first use. Called with log_lock held. */
+static int open_log(void)
+{
+    if (log_fd >= 0)
+        return 0;
+    if (log_failed)
+        return -1;
+    char path[XMT_PATH_MAX];
+    if (xmt_expand_path(xmt_opt.log, path, sizeof path) != 0) {
+        log_failed = 1;
+        xmt_warn("XMATUNE_LOG is too long; no log is written");
+        return -1;
+    }
+    log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+        log_failed = 1;
+        xmt_warn("cannot open the log %s: %m; no log is written", path);
+        return -1;
+    }
+    return 0;
+}
+
+void xmt_log_event(json_t *obj)
+{
+    if (!obj)
+        return;
+    if (!xmt_log_enabled()) {
+        json_decref(obj);
+        return;
+    }
+    char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(obj);
+    if (!text)
+        return;
+    size_t len = strlen(text);
+    text[len] = 0;
+    pthread_mutex_lock(&log_lock);
+    if (open_log() == 0) {
+        /* One write() per line: O_APPEND keeps lines whole across processes. */
+        char *line = malloc(len + 2);
+        if (line) {
+            memcpy(line, text, len);
+            line[len] = '\n';
+            if (write(log_fd, line, len + 1) != (ssize_t)(len + 1) && !log_failed) {
+                log_failed = 1;
+                xmt_warn("writing the log failed: %m; no further events are written");
+            }
+            free(line);
+        }
+    }
+    pthread_mutex_unlock(&log_lock);
+    free(text);
+}
+
+void xmt_log_close(void)
+{
+    int dropped = atomic_load(&messages_dropped);
+    if (dropped > 0) {
+        char line[128];
+        int n = snprintf(line, sizeof line, "xmatune: %d further messages were suppressed\n",
+                         dropped);
+        if (n > 0)
+            (void)!write(2, line, (size_t)n);
+    }
+    pthread_mutex_lock(&log_lock);
+    if (log_fd >= 0)
+        close(log_fd);
+    log_fd = -1;
+    pthread_mutex_unlock(&log_lock);
+}

@@ -1,0 +1,34 @@
+/*
+ * log: what the shim tells people.
+ *
+ * Two channels. Messages on stderr, each prefixed "xmatune:", capped in number
+ * (XMATUNE_MAX_MESSAGES) so that a broken policy cannot flood a program's output.
+ * And the JSON Lines log (XMATUNE_LOG, schema in docs/log.md), written through jansson,
+ * one object per line, appended under a lock with O_APPEND so several processes can
+ * share one file. Nothing is opened before the first event: a process that never asks
+ * for a CUDA entry point leaves no file behind.
+ */
+#ifndef XMT_LOG_H
+#define XMT_LOG_H
+
+#include <jansson.h>
+
+/* stderr, capped; printf-style. */
+void xmt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* stderr, only when XMATUNE_VERBOSE >= level; not capped (the user asked for them). */
+void xmt_verbose(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends one event to the log and takes ownership of obj (decref'd). A log that cannot
+ * be opened or written warns once; the program goes on. No-op when there is no log. */
+void xmt_log_event(json_t *obj);
+
+/* Is there a log to write to? Lets callers skip building events nobody reads. */
+int xmt_log_enabled(void);
+
+/* Expands %p in a path template into out (cap bytes). Returns 0, or -1 if too long. */
+int xmt_expand_path(const char *tmpl, char *out, size_t cap);
+
+/* Flushes and reports how many messages were suppressed. Called at exit. */
+void xmt_log_close(void);
+
+#endif

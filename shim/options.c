@@ -1,0 +1,205 @@
+/*
+ * options: the one table of XMATUNE_* variables (see options.h).
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+struct xmt_options xmt_opt;
+
+typedef enum { T_MODE, T_BOOL, T_INT, T_DOUBLE, T_STR, T_STAT } opt_type;
+
+typedef struct {
+    const char *name;
+    opt_type type;
+    size_t offset;
+    size_t size; /* for strings */
+    const char *def;
+    long min, max; /* for numbers */
+    const char *doc;
+} opt_desc;
+
+#define OFF(f) offsetof(struct xmt_options, f)
+#define SZ(f) sizeof(((struct xmt_options *)0)->f)
+
+/* Keep in the order a user reads them; the README table is generated from this. */
+static const opt_desc options[] = {
+    {"XMATUNE_MODE", T_MODE, OFF(mode), 0, "", 0, 0,
+     "`off`, `discover`, `tune` or `replay`. Default: `tune` when `XMATUNE_POLICY` is set, "
+     "else `off`"},
+    {"XMATUNE_POLICY", T_STR, OFF(policy), SZ(policy), "", 0, 0,
+     "policy file, or directory of `*.yaml`/`*.yml` files read in name order"},
+    {"XMATUNE_LOG", T_STR, OFF(log), SZ(log), "", 0, 0,
+     "JSON Lines log (`docs/log.md`); `%p` is replaced by the process id; empty: no log"},
+    {"XMATUNE_CACHE", T_STR, OFF(cache), SZ(cache), "", 0, 0,
+     "on-disk cache of tuned winners shared by processes; `%p` = process id; empty: none"},
+    {"XMATUNE_VERBOSE", T_INT, OFF(verbose), 0, "0", 0, 3,
+     "`1` prints the options in effect and one line per tuning (like `XMA_PRINT_AUTOTUNING`); "
+     "`2` also every candidate"},
+    {"XMATUNE_STRICT", T_BOOL, OFF(strict), 0, "0", 0, 1,
+     "`1`: a policy error stops the program at load instead of running untuned"},
+    {"XMATUNE_LIBCUDA", T_STR, OFF(libcuda), SZ(libcuda), "libcuda.so.1", 0, 0,
+     "the real driver library that the shim opens"},
+    {"XMATUNE_WARMUP", T_INT, OFF(warmup), 0, "5", 0, 1000,
+     "untimed runs of each candidate, unless the policy entry says otherwise"},
+    {"XMATUNE_ITERATIONS", T_INT, OFF(iterations), 0, "10", 1, 10000,
+     "timed runs of each candidate, unless the policy entry says otherwise"},
+    {"XMATUNE_STATISTIC", T_STAT, OFF(statistic), 0, "median", 0, 0,
+     "`median` or `mean` of the timed runs picks the winner"},
+    {"XMATUNE_L2_FLUSH", T_BOOL, OFF(l2_flush), 0, "0", 0, 1,
+     "`1`: flush the L2 cache before every timed run (outside the timed window)"},
+    {"XMATUNE_WARMUP_MS", T_DOUBLE, OFF(warmup_ms), 0, "50", 0, 10000,
+     "run the program's own config for this long before the first candidate, so the GPU "
+     "clock is up"},
+    {"XMATUNE_BUDGET_MS", T_DOUBLE, OFF(budget_ms), 0, "-1", -1, 1000000000,
+     "tuning-time budget per key in ms; past it tuning stops and keeps the best so far; "
+     "`-1`: none"},
+    {"XMATUNE_TOTAL_BUDGET_MS", T_DOUBLE, OFF(total_budget_ms), 0, "-1", -1, 1000000000,
+     "tuning-time budget for the whole process in ms; past it new keys run untuned"},
+    {"XMATUNE_INCLUDE", T_STR, OFF(include), SZ(include), "", 0, 0,
+     "comma-separated globs on kernel names: only these may be tuned (empty: all)"},
+    {"XMATUNE_EXCLUDE", T_STR, OFF(exclude), SZ(exclude), "", 0, 0,
+     "comma-separated globs on kernel names that are never tuned"},
+    {"XMATUNE_MAX_MESSAGES", T_INT, OFF(max_messages), 0, "100", 0, 1000000,
+     "most `xmatune:` messages printed on stderr; further ones are counted"},
+};
+
+static const char *const mode_names[] = {"off", "discover", "tune", "replay"};
+
+const char *xmt_mode_name(int mode)
+{
+    return mode >= 0 && mode < 4 ? mode_names[mode] : "?";
+}
+
+/* Parses one value into its field. Returns 0 on success, -1 (field untouched) if bad. */
+static int parse_value(const opt_desc *o, const char *v)
+{
+    char *p = (char *)&xmt_opt + o->offset;
+    char *end;
+    switch (o->type) {
+    case T_MODE:
+        for (int i = 0; i < 4; i++)
+            if (strcmp(v, mode_names[i]) == 0) {
+                *(int *)p = i;
+                return 0;
+            }
+        return -1;
+    case T_STAT:
+        if (strcmp(v, "median") == 0) {
+            *(int *)p = XMT_STAT_MEDIAN;
+            return 0;
+        }
+        if (strcmp(v, "mean") == 0) {
+            *(int *)p = XMT_STAT_MEAN;
+            return 0;
+        }
+        return -1;
+    case T_BOOL:
+        if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "on")) {
+            *(int *)p = 1;
+            return 0;
+        }
+        if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "off") ||
+            !*v) {
+            *(int *)p = 0;
+            return 0;
+        }
+        return -1;
+    case T_INT: {
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (errno || end == v || *end || n < o->min || n > o->max)
+            return -1;
+        *(int *)p = (int)n;
+        return 0;
+    }
+    case T_DOUBLE: {
+        errno = 0;
+        double d = strtod(v, &end);
+        if (errno || end == v || *end || d < (double)o->min || d > (double)o->max)
+            return -1;
+        *(double *)p = d;
+        return 0;
+    }
+    case T_STR:
+        if (strlen(v) >= o->size)
+            return -1;
+        strcpy(p, v);
+        return 0;
+    }
+    return -1;
+}
+
+void xmt_options_load(void)
+{
+    memset(&xmt_opt, 0, sizeof xmt_opt);
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const opt_desc *o = &options[i];
+        if (o->type != T_MODE)
+            (void)parse_value(o, o->def);
+    }
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const opt_desc *o = &options[i];
+        const char *v = getenv(o->name);
+        if (!v || (o->type == T_MODE && !*v))
+            continue;
+        if (parse_value(o, v) != 0)
+            xmt_warn("%s=\"%s\" is not valid (%s); keeping the default \"%s\"", o->name, v,
+                     o->doc, o->type == T_MODE ? "see XMATUNE_POLICY" : o->def);
+    }
+    /* The mode's default depends on another option: decided after the loop. */
+    const char *m = getenv("XMATUNE_MODE");
+    int mode_ok = 0;
+    if (m && *m)
+        for (int i = 0; i < 4; i++)
+            mode_ok |= strcmp(m, mode_names[i]) == 0;
+    if (!mode_ok)
+        xmt_opt.mode = xmt_opt.policy[0] ? XMT_MODE_TUNE : XMT_MODE_OFF;
+}
+
+static void print_value(FILE *out, const opt_desc *o)
+{
+    const char *p = (const char *)&xmt_opt + o->offset;
+    switch (o->type) {
+    case T_MODE:
+        fputs(xmt_mode_name(*(const int *)p), out);
+        break;
+    case T_STAT:
+        fputs(*(const int *)p == XMT_STAT_MEAN ? "mean" : "median", out);
+        break;
+    case T_BOOL:
+    case T_INT:
+        fprintf(out, "%d", *(const int *)p);
+        break;
+    case T_DOUBLE:
+        fprintf(out, "%g", *(const double *)p);
+        break;
+    case T_STR:
+        fprintf(out, "\"%s\"", p);
+        break;
+    }
+}
+
+void xmt_options_print(FILE *out)
+{
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        fprintf(out, "xmatune: %s=", options[i].name);
+        print_value(out, &options[i]);
+        fputc('\n', out);
+    }
+}
+
+void xmt_options_markdown(FILE *out)
+{
+    fputs("| variable | default | meaning |\n| --- | --- | --- |\n", out);
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const opt_desc *o = &options[i];
+        fprintf(out, "| `%s` | %s%s%s | %s |\n", o->name, *o->def ? "`" : "",
+                *o->def ? o->def : "empty", *o->def ? "`" : "", o->doc);
+    }
+}

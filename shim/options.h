@@ -1,0 +1,59 @@
+/*
+ * options: every XMATUNE_* environment variable, in one table.
+ *
+ * The table in options.c is the only place a variable is named, parsed, defaulted and
+ * documented; the README's table is printed from it (`xmatune options`). Options are
+ * read once, when the shim is first asked for a CUDA entry point: never on a launch.
+ * A bad value warns once and keeps the default.
+ */
+#ifndef XMT_OPTIONS_H
+#define XMT_OPTIONS_H
+
+#include <stdio.h>
+
+typedef enum {
+    XMT_MODE_OFF = 0,  /* pass everything through, wrap nothing */
+    XMT_MODE_DISCOVER, /* record kernels and launch shapes, change nothing */
+    XMT_MODE_TUNE,     /* benchmark new keys, rewrite launches with the winner */
+    XMT_MODE_REPLAY,   /* rewrite with cached winners only, never benchmark */
+} xmt_mode;
+
+typedef enum { XMT_STAT_MEDIAN = 0, XMT_STAT_MEAN } xmt_statistic;
+
+#define XMT_PATH_MAX 4096
+
+struct xmt_options {
+    int mode;                  /* xmt_mode */
+    char policy[XMT_PATH_MAX]; /* file or directory of policies */
+    char log[XMT_PATH_MAX];    /* JSON Lines log; %p = pid; empty = none */
+    char cache[XMT_PATH_MAX];  /* on-disk cache of winners; %p = pid; empty = none */
+    char libcuda[XMT_PATH_MAX];
+    int verbose;
+    int strict;
+    int warmup;
+    int iterations;
+    int statistic;             /* xmt_statistic */
+    int l2_flush;
+    double budget_ms;          /* per key, < 0: none */
+    double total_budget_ms;    /* whole process, < 0: none */
+    double warmup_ms;          /* GPU warm-up by time before the first candidate */
+    char include[1024];        /* kernel patterns (globs, ',' separated) that may be tuned */
+    char exclude[1024];        /* kernel patterns never tuned */
+    int max_messages;
+};
+
+extern struct xmt_options xmt_opt;
+
+/* Reads the environment into xmt_opt. Warnings go through xmt_warn. Idempotent only in
+ * the sense that a second call re-reads: callers call it once (from xmt_activate). */
+void xmt_options_load(void);
+
+/* Prints the options in effect (XMATUNE_VERBOSE=1), one per line, "xmatune:"-prefixed. */
+void xmt_options_print(FILE *out);
+
+/* Prints the table as Markdown (name, default, meaning), for the README. */
+void xmt_options_markdown(FILE *out);
+
+const char *xmt_mode_name(int mode);
+
+#endif

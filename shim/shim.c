@@ -1,0 +1,182 @@
+/*
+ * shim: activation at the first CUDA entry point, launch counters, the exit report.
+ */
+#include "shim.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "discover.h"
+#include "driver.h"
+#include "hook.h"
+#include "kernels.h"
+#include "log.h"
+#include "options.h"
+#include "tuner.h"
+#include "xmt_policy.h"
+
+#define XMT_EXPORT __attribute__((visibility("default")))
+
+struct xmt_policy_set *xmt_policies;
+__thread xmt_tcount *xmt_tls_count __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static xmt_tcount *count_head;
+static xmt_tcount spare_count; /* if malloc fails, threads share this one (counts stay right
+                                  only approximately, which beats crashing) */
+
+xmt_tcount *xmt_tcount_register(void)
+{
+    xmt_tcount *c = calloc(1, sizeof *c);
+    if (!c)
+        return xmt_tls_count = &spare_count;
+    pthread_mutex_lock(&count_lock);
+    c->next = count_head;
+    count_head = c;
+    pthread_mutex_unlock(&count_lock);
+    return xmt_tls_count = c;
+}
+
+uint64_t xmt_launches_total(void)
+{
+    uint64_t n = atomic_load(&spare_count.launches);
+    pthread_mutex_lock(&count_lock);
+    for (xmt_tcount *c = count_head; c; c = c->next)
+        n += atomic_load_explicit(&c->launches, memory_order_relaxed);
+    pthread_mutex_unlock(&count_lock);
+    return n;
+}
+
+static void policy_diag(void *ud, const char *msg)
+{
+    (void)ud;
+    xmt_warn("%s", msg);
+}
+
+static void at_exit(void)
+{
+    xmt_report();
+}
+
+static pthread_once_t activate_once = PTHREAD_ONCE_INIT;
+
+static void activate(void)
+{
+    xmt_in_shim++;
+    xmt_options_load();
+    if (xmt_opt.mode == XMT_MODE_OFF)
+        goto out;
+    if (xmt_opt.verbose)
+        xmt_options_print(stderr);
+    if (xmt_driver_init() != 0) {
+        xmt_opt.mode = XMT_MODE_OFF;
+        goto out;
+    }
+    if (xmt_opt.policy[0]) {
+        int errors = xmt_policy_load(xmt_opt.policy, &xmt_policies, policy_diag, NULL);
+        if (errors > 0 && xmt_opt.strict) {
+            xmt_warn("%d error(s) in %s and XMATUNE_STRICT=1: stopping", errors,
+                     xmt_opt.policy);
+            _exit(1);
+        }
+        if (errors > 0)
+            xmt_warn("%d error(s) in %s: the entries in error are ignored", errors,
+                     xmt_opt.policy);
+    } else if (xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) {
+        xmt_warn("XMATUNE_MODE=%s needs XMATUNE_POLICY; nothing will be tuned",
+                 xmt_mode_name(xmt_opt.mode));
+    }
+    xmt_tuner_init();
+    xmt_log_event(json_pack("{sssIsssssi}", "event", "start", "pid", (json_int_t)getpid(), "mode",
+                            xmt_mode_name(xmt_opt.mode), "version", XMATUNE_VERSION, "policies",
+                            xmt_policies ? (int)xmt_policy_count(xmt_policies) : 0));
+    atexit(at_exit);
+out:
+    xmt_in_shim--;
+}
+
+int xmt_activate(void)
+{
+    pthread_once(&activate_once, activate);
+    return xmt_opt.mode;
+}
+
+typedef struct {
+    FILE *table;
+    int kernels;
+    uint64_t rewritten;
+} report_ctx;
+
+static void report_kernel(xmt_kernel *k, void *ud)
+{
+    report_ctx *c = ud;
+    if (xmt_opt.mode == XMT_MODE_DISCOVER) {
+        c->kernels += xmt_discover_report(k, c->table);
+    } else if (k->entry) {
+        c->kernels++;
+        c->rewritten += atomic_load(&k->rewritten);
+        xmt_tune_report(k, c->table);
+    }
+}
+
+void xmt_report(void)
+{
+    static atomic_int done;
+    if (atomic_exchange(&done, 1) || xmt_opt.mode == XMT_MODE_OFF)
+        return;
+    xmt_in_shim++;
+    uint64_t total = xmt_launches_total();
+    /* The table is built in memory and written at once, so it is not interleaved with the
+     * program's own last words. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *table = open_memstream(&buf, &len);
+    report_ctx c = {table, 0, 0};
+    if (table) {
+        if (xmt_opt.mode == XMT_MODE_DISCOVER)
+            fprintf(table, "xmatune: %10s %6s %4s  %-20s %s\n", "launches", "shapes", "dev",
+                    "policy", "kernel");
+        else
+            fprintf(table, "xmatune: %10s %10s %6s  %s\n", "launches", "rewritten", "keys",
+                    "kernel");
+    }
+    xmt_kernels_foreach(report_kernel, &c);
+    if (table) {
+        fclose(table);
+        if (xmt_opt.mode == XMT_MODE_DISCOVER || xmt_opt.verbose || c.kernels)
+            fprintf(stderr, "xmatune: %s: %llu launches, %d kernel%s%s\n%s",
+                    xmt_mode_name(xmt_opt.mode), (unsigned long long)total, c.kernels,
+                    c.kernels == 1 ? "" : "s",
+                    xmt_opt.mode == XMT_MODE_DISCOVER ? "" : " with a policy",
+                    c.kernels ? buf : "");
+        free(buf);
+    }
+    xmt_log_event(json_pack("{sssIsIsisI}", "event", "exit", "launches", (json_int_t)total,
+                            "rewritten", (json_int_t)c.rewritten, "kernels", c.kernels, "pid",
+                            (json_int_t)getpid()));
+    xmt_tuner_shutdown();
+    xmt_log_close();
+    xmt_in_shim--;
+}
+
+/* ---- public API (for programs and tests that want to ask the shim) ------------------ */
+
+XMT_EXPORT const char *xmatune_version(void)
+{
+    return XMATUNE_VERSION;
+}
+
+/* Launches the shim has seen in this process so far (every entry point, every thread). */
+XMT_EXPORT unsigned long long xmatune_launch_count(void)
+{
+    return (unsigned long long)xmt_launches_total();
+}
+
+/* The mode in force ("off" before any CUDA entry point was asked for). */
+XMT_EXPORT const char *xmatune_mode(void)
+{
+    return xmt_mode_name(xmt_opt.mode);
+}

@@ -1,0 +1,559 @@
+#!/usr/bin/env python3
+"""Whole-path tests: programs on the simulated driver, with and without the shim.
+
+Each case runs tests/integration/app (app_rt: loaded the way the CUDA runtime loads the
+driver; app_linked: linked with -lcuda) once without the shim and once or more with it,
+and checks what a user must be able to rely on: byte-identical outputs, return codes,
+the shim seeing every launch, and — in tune mode — which configuration won and ran.
+
+usage: cases.py CASE        (ctest runs one case per test; `cases.py --list` lists them)
+Paths come from the environment that CMake sets: XMT_SHIM, XMT_SIMDIR, XMT_APP_RT,
+XMT_APP_LINKED, XMT_RTLD_NEXT, XMT_POLICIES, XMT_WORK.
+"""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+SHIM = os.environ.get("XMT_SHIM", "")
+SIMDIR = os.environ.get("XMT_SIMDIR", "")
+APPS = {"rt": os.environ.get("XMT_APP_RT", ""), "linked": os.environ.get("XMT_APP_LINKED", "")}
+POLICIES = os.environ.get("XMT_POLICIES", "")
+WORK = os.environ.get("XMT_WORK") or tempfile.mkdtemp(prefix="xmt-")
+os.makedirs(WORK, exist_ok=True)
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+class Fail(Exception):
+    pass
+
+
+def expect(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+class Run:
+    """One run of a program: its exit code, output bytes, stdout, stderr, log, trace."""
+
+    def __init__(self, rc, out, stdout, stderr, log, trace):
+        self.rc, self.out, self.stdout, self.stderr = rc, out, stdout, stderr
+        self.log, self.trace = log, trace
+
+    def value(self, name):
+        m = re.search(r"^%s (\d+)$" % name, self.stdout, re.M)
+        return int(m.group(1)) if m else None
+
+    def events(self, kind):
+        return [e for e in self.log if e.get("event") == kind]
+
+
+_counter = [0]
+
+
+def run(app, scenario, shim=True, env=None, iterations=3, args=None):
+    """Runs one app scenario; shim=False runs without LD_PRELOAD."""
+    _counter[0] += 1
+    tag = "%s-%s-%d" % (app, scenario, _counter[0])
+    out = os.path.join(WORK, tag + ".out")
+    log = os.path.join(WORK, tag + ".jsonl")
+    trace = os.path.join(WORK, tag + ".trace")
+    for p in (out, log, trace):
+        if os.path.exists(p):
+            os.remove(p)
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
+    e["LD_LIBRARY_PATH"] = SIMDIR
+    e["SIMCUDA_TRACE"] = trace
+    if shim:
+        e["LD_PRELOAD"] = SHIM
+        e["XMATUNE_LOG"] = log
+        e["XMATUNE_WARMUP_MS"] = "0"
+    e.update(env or {})
+    cmd = [APPS[app], scenario, out, str(iterations)] + (args or [])
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=300)
+    data = open(out, "rb").read() if os.path.exists(out) else b""
+    events = []
+    if os.path.exists(log):
+        for line in open(log):
+            events.append(json.loads(line))  # every line must be valid JSON
+    tr = open(trace).read().splitlines() if os.path.exists(trace) else []
+    r = Run(p.returncode, data, p.stdout, p.stderr, events, tr)
+    r.cmd = " ".join(cmd)
+    return r
+
+
+def ok(r, what):
+    expect(r.rc == 0, "%s: exit %d\nstdout: %s\nstderr: %s" % (what, r.rc, r.stdout, r.stderr))
+
+
+def same_output(a, b, what):
+    expect(len(a.out) > 0, "%s: no output" % what)
+    expect(a.out == b.out, "%s: outputs differ (%d vs %d bytes)" % (what, len(a.out), len(b.out)))
+
+
+def close_floats(a, b, rtol, atol, what):
+    expect(len(a) == len(b), "%s: output sizes differ" % what)
+    fa = struct.unpack("<%df" % (len(a) // 4), a)
+    fb = struct.unpack("<%df" % (len(b) // 4), b)
+    bad = [i for i, (x, y) in enumerate(zip(fa, fb)) if abs(x - y) > atol + rtol * abs(y)]
+    expect(not bad, "%s: %d floats differ, first at %d (%r vs %r)" %
+           (what, len(bad), bad[0] if bad else -1, fa[bad[0]] if bad else 0, fb[bad[0]] if bad else 0))
+
+
+def saw_every_launch(r, what):
+    made = r.value("LAUNCHES")
+    saw = r.value("SHIM_SAW")
+    expect(made is not None and made > 0, "%s: no LAUNCHES line" % what)
+    expect(saw == made, "%s: the shim saw %s of %s launches" % (what, saw, made))
+    exits = r.events("exit")
+    expect(len(exits) == 1, "%s: %d exit events" % (what, len(exits)))
+    expect(exits[0]["launches"] == made,
+           "%s: the exit event says %d launches, the program made %d" % (what, exits[0]["launches"], made))
+
+
+def traced(r, kernel):
+    """(grid, block, shared) of every executed launch of a kernel, in order."""
+    res = []
+    for line in r.trace:
+        f = line.split()
+        if f[0] != kernel or line.endswith(" replay"):
+            continue
+        d = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+        res.append((tuple(map(int, d["grid"].split(","))), tuple(map(int, d["block"].split(","))),
+                    int(d["shared"])))
+    return res
+
+
+def tune_events(r, name_part):
+    return [e for e in r.events("tune") if name_part in e["name"]]
+
+
+# ---------------------------------------------------------------- foundation (issue 2)
+
+def discover_case(app, scenario):
+    base = run(app, scenario, shim=False)
+    ok(base, "without the shim")
+    d = run(app, scenario, env={"XMATUNE_MODE": "discover"})
+    ok(d, "discover")
+    same_output(base, d, "%s %s discover" % (app, scenario))
+    saw_every_launch(d, "%s %s" % (app, scenario))
+    # Threads interleave differently run to run: compare what ran, not in which order.
+    expect(sorted(base.trace) == sorted(d.trace), "the shim changed what ran (traces differ)")
+    # Shapes: the summaries' counts add up to the launches.
+    total = sum(s["launches"] for s in d.events("kernel_summary"))
+    expect(total == d.value("LAUNCHES"), "kernel summaries count %d launches" % total)
+    for s in d.events("kernel_summary"):
+        expect(sum(x["count"] for x in s["shapes"]) + s.get("other_shapes", 0) == s["launches"],
+               "shape counts of %s do not add up" % s["name"])
+    return base, d
+
+
+for _app in ("rt", "linked"):
+    for _sc in ("basic", "threads", "capture", "unload"):
+        def _make(app=_app, sc=_sc):
+            def f():
+                discover_case(app, sc)
+            f.__name__ = "discover_%s_%s" % (app, sc)
+            return f
+        case(_make())
+
+
+@case
+def discover_report():
+    base, d = discover_case("rt", "basic")
+    kernels = {e["name"]: e for e in d.events("kernel")}
+    expect("saxpy(int, float, float const*, float*)" in kernels,
+           "no kernel event for saxpy: %s" % list(kernels))
+    sx = kernels["saxpy(int, float, float const*, float*)"]
+    expect(sx["kernel"] == "_Z5saxpyifPKfPf", "mangled name")
+    expect([p["offset"] for p in sx["params"]] == [0, 4, 8, 16], "saxpy offsets %r" % sx["params"])
+    expect([p["size"] for p in sx["params"]] == [4, 4, 8, 8], "saxpy sizes")
+    expect(sx["handle"] == "CUkernel", "the runtime path launches CUkernel handles")
+    summ = {e["name"]: e for e in d.events("kernel_summary")}
+    tc = [v for k, v in summ.items() if k.startswith("void tile_copy<128>")]
+    expect(tc and "launch_ex_attrs" in tc[0]["paths"] and not tc[0]["rewritable"],
+           "tile_copy's cooperative Ex launch is not reported as unrewritable: %r" % tc)
+    va = summ["vecadd"]
+    expect("extra" in va["paths"] and "cooperative" in va["paths"], "vecadd paths %r" % va["paths"])
+    expect(len(va["shapes"]) == 3, "vecadd shapes %r" % va["shapes"])
+    expect("xmatune:" in d.stderr and "launches" in d.stderr, "no table on stderr")
+    expect("saxpy(int, float, float const*, float*)" in d.stderr, "table lacks saxpy")
+
+
+@case
+def discover_names_policy():
+    d = run("rt", "basic", env={"XMATUNE_MODE": "discover", "XMATUNE_POLICY": POLICIES})
+    ok(d, "discover with policies")
+    k = {e["name"]: e for e in d.events("kernel")}
+    expect(k["saxpy(int, float, float const*, float*)"]["policy"].endswith("saxpy.yaml:4"),
+           "saxpy's policy: %r" % k["saxpy(int, float, float const*, float*)"]["policy"])
+    expect(k["triton_poi_fused_add_0"]["policy"] is None, "triton kernel has no policy")
+    expect(not d.events("tune"), "discover mode tuned something")
+
+
+@case
+def mode_off_is_inert():
+    base = run("rt", "basic", shim=False)
+    r = run("rt", "basic", env={"XMATUNE_LOG": os.path.join(WORK, "off.jsonl")})
+    ok(r, "mode off")
+    same_output(base, r, "mode off")
+    expect(not os.path.exists(os.path.join(WORK, "off.jsonl")), "mode off wrote a log")
+    expect(r.value("SHIM_SAW") == 0, "mode off counted launches")
+    expect("xmatune:" not in r.stderr, "mode off printed: %s" % r.stderr)
+
+
+@case
+def inert_without_cuda():
+    log = os.path.join(WORK, "inert-%p.jsonl")
+    e = dict(os.environ, LD_PRELOAD=SHIM, XMATUNE_MODE="discover", XMATUNE_LOG=log,
+             XMATUNE_VERBOSE="1")
+    p = subprocess.run(["sh", "-c", "echo hello; ls / >/dev/null"], env=e, capture_output=True,
+                       text=True)
+    expect(p.returncode == 0 and p.stdout == "hello\n", "sh under the shim: %r" % p.stdout)
+    expect(p.stderr == "", "the shim printed in a process without CUDA: %r" % p.stderr)
+    expect(not [f for f in os.listdir(WORK) if f.startswith("inert-")], "a log was created")
+
+
+@case
+def bad_option_warns_once():
+    r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_WARMUP": "lots",
+                               "XMATUNE_VERBOSE": "1"})
+    ok(r, "bad option")
+    expect(r.stderr.count("XMATUNE_WARMUP=\"lots\" is not valid") == 1, "warning: %s" % r.stderr)
+    expect("xmatune: XMATUNE_WARMUP=5" in r.stderr, "default not kept / options not printed")
+    expect("xmatune: XMATUNE_MODE=discover" in r.stderr, "options not printed")
+
+
+@case
+def bad_mode_keeps_default():
+    r = run("rt", "saxpy", env={"XMATUNE_MODE": "fast", "XMATUNE_POLICY": POLICIES})
+    ok(r, "bad mode")
+    expect("XMATUNE_MODE=\"fast\" is not valid" in r.stderr, r.stderr)
+    expect(r.events("start")[0]["mode"] == "tune", "default with a policy is tune")
+
+
+@case
+def rtld_next_keeps_meaning():
+    exe = os.environ["XMT_RTLD_NEXT"]
+    for env in ({}, {"LD_PRELOAD": SHIM, "XMATUNE_MODE": "discover"}):
+        p = subprocess.run([exe], env=dict(os.environ, **env), capture_output=True, text=True)
+        expect(p.returncode == 0 and "next=2" in p.stdout,
+               "dlsym(RTLD_NEXT) under %r: %s %s" % (env, p.stdout, p.stderr))
+
+
+@case
+def exported_symbols():
+    p = subprocess.run(["nm", "-D", "--defined-only", SHIM], capture_output=True, text=True)
+    names = sorted(l.split()[-1] for l in p.stdout.splitlines() if l.strip())
+    allowed = {"dlsym", "cuGetProcAddress", "cuGetProcAddress_v2", "cuLaunchKernel",
+               "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
+               "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz", "cuModuleUnload",
+               "cuLibraryUnload", "cuCtxDestroy_v2"}
+    bad = [n for n in names if n not in allowed and not n.startswith("xmatune_")]
+    expect(not bad, "unexpected exported symbols: %s" % bad)
+    expect(allowed <= set(names), "missing exports: %s" % (allowed - set(names)))
+    p = subprocess.run(["readelf", "-d", SHIM], capture_output=True, text=True)
+    needed = re.findall(r"NEEDED.*\[(.*)\]", p.stdout)
+    expect(not [n for n in needed if not n.startswith(("libc.so", "libm.so", "libdl.so",
+                                                       "libpthread.so", "ld-linux"))],
+           "the shim needs more than libc at run time: %s" % needed)
+
+
+@case
+def return_codes_unchanged():
+    # A launch the driver refuses must return the driver's own error through the shim.
+    for mode in ("discover", "tune"):
+        env = {"XMATUNE_MODE": mode, "XMATUNE_POLICY": POLICIES,
+               "SIMCUDA_FAIL": "cuLaunchKernel:2:CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}
+        base = run("linked", "unload", shim=False, env={"SIMCUDA_FAIL": env["SIMCUDA_FAIL"]})
+        r = run("linked", "unload", env=env if mode == "discover" else dict(env, XMATUNE_POLICY=""))
+        expect(base.rc == 1 and r.rc == 1, "rc %d/%d" % (base.rc, r.rc))
+        expect("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" in r.stderr, r.stderr)
+
+
+# ---------------------------------------------------------------- the tuner (issue 5)
+
+def tuned(app, scenario, policies=None, env=None, iterations=3):
+    base = run(app, scenario, shim=False, iterations=iterations)
+    ok(base, "without the shim")
+    e = {"XMATUNE_POLICY": policies or POLICIES}
+    e.update(env or {})
+    t = run(app, scenario, env=e, iterations=iterations)
+    ok(t, "tune")
+    saw_every_launch(t, "%s %s tune" % (app, scenario))
+    return base, t
+
+
+def winner_block(ev):
+    return ev["winner"]["block"]
+
+
+@case
+def tune_saxpy_best_wins():
+    for app in ("rt", "linked"):
+        base, t = tuned(app, "saxpy", iterations=6)
+        same_output(base, t, app + " saxpy tuned")
+        ev = tune_events(t, "saxpy")
+        expect(len(ev) == 1, "%d tune events" % len(ev))
+        expect(winner_block(ev[0]) == [256, 1, 1], "winner %r" % ev[0]["winner"])
+        expect(ev[0]["own"]["config"] == "grid=(4,1,1) block=(32,1,1) shared=0", ev[0]["own"])
+        expect(ev[0]["own"]["median_ms"] > ev[0]["winner"]["median_ms"], "own not slower")
+        runs = traced(t, "_Z5saxpyifPKfPf")
+        real = runs[-6:]  # the program's launches are the last ones
+        expect(all(r[1] == (256, 1, 1) and r[0] == (256, 1, 1) for r in real),
+               "the launches did not run the winner: %r" % real)
+        s = [x for x in t.events("kernel_summary") if "saxpy" in x["name"]][0]
+        expect(s["rewritten"] == 6 and s["launches"] == 6 and s["keys"] == 1, s)
+        for c in ev[0]["candidates"]:
+            expect(c["status"] == "ok" and len(c["times_ms"]) == 10, c)
+
+
+@case
+def tune_median_ignores_outlier():
+    base, t = tuned("rt", "saxpy", env={"SIMCUDA_NOISE": "0.02", "SIMCUDA_NOISE_OUTLIER": "9"})
+    same_output(base, t, "saxpy with outliers")
+    ev = tune_events(t, "saxpy")[0]
+    expect(winner_block(ev) == [256, 1, 1], "winner %r" % ev["winner"])
+    # There were outliers, and the mean would have been fooled by them somewhere.
+    allt = [x for c in ev["candidates"] for x in c.get("times_ms", [])]
+    expect(max(allt) > 20 * min(allt), "no outlier was injected")
+
+
+@case
+def tune_reset_to_zero():
+    base, t = tuned("rt", "basic", env={"XMATUNE_VERBOSE": "2"})
+    # atomic_sum's output is the 4 bytes after block_sum's 80 in the basic layout; every
+    # other byte is identical, this one within the declared tolerance.
+    ev = tune_events(t, "atomic_sum")
+    expect(len(ev) == 1, "atomic_sum tuned %d times" % len(ev))
+    expect(ev[0]["tolerance"] is True, "not marked as compared within tolerance")
+    expect(winner_block(ev[0]) == [512, 1, 1], "winner %r" % ev[0]["winner"])
+    expect(all(c["status"] == "ok" for c in ev[0]["candidates"] if c["block"] != [64, 1, 1]),
+           "a reset candidate was rejected: resets did not happen? %r" % ev[0]["candidates"])
+    close_floats(t.out, base.out, 1e-4, 1e-4, "basic tuned")
+
+
+@case
+def tune_restore_in_place():
+    base, t = tuned("linked", "saxpy", iterations=4)
+    same_output(base, t, "in-place saxpy")
+    ev = tune_events(t, "saxpy")[0]
+    expect(ev["verified"] is True and ev["benchmarked"] is True, ev)
+
+
+@case
+def tune_verify_rejects_wrong_configs():
+    base, t = tuned("rt", "basic")
+    ev = tune_events(t, "block_sum")
+    expect(len(ev) == 1, "block_sum tuned %d times" % len(ev))
+    st = {tuple(c["block"]): c["status"] for c in ev[0]["candidates"]}
+    expect(st[(512, 1, 1)] == "rejected" and st[(128, 1, 1)] == "rejected", st)
+    expect(st[(256, 1, 1)] == "skipped", "256 is the program's own config: %r" % st)
+    expect(ev[0]["winner"]["index"] == -1, "a wrong config won: %r" % ev[0]["winner"])
+    expect(all(r[1] == (256, 1, 1) for r in traced(t, "_Z9block_sumPKfPfi")[-3:]), "ran wrong")
+    rej = [c for c in ev[0]["candidates"] if c["status"] == "rejected"][0]
+    expect("differ" in rej["why"], rej)
+
+
+@case
+def tune_every_path():
+    base, t = tuned("rt", "basic")
+    close_floats(t.out, base.out, 1e-4, 1e-4, "basic")
+    names = {e["name"].split("(")[0] for e in t.events("tune")}
+    for k in ("saxpy", "vecadd", "block_sum", "atomic_sum", "scale2d", "void tile_copy<128>",
+              "chunk_scale"):
+        expect(k in names, "%s was not tuned: %s" % (k, names))
+    v = tune_events(t, "vecadd")
+    expect(len(v) == 1, "vecadd: kernelParams and extra launches share one key, tuned %d times" % len(v))
+    sc = tune_events(t, "scale2d")[0]
+    expect(winner_block(sc) == [32, 8, 1], "scale2d winner %r" % sc["winner"])
+    cs = tune_events(t, "chunk_scale")[0]
+    expect(cs["winner"]["block"] == [256, 1, 1] and cs["winner"]["args"][0]["value"] == 4,
+           "chunk_scale winner %r" % cs["winner"])
+    tc = tune_events(t, "tile_copy")[0]
+    bad = [c for c in tc["candidates"] if c["config"] == "BLOCK=256"][0]
+    expect(bad["status"] == "skipped", "block 256 over the launch bounds: %r" % bad)
+    summ = {e["name"].split("(")[0]: e for e in t.events("kernel_summary")}
+    expect(summ["void tile_copy<128>"]["passed_through"] >= 1, "the cooperative Ex launch")
+    # Per-thread stream launches: the saxpy scenario alternates legacy and _ptsz.
+    expect(all(r[1] == (256, 1, 1) for r in traced(t, "_Z5saxpyifPKfPf")[-3:]), "saxpy ptsz")
+
+
+@case
+def tune_extra_packed_arguments():
+    base, t = tuned("linked", "basic")
+    close_floats(t.out, base.out, 1e-4, 1e-4, "basic linked")
+    runs = traced(t, "vecadd")
+    # The extra-packed launch comes after three kernelParams launches; it must be rewritten
+    # to the same winner as they were.
+    ev = tune_events(t, "vecadd")
+    expect(runs[-2][1] == tuple(ev[0]["winner"]["block"]), "extra launch ran %r" % (runs[-2],))
+
+
+@case
+def tune_fault_injection():
+    base = run("rt", "saxpy", shim=False)
+    faults = ["cuMemAlloc_v2:3", "cuMemcpyDtoDAsync_v2:1", "cuMemcpyDtoDAsync_v2:4",
+              "cuMemcpyDtoHAsync_v2:2", "cuEventCreate:1", "cuEventCreate:5", "cuEventRecord:3",
+              "cuEventSynchronize:1", "cuEventElapsedTime:2", "cuStreamSynchronize:1",
+              "cuStreamSynchronize:6", "cuThreadExchangeStreamCaptureMode:1",
+              "cuStreamIsCapturing:1", "cuCtxGetDevice:1", "cuDeviceGetAttribute:0",
+              "cuFuncGetAttribute:0", "cuKernelGetName:0", "cuKernelGetParamInfo:0",
+              "cuLaunchKernel:1", "cuLaunchKernel:3", "cuMemFree_v2:1", "cuEventDestroy:1"]
+    for f in faults:
+        for err in ("CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_INVALID_VALUE"):
+            t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES,
+                                        "SIMCUDA_FAIL": "%s:%s" % (f, err)})
+            ok(t, "fault %s %s" % (f, err))
+            same_output(base, t, "fault %s %s" % (f, err))
+            saw_every_launch(t, "fault %s" % f)
+
+
+@case
+def tune_defers_under_capture():
+    base, t = tuned("rt", "capture")
+    same_output(base, t, "capture")
+    replays = [l for l in t.trace if l.endswith(" replay")]
+    expect(len(replays) == 2 * 3, "the graph holds %d launches, not 2" % (len(replays) // 3))
+    ev = tune_events(t, "saxpy")
+    expect(len(ev) == 1, "tuned %d times" % len(ev))
+    # Always capturing: nothing is benchmarked at all.
+    base2 = run("rt", "saxpy", shim=False, env={"SIMCUDA_CAPTURING": "1"})
+    t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "SIMCUDA_CAPTURING": "1"})
+    ok(t2, "capturing")
+    same_output(base2, t2, "capturing")
+    expect(not t2.events("tune"), "benchmarked while capturing")
+
+
+@case
+def tune_16_threads_exact():
+    base, t = tuned("rt", "threads")
+    same_output(base, t, "16 threads")
+    ev = tune_events(t, "saxpy")
+    expect(len(ev) == 1, "saxpy's key tuned %d times" % len(ev))
+    s = [x for x in t.events("kernel_summary") if "saxpy" in x["name"]][0]
+    expect(s["rewritten"] + s["passed_through"] == s["launches"], s)
+    # While one thread tunes, the others run their own config: how many depends on timing.
+    expect(s["rewritten"] > 0, "no launch was rewritten: %r" % s)
+
+
+@case
+def tune_linked_threads_exact():
+    base, t = tuned("linked", "threads")
+    same_output(base, t, "16 threads linked")
+    expect(len(tune_events(t, "saxpy")) == 1, "saxpy's key tuned more than once")
+
+
+@case
+def tune_pin():
+    pins = os.path.join(os.path.dirname(POLICIES), "policies_pin")
+    base, t = tuned("rt", "saxpy", policies=pins)
+    same_output(base, t, "pinned")
+    ev = tune_events(t, "saxpy")
+    expect(len(ev) == 1 and ev[0]["benchmarked"] is False and ev[0]["verified"] is True, ev)
+    expect(all(r[1] == (128, 1, 1) for r in traced(t, "_Z5saxpyifPKfPf")[-3:]), "pin not used")
+
+
+@case
+def tune_budget():
+    base, t = tuned("rt", "saxpy", env={"XMATUNE_BUDGET_MS": "0"})
+    same_output(base, t, "budget")
+    ev = tune_events(t, "saxpy")[0]
+    expect(all(len(c["times_ms"]) == 1 for c in ev["candidates"] if c["status"] == "ok"),
+           "tuning went on past the budget")
+    base, t = tuned("rt", "basic", env={"XMATUNE_TOTAL_BUDGET_MS": "0"})
+    expect(len(t.events("tune")) == 1, "the total budget did not stop later keys")
+    expect("total tuning budget" in t.stderr, t.stderr)
+
+
+@case
+def tune_include_exclude():
+    base, t = tuned("rt", "basic", env={"XMATUNE_EXCLUDE": "saxpy*,vecadd"})
+    names = {e["name"].split("(")[0] for e in t.events("tune")}
+    expect("saxpy" not in names and "vecadd" not in names and "block_sum" in names, names)
+    base, t = tuned("rt", "basic", env={"XMATUNE_INCLUDE": "*scale2d*"})
+    names = {e["name"].split("(")[0] for e in t.events("tune")}
+    expect(names == {"scale2d"}, names)
+
+
+@case
+def tune_disk_cache_and_replay():
+    cache = os.path.join(WORK, "cache.jsonl")
+    if os.path.exists(cache):
+        os.remove(cache)
+    base, t = tuned("rt", "saxpy", env={"XMATUNE_CACHE": cache})
+    expect(len(tune_events(t, "saxpy")) == 1, "first run tunes")
+    lines = [json.loads(l) for l in open(cache)]
+    expect(len(lines) == 1 and lines[0]["label"] == "BLOCK=256" and
+           lines[0]["device"] == "Simulated GPU|cc9.0|sm132", lines)
+    for mode in ("tune", "replay"):
+        t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
+                                     "XMATUNE_MODE": mode})
+        ok(t2, mode)
+        same_output(base, t2, mode + " from the cache")
+        expect(not t2.events("tune"), "%s benchmarked although the cache had the key" % mode)
+        expect(all(r[1] == (256, 1, 1) for r in traced(t2, "_Z5saxpyifPKfPf")), mode)
+    # Replay without a cache entry: the program's own config, no benchmark.
+    t3 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_MODE": "replay"})
+    ok(t3, "replay empty")
+    same_output(base, t3, "replay empty")
+    expect(not t3.events("tune") and all(r[1] == (32, 1, 1) for r in traced(t3, "_Z5saxpyifPKfPf")),
+           "replay without cache")
+
+
+@case
+def tune_policy_errors_run_untuned():
+    bad = os.path.join(WORK, "bad.yaml")
+    with open(bad, "w") as f:
+        f.write("kernels:\n  - match: saxpy\n    space: {BLOCK: []}\n")
+    base = run("rt", "saxpy", shim=False)
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": bad})
+    ok(t, "bad policy")
+    same_output(base, t, "bad policy")
+    expect(re.search(r"bad\.yaml:\d+:\d+: ", t.stderr), "no file:line:col in %s" % t.stderr)
+    s = run("rt", "saxpy", env={"XMATUNE_POLICY": bad, "XMATUNE_STRICT": "1"})
+    expect(s.rc != 0 and "XMATUNE_STRICT" in s.stderr, "strict did not stop: %d" % s.rc)
+
+
+@case
+def tune_layout_mismatch_passes_through():
+    bad = os.path.join(WORK, "mismatch.yaml")
+    with open(bad, "w") as f:
+        f.write("kernels:\n  - match: vecadd\n    params: [a: ptr, b: ptr, n: i32]\n"
+                "    space: {BLOCK: [64, 128]}\n    launch: {block: [BLOCK]}\n")
+    base = run("rt", "basic", shim=False)
+    t = run("rt", "basic", env={"XMATUNE_POLICY": bad})
+    ok(t, "mismatch")
+    same_output(base, t, "mismatch")
+    expect(t.stderr.count("does not fit the kernel") == 1, t.stderr)
+    expect(not t.events("tune"), "tuned a kernel whose layout does not match")
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--list":
+        print("\n".join(CASES))
+        return 0
+    names = sys.argv[1:] or list(CASES)
+    failed = 0
+    for n in names:
+        try:
+            CASES[n]()
+            print("PASS %s" % n)
+        except Fail as e:
+            failed += 1
+            print("FAIL %s: %s" % (n, e))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
