@@ -9,6 +9,7 @@ secs=${1:-30}
 jobs=${2:-1}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${FUZZ_WORK:-$(mktemp -d /tmp/xmt-fuzz.XXXXXX)}
+mkdir -p "$work"
 CC=${CC_FUZZ:-clang-14}
 command -v "$CC" >/dev/null || CC=clang
 flags=(-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined

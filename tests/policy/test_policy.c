@@ -646,7 +646,7 @@ START_TEST(functional_bucketing)
     n = 1020;
     size_t l2 = xmt_entry_key(e, &v, k2, sizeof k2);
     ck_assert(l1 == 18 && l1 == l2 && !memcmp(k1, k2, l1));
-    // cppcheck-suppress redundantAssignment ; read through p by xmt_entry_key
+    // cppcheck-suppress [redundantAssignment,unreadVariable]
     n = 1025;
     xmt_entry_key(e, &v, k2, sizeof k2);
     ck_assert(memcmp(k1, k2, l1) != 0);
