@@ -191,7 +191,12 @@ int xmt_entry_check_layout(const xmt_entry *e, size_t n, const size_t *offsets, 
 
 size_t xmt_entry_key(const xmt_entry *e, const xmt_launch_view *v, uint8_t *key, size_t cap)
 {
-    if (e->keylen > cap || e->keylen == 0) return 0;
+    if (e->nslots == 0) { /* no triggers: every launch has the same one-byte key */
+        if (cap < 1) return 0;
+        key[0] = 0;
+        return 1;
+    }
+    if (e->keylen > cap) return 0;
     xmt_env env;
     env_init(&env, e, v, NULL);
     uint8_t *k = key;
@@ -248,7 +253,12 @@ static void sb_tuple(sbuf *b, const uint8_t *k, unsigned n)
 
 int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, char *buf, size_t cap)
 {
-    if (len != e->keylen || !buf || !cap) return -1;
+    if (!buf || !cap) return -1;
+    if (e->nslots == 0) {
+        if (len != 1) return -1;
+        return snprintf(buf, cap, "(no triggers)") > 0 ? (int)strlen(buf) : -1;
+    }
+    if (len != e->keylen) return -1;
     sbuf b = {buf, cap, 0};
     buf[0] = 0;
     const uint8_t *k = key;

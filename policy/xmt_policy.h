@@ -113,7 +113,8 @@ typedef struct {
 
 /* Lookup key: compact binary, fixed layout per entry, no allocation. Returns its length,
  * 0 on error (cap too small, an argument the view lacks, an evaluation error). Two
- * launches get the same key exactly when every trigger has the same value. */
+ * launches get the same key exactly when every trigger has the same value. An entry
+ * without triggers gives every launch the same 1-byte key (rendered "(no triggers)"). */
 size_t xmt_entry_key(const xmt_entry *e, const xmt_launch_view *v, uint8_t *key, size_t cap);
 /* Readable form of a key: "x.shape=(1024,), x.dtype=f32, big=1". Returns the length
  * written (truncated at cap), -1 when the key does not belong to this entry. */

@@ -653,7 +653,15 @@ START_TEST(functional_bucketing)
     char buf[128];
     xmt_entry_key_render(e, k2, l2, buf, sizeof buf);
     ck_assert_str_eq(buf, "bucket=2048, small=0");
-    /* no triggers at all: an empty key, which xmt_entry_key reports as 0 bytes */
+    xmt_policy_free(set);
+    /* no triggers at all: one constant 1-byte key, never the error value 0 */
+    set = load_ok("kernels:\n  - mangled: k\n    params: [n: i32]\n    pin: {}\n");
+    e = xmt_policy_entry(set, 0);
+    ck_assert_uint_eq(xmt_entry_key(e, &v, k1, sizeof k1), 1);
+    ck_assert_uint_eq(xmt_entry_key(e, &v, k1, 0), 0);
+    ck_assert_int_gt(xmt_entry_key_render(e, k1, 1, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "(no triggers)");
+    ck_assert_int_eq(xmt_entry_key_render(e, k1, 2, buf, sizeof buf), -1);
     xmt_policy_free(set);
 }
 END_TEST
