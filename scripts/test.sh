@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds xmatune and runs every test that needs no GPU: the Check unit tests, the
+# malformed-policy corpus, the simulated-driver integration tests, a bounded fuzz run,
+# and the RTLD_NEXT and pass-through tests again in an -O0 build (dlsym's tail jump
+# must hold in every build type). Installs what it needs first (Debian).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+jobs=$(nproc)
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+cmake -S . -B build-O0 -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-O0 -j"$jobs" --target xmatune simcuda app_rt app_linked rtld_next
+ctest --test-dir build-O0 --output-on-failure \
+  -R 'integ_(setup|rtld_next_keeps_meaning|discover_rt_basic|discover_linked_basic|tune_saxpy_best_wins|exported_symbols)$'
+
+if [ -x tests/policy/fuzz.sh ] || [ -f tests/policy/fuzz.sh ]; then
+  bash tests/policy/fuzz.sh "${XMATUNE_FUZZ_SECONDS:-60}"
+fi
