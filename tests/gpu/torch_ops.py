@@ -63,6 +63,16 @@ def is_kernel(e):
     dt = getattr(e, "device_type", None)
     return dt is not None and str(dt).endswith("CUDA")
 
+# Under the shim, read its launch counter around the profiled region too, so that both
+# counts cover the same window (PyTorch also launches kernels outside it: output copies,
+# allocator fills).
+try:
+    import ctypes
+    _count = ctypes.CDLL(None).xmatune_launch_count
+    _count.restype = ctypes.c_ulonglong
+except (OSError, AttributeError):
+    _count = None
+shim_before = _count() if _count else None
 with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
     outs = []
     outs.append(a @ b)                                     # cuBLAS GEMM
@@ -76,6 +86,7 @@ with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
     outs.append((h @ h.t()).float())                       # half GEMM
     outs.append(torch.topk(v, 100).values)
     torch.cuda.synchronize()
+    shim_after = _count() if _count else None
 
 kernels = [e for e in prof.events() if is_kernel(e)]
 launches = len(kernels)
@@ -85,3 +96,5 @@ with open(sys.argv[1], "wb") as f:
         f.write(t.detach().contiguous().cpu().numpy().tobytes())
 print(f"KERNEL_NAMES {len({e.name for e in kernels})}")
 print(f"LAUNCHES {launches}")
+if shim_before is not None:
+    print(f"SHIM_WINDOW {shim_after - shim_before}")
