@@ -199,7 +199,8 @@ void xmt_options_markdown(FILE *out)
     fputs("| variable | default | meaning |\n| --- | --- | --- |\n", out);
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
         const opt_desc *o = &options[i];
-        fprintf(out, "| `%s` | %s%s%s | %s |\n", o->name, *o->def ? "`" : "",
-                *o->def ? o->def : "empty", *o->def ? "`" : "", o->doc);
+        const char *def = o->type == T_MODE ? "(see meaning)" : *o->def ? o->def : "empty";
+        const char *q = o->type != T_MODE && *o->def ? "`" : "";
+        fprintf(out, "| `%s` | %s%s%s | %s |\n", o->name, q, def, q, o->doc);
     }
 }

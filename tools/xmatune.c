@@ -1,5 +1,5 @@
-/* xmatune.c - the xmatune command: one table of subcommands (check, and later report,
- * cache, ...), each a function taking its own argv.
+/* xmatune.c - the xmatune command: one table of subcommands (check here; run, report,
+ * cache and options in commands.c), each a function taking its own argv.
  *
  * `xmatune check FILE|DIR...` loads policies exactly as the shim does, prints every error
  * ("file:line:col: ...") or, per entry, a summary: pattern, parameters, key fields,
@@ -8,6 +8,7 @@
  * and the buffer sizes; --kernel NAME says which entry a kernel gets.
  */
 #include "xmt_policy.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +28,10 @@ static int cmd_help(int argc, char **argv);
 /* Add a subcommand here: name, function, one-line summary for `xmatune help`. */
 static const subcommand commands[] = {
     {"check", cmd_check, "validate policy files and summarise each entry"},
+    {"run", cmd_run, "run a program under the shim (xmatune run --tune --policy P -- ./app)"},
+    {"report", cmd_report, "print a log (XMATUNE_LOG) as tables: tunings, kernels"},
+    {"cache", cmd_cache, "print an on-disk cache (XMATUNE_CACHE) as a table"},
+    {"options", cmd_options, "print the XMATUNE_* variables as a Markdown table"},
     {"help", cmd_help, "list the subcommands"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

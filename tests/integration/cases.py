@@ -539,6 +539,35 @@ def tune_layout_mismatch_passes_through():
     expect(not t.events("tune"), "tuned a kernel whose layout does not match")
 
 
+@case
+def tool_report_cache_options():
+    tool = os.environ["XMT_TOOL"]
+    cache = os.path.join(WORK, "tool-cache.jsonl")
+    if os.path.exists(cache):
+        os.remove(cache)
+    base, t = tuned("rt", "basic", env={"XMATUNE_CACHE": cache})
+    log = os.path.join(WORK, [f for f in os.listdir(WORK) if f.endswith(".jsonl") and "basic" in f][-1])
+    p = subprocess.run([tool, "report", log], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stderr)
+    expect("| saxpy | x.shape=(65536,) | grid=(4,1,1) block=(32,1,1) shared=0 |" in p.stdout, p.stdout)
+    expect("| block_sum | n=5120 |" in p.stdout and "program's own" in p.stdout, p.stdout)
+    expect(re.search(r"\| atomic_sum .*within tolerance", p.stdout), p.stdout)
+    p = subprocess.run([tool, "cache", cache], capture_output=True, text=True)
+    expect(p.returncode == 0 and "| Simulated GPU|cc9.0|sm132 | saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout,
+           p.stdout + p.stderr)
+    # The README's options table is the one the shim's options table prints.
+    p = subprocess.run([tool, "options"], capture_output=True, text=True)
+    readme = open(os.path.join(os.path.dirname(POLICIES), "..", "..", "README.md")).read()
+    missing = [l for l in p.stdout.splitlines() if l not in readme]
+    expect(p.returncode == 0 and not missing, "README lacks option rows: %s" % missing)
+    # xmatune run: the same as LD_PRELOAD by hand.
+    out = os.path.join(WORK, "run.out")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM)
+    p = subprocess.run([tool, "run", "--discover", "--", APPS["rt"], "saxpy", out], env=e,
+                       capture_output=True, text=True)
+    expect(p.returncode == 0 and "SHIM_SAW 3" in p.stdout, p.stdout + p.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))

@@ -1,0 +1,320 @@
+/*
+ * commands: the xmatune subcommands that read what the shim wrote or start a program
+ * under it — report (a log as tables), cache (the on-disk cache as a table), options
+ * (the XMATUNE_* table, from the shim's own options table) and run (a program under the
+ * shim without typing LD_PRELOAD).
+ *
+ * These run as an ordinary program, so they use jansson's loader (the shim itself only
+ * writes JSON). Kernel names are shown demangled, without parameter lists, so that a
+ * table stays readable.
+ */
+#include "commands.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "xmt_policy.h"
+
+/* The short name of a kernel for a table: demangled, no parameters, at most `width`. */
+static const char *short_name(const char *name, char *buf, size_t cap)
+{
+    const char *paren = strchr(name, '(');
+    size_t n = paren ? (size_t)(paren - name) : strlen(name);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(buf, name, n);
+    buf[n] = 0;
+    return buf;
+}
+
+static const char *sget(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+static double fget(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static void print_time(double ms)
+{
+    if (ms < 0)
+        printf(" — |");
+    else if (ms < 1)
+        printf(" %.1f µs |", ms * 1000);
+    else
+        printf(" %.3f ms |", ms);
+}
+
+static void dims(json_t *o, char *buf, size_t cap)
+{
+    json_t *g = json_object_get(o, "grid"), *b = json_object_get(o, "block");
+    snprintf(buf, cap, "grid=(%lld,%lld,%lld) block=(%lld,%lld,%lld) shared=%lld",
+             json_integer_value(json_array_get(g, 0)), json_integer_value(json_array_get(g, 1)),
+             json_integer_value(json_array_get(g, 2)), json_integer_value(json_array_get(b, 0)),
+             json_integer_value(json_array_get(b, 1)), json_integer_value(json_array_get(b, 2)),
+             json_integer_value(json_object_get(o, "shared")));
+}
+
+int cmd_report(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: xmatune report LOG...\n"
+                        "Prints a log (XMATUNE_LOG) as tables: every tuning (program's config and\n"
+                        "time, winner and time, speed-up, candidates), every kernel's launches, and\n"
+                        "in discover mode every kernel's launch shapes.\n");
+        return 2;
+    }
+    json_t *tunes = json_array(), *summaries = json_array(), *kernels = json_array();
+    long long launches = 0, rewritten = 0, processes = 0, bad = 0;
+    for (int i = 1; i < argc; i++) {
+        FILE *f = fopen(argv[i], "r");
+        if (!f) {
+            perror(argv[i]);
+            return 1;
+        }
+        char *line = NULL;
+        size_t cap = 0;
+        while (getline(&line, &cap, f) > 0) {
+            json_error_t err;
+            json_t *e = json_loads(line, 0, &err);
+            const char *ev = e ? sget(e, "event") : "";
+            if (!e) {
+                bad++;
+                continue;
+            }
+            if (!strcmp(ev, "tune"))
+                json_array_append(tunes, e);
+            else if (!strcmp(ev, "kernel_summary"))
+                json_array_append(summaries, e);
+            else if (!strcmp(ev, "kernel"))
+                json_array_append(kernels, e);
+            else if (!strcmp(ev, "exit")) {
+                processes++;
+                launches += json_integer_value(json_object_get(e, "launches"));
+                rewritten += json_integer_value(json_object_get(e, "rewritten"));
+            }
+            json_decref(e);
+        }
+        free(line);
+        fclose(f);
+    }
+    printf("%lld process%s, %lld launches, %lld rewritten%s\n", processes,
+           processes == 1 ? "" : "es", launches, rewritten,
+           bad ? " (some lines were not JSON)" : "");
+    size_t i;
+    json_t *e;
+    char name[96], a[128], b[128];
+    if (json_array_size(tunes)) {
+        printf("\n## Tunings\n\n| kernel | key | program's config | its time | winner | its time "
+               "| speed-up | candidates |\n| --- | --- | --- | ---: | --- | ---: | ---: | --- |\n");
+        json_array_foreach(tunes, i, e)
+        {
+            json_t *own = json_object_get(e, "own"), *win = json_object_get(e, "winner");
+            int ok = 0, skipped = 0, rejected = 0;
+            size_t j;
+            json_t *c;
+            json_array_foreach(json_object_get(e, "candidates"), j, c)
+            {
+                const char *st = sget(c, "status");
+                ok += !strcmp(st, "ok");
+                skipped += !strcmp(st, "skipped");
+                rejected += !strcmp(st, "rejected");
+            }
+            double to = fget(own, "median_ms") >= 0 ? fget(own, "median_ms") : fget(own, "mean_ms");
+            double tw = fget(win, "median_ms") >= 0 ? fget(win, "median_ms") : fget(win, "mean_ms");
+            dims(own, a, sizeof a);
+            dims(win, b, sizeof b);
+            printf("| %s | %s | %s |", short_name(sget(e, "name"), name, sizeof name),
+                   sget(e, "key"), a);
+            print_time(to);
+            printf(" %s%s%s |", json_integer_value(json_object_get(win, "index")) == -1
+                                    ? "program's own"
+                                    : sget(win, "config"),
+                   json_integer_value(json_object_get(win, "index")) == -1 ? "" : ": ",
+                   json_integer_value(json_object_get(win, "index")) == -1 ? "" : b);
+            print_time(tw);
+            if (to > 0 && tw > 0)
+                printf(" %.2f× |", to / tw);
+            else
+                printf(" — |");
+            printf(" %d ok, %d skipped, %d rejected%s%s |\n", ok, skipped, rejected,
+                   json_is_true(json_object_get(e, "tolerance")) ? " (within tolerance)" : "",
+                   json_object_get(e, "error") ? " (error: see log)" : "");
+        }
+    }
+    if (json_array_size(summaries)) {
+        printf("\n## Kernels\n\n| kernel | launches | rewritten | passed through | keys / shapes "
+               "| policy |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
+        json_array_foreach(summaries, i, e)
+        {
+            json_t *shapes = json_object_get(e, "shapes");
+            long long n = shapes ? (long long)json_array_size(shapes)
+                                 : json_integer_value(json_object_get(e, "keys"));
+            const char *pol = json_string_value(json_object_get(e, "policy"));
+            printf("| %s | %lld | %lld | %lld | %lld | %s |\n",
+                   short_name(sget(e, "name"), name, sizeof name),
+                   json_integer_value(json_object_get(e, "launches")),
+                   json_integer_value(json_object_get(e, "rewritten")),
+                   json_integer_value(json_object_get(e, "passed_through")), n, pol ? pol : "—");
+        }
+    }
+    json_decref(tunes);
+    json_decref(summaries);
+    json_decref(kernels);
+    return bad ? 1 : 0;
+}
+
+int cmd_cache(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: xmatune cache FILE\nPrints an on-disk cache (XMATUNE_CACHE): "
+                        "one row per winner, the last line for an identity winning.\n");
+        return 2;
+    }
+    FILE *f = fopen(argv[1], "r");
+    if (!f) {
+        perror(argv[1]);
+        return 1;
+    }
+    /* Later lines win: keep the last record of each identity, in first-seen order. */
+    json_t *order = json_array(), *byid = json_object();
+    char *line = NULL;
+    size_t cap = 0;
+    int bad = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_error_t err;
+        json_t *e = json_loads(line, 0, &err);
+        if (!e || !json_is_object(e)) {
+            bad++;
+            json_decref(e);
+            continue;
+        }
+        char id[4096];
+        snprintf(id, sizeof id, "%s|%s|%s|%s", sget(e, "device"), sget(e, "kernel"),
+                 sget(e, "entry"), sget(e, "key"));
+        if (!json_object_get(byid, id))
+            json_array_append_new(order, json_string(id));
+        json_object_set_new(byid, id, e);
+    }
+    free(line);
+    fclose(f);
+    printf("| device | kernel | key | winner | time | policy entry |\n"
+           "| --- | --- | --- | --- | ---: | --- |\n");
+    size_t i;
+    json_t *idv;
+    json_array_foreach(order, i, idv)
+    {
+        json_t *e = json_object_get(byid, json_string_value(idv));
+        char dm[1024], name[96];
+        xmt_demangle(sget(e, "kernel"), NULL, 0, dm, sizeof dm);
+        long long index = json_integer_value(json_object_get(e, "index"));
+        printf("| %s | %s | %s | %s |", sget(e, "device"), short_name(dm, name, sizeof name),
+               sget(e, "key_text"), index == -1 ? "program's own" : sget(e, "label"));
+        print_time(fget(e, "time_ms"));
+        printf(" %s |\n", sget(e, "entry"));
+    }
+    json_decref(order);
+    json_decref(byid);
+    if (bad)
+        fprintf(stderr, "xmatune: %d line(s) of %s are not cache records\n", bad, argv[1]);
+    return bad ? 1 : 0;
+}
+
+int cmd_options(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    xmt_options_markdown(stdout);
+    return 0;
+}
+
+/* Where libxmatune.so is: XMATUNE_SHIM, else beside this program in the build tree
+ * (tools/ -> shim/) or in an installed tree (bin/ -> lib/). */
+static int find_shim(char *out, size_t cap)
+{
+    const char *env = getenv("XMATUNE_SHIM");
+    if (env && *env) {
+        snprintf(out, cap, "%s", env);
+        return access(out, R_OK);
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = 0;
+    static const char *const rel[] = {"/../shim/libxmatune.so", "/../lib/libxmatune.so",
+                                      "/libxmatune.so"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(out, cap, "%s%s", exe, rel[i]);
+        if (access(out, R_OK) == 0) {
+            char *real = realpath(out, NULL);
+            if (real) {
+                snprintf(out, cap, "%s", real);
+                free(real);
+            }
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(a, "--discover") || !strcmp(a, "--tune") || !strcmp(a, "--replay") ||
+            !strcmp(a, "--off")) {
+            setenv("XMATUNE_MODE", a + 2, 1);
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            setenv("XMATUNE_VERBOSE", "1", 1);
+        } else if ((!strcmp(a, "--policy") || !strcmp(a, "--log") || !strcmp(a, "--cache")) &&
+                   i + 1 < argc) {
+            const char *var = !strcmp(a, "--policy") ? "XMATUNE_POLICY"
+                              : !strcmp(a, "--log")  ? "XMATUNE_LOG"
+                                                     : "XMATUNE_CACHE";
+            setenv(var, argv[++i], 1);
+        } else {
+            fprintf(stderr, "xmatune run: unknown option %s\n", a);
+            i = argc;
+            break;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr,
+                "usage: xmatune run [--discover|--tune|--replay|--off] [--policy P] [--log L]\n"
+                "                   [--cache C] [-v] [--] PROGRAM [ARGS...]\n"
+                "Runs PROGRAM with libxmatune.so preloaded (found beside this command, or\n"
+                "XMATUNE_SHIM) and the options given as XMATUNE_* variables.\n");
+        return 2;
+    }
+    char shim[PATH_MAX];
+    if (find_shim(shim, sizeof shim) != 0) {
+        fprintf(stderr, "xmatune run: libxmatune.so not found; set XMATUNE_SHIM\n");
+        return 1;
+    }
+    const char *old = getenv("LD_PRELOAD");
+    char pre[2 * PATH_MAX];
+    snprintf(pre, sizeof pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
+    setenv("LD_PRELOAD", pre, 1);
+    execvp(argv[i], argv + i);
+    perror(argv[i]);
+    return 127;
+}
