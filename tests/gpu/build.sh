@@ -75,6 +75,7 @@ cu launch_ex "$here/launch_ex.cu"
 cu launch_paths "$here/launch_paths.cu"
 cu threads "$here/threads.cu"
 cu graph "$here/graph.cu"
+cu launch_rate "$here/launch_rate.cu" # launch_rate.sh: launch rate with and without the shim
 job driver_api build_driver_api
 
 # examples/gpu: tuning programs (each has <name>.yaml beside it)

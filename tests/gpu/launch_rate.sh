@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# launch_rate.sh -- the H200 launch rate of a tiny kernel with and without xmatune, as
+# ratios measured in one run (issue 3: the shim may cost at most 2% of the launch rate).
+#
+#   bash tests/gpu/launch_rate.sh BUILD_GPU_DIR PATH/TO/libxmatune.so
+#
+# BUILD_GPU_DIR is tests/gpu/build.sh's output folder: the program is
+# BUILD_GPU_DIR/bin/launch_rate (tests/gpu/launch_rate.cu); when it is missing and nvcc is
+# there, this script builds it (sm_90 + compute_90 PTX, as build.sh does).
+# Modes, each run as its own process (LD_PRELOAD is decided at start):
+#   none   no shim
+#   pass   shim, XMATUNE_MODE=tune, policy tests/gpu/launch_rate.yaml with
+#          XMATUNE_EXCLUDE=tiny: the kernel has no policy (the hot path of every
+#          kernel no policy names)
+#   off    shim, XMATUNE_MODE=off
+#   hit    shim, XMATUNE_MODE=tune, launch_rate.yaml: tiny pinned to its own <<<1, 32>>>,
+#          so every launch after the first is a cache hit, rewritten (the exit table's
+#          "rewritten" count is checked)
+# ROUNDS (default 5) rounds, each running the four modes in turn, each launching
+# LAUNCHES (default 200000) times after WARMUP (20000), timed by the host clock around the
+# launch loop and the final synchronize. The table gives per mode the median over rounds
+# of launches/s and of host µs per launch (the loop alone), and the ratio shim / no shim
+# of the medians. The whole run stays under about 60 s: a round that would pass
+# BUDGET_S (default 55) is not started. Writes the table to stdout and, when OUT is set,
+# to $OUT/launch-rate.md (raw lines to $OUT/launch-rate.raw.txt). Exits 1 when a run
+# fails or the hit mode did not rewrite every launch after the first.
+set -u
+
+if [ $# -lt 2 ]; then
+    echo "usage: bash tests/gpu/launch_rate.sh BUILD_GPU_DIR PATH/TO/libxmatune.so" >&2
+    exit 2
+fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bdir=$1
+shim=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+bin=$bdir/bin/launch_rate
+policy=$here/launch_rate.yaml
+ROUNDS=${ROUNDS:-5}
+LAUNCHES=${LAUNCHES:-200000}
+WARMUP=${WARMUP:-20000}
+BUDGET_S=${BUDGET_S:-55}
+
+if [ ! -e "$shim" ]; then
+    echo "launch_rate.sh: $shim missing" >&2
+    exit 2
+fi
+if [ ! -x "$bin" ]; then
+    NVCC=${NVCC:-$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")}
+    if [ ! -x "$NVCC" ]; then
+        echo "launch_rate.sh: $bin missing and no nvcc to build it" >&2
+        exit 2
+    fi
+    mkdir -p "$bdir/bin"
+    echo "launch_rate.sh: building $bin" >&2
+    "$NVCC" -O2 -std=c++17 -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
+        -o "$bin" "$here/launch_rate.cu" || exit 2
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/launch_rate.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+modes=(none pass off hit)
+
+# run MODE: one process; appends "rate us" to $work/MODE, the raw line to $work/raw.
+run() {
+    local mode=$1
+    local -a e=(env -u LD_PRELOAD XMATUNE_LOG= XMATUNE_CACHE= XMATUNE_VERBOSE=0)
+    local v
+    for v in $(env | sed -n 's/^\(XMATUNE_[A-Z_]*\)=.*/\1/p'); do e+=(-u "$v"); done
+    case $mode in
+    none) ;;
+    pass) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_EXCLUDE=tiny) ;;
+    off) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=off) ;;
+    hit) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_WARMUP_MS=0) ;;
+    esac
+    if ! timeout 60 "${e[@]}" "$bin" "$LAUNCHES" "$WARMUP" >"$work/out" 2>"$work/err"; then
+        echo "launch_rate.sh: mode $mode failed:" >&2
+        cat "$work/out" "$work/err" >&2
+        return 1
+    fi
+    local line
+    line=$(grep '^launch_rate ' "$work/out")
+    echo "$mode $line" >>"$work/raw"
+    echo "$line" | sed -n 's/.*launches_per_s=\([0-9.]*\) host_us_per_launch=\([0-9.]*\).*/\1 \2/p' >>"$work/$mode"
+    if [ "$mode" = hit ]; then
+        # Exit table: "xmatune:   launches  rewritten   keys  kernel"
+        local row
+        row=$(grep -E '^xmatune: +[0-9]+ +[0-9]+ +[0-9]+ +tiny' "$work/err" | tail -1)
+        local l r
+        l=$(echo "$row" | awk '{print $2}')
+        r=$(echo "$row" | awk '{print $3}')
+        echo "$l $r" >>"$work/hits"
+        if [ -z "$row" ] || [ "$l" != $((LAUNCHES + WARMUP)) ] || [ "$r" -lt $((LAUNCHES + WARMUP - 1)) ]; then
+            echo "launch_rate.sh: hit mode: the shim's exit table says launches=${l:-?} rewritten=${r:-?}, expected $((LAUNCHES + WARMUP)) and at least $((LAUNCHES + WARMUP - 1))" >&2
+            cat "$work/err" >&2
+            return 1
+        fi
+    fi
+}
+
+start=$(date +%s)
+done_rounds=0
+fail=0
+for r in $(seq 1 "$ROUNDS"); do
+    now=$(date +%s)
+    if [ "$done_rounds" -gt 0 ]; then
+        per=$(((now - start + done_rounds - 1) / done_rounds))
+        if [ $((now - start + per)) -gt "$BUDGET_S" ]; then
+            echo "launch_rate.sh: stopping after $done_rounds rounds (time budget ${BUDGET_S} s)" >&2
+            break
+        fi
+    fi
+    for m in "${modes[@]}"; do run "$m" || fail=1; done
+    [ $fail = 0 ] || break
+    done_rounds=$((done_rounds + 1))
+    echo "launch_rate.sh: round $r done ($(($(date +%s) - start)) s)" >&2
+done
+
+median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+declare -A rate us
+for m in "${modes[@]}"; do
+    rate[$m]=$(awk '{print $1}' "$work/$m" 2>/dev/null | median)
+    us[$m]=$(awk '{print $2}' "$work/$m" 2>/dev/null | median)
+done
+declare -A label=(
+    [none]="no shim"
+    [pass]="shim, \`tune\`, kernel without policy (pass-through)"
+    [off]="shim, \`XMATUNE_MODE=off\`"
+    [hit]="shim, \`tune\`, every launch a cache hit (pinned, rewritten)"
+)
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+{
+    echo "Launch rate of tiny<<<1, 32>>> (empty), $(date -u +%Y-%m-%d), ${gpu:-GPU unknown}, $(nproc) CPUs."
+    echo "$done_rounds rounds x 4 modes, each $LAUNCHES launches after $WARMUP warm-up, host clock around the"
+    echo "loop + final sync; medians over rounds. Command: bash tests/gpu/launch_rate.sh $bdir $2"
+    echo
+    echo "| mode | launches/s | ratio to no shim | host µs / launch (loop) | added µs / launch |"
+    echo "| --- | ---: | ---: | ---: | ---: |"
+    for m in "${modes[@]}"; do
+        awk -v l="${label[$m]}" -v r="${rate[$m]}" -v r0="${rate[none]}" -v u="${us[$m]}" -v u0="${us[none]}" \
+            'BEGIN {
+                if (r == "nan") { printf "| %s | - | - | - | - |\n", l; exit }
+                printf "| %s | %.0f | %.4f | %.4f | %+.4f |\n", l, r, r / r0, u, u - u0 }'
+    done
+    echo
+    echo "Target (issue 3): pass-through and off at least 0.98 of the no-shim rate."
+    if [ -s "$work/hits" ]; then
+        echo "Hit mode, shim's exit table per round (launches rewritten): $(tr '\n' ';' <"$work/hits")"
+    fi
+} >"$work/table"
+cat "$work/table"
+if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT"
+    cp "$work/table" "$OUT/launch-rate.md"
+    cp "$work/raw" "$OUT/launch-rate.raw.txt" 2>/dev/null
+fi
+exit $fail

@@ -1,0 +1,260 @@
+/* bench_launch.c - host cost of one kernel launch on the simulated driver, with or
+ * without the shim (whatever LD_PRELOAD says; this program does not know).
+ *
+ * It reaches the driver as the CUDA runtime does: dlopen("libcuda.so.1"), one
+ * dlsym(handle, "cuGetProcAddress_v2"), that asked for cuGetProcAddress at 12000, and
+ * cuLaunchKernel and the rest through it; the kernel is a CUkernel (cuLibraryGetKernel)
+ * cast to CUfunction, as the runtime launches. The kernel is the simulated "vecadd" with
+ * n = 1, grid 1, block 1 (by default), so the simulated kernel body costs almost nothing
+ * and the figure is the launch path: the program's call, the shim (if loaded), the
+ * simulated driver's checks and bookkeeping.
+ *
+ *   bench_launch [-n LAUNCHES] [-t THREADS] [-r REPS] [-w WARMUP] [-b BLOCK] [-g GRID]
+ *
+ * Each of THREADS threads has its own stream and, per repetition, makes LAUNCHES
+ * launches back to back, then synchronises its stream; the threads start together at a
+ * barrier. A repetition's figure is its wall time (clock_gettime, CLOCK_MONOTONIC, from
+ * the barrier to the last thread's end) divided by LAUNCHES: the time one launch takes
+ * as each thread sees it, all threads launching at once. Before the first repetition
+ * each thread makes WARMUP launches (the first launch of a key is where the shim tunes).
+ * Prints one line:
+ *
+ *   threads=T launches=N reps=R median_ns=M min_ns=m max_ns=x launches_per_s=L
+ *
+ * (L = T * N / median wall time). For instruction counts run it under callgrind with
+ * -r 1: the launch loop is the function launch_loop (never inlined), so
+ * --toggle-collect=launch_loop counts only the launches, and two runs with different
+ * -n give instructions per launch by difference (bench_launch.sh does both).
+ * Exits 1 with a message on any failed driver call.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+typedef CUresult (*pfn_gp2)(const char *, void **, int, cuuint64_t,
+                            CUdriverProcAddressQueryResult *);
+typedef CUresult (*pfn_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                               unsigned, unsigned, CUstream, void **, void **);
+
+#define API(X)                                                                               \
+    X(cuInit, CUresult (*)(unsigned))                                                        \
+    X(cuGetErrorName, CUresult (*)(CUresult, const char **))                                 \
+    X(cuDeviceGet, CUresult (*)(CUdevice *, int))                                            \
+    X(cuDevicePrimaryCtxRetain, CUresult (*)(CUcontext *, CUdevice))                         \
+    X(cuCtxSetCurrent, CUresult (*)(CUcontext))                                              \
+    X(cuCtxSynchronize, CUresult (*)(void))                                                  \
+    X(cuMemAlloc, CUresult (*)(CUdeviceptr *, size_t))                                       \
+    X(cuMemFree, CUresult (*)(CUdeviceptr))                                                  \
+    X(cuMemcpyDtoH, CUresult (*)(void *, CUdeviceptr, size_t))                               \
+    X(cuMemsetD8, CUresult (*)(CUdeviceptr, unsigned char, size_t))                          \
+    X(cuStreamCreate, CUresult (*)(CUstream *, unsigned))                                    \
+    X(cuStreamDestroy, CUresult (*)(CUstream))                                               \
+    X(cuStreamSynchronize, CUresult (*)(CUstream))                                           \
+    X(cuLibraryLoadData, CUresult (*)(CUlibrary *, const void *, CUjit_option *, void **,   \
+                                      unsigned, CUlibraryOption *, void **, unsigned))       \
+    X(cuLibraryGetKernel, CUresult (*)(CUkernel *, CUlibrary, const char *))                 \
+    X(cuLibraryUnload, CUresult (*)(CUlibrary))
+
+static struct {
+#define FIELD(name, type) __typeof__(type) name;
+    API(FIELD)
+#undef FIELD
+    pfn_launch launch;
+} cu;
+
+static void check(CUresult r, const char *what, int line)
+{
+    if (r == CUDA_SUCCESS)
+        return;
+    const char *name = "?";
+    if (cu.cuGetErrorName)
+        cu.cuGetErrorName(r, &name);
+    fprintf(stderr, "bench_launch.c:%d: %s failed: %s (%d)\n", line, what, name, (int)r);
+    exit(1);
+}
+#define CHECK(call) check((call), #call, __LINE__)
+
+static void load_api(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "bench_launch: dlopen libcuda.so.1: %s\n", dlerror());
+        exit(1);
+    }
+    pfn_gp2 first = (pfn_gp2)dlsym(h, "cuGetProcAddress_v2");
+    if (!first) {
+        fprintf(stderr, "bench_launch: no cuGetProcAddress_v2 in libcuda.so.1\n");
+        exit(1);
+    }
+    CUdriverProcAddressQueryResult st;
+    pfn_gp2 gp2 = NULL;
+    CHECK(first("cuGetProcAddress", (void **)&gp2, 12000, 0, &st));
+#define GET(name, type) CHECK(gp2(#name, (void **)&cu.name, 12000, 0, &st));
+    API(GET)
+#undef GET
+    CHECK(gp2("cuLaunchKernel", (void **)&cu.launch, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st));
+}
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static CUcontext ctx;
+static CUfunction vecadd;
+static long launches = 100000, warmup = 1000;
+static int nthreads = 1, reps = 7;
+static unsigned grid = 1, block = 1;
+static pthread_barrier_t start_bar, end_bar;
+
+typedef struct {
+    CUstream stream;
+    CUdeviceptr a, b, out;
+    int n;
+    void *params[4];
+} worker;
+
+/* The measured loop: nothing but launches. Its name is what callgrind's
+ * --toggle-collect takes. */
+__attribute__((noinline)) void launch_loop(worker *w, long count)
+{
+    for (long i = 0; i < count; i++)
+        CHECK(cu.launch(vecadd, grid, 1, 1, block, 1, 1, 0, w->stream, w->params, NULL));
+}
+
+static void *thread_main(void *p)
+{
+    worker *w = p;
+    CHECK(cu.cuCtxSetCurrent(ctx));
+    launch_loop(w, warmup);
+    CHECK(cu.cuStreamSynchronize(w->stream));
+    for (int r = 0; r < reps; r++) {
+        pthread_barrier_wait(&start_bar);
+        launch_loop(w, launches);
+        CHECK(cu.cuStreamSynchronize(w->stream));
+        pthread_barrier_wait(&end_bar);
+    }
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static long arg_long(const char *s, long lo, long hi, const char *what)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == 0 || *end != 0 || v < lo || v > hi) {
+        fprintf(stderr, "bench_launch: bad %s: %s (%ld..%ld)\n", what, s, lo, hi);
+        exit(2);
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    int c;
+    while ((c = getopt(argc, argv, "n:t:r:w:b:g:h")) != -1) {
+        switch (c) {
+        case 'n': launches = arg_long(optarg, 1, 1000000000, "-n"); break;
+        case 't': nthreads = (int)arg_long(optarg, 1, 256, "-t"); break;
+        case 'r': reps = (int)arg_long(optarg, 1, 1000, "-r"); break;
+        case 'w': warmup = arg_long(optarg, 0, 1000000000, "-w"); break;
+        case 'b': block = (unsigned)arg_long(optarg, 1, 1024, "-b"); break;
+        case 'g': grid = (unsigned)arg_long(optarg, 1, 65535, "-g"); break;
+        default:
+            fprintf(stderr, "usage: bench_launch [-n LAUNCHES] [-t THREADS] [-r REPS] "
+                            "[-w WARMUP] [-b BLOCK] [-g GRID]\n");
+            return 2;
+        }
+    }
+
+    load_api();
+    CHECK(cu.cuInit(0));
+    CUdevice dev;
+    CHECK(cu.cuDeviceGet(&dev, 0));
+    CHECK(cu.cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cu.cuCtxSetCurrent(ctx));
+    static const char image[] = "simulated image";
+    CUlibrary lib;
+    CHECK(cu.cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+    CUkernel k;
+    CHECK(cu.cuLibraryGetKernel(&k, lib, "vecadd"));
+    vecadd = (CUfunction)k; /* as the runtime launches */
+
+    worker *ws = calloc((size_t)nthreads, sizeof *ws);
+    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
+    if (!ws || !tids)
+        return 1;
+    /* Buffers large enough for any config a policy could rewrite the launch to. */
+    size_t bytes = (size_t)grid * block * 4 + 4096;
+    for (int i = 0; i < nthreads; i++) {
+        worker *w = &ws[i];
+        CHECK(cu.cuStreamCreate(&w->stream, CU_STREAM_NON_BLOCKING));
+        CHECK(cu.cuMemAlloc(&w->a, bytes));
+        CHECK(cu.cuMemAlloc(&w->b, bytes));
+        CHECK(cu.cuMemAlloc(&w->out, bytes));
+        CHECK(cu.cuMemsetD8(w->a, 0, bytes));
+        CHECK(cu.cuMemsetD8(w->b, 0, bytes));
+        w->n = 1;
+        w->params[0] = &w->a;
+        w->params[1] = &w->b;
+        w->params[2] = &w->out;
+        w->params[3] = &w->n;
+    }
+    pthread_barrier_init(&start_bar, NULL, (unsigned)nthreads + 1);
+    pthread_barrier_init(&end_bar, NULL, (unsigned)nthreads + 1);
+    for (int i = 0; i < nthreads; i++)
+        if (pthread_create(&tids[i], NULL, thread_main, &ws[i]) != 0) {
+            fprintf(stderr, "bench_launch: pthread_create failed\n");
+            return 1;
+        }
+    double *per = calloc((size_t)reps, sizeof *per);
+    for (int r = 0; r < reps; r++) {
+        pthread_barrier_wait(&start_bar);
+        double t0 = now_ns();
+        pthread_barrier_wait(&end_bar);
+        per[r] = (now_ns() - t0) / (double)launches;
+    }
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(tids[i], NULL);
+
+    /* The kernel really ran: out[0] = a[0] + b[0] = 0 (the simulated fill is 0xA5). */
+    float o = -1;
+    CHECK(cu.cuMemcpyDtoH(&o, ws[0].out, sizeof o));
+    if (o != 0.0f) {
+        fprintf(stderr, "bench_launch: vecadd did not run (out[0] = %g)\n", (double)o);
+        return 1;
+    }
+    for (int i = 0; i < nthreads; i++) {
+        CHECK(cu.cuMemFree(ws[i].a));
+        CHECK(cu.cuMemFree(ws[i].b));
+        CHECK(cu.cuMemFree(ws[i].out));
+        CHECK(cu.cuStreamDestroy(ws[i].stream));
+    }
+    CHECK(cu.cuLibraryUnload(lib));
+
+    double sorted[1000];
+    memcpy(sorted, per, (size_t)reps * sizeof *per);
+    qsort(sorted, (size_t)reps, sizeof *sorted, cmp_double);
+    double med = reps % 2 ? sorted[reps / 2] : (sorted[reps / 2 - 1] + sorted[reps / 2]) / 2;
+    printf("threads=%d launches=%ld reps=%d median_ns=%.1f min_ns=%.1f max_ns=%.1f "
+           "launches_per_s=%.0f\n",
+           nthreads, launches, reps, med, sorted[0], sorted[reps - 1],
+           (double)nthreads * 1e9 / med);
+    free(per);
+    free(ws);
+    free(tids);
+    return 0;
+}
