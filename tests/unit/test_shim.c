@@ -1,0 +1,245 @@
+/*
+ * test_shim: Check unit tests of the shim's parts that need no driver — the options
+ * table, the messages and the log, and the on-disk cache. The launch path itself is
+ * tested whole on the simulated driver (tests/integration).
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "log.h"
+#include "options.h"
+
+static char tmpdir[256];
+
+static void setup(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/xmt-unit-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    static const char *const vars[] = {"XMATUNE_MODE", "XMATUNE_POLICY", "XMATUNE_LOG",
+                                       "XMATUNE_CACHE", "XMATUNE_WARMUP", "XMATUNE_ITERATIONS",
+                                       "XMATUNE_VERBOSE", "XMATUNE_MAX_MESSAGES",
+                                       "XMATUNE_STATISTIC", "XMATUNE_BUDGET_MS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+}
+
+/* Runs fn with stderr captured into buf. */
+static void capture_stderr(void (*fn)(void), char *buf, size_t cap)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/stderr", tmpdir);
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 2);
+    fn();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    lseek(fd, 0, SEEK_SET);
+    ssize_t n = read(fd, buf, cap - 1);
+    buf[n > 0 ? n : 0] = 0;
+    close(fd);
+}
+
+static void load(void)
+{
+    xmt_options_load();
+}
+
+START_TEST(options_defaults)
+{
+    xmt_options_load();
+    ck_assert_int_eq(xmt_opt.mode, XMT_MODE_OFF);
+    ck_assert_int_eq(xmt_opt.warmup, 5);
+    ck_assert_int_eq(xmt_opt.iterations, 10);
+    ck_assert_int_eq(xmt_opt.statistic, XMT_STAT_MEDIAN);
+    ck_assert_str_eq(xmt_opt.libcuda, "libcuda.so.1");
+    ck_assert(xmt_opt.budget_ms < 0);
+    setenv("XMATUNE_POLICY", "p.yaml", 1);
+    xmt_options_load();
+    ck_assert_int_eq(xmt_opt.mode, XMT_MODE_TUNE); /* a policy implies tune */
+    setenv("XMATUNE_MODE", "replay", 1);
+    xmt_options_load();
+    ck_assert_int_eq(xmt_opt.mode, XMT_MODE_REPLAY);
+    setenv("XMATUNE_MODE", "discover", 1);
+    setenv("XMATUNE_STATISTIC", "mean", 1);
+    setenv("XMATUNE_BUDGET_MS", "2.5", 1);
+    xmt_options_load();
+    ck_assert_int_eq(xmt_opt.mode, XMT_MODE_DISCOVER);
+    ck_assert_int_eq(xmt_opt.statistic, XMT_STAT_MEAN);
+    ck_assert(xmt_opt.budget_ms == 2.5);
+}
+END_TEST
+
+START_TEST(options_bad_values_warn_and_keep_default)
+{
+    char err[4096];
+    setenv("XMATUNE_WARMUP", "lots", 1);
+    setenv("XMATUNE_ITERATIONS", "0", 1); /* below its minimum */
+    setenv("XMATUNE_MODE", "fast", 1);
+    setenv("XMATUNE_VERBOSE", "1x", 1);
+    capture_stderr(load, err, sizeof err);
+    ck_assert_int_eq(xmt_opt.warmup, 5);
+    ck_assert_int_eq(xmt_opt.iterations, 10);
+    ck_assert_int_eq(xmt_opt.mode, XMT_MODE_OFF);
+    ck_assert_int_eq(xmt_opt.verbose, 0);
+    ck_assert_ptr_nonnull(strstr(err, "xmatune: XMATUNE_WARMUP=\"lots\" is not valid"));
+    ck_assert_ptr_nonnull(strstr(err, "xmatune: XMATUNE_ITERATIONS=\"0\" is not valid"));
+    ck_assert_ptr_nonnull(strstr(err, "xmatune: XMATUNE_MODE=\"fast\" is not valid"));
+    ck_assert_ptr_nonnull(strstr(err, "keeping the default \"5\""));
+}
+END_TEST
+
+static void print_options(void)
+{
+    xmt_options_print(stderr);
+}
+
+START_TEST(options_print_and_markdown)
+{
+    char out[8192];
+    setenv("XMATUNE_MODE", "tune", 1);
+    xmt_options_load();
+    capture_stderr(print_options, out, sizeof out);
+    ck_assert_ptr_nonnull(strstr(out, "xmatune: XMATUNE_MODE=tune\n"));
+    ck_assert_ptr_nonnull(strstr(out, "xmatune: XMATUNE_WARMUP=5\n"));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    xmt_options_markdown(m);
+    fclose(m);
+    ck_assert_ptr_nonnull(strstr(buf, "| `XMATUNE_ITERATIONS` | `10` |"));
+    ck_assert_ptr_nonnull(strstr(buf, "| `XMATUNE_LOG` | empty |"));
+    free(buf);
+}
+END_TEST
+
+START_TEST(log_expand_path)
+{
+    char out[64], want[64];
+    ck_assert_int_eq(xmt_expand_path("log-%p-%%.jsonl", out, sizeof out), 0);
+    snprintf(want, sizeof want, "log-%ld-%%.jsonl", (long)getpid());
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(xmt_expand_path("a-much-too-long-path-%p-for-this-buffer", out, 16), -1);
+}
+END_TEST
+
+static void five_warnings(void)
+{
+    for (int i = 0; i < 5; i++)
+        xmt_warn("warning %d", i);
+    xmt_log_close();
+}
+
+START_TEST(log_messages_capped)
+{
+    char err[4096];
+    setenv("XMATUNE_MAX_MESSAGES", "3", 1);
+    xmt_options_load();
+    capture_stderr(five_warnings, err, sizeof err);
+    ck_assert_ptr_nonnull(strstr(err, "xmatune: warning 0\nxmatune: warning 1\nxmatune: warning 2\n"));
+    ck_assert_ptr_null(strstr(err, "warning 3"));
+    ck_assert_ptr_nonnull(strstr(err, "xmatune: 2 further messages were suppressed"));
+}
+END_TEST
+
+START_TEST(log_events_lines_and_lazy_file)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/log-%%p.jsonl", tmpdir);
+    setenv("XMATUNE_LOG", path, 1);
+    xmt_options_load();
+    char real[300];
+    xmt_expand_path(path, real, sizeof real);
+    ck_assert_int_ne(access(real, F_OK), 0); /* nothing before the first event */
+    xmt_log_event(json_pack("{ss si}", "event", "a", "n", 1));
+    xmt_log_event(json_pack("{ss ss}", "event", "b", "s", "line\nbreak"));
+    xmt_log_close();
+    FILE *f = fopen(real, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[256];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "{\"event\":\"a\",\"n\":1}\n");
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "{\"event\":\"b\",\"s\":\"line\\nbreak\"}\n");
+    ck_assert_ptr_null(fgets(line, sizeof line, f));
+    fclose(f);
+}
+END_TEST
+
+static int records_seen;
+static void count_record(void *ud, const char *device, const char *kernel, const char *entry,
+                         const char *key_hex, const char *key_text, const xmt_choice *c)
+{
+    (void)ud;
+    (void)device;
+    (void)kernel;
+    (void)entry;
+    (void)key_text;
+    ck_assert(strlen(key_hex) % 2 == 0);
+    ck_assert(c->index >= -1);
+    records_seen++;
+}
+
+START_TEST(cache_store_reload_last_wins)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/cache.jsonl", tmpdir);
+    setenv("XMATUNE_CACHE", path, 1);
+    xmt_options_load();
+    xmt_cache_free();
+    const uint8_t key[] = {1, 0, 0, 0, 0xff, 0x10};
+    xmt_choice a = {3, "BLOCK=256", 0.5}, b = {-1, "grid=(1,1,1) block=(32,1,1)", 0.25}, got;
+    xmt_cache_store("GPU|cc9.0|sm132", "_Z1kv", "match: k", key, sizeof key, "n=1", &a);
+    ck_assert(xmt_cache_find("GPU|cc9.0|sm132", "_Z1kv", "match: k", key, sizeof key, &got));
+    ck_assert_int_eq(got.index, 3);
+    ck_assert(!xmt_cache_find("GPU|cc9.0|sm114", "_Z1kv", "match: k", key, sizeof key, &got));
+    ck_assert(!xmt_cache_find("GPU|cc9.0|sm132", "_Z1kv", "match: k", key, 5, &got));
+    xmt_cache_store("GPU|cc9.0|sm132", "_Z1kv", "match: k", key, sizeof key, "n=1", &b);
+    /* A line that is not a record, and a record with a name full of JSON escapes. */
+    FILE *f = fopen(path, "a");
+    fputs("not json at all\n", f);
+    fclose(f);
+    xmt_cache_store("GPU \"quoted\"\\x", "_Z1kv", "match: k", key, sizeof key, "n=\"2\"", &a);
+    xmt_cache_free();
+    char err[4096];
+    capture_stderr(xmt_cache_load, err, sizeof err);
+    ck_assert_ptr_nonnull(strstr(err, "1 line(s) are not cache records"));
+    ck_assert(xmt_cache_find("GPU|cc9.0|sm132", "_Z1kv", "match: k", key, sizeof key, &got));
+    ck_assert_int_eq(got.index, -1); /* the later line won */
+    ck_assert_str_eq(got.label, "grid=(1,1,1) block=(32,1,1)");
+    ck_assert(got.time_ms == 0.25);
+    ck_assert(xmt_cache_find("GPU \"quoted\"\\x", "_Z1kv", "match: k", key, sizeof key, &got));
+    ck_assert_int_eq(got.index, 3);
+    records_seen = 0;
+    ck_assert_int_eq(xmt_cache_read_file(path, count_record, NULL), 1);
+    ck_assert_int_eq(records_seen, 3);
+    xmt_cache_free();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("shim");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, options_defaults);
+    tcase_add_test(tc, options_bad_values_warn_and_keep_default);
+    tcase_add_test(tc, options_print_and_markdown);
+    tcase_add_test(tc, log_expand_path);
+    tcase_add_test(tc, log_messages_capped);
+    tcase_add_test(tc, log_events_lines_and_lazy_file);
+    tcase_add_test(tc, cache_store_reload_last_wins);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
