@@ -895,6 +895,104 @@ decide:
 
 /* ---- the launch ---------------------------------------------------------------------------- */
 
+/* ---- the per-thread memo: the fast path of a decided key ---------------------------------- */
+
+/* A program launches the same kernel with the same arguments again and again. Key and
+ * candidate are pure functions of the argument bytes, the program's own dims and the
+ * device, so each thread remembers, per kernel, the last arguments it saw decided and what
+ * was decided: a launch with the same bytes skips key derivation, the cache lookup and
+ * expression evaluation, and costs a compare of its arguments. Only decided keys are
+ * remembered (never "another thread is tuning"). */
+#define MEMO_SLOTS 8
+#define MEMO_ARG_BYTES 256
+typedef struct {
+    const xmt_kernel *k;
+    int device;
+    int own; /* the decision is the program's own config */
+    unsigned nbytes;
+    unsigned grid[3], block[3], shared;
+    uint8_t bytes[MEMO_ARG_BYTES];
+    xmt_candidate c;
+} memo_t;
+static __thread memo_t *tls_memo __attribute__((tls_model("initial-exec")));
+
+static memo_t *memo_slot(const xmt_kernel *k)
+{
+    memo_t *m = tls_memo;
+    if (__builtin_expect(!m, 0)) {
+        m = calloc(MEMO_SLOTS, sizeof *m);
+        if (!m)
+            return NULL;
+        tls_memo = m; /* leaked at thread exit: a few KiB, and only by threads that tuned */
+    }
+    return &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
+}
+
+static int memo_hit(const memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
+                    void *const *params)
+{
+    if (m->k != k || m->device != device || m->shared != l->shared ||
+        memcmp(m->grid, l->grid, sizeof m->grid) || memcmp(m->block, l->block, sizeof m->block))
+        return 0;
+    unsigned off = 0;
+    for (size_t i = 0; i < k->nparams; i++) {
+        unsigned sz = k->sizes[i];
+        if (off + sz > m->nbytes || memcmp(m->bytes + off, params[i], sz))
+            return 0;
+        off += sz;
+    }
+    return off == m->nbytes;
+}
+
+static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
+                       void *const *params, const xmt_candidate *c)
+{
+    if (!m)
+        return;
+    unsigned off = 0;
+    for (size_t i = 0; i < k->nparams; i++) {
+        if (off + k->sizes[i] > MEMO_ARG_BYTES) {
+            m->k = NULL; /* too many argument bytes to remember */
+            return;
+        }
+        memcpy(m->bytes + off, params[i], k->sizes[i]);
+        off += k->sizes[i];
+    }
+    m->nbytes = off;
+    m->device = device;
+    memcpy(m->grid, l->grid, sizeof m->grid);
+    memcpy(m->block, l->block, sizeof m->block);
+    m->shared = l->shared;
+    m->own = c == NULL;
+    if (c)
+        m->c = *c;
+    m->k = k;
+}
+
+/* The launching thread's device. A process that sees one device needs no driver call. */
+static _Atomic int device_count = -1;
+static int current_device(CUdevice *dev)
+{
+    int n = atomic_load_explicit(&device_count, memory_order_relaxed);
+    if (n < 0) {
+        int c = 0;
+        xmt_in_shim++;
+        if (!xmt_drv.cuDeviceGetCount || xmt_drv.cuDeviceGetCount(&c) != CUDA_SUCCESS)
+            c = 0;
+        xmt_in_shim--;
+        atomic_store(&device_count, c);
+        n = c;
+    }
+    if (n == 1) {
+        *dev = 0;
+        return 1;
+    }
+    xmt_in_shim++;
+    CUresult r = xmt_drv.cuCtxGetDevice ? xmt_drv.cuCtxGetDevice(dev) : CUDA_ERROR_NOT_SUPPORTED;
+    xmt_in_shim--;
+    return r == CUDA_SUCCESS;
+}
+
 static result_t *find_result(struct xmt_tune_state *ts, const uint8_t *key, size_t kl)
 {
     result_t *r = NULL;
@@ -906,13 +1004,17 @@ static result_t *find_result(struct xmt_tune_state *ts, const uint8_t *key, size
 
 /* Runs a decided key: the winner's config recomputed for this launch, or the program's. */
 static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                           const result_t *r)
+                           const result_t *r, int device)
 {
-    if (r->index == XMT_OWN_CONFIG)
+    memo_t *m = memo_slot(k);
+    if (r->index == XMT_OWN_CONFIG) {
+        memo_store(m, k, device, l, v->params, NULL);
         return pass(k, l);
+    }
     xmt_candidate c;
     int ok = r->index == XMT_PIN_CONFIG ? xmt_entry_pin(k->entry, v, &c) == 1
                                         : xmt_entry_candidate(k->entry, (size_t)r->index, v, &c) == 1;
+    memo_store(m, k, device, l, v->params, ok ? &c : NULL);
     if (!ok) /* its condition does not hold for this launch's non-key arguments */
         return pass(k, l);
     return run_for_real(k, l, &c);
@@ -955,10 +1057,12 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
     }
 
     CUdevice dev = 0;
-    xmt_in_shim++;
-    CUresult dr = xmt_drv.cuCtxGetDevice ? xmt_drv.cuCtxGetDevice(&dev) : CUDA_ERROR_NOT_SUPPORTED;
-    xmt_in_shim--;
-    const devinfo_t *di = dr == CUDA_SUCCESS ? device_info(dev) : NULL;
+    if (!current_device(&dev))
+        return pass(k, l);
+    memo_t *m = memo_slot(k);
+    if (m && memo_hit(m, k, (int)dev, l, params))
+        return m->own ? pass(k, l) : run_for_real(k, l, &m->c);
+    const devinfo_t *di = device_info(dev);
     if (!di)
         return pass(k, l);
     xmt_attrs attrs = di->attrs;
@@ -986,7 +1090,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
     result_t *r = find_result(ts, key, kl);
     if (r) {
         if (atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE)
-            return run_choice(k, l, &v, r);
+            return run_choice(k, l, &v, r, (int)dev);
         return pass(k, l); /* another thread is tuning this key */
     }
 
@@ -1061,7 +1165,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
     if (r) {
         free(mine);
         if (atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE)
-            return run_choice(k, l, &v, r);
+            return run_choice(k, l, &v, r, (int)dev);
         return pass(k, l);
     }
 
@@ -1075,7 +1179,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
     atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
     if (store_on_disk)
         xmt_cache_store(di->id, k->mangled, xmt_entry_pattern(e), key + 4, kl - 4, key_text, &ch);
-    return run_choice(k, l, &v, mine);
+    return run_choice(k, l, &v, mine, (int)dev);
 }
 
 /* ---- lifecycle and report ----------------------------------------------------------------- */
