@@ -35,13 +35,11 @@ static void hex(const uint8_t *key, size_t len, char *out)
     out[2 * len] = 0;
 }
 
-static char *make_id(const char *device, const char *kernel, const char *entry,
-                     const char *key_hex)
+static char *make_id(const char *device, const char *kernel, const char *entry, const char *key_hex)
 {
     size_t n = strlen(device) + strlen(kernel) + strlen(entry) + strlen(key_hex) + 4;
     char *id = malloc(n);
-    if (id)
-        snprintf(id, n, "%s\x1f%s\x1f%s\x1f%s", device, kernel, entry, key_hex);
+    if (id) snprintf(id, n, "%s\x1f%s\x1f%s\x1f%s", device, kernel, entry, key_hex);
     return id;
 }
 
@@ -87,8 +85,7 @@ static int parse_line(yaml_document_t *doc, const char **device, const char **ke
                       xmt_choice *c)
 {
     yaml_node_t *root = yaml_document_get_root_node(doc);
-    if (!root || root->type != YAML_MAPPING_NODE)
-        return -1;
+    if (!root || root->type != YAML_MAPPING_NODE) return -1;
     const char *index = field(doc, root, "index");
     const char *label = field(doc, root, "label");
     const char *t = field(doc, root, "time_ms");
@@ -97,35 +94,30 @@ static int parse_line(yaml_document_t *doc, const char **device, const char **ke
     *entry = field(doc, root, "entry");
     *key_hex = field(doc, root, "key");
     *key_text = field(doc, root, "key_text");
-    if (!*device || !*kernel || !*entry || !*key_hex || !index)
-        return -1;
+    if (!*device || !*kernel || !*entry || !*key_hex || !index) return -1;
     char *end;
     c->index = strtol(index, &end, 10);
-    if (*end || c->index < XMT_OWN_CONFIG)
-        return -1;
+    if (*end || c->index < XMT_OWN_CONFIG) return -1;
     snprintf(c->label, sizeof c->label, "%s", label ? label : "");
     c->time_ms = t ? strtod(t, NULL) : 0;
-    if (!*key_text)
-        *key_text = "";
+    if (!*key_text) *key_text = "";
     return 0;
 }
 
 int xmt_cache_read_file(const char *path,
                         void (*fn)(void *ud, const char *device, const char *kernel,
-                                   const char *entry, const char *key_hex,
-                                   const char *key_text, const xmt_choice *c),
+                                   const char *entry, const char *key_hex, const char *key_text,
+                                   const xmt_choice *c),
                         void *ud)
 {
     FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
     int bad = 0;
     while ((len = getline(&line, &cap, f)) > 0) {
-        if (len == 1 && line[0] == '\n')
-            continue;
+        if (len == 1 && line[0] == '\n') continue;
         yaml_parser_t parser;
         yaml_document_t doc;
         if (!yaml_parser_initialize(&parser)) {
@@ -157,19 +149,15 @@ static void load_one(void *ud, const char *device, const char *kernel, const cha
     (void)ud;
     (void)key_text;
     char *id = make_id(device, kernel, entry, key_hex);
-    if (id)
-        put(id, c);
+    if (id) put(id, c);
 }
 
 void xmt_cache_load(void)
 {
-    if (!xmt_opt.cache[0])
-        return;
+    if (!xmt_opt.cache[0]) return;
     char path[XMT_PATH_MAX];
-    if (xmt_expand_path(xmt_opt.cache, path, sizeof path) != 0)
-        return;
-    if (access(path, F_OK) != 0)
-        return;
+    if (xmt_expand_path(xmt_opt.cache, path, sizeof path) != 0) return;
+    if (access(path, F_OK) != 0) return;
     pthread_mutex_lock(&cache_lock);
     int bad = xmt_cache_read_file(path, load_one, NULL);
     pthread_mutex_unlock(&cache_lock);
@@ -179,52 +167,43 @@ void xmt_cache_load(void)
         xmt_warn("%s: %d line(s) are not cache records and were skipped", path, bad);
 }
 
-int xmt_cache_find(const char *device, const char *kernel, const char *entry,
-                   const uint8_t *key, size_t keylen, xmt_choice *out)
+int xmt_cache_find(const char *device, const char *kernel, const char *entry, const uint8_t *key,
+                   size_t keylen, xmt_choice *out)
 {
     char key_hex[2 * 512 + 1];
-    if (keylen > 512)
-        return 0;
+    if (keylen > 512) return 0;
     hex(key, keylen, key_hex);
     char *id = make_id(device, kernel, entry, key_hex);
-    if (!id)
-        return 0;
+    if (!id) return 0;
     pthread_mutex_lock(&cache_lock);
     record_t *r = NULL;
     HASH_FIND_STR(records, id, r);
-    if (r)
-        *out = r->choice;
+    if (r) *out = r->choice;
     pthread_mutex_unlock(&cache_lock);
     free(id);
     return r != NULL;
 }
 
-void xmt_cache_store(const char *device, const char *kernel, const char *entry,
-                     const uint8_t *key, size_t keylen, const char *key_text,
-                     const xmt_choice *c)
+void xmt_cache_store(const char *device, const char *kernel, const char *entry, const uint8_t *key,
+                     size_t keylen, const char *key_text, const xmt_choice *c)
 {
     char key_hex[2 * 512 + 1];
-    if (keylen > 512)
-        return;
+    if (keylen > 512) return;
     hex(key, keylen, key_hex);
     char *id = make_id(device, kernel, entry, key_hex);
-    if (!id)
-        return;
+    if (!id) return;
     pthread_mutex_lock(&cache_lock);
     put(id, c);
     pthread_mutex_unlock(&cache_lock);
-    if (!xmt_opt.cache[0])
-        return;
+    if (!xmt_opt.cache[0]) return;
     char path[XMT_PATH_MAX];
-    if (xmt_expand_path(xmt_opt.cache, path, sizeof path) != 0)
-        return;
-    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:f}", "device", device, "kernel", kernel, "entry", entry,
-                          "key", key_hex, "key_text", key_text, "index", (json_int_t)c->index,
-                          "label", c->label, "time_ms", c->time_ms);
+    if (xmt_expand_path(xmt_opt.cache, path, sizeof path) != 0) return;
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:f}", "device", device, "kernel",
+                          kernel, "entry", entry, "key", key_hex, "key_text", key_text, "index",
+                          (json_int_t)c->index, "label", c->label, "time_ms", c->time_ms);
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
-    if (!text)
-        return;
+    if (!text) return;
     size_t len = strlen(text);
     char *line = realloc(text, len + 2);
     if (!line) {
@@ -235,11 +214,9 @@ void xmt_cache_store(const char *device, const char *kernel, const char *entry,
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     static int warned;
     if (fd < 0 || write(fd, line, len + 1) != (ssize_t)(len + 1)) {
-        if (!warned++)
-            xmt_warn("cannot write the cache %s: %m", path);
+        if (!warned++) xmt_warn("cannot write the cache %s: %m", path);
     }
-    if (fd >= 0)
-        close(fd);
+    if (fd >= 0) close(fd);
     free(line);
 }
 

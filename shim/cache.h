@@ -17,22 +17,21 @@
 #define XMT_OWN_CONFIG (-1) /* the winner is the program's own launch configuration */
 
 typedef struct {
-    long index;       /* candidate index, or XMT_OWN_CONFIG */
-    char label[160];  /* the candidate's label when it won */
-    double time_ms;   /* its measured time */
+    long index;      /* candidate index, or XMT_OWN_CONFIG */
+    char label[160]; /* the candidate's label when it won */
+    double time_ms;  /* its measured time */
 } xmt_choice;
 
 /* Reads the cache file if there is one. Bad lines are skipped with one warning. */
 void xmt_cache_load(void);
 
 /* 1 and *out when the cache holds a winner for this identity, else 0. Thread-safe. */
-int xmt_cache_find(const char *device_id, const char *kernel, const char *entry,
-                   const uint8_t *key, size_t keylen, xmt_choice *out);
+int xmt_cache_find(const char *device_id, const char *kernel, const char *entry, const uint8_t *key,
+                   size_t keylen, xmt_choice *out);
 
 /* Remembers a winner in memory and appends it to the file. key_text is for people. */
 void xmt_cache_store(const char *device_id, const char *kernel, const char *entry,
-                     const uint8_t *key, size_t keylen, const char *key_text,
-                     const xmt_choice *c);
+                     const uint8_t *key, size_t keylen, const char *key_text, const xmt_choice *c);
 
 /* Frees the in-memory copy (at exit). */
 void xmt_cache_free(void);
@@ -40,8 +39,8 @@ void xmt_cache_free(void);
 /* The lines of a cache file, for `xmatune cache`: calls fn for each valid record. */
 int xmt_cache_read_file(const char *path,
                         void (*fn)(void *ud, const char *device, const char *kernel,
-                                   const char *entry, const char *key_hex,
-                                   const char *key_text, const xmt_choice *c),
+                                   const char *entry, const char *key_hex, const char *key_text,
+                                   const xmt_choice *c),
                         void *ud);
 
 #endif

@@ -35,8 +35,7 @@ json_t *xmt_paths_json(unsigned paths)
                                         "extra"};
     json_t *a = json_array();
     for (int i = 0; i < 5; i++)
-        if (paths & (1u << i))
-            json_array_append_new(a, json_string(names[i]));
+        if (paths & (1u << i)) json_array_append_new(a, json_string(names[i]));
     return a;
 }
 
@@ -47,19 +46,16 @@ static json_t *dim3_json(const unsigned d[3])
 
 static void log_first_sight(const xmt_kernel *k, int device)
 {
-    if (!xmt_log_enabled())
-        return;
+    if (!xmt_log_enabled()) return;
     json_t *params = json_array();
     for (size_t i = 0; i < k->nparams; i++)
         json_array_append_new(params, json_pack("{sIsI}", "offset", (json_int_t)k->offsets[i],
                                                 "size", (json_int_t)k->sizes[i]));
-    json_t *ev = json_pack("{sssssssisosbsisisi}", "event", "kernel", "kernel", k->mangled,
-                           "name", k->demangled, "device", device, "params", params,
-                           "params_known", k->params_known, "max_threads", k->max_threads,
-                           "static_shared", k->static_shared, "max_dynamic_shared",
-                           k->max_dynamic_shared);
-    if (!ev)
-        return;
+    json_t *ev = json_pack("{sssssssisosbsisisi}", "event", "kernel", "kernel", k->mangled, "name",
+                           k->demangled, "device", device, "params", params, "params_known",
+                           k->params_known, "max_threads", k->max_threads, "static_shared",
+                           k->static_shared, "max_dynamic_shared", k->max_dynamic_shared);
+    if (!ev) return;
     json_object_set_new(ev, "handle", json_string(k->is_cukernel ? "CUkernel" : "CUfunction"));
     json_object_set_new(ev, "policy",
                         k->entry ? json_string(xmt_entry_origin(k->entry)) : json_null());
@@ -70,17 +66,14 @@ void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
 {
     CUdevice dev = -1;
     xmt_in_shim++;
-    if (xmt_drv.cuCtxGetDevice && xmt_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
-        dev = -1;
+    if (xmt_drv.cuCtxGetDevice && xmt_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS) dev = -1;
     xmt_in_shim--;
 
-    unsigned path = l->kind == XMT_K_COOP  ? XMT_PATH_COOP
-                    : l->kind == XMT_K_EX ? (xmt_launch_has_blocking_attrs(l->cfg)
-                                                 ? XMT_PATH_EX_ATTRS
-                                                 : XMT_PATH_EX)
-                                          : XMT_PATH_LAUNCH;
-    if (l->extra)
-        path |= XMT_PATH_EXTRA;
+    unsigned path = l->kind == XMT_K_COOP ? XMT_PATH_COOP
+                    : l->kind == XMT_K_EX
+                        ? (xmt_launch_has_blocking_attrs(l->cfg) ? XMT_PATH_EX_ATTRS : XMT_PATH_EX)
+                        : XMT_PATH_LAUNCH;
+    if (l->extra) path |= XMT_PATH_EXTRA;
 
     int first = 0;
     pthread_mutex_lock(&k->lock);
@@ -121,8 +114,7 @@ void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
         }
     }
     pthread_mutex_unlock(&k->lock);
-    if (first)
-        log_first_sight(k, (int)dev);
+    if (first) log_first_sight(k, (int)dev);
 }
 
 int xmt_discover_report(xmt_kernel *k, FILE *table)
@@ -140,13 +132,13 @@ int xmt_discover_report(xmt_kernel *k, FILE *table)
                                                         (json_int_t)s->count));
             }
             unsigned rewritable = XMT_PATH_LAUNCH | XMT_PATH_EX | XMT_PATH_EXTRA;
-            json_t *ev = json_pack(
-                "{sssssssisIsIsIsosososb}", "event", "kernel_summary", "kernel", k->mangled,
-                "name", k->demangled, "device", d->device, "launches", (json_int_t)d->launches,
-                "rewritten", (json_int_t)0, "passed_through", (json_int_t)d->launches,
-                "paths", xmt_paths_json(d->paths), "shapes", shapes, "policy",
-                k->entry ? json_string(xmt_entry_origin(k->entry)) : json_null(), "rewritable",
-                (d->paths & ~rewritable) == 0);
+            json_t *ev = json_pack("{sssssssisIsIsIsosososb}", "event", "kernel_summary", "kernel",
+                                   k->mangled, "name", k->demangled, "device", d->device,
+                                   "launches", (json_int_t)d->launches, "rewritten", (json_int_t)0,
+                                   "passed_through", (json_int_t)d->launches, "paths",
+                                   xmt_paths_json(d->paths), "shapes", shapes, "policy",
+                                   k->entry ? json_string(xmt_entry_origin(k->entry)) : json_null(),
+                                   "rewritable", (d->paths & ~rewritable) == 0);
             if (ev && d->other)
                 json_object_set_new(ev, "other_shapes", json_integer((json_int_t)d->other));
             xmt_log_event(ev);

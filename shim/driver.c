@@ -28,17 +28,16 @@ static void driver_open(void)
                  dlerror());
         goto out;
     }
-    xmt_drv.getproc = (__typeof__(xmt_drv.getproc))xmt_real_dlsym(xmt_drv.handle,
-                                                                   "cuGetProcAddress_v2");
+    xmt_drv.getproc =
+        (__typeof__(xmt_drv.getproc))xmt_real_dlsym(xmt_drv.handle, "cuGetProcAddress_v2");
     if (!xmt_drv.getproc) {
-        xmt_warn("the CUDA driver %s has no cuGetProcAddress_v2; every launch passes through",
-                 lib);
+        xmt_warn("the CUDA driver %s has no cuGetProcAddress_v2; every launch passes through", lib);
         goto out;
     }
     CUdriverProcAddressQueryResult st;
-#define XMT_DRV(name, version)                                                                \
-    if (xmt_drv.getproc(#name, (void **)&xmt_drv.name, version, CU_GET_PROC_ADDRESS_DEFAULT,      \
-                        &st) != CUDA_SUCCESS)                                                 \
+#define XMT_DRV(name, version)                                                                     \
+    if (xmt_drv.getproc(#name, (void **)&xmt_drv.name, version, CU_GET_PROC_ADDRESS_DEFAULT,       \
+                        &st) != CUDA_SUCCESS)                                                      \
         xmt_drv.name = NULL;
 #include "driver_syms.h"
 #undef XMT_DRV
@@ -55,8 +54,7 @@ int xmt_driver_init(void)
 
 void *xmt_driver_sym(const char *name)
 {
-    if (xmt_driver_init() != 0)
-        return NULL;
+    if (xmt_driver_init() != 0) return NULL;
     xmt_in_shim++;
     void *p = xmt_real_dlsym(xmt_drv.handle, name);
     xmt_in_shim--;
@@ -66,8 +64,7 @@ void *xmt_driver_sym(const char *name)
 const char *xmt_cu_name(CUresult r, char *buf, size_t cap)
 {
     const char *s = NULL;
-    if (xmt_drv.cuGetErrorName && xmt_drv.cuGetErrorName(r, &s) == CUDA_SUCCESS && s)
-        return s;
+    if (xmt_drv.cuGetErrorName && xmt_drv.cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
     snprintf(buf, cap, "CUresult %d", (int)r);
     return buf;
 }

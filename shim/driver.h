@@ -14,8 +14,7 @@
 
 struct xmt_driver {
     void *handle;
-    CUresult (*getproc)(const char *, void **, int, cuuint64_t,
-                        CUdriverProcAddressQueryResult *);
+    CUresult (*getproc)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 #define XMT_DRV(name, version) PFN_##name##_v##version name;
 #include "driver_syms.h"
 #undef XMT_DRV

@@ -28,18 +28,15 @@ void *(*xmt_real_dlsym_ptr)(void *, const char *);
 
 __attribute__((constructor)) static void find_real_dlsym(void)
 {
-    if (xmt_real_dlsym_ptr)
-        return;
+    if (xmt_real_dlsym_ptr) return;
     void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-    if (!p)
-        p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    if (!p) p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
     xmt_real_dlsym_ptr = (void *(*)(void *, const char *))p;
 }
 
 void *xmt_real_dlsym(void *handle, const char *name)
 {
-    if (!xmt_real_dlsym_ptr)
-        find_real_dlsym();
+    if (!xmt_real_dlsym_ptr) find_real_dlsym();
     return xmt_real_dlsym_ptr ? xmt_real_dlsym_ptr(handle, name) : NULL;
 }
 
@@ -51,12 +48,18 @@ static const struct {
     const char *name;
     int kind, ptsz;
 } names[] = {
-    {"cuGetProcAddress", K_GETPROC1, 0},     {"cuGetProcAddress_v2", K_GETPROC2, 0},
-    {"cuLaunchKernel", K_LAUNCH, 0},         {"cuLaunchKernel_ptsz", K_LAUNCH, 1},
-    {"cuLaunchKernelEx", K_EX, 0},           {"cuLaunchKernelEx_ptsz", K_EX, 1},
-    {"cuLaunchCooperativeKernel", K_COOP, 0}, {"cuLaunchCooperativeKernel_ptsz", K_COOP, 1},
-    {"cuModuleUnload", K_UNLOAD, 0},         {"cuLibraryUnload", K_UNLOAD, 0},
-    {"cuCtxDestroy", K_UNLOAD, 0},           {"cuCtxDestroy_v2", K_UNLOAD, 0},
+    {"cuGetProcAddress", K_GETPROC1, 0},
+    {"cuGetProcAddress_v2", K_GETPROC2, 0},
+    {"cuLaunchKernel", K_LAUNCH, 0},
+    {"cuLaunchKernel_ptsz", K_LAUNCH, 1},
+    {"cuLaunchKernelEx", K_EX, 0},
+    {"cuLaunchKernelEx_ptsz", K_EX, 1},
+    {"cuLaunchCooperativeKernel", K_COOP, 0},
+    {"cuLaunchCooperativeKernel_ptsz", K_COOP, 1},
+    {"cuModuleUnload", K_UNLOAD, 0},
+    {"cuLibraryUnload", K_UNLOAD, 0},
+    {"cuCtxDestroy", K_UNLOAD, 0},
+    {"cuCtxDestroy_v2", K_UNLOAD, 0},
 };
 
 static int kind_of(const char *name, int *ptsz)
@@ -81,7 +84,10 @@ static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define REAL(k, i) atomic_load_explicit(&slots[k][i].real, memory_order_relaxed)
 #define REP8(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
-#define LIST8(p) {p##0, p##1, p##2, p##3, p##4, p##5, p##6, p##7}
+#define LIST8(p)                                                                                   \
+    {                                                                                              \
+        p##0, p##1, p##2, p##3, p##4, p##5, p##6, p##7                                             \
+    }
 
 static CUresult getproc_after(CUresult r, const char *sym, void **pfn, int ver, cuuint64_t flags)
 {
@@ -90,49 +96,47 @@ static CUresult getproc_after(CUresult r, const char *sym, void **pfn, int ver, 
     return r;
 }
 
-#define DEF_GP1(i)                                                                          \
-    static CUresult gp1_w##i(const char *sym, void **pfn, int ver, cuuint64_t flags)       \
-    {                                                                                       \
-        CUresult (*real)(const char *, void **, int, cuuint64_t) = REAL(K_GETPROC1, i);     \
-        return getproc_after(real(sym, pfn, ver, flags), sym, pfn, ver, flags);             \
+#define DEF_GP1(i)                                                                                 \
+    static CUresult gp1_w##i(const char *sym, void **pfn, int ver, cuuint64_t flags)               \
+    {                                                                                              \
+        CUresult (*real)(const char *, void **, int, cuuint64_t) = REAL(K_GETPROC1, i);            \
+        return getproc_after(real(sym, pfn, ver, flags), sym, pfn, ver, flags);                    \
     }
-#define DEF_GP2(i)                                                                          \
-    static CUresult gp2_w##i(const char *sym, void **pfn, int ver, cuuint64_t flags,       \
-                             CUdriverProcAddressQueryResult *st)                            \
-    {                                                                                       \
-        CUresult (*real)(const char *, void **, int, cuuint64_t,                            \
-                         CUdriverProcAddressQueryResult *) = REAL(K_GETPROC2, i);           \
-        return getproc_after(real(sym, pfn, ver, flags, st), sym, pfn, ver, flags);         \
+#define DEF_GP2(i)                                                                                 \
+    static CUresult gp2_w##i(const char *sym, void **pfn, int ver, cuuint64_t flags,               \
+                             CUdriverProcAddressQueryResult *st)                                   \
+    {                                                                                              \
+        CUresult (*real)(const char *, void **, int, cuuint64_t,                                   \
+                         CUdriverProcAddressQueryResult *) = REAL(K_GETPROC2, i);                  \
+        return getproc_after(real(sym, pfn, ver, flags, st), sym, pfn, ver, flags);                \
     }
-#define DEF_LAUNCH(i)                                                                       \
-    static CUresult launch_w##i(CUfunction f, unsigned gx, unsigned gy, unsigned gz,        \
-                                unsigned bx, unsigned by, unsigned bz, unsigned sh,         \
-                                CUstream s, void **p, void **e)                             \
-    {                                                                                       \
-        return xmt_launch_fast(REAL(K_LAUNCH, i), slots[K_LAUNCH][i].ptsz, f, gx, gy, gz,   \
-                               bx, by, bz, sh, s, p, e);                                    \
+#define DEF_LAUNCH(i)                                                                              \
+    static CUresult launch_w##i(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,  \
+                                unsigned by, unsigned bz, unsigned sh, CUstream s, void **p,       \
+                                void **e)                                                          \
+    {                                                                                              \
+        return xmt_launch_fast(REAL(K_LAUNCH, i), slots[K_LAUNCH][i].ptsz, f, gx, gy, gz, bx, by,  \
+                               bz, sh, s, p, e);                                                   \
     }
-#define DEF_EX(i)                                                                           \
-    static CUresult ex_w##i(const CUlaunchConfig *c, CUfunction f, void **p, void **e)      \
-    {                                                                                       \
-        return xmt_launch_ex_fast(REAL(K_EX, i), slots[K_EX][i].ptsz, c, f, p, e);          \
+#define DEF_EX(i)                                                                                  \
+    static CUresult ex_w##i(const CUlaunchConfig *c, CUfunction f, void **p, void **e)             \
+    {                                                                                              \
+        return xmt_launch_ex_fast(REAL(K_EX, i), slots[K_EX][i].ptsz, c, f, p, e);                 \
     }
-#define DEF_COOP(i)                                                                         \
-    static CUresult coop_w##i(CUfunction f, unsigned gx, unsigned gy, unsigned gz,          \
-                              unsigned bx, unsigned by, unsigned bz, unsigned sh, CUstream s, \
-                              void **p)                                                     \
-    {                                                                                       \
-        return xmt_launch_coop_fast(REAL(K_COOP, i), slots[K_COOP][i].ptsz, f, gx, gy, gz,  \
-                                    bx, by, bz, sh, s, p);                                  \
+#define DEF_COOP(i)                                                                                \
+    static CUresult coop_w##i(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,    \
+                              unsigned by, unsigned bz, unsigned sh, CUstream s, void **p)         \
+    {                                                                                              \
+        return xmt_launch_coop_fast(REAL(K_COOP, i), slots[K_COOP][i].ptsz, f, gx, gy, gz, bx, by, \
+                                    bz, sh, s, p);                                                 \
     }
-#define DEF_UNLOAD(i)                                                                       \
-    static CUresult unload_w##i(void *h)                                                    \
-    {                                                                                       \
-        CUresult (*real)(void *) = REAL(K_UNLOAD, i);                                       \
-        CUresult r = real(h);                                                               \
-        if (r == CUDA_SUCCESS && !xmt_in_shim)                                              \
-            xmt_kernels_forget_all();                                                       \
-        return r;                                                                           \
+#define DEF_UNLOAD(i)                                                                              \
+    static CUresult unload_w##i(void *h)                                                           \
+    {                                                                                              \
+        CUresult (*real)(void *) = REAL(K_UNLOAD, i);                                              \
+        CUresult r = real(h);                                                                      \
+        if (r == CUDA_SUCCESS && !xmt_in_shim) xmt_kernels_forget_all();                           \
+        return r;                                                                                  \
     }
 
 REP8(DEF_GP1)
@@ -143,19 +147,18 @@ REP8(DEF_COOP)
 REP8(DEF_UNLOAD)
 
 static void *const wrappers[K_COUNT][NSLOTS] = {
-    LIST8((void *)gp1_w),    LIST8((void *)gp2_w),  LIST8((void *)launch_w),
-    LIST8((void *)ex_w),     LIST8((void *)coop_w), LIST8((void *)unload_w),
+    LIST8((void *)gp1_w), LIST8((void *)gp2_w),  LIST8((void *)launch_w),
+    LIST8((void *)ex_w),  LIST8((void *)coop_w), LIST8((void *)unload_w),
 };
 
 /* ---- exported entry points (programs linked with -lcuda) ---------------------------- */
 
 XMT_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                                        unsigned, unsigned, unsigned, CUstream, void **,
-                                        void **);
+                                        unsigned, unsigned, unsigned, CUstream, void **, void **);
 XMT_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *, CUfunction, void **, void **);
 XMT_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction, unsigned, unsigned, unsigned,
-                                                   unsigned, unsigned, unsigned, unsigned,
-                                                   CUstream, void **);
+                                                   unsigned, unsigned, unsigned, unsigned, CUstream,
+                                                   void **);
 #undef cuGetProcAddress
 XMT_EXPORT CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
 
@@ -175,10 +178,8 @@ static void *bind_slot(int kind, void *real, int ptsz)
 {
     for (int i = 0; i < NSLOTS; i++) {
         void *r = REAL(kind, i);
-        if (r == real && slots[kind][i].ptsz == ptsz)
-            return wrappers[kind][i];
-        if (!r)
-            break;
+        if (r == real && slots[kind][i].ptsz == ptsz) return wrappers[kind][i];
+        if (!r) break;
     }
     pthread_mutex_lock(&slot_lock);
     void *w = NULL;
@@ -212,40 +213,31 @@ void *xmt_wrap_proc(const char *name, void *real, int version, cuuint64_t flags)
 {
     int ptsz = 0;
     int kind = kind_of(name, &ptsz);
-    if (kind < 0 || !real || is_our_export(real))
-        return real;
+    if (kind < 0 || !real || is_our_export(real)) return real;
     if (kind == K_GETPROC1 && version >= 12000)
         kind = K_GETPROC2; /* cuGetProcAddress at 12000+ is the 5-argument _v2 */
-    if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
-        ptsz = 1;
-    if (kind == K_GETPROC1 || kind == K_GETPROC2 || kind == K_UNLOAD)
-        ptsz = 0;
-    if (xmt_activate() == XMT_MODE_OFF)
-        return real;
+    if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ptsz = 1;
+    if (kind == K_GETPROC1 || kind == K_GETPROC2 || kind == K_UNLOAD) ptsz = 0;
+    if (xmt_activate() == XMT_MODE_OFF) return real;
     return bind_slot(kind, real, ptsz);
 }
 
 void *xmt_dlsym_hook(void *handle, const char *name)
 {
-    if (!xmt_real_dlsym_ptr)
-        find_real_dlsym();
+    if (!xmt_real_dlsym_ptr) find_real_dlsym();
     /* Only cu[A-Z]* concerns us (a looser prefix broke cuDNN in another shim). */
-    if (xmt_in_shim || !name || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' ||
-        name[2] > 'Z')
+    if (xmt_in_shim || !name || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z')
         return NULL;
     if (handle == RTLD_NEXT) /* relative to the caller: only glibc can answer */
         return NULL;
     int ptsz = 0;
     int kind = kind_of(name, &ptsz);
-    if (kind < 0)
-        return NULL;
-    if (xmt_activate() == XMT_MODE_OFF)
-        return NULL;
+    if (kind < 0) return NULL;
+    if (xmt_activate() == XMT_MODE_OFF) return NULL;
     xmt_in_shim++;
     void *real = xmt_real_dlsym_ptr(handle, name);
     xmt_in_shim--;
-    if (!real || is_our_export(real))
-        return real;
+    if (!real || is_our_export(real)) return real;
     return bind_slot(kind, real, ptsz);
 }
 
@@ -253,25 +245,22 @@ void *xmt_dlsym_hook(void *handle, const char *name)
 static void *export_real(const char *name, _Atomic(void *) *cache)
 {
     void *p = atomic_load_explicit(cache, memory_order_acquire);
-    if (__builtin_expect(p != NULL, 1))
-        return p;
+    if (__builtin_expect(p != NULL, 1)) return p;
     xmt_activate();
     p = xmt_driver_sym(name);
     if (p == NULL || is_our_export(p)) {
         static atomic_int warned;
-        if (!atomic_exchange(&warned, 1))
-            xmt_warn("the CUDA driver has no %s", name);
+        if (!atomic_exchange(&warned, 1)) xmt_warn("the CUDA driver has no %s", name);
         return NULL;
     }
     atomic_store_explicit(cache, p, memory_order_release);
     return p;
 }
 
-#define EXPORT_REAL(name)                                                                   \
-    static _Atomic(void *) real_##name;                                                     \
-    void *real = export_real(#name, &real_##name);                                          \
-    if (!real)                                                                              \
-        return CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND;
+#define EXPORT_REAL(name)                                                                          \
+    static _Atomic(void *) real_##name;                                                            \
+    void *real = export_real(#name, &real_##name);                                                 \
+    if (!real) return CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND;
 
 XMT_EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, cuuint64_t flags)
 {
@@ -289,51 +278,49 @@ XMT_EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cu
     return getproc_after(r, sym, pfn, ver, flags);
 }
 
-#define EXPORT_LAUNCH(name, ptsz)                                                           \
-    XMT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,           \
-                             unsigned bx, unsigned by, unsigned bz, unsigned sh, CUstream s, \
-                             void **p, void **e)                                            \
-    {                                                                                       \
-        EXPORT_REAL(name)                                                                   \
-        if (xmt_opt.mode == XMT_MODE_OFF)                                                   \
-            return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, sh, s, p, e);          \
-        return xmt_launch_fast(real, ptsz, f, gx, gy, gz, bx, by, bz, sh, s, p, e);         \
+#define EXPORT_LAUNCH(name, ptsz)                                                                  \
+    XMT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,     \
+                             unsigned by, unsigned bz, unsigned sh, CUstream s, void **p,          \
+                             void **e)                                                             \
+    {                                                                                              \
+        EXPORT_REAL(name)                                                                          \
+        if (xmt_opt.mode == XMT_MODE_OFF)                                                          \
+            return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, sh, s, p, e);                 \
+        return xmt_launch_fast(real, ptsz, f, gx, gy, gz, bx, by, bz, sh, s, p, e);                \
     }
 EXPORT_LAUNCH(cuLaunchKernel, 0)
 EXPORT_LAUNCH(cuLaunchKernel_ptsz, 1)
 
-#define EXPORT_EX(name, ptsz)                                                               \
-    XMT_EXPORT CUresult name(const CUlaunchConfig *c, CUfunction f, void **p, void **e)     \
-    {                                                                                       \
-        EXPORT_REAL(name)                                                                   \
-        if (xmt_opt.mode == XMT_MODE_OFF)                                                   \
-            return ((xmt_pfn_launch_ex)real)(c, f, p, e);                                   \
-        return xmt_launch_ex_fast(real, ptsz, c, f, p, e);                                  \
+#define EXPORT_EX(name, ptsz)                                                                      \
+    XMT_EXPORT CUresult name(const CUlaunchConfig *c, CUfunction f, void **p, void **e)            \
+    {                                                                                              \
+        EXPORT_REAL(name)                                                                          \
+        if (xmt_opt.mode == XMT_MODE_OFF) return ((xmt_pfn_launch_ex)real)(c, f, p, e);            \
+        return xmt_launch_ex_fast(real, ptsz, c, f, p, e);                                         \
     }
 EXPORT_EX(cuLaunchKernelEx, 0)
 EXPORT_EX(cuLaunchKernelEx_ptsz, 1)
 
-#define EXPORT_COOP(name, ptsz)                                                             \
-    XMT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,           \
-                             unsigned bx, unsigned by, unsigned bz, unsigned sh, CUstream s, \
-                             void **p)                                                      \
-    {                                                                                       \
-        EXPORT_REAL(name)                                                                   \
-        if (xmt_opt.mode == XMT_MODE_OFF)                                                   \
-            return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, sh, s, p);        \
-        return xmt_launch_coop_fast(real, ptsz, f, gx, gy, gz, bx, by, bz, sh, s, p);       \
+#define EXPORT_COOP(name, ptsz)                                                                    \
+    XMT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,     \
+                             unsigned by, unsigned bz, unsigned sh, CUstream s, void **p)          \
+    {                                                                                              \
+        EXPORT_REAL(name)                                                                          \
+        if (xmt_opt.mode == XMT_MODE_OFF)                                                          \
+            return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, sh, s, p);               \
+        return xmt_launch_coop_fast(real, ptsz, f, gx, gy, gz, bx, by, bz, sh, s, p);              \
     }
 EXPORT_COOP(cuLaunchCooperativeKernel, 0)
 EXPORT_COOP(cuLaunchCooperativeKernel_ptsz, 1)
 
-#define EXPORT_UNLOAD(name, type)                                                           \
-    XMT_EXPORT CUresult name(type h)                                                        \
-    {                                                                                       \
-        EXPORT_REAL(name)                                                                   \
-        CUresult r = ((CUresult(*)(type))real)(h);                                          \
-        if (r == CUDA_SUCCESS && xmt_opt.mode != XMT_MODE_OFF && !xmt_in_shim)              \
-            xmt_kernels_forget_all();                                                       \
-        return r;                                                                           \
+#define EXPORT_UNLOAD(name, type)                                                                  \
+    XMT_EXPORT CUresult name(type h)                                                               \
+    {                                                                                              \
+        EXPORT_REAL(name)                                                                          \
+        CUresult r = ((CUresult(*)(type))real)(h);                                                 \
+        if (r == CUDA_SUCCESS && xmt_opt.mode != XMT_MODE_OFF && !xmt_in_shim)                     \
+            xmt_kernels_forget_all();                                                              \
+        return r;                                                                                  \
     }
 EXPORT_UNLOAD(cuModuleUnload, CUmodule)
 EXPORT_UNLOAD(cuLibraryUnload, CUlibrary)

@@ -18,7 +18,7 @@
 struct xmt_kslot xmt_ktab[1u << XMT_KTAB_BITS];
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t table_used;  /* slots with a handle (they are never emptied) */
+static size_t table_used; /* slots with a handle (they are never emptied) */
 static xmt_kernel *all_head, *all_tail;
 /* Past this load the table stops taking new handles (probes stay short); such kernels
  * are then found by a walk of the record list, under the lock: correct, only slower. */
@@ -40,11 +40,9 @@ static int list_matches(const char *list, const char *name)
         if (n > 0 && n < sizeof pat) {
             memcpy(pat, p, n);
             pat[n] = 0;
-            if (fnmatch(pat, name, 0) == 0)
-                return 1;
+            if (fnmatch(pat, name, 0) == 0) return 1;
         }
-        if (!e)
-            break;
+        if (!e) break;
         p = e + 1;
     }
     return 0;
@@ -91,18 +89,14 @@ static void describe(xmt_kernel *k, CUfunction f)
                 k->params_known = 1; /* probed past the last parameter */
                 break;
             }
-            if (r != CUDA_SUCCESS || n >= XMT_KERNEL_MAX_PARAMS)
-                break;
+            if (r != CUDA_SUCCESS || n >= XMT_KERNEL_MAX_PARAMS) break;
             if (n == cap) {
                 cap *= 2;
                 uint32_t *o2 = realloc(k->offsets, cap * sizeof *o2);
-                if (o2)
-                    k->offsets = o2;
+                if (o2) k->offsets = o2;
                 uint32_t *s2 = realloc(k->sizes, cap * sizeof *s2);
-                if (s2)
-                    k->sizes = s2;
-                if (!o2 || !s2)
-                    break;
+                if (s2) k->sizes = s2;
+                if (!o2 || !s2) break;
             }
             k->offsets[n] = (uint32_t)off;
             k->sizes[n] = (uint32_t)sz;
@@ -115,15 +109,13 @@ static void describe(xmt_kernel *k, CUfunction f)
     CUfunction fn = f;
     if (k->is_cukernel && xmt_drv.cuKernelGetFunction) {
         CUfunction f2 = NULL;
-        if (xmt_drv.cuKernelGetFunction(&f2, (CUkernel)f) == CUDA_SUCCESS)
-            fn = f2;
+        if (xmt_drv.cuKernelGetFunction(&f2, (CUkernel)f) == CUDA_SUCCESS) fn = f2;
     }
     if (xmt_drv.cuFuncGetAttribute) {
         if (xmt_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) ==
             CUDA_SUCCESS)
             k->max_threads = v;
-        if (xmt_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) ==
-            CUDA_SUCCESS)
+        if (xmt_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS)
             k->static_shared = v;
         if (xmt_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn) ==
             CUDA_SUCCESS)
@@ -144,8 +136,7 @@ static void attach_policy(xmt_kernel *k)
                           xmt_opt.mode != XMT_MODE_DISCOVER))
         return;
     const xmt_entry *e = xmt_policy_match(xmt_policies, k->mangled, policy_diag, NULL);
-    if (!e)
-        return;
+    if (!e) return;
     if (xmt_opt.include[0] && !list_matches(xmt_opt.include, k->demangled) &&
         !list_matches(xmt_opt.include, k->mangled))
         return;
@@ -175,8 +166,7 @@ static void attach_policy(xmt_kernel *k)
 static xmt_kernel *make_record(CUfunction f)
 {
     xmt_kernel *k = calloc(1, sizeof *k);
-    if (!k)
-        return NULL;
+    if (!k) return NULL;
     k->handle = (uintptr_t)f;
     pthread_mutex_init(&k->lock, NULL);
     xmt_in_shim++;
@@ -197,34 +187,28 @@ static xmt_kernel *make_record(CUfunction f)
 
 xmt_kernel *xmt_kernels_get(CUfunction f)
 {
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     xmt_kernel *k = xmt_kernels_find(f);
-    if (k)
-        return k;
+    if (k) return k;
     /* Describe outside the lock: it calls the driver. Two threads may both describe a new
      * handle; the first to insert wins and the other's record is dropped. */
     xmt_kernel *fresh = make_record(f);
-    if (!fresh)
-        return NULL;
+    if (!fresh) return NULL;
     uintptr_t h = (uintptr_t)f;
     pthread_mutex_lock(&table_lock);
     size_t i = slot_of(h);
     for (;;) {
         uintptr_t kh = atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed);
-        if (kh == h || kh == 0)
-            break;
+        if (kh == h || kh == 0) break;
         i = (i + 1) & ((1u << XMT_KTAB_BITS) - 1);
     }
     xmt_kernel *cur = NULL;
     uintptr_t kh = atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed);
-    if (kh == h)
-        cur = atomic_load_explicit(&xmt_ktab[i].rec, memory_order_relaxed);
+    if (kh == h) cur = atomic_load_explicit(&xmt_ktab[i].rec, memory_order_relaxed);
     if (!cur && kh == 0 && table_used >= TABLE_LIMIT) {
         /* Table full: look in the list (the newest live record of this handle). */
         for (xmt_kernel *r = all_head; r; r = r->next_all)
-            if (r->handle == h && !atomic_load(&r->stale))
-                cur = r;
+            if (r->handle == h && !atomic_load(&r->stale)) cur = r;
     }
     if (cur) {
         pthread_mutex_unlock(&table_lock);

@@ -30,23 +30,23 @@ struct xmt_tune_state;
 
 typedef struct xmt_kernel {
     uintptr_t handle;
-    int passthrough;        /* hot: nothing to do for this kernel but count */
-    int is_cukernel;        /* handle is a CUkernel cast to CUfunction */
-    atomic_int stale;       /* forgotten by an unload; kept only for the exit report */
-    char *mangled;          /* as the driver names it */
-    char *demangled;        /* full demangled signature, or the mangled name */
-    size_t nparams;         /* as the driver reports them; params_known = 0 if it could not */
+    int passthrough;  /* hot: nothing to do for this kernel but count */
+    int is_cukernel;  /* handle is a CUkernel cast to CUfunction */
+    atomic_int stale; /* forgotten by an unload; kept only for the exit report */
+    char *mangled;    /* as the driver names it */
+    char *demangled;  /* full demangled signature, or the mangled name */
+    size_t nparams;   /* as the driver reports them; params_known = 0 if it could not */
     int params_known;
     uint32_t *offsets, *sizes;
     const struct xmt_entry *entry; /* policy entry, or NULL */
-    int max_threads;        /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0 if unknown */
-    int static_shared;      /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
+    int max_threads;               /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0 if unknown */
+    int static_shared;             /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
     int max_dynamic_shared; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (the opt-in) */
     atomic_uint_fast64_t launches, rewritten, passed;
-    pthread_mutex_t lock;              /* guards the two lists below */
-    struct xmt_discover *discover;     /* per-device launch shapes (discover mode) */
-    struct xmt_tune_state *tune;       /* per-device key caches (tune/replay) */
-    struct xmt_kernel *next_all;       /* every record ever made, for the exit report */
+    pthread_mutex_t lock;          /* guards the two lists below */
+    struct xmt_discover *discover; /* per-device launch shapes (discover mode) */
+    struct xmt_tune_state *tune;   /* per-device key caches (tune/replay) */
+    struct xmt_kernel *next_all;   /* every record ever made, for the exit report */
 } xmt_kernel;
 
 #define XMT_KTAB_BITS 14
@@ -63,10 +63,8 @@ static inline xmt_kernel *xmt_kernels_find(const void *f)
     size_t i = (size_t)((h * 0x9E3779B97F4A7C15ull) >> (64 - XMT_KTAB_BITS));
     for (;;) {
         uintptr_t k = atomic_load_explicit(&xmt_ktab[i].handle, memory_order_acquire);
-        if (k == h)
-            return atomic_load_explicit(&xmt_ktab[i].rec, memory_order_acquire);
-        if (k == 0)
-            return NULL;
+        if (k == h) return atomic_load_explicit(&xmt_ktab[i].rec, memory_order_acquire);
+        if (k == 0) return NULL;
         i = (i + 1) & ((1u << XMT_KTAB_BITS) - 1);
     }
 }

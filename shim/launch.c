@@ -10,23 +10,21 @@
 CUresult xmt_launch_call(const xmt_launch *l)
 {
     switch (l->kind) {
-    case XMT_K_EX:
-        return ((xmt_pfn_launch_ex)l->real)(l->cfg, l->f, l->params, l->extra);
+    case XMT_K_EX: return ((xmt_pfn_launch_ex)l->real)(l->cfg, l->f, l->params, l->extra);
     case XMT_K_COOP:
-        return ((xmt_pfn_launch_coop)l->real)(l->f, l->grid[0], l->grid[1], l->grid[2],
-                                              l->block[0], l->block[1], l->block[2], l->shared,
-                                              l->stream, l->params);
+        return ((xmt_pfn_launch_coop)l->real)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                              l->block[1], l->block[2], l->shared, l->stream,
+                                              l->params);
     default:
         return ((xmt_pfn_launch)l->real)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                                         l->block[1], l->block[2], l->shared, l->stream,
-                                         l->params, l->extra);
+                                         l->block[1], l->block[2], l->shared, l->stream, l->params,
+                                         l->extra);
     }
 }
 
 int xmt_launch_has_blocking_attrs(const CUlaunchConfig *cfg)
 {
-    if (!cfg)
-        return 0;
+    if (!cfg) return 0;
     for (unsigned i = 0; i < cfg->numAttrs; i++) {
         const CUlaunchAttribute *a = &cfg->attrs[i];
         switch (a->id) {
@@ -37,11 +35,9 @@ int xmt_launch_has_blocking_attrs(const CUlaunchConfig *cfg)
         case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
             break; /* about memory or scheduling order, not the shape of the launch */
         case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-            if (a->value.cooperative)
-                return 1;
+            if (a->value.cooperative) return 1;
             break;
-        default:
-            return 1; /* clusters, programmatic launch, events, ...: the shape is bound */
+        default: return 1; /* clusters, programmatic launch, events, ...: the shape is bound */
         }
     }
     return 0;
@@ -50,10 +46,8 @@ int xmt_launch_has_blocking_attrs(const CUlaunchConfig *cfg)
 CUresult xmt_launch_slow(xmt_kernel *k, xmt_launch *l)
 {
     xmt_count_launch();
-    if (!k || atomic_load_explicit(&k->stale, memory_order_relaxed))
-        k = xmt_kernels_get(l->f);
-    if (!k || k->passthrough)
-        return xmt_launch_call(l);
+    if (!k || atomic_load_explicit(&k->stale, memory_order_relaxed)) k = xmt_kernels_get(l->f);
+    if (!k || k->passthrough) return xmt_launch_call(l);
     atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
     if (xmt_opt.mode == XMT_MODE_DISCOVER) {
         xmt_discover_record(k, l);

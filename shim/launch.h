@@ -17,9 +17,9 @@
 typedef enum { XMT_K_LAUNCH = 0, XMT_K_EX, XMT_K_COOP } xmt_launch_kind;
 
 typedef struct xmt_launch {
-    int kind;       /* xmt_launch_kind */
-    int ptsz;       /* came through a _ptsz entry point: stream 0 is the per-thread stream */
-    void *real;     /* the exact driver entry point the program would have called */
+    int kind;   /* xmt_launch_kind */
+    int ptsz;   /* came through a _ptsz entry point: stream 0 is the per-thread stream */
+    void *real; /* the exact driver entry point the program would have called */
     CUfunction f;
     unsigned grid[3], block[3], shared;
     CUstream stream;
@@ -52,10 +52,9 @@ static inline CUstream xmt_launch_stream(const xmt_launch *l)
     return (!s && l->ptsz) ? CU_STREAM_PER_THREAD : s;
 }
 
-static inline CUresult xmt_launch_fast(void *real, int ptsz, CUfunction f, unsigned gx,
-                                       unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                                       unsigned bz, unsigned shared, CUstream s, void **params,
-                                       void **extra)
+static inline CUresult xmt_launch_fast(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
+                                       unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                       unsigned shared, CUstream s, void **params, void **extra)
 {
     extern __thread int xmt_in_shim __attribute__((tls_model("initial-exec")));
     xmt_kernel *k = xmt_kernels_find(f);
@@ -65,8 +64,8 @@ static inline CUresult xmt_launch_fast(void *real, int ptsz, CUfunction f, unsig
     }
     if (xmt_in_shim)
         return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
-    xmt_launch l = {XMT_K_LAUNCH, ptsz, real, f, {gx, gy, gz}, {bx, by, bz}, shared, s,
-                    params, extra, NULL};
+    xmt_launch l = {XMT_K_LAUNCH, ptsz, real,   f,     {gx, gy, gz}, {bx, by, bz},
+                    shared,       s,    params, extra, NULL};
     return xmt_launch_slow(k, &l);
 }
 
@@ -79,8 +78,7 @@ static inline CUresult xmt_launch_ex_fast(void *real, int ptsz, const CUlaunchCo
         xmt_count_launch();
         return ((xmt_pfn_launch_ex)real)(cfg, f, params, extra);
     }
-    if (xmt_in_shim || !cfg)
-        return ((xmt_pfn_launch_ex)real)(cfg, f, params, extra);
+    if (xmt_in_shim || !cfg) return ((xmt_pfn_launch_ex)real)(cfg, f, params, extra);
     xmt_launch l = {XMT_K_EX,
                     ptsz,
                     real,
@@ -97,8 +95,7 @@ static inline CUresult xmt_launch_ex_fast(void *real, int ptsz, const CUlaunchCo
 
 static inline CUresult xmt_launch_coop_fast(void *real, int ptsz, CUfunction f, unsigned gx,
                                             unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                                            unsigned bz, unsigned shared, CUstream s,
-                                            void **params)
+                                            unsigned bz, unsigned shared, CUstream s, void **params)
 {
     extern __thread int xmt_in_shim __attribute__((tls_model("initial-exec")));
     xmt_kernel *k = xmt_kernels_find(f);
@@ -108,8 +105,8 @@ static inline CUresult xmt_launch_coop_fast(void *real, int ptsz, CUfunction f, 
     }
     if (xmt_in_shim)
         return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, shared, s, params);
-    xmt_launch l = {XMT_K_COOP, ptsz, real, f, {gx, gy, gz}, {bx, by, bz}, shared, s,
-                    params, NULL, NULL};
+    xmt_launch l = {XMT_K_COOP, ptsz, real,   f,    {gx, gy, gz}, {bx, by, bz},
+                    shared,     s,    params, NULL, NULL};
     return xmt_launch_slow(k, &l);
 }
 

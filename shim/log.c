@@ -24,16 +24,13 @@ static void vmessage(const char *fmt, va_list ap)
 {
     char buf[1024];
     int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
-    if (n < 0)
-        return;
-    if ((size_t)n > sizeof buf - 2)
-        n = sizeof buf - 2;
+    if (n < 0) return;
+    if ((size_t)n > sizeof buf - 2) n = sizeof buf - 2;
     buf[n++] = '\n';
     /* One write per message so lines from several threads do not interleave. */
     char line[1100];
     int m = snprintf(line, sizeof line, "xmatune: %.*s", n, buf);
-    if (m > 0)
-        (void)!write(2, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
+    if (m > 0) (void)!write(2, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
 }
 
 void xmt_warn(const char *fmt, ...)
@@ -51,8 +48,7 @@ void xmt_warn(const char *fmt, ...)
 
 void xmt_verbose(int level, const char *fmt, ...)
 {
-    if (xmt_opt.verbose < level)
-        return;
+    if (xmt_opt.verbose < level) return;
     va_list ap;
     va_start(ap, fmt);
     vmessage(fmt, ap);
@@ -75,13 +71,11 @@ int xmt_expand_path(const char *tmpl, char *out, size_t cap)
         }
         if (ins) {
             size_t l = strlen(ins);
-            if (o + l >= cap)
-                return -1;
+            if (o + l >= cap) return -1;
             memcpy(out + o, ins, l);
             o += l;
         } else {
-            if (o + 1 >= cap)
-                return -1;
+            if (o + 1 >= cap) return -1;
             out[o++] = *p;
         }
     }
@@ -97,10 +91,8 @@ int xmt_log_enabled(void)
 /* Opens the log on first use. Called with log_lock held. */
 static int open_log(void)
 {
-    if (log_fd >= 0)
-        return 0;
-    if (log_failed)
-        return -1;
+    if (log_fd >= 0) return 0;
+    if (log_failed) return -1;
     char path[XMT_PATH_MAX];
     if (xmt_expand_path(xmt_opt.log, path, sizeof path) != 0) {
         log_failed = 1;
@@ -118,16 +110,14 @@ static int open_log(void)
 
 void xmt_log_event(json_t *obj)
 {
-    if (!obj)
-        return;
+    if (!obj) return;
     if (!xmt_log_enabled()) {
         json_decref(obj);
         return;
     }
     char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(obj);
-    if (!text)
-        return;
+    if (!text) return;
     size_t len = strlen(text);
     text[len] = 0;
     pthread_mutex_lock(&log_lock);
@@ -153,14 +143,12 @@ void xmt_log_close(void)
     int dropped = atomic_load(&messages_dropped);
     if (dropped > 0) {
         char line[128];
-        int n = snprintf(line, sizeof line, "xmatune: %d further messages were suppressed\n",
-                         dropped);
-        if (n > 0)
-            (void)!write(2, line, (size_t)n);
+        int n =
+            snprintf(line, sizeof line, "xmatune: %d further messages were suppressed\n", dropped);
+        if (n > 0) (void)!write(2, line, (size_t)n);
     }
     pthread_mutex_lock(&log_lock);
-    if (log_fd >= 0)
-        close(log_fd);
+    if (log_fd >= 0) close(log_fd);
     log_fd = -1;
     pthread_mutex_unlock(&log_lock);
 }

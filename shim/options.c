@@ -113,22 +113,19 @@ static int parse_value(const opt_desc *o, const char *v)
     case T_INT: {
         errno = 0;
         long n = strtol(v, &end, 10);
-        if (errno || end == v || *end || n < o->min || n > o->max)
-            return -1;
+        if (errno || end == v || *end || n < o->min || n > o->max) return -1;
         *(int *)p = (int)n;
         return 0;
     }
     case T_DOUBLE: {
         errno = 0;
         double d = strtod(v, &end);
-        if (errno || end == v || *end || d < (double)o->min || d > (double)o->max)
-            return -1;
+        if (errno || end == v || *end || d < (double)o->min || d > (double)o->max) return -1;
         *(double *)p = d;
         return 0;
     }
     case T_STR:
-        if (strlen(v) >= o->size)
-            return -1;
+        if (strlen(v) >= o->size) return -1;
         strcpy(p, v);
         return 0;
     }
@@ -140,17 +137,15 @@ void xmt_options_load(void)
     memset(&xmt_opt, 0, sizeof xmt_opt);
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
         const opt_desc *o = &options[i];
-        if (o->type != T_MODE)
-            (void)parse_value(o, o->def);
+        if (o->type != T_MODE) (void)parse_value(o, o->def);
     }
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
         const opt_desc *o = &options[i];
         const char *v = getenv(o->name);
-        if (!v || (o->type == T_MODE && !*v))
-            continue;
+        if (!v || (o->type == T_MODE && !*v)) continue;
         if (parse_value(o, v) != 0)
-            xmt_warn("%s=\"%s\" is not valid (%s); keeping the default \"%s\"", o->name, v,
-                     o->doc, o->type == T_MODE ? "see XMATUNE_POLICY" : o->def);
+            xmt_warn("%s=\"%s\" is not valid (%s); keeping the default \"%s\"", o->name, v, o->doc,
+                     o->type == T_MODE ? "see XMATUNE_POLICY" : o->def);
     }
     /* The mode's default depends on another option: decided after the loop. */
     const char *m = getenv("XMATUNE_MODE");
@@ -158,30 +153,19 @@ void xmt_options_load(void)
     if (m && *m)
         for (int i = 0; i < 4; i++)
             mode_ok |= strcmp(m, mode_names[i]) == 0;
-    if (!mode_ok)
-        xmt_opt.mode = xmt_opt.policy[0] ? XMT_MODE_TUNE : XMT_MODE_OFF;
+    if (!mode_ok) xmt_opt.mode = xmt_opt.policy[0] ? XMT_MODE_TUNE : XMT_MODE_OFF;
 }
 
 static void print_value(FILE *out, const opt_desc *o)
 {
     const char *p = (const char *)&xmt_opt + o->offset;
     switch (o->type) {
-    case T_MODE:
-        fputs(xmt_mode_name(*(const int *)p), out);
-        break;
-    case T_STAT:
-        fputs(*(const int *)p == XMT_STAT_MEAN ? "mean" : "median", out);
-        break;
+    case T_MODE: fputs(xmt_mode_name(*(const int *)p), out); break;
+    case T_STAT: fputs(*(const int *)p == XMT_STAT_MEAN ? "mean" : "median", out); break;
     case T_BOOL:
-    case T_INT:
-        fprintf(out, "%d", *(const int *)p);
-        break;
-    case T_DOUBLE:
-        fprintf(out, "%g", *(const double *)p);
-        break;
-    case T_STR:
-        fprintf(out, "\"%s\"", p);
-        break;
+    case T_INT: fprintf(out, "%d", *(const int *)p); break;
+    case T_DOUBLE: fprintf(out, "%g", *(const double *)p); break;
+    case T_STR: fprintf(out, "\"%s\"", p); break;
     }
 }
 

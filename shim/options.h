@@ -32,13 +32,13 @@ struct xmt_options {
     int strict;
     int warmup;
     int iterations;
-    int statistic;             /* xmt_statistic */
+    int statistic; /* xmt_statistic */
     int l2_flush;
-    double budget_ms;          /* per key, < 0: none */
-    double total_budget_ms;    /* whole process, < 0: none */
-    double warmup_ms;          /* GPU warm-up by time before the first candidate */
-    char include[1024];        /* kernel patterns (globs, ',' separated) that may be tuned */
-    char exclude[1024];        /* kernel patterns never tuned */
+    double budget_ms;       /* per key, < 0: none */
+    double total_budget_ms; /* whole process, < 0: none */
+    double warmup_ms;       /* GPU warm-up by time before the first candidate */
+    char include[1024];     /* kernel patterns (globs, ',' separated) that may be tuned */
+    char exclude[1024];     /* kernel patterns never tuned */
     int max_messages;
 };
 

@@ -31,8 +31,7 @@ static xmt_tcount spare_count; /* if malloc fails, threads share this one (count
 xmt_tcount *xmt_tcount_register(void)
 {
     xmt_tcount *c = calloc(1, sizeof *c);
-    if (!c)
-        return xmt_tls_count = &spare_count;
+    if (!c) return xmt_tls_count = &spare_count;
     pthread_mutex_lock(&count_lock);
     c->next = count_head;
     count_head = c;
@@ -67,10 +66,8 @@ static void activate(void)
 {
     xmt_in_shim++;
     xmt_options_load();
-    if (xmt_opt.mode == XMT_MODE_OFF)
-        goto out;
-    if (xmt_opt.verbose)
-        xmt_options_print(stderr);
+    if (xmt_opt.mode == XMT_MODE_OFF) goto out;
+    if (xmt_opt.verbose) xmt_options_print(stderr);
     if (xmt_driver_init() != 0) {
         xmt_opt.mode = XMT_MODE_OFF;
         goto out;
@@ -78,13 +75,11 @@ static void activate(void)
     if (xmt_opt.policy[0]) {
         int errors = xmt_policy_load(xmt_opt.policy, &xmt_policies, policy_diag, NULL);
         if (errors > 0 && xmt_opt.strict) {
-            xmt_warn("%d error(s) in %s and XMATUNE_STRICT=1: stopping", errors,
-                     xmt_opt.policy);
+            xmt_warn("%d error(s) in %s and XMATUNE_STRICT=1: stopping", errors, xmt_opt.policy);
             _exit(1);
         }
         if (errors > 0)
-            xmt_warn("%d error(s) in %s: the entries in error are ignored", errors,
-                     xmt_opt.policy);
+            xmt_warn("%d error(s) in %s: the entries in error are ignored", errors, xmt_opt.policy);
     } else if (xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) {
         xmt_warn("XMATUNE_MODE=%s needs XMATUNE_POLICY; nothing will be tuned",
                  xmt_mode_name(xmt_opt.mode));
@@ -125,8 +120,7 @@ static void report_kernel(xmt_kernel *k, void *ud)
 void xmt_report(void)
 {
     static atomic_int done;
-    if (atomic_exchange(&done, 1) || xmt_opt.mode == XMT_MODE_OFF)
-        return;
+    if (atomic_exchange(&done, 1) || xmt_opt.mode == XMT_MODE_OFF) return;
     xmt_in_shim++;
     uint64_t total = xmt_launches_total();
     /* The table is built in memory and written at once, so it is not interleaved with the

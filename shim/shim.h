@@ -24,8 +24,7 @@ xmt_tcount *xmt_tcount_register(void);
 static inline void xmt_count_launch(void)
 {
     xmt_tcount *c = xmt_tls_count;
-    if (__builtin_expect(c == NULL, 0))
-        c = xmt_tcount_register();
+    if (__builtin_expect(c == NULL, 0)) c = xmt_tcount_register();
     atomic_store_explicit(&c->launches,
                           atomic_load_explicit(&c->launches, memory_order_relaxed) + 1,
                           memory_order_relaxed);

@@ -44,8 +44,7 @@ struct xmt_tune_state {
 static struct xmt_tune_state *state_of(xmt_kernel *k)
 {
     struct xmt_tune_state *s = __atomic_load_n(&k->tune, __ATOMIC_ACQUIRE);
-    if (s)
-        return s;
+    if (s) return s;
     pthread_mutex_lock(&k->lock);
     s = k->tune;
     if (!s) {
@@ -80,11 +79,9 @@ static int64_t dev_attr(CUdevice d, CUdevice_attribute a)
 
 static const devinfo_t *device_info(CUdevice d)
 {
-    if (d < 0 || d >= MAX_DEVICES)
-        return NULL;
+    if (d < 0 || d >= MAX_DEVICES) return NULL;
     devinfo_t *di = &devices[d];
-    if (atomic_load_explicit(&di->filled, memory_order_acquire))
-        return di;
+    if (atomic_load_explicit(&di->filled, memory_order_acquire)) return di;
     pthread_mutex_lock(&devices_lock);
     if (!atomic_load(&di->filled)) {
         xmt_attrs *a = &di->attrs;
@@ -102,7 +99,8 @@ static const devinfo_t *device_info(CUdevice d)
         a->max_block_y = dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
         a->max_block_z = dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
         char name[128] = "unknown";
-        if (!xmt_drv.cuDeviceGetName || xmt_drv.cuDeviceGetName(name, sizeof name, d) != CUDA_SUCCESS)
+        if (!xmt_drv.cuDeviceGetName ||
+            xmt_drv.cuDeviceGetName(name, sizeof name, d) != CUDA_SUCCESS)
             strcpy(name, "unknown");
         snprintf(di->id, sizeof di->id, "%s|cc%lld.%lld|sm%lld", name, (long long)a->cc_major,
                  (long long)a->cc_minor, (long long)a->sm_count);
@@ -132,8 +130,7 @@ static int extra_buffer(void **extra, uint8_t **buf, size_t *size)
  * made it). The program's argument memory is never written: overrides go into copies. */
 static CUresult launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_candidate *c)
 {
-    if (!c)
-        return xmt_launch_call(l);
+    if (!c) return xmt_launch_call(l);
     xmt_launch m = *l;
     m.grid[0] = c->dims.grid.x;
     m.grid[1] = c->dims.grid.y;
@@ -154,8 +151,7 @@ static CUresult launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_ca
         cfg.sharedMemBytes = m.shared;
         m.cfg = &cfg;
     }
-    if (c->nargs == 0)
-        return xmt_launch_call(&m);
+    if (c->nargs == 0) return xmt_launch_call(&m);
 
     void *params[XMT_KERNEL_MAX_PARAMS];
     uint64_t values[XMT_MAX_ARG_OVERRIDES];
@@ -165,8 +161,7 @@ static CUresult launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_ca
     void *extra[5];
     CUresult r;
     if (l->params) {
-        if (k->nparams > XMT_KERNEL_MAX_PARAMS)
-            return xmt_launch_call(l);
+        if (k->nparams > XMT_KERNEL_MAX_PARAMS) return xmt_launch_call(l);
         memcpy(params, l->params, k->nparams * sizeof *params);
         for (unsigned i = 0; i < c->nargs; i++) {
             values[i] = c->args[i].value; /* little-endian: the low bytes come first */
@@ -176,11 +171,9 @@ static CUresult launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_ca
         return xmt_launch_call(&m);
     }
     uint8_t *buf;
-    if (extra_buffer(l->extra, &buf, &packed_size) != 0)
-        return xmt_launch_call(l);
+    if (extra_buffer(l->extra, &buf, &packed_size) != 0) return xmt_launch_call(l);
     packed = packed_size <= sizeof packed_stack ? packed_stack : malloc(packed_size);
-    if (!packed)
-        return xmt_launch_call(l);
+    if (!packed) return xmt_launch_call(l);
     memcpy(packed, buf, packed_size);
     for (unsigned i = 0; i < c->nargs; i++) {
         unsigned p = c->args[i].param;
@@ -194,8 +187,7 @@ static CUresult launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_ca
     extra[4] = CU_LAUNCH_PARAM_END;
     m.extra = extra;
     r = xmt_launch_call(&m);
-    if (packed != packed_stack)
-        free(packed);
+    if (packed != packed_stack) free(packed);
     return r;
 }
 
@@ -248,8 +240,7 @@ static int cmp_double(const void *a, const void *b)
 
 static double statistic(const double *t, int n, int mean)
 {
-    if (n <= 0)
-        return INFINITY;
+    if (n <= 0) return INFINITY;
     if (mean) {
         double s = 0;
         for (int i = 0; i < n; i++)
@@ -282,21 +273,14 @@ static double element(const uint8_t *p, xmt_dtype t)
     double d;
     uint16_t h;
     switch (t) {
-    case XMT_DT_F32:
-        memcpy(&fu.f, p, 4);
-        return fu.f;
-    case XMT_DT_F64:
-        memcpy(&d, p, 8);
-        return d;
-    case XMT_DT_F16:
-        memcpy(&h, p, 2);
-        return half_to_double(h);
+    case XMT_DT_F32: memcpy(&fu.f, p, 4); return fu.f;
+    case XMT_DT_F64: memcpy(&d, p, 8); return d;
+    case XMT_DT_F16: memcpy(&h, p, 2); return half_to_double(h);
     case XMT_DT_BF16:
         memcpy(&h, p, 2);
         fu.u = (uint32_t)h << 16;
         return fu.f;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -308,15 +292,12 @@ static size_t compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t *go
     int is_float = b->dtype == XMT_DT_F32 || b->dtype == XMT_DT_F64 || b->dtype == XMT_DT_F16 ||
                    b->dtype == XMT_DT_BF16;
     if (!is_float || (b->rtol == 0 && b->atol == 0)) {
-        if (memcmp(ref, got, b->bytes) == 0)
-            return 0;
+        if (memcmp(ref, got, b->bytes) == 0) return 0;
         size_t es = xmt_dtype_size(b->dtype), n = 0, first = (size_t)-1;
-        if (!es)
-            es = 1;
+        if (!es) es = 1;
         for (size_t i = 0; i + es <= b->bytes; i += es)
             if (memcmp(ref + i, got + i, es)) {
-                if (first == (size_t)-1)
-                    first = i / es;
+                if (first == (size_t)-1) first = i / es;
                 n++;
             }
         snprintf(why, cap, "%s: %zu of %llu elements differ (bitwise), first at %zu", b->name, n,
@@ -338,7 +319,8 @@ static size_t compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t *go
         }
     }
     if (n)
-        snprintf(why, cap, "%s: %zu of %llu elements differ beyond rtol=%g atol=%g, first at %zu "
+        snprintf(why, cap,
+                 "%s: %zu of %llu elements differ beyond rtol=%g atol=%g, first at %zu "
                  "(%.9g, expected %.9g)",
                  b->name, n, (unsigned long long)(b->bytes / es), b->rtol, b->atol, first, fg, fr);
     return n;
@@ -379,16 +361,16 @@ typedef struct {
     const char *error_at;
 } session_t;
 
-#define TRY(sess, call, what)                                                                 \
-    do {                                                                                      \
-        CUresult r_ = (call);                                                                 \
-        if (r_ != CUDA_SUCCESS) {                                                             \
-            if ((sess)->error == CUDA_SUCCESS) {                                              \
-                (sess)->error = r_;                                                           \
-                (sess)->error_at = (what);                                                    \
-            }                                                                                 \
-            goto fail;                                                                        \
-        }                                                                                     \
+#define TRY(sess, call, what)                                                                      \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        if (r_ != CUDA_SUCCESS) {                                                                  \
+            if ((sess)->error == CUDA_SUCCESS) {                                                   \
+                (sess)->error = r_;                                                                \
+                (sess)->error_at = (what);                                                         \
+            }                                                                                      \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
 
 /* Puts the declared buffers into the state every run starts from: restore buffers (and
@@ -415,12 +397,12 @@ fail:
 /* Puts every declared buffer back as the program left it. */
 static int put_back(session_t *S)
 {
-    if (!S->snapshots_taken)
-        return 0;
+    if (!S->snapshots_taken) return 0;
     for (size_t i = 0; i < S->nbufs; i++)
         if (S->bufs[i].snap)
-            TRY(S, xmt_drv.cuMemcpyDtoDAsync(S->bufs[i].ptr, S->bufs[i].snap,
-                                                S->bufs[i].b.bytes, S->s),
+            TRY(S,
+                xmt_drv.cuMemcpyDtoDAsync(S->bufs[i].ptr, S->bufs[i].snap, S->bufs[i].b.bytes,
+                                          S->s),
                 "put back");
     TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
     return 0;
@@ -431,16 +413,15 @@ fail:
 /* One run of a candidate for verification; reads its verify buffers into host memory. */
 static int verify_run(session_t *S, cand_t *c, int into_ref, CUresult *launch_result)
 {
-    if (prepare(S, 1, 0) != 0)
-        return -1;
+    if (prepare(S, 1, 0) != 0) return -1;
     *launch_result = launch_as(S->k, S->l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
-    if (*launch_result != CUDA_SUCCESS)
-        return 0;
+    if (*launch_result != CUDA_SUCCESS) return 0;
     for (size_t i = 0; i < S->nbufs; i++) {
         buf_t *b = &S->bufs[i];
         if (b->b.roles & XMT_BUF_VERIFY)
-            TRY(S, xmt_drv.cuMemcpyDtoHAsync(into_ref ? b->host_ref : b->host_got, b->ptr,
-                                                b->b.bytes, S->s),
+            TRY(S,
+                xmt_drv.cuMemcpyDtoHAsync(into_ref ? b->host_ref : b->host_got, b->ptr, b->b.bytes,
+                                          S->s),
                 "verify copy");
     }
     TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
@@ -481,18 +462,16 @@ static int same_as_own(const xmt_candidate *c, const xmt_launch *l)
 /* Benchmarks the candidates of one key. Fills *choice with the winner (the program's own
  * config on any failure). The event for the log is built on the way. */
 static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                     const char *key_text, int device, int verify_only,
-                     const xmt_candidate *only, xmt_choice *choice)
+                     const char *key_text, int device, int verify_only, const xmt_candidate *only,
+                     xmt_choice *choice)
 {
     const xmt_entry *e = k->entry;
     double t0 = now_ms();
     session_t S = {.k = k, .l = l, .v = v, .s = xmt_launch_stream(l)};
     int warmup = xmt_entry_warmup(e) >= 0 ? xmt_entry_warmup(e) : xmt_opt.warmup;
     int iterations = xmt_entry_iterations(e) >= 0 ? xmt_entry_iterations(e) : xmt_opt.iterations;
-    if (iterations < 1)
-        iterations = 1;
-    if (iterations > MAX_ITERATIONS)
-        iterations = MAX_ITERATIONS;
+    if (iterations < 1) iterations = 1;
+    if (iterations > MAX_ITERATIONS) iterations = MAX_ITERATIONS;
     int mean = xmt_entry_use_mean(e) || xmt_opt.statistic == XMT_STAT_MEAN;
     int flush = xmt_entry_l2_flush(e) >= 0 ? xmt_entry_l2_flush(e) : xmt_opt.l2_flush;
     double budget = xmt_entry_budget_ms(e) >= 0 ? xmt_entry_budget_ms(e) : xmt_opt.budget_ms;
@@ -511,8 +490,7 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
         free(cands);
         free(times);
         free(S.bufs);
-        xmt_warn("%s: out of memory while tuning; the program's own config is used",
-                 k->demangled);
+        xmt_warn("%s: out of memory while tuning; the program's own config is used", k->demangled);
         return;
     }
 
@@ -523,19 +501,17 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     int allowed_dyn = k->max_dynamic_shared;
     if (xmt_drv.cuFuncGetAttribute && !k->is_cukernel) {
         int a = 0;
-        if (xmt_drv.cuFuncGetAttribute(&a, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                       l->f) == CUDA_SUCCESS)
+        if (xmt_drv.cuFuncGetAttribute(&a, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, l->f) ==
+            CUDA_SUCCESS)
             allowed_dyn = a;
     }
-    if (allowed_dyn < (int)l->shared)
-        allowed_dyn = (int)l->shared;
+    if (allowed_dyn < (int)l->shared) allowed_dyn = (int)l->shared;
     size_t valid = 0;
     for (size_t i = 0; i < n; i++) {
         cand_t *c = &cands[i + 1];
         c->index = only ? XMT_PIN_CONFIG : (long)i;
         c->times = times + (i + 1) * (size_t)iterations;
-        if (only)
-            c->c = *only;
+        if (only) c->c = *only;
         if (!only && xmt_entry_candidate(e, i, v, &c->c) != 1) {
             c->status = C_SKIPPED;
             snprintf(c->why, sizeof c->why, "%s", c->c.why);
@@ -555,8 +531,7 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
     int mode_swapped = 0;
     xmt_in_shim++;
-    if (valid == 0)
-        goto decide; /* nothing else to try: the program's own config stays */
+    if (valid == 0) goto decide; /* nothing else to try: the program's own config stays */
 
     if (xmt_drv.cuThreadExchangeStreamCaptureMode &&
         xmt_drv.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS)
@@ -566,8 +541,7 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     for (size_t i = 0; i < nb; i++) {
         buf_t *b = &S.bufs[S.nbufs];
         int r = xmt_entry_buffer(e, i, v, &b->b);
-        if (r == 0 || (r == 1 && b->b.bytes == 0))
-            continue;
+        if (r == 0 || (r == 1 && b->b.bytes == 0)) continue;
         if (r < 0 || b->b.param >= k->nparams || !v->params[b->b.param]) {
             S.error = CUDA_ERROR_INVALID_VALUE;
             S.error_at = "buffer size";
@@ -599,8 +573,7 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     /* Verify: every candidate once against the program's own config on the same inputs. */
     if (any_verify) {
         CUresult lr;
-        if (verify_run(&S, &cands[0], 1, &lr) != 0)
-            goto fail;
+        if (verify_run(&S, &cands[0], 1, &lr) != 0) goto fail;
         if (lr != CUDA_SUCCESS) {
             S.error = lr;
             S.error_at = "the program's own config";
@@ -608,16 +581,13 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
         }
         for (size_t i = 1; i <= n; i++) {
             cand_t *c = &cands[i];
-            if (c->status != C_OK)
-                continue;
-            if (verify_run(&S, c, 0, &lr) != 0)
-                goto fail;
+            if (c->status != C_OK) continue;
+            if (verify_run(&S, c, 0, &lr) != 0) goto fail;
             char b[32];
             if (lr != CUDA_SUCCESS) {
                 c->status = C_SKIPPED;
                 snprintf(c->why, sizeof c->why, "launch failed: %s", xmt_cu_name(lr, b, sizeof b));
-                if (!refused(lr))
-                    goto fail_launch;
+                if (!refused(lr)) goto fail_launch;
                 continue;
             }
             for (size_t j = 0; j < S.nbufs; j++) {
@@ -630,16 +600,14 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
             }
         }
     }
-    if (verify_only)
-        goto measured; /* a pin or a single config: verified, not benchmarked */
+    if (verify_only) goto measured; /* a pin or a single config: verified, not benchmarked */
 
     /* Warm the GPU up by time with the program's own config, so the clock is up before
      * the first candidate is timed. */
     if (xmt_opt.warmup_ms > 0) {
         double w0 = now_ms();
         for (int i = 0; i < 100000; i++) {
-            if (prepare(&S, 0, 0) != 0)
-                goto fail;
+            if (prepare(&S, 0, 0) != 0) goto fail;
             CUresult lr = launch_as(k, l, NULL);
             if (lr != CUDA_SUCCESS) {
                 S.error = lr;
@@ -648,8 +616,7 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
             }
             if (i % 4 == 3) {
                 TRY(&S, xmt_drv.cuStreamSynchronize(S.s), "synchronize");
-                if (now_ms() - w0 >= xmt_opt.warmup_ms)
-                    break;
+                if (now_ms() - w0 >= xmt_opt.warmup_ms) break;
             }
         }
     }
@@ -657,11 +624,9 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     /* Untimed warm-up runs of each candidate. */
     for (size_t i = 0; i <= n; i++) {
         cand_t *c = &cands[i];
-        if (c->status != C_OK)
-            continue;
+        if (c->status != C_OK) continue;
         for (int w = 0; w < warmup && c->status == C_OK; w++) {
-            if (prepare(&S, 0, 0) != 0)
-                goto fail;
+            if (prepare(&S, 0, 0) != 0) goto fail;
             CUresult lr = launch_as(k, l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
             if (lr != CUDA_SUCCESS) {
                 char b[32];
@@ -672,8 +637,7 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
                 }
                 c->status = C_SKIPPED;
                 snprintf(c->why, sizeof c->why, "launch failed: %s", xmt_cu_name(lr, b, sizeof b));
-                if (!refused(lr))
-                    goto fail_launch;
+                if (!refused(lr)) goto fail_launch;
             }
         }
     }
@@ -689,10 +653,8 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
         CUevent last = NULL;
         for (size_t j = 0; j <= n; j++) {
             cand_t *c = &cands[(j + (size_t)it) % (n + 1)];
-            if (c->status != C_OK)
-                continue;
-            if (prepare(&S, 0, flush) != 0)
-                goto fail;
+            if (c->status != C_OK) continue;
+            if (prepare(&S, 0, flush) != 0) goto fail;
             TRY(&S, xmt_drv.cuEventRecord(c->start, S.s), "event record");
             CUresult lr = launch_as(k, l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
             if (lr != CUDA_SUCCESS) {
@@ -704,19 +666,16 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
                 }
                 c->status = C_SKIPPED;
                 snprintf(c->why, sizeof c->why, "launch failed: %s", xmt_cu_name(lr, b, sizeof b));
-                if (!refused(lr))
-                    goto fail_launch;
+                if (!refused(lr)) goto fail_launch;
                 continue;
             }
             TRY(&S, xmt_drv.cuEventRecord(c->end, S.s), "event record");
             last = c->end;
         }
-        if (last)
-            TRY(&S, xmt_drv.cuEventSynchronize(last), "event synchronize");
+        if (last) TRY(&S, xmt_drv.cuEventSynchronize(last), "event synchronize");
         for (size_t j = 0; j <= n; j++) {
             cand_t *c = &cands[j];
-            if (c->status != C_OK || c->ntimes != it)
-                continue;
+            if (c->status != C_OK || c->ntimes != it) continue;
             float ms = 0;
             TRY(&S, xmt_drv.cuEventElapsedTime(&ms, c->start, c->end), "event elapsed");
             c->times[c->ntimes++] = ms;
@@ -726,8 +685,7 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     }
 
 measured:
-    if (put_back(&S) != 0)
-        goto fail;
+    if (put_back(&S) != 0) goto fail;
     goto decide;
 
 fail_launch:
@@ -735,32 +693,29 @@ fail_launch:
         S.error = CUDA_ERROR_LAUNCH_FAILED;
         S.error_at = "a candidate's launch";
     }
-fail:
-    {
-        char b[32];
-        xmt_warn("%s: tuning stopped at %s (%s); the program's own config is used for key %s",
-                 k->demangled, S.error_at ? S.error_at : "?",
-                 xmt_cu_name(S.error, b, sizeof b), key_text);
-        CUresult saved = S.error;
-        S.error = CUDA_SUCCESS;
-        if (put_back(&S) != 0)
-            xmt_warn("%s: could not put the declared buffers back after a failure (%s)",
-                     k->demangled, S.error_at);
-        S.error = saved;
-    }
+fail : {
+    char b[32];
+    xmt_warn("%s: tuning stopped at %s (%s); the program's own config is used for key %s",
+             k->demangled, S.error_at ? S.error_at : "?", xmt_cu_name(S.error, b, sizeof b),
+             key_text);
+    CUresult saved = S.error;
+    S.error = CUDA_SUCCESS;
+    if (put_back(&S) != 0)
+        xmt_warn("%s: could not put the declared buffers back after a failure (%s)", k->demangled,
+                 S.error_at);
+    S.error = saved;
+}
 
 decide:
     if (S.error == CUDA_SUCCESS && valid > 0) {
         for (size_t i = 0; i <= n; i++) {
             cand_t *c = &cands[i];
-            if (c->status == C_OK)
-                c->stat = verify_only ? 0 : statistic(c->times, c->ntimes, mean);
+            if (c->status == C_OK) c->stat = verify_only ? 0 : statistic(c->times, c->ntimes, mean);
         }
         cand_t *best = NULL;
         if (verify_only) {
             for (size_t i = 1; i <= n && !best; i++)
-                if (cands[i].status == C_OK)
-                    best = &cands[i];
+                if (cands[i].status == C_OK) best = &cands[i];
         } else {
             for (size_t i = 0; i <= n; i++)
                 if (cands[i].status == C_OK && cands[i].ntimes > 0 &&
@@ -776,21 +731,16 @@ decide:
 
     /* Scratch memory is freed whatever happened. */
     for (size_t i = 0; i < S.nbufs; i++) {
-        if (S.bufs[i].snap)
-            xmt_drv.cuMemFree(S.bufs[i].snap);
+        if (S.bufs[i].snap) xmt_drv.cuMemFree(S.bufs[i].snap);
         free(S.bufs[i].host_ref);
         free(S.bufs[i].host_got);
     }
-    if (S.flush)
-        xmt_drv.cuMemFree(S.flush);
+    if (S.flush) xmt_drv.cuMemFree(S.flush);
     for (size_t i = 0; i <= n; i++) {
-        if (cands[i].start)
-            xmt_drv.cuEventDestroy(cands[i].start);
-        if (cands[i].end)
-            xmt_drv.cuEventDestroy(cands[i].end);
+        if (cands[i].start) xmt_drv.cuEventDestroy(cands[i].start);
+        if (cands[i].end) xmt_drv.cuEventDestroy(cands[i].end);
     }
-    if (mode_swapped)
-        xmt_drv.cuThreadExchangeStreamCaptureMode(&mode);
+    if (mode_swapped) xmt_drv.cuThreadExchangeStreamCaptureMode(&mode);
     xmt_in_shim--;
 
     double spent = now_ms() - t0;
@@ -813,10 +763,11 @@ decide:
         xmt_verbose(1, "%s: config %s used without benchmark (%s) for %s", k->demangled,
                     choice->label, any_verify ? "verified" : "single config", key_text);
     else
-        xmt_verbose(1, "%s: config %s achieved the best time (%.4f ms; own %.4f ms, %.2fx) for "
+        xmt_verbose(1,
+                    "%s: config %s achieved the best time (%.4f ms; own %.4f ms, %.2fx) for "
                     "%s; %zu of %zu configs timed in %.1f ms",
-                    k->demangled, choice->label, choice->time_ms, own_t,
-                    own_t / choice->time_ms, key_text, valid, n, spent);
+                    k->demangled, choice->label, choice->time_ms, own_t, own_t / choice->time_ms,
+                    key_text, valid, n, spent);
 
     if (xmt_log_enabled()) {
         json_t *cl = json_array();
@@ -824,15 +775,14 @@ decide:
         for (size_t i = 0; i <= n; i++) {
             cand_t *c = &cands[i];
             xmt_dims d = c->c.dims;
-            if (c->index == XMT_OWN_CONFIG)
-                d = v->orig;
+            if (c->index == XMT_OWN_CONFIG) d = v->orig;
             json_t *o = dims_json(&d);
             json_object_set_new(o, "config", json_string(c->c.label));
-            json_object_set_new(o, "status", json_string(c->status == C_OK         ? "ok"
-                                                         : c->status == C_SKIPPED ? "skipped"
-                                                                                  : "rejected"));
-            if (c->status != C_OK)
-                json_object_set_new(o, "why", json_string(c->why));
+            json_object_set_new(o, "status",
+                                json_string(c->status == C_OK        ? "ok"
+                                            : c->status == C_SKIPPED ? "skipped"
+                                                                     : "rejected"));
+            if (c->status != C_OK) json_object_set_new(o, "why", json_string(c->why));
             if (c->ntimes) {
                 json_object_set_new(o, mean ? "mean_ms" : "median_ms", json_real(c->stat));
                 json_object_set_new(o, "times_ms", times_json(c));
@@ -840,15 +790,13 @@ decide:
             if (c->c.nargs) {
                 json_t *args = json_array();
                 for (unsigned a = 0; a < c->c.nargs; a++)
-                    json_array_append_new(args, json_pack("{sisI}", "param", (int)c->c.args[a].param,
-                                                          "value",
-                                                          (json_int_t)c->c.args[a].value));
+                    json_array_append_new(args,
+                                          json_pack("{sisI}", "param", (int)c->c.args[a].param,
+                                                    "value", (json_int_t)c->c.args[a].value));
                 json_object_set_new(o, "args", args);
             }
-            if (c->index == choice->index)
-                winner = json_deep_copy(o);
-            if (i == 0)
-                continue;
+            if (c->index == choice->index) winner = json_deep_copy(o);
+            if (i == 0) continue;
             json_object_set_new(o, "index", json_integer(c->index));
             json_array_append_new(cl, o);
         }
@@ -858,8 +806,7 @@ decide:
             json_object_set_new(owno, mean ? "mean_ms" : "median_ms", json_real(own->stat));
             json_object_set_new(owno, "times_ms", times_json(own));
         }
-        if (!winner)
-            winner = json_deep_copy(owno);
+        if (!winner) winner = json_deep_copy(owno);
         json_object_set_new(winner, "index", json_integer(choice->index));
         json_t *ev = json_pack("{sssssssiss}", "event", "tune", "kernel", k->mangled, "name",
                                k->demangled, "device", device, "key", key_text);
@@ -921,8 +868,7 @@ static memo_t *memo_slot(const xmt_kernel *k)
     memo_t *m = tls_memo;
     if (__builtin_expect(!m, 0)) {
         m = calloc(MEMO_SLOTS, sizeof *m);
-        if (!m)
-            return NULL;
+        if (!m) return NULL;
         tls_memo = m; /* leaked at thread exit: a few KiB, and only by threads that tuned */
     }
     return &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
@@ -937,8 +883,7 @@ static int memo_hit(const memo_t *m, const xmt_kernel *k, int device, const xmt_
     unsigned off = 0;
     for (size_t i = 0; i < k->nparams; i++) {
         unsigned sz = k->sizes[i];
-        if (off + sz > m->nbytes || memcmp(m->bytes + off, params[i], sz))
-            return 0;
+        if (off + sz > m->nbytes || memcmp(m->bytes + off, params[i], sz)) return 0;
         off += sz;
     }
     return off == m->nbytes;
@@ -947,8 +892,7 @@ static int memo_hit(const memo_t *m, const xmt_kernel *k, int device, const xmt_
 static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
                        void *const *params, const xmt_candidate *c)
 {
-    if (!m)
-        return;
+    if (!m) return;
     unsigned off = 0;
     for (size_t i = 0; i < k->nparams; i++) {
         if (off + k->sizes[i] > MEMO_ARG_BYTES) {
@@ -964,8 +908,7 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
     memcpy(m->block, l->block, sizeof m->block);
     m->shared = l->shared;
     m->own = c == NULL;
-    if (c)
-        m->c = *c;
+    if (c) m->c = *c;
     m->k = k;
 }
 
@@ -977,8 +920,7 @@ static int current_device(CUdevice *dev)
     if (n < 0) {
         int c = 0;
         xmt_in_shim++;
-        if (!xmt_drv.cuDeviceGetCount || xmt_drv.cuDeviceGetCount(&c) != CUDA_SUCCESS)
-            c = 0;
+        if (!xmt_drv.cuDeviceGetCount || xmt_drv.cuDeviceGetCount(&c) != CUDA_SUCCESS) c = 0;
         xmt_in_shim--;
         atomic_store(&device_count, c);
         n = c;
@@ -1012,8 +954,9 @@ static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
         return pass(k, l);
     }
     xmt_candidate c;
-    int ok = r->index == XMT_PIN_CONFIG ? xmt_entry_pin(k->entry, v, &c) == 1
-                                        : xmt_entry_candidate(k->entry, (size_t)r->index, v, &c) == 1;
+    int ok = r->index == XMT_PIN_CONFIG
+                 ? xmt_entry_pin(k->entry, v, &c) == 1
+                 : xmt_entry_candidate(k->entry, (size_t)r->index, v, &c) == 1;
     memo_store(m, k, device, l, v->params, ok ? &c : NULL);
     if (!ok) /* its condition does not hold for this launch's non-key arguments */
         return pass(k, l);
@@ -1023,8 +966,7 @@ static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
 static int capturing(CUstream s)
 {
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (!xmt_drv.cuStreamIsCapturing)
-        return 0;
+    if (!xmt_drv.cuStreamIsCapturing) return 0;
     xmt_in_shim++;
     CUresult r = xmt_drv.cuStreamIsCapturing(s, &st);
     xmt_in_shim--;
@@ -1037,8 +979,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
     if (l->kind == XMT_K_COOP || (l->kind == XMT_K_EX && xmt_launch_has_blocking_attrs(l->cfg)))
         return pass(k, l);
     struct xmt_tune_state *ts = state_of(k);
-    if (!ts)
-        return pass(k, l);
+    if (!ts) return pass(k, l);
 
     /* The arguments, wherever the program put them. */
     void *argv[XMT_KERNEL_MAX_PARAMS];
@@ -1046,33 +987,31 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
     if (!params) {
         uint8_t *buf;
         size_t size;
-        if (!l->extra || extra_buffer(l->extra, &buf, &size) != 0 || k->nparams > XMT_KERNEL_MAX_PARAMS)
+        if (!l->extra || extra_buffer(l->extra, &buf, &size) != 0 ||
+            k->nparams > XMT_KERNEL_MAX_PARAMS)
             return pass(k, l);
         for (size_t i = 0; i < k->nparams; i++) {
-            if (k->offsets[i] + k->sizes[i] > size)
-                return pass(k, l);
+            if (k->offsets[i] + k->sizes[i] > size) return pass(k, l);
             argv[i] = buf + k->offsets[i];
         }
         params = argv;
     }
 
     CUdevice dev = 0;
-    if (!current_device(&dev))
-        return pass(k, l);
+    if (!current_device(&dev)) return pass(k, l);
     memo_t *m = memo_slot(k);
     if (m && memo_hit(m, k, (int)dev, l, params))
         return m->own ? pass(k, l) : run_for_real(k, l, &m->c);
     const devinfo_t *di = device_info(dev);
-    if (!di)
-        return pass(k, l);
+    if (!di) return pass(k, l);
     xmt_attrs attrs = di->attrs;
     attrs.kernel_max_threads = k->max_threads;
     attrs.kernel_static_shared = k->static_shared;
-    xmt_launch_view v = {params, k->nparams,
-                         {{l->grid[0], l->grid[1], l->grid[2]},
-                          {l->block[0], l->block[1], l->block[2]},
-                          l->shared},
-                         &attrs};
+    xmt_launch_view v = {
+        params,
+        k->nparams,
+        {{l->grid[0], l->grid[1], l->grid[2]}, {l->block[0], l->block[1], l->block[2]}, l->shared},
+        &attrs};
 
     uint8_t key[4 + XMT_KEY_MAX];
     int32_t d32 = (int32_t)dev;
@@ -1146,21 +1085,18 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
     /* Under capture nothing runs but the launch itself (a rewrite would be baked into the
      * graph): an unverified pin or an untuned key keeps the program's config, and the next
      * launch outside capture decides. */
-    if (need_run && capturing(xmt_launch_stream(l)))
-        return pass(k, l);
+    if (need_run && capturing(xmt_launch_stream(l))) return pass(k, l);
 
     /* Claim the key: exactly one thread tunes it. */
     size_t rsize = sizeof(result_t) + kl;
     result_t *mine = calloc(1, rsize);
-    if (!mine)
-        return pass(k, l);
+    if (!mine) return pass(k, l);
     mine->keylen = kl;
     memcpy(mine->key, key, kl);
     atomic_store(&mine->state, R_TUNING);
     pthread_rwlock_wrlock(&ts->lock);
     HASH_FIND(hh, ts->results, key, kl, r);
-    if (!r)
-        HASH_ADD(hh, ts->results, key, kl, mine);
+    if (!r) HASH_ADD(hh, ts->results, key, kl, mine);
     pthread_rwlock_unlock(&ts->lock);
     if (r) {
         free(mine);
@@ -1169,8 +1105,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
         return pass(k, l);
     }
 
-    if (need_run)
-        tune_key(k, l, &v, key_text, (int)dev, verify_only, only, &ch);
+    if (need_run) tune_key(k, l, &v, key_text, (int)dev, verify_only, only, &ch);
     mine->index = ch.index;
     snprintf(mine->label, sizeof mine->label, "%s", ch.label);
     pthread_mutex_lock(&k->lock);
@@ -1186,8 +1121,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
 
 void xmt_tuner_init(void)
 {
-    if (xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY)
-        xmt_cache_load();
+    if (xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) xmt_cache_load();
 }
 
 void xmt_tuner_shutdown(void)

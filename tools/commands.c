@@ -25,8 +25,7 @@ static const char *short_name(const char *name, char *buf, size_t cap)
 {
     const char *paren = strchr(name, '(');
     size_t n = paren ? (size_t)(paren - name) : strlen(name);
-    if (n >= cap)
-        n = cap - 1;
+    if (n >= cap) n = cap - 1;
     memcpy(buf, name, n);
     buf[n] = 0;
     return buf;
@@ -67,10 +66,11 @@ static void dims(json_t *o, char *buf, size_t cap)
 int cmd_report(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: xmatune report LOG...\n"
-                        "Prints a log (XMATUNE_LOG) as tables: every tuning (program's config and\n"
-                        "time, winner and time, speed-up, candidates), every kernel's launches, and\n"
-                        "in discover mode every kernel's launch shapes.\n");
+        fprintf(stderr,
+                "usage: xmatune report LOG...\n"
+                "Prints a log (XMATUNE_LOG) as tables: every tuning (program's config and\n"
+                "time, winner and time, speed-up, candidates), every kernel's launches, and\n"
+                "in discover mode every kernel's launch shapes.\n");
         return 2;
     }
     json_t *tunes = json_array(), *summaries = json_array(), *kernels = json_array();
@@ -136,9 +136,9 @@ int cmd_report(int argc, char **argv)
             printf("| %s | %s | %s |", short_name(sget(e, "name"), name, sizeof name),
                    sget(e, "key"), a);
             print_time(to);
-            printf(" %s%s%s |", json_integer_value(json_object_get(win, "index")) == -1
-                                    ? "program's own"
-                                    : sget(win, "config"),
+            printf(" %s%s%s |",
+                   json_integer_value(json_object_get(win, "index")) == -1 ? "program's own"
+                                                                           : sget(win, "config"),
                    json_integer_value(json_object_get(win, "index")) == -1 ? "" : ": ",
                    json_integer_value(json_object_get(win, "index")) == -1 ? "" : b);
             print_time(tw);
@@ -201,8 +201,7 @@ int cmd_cache(int argc, char **argv)
         char id[4096];
         snprintf(id, sizeof id, "%s|%s|%s|%s", sget(e, "device"), sget(e, "kernel"),
                  sget(e, "entry"), sget(e, "key"));
-        if (!json_object_get(byid, id))
-            json_array_append_new(order, json_string(id));
+        if (!json_object_get(byid, id)) json_array_append_new(order, json_string(id));
         json_object_set_new(byid, id, e);
     }
     free(line);
@@ -224,8 +223,7 @@ int cmd_cache(int argc, char **argv)
     }
     json_decref(order);
     json_decref(byid);
-    if (bad)
-        fprintf(stderr, "xmatune: %d line(s) of %s are not cache records\n", bad, argv[1]);
+    if (bad) fprintf(stderr, "xmatune: %d line(s) of %s are not cache records\n", bad, argv[1]);
     return bad ? 1 : 0;
 }
 
@@ -248,12 +246,10 @@ static int find_shim(char *out, size_t cap)
     }
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
+    if (n <= 0) return -1;
     exe[n] = 0;
     char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
+    if (!slash) return -1;
     *slash = 0;
     static const char *const rel[] = {"/../shim/libxmatune.so", "/../lib/libxmatune.so",
                                       "/libxmatune.so"};

@@ -30,36 +30,36 @@
 typedef CUresult (*pfn_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, unsigned, CUstream, void **, void **);
 typedef CUresult (*pfn_launch_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
-typedef CUresult (*pfn_coop)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void **);
+typedef CUresult (*pfn_coop)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **);
 
 /* The driver entry points this program uses. */
-#define API(X)                                                                               \
-    X(cuInit, CUresult (*)(unsigned))                                                        \
-    X(cuGetErrorName, CUresult (*)(CUresult, const char **))                                 \
-    X(cuDeviceGet, CUresult (*)(CUdevice *, int))                                            \
-    X(cuDevicePrimaryCtxRetain, CUresult (*)(CUcontext *, CUdevice))                         \
-    X(cuCtxSetCurrent, CUresult (*)(CUcontext))                                              \
-    X(cuCtxSynchronize, CUresult (*)(void))                                                  \
-    X(cuMemAlloc, CUresult (*)(CUdeviceptr *, size_t))                                       \
-    X(cuMemFree, CUresult (*)(CUdeviceptr))                                                  \
-    X(cuMemcpyHtoD, CUresult (*)(CUdeviceptr, const void *, size_t))                         \
-    X(cuMemcpyDtoH, CUresult (*)(void *, CUdeviceptr, size_t))                               \
-    X(cuMemsetD8, CUresult (*)(CUdeviceptr, unsigned char, size_t))                          \
-    X(cuStreamCreate, CUresult (*)(CUstream *, unsigned))                                    \
-    X(cuStreamDestroy, CUresult (*)(CUstream))                                               \
-    X(cuStreamSynchronize, CUresult (*)(CUstream))                                           \
-    X(cuStreamBeginCapture, CUresult (*)(CUstream, CUstreamCaptureMode))                     \
-    X(cuStreamEndCapture, CUresult (*)(CUstream, CUgraph *))                                 \
-    X(cuGraphInstantiate, CUresult (*)(CUgraphExec *, CUgraph, unsigned long long))          \
-    X(cuGraphLaunch, CUresult (*)(CUgraphExec, CUstream))                                    \
-    X(cuModuleLoadData, CUresult (*)(CUmodule *, const void *))                              \
-    X(cuModuleGetFunction, CUresult (*)(CUfunction *, CUmodule, const char *))               \
-    X(cuModuleUnload, CUresult (*)(CUmodule))                                                \
-    X(cuLibraryLoadData, CUresult (*)(CUlibrary *, const void *, CUjit_option *, void **,   \
-                                      unsigned, CUlibraryOption *, void **, unsigned))       \
-    X(cuLibraryGetKernel, CUresult (*)(CUkernel *, CUlibrary, const char *))                 \
-    X(cuLibraryUnload, CUresult (*)(CUlibrary))                                              \
+#define API(X)                                                                                     \
+    X(cuInit, CUresult (*)(unsigned))                                                              \
+    X(cuGetErrorName, CUresult (*)(CUresult, const char **))                                       \
+    X(cuDeviceGet, CUresult (*)(CUdevice *, int))                                                  \
+    X(cuDevicePrimaryCtxRetain, CUresult (*)(CUcontext *, CUdevice))                               \
+    X(cuCtxSetCurrent, CUresult (*)(CUcontext))                                                    \
+    X(cuCtxSynchronize, CUresult (*)(void))                                                        \
+    X(cuMemAlloc, CUresult (*)(CUdeviceptr *, size_t))                                             \
+    X(cuMemFree, CUresult (*)(CUdeviceptr))                                                        \
+    X(cuMemcpyHtoD, CUresult (*)(CUdeviceptr, const void *, size_t))                               \
+    X(cuMemcpyDtoH, CUresult (*)(void *, CUdeviceptr, size_t))                                     \
+    X(cuMemsetD8, CUresult (*)(CUdeviceptr, unsigned char, size_t))                                \
+    X(cuStreamCreate, CUresult (*)(CUstream *, unsigned))                                          \
+    X(cuStreamDestroy, CUresult (*)(CUstream))                                                     \
+    X(cuStreamSynchronize, CUresult (*)(CUstream))                                                 \
+    X(cuStreamBeginCapture, CUresult (*)(CUstream, CUstreamCaptureMode))                           \
+    X(cuStreamEndCapture, CUresult (*)(CUstream, CUgraph *))                                       \
+    X(cuGraphInstantiate, CUresult (*)(CUgraphExec *, CUgraph, unsigned long long))                \
+    X(cuGraphLaunch, CUresult (*)(CUgraphExec, CUstream))                                          \
+    X(cuModuleLoadData, CUresult (*)(CUmodule *, const void *))                                    \
+    X(cuModuleGetFunction, CUresult (*)(CUfunction *, CUmodule, const char *))                     \
+    X(cuModuleUnload, CUresult (*)(CUmodule))                                                      \
+    X(cuLibraryLoadData, CUresult (*)(CUlibrary *, const void *, CUjit_option *, void **,          \
+                                      unsigned, CUlibraryOption *, void **, unsigned))             \
+    X(cuLibraryGetKernel, CUresult (*)(CUkernel *, CUlibrary, const char *))                       \
+    X(cuLibraryUnload, CUresult (*)(CUlibrary))                                                    \
     X(cuFuncSetAttribute, CUresult (*)(CUfunction, CUfunction_attribute, int))
 
 static struct {
@@ -85,11 +85,9 @@ static void counted(void)
 
 static void check(CUresult r, const char *what, const char *file, int line)
 {
-    if (r == CUDA_SUCCESS)
-        return;
+    if (r == CUDA_SUCCESS) return;
     const char *name = "?";
-    if (cu.cuGetErrorName)
-        cu.cuGetErrorName(r, &name);
+    if (cu.cuGetErrorName) cu.cuGetErrorName(r, &name);
     fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", file, line, what, name, (int)r);
     exit(1);
 }
@@ -131,8 +129,7 @@ static void load_api(void)
     /* The per-thread variant, as a program built with --default-stream per-thread
      * would call it. */
     extern CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                                        unsigned, unsigned, unsigned, CUstream, void **,
-                                        void **);
+                                        unsigned, unsigned, unsigned, CUstream, void **, void **);
     cu.launch_ptsz = cuLaunchKernel_ptsz;
 }
 #else
@@ -248,8 +245,8 @@ static void dump(CUdeviceptr d, size_t bytes)
     free(h);
 }
 
-static void launch(pfn_launch fn, CUfunction f, unsigned gx, unsigned gy, unsigned bx,
-                   unsigned by, unsigned shared, CUstream s, void **params)
+static void launch(pfn_launch fn, CUfunction f, unsigned gx, unsigned gy, unsigned bx, unsigned by,
+                   unsigned shared, CUstream s, void **params)
 {
     CHECK(fn(f, gx, gy, 1, bx, by, 1, shared, s, params, NULL));
     counted();
@@ -494,12 +491,10 @@ static void scenario_unload(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s basic|threads|capture|unload|saxpy OUT [ITERATIONS]\n",
-                argv[0]);
+        fprintf(stderr, "usage: %s basic|threads|capture|unload|saxpy OUT [ITERATIONS]\n", argv[0]);
         return 2;
     }
-    if (argc > 3)
-        iterations = atoi(argv[3]);
+    if (argc > 3) iterations = atoi(argv[3]);
     out = fopen(argv[2], "wb");
     if (!out) {
         perror(argv[2]);
@@ -513,8 +508,7 @@ int main(int argc, char **argv)
     CHECK(cu.cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cu.cuCtxSetCurrent(ctx));
     const char *sc = argv[1];
-    if (strcmp(sc, "unload") != 0)
-        load_code();
+    if (strcmp(sc, "unload") != 0) load_code();
     if (!strcmp(sc, "basic"))
         scenario_basic();
     else if (!strcmp(sc, "saxpy"))
@@ -534,7 +528,6 @@ int main(int argc, char **argv)
     printf("LAUNCHES %llu\n", launches);
     unsigned long long (*saw)(void) =
         (unsigned long long (*)(void))dlsym(RTLD_DEFAULT, "xmatune_launch_count");
-    if (saw)
-        printf("SHIM_SAW %llu\n", saw());
+    if (saw) printf("SHIM_SAW %llu\n", saw());
     return 0;
 }

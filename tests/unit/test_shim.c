@@ -20,10 +20,10 @@ static void setup(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/xmt-unit-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-    static const char *const vars[] = {"XMATUNE_MODE", "XMATUNE_POLICY", "XMATUNE_LOG",
-                                       "XMATUNE_CACHE", "XMATUNE_WARMUP", "XMATUNE_ITERATIONS",
-                                       "XMATUNE_VERBOSE", "XMATUNE_MAX_MESSAGES",
-                                       "XMATUNE_STATISTIC", "XMATUNE_BUDGET_MS"};
+    static const char *const vars[] = {
+        "XMATUNE_MODE",      "XMATUNE_POLICY",     "XMATUNE_LOG",     "XMATUNE_CACHE",
+        "XMATUNE_WARMUP",    "XMATUNE_ITERATIONS", "XMATUNE_VERBOSE", "XMATUNE_MAX_MESSAGES",
+        "XMATUNE_STATISTIC", "XMATUNE_BUDGET_MS"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -143,7 +143,8 @@ START_TEST(log_messages_capped)
     setenv("XMATUNE_MAX_MESSAGES", "3", 1);
     xmt_options_load();
     capture_stderr(five_warnings, err, sizeof err);
-    ck_assert_ptr_nonnull(strstr(err, "xmatune: warning 0\nxmatune: warning 1\nxmatune: warning 2\n"));
+    ck_assert_ptr_nonnull(
+        strstr(err, "xmatune: warning 0\nxmatune: warning 1\nxmatune: warning 2\n"));
     ck_assert_ptr_null(strstr(err, "warning 3"));
     ck_assert_ptr_nonnull(strstr(err, "xmatune: 2 further messages were suppressed"));
 }
