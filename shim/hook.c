@@ -247,7 +247,20 @@ static void *export_real(const char *name, _Atomic(void *) *cache)
     void *p = atomic_load_explicit(cache, memory_order_acquire);
     if (__builtin_expect(p != NULL, 1)) return p;
     xmt_activate();
+    /* The driver the shim opened; failing that (XMATUNE_LIBCUDA wrong, say), the next
+     * definition after us, or the libcuda.so.1 the program has loaded: our exports must
+     * reach the driver whatever else failed, or the program would lose its CUDA calls. */
     p = xmt_driver_sym(name);
+    if (!p || is_our_export(p)) {
+        xmt_in_shim++;
+        p = xmt_real_dlsym(RTLD_NEXT, name);
+        if (!p || is_our_export(p)) {
+            void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+            p = h ? xmt_real_dlsym(h, name) : NULL;
+            if (h) dlclose(h);
+        }
+        xmt_in_shim--;
+    }
     if (p == NULL || is_our_export(p)) {
         static atomic_int warned;
         if (!atomic_exchange(&warned, 1)) xmt_warn("the CUDA driver has no %s", name);

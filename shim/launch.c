@@ -4,6 +4,7 @@
 #include "launch.h"
 
 #include "discover.h"
+#include "driver.h"
 #include "options.h"
 #include "tuner.h"
 
@@ -41,6 +42,46 @@ int xmt_launch_has_blocking_attrs(const CUlaunchConfig *cfg)
         }
     }
     return 0;
+}
+
+CUresult xmt_launch_slow_args(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
+                              unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                              unsigned shared, CUstream s, void **params, void **extra)
+{
+    if (xmt_in_shim)
+        return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
+    xmt_launch l = {XMT_K_LAUNCH, ptsz, real,   f,     {gx, gy, gz}, {bx, by, bz},
+                    shared,       s,    params, extra, NULL};
+    return xmt_launch_slow(xmt_kernels_find(f), &l);
+}
+
+CUresult xmt_launch_ex_slow_args(void *real, int ptsz, const CUlaunchConfig *cfg, CUfunction f,
+                                 void **params, void **extra)
+{
+    if (xmt_in_shim || !cfg) return ((xmt_pfn_launch_ex)real)(cfg, f, params, extra);
+    xmt_launch l = {XMT_K_EX,
+                    ptsz,
+                    real,
+                    f,
+                    {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
+                    {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ},
+                    cfg->sharedMemBytes,
+                    cfg->hStream,
+                    params,
+                    extra,
+                    cfg};
+    return xmt_launch_slow(xmt_kernels_find(f), &l);
+}
+
+CUresult xmt_launch_coop_slow_args(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
+                                   unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                   unsigned shared, CUstream s, void **params)
+{
+    if (xmt_in_shim)
+        return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, shared, s, params);
+    xmt_launch l = {XMT_K_COOP, ptsz, real,   f,    {gx, gy, gz}, {bx, by, bz},
+                    shared,     s,    params, NULL, NULL};
+    return xmt_launch_slow(xmt_kernels_find(f), &l);
 }
 
 CUresult xmt_launch_slow(xmt_kernel *k, xmt_launch *l)

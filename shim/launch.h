@@ -52,62 +52,61 @@ static inline CUstream xmt_launch_stream(const xmt_launch *l)
     return (!s && l->ptsz) ? CU_STREAM_PER_THREAD : s;
 }
 
-static inline CUresult xmt_launch_fast(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                                       unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                                       unsigned shared, CUstream s, void **params, void **extra)
+/* The slow halves, out of line so that the inline fast paths stay small: with their
+ * arguments untouched, a pass-through launch ends in a tail jump to the driver. */
+CUresult xmt_launch_slow_args(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
+                              unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                              unsigned shared, CUstream s, void **params, void **extra)
+    __attribute__((noinline, cold));
+CUresult xmt_launch_ex_slow_args(void *real, int ptsz, const CUlaunchConfig *cfg, CUfunction f,
+                                 void **params, void **extra) __attribute__((noinline, cold));
+CUresult xmt_launch_coop_slow_args(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
+                                   unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                   unsigned shared, CUstream s, void **params)
+    __attribute__((noinline, cold));
+
+/* Is this launch one to pass straight through: a known kernel with nothing to do? (The
+ * shim's own launches never come through here — the tuner calls the driver's pointers
+ * directly — and the slow halves check xmt_in_shim for anything else.) */
+static inline __attribute__((always_inline)) int xmt_launch_is_plain(CUfunction f)
 {
-    extern __thread int xmt_in_shim __attribute__((tls_model("initial-exec")));
     xmt_kernel *k = xmt_kernels_find(f);
-    if (__builtin_expect(k != NULL && k->passthrough && !xmt_in_shim, 1)) {
+    return __builtin_expect(k != NULL && k->passthrough, 1);
+}
+
+static inline __attribute__((always_inline)) CUresult
+xmt_launch_fast(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s,
+                void **params, void **extra)
+{
+    if (xmt_launch_is_plain(f)) {
         xmt_count_launch();
         return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
     }
-    if (xmt_in_shim)
-        return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
-    xmt_launch l = {XMT_K_LAUNCH, ptsz, real,   f,     {gx, gy, gz}, {bx, by, bz},
-                    shared,       s,    params, extra, NULL};
-    return xmt_launch_slow(k, &l);
+    return xmt_launch_slow_args(real, ptsz, f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
 }
 
-static inline CUresult xmt_launch_ex_fast(void *real, int ptsz, const CUlaunchConfig *cfg,
-                                          CUfunction f, void **params, void **extra)
+static inline __attribute__((always_inline)) CUresult
+xmt_launch_ex_fast(void *real, int ptsz, const CUlaunchConfig *cfg, CUfunction f, void **params,
+                   void **extra)
 {
-    extern __thread int xmt_in_shim __attribute__((tls_model("initial-exec")));
-    xmt_kernel *k = xmt_kernels_find(f);
-    if (__builtin_expect(k != NULL && k->passthrough && !xmt_in_shim, 1)) {
+    if (xmt_launch_is_plain(f)) {
         xmt_count_launch();
         return ((xmt_pfn_launch_ex)real)(cfg, f, params, extra);
     }
-    if (xmt_in_shim || !cfg) return ((xmt_pfn_launch_ex)real)(cfg, f, params, extra);
-    xmt_launch l = {XMT_K_EX,
-                    ptsz,
-                    real,
-                    f,
-                    {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
-                    {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ},
-                    cfg->sharedMemBytes,
-                    cfg->hStream,
-                    params,
-                    extra,
-                    cfg};
-    return xmt_launch_slow(k, &l);
+    return xmt_launch_ex_slow_args(real, ptsz, cfg, f, params, extra);
 }
 
-static inline CUresult xmt_launch_coop_fast(void *real, int ptsz, CUfunction f, unsigned gx,
-                                            unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                                            unsigned bz, unsigned shared, CUstream s, void **params)
+static inline __attribute__((always_inline)) CUresult
+xmt_launch_coop_fast(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                     unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s,
+                     void **params)
 {
-    extern __thread int xmt_in_shim __attribute__((tls_model("initial-exec")));
-    xmt_kernel *k = xmt_kernels_find(f);
-    if (__builtin_expect(k != NULL && k->passthrough && !xmt_in_shim, 1)) {
+    if (xmt_launch_is_plain(f)) {
         xmt_count_launch();
         return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, shared, s, params);
     }
-    if (xmt_in_shim)
-        return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, shared, s, params);
-    xmt_launch l = {XMT_K_COOP, ptsz, real,   f,    {gx, gy, gz}, {bx, by, bz},
-                    shared,     s,    params, NULL, NULL};
-    return xmt_launch_slow(k, &l);
+    return xmt_launch_coop_slow_args(real, ptsz, f, gx, gy, gz, bx, by, bz, shared, s, params);
 }
 
 #endif
