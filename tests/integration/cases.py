@@ -20,6 +20,10 @@ import sys
 import tempfile
 
 SHIM = os.environ.get("XMT_SHIM", "")
+# Sanitized builds (scripts/sanitize.sh) set XMT_PRELOAD_PREFIX to the sanitizer runtime and
+# a colon ("/path/libasan.so:"): it must come first in LD_PRELOAD. Empty otherwise.
+PRELOAD_PREFIX = os.environ.get("XMT_PRELOAD_PREFIX", "")
+PRELOAD = PRELOAD_PREFIX + SHIM
 SIMDIR = os.environ.get("XMT_SIMDIR", "")
 APPS = {"rt": os.environ.get("XMT_APP_RT", ""), "linked": os.environ.get("XMT_APP_LINKED", "")}
 POLICIES = os.environ.get("XMT_POLICIES", "")
@@ -75,7 +79,7 @@ def run(app, scenario, shim=True, env=None, iterations=3, args=None):
     e["LD_LIBRARY_PATH"] = SIMDIR
     e["SIMCUDA_TRACE"] = trace
     if shim:
-        e["LD_PRELOAD"] = SHIM
+        e["LD_PRELOAD"] = PRELOAD
         e["XMATUNE_LOG"] = log
         e["XMATUNE_WARMUP_MS"] = "0"
     e.update(env or {})
@@ -215,7 +219,7 @@ def mode_off_is_inert():
 @case
 def inert_without_cuda():
     log = os.path.join(WORK, "inert-%p.jsonl")
-    e = dict(os.environ, LD_PRELOAD=SHIM, XMATUNE_MODE="discover", XMATUNE_LOG=log,
+    e = dict(os.environ, LD_PRELOAD=PRELOAD, XMATUNE_MODE="discover", XMATUNE_LOG=log,
              XMATUNE_VERBOSE="1")
     p = subprocess.run(["sh", "-c", "echo hello; ls / >/dev/null"], env=e, capture_output=True,
                        text=True)
@@ -243,9 +247,22 @@ def bad_mode_keeps_default():
 
 
 @case
+def libcuda_option():
+    base = run("rt", "saxpy", shim=False)
+    r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_LIBCUDA": "/nonexistent/libcuda.so.1"})
+    ok(r, "a driver the shim cannot open")
+    same_output(base, r, "no driver for the shim")
+    expect(r.stderr.count("cannot open the CUDA driver /nonexistent/libcuda.so.1") == 1, r.stderr)
+    r = run("linked", "saxpy", env={"XMATUNE_MODE": "discover",
+                                    "XMATUNE_LIBCUDA": os.path.join(SIMDIR, "libcuda.so.1")})
+    ok(r, "XMATUNE_LIBCUDA by path")
+    saw_every_launch(r, "XMATUNE_LIBCUDA by path")
+
+
+@case
 def rtld_next_keeps_meaning():
     exe = os.environ["XMT_RTLD_NEXT"]
-    for env in ({}, {"LD_PRELOAD": SHIM, "XMATUNE_MODE": "discover"}):
+    for env in ({}, {"LD_PRELOAD": PRELOAD, "XMATUNE_MODE": "discover"}):
         p = subprocess.run([exe], env=dict(os.environ, **env), capture_output=True, text=True)
         expect(p.returncode == 0 and "next=2" in p.stdout,
                "dlsym(RTLD_NEXT) under %r: %s %s" % (env, p.stdout, p.stderr))
@@ -562,7 +579,8 @@ def tool_report_cache_options():
     expect(p.returncode == 0 and not missing, "README lacks option rows: %s" % missing)
     # xmatune run: the same as LD_PRELOAD by hand.
     out = os.path.join(WORK, "run.out")
-    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM)
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))  # the tool keeps a sanitizer runtime first
     p = subprocess.run([tool, "run", "--discover", "--", APPS["rt"], "saxpy", out], env=e,
                        capture_output=True, text=True)
     expect(p.returncode == 0 and "SHIM_SAW 3" in p.stdout, p.stdout + p.stderr)
