@@ -10,6 +10,8 @@
 #   2. with LD_PRELOAD=<shim> XMATUNE_MODE=discover XMATUNE_LOG=logs/<prog>.disc.jsonl
 #   3. (tuning programs, examples/gpu) with XMATUNE_MODE=tune
 #      XMATUNE_POLICY=examples/gpu/<prog>.yaml XMATUNE_LOG=logs/<prog>.tune.jsonl
+#      XMATUNE_CACHE=logs/<prog>.cache.jsonl
+#   4. (tuning programs) again with XMATUNE_MODE=replay and that cache: no benchmark
 # and summarize.py compares outputs with the first run (byte for byte; atomic_rowsum
 # within a tolerance, marked so) and prints one Markdown table for (2) and one for (3).
 #
@@ -151,7 +153,12 @@ while IFS=$'\t' read -r name kind cmpm policy; do
             echo "not run: no policy $policy" >"$work/logs/$name.tune.note"
         else
             run_prog "$name" "$kind" tune "LD_PRELOAD=$shim" XMATUNE_MODE=tune "XMATUNE_POLICY=$policy" \
-                "XMATUNE_LOG=$work/logs/$name.tune.jsonl" XMATUNE_VERBOSE=1
+                "XMATUNE_LOG=$work/logs/$name.tune.jsonl" XMATUNE_VERBOSE=1 \
+                "XMATUNE_CACHE=$work/logs/$name.cache.jsonl"
+            # A second process: the winners come from the on-disk cache, nothing is timed.
+            run_prog "$name" "$kind" replay "LD_PRELOAD=$shim" XMATUNE_MODE=replay \
+                "XMATUNE_POLICY=$policy" "XMATUNE_LOG=$work/logs/$name.replay.jsonl" \
+                "XMATUNE_CACHE=$work/logs/$name.cache.jsonl"
         fi
     fi
 done <"$work/programs.tsv"

@@ -419,6 +419,25 @@ def cmd_report(work):
                   f"| {esc(fmt_cfg(win))} | {fmt_ms(win.get('median_ms'))} | {sp} | {esc(cands)} | {rew_s} "
                   f"| {ptime} | {esc(text)}{tol} |")
         w("")
+        w("## Replay from the on-disk cache")
+        w("")
+        w("Fourth run, a new process with `XMATUNE_MODE=replay` and the cache the tune run wrote "
+          "(`XMATUNE_CACHE`): winners come from the cache, nothing is benchmarked.")
+        w("")
+        w("| program | benchmarks run | rewritten | program time: no shim → replay | outputs identical |")
+        w("| --- | ---: | ---: | --- | --- |")
+        for name, kind, how, policy in tune_progs:
+            base, rep = Run(work, name, "base"), Run(work, name, "replay")
+            ok, text = compare(base, rep, how)
+            if rep.failure() and not base.failure():
+                text += f": {rep.failure()}"
+            rew = rep.log.rewritten()
+            rew_s = "—" if rew is None else f"{rew}/{rep.log.launches()}"
+            ptime = f"{fmt_ms(base.time_ms)} → {fmt_ms(rep.time_ms)}" if base.time_ms and rep.time_ms else "—"
+            if not ok or rep.log.tunes:
+                all_ok = False
+            w(f"| {esc(name)} | {len(rep.log.tunes)} | {rew_s} | {ptime} | {esc(text)} |")
+        w("")
     w(f"Overall: {'every row identical with matching counts' if all_ok else 'SEE ROWS ABOVE: not all identical/matching'}.")
     print("\n".join(lines))
     return 0
