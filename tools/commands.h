@@ -9,5 +9,6 @@ int cmd_report(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_options(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_discover(int argc, char **argv); /* discover.c */
 
 #endif

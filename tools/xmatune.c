@@ -28,6 +28,7 @@ static int cmd_help(int argc, char **argv);
 /* Add a subcommand here: name, function, one-line summary for `xmatune help`. */
 static const subcommand commands[] = {
     {"check", cmd_check, "validate policy files and summarise each entry"},
+    {"discover", cmd_discover, "run a program in discover mode: its kernels, shapes, a policy stub"},
     {"run", cmd_run, "run a program under the shim (xmatune run --tune --policy P -- ./app)"},
     {"report", cmd_report, "print a log (XMATUNE_LOG) as tables: tunings, kernels"},
     {"cache", cmd_cache, "print an on-disk cache (XMATUNE_CACHE) as a table"},
