@@ -586,6 +586,24 @@ def tool_report_cache_options():
     expect(p.returncode == 0 and "SHIM_SAW 3" in p.stdout, p.stdout + p.stderr)
 
 
+@case
+def tool_discover_stub():
+    tool = os.environ["XMT_TOOL"]
+    log, stub = os.path.join(WORK, "disc.jsonl"), os.path.join(WORK, "stub.yaml")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", log, "--stub", stub, "--", APPS["rt"], "basic",
+                        os.path.join(WORK, "d.out")], env=e, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    expect("| saxpy | 3 | 0 | 3 | 1 | — |" in p.stdout, p.stdout)
+    text = open(stub).read()
+    expect('- mangled: "_Z5saxpyifPKfPf"' in text and "params: [p0: ptr, p1: ptr, p2: ptr, p3: i32]" in text,
+           text)
+    expect(text.count("- mangled:") == 10, "one entry per kernel: %d" % text.count("- mangled:"))
+    p = subprocess.run([tool, "check", "-q", stub], capture_output=True, text=True)
+    expect(p.returncode == 0, "the stub does not load: " + p.stdout + p.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
