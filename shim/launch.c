@@ -45,8 +45,8 @@ int xmt_launch_has_blocking_attrs(const CUlaunchConfig *cfg)
 }
 
 CUresult xmt_launch_slow_args(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                              unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                              unsigned shared, CUstream s, void **params, void **extra)
+                              unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                              CUstream s, void **params, void **extra)
 {
     if (xmt_in_shim)
         return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
@@ -89,8 +89,8 @@ CUresult xmt_launch_slow(xmt_kernel *k, xmt_launch *l)
     xmt_count_launch();
     if (!k || atomic_load_explicit(&k->stale, memory_order_relaxed)) k = xmt_kernels_get(l->f);
     if (!k || k->passthrough) return xmt_launch_call(l);
-    atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
     if (xmt_opt.mode == XMT_MODE_DISCOVER) {
+        atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
         xmt_discover_record(k, l);
         return xmt_launch_call(l);
     }

@@ -123,6 +123,7 @@ void xmt_report(void)
     if (atomic_exchange(&done, 1) || xmt_opt.mode == XMT_MODE_OFF) return;
     xmt_in_shim++;
     uint64_t total = xmt_launches_total();
+    xmt_tune_flush_counts();
     /* The table is built in memory and written at once, so it is not interleaved with the
      * program's own last words. */
     char *buf = NULL;

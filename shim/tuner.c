@@ -860,16 +860,41 @@ typedef struct {
     unsigned grid[3], block[3], shared;
     uint8_t bytes[MEMO_ARG_BYTES];
     xmt_candidate c;
+    /* This thread's counts for k since the entry was filled, added to k's shared counters
+     * when the entry is replaced and at exit: a hit writes no shared cache line. */
+    uint64_t launches, rewritten, passed;
 } memo_t;
+typedef struct memo_block {
+    memo_t slots[MEMO_SLOTS];
+    struct memo_block *next;
+} memo_block;
 static __thread memo_t *tls_memo __attribute__((tls_model("initial-exec")));
+static memo_block *memo_blocks; /* every thread's, for the flush at exit */
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void memo_flush(memo_t *m)
+{
+    xmt_kernel *k = (xmt_kernel *)m->k;
+    if (!k) return;
+    atomic_fetch_add_explicit(&k->launches, m->launches, memory_order_relaxed);
+    atomic_fetch_add_explicit(&k->rewritten, m->rewritten, memory_order_relaxed);
+    atomic_fetch_add_explicit(&k->passed, m->passed, memory_order_relaxed);
+    m->launches = m->rewritten = m->passed = 0;
+}
 
 static memo_t *memo_slot(const xmt_kernel *k)
 {
     memo_t *m = tls_memo;
     if (__builtin_expect(!m, 0)) {
-        m = calloc(MEMO_SLOTS, sizeof *m);
-        if (!m) return NULL;
-        tls_memo = m; /* leaked at thread exit: a few KiB, and only by threads that tuned */
+        /* Kept after the thread exits (a few KiB, only for threads that launched a
+         * kernel with a policy): its counts are still to be reported. */
+        memo_block *b = calloc(1, sizeof *b);
+        if (!b) return NULL;
+        pthread_mutex_lock(&memo_lock);
+        b->next = memo_blocks;
+        memo_blocks = b;
+        pthread_mutex_unlock(&memo_lock);
+        m = tls_memo = b->slots;
     }
     return &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
 }
@@ -912,6 +937,7 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
                        void *const *params, const xmt_candidate *c)
 {
     if (!m) return;
+    memo_flush(m);
     unsigned off = 0;
     for (size_t i = 0; i < k->nparams; i++) {
         if (off + k->sizes[i] > MEMO_ARG_BYTES) {
@@ -994,6 +1020,7 @@ static int capturing(CUstream s)
 
 static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_launch *l)
 {
+    atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
     const xmt_entry *e = k->entry;
     if (l->kind == XMT_K_COOP || (l->kind == XMT_K_EX && xmt_launch_has_blocking_attrs(l->cfg)))
         return pass(k, l);
@@ -1143,14 +1170,18 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
         current_device(&dev)) {
         m = &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
         if (memo_hit(m, k, (int)dev, l, (void *const *)l->params)) {
-            if (m->own) return pass(k, l);
+            m->launches++;
+            if (m->own) {
+                m->passed++;
+                return xmt_launch_call(l);
+            }
             if (m->c.nargs == 0) {
                 const xmt_dims *d = &m->c.dims;
                 CUresult r = ((xmt_pfn_launch)l->real)(l->f, d->grid.x, d->grid.y, d->grid.z,
                                                        d->block.x, d->block.y, d->block.z,
                                                        d->shared, l->stream, l->params, l->extra);
                 if (r == CUDA_SUCCESS) {
-                    atomic_fetch_add_explicit(&k->rewritten, 1, memory_order_relaxed);
+                    m->rewritten++;
                     return r;
                 }
                 if (!refused(r)) return r;
@@ -1166,6 +1197,15 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
 void xmt_tuner_init(void)
 {
     if (xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) xmt_cache_load();
+}
+
+void xmt_tune_flush_counts(void)
+{
+    pthread_mutex_lock(&memo_lock);
+    for (memo_block *b = memo_blocks; b; b = b->next)
+        for (int i = 0; i < MEMO_SLOTS; i++)
+            memo_flush(&b->slots[i]);
+    pthread_mutex_unlock(&memo_lock);
 }
 
 void xmt_tuner_shutdown(void)

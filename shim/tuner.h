@@ -26,6 +26,10 @@ void xmt_tuner_shutdown(void); /* at exit */
  * result for the launch actually made. */
 CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l);
 
+/* Adds every thread's unreported per-kernel counts to the kernels' counters (at exit,
+ * before the report; a thread still launching meanwhile may miss a launch or two). */
+void xmt_tune_flush_counts(void);
+
 /* k's kernel_summary event and, if table is not NULL, its line of the exit table. */
 void xmt_tune_report(xmt_kernel *k, FILE *table);
 
