@@ -20,3 +20,5 @@ ctest --test-dir build-O0 --output-on-failure \
 if [ -x tests/policy/fuzz.sh ] || [ -f tests/policy/fuzz.sh ]; then
   bash tests/policy/fuzz.sh "${XMATUNE_FUZZ_SECONDS:-60}"
 fi
+# ASan+UBSan and TSan builds and runs (scripts/sanitize.sh says which tests).
+bash scripts/sanitize.sh
