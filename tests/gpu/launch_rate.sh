@@ -35,10 +35,16 @@ bdir=$1
 shim=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 bin=$bdir/bin/launch_rate
 policy=$here/launch_rate.yaml
-ROUNDS=${ROUNDS:-5}
-LAUNCHES=${LAUNCHES:-200000}
+ROUNDS=${ROUNDS:-21}
+LAUNCHES=${LAUNCHES:-100000}
 WARMUP=${WARMUP:-20000}
-BUDGET_S=${BUDGET_S:-55}
+BUDGET_S=${BUDGET_S:-110}
+# PIN: a command prefix that keeps every run on the same CPUs (less scheduler noise);
+# default taskset on CPUs 2-3 when there is taskset and more than 4 CPUs, "" for none.
+if [ -z "${PIN+x}" ]; then
+    PIN=""
+    if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -gt 4 ]; then PIN="taskset -c 2,3"; fi
+fi
 
 if [ ! -e "$shim" ]; then
     echo "launch_rate.sh: $shim missing" >&2
@@ -72,7 +78,7 @@ run() {
     off) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=off) ;;
     hit) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_WARMUP_MS=0) ;;
     esac
-    if ! timeout 60 "${e[@]}" "$bin" "$LAUNCHES" "$WARMUP" >"$work/out" 2>"$work/err"; then
+    if ! timeout 60 "${e[@]}" $PIN "$bin" "$LAUNCHES" "$WARMUP" >"$work/out" 2>"$work/err"; then
         echo "launch_rate.sh: mode $mode failed:" >&2
         cat "$work/out" "$work/err" >&2
         return 1
@@ -80,6 +86,7 @@ run() {
     local line
     line=$(grep '^launch_rate ' "$work/out")
     echo "$mode $line" >>"$work/raw"
+    echo "$line" | sed -n 's/.*launches_per_s=\([0-9.]*\).*/\1/p' >"$work/last.$mode"
     echo "$line" | sed -n 's/.*launches_per_s=\([0-9.]*\) host_us_per_launch=\([0-9.]*\).*/\1 \2/p' >>"$work/$mode"
     if [ "$mode" = hit ]; then
         # Exit table: "xmatune:   launches  rewritten   keys  kernel"
@@ -109,17 +116,30 @@ for r in $(seq 1 "$ROUNDS"); do
             break
         fi
     fi
-    for m in "${modes[@]}"; do run "$m" || fail=1; done
+    # Rotate the order each round, so that no mode always runs first (or after another).
+    for i in 0 1 2 3; do
+        m=${modes[$(((i + r) % 4))]}
+        run "$m" || fail=1
+    done
     [ $fail = 0 ] || break
+    # Paired ratios: each mode against no shim in the same round, which cancels the slow
+    # drift of this machine's launch rate (it moves by 10-20% between runs).
+    for m in "${modes[@]}"; do
+        awk -v a="$(cat "$work/last.$m")" -v b="$(cat "$work/last.none")" 'BEGIN {print a / b}' >>"$work/ratio.$m"
+    done
     done_rounds=$((done_rounds + 1))
     echo "launch_rate.sh: round $r done ($(($(date +%s) - start)) s)" >&2
 done
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
-declare -A rate us
+declare -A rate us ratio lo hi
 for m in "${modes[@]}"; do
     rate[$m]=$(awk '{print $1}' "$work/$m" 2>/dev/null | median)
     us[$m]=$(awk '{print $2}' "$work/$m" 2>/dev/null | median)
+    ratio[$m]=$(median <"$work/ratio.$m" 2>/dev/null)
+    # The middle half of the paired ratios: how far one round can be trusted.
+    lo[$m]=$(sort -g "$work/ratio.$m" 2>/dev/null | awk '{v[NR]=$1} END {print NR ? v[int((NR + 3) / 4)] : "nan"}')
+    hi[$m]=$(sort -g "$work/ratio.$m" 2>/dev/null | awk '{v[NR]=$1} END {print NR ? v[int((3 * NR + 3) / 4)] : "nan"}')
 done
 declare -A label=(
     [none]="no shim"
@@ -131,15 +151,18 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 {
     echo "Launch rate of tiny<<<1, 32>>> (empty), $(date -u +%Y-%m-%d), ${gpu:-GPU unknown}, $(nproc) CPUs."
     echo "$done_rounds rounds x 4 modes, each $LAUNCHES launches after $WARMUP warm-up, host clock around the"
-    echo "loop + final sync; medians over rounds. Command: bash tests/gpu/launch_rate.sh $bdir $2"
+    echo "loop + final sync; the order of the modes rotates each round${PIN:+; pinned with \`$PIN\`}."
+    echo "*Ratio*: the median over rounds of (mode / no shim in the same round), with the middle"
+    echo "half of those per-round ratios; launches/s and µs are medians over rounds."
+    echo "Command: bash tests/gpu/launch_rate.sh $bdir $2"
     echo
-    echo "| mode | launches/s | ratio to no shim | host µs / launch (loop) | added µs / launch |"
-    echo "| --- | ---: | ---: | ---: | ---: |"
+    echo "| mode | ratio to no shim (paired) | middle half | launches/s | host µs / launch (loop) |"
+    echo "| --- | ---: | --- | ---: | ---: |"
     for m in "${modes[@]}"; do
-        awk -v l="${label[$m]}" -v r="${rate[$m]}" -v r0="${rate[none]}" -v u="${us[$m]}" -v u0="${us[none]}" \
+        awk -v l="${label[$m]}" -v r="${rate[$m]}" -v q="${ratio[$m]}" -v a="${lo[$m]}" -v b="${hi[$m]}" -v u="${us[$m]}" \
             'BEGIN {
                 if (r == "nan") { printf "| %s | - | - | - | - |\n", l; exit }
-                printf "| %s | %.0f | %.4f | %.4f | %+.4f |\n", l, r, r / r0, u, u - u0 }'
+                printf "| %s | %.4f | %.4f – %.4f | %.0f | %.4f |\n", l, q, a, b, r, u }'
     done
     echo
     echo "Target (issue 3): pass-through and off at least 0.98 of the no-shim rate."
