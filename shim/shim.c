@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "discover.h"
@@ -30,8 +31,11 @@ static xmt_tcount spare_count; /* if malloc fails, threads share this one (count
 
 xmt_tcount *xmt_tcount_register(void)
 {
-    xmt_tcount *c = calloc(1, sizeof *c);
+    /* A cache line of its own: threads' counters side by side would share lines and every
+     * launch would bounce them between cores. */
+    xmt_tcount *c = aligned_alloc(64, 64);
     if (!c) return xmt_tls_count = &spare_count;
+    memset(c, 0, 64);
     pthread_mutex_lock(&count_lock);
     c->next = count_head;
     count_head = c;

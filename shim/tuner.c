@@ -888,8 +888,9 @@ static memo_t *memo_slot(const xmt_kernel *k)
     if (__builtin_expect(!m, 0)) {
         /* Kept after the thread exits (a few KiB, only for threads that launched a
          * kernel with a policy): its counts are still to be reported. */
-        memo_block *b = calloc(1, sizeof *b);
+        memo_block *b = aligned_alloc(64, (sizeof *b + 63) / 64 * 64); /* no line shared */
         if (!b) return NULL;
+        memset(b, 0, sizeof *b);
         pthread_mutex_lock(&memo_lock);
         b->next = memo_blocks;
         memo_blocks = b;
