@@ -105,7 +105,7 @@ int cmd_report(int argc, char **argv)
             json_decref(e);
         }
         free(line);
-        fclose(f);
+        (void)fclose(f); /* read only */
     }
     printf("%lld process%s, %lld launches, %lld rewritten%s\n", processes,
            processes == 1 ? "" : "es", launches, rewritten,
@@ -205,7 +205,7 @@ int cmd_cache(int argc, char **argv)
         json_object_set_new(byid, id, e);
     }
     free(line);
-    fclose(f);
+    (void)fclose(f); /* read only */
     printf("| device | kernel | key | winner | time | policy entry |\n"
            "| --- | --- | --- | --- | ---: | --- |\n");
     size_t i;

@@ -194,16 +194,21 @@ int cmd_discover(int argc, char **argv)
             json_decref(e);
         }
         free(line);
-        if (f) fclose(f);
+        if (f) (void)fclose(f);
         FILE *out = fopen(stub, "w");
         if (!out) {
             perror(stub);
             rc = rc ? rc : 1;
         } else {
             write_stub(out, kernels, summaries);
-            fclose(out);
-            fprintf(stderr, "xmatune discover: policy skeleton for %zu kernel(s) in %s\n",
-                    json_array_size(kernels), stub);
+            /* a full disk shows only here: never report a skeleton that was not written */
+            int bad = ferror(out);
+            if (fclose(out) != 0 || bad) {
+                perror(stub);
+                rc = rc ? rc : 1;
+            } else
+                fprintf(stderr, "xmatune discover: policy skeleton for %zu kernel(s) in %s\n",
+                        json_array_size(kernels), stub);
         }
         json_decref(kernels);
         json_decref(summaries);

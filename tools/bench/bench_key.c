@@ -65,7 +65,7 @@ static void diag(void *ud, const char *m)
 
 int main(int argc, char **argv)
 {
-    double budget = argc > 1 ? atof(argv[1]) : 50.0;
+    double budget = argc > 1 ? strtod(argv[1], NULL) : 50.0;
     xmt_policy_set *set;
     if (xmt_policy_load_string("bench.yaml", policy, strlen(policy), &set, diag, NULL)) return 2;
     const xmt_entry *e = xmt_policy_match(set, "_Z5saxpyifPKfPf", diag, NULL);

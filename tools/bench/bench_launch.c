@@ -42,27 +42,27 @@ typedef CUresult (*pfn_gp2)(const char *, void **, int, cuuint64_t,
 typedef CUresult (*pfn_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, unsigned, CUstream, void **, void **);
 
-#define API(X)                                                                               \
-    X(cuInit, CUresult (*)(unsigned))                                                        \
-    X(cuGetErrorName, CUresult (*)(CUresult, const char **))                                 \
-    X(cuDeviceGet, CUresult (*)(CUdevice *, int))                                            \
-    X(cuDevicePrimaryCtxRetain, CUresult (*)(CUcontext *, CUdevice))                         \
-    X(cuCtxSetCurrent, CUresult (*)(CUcontext))                                              \
-    X(cuCtxSynchronize, CUresult (*)(void))                                                  \
-    X(cuMemAlloc, CUresult (*)(CUdeviceptr *, size_t))                                       \
-    X(cuMemFree, CUresult (*)(CUdeviceptr))                                                  \
-    X(cuMemcpyDtoH, CUresult (*)(void *, CUdeviceptr, size_t))                               \
-    X(cuMemsetD8, CUresult (*)(CUdeviceptr, unsigned char, size_t))                          \
-    X(cuStreamCreate, CUresult (*)(CUstream *, unsigned))                                    \
-    X(cuStreamDestroy, CUresult (*)(CUstream))                                               \
-    X(cuStreamSynchronize, CUresult (*)(CUstream))                                           \
-    X(cuLibraryLoadData, CUresult (*)(CUlibrary *, const void *, CUjit_option *, void **,   \
-                                      unsigned, CUlibraryOption *, void **, unsigned))       \
-    X(cuLibraryGetKernel, CUresult (*)(CUkernel *, CUlibrary, const char *))                 \
+#define API(X)                                                                                     \
+    X(cuInit, CUresult (*)(unsigned))                                                              \
+    X(cuGetErrorName, CUresult (*)(CUresult, const char **))                                       \
+    X(cuDeviceGet, CUresult (*)(CUdevice *, int))                                                  \
+    X(cuDevicePrimaryCtxRetain, CUresult (*)(CUcontext *, CUdevice))                               \
+    X(cuCtxSetCurrent, CUresult (*)(CUcontext))                                                    \
+    X(cuCtxSynchronize, CUresult (*)(void))                                                        \
+    X(cuMemAlloc, CUresult (*)(CUdeviceptr *, size_t))                                             \
+    X(cuMemFree, CUresult (*)(CUdeviceptr))                                                        \
+    X(cuMemcpyDtoH, CUresult (*)(void *, CUdeviceptr, size_t))                                     \
+    X(cuMemsetD8, CUresult (*)(CUdeviceptr, unsigned char, size_t))                                \
+    X(cuStreamCreate, CUresult (*)(CUstream *, unsigned))                                          \
+    X(cuStreamDestroy, CUresult (*)(CUstream))                                                     \
+    X(cuStreamSynchronize, CUresult (*)(CUstream))                                                 \
+    X(cuLibraryLoadData, CUresult (*)(CUlibrary *, const void *, CUjit_option *, void **,          \
+                                      unsigned, CUlibraryOption *, void **, unsigned))             \
+    X(cuLibraryGetKernel, CUresult (*)(CUkernel *, CUlibrary, const char *))                       \
     X(cuLibraryUnload, CUresult (*)(CUlibrary))
 
 static struct {
-#define FIELD(name, type) __typeof__(type) name;
+#define FIELD(name, type) __typeof__(type) name; /* NOLINT(bugprone-macro-parentheses): a type */
     API(FIELD)
 #undef FIELD
     pfn_launch launch;
@@ -70,11 +70,9 @@ static struct {
 
 static void check(CUresult r, const char *what, int line)
 {
-    if (r == CUDA_SUCCESS)
-        return;
+    if (r == CUDA_SUCCESS) return;
     const char *name = "?";
-    if (cu.cuGetErrorName)
-        cu.cuGetErrorName(r, &name);
+    if (cu.cuGetErrorName) cu.cuGetErrorName(r, &name);
     fprintf(stderr, "bench_launch.c:%d: %s failed: %s (%d)\n", line, what, name, (int)r);
     exit(1);
 }
@@ -195,8 +193,14 @@ int main(int argc, char **argv)
 
     worker *ws = calloc((size_t)nthreads, sizeof *ws);
     pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
-    if (!ws || !tids)
+    double *per = calloc((size_t)reps, sizeof *per);
+    if (!ws || !tids || !per) {
+        fprintf(stderr, "bench_launch: out of memory\n");
+        free(ws);
+        free(tids);
+        free(per);
         return 1;
+    }
     /* Buffers large enough for any config a policy could rewrite the launch to. */
     size_t bytes = (size_t)grid * block * 4 + 4096;
     for (int i = 0; i < nthreads; i++) {
@@ -218,9 +222,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < nthreads; i++)
         if (pthread_create(&tids[i], NULL, thread_main, &ws[i]) != 0) {
             fprintf(stderr, "bench_launch: pthread_create failed\n");
-            return 1;
+            exit(1); /* the started threads wait at the barrier */
         }
-    double *per = calloc((size_t)reps, sizeof *per);
     for (int r = 0; r < reps; r++) {
         pthread_barrier_wait(&start_bar);
         double t0 = now_ns();
@@ -235,6 +238,9 @@ int main(int argc, char **argv)
     CHECK(cu.cuMemcpyDtoH(&o, ws[0].out, sizeof o));
     if (o != 0.0f) {
         fprintf(stderr, "bench_launch: vecadd did not run (out[0] = %g)\n", (double)o);
+        free(per);
+        free(tids);
+        free(ws);
         return 1;
     }
     for (int i = 0; i < nthreads; i++) {
