@@ -1700,11 +1700,7 @@ static void load_text(ld *L, const char *text, size_t len, struct xmt_policy_set
     // cppcheck-suppress autoVariables
     L->doc = &doc;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (!root) { /* empty file: no entries */
-        yaml_document_delete(&doc);
-        yaml_parser_delete(&parser);
-        return;
-    }
+    if (!root) goto out; /* empty file: no entries */
     /* a second document would be silently ignored: refuse it */
     yaml_document_t doc2;
     if (yaml_parser_load(&parser, &doc2)) {

@@ -3,7 +3,7 @@
 # Idempotent and quiet: safe to call from every other script.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libyaml-dev libjansson-dev libiberty-dev
-      uthash-dev check valgrind clang python3)
+      uthash-dev check valgrind clang python3 clang-format clang-tidy cppcheck)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

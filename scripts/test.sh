@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds xmatune and runs every test that needs no GPU: the Check unit tests, the
-# malformed-policy corpus, the simulated-driver integration tests, a bounded fuzz run,
-# and the RTLD_NEXT and pass-through tests again in an -O0 build (dlsym's tail jump
-# must hold in every build type). Installs what it needs first (Debian).
+# malformed-policy corpus, the simulated-driver integration tests, the RTLD_NEXT and
+# pass-through tests again in an -O0 build (dlsym's tail jump must hold in every build
+# type), a bounded fuzz run, the suite under ASan+UBSan and TSan, and the linters.
+# Installs what it needs first (Debian).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -22,3 +23,5 @@ if [ -x tests/policy/fuzz.sh ] || [ -f tests/policy/fuzz.sh ]; then
 fi
 # ASan+UBSan and TSan builds and runs (scripts/sanitize.sh says which tests).
 bash scripts/sanitize.sh
+# Formatting, cppcheck and clang-tidy on the project's own C files (scripts/lint.sh).
+bash scripts/lint.sh

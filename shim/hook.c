@@ -26,7 +26,12 @@
 
 void *(*xmt_real_dlsym_ptr)(void *, const char *);
 
-__attribute__((constructor)) static void find_real_dlsym(void)
+/* The sanitizer runtimes look up what they intercept with dlsym(RTLD_NEXT, ...) before
+ * their shadow memory exists, so our dlsym runs inside their start-up: the code on that
+ * path must not be instrumented (ASan/TSan builds: LD_PRELOAD=libasan.so:libxmatune.so). */
+#define XMT_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
+
+__attribute__((constructor)) XMT_NO_SANITIZE static void find_real_dlsym(void)
 {
     if (xmt_real_dlsym_ptr) return;
     void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
@@ -34,7 +39,7 @@ __attribute__((constructor)) static void find_real_dlsym(void)
     xmt_real_dlsym_ptr = (void *(*)(void *, const char *))p;
 }
 
-void *xmt_real_dlsym(void *handle, const char *name)
+XMT_NO_SANITIZE void *xmt_real_dlsym(void *handle, const char *name)
 {
     if (!xmt_real_dlsym_ptr) find_real_dlsym();
     return xmt_real_dlsym_ptr ? xmt_real_dlsym_ptr(handle, name) : NULL;
@@ -62,7 +67,7 @@ static const struct {
     {"cuCtxDestroy_v2", K_UNLOAD, 0},
 };
 
-static int kind_of(const char *name, int *ptsz)
+XMT_NO_SANITIZE static int kind_of(const char *name, int *ptsz)
 {
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].name) == 0) {
@@ -222,7 +227,7 @@ void *xmt_wrap_proc(const char *name, void *real, int version, cuuint64_t flags)
     return bind_slot(kind, real, ptsz);
 }
 
-void *xmt_dlsym_hook(void *handle, const char *name)
+XMT_NO_SANITIZE void *xmt_dlsym_hook(void *handle, const char *name)
 {
     if (!xmt_real_dlsym_ptr) find_real_dlsym();
     /* Only cu[A-Z]* concerns us (a looser prefix broke cuDNN in another shim). */

@@ -55,8 +55,8 @@ static inline CUstream xmt_launch_stream(const xmt_launch *l)
 /* The slow halves, out of line so that the inline fast paths stay small: with their
  * arguments untouched, a pass-through launch ends in a tail jump to the driver. */
 CUresult xmt_launch_slow_args(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                              unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                              unsigned shared, CUstream s, void **params, void **extra)
+                              unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                              CUstream s, void **params, void **extra)
     __attribute__((noinline, cold));
 CUresult xmt_launch_ex_slow_args(void *real, int ptsz, const CUlaunchConfig *cfg, CUfunction f,
                                  void **params, void **extra) __attribute__((noinline, cold));
@@ -76,8 +76,8 @@ static inline __attribute__((always_inline)) int xmt_launch_is_plain(CUfunction 
 
 static inline __attribute__((always_inline)) CUresult
 xmt_launch_fast(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s,
-                void **params, void **extra)
+                unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s, void **params,
+                void **extra)
 {
     if (xmt_launch_is_plain(f)) {
         xmt_count_launch();

@@ -796,7 +796,10 @@ decide:
                 json_object_set_new(o, "args", args);
             }
             if (c->index == choice->index) winner = json_deep_copy(o);
-            if (i == 0) continue;
+            if (i == 0) {
+                json_decref(o); /* the program's own: reported under "own" */
+                continue;
+            }
             json_object_set_new(o, "index", json_integer(c->index));
             json_array_append_new(cl, o);
         }
@@ -869,8 +872,10 @@ typedef struct memo_block {
     struct memo_block *next;
 } memo_block;
 static __thread memo_t *tls_memo __attribute__((tls_model("initial-exec")));
-static memo_block *memo_blocks; /* every thread's, for the flush at exit */
+static memo_block *memo_blocks; /* every live thread's, for the flush at exit */
 static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t memo_key;
+static pthread_once_t memo_key_once = PTHREAD_ONCE_INIT;
 
 static void memo_flush(memo_t *m)
 {
@@ -882,15 +887,41 @@ static void memo_flush(memo_t *m)
     m->launches = m->rewritten = m->passed = 0;
 }
 
+/* At thread exit: the thread's counts go to the kernels, its block is freed. */
+static void memo_release(void *p)
+{
+    memo_block *b = p;
+    pthread_mutex_lock(&memo_lock);
+    for (int i = 0; i < MEMO_SLOTS; i++)
+        memo_flush(&b->slots[i]);
+    for (memo_block **q = &memo_blocks; *q; q = &(*q)->next)
+        if (*q == b) {
+            *q = b->next;
+            break;
+        }
+    pthread_mutex_unlock(&memo_lock);
+    tls_memo = NULL;
+    free(b);
+}
+
+static void memo_key_create(void)
+{
+    if (pthread_key_create(&memo_key, memo_release) != 0) memo_key = (pthread_key_t)-1;
+}
+
 static memo_t *memo_slot(const xmt_kernel *k)
 {
     memo_t *m = tls_memo;
     if (__builtin_expect(!m, 0)) {
-        /* Kept after the thread exits (a few KiB, only for threads that launched a
-         * kernel with a policy): its counts are still to be reported. */
+        /* Freed at thread exit (memo_release), after its counts are added up. */
+        pthread_once(&memo_key_once, memo_key_create);
         memo_block *b = aligned_alloc(64, (sizeof *b + 63) / 64 * 64); /* no line shared */
         if (!b) return NULL;
         memset(b, 0, sizeof *b);
+        if (memo_key == (pthread_key_t)-1 || pthread_setspecific(memo_key, b) != 0) {
+            free(b);
+            return NULL;
+        }
         pthread_mutex_lock(&memo_lock);
         b->next = memo_blocks;
         memo_blocks = b;
