@@ -174,6 +174,22 @@ XMT_EXPORT unsigned long long xmatune_launch_count(void)
     return (unsigned long long)xmt_launches_total();
 }
 
+/* The real driver's own entry point for (name, version, flags), never wrapped: for a
+ * program or benchmark that wants to compare a launch through the shim with one that
+ * bypasses it in the same process (tests/gpu/launch_rate.cu --paired). NULL when the driver
+ * cannot be opened or has no such entry point. */
+XMT_EXPORT void *xmatune_driver_entry(const char *name, int version, unsigned long long flags)
+{
+    xmt_activate();
+    if (!name || xmt_driver_init() != 0) return NULL;
+    void *p = NULL;
+    CUdriverProcAddressQueryResult st;
+    xmt_in_shim++;
+    if (xmt_drv.getproc(name, &p, version, flags, &st) != CUDA_SUCCESS) p = NULL;
+    xmt_in_shim--;
+    return p;
+}
+
 /* The mode in force ("off" before any CUDA entry point was asked for). */
 XMT_EXPORT const char *xmatune_mode(void)
 {

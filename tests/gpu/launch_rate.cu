@@ -16,12 +16,31 @@
  * (R = N / T; U = L / N, the loop alone, before the final sync: the host cost per launch
  * while the queue is not full) and "LAUNCHES n" as the other suite programs do.
  * Exits 2 with a message on any CUDA error.
+ *
+ *   launch_rate --paired BLOCKS PER_BLOCK    (under the shim only)
+ *
+ * The same comparison inside one process, so that what differs between processes (this
+ * machine's launch rate moves by 10-20 % from one process to the next) cancels: the
+ * driver's cuLaunchKernel as the program gets it (cudaGetDriverEntryPointByVersion, which
+ * the shim wraps) against the real driver's own entry point (xmatune_driver_entry), in
+ * BLOCKS blocks of PER_BLOCK launches of tiny on the legacy stream, alternating ABBA, each
+ * block timed by the host clock around its loop and its synchronize. Prints the medians
+ * and the median of the per-pair ratios real / wrapped (the wrapped launch rate as a
+ * fraction of the real one):
+ *
+ *   paired blocks=B per_block=N wrapped_us=.. real_us=.. ratio=..
  */
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #define CK(call)                                                                      \
     do {                                                                              \
@@ -46,8 +65,79 @@ static double now_s()
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, unsigned, CUstream, void **, void **);
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Host µs per launch of one block: the loop and its synchronize. */
+static double block(launch_fn fn, CUfunction f, void **args, long n)
+{
+    double t0 = now_s();
+    for (long i = 0; i < n; i++)
+        if (fn(f, 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr) != CUDA_SUCCESS) {
+            fprintf(stderr, "launch_rate: cuLaunchKernel failed\n");
+            exit(2);
+        }
+    CK(cudaDeviceSynchronize());
+    return (now_s() - t0) * 1e6 / (double)n;
+}
+
+static int paired(long blocks, long per)
+{
+    typedef void *(*entry_fn)(const char *, int, unsigned long long);
+    entry_fn entry = (entry_fn)dlsym(RTLD_DEFAULT, "xmatune_driver_entry");
+    if (!entry) {
+        fprintf(stderr, "launch_rate --paired: not under the shim (no xmatune_driver_entry)\n");
+        return 3;
+    }
+    int *p = nullptr;
+    CK(cudaMalloc(&p, sizeof(int)));
+    void *args[] = {&p};
+    cudaFunction_t fn;
+    CK(cudaGetFuncBySymbol(&fn, (const void *)tiny));
+    CUfunction f = (CUfunction)fn;
+    launch_fn wrapped = nullptr, real = (launch_fn)entry("cuLaunchKernel", 12000, 0);
+    cudaDriverEntryPointQueryResult q;
+    CK(cudaGetDriverEntryPointByVersion("cuLaunchKernel", (void **)&wrapped, 12000,
+                                        cudaEnableDefault, &q));
+    if (!wrapped || !real || wrapped == real) {
+        fprintf(stderr, "launch_rate --paired: wrapped %p real %p: nothing to compare\n",
+                (void *)wrapped, (void *)real);
+        return 3;
+    }
+    block(wrapped, f, args, per); /* warm both paths, and let the shim see the kernel */
+    block(real, f, args, per);
+    std::vector<double> w, r, ratio;
+    for (long b = 0; b < blocks; b++) {
+        double a, c;
+        if (b % 2) { /* ABBA: neither path always goes first */
+            c = block(real, f, args, per);
+            a = block(wrapped, f, args, per);
+        } else {
+            a = block(wrapped, f, args, per);
+            c = block(real, f, args, per);
+        }
+        w.push_back(a);
+        r.push_back(c);
+        ratio.push_back(c / a);
+    }
+    CK(cudaFree(p));
+    printf("paired blocks=%ld per_block=%ld wrapped_us=%.4f real_us=%.4f ratio=%.4f\n", blocks,
+           per, median(w), median(r), median(ratio));
+    printf("LAUNCHES %ld\n", 2 * per * (blocks + 1));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && std::string_view(argv[1]) == "--paired")
+        return paired(argc > 2 ? atol(argv[2]) : 40, argc > 3 ? atol(argv[3]) : 5000);
     long n = argc > 1 ? atol(argv[1]) : 200000;
     long warm = argc > 2 ? atol(argv[2]) : 20000;
     if (n < 1 || warm < 0) {

@@ -131,6 +131,26 @@ for r in $(seq 1 "$ROUNDS"); do
     echo "launch_rate.sh: round $r done ($(($(date +%s) - start)) s)" >&2
 done
 
+# In one process: the wrapped entry point against the driver's own, in alternating blocks
+# (launch_rate --paired), for pass-through and cache hit. Immune to the per-process drift.
+declare -A pw pr pq
+for m in pass hit; do
+    local_env=(env -u LD_PRELOAD XMATUNE_LOG= XMATUNE_CACHE= XMATUNE_VERBOSE=0 LD_PRELOAD="$shim"
+        XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_WARMUP_MS=0)
+    [ "$m" = pass ] && local_env+=(XMATUNE_EXCLUDE=tiny)
+    if timeout 120 "${local_env[@]}" $PIN "$bin" --paired "${PAIRED_BLOCKS:-60}" 5000 >"$work/p.$m" 2>"$work/pe.$m"; then
+        line=$(grep '^paired ' "$work/p.$m")
+        echo "paired-$m $line" >>"$work/raw"
+        pw[$m]=$(echo "$line" | sed -n 's/.*wrapped_us=\([0-9.]*\).*/\1/p')
+        pr[$m]=$(echo "$line" | sed -n 's/.*real_us=\([0-9.]*\).*/\1/p')
+        pq[$m]=$(echo "$line" | sed -n 's/.*ratio=\([0-9.]*\).*/\1/p')
+    else
+        echo "launch_rate.sh: paired $m failed:" >&2
+        cat "$work/p.$m" "$work/pe.$m" >&2
+        fail=1
+    fi
+done
+
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 declare -A rate us ratio lo hi
 for m in "${modes[@]}"; do
@@ -163,6 +183,17 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
             'BEGIN {
                 if (r == "nan") { printf "| %s | - | - | - | - |\n", l; exit }
                 printf "| %s | %.4f | %.4f – %.4f | %.0f | %.4f |\n", l, q, a, b, r, u }'
+    done
+    echo
+    echo "In one process (\`launch_rate --paired ${PAIRED_BLOCKS:-60} 5000\`): blocks of 5000 launches through"
+    echo "the entry point the program gets (wrapped by the shim) and through the driver's own"
+    echo "(\`xmatune_driver_entry\`), alternating ABBA; medians over blocks, and the median per-pair"
+    echo "ratio of launch rates, wrapped / driver's own."
+    echo
+    echo "| mode | µs / launch, wrapped | µs / launch, driver's own | launch rate, wrapped / own |"
+    echo "| --- | ---: | ---: | ---: |"
+    for m in pass hit; do
+        echo "| ${label[$m]} | ${pw[$m]:--} | ${pr[$m]:--} | ${pq[$m]:--} |"
     done
     echo
     echo "Target (issue 3): pass-through and off at least 0.98 of the no-shim rate."
