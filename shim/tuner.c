@@ -762,12 +762,26 @@ decide:
     if (verify_only)
         xmt_verbose(1, "%s: config %s used without benchmark (%s) for %s", k->demangled,
                     choice->label, any_verify ? "verified" : "single config", key_text);
-    else
-        xmt_verbose(1,
-                    "%s: config %s achieved the best time (%.4f ms; own %.4f ms, %.2fx) for "
-                    "%s; %zu of %zu configs timed in %.1f ms",
-                    k->demangled, choice->label, choice->time_ms, own_t, own_t / choice->time_ms,
-                    key_text, valid, n, spent);
+    else if (xmt_opt.verbose >= 1) {
+        size_t timed = 0, rejected = 0, skipped = 0;
+        for (size_t i = 1; i <= n; i++) {
+            timed += cands[i].status == C_OK && cands[i].ntimes > 0;
+            rejected += cands[i].status == C_REJECTED;
+            skipped += cands[i].status == C_SKIPPED;
+        }
+        if (choice->index == XMT_OWN_CONFIG)
+            xmt_verbose(1,
+                        "%s: the program's own config %s stays (%.4f ms) for %s; %zu configs "
+                        "timed, %zu rejected, %zu skipped, in %.1f ms%s",
+                        k->demangled, choice->label, own_t, key_text, timed, rejected, skipped,
+                        spent, S.error != CUDA_SUCCESS ? " (tuning stopped by an error)" : "");
+        else
+            xmt_verbose(1,
+                        "%s: config %s achieved the best time (%.4f ms; own %.4f ms, %.2fx) for "
+                        "%s; %zu configs timed, %zu rejected, %zu skipped, in %.1f ms",
+                        k->demangled, choice->label, choice->time_ms, own_t,
+                        own_t / choice->time_ms, key_text, timed, rejected, skipped, spent);
+    }
 
     if (xmt_log_enabled()) {
         json_t *cl = json_array();
