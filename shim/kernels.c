@@ -256,11 +256,3 @@ void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud)
     for (xmt_kernel *r = head; r; r = r->next_all)
         fn(r, ud);
 }
-
-size_t xmt_kernels_live(void)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < (1u << XMT_KTAB_BITS); i++)
-        n += atomic_load_explicit(&xmt_ktab[i].rec, memory_order_relaxed) != NULL;
-    return n;
-}

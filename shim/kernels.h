@@ -79,7 +79,4 @@ void xmt_kernels_forget_all(void);
 /* Calls fn for every record ever made, oldest first, e.g. for the exit report. */
 void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud);
 
-/* For tests: how many records are in the table now. */
-size_t xmt_kernels_live(void);
-
 #endif

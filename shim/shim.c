@@ -156,7 +156,6 @@ void xmt_report(void)
     xmt_log_event(json_pack("{sssIsIsisI}", "event", "exit", "launches", (json_int_t)total,
                             "rewritten", (json_int_t)c.rewritten, "kernels", c.kernels, "pid",
                             (json_int_t)getpid()));
-    xmt_tuner_shutdown();
     xmt_log_close();
     xmt_in_shim--;
 }

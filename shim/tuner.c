@@ -836,6 +836,7 @@ decide:
             json_object_set_new(ev, "iterations", json_integer(iterations));
             json_object_set_new(ev, "warmup", json_integer(warmup));
             json_object_set_new(ev, "tolerance", json_boolean(tolerance));
+            json_object_set_new(ev, "l2_flush", json_boolean(S.flush != 0));
             json_object_set_new(ev, "verified", json_boolean(any_verify));
             json_object_set_new(ev, "benchmarked", json_boolean(!verify_only && valid > 0));
             json_object_set_new(ev, "duration_ms", json_real(spent));
@@ -1252,11 +1253,6 @@ void xmt_tune_flush_counts(void)
         for (int i = 0; i < MEMO_SLOTS; i++)
             memo_flush(&b->slots[i]);
     pthread_mutex_unlock(&memo_lock);
-}
-
-void xmt_tuner_shutdown(void)
-{
-    /* The in-memory cache stays: other threads may still launch while exit() runs. */
 }
 
 void xmt_tune_report(xmt_kernel *k, FILE *table)

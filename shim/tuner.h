@@ -19,8 +19,7 @@
 
 #include "launch.h"
 
-void xmt_tuner_init(void);     /* at activation: reads the on-disk cache */
-void xmt_tuner_shutdown(void); /* at exit */
+void xmt_tuner_init(void); /* at activation: reads the on-disk cache */
 
 /* A launch of a kernel with a policy entry (tune or replay mode). Returns the driver's
  * result for the launch actually made. */

@@ -494,6 +494,23 @@ def tune_budget():
 
 
 @case
+def tune_l2_flush():
+    base, t = tuned("rt", "saxpy", env={"XMATUNE_L2_FLUSH": "1", "XMATUNE_ITERATIONS": "2"})
+    same_output(base, t, "with L2 flushes")
+    ev = tune_events(t, "saxpy")[0]
+    expect(ev["l2_flush"] is True and winner_block(ev) == [256, 1, 1], ev)
+    expect(tune_events(tuned("rt", "saxpy")[1], "saxpy")[0]["l2_flush"] is False, "flush by default")
+    # saxpy's policy resets nothing, so its only memset is the flush: failing it must stop
+    # tuning there (which shows it happens), and change nothing for the program.
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_L2_FLUSH": "1",
+                                "SIMCUDA_FAIL": "cuMemsetD8Async:1:CUDA_ERROR_OUT_OF_MEMORY"})
+    ok(t, "flush fails")
+    same_output(base, t, "flush fails")
+    ev = tune_events(t, "saxpy")[0]
+    expect("l2 flush" in ev.get("error", ""), ev.get("error"))
+
+
+@case
 def tune_include_exclude():
     base, t = tuned("rt", "basic", env={"XMATUNE_EXCLUDE": "saxpy*,vecadd"})
     names = {e["name"].split("(")[0] for e in t.events("tune")}
