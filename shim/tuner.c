@@ -410,12 +410,35 @@ fail:
     return -1;
 }
 
-/* One run of a candidate for verification; reads its verify buffers into host memory. */
-static int verify_run(session_t *S, cand_t *c, int into_ref, CUresult *launch_result)
+/* One launch of candidate c (the program's own when c->index is XMT_OWN_CONFIG). Returns
+ * 0 when it ran; 1 when the driver refused it (c is then skipped, saying why, and the
+ * session goes on without it); -1 when the session must end: the program's own config
+ * failed, or a launch failed in a way that may have left the context broken. */
+static int run_candidate(session_t *S, cand_t *c)
+{
+    CUresult r = launch_as(S->k, S->l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
+    if (r == CUDA_SUCCESS) return 0;
+    if (c->index != XMT_OWN_CONFIG) {
+        char b[32];
+        c->status = C_SKIPPED;
+        snprintf(c->why, sizeof c->why, "launch failed: %s", xmt_cu_name(r, b, sizeof b));
+        if (refused(r)) return 1;
+    }
+    if (S->error == CUDA_SUCCESS) {
+        S->error = r;
+        S->error_at =
+            c->index == XMT_OWN_CONFIG ? "the program's own config" : "a candidate's launch";
+    }
+    return -1;
+}
+
+/* One run of a candidate for verification; reads its verify buffers into host memory.
+ * Returns as run_candidate, and -1 on a failed copy. */
+static int verify_run(session_t *S, cand_t *c, int into_ref)
 {
     if (prepare(S, 1, 0) != 0) return -1;
-    *launch_result = launch_as(S->k, S->l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
-    if (*launch_result != CUDA_SUCCESS) return 0;
+    int r = run_candidate(S, c);
+    if (r != 0) return r;
     for (size_t i = 0; i < S->nbufs; i++) {
         buf_t *b = &S->bufs[i];
         if (b->b.roles & XMT_BUF_VERIFY)
@@ -572,24 +595,13 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
 
     /* Verify: every candidate once against the program's own config on the same inputs. */
     if (any_verify) {
-        CUresult lr;
-        if (verify_run(&S, &cands[0], 1, &lr) != 0) goto fail;
-        if (lr != CUDA_SUCCESS) {
-            S.error = lr;
-            S.error_at = "the program's own config";
-            goto fail;
-        }
+        if (verify_run(&S, &cands[0], 1) != 0) goto fail;
         for (size_t i = 1; i <= n; i++) {
             cand_t *c = &cands[i];
             if (c->status != C_OK) continue;
-            if (verify_run(&S, c, 0, &lr) != 0) goto fail;
-            char b[32];
-            if (lr != CUDA_SUCCESS) {
-                c->status = C_SKIPPED;
-                snprintf(c->why, sizeof c->why, "launch failed: %s", xmt_cu_name(lr, b, sizeof b));
-                if (!refused(lr)) goto fail_launch;
-                continue;
-            }
+            int r = verify_run(&S, c, 0);
+            if (r < 0) goto fail;
+            if (r > 0) continue;
             for (size_t j = 0; j < S.nbufs; j++) {
                 buf_t *bf = &S.bufs[j];
                 if ((bf->b.roles & XMT_BUF_VERIFY) &&
@@ -607,13 +619,7 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     if (xmt_opt.warmup_ms > 0) {
         double w0 = now_ms();
         for (int i = 0; i < 100000; i++) {
-            if (prepare(&S, 0, 0) != 0) goto fail;
-            CUresult lr = launch_as(k, l, NULL);
-            if (lr != CUDA_SUCCESS) {
-                S.error = lr;
-                S.error_at = "warm-up";
-                goto fail;
-            }
+            if (prepare(&S, 0, 0) != 0 || run_candidate(&S, &cands[0]) != 0) goto fail;
             if (i % 4 == 3) {
                 TRY(&S, xmt_drv.cuStreamSynchronize(S.s), "synchronize");
                 if (now_ms() - w0 >= xmt_opt.warmup_ms) break;
@@ -625,21 +631,8 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     for (size_t i = 0; i <= n; i++) {
         cand_t *c = &cands[i];
         if (c->status != C_OK) continue;
-        for (int w = 0; w < warmup && c->status == C_OK; w++) {
-            if (prepare(&S, 0, 0) != 0) goto fail;
-            CUresult lr = launch_as(k, l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
-            if (lr != CUDA_SUCCESS) {
-                char b[32];
-                if (c->index == XMT_OWN_CONFIG) {
-                    S.error = lr;
-                    S.error_at = "the program's own config";
-                    goto fail;
-                }
-                c->status = C_SKIPPED;
-                snprintf(c->why, sizeof c->why, "launch failed: %s", xmt_cu_name(lr, b, sizeof b));
-                if (!refused(lr)) goto fail_launch;
-            }
-        }
+        for (int w = 0; w < warmup && c->status == C_OK; w++)
+            if (prepare(&S, 0, 0) != 0 || run_candidate(&S, c) < 0) goto fail;
     }
 
     /* Timed runs, round-robin so that clock drift favours no candidate; the starting
@@ -656,19 +649,9 @@ static void tune_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
             if (c->status != C_OK) continue;
             if (prepare(&S, 0, flush) != 0) goto fail;
             TRY(&S, xmt_drv.cuEventRecord(c->start, S.s), "event record");
-            CUresult lr = launch_as(k, l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
-            if (lr != CUDA_SUCCESS) {
-                char b[32];
-                if (c->index == XMT_OWN_CONFIG) {
-                    S.error = lr;
-                    S.error_at = "the program's own config";
-                    goto fail;
-                }
-                c->status = C_SKIPPED;
-                snprintf(c->why, sizeof c->why, "launch failed: %s", xmt_cu_name(lr, b, sizeof b));
-                if (!refused(lr)) goto fail_launch;
-                continue;
-            }
+            int r = run_candidate(&S, c);
+            if (r < 0) goto fail;
+            if (r > 0) continue;
             TRY(&S, xmt_drv.cuEventRecord(c->end, S.s), "event record");
             last = c->end;
         }
@@ -688,11 +671,6 @@ measured:
     if (put_back(&S) != 0) goto fail;
     goto decide;
 
-fail_launch:
-    if (S.error == CUDA_SUCCESS) {
-        S.error = CUDA_ERROR_LAUNCH_FAILED;
-        S.error_at = "a candidate's launch";
-    }
 fail : {
     char b[32];
     xmt_warn("%s: tuning stopped at %s (%s); the program's own config is used for key %s",
