@@ -1191,7 +1191,9 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
 {
     memo_t *m = tls_memo;
     CUdevice dev;
-    if (__builtin_expect(m != NULL && l->params != NULL && l->kind == XMT_K_LAUNCH, 1) &&
+    if (__builtin_expect(m != NULL && l->params != NULL, 1) &&
+        (l->kind == XMT_K_LAUNCH ||
+         (l->kind == XMT_K_EX && !xmt_launch_has_blocking_attrs(l->cfg))) &&
         current_device(&dev)) {
         m = &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
         if (memo_hit(m, k, (int)dev, l, (void *const *)l->params)) {
@@ -1200,7 +1202,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
                 m->passed++;
                 return xmt_launch_call(l);
             }
-            if (m->c.nargs == 0) {
+            if (m->c.nargs == 0 && l->kind == XMT_K_LAUNCH) {
                 const xmt_dims *d = &m->c.dims;
                 CUresult r = ((xmt_pfn_launch)l->real)(l->f, d->grid.x, d->grid.y, d->grid.z,
                                                        d->block.x, d->block.y, d->block.z,

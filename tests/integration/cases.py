@@ -398,6 +398,11 @@ def tune_every_path():
     expect(cs["winner"]["block"] == [256, 1, 1] and cs["winner"]["args"][0]["value"] == 4,
            "chunk_scale winner %r" % cs["winner"])
     tc = tune_events(t, "tile_copy")[0]
+    expect(winner_block(tc) == [64, 1, 1], "tile_copy winner %r" % tc["winner"])
+    runs = traced(t, "_Z9tile_copyILi128EEvPKfPfi")
+    # Its three cuLaunchKernelEx launches ran the winner (the second and third from the
+    # per-thread memo); the fourth, cooperative, passed through as the program made it.
+    expect([r[1] for r in runs[-4:]] == [(64, 1, 1)] * 3 + [(128, 1, 1)], "tile_copy ran %r" % runs[-4:])
     bad = [c for c in tc["candidates"] if c["config"] == "BLOCK=256"][0]
     expect(bad["status"] == "skipped", "block 256 over the launch bounds: %r" % bad)
     summ = {e["name"].split("(")[0]: e for e in t.events("kernel_summary")}
