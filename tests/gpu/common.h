@@ -32,28 +32,28 @@
 static std::atomic<long> g_launches{0};
 
 #ifndef XMT_DRIVER_ONLY
-#define CK(call)                                                                 \
-    do {                                                                         \
-        cudaError_t ck_e_ = (call);                                              \
-        if (ck_e_ != cudaSuccess) {                                              \
-            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__,   \
-                    #call, cudaGetErrorString(ck_e_), (int)ck_e_);               \
-            exit(2);                                                             \
-        }                                                                        \
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t ck_e_ = (call);                                                                \
+        if (ck_e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call,              \
+                    cudaGetErrorString(ck_e_), (int)ck_e_);                                        \
+            exit(2);                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* After a <<<>>> launch: check that it was accepted, and count it. */
-#define LAUNCHED()                                                               \
-    do {                                                                         \
-        CK(cudaGetLastError());                                                  \
-        g_launches.fetch_add(1, std::memory_order_relaxed);                      \
+#define LAUNCHED()                                                                                 \
+    do {                                                                                           \
+        CK(cudaGetLastError());                                                                    \
+        g_launches.fetch_add(1, std::memory_order_relaxed);                                        \
     } while (0)
 
 /* Around a launch call that returns cudaError_t (cudaLaunchKernel, ...Ex). */
-#define CK_LAUNCH(call)                                                          \
-    do {                                                                         \
-        CK(call);                                                                \
-        g_launches.fetch_add(1, std::memory_order_relaxed);                      \
+#define CK_LAUNCH(call)                                                                            \
+    do {                                                                                           \
+        CK(call);                                                                                  \
+        g_launches.fetch_add(1, std::memory_order_relaxed);                                        \
     } while (0)
 #endif
 
@@ -79,15 +79,15 @@ static void fill_real(std::vector<T> &v, uint64_t seed, double lo = 0.25, double
 }
 
 /* Non-zero integers in [1, mod] (mod > 0), deterministic in (seed, index). */
-template <typename T>
-static void fill_int(std::vector<T> &v, uint64_t seed, uint64_t mod)
+template <typename T> static void fill_int(std::vector<T> &v, uint64_t seed, uint64_t mod)
 {
     for (size_t i = 0; i < v.size(); ++i)
         v[i] = (T)(1 + xmt_mix(seed * 0x100000001B3ull + i) % mod);
 }
 
 /* The output file: raw bytes of every output, in program order. */
-class Out {
+class Out
+{
   public:
     explicit Out(const char *path) : path_(path)
     {
@@ -153,15 +153,18 @@ static inline void finish()
  * launch (the median ignores the first launch, which in tune mode includes the
  * benchmark) and one around the whole loop.
  */
-class LoopTimer {
+class LoopTimer
+{
   public:
     LoopTimer(int n, cudaStream_t s) : n_(n), s_(s), ev_(2 * (size_t)n + 2)
     {
-        for (auto &e : ev_) CK(cudaEventCreate(&e));
+        for (auto &e : ev_)
+            CK(cudaEventCreate(&e));
     }
     ~LoopTimer()
     {
-        for (auto &e : ev_) cudaEventDestroy(e);
+        for (auto &e : ev_)
+            cudaEventDestroy(e);
     }
     void begin_loop() { CK(cudaEventRecord(ev_[2 * n_], s_)); }
     void end_loop() { CK(cudaEventRecord(ev_[2 * n_ + 1], s_)); }
@@ -172,7 +175,8 @@ class LoopTimer {
     {
         CK(cudaStreamSynchronize(s_));
         std::vector<float> t(n_);
-        for (int i = 0; i < n_; ++i) CK(cudaEventElapsedTime(&t[i], ev_[2 * i], ev_[2 * i + 1]));
+        for (int i = 0; i < n_; ++i)
+            CK(cudaEventElapsedTime(&t[i], ev_[2 * i], ev_[2 * i + 1]));
         float total = 0;
         CK(cudaEventElapsedTime(&total, ev_[2 * n_], ev_[2 * n_ + 1]));
         float first = t[0];

@@ -31,10 +31,10 @@ static int g_ndevices = 1;
 
 #define MAX_RULES 32
 typedef struct {
-  int nth;
-  CUresult err;
-  unsigned long long seen;
-  unsigned char match[SIM_NFUNCS];
+    int nth;
+    CUresult err;
+    unsigned long long seen;
+    unsigned char match[SIM_NFUNCS];
 } fault_rule;
 static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static fault_rule g_rules[MAX_RULES];
@@ -53,290 +53,318 @@ static unsigned long long g_launches, g_captured, g_graph_launches, g_alloc_coun
 static struct simcuda_launch_info g_last;
 
 /* A name matches an entry point when it is its symbol or its base name. */
-static int name_matches(const char *name, int idx) {
-  return strcmp(name, g_sym_names[idx]) == 0 || strcmp(name, g_base_names[idx]) == 0;
+static int name_matches(const char *name, int idx)
+{
+    return strcmp(name, g_sym_names[idx]) == 0 || strcmp(name, g_base_names[idx]) == 0;
 }
 
-CUresult sim_enter(int idx, int need_init) {
-  atomic_fetch_add(&g_calls[idx], 1);
-  if (atomic_load(&g_nrules) > 0) {
-    CUresult rc = CUDA_SUCCESS;
+CUresult sim_enter(int idx, int need_init)
+{
+    atomic_fetch_add(&g_calls[idx], 1);
+    if (atomic_load(&g_nrules) > 0) {
+        CUresult rc = CUDA_SUCCESS;
+        pthread_mutex_lock(&g_fault_lock);
+        int n = atomic_load(&g_nrules);
+        for (int i = 0; i < n && rc == CUDA_SUCCESS; i++) {
+            fault_rule *r = &g_rules[i];
+            if (!r->match[idx]) continue;
+            r->seen++;
+            if (r->nth == 0 || r->seen == (unsigned long long)r->nth) rc = r->err;
+        }
+        pthread_mutex_unlock(&g_fault_lock);
+        if (rc != CUDA_SUCCESS) {
+            atomic_fetch_add(&g_faults_injected, 1);
+            return rc;
+        }
+    }
+    if (need_init && !atomic_load(&g_inited)) return CUDA_ERROR_NOT_INITIALIZED;
+    return CUDA_SUCCESS;
+}
+
+SIM_API int simcuda_set_fail(const char *fn, int nth, CUresult err)
+{
+    if (!fn || nth < 0) return -1;
+    fault_rule r = {.nth = nth, .err = err};
+    int any = 0;
+    for (int i = 0; i < SIM_NFUNCS; i++)
+        if (name_matches(fn, i)) r.match[i] = 1, any = 1;
+    if (!any) return -1;
     pthread_mutex_lock(&g_fault_lock);
-    int n = atomic_load(&g_nrules);
-    for (int i = 0; i < n && rc == CUDA_SUCCESS; i++) {
-      fault_rule *r = &g_rules[i];
-      if (!r->match[idx]) continue;
-      r->seen++;
-      if (r->nth == 0 || r->seen == (unsigned long long)r->nth) rc = r->err;
+    int n = atomic_load(&g_nrules), rc = -1;
+    if (n < MAX_RULES) {
+        g_rules[n] = r;
+        atomic_store(&g_nrules, n + 1);
+        rc = 0;
     }
     pthread_mutex_unlock(&g_fault_lock);
-    if (rc != CUDA_SUCCESS) {
-      atomic_fetch_add(&g_faults_injected, 1);
-      return rc;
-    }
-  }
-  if (need_init && !atomic_load(&g_inited)) return CUDA_ERROR_NOT_INITIALIZED;
-  return CUDA_SUCCESS;
+    return rc;
 }
 
-SIM_API int simcuda_set_fail(const char *fn, int nth, CUresult err) {
-  if (!fn || nth < 0) return -1;
-  fault_rule r = {.nth = nth, .err = err};
-  int any = 0;
-  for (int i = 0; i < SIM_NFUNCS; i++)
-    if (name_matches(fn, i)) r.match[i] = 1, any = 1;
-  if (!any) return -1;
-  pthread_mutex_lock(&g_fault_lock);
-  int n = atomic_load(&g_nrules), rc = -1;
-  if (n < MAX_RULES) {
-    g_rules[n] = r;
-    atomic_store(&g_nrules, n + 1);
-    rc = 0;
-  }
-  pthread_mutex_unlock(&g_fault_lock);
-  return rc;
+SIM_API void simcuda_reset_faults(void)
+{
+    pthread_mutex_lock(&g_fault_lock);
+    atomic_store(&g_nrules, 0);
+    pthread_mutex_unlock(&g_fault_lock);
 }
 
-SIM_API void simcuda_reset_faults(void) {
-  pthread_mutex_lock(&g_fault_lock);
-  atomic_store(&g_nrules, 0);
-  pthread_mutex_unlock(&g_fault_lock);
+SIM_API void simcuda_set_capturing(int on)
+{
+    atomic_store(&g_fake_capturing, on != 0);
 }
 
-SIM_API void simcuda_set_capturing(int on) { atomic_store(&g_fake_capturing, on != 0); }
-
-SIM_API void simcuda_set_noise(double fraction, unsigned seed) {
-  pthread_mutex_lock(&sim_lock);
-  g_noise = fraction < 0 ? 0 : fraction;
-  g_noise_seed = seed;
-  pthread_mutex_unlock(&sim_lock);
+SIM_API void simcuda_set_noise(double fraction, unsigned seed)
+{
+    pthread_mutex_lock(&sim_lock);
+    g_noise = fraction < 0 ? 0 : fraction;
+    g_noise_seed = seed;
+    pthread_mutex_unlock(&sim_lock);
 }
 
-SIM_API void simcuda_set_outlier(unsigned every) {
-  pthread_mutex_lock(&sim_lock);
-  g_outlier = every;
-  pthread_mutex_unlock(&sim_lock);
+SIM_API void simcuda_set_outlier(unsigned every)
+{
+    pthread_mutex_lock(&sim_lock);
+    g_outlier = every;
+    pthread_mutex_unlock(&sim_lock);
 }
 
-SIM_API void simcuda_set_trace(const char *path) {
-  pthread_mutex_lock(&sim_lock);
-  if (g_trace) fclose(g_trace);
-  g_trace = NULL;
-  free(g_trace_path);
-  g_trace_path = path && *path ? strdup(path) : NULL;
-  pthread_mutex_unlock(&sim_lock);
+SIM_API void simcuda_set_trace(const char *path)
+{
+    pthread_mutex_lock(&sim_lock);
+    if (g_trace) fclose(g_trace);
+    g_trace = NULL;
+    free(g_trace_path);
+    g_trace_path = path && *path ? strdup(path) : NULL;
+    pthread_mutex_unlock(&sim_lock);
 }
 
-SIM_API unsigned long long simcuda_calls(const char *fn) {
-  unsigned long long n = 0;
-  for (int i = 0; fn && i < SIM_NFUNCS; i++)
-    if (name_matches(fn, i)) n += atomic_load(&g_calls[i]);
-  return n;
+SIM_API unsigned long long simcuda_calls(const char *fn)
+{
+    unsigned long long n = 0;
+    for (int i = 0; fn && i < SIM_NFUNCS; i++)
+        if (name_matches(fn, i)) n += atomic_load(&g_calls[i]);
+    return n;
 }
 
-SIM_API void simcuda_reset_calls(void) {
-  for (int i = 0; i < SIM_NFUNCS; i++) atomic_store(&g_calls[i], 0);
+SIM_API void simcuda_reset_calls(void)
+{
+    for (int i = 0; i < SIM_NFUNCS; i++)
+        atomic_store(&g_calls[i], 0);
 }
 
-SIM_API unsigned long long simcuda_launch_count(void) {
-  pthread_mutex_lock(&sim_lock);
-  unsigned long long n = g_launches;
-  pthread_mutex_unlock(&sim_lock);
-  return n;
+SIM_API unsigned long long simcuda_launch_count(void)
+{
+    pthread_mutex_lock(&sim_lock);
+    unsigned long long n = g_launches;
+    pthread_mutex_unlock(&sim_lock);
+    return n;
 }
 
 /* Parses "name:nth:err[,name:nth:err...]"; err is a number or a CUDA_ERROR_* name.
  * A malformed item is reported on stderr and skipped. */
-static void parse_fail_spec(const char *spec) {
-  char *copy = strdup(spec), *save = NULL;
-  if (!copy) return;
-  for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-    char *c1 = strchr(item, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-    int ok = 0;
-    if (c1 && c2) {
-      *c1 = *c2 = '\0';
-      char *end;
-      long nth = strtol(c1 + 1, &end, 10);
-      long err = -1;
-      if (*end == '\0' && nth >= 0) {
-        err = strtol(c2 + 1, &end, 10);
-        if (*end != '\0' || c2[1] == '\0') {
-          err = -1;
-#define PARSE_E(code, msg)                                                             \
-  if (strcmp(c2 + 1, #code) == 0) err = code;
-          SIM_ERRORS(PARSE_E)
+static void parse_fail_spec(const char *spec)
+{
+    char *copy = strdup(spec), *save = NULL;
+    if (!copy) return;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *c1 = strchr(item, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        int ok = 0;
+        if (c1 && c2) {
+            *c1 = *c2 = '\0';
+            char *end;
+            long nth = strtol(c1 + 1, &end, 10);
+            long err = -1;
+            if (*end == '\0' && nth >= 0) {
+                err = strtol(c2 + 1, &end, 10);
+                if (*end != '\0' || c2[1] == '\0') {
+                    err = -1;
+#define PARSE_E(code, msg)                                                                         \
+    if (strcmp(c2 + 1, #code) == 0) err = code;
+                    SIM_ERRORS(PARSE_E)
 #undef PARSE_E
+                }
+                if (err >= 0) ok = simcuda_set_fail(item, (int)nth, (CUresult)err) == 0;
+            }
         }
-        if (err >= 0) ok = simcuda_set_fail(item, (int)nth, (CUresult)err) == 0;
-      }
+        if (!ok) fprintf(stderr, "simcuda: SIMCUDA_FAIL: ignoring bad item '%s'\n", item);
     }
-    if (!ok) fprintf(stderr, "simcuda: SIMCUDA_FAIL: ignoring bad item '%s'\n", item);
-  }
-  free(copy);
+    free(copy);
 }
 
 /* The environment switches, read once at the first cuInit. */
-static void read_env(void) {
-  const char *v;
-  if ((v = getenv("SIMCUDA_DEVICES")) && *v) {
-    long n = strtol(v, NULL, 10);
-    g_ndevices = n < 0 ? 0 : n > SIMCUDA_MAX_DEVICES ? SIMCUDA_MAX_DEVICES : (int)n;
-  }
-  if ((v = getenv("SIMCUDA_FAIL")) && *v) parse_fail_spec(v);
-  if ((v = getenv("SIMCUDA_CAPTURING")) && *v && strcmp(v, "0") != 0) simcuda_set_capturing(1);
-  unsigned seed = 1;
-  if ((v = getenv("SIMCUDA_NOISE_SEED")) && *v) seed = (unsigned)strtoul(v, NULL, 10);
-  if ((v = getenv("SIMCUDA_NOISE")) && *v) simcuda_set_noise(strtod(v, NULL), seed);
-  if ((v = getenv("SIMCUDA_NOISE_OUTLIER")) && *v)
-    simcuda_set_outlier((unsigned)strtoul(v, NULL, 10));
-  if ((v = getenv("SIMCUDA_TRACE")) && *v) simcuda_set_trace(v);
+static void read_env(void)
+{
+    const char *v;
+    if ((v = getenv("SIMCUDA_DEVICES")) && *v) {
+        long n = strtol(v, NULL, 10);
+        g_ndevices = n < 0 ? 0 : n > SIMCUDA_MAX_DEVICES ? SIMCUDA_MAX_DEVICES : (int)n;
+    }
+    if ((v = getenv("SIMCUDA_FAIL")) && *v) parse_fail_spec(v);
+    if ((v = getenv("SIMCUDA_CAPTURING")) && *v && strcmp(v, "0") != 0) simcuda_set_capturing(1);
+    unsigned seed = 1;
+    if ((v = getenv("SIMCUDA_NOISE_SEED")) && *v) seed = (unsigned)strtoul(v, NULL, 10);
+    if ((v = getenv("SIMCUDA_NOISE")) && *v) simcuda_set_noise(strtod(v, NULL), seed);
+    if ((v = getenv("SIMCUDA_NOISE_OUTLIER")) && *v)
+        simcuda_set_outlier((unsigned)strtoul(v, NULL, 10));
+    if ((v = getenv("SIMCUDA_TRACE")) && *v) simcuda_set_trace(v);
 }
 static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 
 /* ------------------------------------------------------------------ errors, init */
 
-CUresult cuGetErrorName(CUresult error, const char **pStr) {
-  SIM_ENTER_NOINIT(cuGetErrorName);
-  if (!pStr) return CUDA_ERROR_INVALID_VALUE;
-#define NAME_E(code, msg)                                                              \
-  if (error == code) {                                                                 \
-    *pStr = #code;                                                                     \
-    return CUDA_SUCCESS;                                                               \
-  }
-  SIM_ERRORS(NAME_E)
+CUresult cuGetErrorName(CUresult error, const char **pStr)
+{
+    SIM_ENTER_NOINIT(cuGetErrorName);
+    if (!pStr) return CUDA_ERROR_INVALID_VALUE;
+#define NAME_E(code, msg)                                                                          \
+    if (error == code) {                                                                           \
+        *pStr = #code;                                                                             \
+        return CUDA_SUCCESS;                                                                       \
+    }
+    SIM_ERRORS(NAME_E)
 #undef NAME_E
-  *pStr = NULL;
-  return CUDA_ERROR_INVALID_VALUE;
+    *pStr = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult cuGetErrorString(CUresult error, const char **pStr) {
-  SIM_ENTER_NOINIT(cuGetErrorString);
-  if (!pStr) return CUDA_ERROR_INVALID_VALUE;
-#define STR_E(code, msg)                                                               \
-  if (error == code) {                                                                 \
-    *pStr = msg;                                                                       \
-    return CUDA_SUCCESS;                                                               \
-  }
-  SIM_ERRORS(STR_E)
+CUresult cuGetErrorString(CUresult error, const char **pStr)
+{
+    SIM_ENTER_NOINIT(cuGetErrorString);
+    if (!pStr) return CUDA_ERROR_INVALID_VALUE;
+#define STR_E(code, msg)                                                                           \
+    if (error == code) {                                                                           \
+        *pStr = msg;                                                                               \
+        return CUDA_SUCCESS;                                                                       \
+    }
+    SIM_ERRORS(STR_E)
 #undef STR_E
-  *pStr = NULL;
-  return CUDA_ERROR_INVALID_VALUE;
+    *pStr = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult cuInit(unsigned int flags) {
-  pthread_once(&g_env_once, read_env);
-  SIM_ENTER_NOINIT(cuInit);
-  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  if (g_ndevices == 0) return CUDA_ERROR_NO_DEVICE;
-  simk_layout();
-  atomic_store(&g_inited, 1);
-  return CUDA_SUCCESS;
+CUresult cuInit(unsigned int flags)
+{
+    pthread_once(&g_env_once, read_env);
+    SIM_ENTER_NOINIT(cuInit);
+    if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (g_ndevices == 0) return CUDA_ERROR_NO_DEVICE;
+    simk_layout();
+    atomic_store(&g_inited, 1);
+    return CUDA_SUCCESS;
 }
 
-CUresult cuDriverGetVersion(int *v) {
-  SIM_ENTER_NOINIT(cuDriverGetVersion);
-  if (!v) return CUDA_ERROR_INVALID_VALUE;
-  *v = SIMCUDA_DRIVER_VERSION;
-  return CUDA_SUCCESS;
+CUresult cuDriverGetVersion(int *v)
+{
+    SIM_ENTER_NOINIT(cuDriverGetVersion);
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    *v = SIMCUDA_DRIVER_VERSION;
+    return CUDA_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ devices */
 
-static CUresult check_dev(CUdevice d) {
-  return d >= 0 && d < g_ndevices ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+static CUresult check_dev(CUdevice d)
+{
+    return d >= 0 && d < g_ndevices ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
-CUresult cuDeviceGet(CUdevice *d, int ordinal) {
-  SIM_ENTER(cuDeviceGet);
-  if (!d) return CUDA_ERROR_INVALID_VALUE;
-  if (check_dev(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
-  *d = ordinal;
-  return CUDA_SUCCESS;
+CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    SIM_ENTER(cuDeviceGet);
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (check_dev(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+    *d = ordinal;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceGetCount(int *n) {
-  SIM_ENTER(cuDeviceGetCount);
-  if (!n) return CUDA_ERROR_INVALID_VALUE;
-  *n = g_ndevices;
-  return CUDA_SUCCESS;
+CUresult cuDeviceGetCount(int *n)
+{
+    SIM_ENTER(cuDeviceGetCount);
+    if (!n) return CUDA_ERROR_INVALID_VALUE;
+    *n = g_ndevices;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
-  SIM_ENTER(cuDeviceGetName);
-  if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-  if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
-  snprintf(name, (size_t)len, "%s", SIMCUDA_DEVICE_NAME);
-  return CUDA_SUCCESS;
+CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    SIM_ENTER(cuDeviceGetName);
+    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
+    snprintf(name, (size_t)len, "%s", SIMCUDA_DEVICE_NAME);
+    return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d) {
-  SIM_ENTER(cuDeviceTotalMem_v2);
-  if (!bytes) return CUDA_ERROR_INVALID_VALUE;
-  if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
-  *bytes = SIMCUDA_TOTAL_MEM;
-  return CUDA_SUCCESS;
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
+{
+    SIM_ENTER(cuDeviceTotalMem_v2);
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
+    *bytes = SIMCUDA_TOTAL_MEM;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice d) {
-  SIM_ENTER(cuDeviceGetUuid_v2);
-  if (!uuid) return CUDA_ERROR_INVALID_VALUE;
-  if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
-  for (int i = 0; i < 16; i++) uuid->bytes[i] = (char)(0x51 + i);
-  uuid->bytes[15] = (char)d;
-  return CUDA_SUCCESS;
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice d)
+{
+    SIM_ENTER(cuDeviceGetUuid_v2);
+    if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+    if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
+    for (int i = 0; i < 16; i++)
+        uuid->bytes[i] = (char)(0x51 + i);
+    uuid->bytes[15] = (char)d;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
-  SIM_ENTER(cuDeviceGetAttribute);
-  if (!v) return CUDA_ERROR_INVALID_VALUE;
-  if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
-  if ((int)a <= 0 || a >= CU_DEVICE_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
-  switch (a) {
-  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = SIM_MAX_THREADS; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *v = 64; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = SIM_SHARED_DEFAULT; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = SIM_SHARED_OPTIN; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = SIM_SHARED_PER_SM; break;
-  case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: *v = 65536; break;
-  case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_PITCH: *v = 2147483647; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
-  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *v = SIM_REGS_PER_SM; break;
-  case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1980000; break;
-  case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 2619000; break;
-  case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 6144; break;
-  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = SIM_SM_COUNT; break;
-  case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 60 * 1024 * 1024; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = SIM_THREADS_PER_SM; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = SIM_MAX_BLOCKS_PER_SM; break;
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
-  case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *v = d; break;
-  case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = 1024; break;
-  case CU_DEVICE_ATTRIBUTE_INTEGRATED:
-  case CU_DEVICE_ATTRIBUTE_TCC_DRIVER:
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE:
-  case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: *v = 0; break;
-  case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
-  case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
-  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
-  case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
-  case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
-  case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED:
-  case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED:
-  case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED:
-  case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
-  case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
-  case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: *v = 1; break;
-  case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *v = 3; break;
-  default: *v = 0; break; /* a valid attribute the simulation has no number for */
-  }
-  return CUDA_SUCCESS;
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+    SIM_ENTER(cuDeviceGetAttribute);
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
+    if ((int)a <= 0 || a >= CU_DEVICE_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = SIM_MAX_THREADS; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *v = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = SIM_SHARED_DEFAULT; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = SIM_SHARED_OPTIN; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = SIM_SHARED_PER_SM; break;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: *v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH: *v = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *v = SIM_REGS_PER_SM; break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1980000; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 2619000; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 6144; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = SIM_SM_COUNT; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 60 * 1024 * 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = SIM_THREADS_PER_SM; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = SIM_MAX_BLOCKS_PER_SM; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *v = d; break;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED:
+    case CU_DEVICE_ATTRIBUTE_TCC_DRIVER:
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE:
+    case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+    case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
+    case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *v = 3; break;
+    default: *v = 0; break; /* a valid attribute the simulation has no number for */
+    }
+    return CUDA_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ streams, contexts */
@@ -350,51 +378,51 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
 enum { NODE_KERNEL, NODE_MEMCPY, NODE_MEMSET, NODE_EVENT };
 typedef struct simevent simevent;
 typedef struct {
-  int kind;
-  sim_launch_rec k;
-  void *dst;
-  const void *src;
-  size_t bytes; /* memcpy bytes, or memset element count */
-  unsigned val, elsz;
-  simevent *ev;
+    int kind;
+    sim_launch_rec k;
+    void *dst;
+    const void *src;
+    size_t bytes; /* memcpy bytes, or memset element count */
+    unsigned val, elsz;
+    simevent *ev;
 } simnode;
 
 typedef struct simgraph {
-  uint32_t magic;
-  int n, cap;
-  simnode *nodes;
-  struct simgraph *next;
+    uint32_t magic;
+    int n, cap;
+    simnode *nodes;
+    struct simgraph *next;
 } simgraph;
 
 struct simstream {
-  uint32_t magic;
-  simctx *ctx;
-  unsigned flags;
-  int prio;
-  double clock_ns; /* the stream's virtual clock */
-  int capturing, invalidated;
-  CUstreamCaptureMode cmode;
-  pthread_t cthread;
-  unsigned long long cid;
-  simgraph *graph;
-  simstream *next;
+    uint32_t magic;
+    simctx *ctx;
+    unsigned flags;
+    int prio;
+    double clock_ns; /* the stream's virtual clock */
+    int capturing, invalidated;
+    CUstreamCaptureMode cmode;
+    pthread_t cthread;
+    unsigned long long cid;
+    simgraph *graph;
+    simstream *next;
 };
 
 struct simctx {
-  uint32_t magic;
-  atomic_int alive;
-  int dev, primary, prim_refs;
-  unsigned flags;
-  simstream legacy;
-  simctx *next;
+    uint32_t magic;
+    atomic_int alive;
+    int dev, primary, prim_refs;
+    unsigned flags;
+    simstream legacy;
+    simctx *next;
 };
 
 struct simevent {
-  uint32_t magic;
-  unsigned flags;
-  int recorded;
-  double stamp;
-  simevent *next;
+    uint32_t magic;
+    unsigned flags;
+    int recorded;
+    double stamp;
+    simevent *next;
 };
 
 static simctx g_prim[SIMCUDA_MAX_DEVICES];
@@ -412,223 +440,245 @@ static _Thread_local int tls_depth;
 static _Thread_local simstream tls_pts; /* this thread's per-thread default stream */
 static _Thread_local CUstreamCaptureMode tls_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
-simctx *sim_current_ctx(void) {
-  simctx *c = tls_depth > 0 ? tls_ctx[tls_depth - 1] : NULL;
-  return c && atomic_load(&c->alive) ? c : NULL;
+simctx *sim_current_ctx(void)
+{
+    simctx *c = tls_depth > 0 ? tls_ctx[tls_depth - 1] : NULL;
+    return c && atomic_load(&c->alive) ? c : NULL;
 }
 
-static int valid_ctx_locked(simctx *c) {
-  if (!c) return 0;
-  for (int i = 0; i < SIMCUDA_MAX_DEVICES; i++)
-    if (c == &g_prim[i]) return atomic_load(&c->alive);
-  for (simctx *p = g_ctxs; p; p = p->next)
-    if (p == c) return atomic_load(&c->alive);
-  return 0;
+static int valid_ctx_locked(simctx *c)
+{
+    if (!c) return 0;
+    for (int i = 0; i < SIMCUDA_MAX_DEVICES; i++)
+        if (c == &g_prim[i]) return atomic_load(&c->alive);
+    for (simctx *p = g_ctxs; p; p = p->next)
+        if (p == c) return atomic_load(&c->alive);
+    return 0;
 }
 
-static void init_ctx(simctx *c, int dev, unsigned flags, int primary) {
-  c->magic = CTX_MAGIC;
-  c->dev = dev;
-  c->flags = flags;
-  c->primary = primary;
-  memset(&c->legacy, 0, sizeof c->legacy);
-  c->legacy.magic = STREAM_MAGIC;
-  c->legacy.ctx = c;
-  atomic_store(&c->alive, 1);
+static void init_ctx(simctx *c, int dev, unsigned flags, int primary)
+{
+    c->magic = CTX_MAGIC;
+    c->dev = dev;
+    c->flags = flags;
+    c->primary = primary;
+    memset(&c->legacy, 0, sizeof c->legacy);
+    c->legacy.magic = STREAM_MAGIC;
+    c->legacy.ctx = c;
+    atomic_store(&c->alive, 1);
 }
 
-simstream *sim_stream_locked(CUstream h, int ptsz, CUresult *err) {
-  simctx *c = sim_current_ctx();
-  uintptr_t v = (uintptr_t)h;
-  if (v == 0 || v == (uintptr_t)CU_STREAM_LEGACY || v == (uintptr_t)CU_STREAM_PER_THREAD) {
-    if (!c) {
-      *err = CUDA_ERROR_INVALID_CONTEXT;
-      return NULL;
+simstream *sim_stream_locked(CUstream h, int ptsz, CUresult *err)
+{
+    simctx *c = sim_current_ctx();
+    uintptr_t v = (uintptr_t)h;
+    if (v == 0 || v == (uintptr_t)CU_STREAM_LEGACY || v == (uintptr_t)CU_STREAM_PER_THREAD) {
+        if (!c) {
+            *err = CUDA_ERROR_INVALID_CONTEXT;
+            return NULL;
+        }
+        if (v == (uintptr_t)CU_STREAM_PER_THREAD || (v == 0 && ptsz)) {
+            if (tls_pts.magic != STREAM_MAGIC) tls_pts.magic = STREAM_MAGIC;
+            tls_pts.ctx = c;
+            return &tls_pts;
+        }
+        return &c->legacy;
     }
-    if (v == (uintptr_t)CU_STREAM_PER_THREAD || (v == 0 && ptsz)) {
-      if (tls_pts.magic != STREAM_MAGIC) tls_pts.magic = STREAM_MAGIC;
-      tls_pts.ctx = c;
-      return &tls_pts;
+    for (simstream *s = g_streams; s; s = s->next)
+        if (s == (simstream *)h) return s;
+    *err = CUDA_ERROR_INVALID_HANDLE;
+    return NULL;
+}
+
+int sim_stream_capturing(const simstream *s)
+{
+    return s->capturing;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d)
+{
+    SIM_ENTER(cuDevicePrimaryCtxRetain);
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&sim_lock);
+    simctx *c = &g_prim[d];
+    if (c->prim_refs++ == 0) init_ctx(c, d, 0, 1);
+    pthread_mutex_unlock(&sim_lock);
+    *pctx = (CUcontext)c;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+    SIM_ENTER(cuDevicePrimaryCtxRelease_v2);
+    if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simctx *c = &g_prim[d];
+    if (c->prim_refs <= 0)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else if (--c->prim_refs == 0)
+        atomic_store(&c->alive, 0);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int *active)
+{
+    SIM_ENTER(cuDevicePrimaryCtxGetState);
+    if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+    if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&sim_lock);
+    *flags = g_prim[d].flags;
+    *active = g_prim[d].prim_refs > 0;
+    pthread_mutex_unlock(&sim_lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice d)
+{
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
+    if (tls_depth >= 16) return CUDA_ERROR_OUT_OF_MEMORY;
+    simctx *c = calloc(1, sizeof *c);
+    if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
+    init_ctx(c, d, flags, 0);
+    pthread_mutex_lock(&sim_lock);
+    c->next = g_ctxs;
+    g_ctxs = c;
+    pthread_mutex_unlock(&sim_lock);
+    tls_ctx[tls_depth++] = c; /* a new context is pushed onto the caller's stack */
+    *pctx = (CUcontext)c;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice d)
+{
+    SIM_ENTER(cuCtxCreate_v2);
+    return ctx_create(pctx, flags, d);
+}
+
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice d)
+{
+    SIM_ENTER(cuCtxCreate_v4);
+    (void)params;
+    return ctx_create(pctx, flags, d);
+}
+
+CUresult cuCtxDestroy_v2(CUcontext h)
+{
+    SIM_ENTER(cuCtxDestroy_v2);
+    simctx *c = (simctx *)h;
+    pthread_mutex_lock(&sim_lock);
+    int ok = valid_ctx_locked(c) && !c->primary;
+    if (ok) atomic_store(&c->alive, 0);
+    pthread_mutex_unlock(&sim_lock);
+    if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
+    if (tls_depth > 0 && tls_ctx[tls_depth - 1] == c) tls_depth--;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext h)
+{
+    SIM_ENTER(cuCtxSetCurrent);
+    simctx *c = (simctx *)h;
+    if (c) {
+        pthread_mutex_lock(&sim_lock);
+        int ok = valid_ctx_locked(c);
+        pthread_mutex_unlock(&sim_lock);
+        if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
     }
-    return &c->legacy;
-  }
-  for (simstream *s = g_streams; s; s = s->next)
-    if (s == (simstream *)h) return s;
-  *err = CUDA_ERROR_INVALID_HANDLE;
-  return NULL;
+    if (tls_depth == 0) {
+        if (c) tls_ctx[tls_depth++] = c;
+    } else {
+        tls_ctx[tls_depth - 1] = c;
+    }
+    return CUDA_SUCCESS;
 }
 
-int sim_stream_capturing(const simstream *s) { return s->capturing; }
-
-CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d) {
-  SIM_ENTER(cuDevicePrimaryCtxRetain);
-  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-  if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
-  pthread_mutex_lock(&sim_lock);
-  simctx *c = &g_prim[d];
-  if (c->prim_refs++ == 0) init_ctx(c, d, 0, 1);
-  pthread_mutex_unlock(&sim_lock);
-  *pctx = (CUcontext)c;
-  return CUDA_SUCCESS;
+CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+    SIM_ENTER(cuCtxGetCurrent);
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = (CUcontext)sim_current_ctx();
+    return CUDA_SUCCESS;
 }
 
-CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
-  SIM_ENTER(cuDevicePrimaryCtxRelease_v2);
-  if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  simctx *c = &g_prim[d];
-  if (c->prim_refs <= 0)
-    rc = CUDA_ERROR_INVALID_CONTEXT;
-  else if (--c->prim_refs == 0)
-    atomic_store(&c->alive, 0);
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
-}
-
-CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int *active) {
-  SIM_ENTER(cuDevicePrimaryCtxGetState);
-  if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
-  if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
-  pthread_mutex_lock(&sim_lock);
-  *flags = g_prim[d].flags;
-  *active = g_prim[d].prim_refs > 0;
-  pthread_mutex_unlock(&sim_lock);
-  return CUDA_SUCCESS;
-}
-
-static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice d) {
-  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-  if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
-  if (tls_depth >= 16) return CUDA_ERROR_OUT_OF_MEMORY;
-  simctx *c = calloc(1, sizeof *c);
-  if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
-  init_ctx(c, d, flags, 0);
-  pthread_mutex_lock(&sim_lock);
-  c->next = g_ctxs;
-  g_ctxs = c;
-  pthread_mutex_unlock(&sim_lock);
-  tls_ctx[tls_depth++] = c; /* a new context is pushed onto the caller's stack */
-  *pctx = (CUcontext)c;
-  return CUDA_SUCCESS;
-}
-
-CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice d) {
-  SIM_ENTER(cuCtxCreate_v2);
-  return ctx_create(pctx, flags, d);
-}
-
-CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
-                        CUdevice d) {
-  SIM_ENTER(cuCtxCreate_v4);
-  (void)params;
-  return ctx_create(pctx, flags, d);
-}
-
-CUresult cuCtxDestroy_v2(CUcontext h) {
-  SIM_ENTER(cuCtxDestroy_v2);
-  simctx *c = (simctx *)h;
-  pthread_mutex_lock(&sim_lock);
-  int ok = valid_ctx_locked(c) && !c->primary;
-  if (ok) atomic_store(&c->alive, 0);
-  pthread_mutex_unlock(&sim_lock);
-  if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
-  if (tls_depth > 0 && tls_ctx[tls_depth - 1] == c) tls_depth--;
-  return CUDA_SUCCESS;
-}
-
-CUresult cuCtxSetCurrent(CUcontext h) {
-  SIM_ENTER(cuCtxSetCurrent);
-  simctx *c = (simctx *)h;
-  if (c) {
+CUresult cuCtxPushCurrent_v2(CUcontext h)
+{
+    SIM_ENTER(cuCtxPushCurrent_v2);
+    simctx *c = (simctx *)h;
     pthread_mutex_lock(&sim_lock);
     int ok = valid_ctx_locked(c);
     pthread_mutex_unlock(&sim_lock);
     if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
-  }
-  if (tls_depth == 0) {
-    if (c) tls_ctx[tls_depth++] = c;
-  } else {
-    tls_ctx[tls_depth - 1] = c;
-  }
-  return CUDA_SUCCESS;
+    if (tls_depth >= 16) return CUDA_ERROR_OUT_OF_MEMORY;
+    tls_ctx[tls_depth++] = c;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuCtxGetCurrent(CUcontext *pctx) {
-  SIM_ENTER(cuCtxGetCurrent);
-  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-  *pctx = (CUcontext)sim_current_ctx();
-  return CUDA_SUCCESS;
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    SIM_ENTER(cuCtxPopCurrent_v2);
+    if (tls_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    simctx *c = tls_ctx[--tls_depth];
+    if (pctx) *pctx = (CUcontext)c;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuCtxPushCurrent_v2(CUcontext h) {
-  SIM_ENTER(cuCtxPushCurrent_v2);
-  simctx *c = (simctx *)h;
-  pthread_mutex_lock(&sim_lock);
-  int ok = valid_ctx_locked(c);
-  pthread_mutex_unlock(&sim_lock);
-  if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
-  if (tls_depth >= 16) return CUDA_ERROR_OUT_OF_MEMORY;
-  tls_ctx[tls_depth++] = c;
-  return CUDA_SUCCESS;
+CUresult cuCtxGetDevice(CUdevice *d)
+{
+    SIM_ENTER(cuCtxGetDevice);
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    simctx *c = sim_current_ctx();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    *d = c->dev;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
-  SIM_ENTER(cuCtxPopCurrent_v2);
-  if (tls_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
-  simctx *c = tls_ctx[--tls_depth];
-  if (pctx) *pctx = (CUcontext)c;
-  return CUDA_SUCCESS;
+CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext h)
+{
+    SIM_ENTER(cuCtxGetDevice_v2);
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    simctx *c = h ? (simctx *)h : sim_current_ctx();
+    pthread_mutex_lock(&sim_lock);
+    int ok = valid_ctx_locked(c);
+    pthread_mutex_unlock(&sim_lock);
+    if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
+    *d = c->dev;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuCtxGetDevice(CUdevice *d) {
-  SIM_ENTER(cuCtxGetDevice);
-  if (!d) return CUDA_ERROR_INVALID_VALUE;
-  simctx *c = sim_current_ctx();
-  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-  *d = c->dev;
-  return CUDA_SUCCESS;
+CUresult cuCtxGetFlags(unsigned int *flags)
+{
+    SIM_ENTER(cuCtxGetFlags);
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    simctx *c = sim_current_ctx();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    *flags = c->flags;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext h) {
-  SIM_ENTER(cuCtxGetDevice_v2);
-  if (!d) return CUDA_ERROR_INVALID_VALUE;
-  simctx *c = h ? (simctx *)h : sim_current_ctx();
-  pthread_mutex_lock(&sim_lock);
-  int ok = valid_ctx_locked(c);
-  pthread_mutex_unlock(&sim_lock);
-  if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
-  *d = c->dev;
-  return CUDA_SUCCESS;
+CUresult cuCtxGetApiVersion(CUcontext h, unsigned int *version)
+{
+    SIM_ENTER(cuCtxGetApiVersion);
+    if (!version) return CUDA_ERROR_INVALID_VALUE;
+    simctx *c = h ? (simctx *)h : sim_current_ctx();
+    pthread_mutex_lock(&sim_lock);
+    int ok = valid_ctx_locked(c);
+    pthread_mutex_unlock(&sim_lock);
+    if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
+    *version = 3020;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuCtxGetFlags(unsigned int *flags) {
-  SIM_ENTER(cuCtxGetFlags);
-  if (!flags) return CUDA_ERROR_INVALID_VALUE;
-  simctx *c = sim_current_ctx();
-  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-  *flags = c->flags;
-  return CUDA_SUCCESS;
-}
-
-CUresult cuCtxGetApiVersion(CUcontext h, unsigned int *version) {
-  SIM_ENTER(cuCtxGetApiVersion);
-  if (!version) return CUDA_ERROR_INVALID_VALUE;
-  simctx *c = h ? (simctx *)h : sim_current_ctx();
-  pthread_mutex_lock(&sim_lock);
-  int ok = valid_ctx_locked(c);
-  pthread_mutex_unlock(&sim_lock);
-  if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
-  *version = 3020;
-  return CUDA_SUCCESS;
-}
-
-CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
-  SIM_ENTER(cuCtxGetStreamPriorityRange);
-  if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
-  if (least) *least = 0;
-  if (greatest) *greatest = -5;
-  return CUDA_SUCCESS;
+CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
+{
+    SIM_ENTER(cuCtxGetStreamPriorityRange);
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    if (least) *least = 0;
+    if (greatest) *greatest = -5;
+    return CUDA_SUCCESS;
 }
 
 /* The stream-capture rule for "potentially unsafe" calls (allocation, synchronous
@@ -637,962 +687,1078 @@ CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
  * thread captures in a non-relaxed mode or any other thread captures in GLOBAL mode;
  * THREAD_LOCAL only the former; RELAXED never. A forbidden call invalidates the
  * capture(s) it would break and returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED. */
-static CUresult unsafe_call_locked(void) {
-  CUresult rc = CUDA_SUCCESS;
-  pthread_t self = pthread_self();
-  for (int i = 0; i < g_ncap; i++) {
-    simstream *s = g_cap[i];
-    int own = pthread_equal(s->cthread, self);
-    int bad = own ? (tls_mode != CU_STREAM_CAPTURE_MODE_RELAXED &&
-                     s->cmode != CU_STREAM_CAPTURE_MODE_RELAXED)
-                  : (tls_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
-                     s->cmode == CU_STREAM_CAPTURE_MODE_GLOBAL);
-    if (bad) {
-      s->invalidated = 1;
-      rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+static CUresult unsafe_call_locked(void)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_t self = pthread_self();
+    for (int i = 0; i < g_ncap; i++) {
+        simstream *s = g_cap[i];
+        int own = pthread_equal(s->cthread, self);
+        int bad = own ? (tls_mode != CU_STREAM_CAPTURE_MODE_RELAXED &&
+                         s->cmode != CU_STREAM_CAPTURE_MODE_RELAXED)
+                      : (tls_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+                         s->cmode == CU_STREAM_CAPTURE_MODE_GLOBAL);
+        if (bad) {
+            s->invalidated = 1;
+            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        }
     }
-  }
-  return rc;
+    return rc;
 }
 
-CUresult cuCtxSynchronize(void) {
-  SIM_ENTER(cuCtxSynchronize);
-  if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
-  pthread_mutex_lock(&sim_lock);
-  CUresult rc = unsafe_call_locked();
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+CUresult cuCtxSynchronize(void)
+{
+    SIM_ENTER(cuCtxSynchronize);
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&sim_lock);
+    CUresult rc = unsafe_call_locked();
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
-CUresult cuCtxSynchronize_v2(CUcontext h) {
-  SIM_ENTER(cuCtxSynchronize_v2);
-  simctx *c = h ? (simctx *)h : sim_current_ctx();
-  pthread_mutex_lock(&sim_lock);
-  CUresult rc = valid_ctx_locked(c) ? unsafe_call_locked() : CUDA_ERROR_INVALID_CONTEXT;
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+CUresult cuCtxSynchronize_v2(CUcontext h)
+{
+    SIM_ENTER(cuCtxSynchronize_v2);
+    simctx *c = h ? (simctx *)h : sim_current_ctx();
+    pthread_mutex_lock(&sim_lock);
+    CUresult rc = valid_ctx_locked(c) ? unsafe_call_locked() : CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ memory */
 
 typedef struct {
-  uintptr_t base;
-  size_t size;
+    uintptr_t base;
+    size_t size;
 } alloc_rec;
 static alloc_rec *g_allocs; /* under sim_lock */
 static size_t g_nallocs, g_capallocs, g_live_bytes;
 
-static alloc_rec *find_alloc_locked(uintptr_t p) {
-  for (size_t i = 0; i < g_nallocs; i++)
-    if (p >= g_allocs[i].base && p - g_allocs[i].base < g_allocs[i].size) return &g_allocs[i];
-  return NULL;
+static alloc_rec *find_alloc_locked(uintptr_t p)
+{
+    for (size_t i = 0; i < g_nallocs; i++)
+        if (p >= g_allocs[i].base && p - g_allocs[i].base < g_allocs[i].size) return &g_allocs[i];
+    return NULL;
 }
 
-size_t sim_alloc_avail_locked(uintptr_t p) {
-  alloc_rec *a = find_alloc_locked(p);
-  return a ? a->size - (p - a->base) : 0;
+size_t sim_alloc_avail_locked(uintptr_t p)
+{
+    alloc_rec *a = find_alloc_locked(p);
+    return a ? a->size - (p - a->base) : 0;
 }
 
 /* Device memory is host memory, 256-byte aligned like the real allocator, filled with
  * 0xA5 so that a kernel reading what nobody wrote gets the same garbage every run. */
-static CUresult alloc_locked(CUdeviceptr *dptr, size_t bytes) {
-  if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  if (bytes > SIMCUDA_TOTAL_MEM - g_live_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
-  if (g_nallocs == g_capallocs) {
-    size_t cap = g_capallocs ? g_capallocs * 2 : 64;
-    alloc_rec *n = realloc(g_allocs, cap * sizeof *n);
-    if (!n) return CUDA_ERROR_OUT_OF_MEMORY;
-    g_allocs = n;
-    g_capallocs = cap;
-  }
-  size_t rounded = (bytes + 255) / 256 * 256;
-  void *p = aligned_alloc(256, rounded);
-  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-  memset(p, 0xA5, rounded);
-  g_allocs[g_nallocs++] = (alloc_rec){(uintptr_t)p, bytes};
-  g_live_bytes += bytes;
-  g_alloc_count++;
-  *dptr = (CUdeviceptr)(uintptr_t)p;
-  return CUDA_SUCCESS;
-}
-
-static CUresult free_locked(CUdeviceptr d) {
-  for (size_t i = 0; i < g_nallocs; i++) {
-    if (g_allocs[i].base != (uintptr_t)d) continue;
-    free((void *)g_allocs[i].base);
-    g_live_bytes -= g_allocs[i].size;
-    g_allocs[i] = g_allocs[--g_nallocs];
-    g_frees++;
+static CUresult alloc_locked(CUdeviceptr *dptr, size_t bytes)
+{
+    if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (bytes > SIMCUDA_TOTAL_MEM - g_live_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (g_nallocs == g_capallocs) {
+        size_t cap = g_capallocs ? g_capallocs * 2 : 64;
+        alloc_rec *n = realloc(g_allocs, cap * sizeof *n);
+        if (!n) return CUDA_ERROR_OUT_OF_MEMORY;
+        g_allocs = n;
+        g_capallocs = cap;
+    }
+    size_t rounded = (bytes + 255) / 256 * 256;
+    void *p = aligned_alloc(256, rounded);
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(p, 0xA5, rounded);
+    g_allocs[g_nallocs++] = (alloc_rec){(uintptr_t)p, bytes};
+    g_live_bytes += bytes;
+    g_alloc_count++;
+    *dptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
-  }
-  return CUDA_ERROR_INVALID_VALUE;
 }
 
-SIM_API long simcuda_live_allocations(void) {
-  pthread_mutex_lock(&sim_lock);
-  long n = (long)g_nallocs;
-  pthread_mutex_unlock(&sim_lock);
-  return n;
+static CUresult free_locked(CUdeviceptr d)
+{
+    for (size_t i = 0; i < g_nallocs; i++) {
+        if (g_allocs[i].base != (uintptr_t)d) continue;
+        free((void *)g_allocs[i].base);
+        g_live_bytes -= g_allocs[i].size;
+        g_allocs[i] = g_allocs[--g_nallocs];
+        g_frees++;
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total) {
-  SIM_ENTER(cuMemGetInfo_v2);
-  if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
-  pthread_mutex_lock(&sim_lock);
-  if (free_b) *free_b = SIMCUDA_TOTAL_MEM - g_live_bytes;
-  if (total) *total = SIMCUDA_TOTAL_MEM;
-  pthread_mutex_unlock(&sim_lock);
-  return CUDA_SUCCESS;
+SIM_API long simcuda_live_allocations(void)
+{
+    pthread_mutex_lock(&sim_lock);
+    long n = (long)g_nallocs;
+    pthread_mutex_unlock(&sim_lock);
+    return n;
 }
 
-CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
-  SIM_ENTER(cuMemAlloc_v2);
-  if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
-  pthread_mutex_lock(&sim_lock);
-  CUresult rc = unsafe_call_locked();
-  if (rc == CUDA_SUCCESS) rc = alloc_locked(dptr, bytes);
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
+{
+    SIM_ENTER(cuMemGetInfo_v2);
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&sim_lock);
+    if (free_b) *free_b = SIMCUDA_TOTAL_MEM - g_live_bytes;
+    if (total) *total = SIMCUDA_TOTAL_MEM;
+    pthread_mutex_unlock(&sim_lock);
+    return CUDA_SUCCESS;
 }
 
-CUresult cuMemFree_v2(CUdeviceptr d) {
-  SIM_ENTER(cuMemFree_v2);
-  if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
-  if (d == 0) return CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  CUresult rc = unsafe_call_locked();
-  if (rc == CUDA_SUCCESS) rc = free_locked(d);
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
+{
+    SIM_ENTER(cuMemAlloc_v2);
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&sim_lock);
+    CUresult rc = unsafe_call_locked();
+    if (rc == CUDA_SUCCESS) rc = alloc_locked(dptr, bytes);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr d)
+{
+    SIM_ENTER(cuMemFree_v2);
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    if (d == 0) return CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    CUresult rc = unsafe_call_locked();
+    if (rc == CUDA_SUCCESS) rc = free_locked(d);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
 /* Stream-ordered allocation is allowed during capture; the simulation allocates (and
  * frees) at once instead of recording a node. */
-static CUresult alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream h, int ptsz) {
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  if (sim_stream_locked(h, ptsz, &rc)) rc = alloc_locked(dptr, bytes);
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream h, int ptsz)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    if (sim_stream_locked(h, ptsz, &rc)) rc = alloc_locked(dptr, bytes);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-static CUresult free_async(CUdeviceptr d, CUstream h, int ptsz) {
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  if (sim_stream_locked(h, ptsz, &rc)) rc = free_locked(d);
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult free_async(CUdeviceptr d, CUstream h, int ptsz)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    if (sim_stream_locked(h, ptsz, &rc)) rc = free_locked(d);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuMemAllocAsync(CUdeviceptr *p, size_t b, CUstream s) {
-  SIM_ENTER(cuMemAllocAsync);
-  return alloc_async(p, b, s, 0);
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t b, CUstream s)
+{
+    SIM_ENTER(cuMemAllocAsync);
+    return alloc_async(p, b, s, 0);
 }
-CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t b, CUstream s) {
-  SIM_ENTER(cuMemAllocAsync_ptsz);
-  return alloc_async(p, b, s, 1);
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t b, CUstream s)
+{
+    SIM_ENTER(cuMemAllocAsync_ptsz);
+    return alloc_async(p, b, s, 1);
 }
-CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
-  SIM_ENTER(cuMemFreeAsync);
-  return free_async(p, s, 0);
+CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+    SIM_ENTER(cuMemFreeAsync);
+    return free_async(p, s, 0);
 }
-CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) {
-  SIM_ENTER(cuMemFreeAsync_ptsz);
-  return free_async(p, s, 1);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s)
+{
+    SIM_ENTER(cuMemFreeAsync_ptsz);
+    return free_async(p, s, 1);
 }
 
-static CUresult graph_add_locked(simgraph *g, const simnode *n) {
-  if (g->n == g->cap) {
-    int cap = g->cap ? g->cap * 2 : 16;
-    simnode *nn = realloc(g->nodes, (size_t)cap * sizeof *nn);
-    if (!nn) return CUDA_ERROR_OUT_OF_MEMORY;
-    g->nodes = nn;
-    g->cap = cap;
-  }
-  g->nodes[g->n++] = *n;
-  return CUDA_SUCCESS;
+static CUresult graph_add_locked(simgraph *g, const simnode *n)
+{
+    if (g->n == g->cap) {
+        int cap = g->cap ? g->cap * 2 : 16;
+        simnode *nn = realloc(g->nodes, (size_t)cap * sizeof *nn);
+        if (!nn) return CUDA_ERROR_OUT_OF_MEMORY;
+        g->nodes = nn;
+        g->cap = cap;
+    }
+    g->nodes[g->n++] = *n;
+    return CUDA_SUCCESS;
 }
 
 /* Virtual time of a copy or memset: 500 ns plus 1 ns per KB. */
-static double xfer_ns(size_t bytes) { return 500.0 + (double)bytes / 1000.0; }
+static double xfer_ns(size_t bytes)
+{
+    return 500.0 + (double)bytes / 1000.0;
+}
 
-static void run_node_locked(simstream *s, const simnode *n) {
-  switch (n->kind) {
-  case NODE_MEMCPY:
-    memmove(n->dst, n->src, n->bytes);
-    s->clock_ns += xfer_ns(n->bytes);
-    break;
-  case NODE_MEMSET:
-    if (n->elsz == 1) {
-      memset(n->dst, (int)(n->val & 0xff), n->bytes);
-    } else {
-      for (size_t i = 0; i < n->bytes; i++) memcpy((char *)n->dst + 4 * i, &n->val, 4);
+static void run_node_locked(simstream *s, const simnode *n)
+{
+    switch (n->kind) {
+    case NODE_MEMCPY:
+        memmove(n->dst, n->src, n->bytes);
+        s->clock_ns += xfer_ns(n->bytes);
+        break;
+    case NODE_MEMSET:
+        if (n->elsz == 1) {
+            memset(n->dst, (int)(n->val & 0xff), n->bytes);
+        } else {
+            for (size_t i = 0; i < n->bytes; i++)
+                memcpy((char *)n->dst + 4 * i, &n->val, 4);
+        }
+        s->clock_ns += xfer_ns(n->bytes * n->elsz);
+        break;
+    case NODE_EVENT:
+        n->ev->recorded = 1;
+        n->ev->stamp = s->clock_ns;
+        break;
+    default: break;
     }
-    s->clock_ns += xfer_ns(n->bytes * n->elsz);
-    break;
-  case NODE_EVENT:
-    n->ev->recorded = 1;
-    n->ev->stamp = s->clock_ns;
-    break;
-  default: break;
-  }
 }
 
 /* Copy or memset on a stream: checks device ranges, then records (capture) or runs. A
  * synchronous one (sync != 0) is an unsafe call under capture rules. A side that lies
  * in no allocation is host memory when host_ok has its bit (1 dst, 2 src). */
-static CUresult xfer(simnode *n, CUstream h, int ptsz, int sync, int host_ok) {
-  CUresult rc = CUDA_SUCCESS;
-  size_t bytes = n->kind == NODE_MEMSET ? n->bytes * n->elsz : n->bytes;
-  if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
-  pthread_mutex_lock(&sim_lock);
-  simstream *s = sim_stream_locked(h, ptsz, &rc);
-  if (s && sync) rc = unsafe_call_locked();
-  if (s && rc == CUDA_SUCCESS) {
-    alloc_rec *d = find_alloc_locked((uintptr_t)n->dst);
-    alloc_rec *sr = n->kind == NODE_MEMCPY ? find_alloc_locked((uintptr_t)n->src) : NULL;
-    if ((d && sim_alloc_avail_locked((uintptr_t)n->dst) < bytes) || (!d && !(host_ok & 1)))
-      rc = CUDA_ERROR_INVALID_VALUE;
-    if (n->kind == NODE_MEMCPY &&
-        ((sr && sim_alloc_avail_locked((uintptr_t)n->src) < bytes) || (!sr && !(host_ok & 2))))
-      rc = CUDA_ERROR_INVALID_VALUE;
-  }
-  if (s && rc == CUDA_SUCCESS && bytes > 0) {
-    if (s->capturing)
-      rc = sync ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : graph_add_locked(s->graph, n);
-    else
-      run_node_locked(s, n);
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult xfer(simnode *n, CUstream h, int ptsz, int sync, int host_ok)
+{
+    CUresult rc = CUDA_SUCCESS;
+    size_t bytes = n->kind == NODE_MEMSET ? n->bytes * n->elsz : n->bytes;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&sim_lock);
+    simstream *s = sim_stream_locked(h, ptsz, &rc);
+    if (s && sync) rc = unsafe_call_locked();
+    if (s && rc == CUDA_SUCCESS) {
+        alloc_rec *d = find_alloc_locked((uintptr_t)n->dst);
+        alloc_rec *sr = n->kind == NODE_MEMCPY ? find_alloc_locked((uintptr_t)n->src) : NULL;
+        if ((d && sim_alloc_avail_locked((uintptr_t)n->dst) < bytes) || (!d && !(host_ok & 1)))
+            rc = CUDA_ERROR_INVALID_VALUE;
+        if (n->kind == NODE_MEMCPY &&
+            ((sr && sim_alloc_avail_locked((uintptr_t)n->src) < bytes) || (!sr && !(host_ok & 2))))
+            rc = CUDA_ERROR_INVALID_VALUE;
+    }
+    if (s && rc == CUDA_SUCCESS && bytes > 0) {
+        if (s->capturing)
+            rc = sync ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : graph_add_locked(s->graph, n);
+        else
+            run_node_locked(s, n);
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
 static CUresult memset_(CUdeviceptr d, unsigned v, unsigned elsz, size_t count, CUstream h,
-                        int ptsz, int sync) {
-  simnode n = {.kind = NODE_MEMSET, .dst = (void *)(uintptr_t)d, .bytes = count, .val = v,
-               .elsz = elsz};
-  if (elsz == 4 && (d & 3)) return CUDA_ERROR_INVALID_VALUE;
-  return xfer(&n, h, ptsz, sync, 0);
+                        int ptsz, int sync)
+{
+    simnode n = {
+        .kind = NODE_MEMSET, .dst = (void *)(uintptr_t)d, .bytes = count, .val = v, .elsz = elsz};
+    if (elsz == 4 && (d & 3)) return CUDA_ERROR_INVALID_VALUE;
+    return xfer(&n, h, ptsz, sync, 0);
 }
-static CUresult memcpy_(void *dst, const void *src, size_t bytes, CUstream h, int ptsz,
-                        int sync, int host_ok) {
-  simnode n = {.kind = NODE_MEMCPY, .dst = dst, .src = src, .bytes = bytes};
-  return xfer(&n, h, ptsz, sync, host_ok);
+static CUresult memcpy_(void *dst, const void *src, size_t bytes, CUstream h, int ptsz, int sync,
+                        int host_ok)
+{
+    simnode n = {.kind = NODE_MEMCPY, .dst = dst, .src = src, .bytes = bytes};
+    return xfer(&n, h, ptsz, sync, host_ok);
 }
 #define DP(x) ((void *)(uintptr_t)(x))
 
-CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
-  SIM_ENTER(cuMemsetD8_v2);
-  return memset_(d, v, 1, n, NULL, 0, 1);
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
+{
+    SIM_ENTER(cuMemsetD8_v2);
+    return memset_(d, v, 1, n, NULL, 0, 1);
 }
-CUresult cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char v, size_t n) {
-  SIM_ENTER(cuMemsetD8_v2_ptds);
-  return memset_(d, v, 1, n, NULL, 1, 1);
+CUresult cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char v, size_t n)
+{
+    SIM_ENTER(cuMemsetD8_v2_ptds);
+    return memset_(d, v, 1, n, NULL, 1, 1);
 }
-CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) {
-  SIM_ENTER(cuMemsetD32_v2);
-  return memset_(d, v, 4, n, NULL, 0, 1);
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n)
+{
+    SIM_ENTER(cuMemsetD32_v2);
+    return memset_(d, v, 4, n, NULL, 0, 1);
 }
-CUresult cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int v, size_t n) {
-  SIM_ENTER(cuMemsetD32_v2_ptds);
-  return memset_(d, v, 4, n, NULL, 1, 1);
+CUresult cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int v, size_t n)
+{
+    SIM_ENTER(cuMemsetD32_v2_ptds);
+    return memset_(d, v, 4, n, NULL, 1, 1);
 }
-CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
-  SIM_ENTER(cuMemsetD8Async);
-  return memset_(d, v, 1, n, s, 0, 0);
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+    SIM_ENTER(cuMemsetD8Async);
+    return memset_(d, v, 1, n, s, 0, 0);
 }
-CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
-  SIM_ENTER(cuMemsetD8Async_ptsz);
-  return memset_(d, v, 1, n, s, 1, 0);
+CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+    SIM_ENTER(cuMemsetD8Async_ptsz);
+    return memset_(d, v, 1, n, s, 1, 0);
 }
-CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) {
-  SIM_ENTER(cuMemsetD32Async);
-  return memset_(d, v, 4, n, s, 0, 0);
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+    SIM_ENTER(cuMemsetD32Async);
+    return memset_(d, v, 4, n, s, 0, 0);
 }
-CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream s) {
-  SIM_ENTER(cuMemsetD32Async_ptsz);
-  return memset_(d, v, 4, n, s, 1, 0);
+CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+    SIM_ENTER(cuMemsetD32Async_ptsz);
+    return memset_(d, v, 4, n, s, 1, 0);
 }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t b) {
-  SIM_ENTER(cuMemcpyHtoD_v2);
-  return memcpy_(DP(d), h, b, NULL, 0, 1, 2);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t b)
+{
+    SIM_ENTER(cuMemcpyHtoD_v2);
+    return memcpy_(DP(d), h, b, NULL, 0, 1, 2);
 }
-CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *h, size_t b) {
-  SIM_ENTER(cuMemcpyHtoD_v2_ptds);
-  return memcpy_(DP(d), h, b, NULL, 1, 1, 2);
+CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *h, size_t b)
+{
+    SIM_ENTER(cuMemcpyHtoD_v2_ptds);
+    return memcpy_(DP(d), h, b, NULL, 1, 1, 2);
 }
-CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t b) {
-  SIM_ENTER(cuMemcpyDtoH_v2);
-  return memcpy_(h, DP(d), b, NULL, 0, 1, 1);
+CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t b)
+{
+    SIM_ENTER(cuMemcpyDtoH_v2);
+    return memcpy_(h, DP(d), b, NULL, 0, 1, 1);
 }
-CUresult cuMemcpyDtoH_v2_ptds(void *h, CUdeviceptr d, size_t b) {
-  SIM_ENTER(cuMemcpyDtoH_v2_ptds);
-  return memcpy_(h, DP(d), b, NULL, 1, 1, 1);
+CUresult cuMemcpyDtoH_v2_ptds(void *h, CUdeviceptr d, size_t b)
+{
+    SIM_ENTER(cuMemcpyDtoH_v2_ptds);
+    return memcpy_(h, DP(d), b, NULL, 1, 1, 1);
 }
-CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t b) {
-  SIM_ENTER(cuMemcpyDtoD_v2);
-  return memcpy_(DP(d), DP(s), b, NULL, 0, 1, 0);
+CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t b)
+{
+    SIM_ENTER(cuMemcpyDtoD_v2);
+    return memcpy_(DP(d), DP(s), b, NULL, 0, 1, 0);
 }
-CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr d, CUdeviceptr s, size_t b) {
-  SIM_ENTER(cuMemcpyDtoD_v2_ptds);
-  return memcpy_(DP(d), DP(s), b, NULL, 1, 1, 0);
+CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr d, CUdeviceptr s, size_t b)
+{
+    SIM_ENTER(cuMemcpyDtoD_v2_ptds);
+    return memcpy_(DP(d), DP(s), b, NULL, 1, 1, 0);
 }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t b, CUstream s) {
-  SIM_ENTER(cuMemcpyHtoDAsync_v2);
-  return memcpy_(DP(d), h, b, s, 0, 0, 2);
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t b, CUstream s)
+{
+    SIM_ENTER(cuMemcpyHtoDAsync_v2);
+    return memcpy_(DP(d), h, b, s, 0, 0, 2);
 }
-CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *h, size_t b, CUstream s) {
-  SIM_ENTER(cuMemcpyHtoDAsync_v2_ptsz);
-  return memcpy_(DP(d), h, b, s, 1, 0, 2);
+CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *h, size_t b, CUstream s)
+{
+    SIM_ENTER(cuMemcpyHtoDAsync_v2_ptsz);
+    return memcpy_(DP(d), h, b, s, 1, 0, 2);
 }
-CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t b, CUstream s) {
-  SIM_ENTER(cuMemcpyDtoHAsync_v2);
-  return memcpy_(h, DP(d), b, s, 0, 0, 1);
+CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t b, CUstream s)
+{
+    SIM_ENTER(cuMemcpyDtoHAsync_v2);
+    return memcpy_(h, DP(d), b, s, 0, 0, 1);
 }
-CUresult cuMemcpyDtoHAsync_v2_ptsz(void *h, CUdeviceptr d, size_t b, CUstream s) {
-  SIM_ENTER(cuMemcpyDtoHAsync_v2_ptsz);
-  return memcpy_(h, DP(d), b, s, 1, 0, 1);
+CUresult cuMemcpyDtoHAsync_v2_ptsz(void *h, CUdeviceptr d, size_t b, CUstream s)
+{
+    SIM_ENTER(cuMemcpyDtoHAsync_v2_ptsz);
+    return memcpy_(h, DP(d), b, s, 1, 0, 1);
 }
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, size_t b, CUstream s) {
-  SIM_ENTER(cuMemcpyDtoDAsync_v2);
-  return memcpy_(DP(d), DP(src), b, s, 0, 0, 0);
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, size_t b, CUstream s)
+{
+    SIM_ENTER(cuMemcpyDtoDAsync_v2);
+    return memcpy_(DP(d), DP(src), b, s, 0, 0, 0);
 }
-CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr src, size_t b, CUstream s) {
-  SIM_ENTER(cuMemcpyDtoDAsync_v2_ptsz);
-  return memcpy_(DP(d), DP(src), b, s, 1, 0, 0);
+CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr src, size_t b, CUstream s)
+{
+    SIM_ENTER(cuMemcpyDtoDAsync_v2_ptsz);
+    return memcpy_(DP(d), DP(src), b, s, 1, 0, 0);
 }
 /* cuMemcpy/cuMemcpyAsync take unified addresses: either side may be host memory. */
-CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr src, size_t b) {
-  SIM_ENTER(cuMemcpy);
-  return memcpy_(DP(d), DP(src), b, NULL, 0, 1, 3);
+CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr src, size_t b)
+{
+    SIM_ENTER(cuMemcpy);
+    return memcpy_(DP(d), DP(src), b, NULL, 0, 1, 3);
 }
-CUresult cuMemcpy_ptds(CUdeviceptr d, CUdeviceptr src, size_t b) {
-  SIM_ENTER(cuMemcpy_ptds);
-  return memcpy_(DP(d), DP(src), b, NULL, 1, 1, 3);
+CUresult cuMemcpy_ptds(CUdeviceptr d, CUdeviceptr src, size_t b)
+{
+    SIM_ENTER(cuMemcpy_ptds);
+    return memcpy_(DP(d), DP(src), b, NULL, 1, 1, 3);
 }
-CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr src, size_t b, CUstream s) {
-  SIM_ENTER(cuMemcpyAsync);
-  return memcpy_(DP(d), DP(src), b, s, 0, 0, 3);
+CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr src, size_t b, CUstream s)
+{
+    SIM_ENTER(cuMemcpyAsync);
+    return memcpy_(DP(d), DP(src), b, s, 0, 0, 3);
 }
-CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr src, size_t b, CUstream s) {
-  SIM_ENTER(cuMemcpyAsync_ptsz);
-  return memcpy_(DP(d), DP(src), b, s, 1, 0, 3);
+CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr src, size_t b, CUstream s)
+{
+    SIM_ENTER(cuMemcpyAsync_ptsz);
+    return memcpy_(DP(d), DP(src), b, s, 1, 0, 3);
 }
 
-CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr p) {
-  SIM_ENTER(cuPointerGetAttribute);
-  if (!data) return CUDA_ERROR_INVALID_VALUE;
-  simctx *c = sim_current_ctx();
-  pthread_mutex_lock(&sim_lock);
-  alloc_rec *a = find_alloc_locked((uintptr_t)p);
-  alloc_rec copy = a ? *a : (alloc_rec){0, 0};
-  pthread_mutex_unlock(&sim_lock);
-  if (!a) return CUDA_ERROR_INVALID_VALUE;
-  switch (attr) {
-  case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = (CUcontext)c; break;
-  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = CU_MEMORYTYPE_DEVICE; break;
-  case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; break;
-  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = copy.base; break;
-  case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = copy.size; break;
-  case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = c ? c->dev : 0; break;
-  case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data = 0; break;
-  default: return CUDA_ERROR_INVALID_VALUE;
-  }
-  return CUDA_SUCCESS;
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr p)
+{
+    SIM_ENTER(cuPointerGetAttribute);
+    if (!data) return CUDA_ERROR_INVALID_VALUE;
+    simctx *c = sim_current_ctx();
+    pthread_mutex_lock(&sim_lock);
+    alloc_rec *a = find_alloc_locked((uintptr_t)p);
+    alloc_rec copy = a ? *a : (alloc_rec){0, 0};
+    pthread_mutex_unlock(&sim_lock);
+    if (!a) return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = (CUcontext)c; break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = CU_MEMORYTYPE_DEVICE; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = copy.base; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = copy.size; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = c ? c->dev : 0; break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data = 0; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ streams */
 
-static CUresult stream_create(CUstream *ph, unsigned flags, int prio) {
-  if (!ph) return CUDA_ERROR_INVALID_VALUE;
-  if (flags & ~(unsigned)CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
-  simctx *c = sim_current_ctx();
-  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-  simstream *s = calloc(1, sizeof *s);
-  if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
-  s->magic = STREAM_MAGIC;
-  s->ctx = c;
-  s->flags = flags;
-  s->prio = prio < -5 ? -5 : prio > 0 ? 0 : prio;
-  pthread_mutex_lock(&sim_lock);
-  s->next = g_streams;
-  g_streams = s;
-  pthread_mutex_unlock(&sim_lock);
-  *ph = (CUstream)s;
-  return CUDA_SUCCESS;
+static CUresult stream_create(CUstream *ph, unsigned flags, int prio)
+{
+    if (!ph) return CUDA_ERROR_INVALID_VALUE;
+    if (flags & ~(unsigned)CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
+    simctx *c = sim_current_ctx();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    simstream *s = calloc(1, sizeof *s);
+    if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
+    s->magic = STREAM_MAGIC;
+    s->ctx = c;
+    s->flags = flags;
+    s->prio = prio < -5 ? -5 : prio > 0 ? 0 : prio;
+    pthread_mutex_lock(&sim_lock);
+    s->next = g_streams;
+    g_streams = s;
+    pthread_mutex_unlock(&sim_lock);
+    *ph = (CUstream)s;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuStreamCreate(CUstream *ph, unsigned int flags) {
-  SIM_ENTER(cuStreamCreate);
-  return stream_create(ph, flags, 0);
+CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
+{
+    SIM_ENTER(cuStreamCreate);
+    return stream_create(ph, flags, 0);
 }
-CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int prio) {
-  SIM_ENTER(cuStreamCreateWithPriority);
-  return stream_create(ph, flags, prio);
+CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int prio)
+{
+    SIM_ENTER(cuStreamCreateWithPriority);
+    return stream_create(ph, flags, prio);
 }
 
-static void uncapture_locked(simstream *s) {
-  for (int i = 0; i < g_ncap; i++)
-    if (g_cap[i] == s) {
-      g_cap[i] = g_cap[--g_ncap];
-      break;
+static void uncapture_locked(simstream *s)
+{
+    for (int i = 0; i < g_ncap; i++)
+        if (g_cap[i] == s) {
+            g_cap[i] = g_cap[--g_ncap];
+            break;
+        }
+    s->capturing = 0;
+}
+
+static void graph_free(simgraph *g)
+{
+    if (!g) return;
+    free(g->nodes);
+    free(g);
+}
+
+CUresult cuStreamDestroy_v2(CUstream h)
+{
+    SIM_ENTER(cuStreamDestroy_v2);
+    CUresult rc = CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&sim_lock);
+    for (simstream **pp = &g_streams; *pp; pp = &(*pp)->next) {
+        simstream *s = *pp;
+        if (s != (simstream *)h) continue;
+        *pp = s->next;
+        if (s->capturing) {
+            uncapture_locked(s);
+            graph_free(s->graph);
+        }
+        s->magic = 0;
+        free(s);
+        rc = CUDA_SUCCESS;
+        break;
     }
-  s->capturing = 0;
-}
-
-static void graph_free(simgraph *g) {
-  if (!g) return;
-  free(g->nodes);
-  free(g);
-}
-
-CUresult cuStreamDestroy_v2(CUstream h) {
-  SIM_ENTER(cuStreamDestroy_v2);
-  CUresult rc = CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_lock(&sim_lock);
-  for (simstream **pp = &g_streams; *pp; pp = &(*pp)->next) {
-    simstream *s = *pp;
-    if (s != (simstream *)h) continue;
-    *pp = s->next;
-    if (s->capturing) {
-      uncapture_locked(s);
-      graph_free(s->graph);
-    }
-    s->magic = 0;
-    free(s);
-    rc = CUDA_SUCCESS;
-    break;
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
 /* Synchronizing or querying a capturing stream is not allowed and breaks the capture. */
-static CUresult stream_sync(CUstream h, int ptsz) {
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  simstream *s = sim_stream_locked(h, ptsz, &rc);
-  if (s && s->capturing) {
-    s->invalidated = 1;
-    rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult stream_sync(CUstream h, int ptsz)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simstream *s = sim_stream_locked(h, ptsz, &rc);
+    if (s && s->capturing) {
+        s->invalidated = 1;
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuStreamSynchronize(CUstream s) {
-  SIM_ENTER(cuStreamSynchronize);
-  return stream_sync(s, 0);
+CUresult cuStreamSynchronize(CUstream s)
+{
+    SIM_ENTER(cuStreamSynchronize);
+    return stream_sync(s, 0);
 }
-CUresult cuStreamSynchronize_ptsz(CUstream s) {
-  SIM_ENTER(cuStreamSynchronize_ptsz);
-  return stream_sync(s, 1);
+CUresult cuStreamSynchronize_ptsz(CUstream s)
+{
+    SIM_ENTER(cuStreamSynchronize_ptsz);
+    return stream_sync(s, 1);
 }
-CUresult cuStreamQuery(CUstream s) {
-  SIM_ENTER(cuStreamQuery);
-  return stream_sync(s, 0);
+CUresult cuStreamQuery(CUstream s)
+{
+    SIM_ENTER(cuStreamQuery);
+    return stream_sync(s, 0);
 }
-CUresult cuStreamQuery_ptsz(CUstream s) {
-  SIM_ENTER(cuStreamQuery_ptsz);
-  return stream_sync(s, 1);
+CUresult cuStreamQuery_ptsz(CUstream s)
+{
+    SIM_ENTER(cuStreamQuery_ptsz);
+    return stream_sync(s, 1);
 }
 
-static simevent *find_event_locked(CUevent h) {
-  for (simevent *e = g_events; e; e = e->next)
-    if (e == (simevent *)h) return e;
-  return NULL;
+static simevent *find_event_locked(CUevent h)
+{
+    for (simevent *e = g_events; e; e = e->next)
+        if (e == (simevent *)h) return e;
+    return NULL;
 }
 
 /* A stream that waits for an event cannot run before it: its clock moves up to the
  * event's stamp. */
-static CUresult stream_wait(CUstream h, CUevent ev, int ptsz) {
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  simstream *s = sim_stream_locked(h, ptsz, &rc);
-  simevent *e = s ? find_event_locked(ev) : NULL;
-  if (s && !e) rc = CUDA_ERROR_INVALID_HANDLE;
-  if (e && e->recorded && !s->capturing && e->stamp > s->clock_ns) s->clock_ns = e->stamp;
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult stream_wait(CUstream h, CUevent ev, int ptsz)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simstream *s = sim_stream_locked(h, ptsz, &rc);
+    simevent *e = s ? find_event_locked(ev) : NULL;
+    if (s && !e) rc = CUDA_ERROR_INVALID_HANDLE;
+    if (e && e->recorded && !s->capturing && e->stamp > s->clock_ns) s->clock_ns = e->stamp;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
-  SIM_ENTER(cuStreamWaitEvent);
-  (void)flags;
-  return stream_wait(s, e, 0);
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+    SIM_ENTER(cuStreamWaitEvent);
+    (void)flags;
+    return stream_wait(s, e, 0);
 }
-CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int flags) {
-  SIM_ENTER(cuStreamWaitEvent_ptsz);
-  (void)flags;
-  return stream_wait(s, e, 1);
+CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int flags)
+{
+    SIM_ENTER(cuStreamWaitEvent_ptsz);
+    (void)flags;
+    return stream_wait(s, e, 1);
 }
 
 /* Reads one field of a stream (what = 0 ctx, 1 flags, 2 priority). */
-static CUresult stream_get(CUstream h, int ptsz, int what, void *out) {
-  CUresult rc = CUDA_SUCCESS;
-  if (!out) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&sim_lock);
-  simstream *s = sim_stream_locked(h, ptsz, &rc);
-  if (s) {
-    if (what == 0) *(CUcontext *)out = (CUcontext)s->ctx;
-    if (what == 1) *(unsigned *)out = s->flags;
-    if (what == 2) *(int *)out = s->prio;
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult stream_get(CUstream h, int ptsz, int what, void *out)
+{
+    CUresult rc = CUDA_SUCCESS;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simstream *s = sim_stream_locked(h, ptsz, &rc);
+    if (s) {
+        if (what == 0) *(CUcontext *)out = (CUcontext)s->ctx;
+        if (what == 1) *(unsigned *)out = s->flags;
+        if (what == 2) *(int *)out = s->prio;
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuStreamGetCtx(CUstream s, CUcontext *c) {
-  SIM_ENTER(cuStreamGetCtx);
-  return stream_get(s, 0, 0, c);
+CUresult cuStreamGetCtx(CUstream s, CUcontext *c)
+{
+    SIM_ENTER(cuStreamGetCtx);
+    return stream_get(s, 0, 0, c);
 }
-CUresult cuStreamGetCtx_ptsz(CUstream s, CUcontext *c) {
-  SIM_ENTER(cuStreamGetCtx_ptsz);
-  return stream_get(s, 1, 0, c);
+CUresult cuStreamGetCtx_ptsz(CUstream s, CUcontext *c)
+{
+    SIM_ENTER(cuStreamGetCtx_ptsz);
+    return stream_get(s, 1, 0, c);
 }
-CUresult cuStreamGetFlags(CUstream s, unsigned int *f) {
-  SIM_ENTER(cuStreamGetFlags);
-  return stream_get(s, 0, 1, f);
+CUresult cuStreamGetFlags(CUstream s, unsigned int *f)
+{
+    SIM_ENTER(cuStreamGetFlags);
+    return stream_get(s, 0, 1, f);
 }
-CUresult cuStreamGetFlags_ptsz(CUstream s, unsigned int *f) {
-  SIM_ENTER(cuStreamGetFlags_ptsz);
-  return stream_get(s, 1, 1, f);
+CUresult cuStreamGetFlags_ptsz(CUstream s, unsigned int *f)
+{
+    SIM_ENTER(cuStreamGetFlags_ptsz);
+    return stream_get(s, 1, 1, f);
 }
-CUresult cuStreamGetPriority(CUstream s, int *p) {
-  SIM_ENTER(cuStreamGetPriority);
-  return stream_get(s, 0, 2, p);
+CUresult cuStreamGetPriority(CUstream s, int *p)
+{
+    SIM_ENTER(cuStreamGetPriority);
+    return stream_get(s, 0, 2, p);
 }
-CUresult cuStreamGetPriority_ptsz(CUstream s, int *p) {
-  SIM_ENTER(cuStreamGetPriority_ptsz);
-  return stream_get(s, 1, 2, p);
+CUresult cuStreamGetPriority_ptsz(CUstream s, int *p)
+{
+    SIM_ENTER(cuStreamGetPriority_ptsz);
+    return stream_get(s, 1, 2, p);
 }
 
 /* Capture status; SIMCUDA_CAPTURING makes every stream look capturing. */
 static CUresult capture_info(CUstream h, int ptsz, CUstreamCaptureStatus *st, cuuint64_t *id,
                              CUgraph *graph, const CUgraphNode **deps,
-                             const CUgraphEdgeData **edges, size_t *ndeps) {
-  CUresult rc = CUDA_SUCCESS;
-  if (!st) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&sim_lock);
-  simstream *s = sim_stream_locked(h, ptsz, &rc);
-  if (s) {
-    int fake = atomic_load(&g_fake_capturing);
-    if (s->capturing)
-      *st = s->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
-    else
-      *st = fake ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
-    if (id) *id = s->capturing ? s->cid : fake ? 1 : 0;
-    if (graph) *graph = s->capturing ? (CUgraph)s->graph : NULL;
-    if (deps) *deps = NULL;
-    if (edges) *edges = NULL;
-    if (ndeps) *ndeps = 0;
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+                             const CUgraphEdgeData **edges, size_t *ndeps)
+{
+    CUresult rc = CUDA_SUCCESS;
+    if (!st) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simstream *s = sim_stream_locked(h, ptsz, &rc);
+    if (s) {
+        int fake = atomic_load(&g_fake_capturing);
+        if (s->capturing)
+            *st = s->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                 : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+        else
+            *st = fake ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+        if (id) *id = s->capturing ? s->cid : fake ? 1 : 0;
+        if (graph) *graph = s->capturing ? (CUgraph)s->graph : NULL;
+        if (deps) *deps = NULL;
+        if (edges) *edges = NULL;
+        if (ndeps) *ndeps = 0;
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) {
-  SIM_ENTER(cuStreamIsCapturing);
-  return capture_info(s, 0, st, NULL, NULL, NULL, NULL, NULL);
+CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    SIM_ENTER(cuStreamIsCapturing);
+    return capture_info(s, 0, st, NULL, NULL, NULL, NULL, NULL);
 }
-CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) {
-  SIM_ENTER(cuStreamIsCapturing_ptsz);
-  return capture_info(s, 1, st, NULL, NULL, NULL, NULL, NULL);
+CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
+{
+    SIM_ENTER(cuStreamIsCapturing_ptsz);
+    return capture_info(s, 1, st, NULL, NULL, NULL, NULL, NULL);
 }
 CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id,
-                                   CUgraph *g, const CUgraphNode **d,
-                                   const CUgraphEdgeData **e, size_t *n) {
-  SIM_ENTER(cuStreamGetCaptureInfo_v3);
-  return capture_info(s, 0, st, id, g, d, e, n);
+                                   CUgraph *g, const CUgraphNode **d, const CUgraphEdgeData **e,
+                                   size_t *n)
+{
+    SIM_ENTER(cuStreamGetCaptureInfo_v3);
+    return capture_info(s, 0, st, id, g, d, e, n);
 }
 CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id,
                                         CUgraph *g, const CUgraphNode **d,
-                                        const CUgraphEdgeData **e, size_t *n) {
-  SIM_ENTER(cuStreamGetCaptureInfo_v3_ptsz);
-  return capture_info(s, 1, st, id, g, d, e, n);
+                                        const CUgraphEdgeData **e, size_t *n)
+{
+    SIM_ENTER(cuStreamGetCaptureInfo_v3_ptsz);
+    return capture_info(s, 1, st, id, g, d, e, n);
 }
 
-static int is_legacy_handle(CUstream h, int ptsz) {
-  return h == CU_STREAM_LEGACY || (h == NULL && !ptsz);
+static int is_legacy_handle(CUstream h, int ptsz)
+{
+    return h == CU_STREAM_LEGACY || (h == NULL && !ptsz);
 }
 
-static CUresult begin_capture(CUstream h, CUstreamCaptureMode mode, int ptsz) {
-  CUresult rc = CUDA_SUCCESS;
-  if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
-      mode != CU_STREAM_CAPTURE_MODE_RELAXED)
-    return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&sim_lock);
-  simstream *s = sim_stream_locked(h, ptsz, &rc);
-  if (s && is_legacy_handle(h, ptsz))
-    rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream cannot capture */
-  else if (s && s->capturing)
-    rc = CUDA_ERROR_ILLEGAL_STATE;
-  else if (s && g_ncap == MAX_CAPTURES)
-    rc = CUDA_ERROR_OUT_OF_MEMORY;
-  else if (s) {
-    simgraph *g = calloc(1, sizeof *g);
-    if (!g) {
-      rc = CUDA_ERROR_OUT_OF_MEMORY;
-    } else {
-      g->magic = GRAPH_MAGIC;
-      g->next = g_graphs;
-      g_graphs = g;
-      s->graph = g;
-      s->capturing = 1;
-      s->invalidated = 0;
-      s->cmode = mode;
-      s->cthread = pthread_self();
-      s->cid = ++g_capid;
-      g_cap[g_ncap++] = s;
+static CUresult begin_capture(CUstream h, CUstreamCaptureMode mode, int ptsz)
+{
+    CUresult rc = CUDA_SUCCESS;
+    if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simstream *s = sim_stream_locked(h, ptsz, &rc);
+    if (s && is_legacy_handle(h, ptsz))
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream cannot capture */
+    else if (s && s->capturing)
+        rc = CUDA_ERROR_ILLEGAL_STATE;
+    else if (s && g_ncap == MAX_CAPTURES)
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else if (s) {
+        simgraph *g = calloc(1, sizeof *g);
+        if (!g) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            g->magic = GRAPH_MAGIC;
+            g->next = g_graphs;
+            g_graphs = g;
+            s->graph = g;
+            s->capturing = 1;
+            s->invalidated = 0;
+            s->cmode = mode;
+            s->cthread = pthread_self();
+            s->cid = ++g_capid;
+            g_cap[g_ncap++] = s;
+        }
     }
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode) {
-  SIM_ENTER(cuStreamBeginCapture_v2);
-  return begin_capture(s, mode, 0);
+CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    SIM_ENTER(cuStreamBeginCapture_v2);
+    return begin_capture(s, mode, 0);
 }
-CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode) {
-  SIM_ENTER(cuStreamBeginCapture_v2_ptsz);
-  return begin_capture(s, mode, 1);
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
+{
+    SIM_ENTER(cuStreamBeginCapture_v2_ptsz);
+    return begin_capture(s, mode, 1);
 }
 
-static void unlink_graph_locked(simgraph *g) {
-  for (simgraph **pp = &g_graphs; *pp; pp = &(*pp)->next)
-    if (*pp == g) {
-      *pp = g->next;
-      return;
+static void unlink_graph_locked(simgraph *g)
+{
+    for (simgraph **pp = &g_graphs; *pp; pp = &(*pp)->next)
+        if (*pp == g) {
+            *pp = g->next;
+            return;
+        }
+}
+
+static CUresult end_capture(CUstream h, CUgraph *out, int ptsz)
+{
+    CUresult rc = CUDA_SUCCESS;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simstream *s = sim_stream_locked(h, ptsz, &rc);
+    if (s && !s->capturing)
+        rc = CUDA_ERROR_ILLEGAL_STATE;
+    else if (s && s->cmode != CU_STREAM_CAPTURE_MODE_RELAXED &&
+             !pthread_equal(s->cthread, pthread_self()))
+        rc = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    else if (s) {
+        uncapture_locked(s);
+        if (s->invalidated) {
+            unlink_graph_locked(s->graph);
+            graph_free(s->graph);
+            *out = NULL;
+            rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        } else {
+            *out = (CUgraph)s->graph;
+        }
+        s->graph = NULL;
+        s->invalidated = 0;
     }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    SIM_ENTER(cuStreamEndCapture);
+    return end_capture(s, g, 0);
+}
+CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g)
+{
+    SIM_ENTER(cuStreamEndCapture_ptsz);
+    return end_capture(s, g, 1);
 }
 
-static CUresult end_capture(CUstream h, CUgraph *out, int ptsz) {
-  CUresult rc = CUDA_SUCCESS;
-  if (!out) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&sim_lock);
-  simstream *s = sim_stream_locked(h, ptsz, &rc);
-  if (s && !s->capturing)
-    rc = CUDA_ERROR_ILLEGAL_STATE;
-  else if (s && s->cmode != CU_STREAM_CAPTURE_MODE_RELAXED &&
-           !pthread_equal(s->cthread, pthread_self()))
-    rc = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
-  else if (s) {
-    uncapture_locked(s);
-    if (s->invalidated) {
-      unlink_graph_locked(s->graph);
-      graph_free(s->graph);
-      *out = NULL;
-      rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-    } else {
-      *out = (CUgraph)s->graph;
-    }
-    s->graph = NULL;
-    s->invalidated = 0;
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
-}
-CUresult cuStreamEndCapture(CUstream s, CUgraph *g) {
-  SIM_ENTER(cuStreamEndCapture);
-  return end_capture(s, g, 0);
-}
-CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g) {
-  SIM_ENTER(cuStreamEndCapture_ptsz);
-  return end_capture(s, g, 1);
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    SIM_ENTER(cuThreadExchangeStreamCaptureMode);
+    if (!mode) return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode m = *mode;
+    if (m != CU_STREAM_CAPTURE_MODE_GLOBAL && m != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        m != CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    *mode = tls_mode;
+    tls_mode = m;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
-  SIM_ENTER(cuThreadExchangeStreamCaptureMode);
-  if (!mode) return CUDA_ERROR_INVALID_VALUE;
-  CUstreamCaptureMode m = *mode;
-  if (m != CU_STREAM_CAPTURE_MODE_GLOBAL && m != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
-      m != CU_STREAM_CAPTURE_MODE_RELAXED)
-    return CUDA_ERROR_INVALID_VALUE;
-  *mode = tls_mode;
-  tls_mode = m;
-  return CUDA_SUCCESS;
-}
-
-CUresult sim_capture_launch_locked(simstream *s, const sim_launch_rec *r) {
-  simnode n = {.kind = NODE_KERNEL, .k = *r};
-  CUresult rc = graph_add_locked(s->graph, &n);
-  if (rc == CUDA_SUCCESS) g_captured++;
-  return rc;
+CUresult sim_capture_launch_locked(simstream *s, const sim_launch_rec *r)
+{
+    simnode n = {.kind = NODE_KERNEL, .k = *r};
+    CUresult rc = graph_add_locked(s->graph, &n);
+    if (rc == CUDA_SUCCESS) g_captured++;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ events */
 
-CUresult cuEventCreate(CUevent *ph, unsigned int flags) {
-  SIM_ENTER(cuEventCreate);
-  if (!ph) return CUDA_ERROR_INVALID_VALUE;
-  if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
-  simevent *e = calloc(1, sizeof *e);
-  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
-  e->magic = EVENT_MAGIC;
-  e->flags = flags;
-  pthread_mutex_lock(&sim_lock);
-  e->next = g_events;
-  g_events = e;
-  pthread_mutex_unlock(&sim_lock);
-  *ph = (CUevent)e;
-  return CUDA_SUCCESS;
+CUresult cuEventCreate(CUevent *ph, unsigned int flags)
+{
+    SIM_ENTER(cuEventCreate);
+    if (!ph) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    simevent *e = calloc(1, sizeof *e);
+    if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+    e->magic = EVENT_MAGIC;
+    e->flags = flags;
+    pthread_mutex_lock(&sim_lock);
+    e->next = g_events;
+    g_events = e;
+    pthread_mutex_unlock(&sim_lock);
+    *ph = (CUevent)e;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuEventDestroy_v2(CUevent h) {
-  SIM_ENTER(cuEventDestroy_v2);
-  CUresult rc = CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_lock(&sim_lock);
-  for (simevent **pp = &g_events; *pp; pp = &(*pp)->next) {
-    if (*pp != (simevent *)h) continue;
-    simevent *e = *pp;
-    *pp = e->next;
-    e->magic = 0;
-    free(e);
-    rc = CUDA_SUCCESS;
-    break;
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+CUresult cuEventDestroy_v2(CUevent h)
+{
+    SIM_ENTER(cuEventDestroy_v2);
+    CUresult rc = CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&sim_lock);
+    for (simevent **pp = &g_events; *pp; pp = &(*pp)->next) {
+        if (*pp != (simevent *)h) continue;
+        simevent *e = *pp;
+        *pp = e->next;
+        e->magic = 0;
+        free(e);
+        rc = CUDA_SUCCESS;
+        break;
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
 /* Stamps the event with its stream's virtual clock (or records that into a capture). */
-static CUresult event_record(CUevent h, CUstream hs, int ptsz) {
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  simevent *e = find_event_locked(h);
-  simstream *s = e ? sim_stream_locked(hs, ptsz, &rc) : NULL;
-  if (!e) rc = CUDA_ERROR_INVALID_HANDLE;
-  if (e && s) {
-    simnode n = {.kind = NODE_EVENT, .ev = e};
-    if (s->capturing)
-      rc = graph_add_locked(s->graph, &n);
-    else
-      run_node_locked(s, &n);
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult event_record(CUevent h, CUstream hs, int ptsz)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simevent *e = find_event_locked(h);
+    simstream *s = e ? sim_stream_locked(hs, ptsz, &rc) : NULL;
+    if (!e) rc = CUDA_ERROR_INVALID_HANDLE;
+    if (e && s) {
+        simnode n = {.kind = NODE_EVENT, .ev = e};
+        if (s->capturing)
+            rc = graph_add_locked(s->graph, &n);
+        else
+            run_node_locked(s, &n);
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuEventRecord(CUevent e, CUstream s) {
-  SIM_ENTER(cuEventRecord);
-  return event_record(e, s, 0);
+CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    SIM_ENTER(cuEventRecord);
+    return event_record(e, s, 0);
 }
-CUresult cuEventRecord_ptsz(CUevent e, CUstream s) {
-  SIM_ENTER(cuEventRecord_ptsz);
-  return event_record(e, s, 1);
+CUresult cuEventRecord_ptsz(CUevent e, CUstream s)
+{
+    SIM_ENTER(cuEventRecord_ptsz);
+    return event_record(e, s, 1);
 }
-CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags) {
-  SIM_ENTER(cuEventRecordWithFlags);
-  if (flags & ~1u) return CUDA_ERROR_INVALID_VALUE;
-  return event_record(e, s, 0);
+CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags)
+{
+    SIM_ENTER(cuEventRecordWithFlags);
+    if (flags & ~1u) return CUDA_ERROR_INVALID_VALUE;
+    return event_record(e, s, 0);
 }
-CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int flags) {
-  SIM_ENTER(cuEventRecordWithFlags_ptsz);
-  if (flags & ~1u) return CUDA_ERROR_INVALID_VALUE;
-  return event_record(e, s, 1);
+CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int flags)
+{
+    SIM_ENTER(cuEventRecordWithFlags_ptsz);
+    if (flags & ~1u) return CUDA_ERROR_INVALID_VALUE;
+    return event_record(e, s, 1);
 }
 
-static CUresult event_check(CUevent h) {
-  pthread_mutex_lock(&sim_lock);
-  CUresult rc = find_event_locked(h) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult event_check(CUevent h)
+{
+    pthread_mutex_lock(&sim_lock);
+    CUresult rc = find_event_locked(h) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 /* Execution is synchronous, so every recorded event has completed. */
-CUresult cuEventSynchronize(CUevent e) {
-  SIM_ENTER(cuEventSynchronize);
-  return event_check(e);
+CUresult cuEventSynchronize(CUevent e)
+{
+    SIM_ENTER(cuEventSynchronize);
+    return event_check(e);
 }
-CUresult cuEventQuery(CUevent e) {
-  SIM_ENTER(cuEventQuery);
-  return event_check(e);
+CUresult cuEventQuery(CUevent e)
+{
+    SIM_ENTER(cuEventQuery);
+    return event_check(e);
 }
 
-static CUresult elapsed(float *ms, CUevent a, CUevent b) {
-  if (!ms) return CUDA_ERROR_INVALID_VALUE;
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  simevent *ea = find_event_locked(a), *eb = find_event_locked(b);
-  if (!ea || !eb || !ea->recorded || !eb->recorded ||
-      ((ea->flags | eb->flags) & CU_EVENT_DISABLE_TIMING))
-    rc = CUDA_ERROR_INVALID_HANDLE;
-  else
-    *ms = (float)((eb->stamp - ea->stamp) / 1e6);
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult elapsed(float *ms, CUevent a, CUevent b)
+{
+    if (!ms) return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simevent *ea = find_event_locked(a), *eb = find_event_locked(b);
+    if (!ea || !eb || !ea->recorded || !eb->recorded ||
+        ((ea->flags | eb->flags) & CU_EVENT_DISABLE_TIMING))
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else
+        *ms = (float)((eb->stamp - ea->stamp) / 1e6);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
-  SIM_ENTER(cuEventElapsedTime);
-  return elapsed(ms, a, b);
+CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+    SIM_ENTER(cuEventElapsedTime);
+    return elapsed(ms, a, b);
 }
-CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) {
-  SIM_ENTER(cuEventElapsedTime_v2);
-  return elapsed(ms, a, b);
+CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+    SIM_ENTER(cuEventElapsedTime_v2);
+    return elapsed(ms, a, b);
 }
 
 /* ------------------------------------------------------------------ graphs */
 
-static simgraph *find_graph_locked(void *h, uint32_t magic) {
-  for (simgraph *g = g_graphs; g; g = g->next)
-    if (g == (simgraph *)h && g->magic == magic) return g;
-  return NULL;
+static simgraph *find_graph_locked(void *h, uint32_t magic)
+{
+    for (simgraph *g = g_graphs; g; g = g->next)
+        if (g == (simgraph *)h && g->magic == magic) return g;
+    return NULL;
 }
 
-CUresult cuGraphInstantiateWithFlags(CUgraphExec *pexec, CUgraph hg, unsigned long long flags) {
-  SIM_ENTER(cuGraphInstantiateWithFlags);
-  (void)flags;
-  if (!pexec) return CUDA_ERROR_INVALID_VALUE;
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  simgraph *g = find_graph_locked(hg, GRAPH_MAGIC);
-  simgraph *x = g ? calloc(1, sizeof *x) : NULL;
-  if (!g)
-    rc = CUDA_ERROR_INVALID_VALUE;
-  else if (!x)
-    rc = CUDA_ERROR_OUT_OF_MEMORY;
-  else {
-    x->magic = GEXEC_MAGIC;
-    x->n = x->cap = g->n;
-    x->nodes = g->n ? malloc((size_t)g->n * sizeof *x->nodes) : NULL;
-    if (g->n) memcpy(x->nodes, g->nodes, (size_t)g->n * sizeof *x->nodes);
-    x->next = g_graphs;
-    g_graphs = x;
-    *pexec = (CUgraphExec)x;
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
-}
-
-static CUresult graph_launch(CUgraphExec hx, CUstream h, int ptsz) {
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  simgraph *x = find_graph_locked(hx, GEXEC_MAGIC);
-  simstream *s = x ? sim_stream_locked(h, ptsz, &rc) : NULL;
-  if (!x) rc = CUDA_ERROR_INVALID_VALUE;
-  if (s && s->capturing) rc = CUDA_ERROR_NOT_SUPPORTED; /* child graphs: not simulated */
-  if (s && rc == CUDA_SUCCESS) {
-    g_graph_launches++;
-    for (int i = 0; i < x->n && rc == CUDA_SUCCESS; i++) {
-      if (x->nodes[i].kind == NODE_KERNEL)
-        rc = sim_execute_locked(s, &x->nodes[i].k, 1);
-      else
-        run_node_locked(s, &x->nodes[i]);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *pexec, CUgraph hg, unsigned long long flags)
+{
+    SIM_ENTER(cuGraphInstantiateWithFlags);
+    (void)flags;
+    if (!pexec) return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simgraph *g = find_graph_locked(hg, GRAPH_MAGIC);
+    simgraph *x = g ? calloc(1, sizeof *x) : NULL;
+    if (!g)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!x)
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else {
+        x->magic = GEXEC_MAGIC;
+        x->n = x->cap = g->n;
+        x->nodes = g->n ? malloc((size_t)g->n * sizeof *x->nodes) : NULL;
+        if (g->n) memcpy(x->nodes, g->nodes, (size_t)g->n * sizeof *x->nodes);
+        x->next = g_graphs;
+        g_graphs = x;
+        *pexec = (CUgraphExec)x;
     }
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
-}
-CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
-  SIM_ENTER(cuGraphLaunch);
-  return graph_launch(x, s, 0);
-}
-CUresult cuGraphLaunch_ptsz(CUgraphExec x, CUstream s) {
-  SIM_ENTER(cuGraphLaunch_ptsz);
-  return graph_launch(x, s, 1);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
-static CUresult graph_destroy(void *h, uint32_t magic) {
-  pthread_mutex_lock(&sim_lock);
-  simgraph *g = find_graph_locked(h, magic);
-  if (g) {
-    unlink_graph_locked(g);
-    graph_free(g);
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+static CUresult graph_launch(CUgraphExec hx, CUstream h, int ptsz)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simgraph *x = find_graph_locked(hx, GEXEC_MAGIC);
+    simstream *s = x ? sim_stream_locked(h, ptsz, &rc) : NULL;
+    if (!x) rc = CUDA_ERROR_INVALID_VALUE;
+    if (s && s->capturing) rc = CUDA_ERROR_NOT_SUPPORTED; /* child graphs: not simulated */
+    if (s && rc == CUDA_SUCCESS) {
+        g_graph_launches++;
+        for (int i = 0; i < x->n && rc == CUDA_SUCCESS; i++) {
+            if (x->nodes[i].kind == NODE_KERNEL)
+                rc = sim_execute_locked(s, &x->nodes[i].k, 1);
+            else
+                run_node_locked(s, &x->nodes[i]);
+        }
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuGraphDestroy(CUgraph g) {
-  SIM_ENTER(cuGraphDestroy);
-  return graph_destroy(g, GRAPH_MAGIC);
+CUresult cuGraphLaunch(CUgraphExec x, CUstream s)
+{
+    SIM_ENTER(cuGraphLaunch);
+    return graph_launch(x, s, 0);
 }
-CUresult cuGraphExecDestroy(CUgraphExec x) {
-  SIM_ENTER(cuGraphExecDestroy);
-  return graph_destroy(x, GEXEC_MAGIC);
+CUresult cuGraphLaunch_ptsz(CUgraphExec x, CUstream s)
+{
+    SIM_ENTER(cuGraphLaunch_ptsz);
+    return graph_launch(x, s, 1);
+}
+
+static CUresult graph_destroy(void *h, uint32_t magic)
+{
+    pthread_mutex_lock(&sim_lock);
+    simgraph *g = find_graph_locked(h, magic);
+    if (g) {
+        unlink_graph_locked(g);
+        graph_free(g);
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuGraphDestroy(CUgraph g)
+{
+    SIM_ENTER(cuGraphDestroy);
+    return graph_destroy(g, GRAPH_MAGIC);
+}
+CUresult cuGraphExecDestroy(CUgraphExec x)
+{
+    SIM_ENTER(cuGraphExecDestroy);
+    return graph_destroy(x, GEXEC_MAGIC);
 }
 
 /* ------------------------------------------------------------------ execution */
 
 /* splitmix64: a fixed, seedable sequence, so noisy runs repeat exactly. */
-static uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
 }
 
-static void trace_locked(const sim_launch_rec *r, double cost, int replay) {
-  if (!g_trace_path) return;
-  if (!g_trace && !(g_trace = fopen(g_trace_path, "a"))) {
-    fprintf(stderr, "simcuda: cannot open trace %s: %s\n", g_trace_path, strerror(errno));
-    free(g_trace_path);
-    g_trace_path = NULL;
-    return;
-  }
-  fprintf(g_trace, "%s grid=%u,%u,%u block=%u,%u,%u shared=%u cost_ns=%.0f%s\n", r->k->name,
-          r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->shared,
-          cost, replay ? " replay" : "");
-  fflush(g_trace);
+static void trace_locked(const sim_launch_rec *r, double cost, int replay)
+{
+    if (!g_trace_path) return;
+    if (!g_trace && !(g_trace = fopen(g_trace_path, "a"))) {
+        fprintf(stderr, "simcuda: cannot open trace %s: %s\n", g_trace_path, strerror(errno));
+        free(g_trace_path);
+        g_trace_path = NULL;
+        return;
+    }
+    fprintf(g_trace, "%s grid=%u,%u,%u block=%u,%u,%u shared=%u cost_ns=%.0f%s\n", r->k->name,
+            r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->shared,
+            cost, replay ? " replay" : "");
+    fflush(g_trace);
 }
 
-double sim_cost(const sim_launch_rec *r) {
-  sim_exec e;
-  memset(&e, 0, sizeof e);
-  e.k = r->k;
-  memcpy(e.grid, r->grid, sizeof e.grid);
-  memcpy(e.block, r->block, sizeof e.block);
-  e.dyn_shared = r->shared;
-  e.params = r->params;
-  return r->k->cost(&e);
+double sim_cost(const sim_launch_rec *r)
+{
+    sim_exec e;
+    memset(&e, 0, sizeof e);
+    e.k = r->k;
+    memcpy(e.grid, r->grid, sizeof e.grid);
+    memcpy(e.block, r->block, sizeof e.block);
+    e.dyn_shared = r->shared;
+    e.params = r->params;
+    return r->k->cost(&e);
 }
 
-CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay) {
-  sim_exec e;
-  memset(&e, 0, sizeof e);
-  e.k = r->k;
-  memcpy(e.grid, r->grid, sizeof e.grid);
-  memcpy(e.block, r->block, sizeof e.block);
-  e.dyn_shared = r->shared;
-  e.params = r->params;
-  for (int i = 0; i < r->k->nparams; i++) {
-    if (r->k->p[i].kind != SIMK_PTR) continue;
-    uint64_t p;
-    memcpy(&p, r->params + r->k->off[i], 8);
-    e.base[i] = (unsigned char *)(uintptr_t)p;
-    e.avail[i] = sim_alloc_avail_locked((uintptr_t)p);
-  }
-  e.smem_bytes = (size_t)r->k->static_shared + r->shared;
-  e.smem = calloc(1, e.smem_bytes ? e.smem_bytes : 1);
-  if (!e.smem) return CUDA_ERROR_OUT_OF_MEMORY;
-  for (unsigned z = 0; z < r->grid[2] && !e.fault; z++)
-    for (unsigned y = 0; y < r->grid[1] && !e.fault; y++)
-      for (unsigned x = 0; x < r->grid[0] && !e.fault; x++) {
-        e.bid[0] = x, e.bid[1] = y, e.bid[2] = z;
-        r->k->run_block(&e);
-      }
-  free(e.smem);
+CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
+{
+    sim_exec e;
+    memset(&e, 0, sizeof e);
+    e.k = r->k;
+    memcpy(e.grid, r->grid, sizeof e.grid);
+    memcpy(e.block, r->block, sizeof e.block);
+    e.dyn_shared = r->shared;
+    e.params = r->params;
+    for (int i = 0; i < r->k->nparams; i++) {
+        if (r->k->p[i].kind != SIMK_PTR) continue;
+        uint64_t p;
+        memcpy(&p, r->params + r->k->off[i], 8);
+        e.base[i] = (unsigned char *)(uintptr_t)p;
+        e.avail[i] = sim_alloc_avail_locked((uintptr_t)p);
+    }
+    e.smem_bytes = (size_t)r->k->static_shared + r->shared;
+    e.smem = calloc(1, e.smem_bytes ? e.smem_bytes : 1);
+    if (!e.smem) return CUDA_ERROR_OUT_OF_MEMORY;
+    for (unsigned z = 0; z < r->grid[2] && !e.fault; z++)
+        for (unsigned y = 0; y < r->grid[1] && !e.fault; y++)
+            for (unsigned x = 0; x < r->grid[0] && !e.fault; x++) {
+                e.bid[0] = x, e.bid[1] = y, e.bid[2] = z;
+                r->k->run_block(&e);
+            }
+    free(e.smem);
 
-  g_launches++;
-  double cost = sim_cost(r);
-  if (g_noise > 0) {
-    double u = (double)(mix64(((uint64_t)g_noise_seed << 32) ^ g_launches) >> 11) / 9007199254740992.0;
-    cost *= 1.0 + g_noise * (2.0 * u - 1.0);
-  }
-  if (g_outlier && g_launches % g_outlier == 0) cost *= 100.0;
-  s->clock_ns += cost;
-  snprintf(g_last.kernel, sizeof g_last.kernel, "%s", r->k->name);
-  memcpy(g_last.grid, r->grid, sizeof g_last.grid);
-  memcpy(g_last.block, r->block, sizeof g_last.block);
-  g_last.shared = r->shared;
-  g_last.cost_ns = cost;
-  trace_locked(r, cost, replay);
-  return e.fault ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
+    g_launches++;
+    double cost = sim_cost(r);
+    if (g_noise > 0) {
+        double u =
+            (double)(mix64(((uint64_t)g_noise_seed << 32) ^ g_launches) >> 11) / 9007199254740992.0;
+        cost *= 1.0 + g_noise * (2.0 * u - 1.0);
+    }
+    if (g_outlier && g_launches % g_outlier == 0) cost *= 100.0;
+    s->clock_ns += cost;
+    snprintf(g_last.kernel, sizeof g_last.kernel, "%s", r->k->name);
+    memcpy(g_last.grid, r->grid, sizeof g_last.grid);
+    memcpy(g_last.block, r->block, sizeof g_last.block);
+    g_last.shared = r->shared;
+    g_last.cost_ns = cost;
+    trace_locked(r, cost, replay);
+    return e.fault ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
 }
 
-SIM_API void simcuda_get_stats(struct simcuda_stats *out) {
-  if (!out) return;
-  pthread_mutex_lock(&sim_lock);
-  memset(out, 0, sizeof *out);
-  out->launches = g_launches;
-  out->captured = g_captured;
-  out->graph_launches = g_graph_launches;
-  out->allocs = g_alloc_count;
-  out->frees = g_frees;
-  out->live_allocations = (long)g_nallocs;
-  out->live_bytes = g_live_bytes;
-  out->faults_injected = atomic_load(&g_faults_injected);
-  out->last = g_last;
-  pthread_mutex_unlock(&sim_lock);
+SIM_API void simcuda_get_stats(struct simcuda_stats *out)
+{
+    if (!out) return;
+    pthread_mutex_lock(&sim_lock);
+    memset(out, 0, sizeof *out);
+    out->launches = g_launches;
+    out->captured = g_captured;
+    out->graph_launches = g_graph_launches;
+    out->allocs = g_alloc_count;
+    out->frees = g_frees;
+    out->live_allocations = (long)g_nallocs;
+    out->live_bytes = g_live_bytes;
+    out->faults_injected = atomic_load(&g_faults_injected);
+    out->last = g_last;
+    pthread_mutex_unlock(&sim_lock);
 }

@@ -57,8 +57,8 @@ CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g);
 CUresult cuEventRecord_ptsz(CUevent ev, CUstream s);
 CUresult cuEventRecordWithFlags_ptsz(CUevent ev, CUstream s, unsigned int flags);
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                             unsigned int bx, unsigned int by, unsigned int bz,
-                             unsigned int shared, CUstream s, void **params, void **extra);
+                             unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                             CUstream s, void **params, void **extra);
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f, void **params,
                                void **extra);
 CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
@@ -75,16 +75,16 @@ enum { SIM_FUNCS(SIM_ENUM_X, SIM_ENUM_A) SIM_NFUNCS };
 /* Counts the call, then applies fault injection and, when need_init, the
  * "cuInit first" rule. Returns CUDA_SUCCESS or the error the call must return. */
 SIM_HIDDEN CUresult sim_enter(int idx, int need_init);
-#define SIM_ENTER(sym)                                                                 \
-  do {                                                                                 \
-    CUresult enter_rc_ = sim_enter(SIM_F_##sym, 1);                                    \
-    if (enter_rc_ != CUDA_SUCCESS) return enter_rc_;                                   \
-  } while (0)
-#define SIM_ENTER_NOINIT(sym)                                                          \
-  do {                                                                                 \
-    CUresult enter_rc_ = sim_enter(SIM_F_##sym, 0);                                    \
-    if (enter_rc_ != CUDA_SUCCESS) return enter_rc_;                                   \
-  } while (0)
+#define SIM_ENTER(sym)                                                                             \
+    do {                                                                                           \
+        CUresult enter_rc_ = sim_enter(SIM_F_##sym, 1);                                            \
+        if (enter_rc_ != CUDA_SUCCESS) return enter_rc_;                                           \
+    } while (0)
+#define SIM_ENTER_NOINIT(sym)                                                                      \
+    do {                                                                                           \
+        CUresult enter_rc_ = sim_enter(SIM_F_##sym, 0);                                            \
+        if (enter_rc_ != CUDA_SUCCESS) return enter_rc_;                                           \
+    } while (0)
 
 /* ---- the simulated device (sim_driver.c documents the numbers) ---- */
 #define SIM_SM_COUNT 132
@@ -102,39 +102,39 @@ enum { SIMK_I32, SIMK_F32, SIMK_PTR, SIMK_BYTES };
 #define SIMK_MAX 32
 
 typedef struct {
-  int kind;
-  unsigned size, align;
+    int kind;
+    unsigned size, align;
 } simk_param;
 
 typedef struct sim_exec sim_exec;
 
 typedef struct simk_def {
-  const char *name; /* mangled, as cuModuleGetFunction and cuFuncGetName see it */
-  const char *sig;  /* readable signature, for messages */
-  int nparams;
-  simk_param p[SIMK_MAXP];
-  int max_threads;   /* its __launch_bounds__ (1024 when none) */
-  int num_regs;      /* registers per thread: limits threads per block */
-  int static_shared; /* bytes of static __shared__ */
-  void (*run_block)(sim_exec *e); /* runs every thread of block e->bid */
-  double (*cost)(const sim_exec *e); /* virtual ns of the whole launch */
-  /* filled in by simk_layout(): */
-  unsigned off[SIMK_MAXP];
-  unsigned param_bytes;
+    const char *name; /* mangled, as cuModuleGetFunction and cuFuncGetName see it */
+    const char *sig;  /* readable signature, for messages */
+    int nparams;
+    simk_param p[SIMK_MAXP];
+    int max_threads;                   /* its __launch_bounds__ (1024 when none) */
+    int num_regs;                      /* registers per thread: limits threads per block */
+    int static_shared;                 /* bytes of static __shared__ */
+    void (*run_block)(sim_exec *e);    /* runs every thread of block e->bid */
+    double (*cost)(const sim_exec *e); /* virtual ns of the whole launch */
+    /* filled in by simk_layout(): */
+    unsigned off[SIMK_MAXP];
+    unsigned param_bytes;
 } simk_def;
 
 /* One launch as a kernel body sees it. */
 struct sim_exec {
-  const simk_def *k;
-  unsigned grid[3], block[3], bid[3];
-  unsigned dyn_shared;
-  unsigned char *smem; /* static then dynamic shared memory of the current block */
-  size_t smem_bytes;
-  const unsigned char *params; /* packed like the kernel's parameter buffer */
-  unsigned char *base[SIMK_MAXP]; /* pointer params, resolved */
-  size_t avail[SIMK_MAXP];        /* bytes from base to the end of its allocation */
-  int fault;                      /* set by an out-of-bounds access: ILLEGAL_ADDRESS */
-  unsigned char scratch[16];
+    const simk_def *k;
+    unsigned grid[3], block[3], bid[3];
+    unsigned dyn_shared;
+    unsigned char *smem; /* static then dynamic shared memory of the current block */
+    size_t smem_bytes;
+    const unsigned char *params;    /* packed like the kernel's parameter buffer */
+    unsigned char *base[SIMK_MAXP]; /* pointer params, resolved */
+    size_t avail[SIMK_MAXP];        /* bytes from base to the end of its allocation */
+    int fault;                      /* set by an out-of-bounds access: ILLEGAL_ADDRESS */
+    unsigned char scratch[16];
 };
 
 SIM_HIDDEN void simk_layout(void);
@@ -142,24 +142,27 @@ SIM_HIDDEN int simk_count(void);
 SIM_HIDDEN const simk_def *simk_get(int i);
 SIM_HIDDEN const simk_def *simk_find(const char *name);
 
-static inline int32_t simk_i32(const sim_exec *e, int i) {
-  int32_t v;
-  memcpy(&v, e->params + e->k->off[i], 4);
-  return v;
+static inline int32_t simk_i32(const sim_exec *e, int i)
+{
+    int32_t v;
+    memcpy(&v, e->params + e->k->off[i], 4);
+    return v;
 }
-static inline float simk_f32(const sim_exec *e, int i) {
-  float v;
-  memcpy(&v, e->params + e->k->off[i], 4);
-  return v;
+static inline float simk_f32(const sim_exec *e, int i)
+{
+    float v;
+    memcpy(&v, e->params + e->k->off[i], 4);
+    return v;
 }
 /* Element idx of float buffer param i, or a scratch slot (and a fault) when outside
  * the allocation: a bad config must not crash the test process. */
-static inline float *simk_fp(sim_exec *e, int i, int64_t idx) {
-  if (idx < 0 || (uint64_t)(idx + 1) * 4u > e->avail[i]) {
-    e->fault = 1;
-    return (float *)(void *)e->scratch;
-  }
-  return (float *)(void *)e->base[i] + idx;
+static inline float *simk_fp(sim_exec *e, int i, int64_t idx)
+{
+    if (idx < 0 || (uint64_t)(idx + 1) * 4u > e->avail[i]) {
+        e->fault = 1;
+        return (float *)(void *)e->scratch;
+    }
+    return (float *)(void *)e->base[i] + idx;
 }
 
 /* ---- shared by sim_driver.c and sim_launch.c ---- */
@@ -175,9 +178,9 @@ SIM_HIDDEN int sim_stream_capturing(const simstream *s);
 
 /* A launch, normalised: what a graph node keeps and what execution needs. */
 typedef struct sim_launch_rec {
-  const simk_def *k;
-  unsigned grid[3], block[3], shared;
-  unsigned char params[256];
+    const simk_def *k;
+    unsigned grid[3], block[3], shared;
+    unsigned char params[256];
 } sim_launch_rec;
 
 /* Records a launch into the stream's capture (under sim_lock). */

@@ -14,21 +14,24 @@
 /* Threads the whole device keeps resident: below this a launch under-fills it. */
 #define SAT ((double)SIM_SM_COUNT * SIM_THREADS_PER_SM)
 
-#define FOR_THREADS(e, tx, ty, tz)                                                     \
-  for (unsigned tz = 0; tz < (e)->block[2]; tz++)                                      \
-    for (unsigned ty = 0; ty < (e)->block[1]; ty++)                                    \
-      for (unsigned tx = 0; tx < (e)->block[0]; tx++)
+#define FOR_THREADS(e, tx, ty, tz)                                                                 \
+    for (unsigned tz = 0; tz < (e)->block[2]; tz++)                                                \
+        for (unsigned ty = 0; ty < (e)->block[1]; ty++)                                            \
+            for (unsigned tx = 0; tx < (e)->block[0]; tx++)
 
-static double blocks_of(const sim_exec *e) {
-  return (double)e->grid[0] * e->grid[1] * e->grid[2];
+static double blocks_of(const sim_exec *e)
+{
+    return (double)e->grid[0] * e->grid[1] * e->grid[2];
 }
-static double threads_of(const sim_exec *e) {
-  return (double)e->block[0] * e->block[1] * e->block[2];
+static double threads_of(const sim_exec *e)
+{
+    return (double)e->block[0] * e->block[1] * e->block[2];
 }
 /* Smooth penalty, 1 at the preferred value, growing with the log distance to it. */
-static double pen(double v, double opt, double k) {
-  double l = log2(v / opt);
-  return 1.0 + k * l * l;
+static double pen(double v, double opt, double k)
+{
+    double l = log2(v / opt);
+    return 1.0 + k * l * l;
 }
 
 /* The common shape of every cost model:
@@ -37,232 +40,369 @@ static double pen(double v, double opt, double k) {
  * where active = min(threads launched, useful threads): a launch that keeps fewer
  * threads busy than the device holds pays in proportion. */
 static double model_total(const sim_exec *e, double elems, double t_elem, double shape,
-                          double useful, double total) {
-  double active = total < useful ? total : useful;
-  if (active < 1) active = 1;
-  double par = active >= SAT ? 1.0 : SAT / active;
-  if (elems < 0) elems = 0;
-  return 2000.0 + 0.25 * blocks_of(e) + t_elem * elems * shape * par;
+                          double useful, double total)
+{
+    double active = total < useful ? total : useful;
+    if (active < 1) active = 1;
+    double par = active >= SAT ? 1.0 : SAT / active;
+    if (elems < 0) elems = 0;
+    return 2000.0 + 0.25 * blocks_of(e) + t_elem * elems * shape * par;
 }
-static double model(const sim_exec *e, double elems, double t_elem, double shape,
-                    double useful) {
-  return model_total(e, elems, t_elem, shape, useful, blocks_of(e) * threads_of(e));
+static double model(const sim_exec *e, double elems, double t_elem, double shape, double useful)
+{
+    return model_total(e, elems, t_elem, shape, useful, blocks_of(e) * threads_of(e));
 }
 
 /* Kernels that give each block a fixed tile of elements (block_sum, tile_copy, the
  * Triton one) count a block as `tile` threads' worth of parallel work, whatever its
  * size: the block size then only moves the shape term, so their optimum does not
  * shift with n. */
-static double tiled(const sim_exec *e, double n, double t_elem, double opt, double tile) {
-  return model_total(e, n, t_elem, pen(threads_of(e), opt, 0.15), n, blocks_of(e) * tile);
+static double tiled(const sim_exec *e, double n, double t_elem, double opt, double tile)
+{
+    return model_total(e, n, t_elem, pen(threads_of(e), opt, 0.15), n, blocks_of(e) * tile);
 }
 
-static double elementwise(const sim_exec *e, double n, double t_elem, double opt) {
-  return model(e, n, t_elem, pen(threads_of(e), opt, 0.15), n);
+static double elementwise(const sim_exec *e, double n, double t_elem, double opt)
+{
+    return model(e, n, t_elem, pen(threads_of(e), opt, 0.15), n);
 }
 
 /* saxpy(int n, float a, const float *x, float *y): grid-stride, y = a*x + y in place. */
-static void saxpy_run(sim_exec *e) {
-  int32_t n = simk_i32(e, 0);
-  float a = simk_f32(e, 1);
-  int64_t stride = (int64_t)e->grid[0] * e->block[0];
-  FOR_THREADS(e, tx, ty, tz) {
-    (void)ty, (void)tz;
-    for (int64_t i = (int64_t)e->bid[0] * e->block[0] + tx; i < n && !e->fault; i += stride) {
-      float *y = simk_fp(e, 3, i);
-      *y = a * *simk_fp(e, 2, i) + *y;
+static void saxpy_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 0);
+    float a = simk_f32(e, 1);
+    int64_t stride = (int64_t)e->grid[0] * e->block[0];
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        for (int64_t i = (int64_t)e->bid[0] * e->block[0] + tx; i < n && !e->fault; i += stride) {
+            float *y = simk_fp(e, 3, i);
+            *y = a * *simk_fp(e, 2, i) + *y;
+        }
     }
-  }
 }
-static double saxpy_cost(const sim_exec *e) { return elementwise(e, simk_i32(e, 0), 0.01, 256); }
+static double saxpy_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 0), 0.01, 256);
+}
 
 /* vecadd(const float *a, const float *b, float *out, int n): one element per thread. */
-static void vecadd_run(sim_exec *e) {
-  int32_t n = simk_i32(e, 3);
-  FOR_THREADS(e, tx, ty, tz) {
-    (void)ty, (void)tz;
-    int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
-    if (i < n) *simk_fp(e, 2, i) = *simk_fp(e, 0, i) + *simk_fp(e, 1, i);
-  }
+static void vecadd_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 3);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 2, i) = *simk_fp(e, 0, i) + *simk_fp(e, 1, i);
+    }
 }
-static double vecadd_cost(const sim_exec *e) { return elementwise(e, simk_i32(e, 3), 0.012, 128); }
+static double vecadd_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 3), 0.012, 128);
+}
 
 /* block_sum(const float *in, float *out, int n): block b sums blockDim.x elements
  * starting at b*256 (a hard-coded 256), in thread order, into out[b]. Right only for
  * blockDim.x == 256 with grid cdiv(n, 256); its cost model prefers 512 (wrong). */
-static void block_sum_run(sim_exec *e) {
-  int32_t n = simk_i32(e, 2);
-  int64_t start = (int64_t)e->bid[0] * 256;
-  if (start >= n) return;
-  float s = 0.0f;
-  for (unsigned tx = 0; tx < e->block[0]; tx++)
-    if (start + tx < n) s += *simk_fp(e, 0, start + tx);
-  *simk_fp(e, 1, e->bid[0]) = s;
+static void block_sum_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 2);
+    int64_t start = (int64_t)e->bid[0] * 256;
+    if (start >= n) return;
+    float s = 0.0f;
+    for (unsigned tx = 0; tx < e->block[0]; tx++)
+        if (start + tx < n) s += *simk_fp(e, 0, start + tx);
+    *simk_fp(e, 1, e->bid[0]) = s;
 }
-static double block_sum_cost(const sim_exec *e) {
-  return tiled(e, simk_i32(e, 2), 0.01, 512, 256);
+static double block_sum_cost(const sim_exec *e)
+{
+    return tiled(e, simk_i32(e, 2), 0.01, 512, 256);
 }
 
 /* atomic_sum(const float *in, float *out, int n): grid-stride, out[0] += in[i] for
  * every i, thread after thread: the float sum's order (so its rounding) follows the
  * configuration. Accumulates into out[0]: needs reset_to_zero when retuned. */
-static void atomic_sum_run(sim_exec *e) {
-  int32_t n = simk_i32(e, 2);
-  int64_t stride = (int64_t)e->grid[0] * e->block[0];
-  float *out = simk_fp(e, 1, 0);
-  FOR_THREADS(e, tx, ty, tz) {
-    (void)ty, (void)tz;
-    for (int64_t i = (int64_t)e->bid[0] * e->block[0] + tx; i < n && !e->fault; i += stride)
-      *out += *simk_fp(e, 0, i);
-  }
+static void atomic_sum_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 2);
+    int64_t stride = (int64_t)e->grid[0] * e->block[0];
+    float *out = simk_fp(e, 1, 0);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        for (int64_t i = (int64_t)e->bid[0] * e->block[0] + tx; i < n && !e->fault; i += stride)
+            *out += *simk_fp(e, 0, i);
+    }
 }
-static double atomic_sum_cost(const sim_exec *e) {
-  return elementwise(e, simk_i32(e, 2), 0.02, 512);
+static double atomic_sum_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 2), 0.02, 512);
 }
 
 /* scale2d(float *a, int w, int h, float s): a[y*w+x] *= s over a 2-D grid of 2-D
  * blocks, in place. 128 registers per thread: at most 512 threads per block. Its cost
  * prefers 256 threads shaped 32 x 8. */
-static void scale2d_run(sim_exec *e) {
-  int32_t w = simk_i32(e, 1), h = simk_i32(e, 2);
-  float s = simk_f32(e, 3);
-  FOR_THREADS(e, tx, ty, tz) {
-    (void)tz;
-    int64_t x = (int64_t)e->bid[0] * e->block[0] + tx;
-    int64_t y = (int64_t)e->bid[1] * e->block[1] + ty;
-    if (x < w && y < h) *simk_fp(e, 0, y * w + x) *= s;
-  }
+static void scale2d_run(sim_exec *e)
+{
+    int32_t w = simk_i32(e, 1), h = simk_i32(e, 2);
+    float s = simk_f32(e, 3);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)tz;
+        int64_t x = (int64_t)e->bid[0] * e->block[0] + tx;
+        int64_t y = (int64_t)e->bid[1] * e->block[1] + ty;
+        if (x < w && y < h) *simk_fp(e, 0, y * w + x) *= s;
+    }
 }
-static double scale2d_cost(const sim_exec *e) {
-  double w = simk_i32(e, 1), h = simk_i32(e, 2);
-  double cx = (double)e->grid[0] * e->block[0], cy = (double)e->grid[1] * e->block[1];
-  double useful = (cx < w ? cx : w) * (cy < h ? cy : h);
-  double shape = pen(threads_of(e), 256, 0.15) + 0.1 * (pen(e->block[0], 32, 1.0) - 1.0);
-  return model(e, w * h, 0.01, shape, useful);
+static double scale2d_cost(const sim_exec *e)
+{
+    double w = simk_i32(e, 1), h = simk_i32(e, 2);
+    double cx = (double)e->grid[0] * e->block[0], cy = (double)e->grid[1] * e->block[1];
+    double useful = (cx < w ? cx : w) * (cy < h ? cy : h);
+    double shape = pen(threads_of(e), 256, 0.15) + 0.1 * (pen(e->block[0], 32, 1.0) - 1.0);
+    return model(e, w * h, 0.01, shape, useful);
 }
 
 /* tile_copy<128>(const float *in, float *out, int n): block b copies the 128
  * elements from b*128, its threads striding by blockDim.x. __launch_bounds__(128). */
-static void tile_copy_run(sim_exec *e) {
-  int32_t n = simk_i32(e, 2);
-  FOR_THREADS(e, tx, ty, tz) {
-    (void)ty, (void)tz;
-    for (int64_t j = tx; j < 128; j += e->block[0]) {
-      int64_t i = (int64_t)e->bid[0] * 128 + j;
-      if (i < n) *simk_fp(e, 1, i) = *simk_fp(e, 0, i);
+static void tile_copy_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 2);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        for (int64_t j = tx; j < 128; j += e->block[0]) {
+            int64_t i = (int64_t)e->bid[0] * 128 + j;
+            if (i < n) *simk_fp(e, 1, i) = *simk_fp(e, 0, i);
+        }
     }
-  }
 }
-static double tile_copy_cost(const sim_exec *e) { return tiled(e, simk_i32(e, 2), 0.008, 64, 128); }
+static double tile_copy_cost(const sim_exec *e)
+{
+    return tiled(e, simk_i32(e, 2), 0.008, 64, 128);
+}
 
 /* struct_axpy(Params p, const float *x, float *y), Params {int n; float alpha; int
  * stride;} by value (12 bytes): y[i*stride] += alpha * x[i*stride], i < n, in place. */
-static void struct_axpy_run(sim_exec *e) {
-  int32_t n, stride;
-  float alpha;
-  memcpy(&n, e->params + e->k->off[0], 4);
-  memcpy(&alpha, e->params + e->k->off[0] + 4, 4);
-  memcpy(&stride, e->params + e->k->off[0] + 8, 4);
-  FOR_THREADS(e, tx, ty, tz) {
-    (void)ty, (void)tz;
-    int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
-    if (i < n) *simk_fp(e, 2, i * stride) += alpha * *simk_fp(e, 1, i * stride);
-  }
+static void struct_axpy_run(sim_exec *e)
+{
+    int32_t n, stride;
+    float alpha;
+    memcpy(&n, e->params + e->k->off[0], 4);
+    memcpy(&alpha, e->params + e->k->off[0] + 4, 4);
+    memcpy(&stride, e->params + e->k->off[0] + 8, 4);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 2, i * stride) += alpha * *simk_fp(e, 1, i * stride);
+    }
 }
-static double struct_axpy_cost(const sim_exec *e) {
-  int32_t n;
-  memcpy(&n, e->params + e->k->off[0], 4);
-  return elementwise(e, n, 0.01, 128);
+static double struct_axpy_cost(const sim_exec *e)
+{
+    int32_t n;
+    memcpy(&n, e->params + e->k->off[0], 4);
+    return elementwise(e, n, 0.01, 128);
 }
 
 /* smem_rev(const float *in, float *out, int n): each block reverses its blockDim.x
  * elements through dynamic shared memory (blockDim.x * 4 bytes; less faults). The
  * result depends on blockDim.x by construction. Cost grows with shared bytes. */
-static void smem_rev_run(sim_exec *e) {
-  int32_t n = simk_i32(e, 2);
-  unsigned bx = e->block[0];
-  if ((size_t)e->dyn_shared < (size_t)bx * 4) {
-    e->fault = 1;
-    return;
-  }
-  int64_t base = (int64_t)e->bid[0] * bx;
-  if (base >= n) return;
-  int64_t valid = n - base < (int64_t)bx ? n - base : (int64_t)bx;
-  float *s = (float *)(void *)(e->smem + e->k->static_shared);
-  for (int64_t t = 0; t < valid; t++) s[t] = *simk_fp(e, 0, base + t);
-  for (int64_t t = 0; t < valid; t++) *simk_fp(e, 1, base + t) = s[valid - 1 - t];
+static void smem_rev_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 2);
+    unsigned bx = e->block[0];
+    if ((size_t)e->dyn_shared < (size_t)bx * 4) {
+        e->fault = 1;
+        return;
+    }
+    int64_t base = (int64_t)e->bid[0] * bx;
+    if (base >= n) return;
+    int64_t valid = n - base < (int64_t)bx ? n - base : (int64_t)bx;
+    float *s = (float *)(void *)(e->smem + e->k->static_shared);
+    for (int64_t t = 0; t < valid; t++)
+        s[t] = *simk_fp(e, 0, base + t);
+    for (int64_t t = 0; t < valid; t++)
+        *simk_fp(e, 1, base + t) = s[valid - 1 - t];
 }
-static double smem_rev_cost(const sim_exec *e) {
-  return elementwise(e, simk_i32(e, 2), 0.01, 256) * (1.0 + 0.5 * e->dyn_shared / 49152.0);
+static double smem_rev_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 2), 0.01, 256) * (1.0 + 0.5 * e->dyn_shared / 49152.0);
 }
 
 /* triton_poi_fused_add_0(in0, in1, out, i32 xnumel): Triton-style, XBLOCK = 1024
  * baked in: block b covers [b*1024, b*1024+1024), its threads (num_warps*32 of them)
  * striding by blockDim.x. Right for any block size with grid cdiv(xnumel, 1024). */
-static void triton_add_run(sim_exec *e) {
-  int32_t n = simk_i32(e, 3);
-  FOR_THREADS(e, tx, ty, tz) {
-    (void)ty, (void)tz;
-    for (int64_t j = tx; j < 1024; j += e->block[0]) {
-      int64_t i = (int64_t)e->bid[0] * 1024 + j;
-      if (i < n) *simk_fp(e, 2, i) = *simk_fp(e, 0, i) + *simk_fp(e, 1, i);
+static void triton_add_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 3);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        for (int64_t j = tx; j < 1024; j += e->block[0]) {
+            int64_t i = (int64_t)e->bid[0] * 1024 + j;
+            if (i < n) *simk_fp(e, 2, i) = *simk_fp(e, 0, i) + *simk_fp(e, 1, i);
+        }
     }
-  }
 }
-static double triton_add_cost(const sim_exec *e) {
-  return tiled(e, simk_i32(e, 3), 0.01, 128, 1024);
+static double triton_add_cost(const sim_exec *e)
+{
+    return tiled(e, simk_i32(e, 3), 0.01, 128, 1024);
 }
 
 /* chunk_scale(float *y, int n, float s, int items_per_thread): thread g scales the
  * items_per_thread elements from g*items_per_thread, in place. Right for any config
  * whose grid*block*items covers n. Cost prefers block 256 and 4 items per thread. */
-static void chunk_scale_run(sim_exec *e) {
-  int32_t n = simk_i32(e, 1), items = simk_i32(e, 3);
-  float s = simk_f32(e, 2);
-  FOR_THREADS(e, tx, ty, tz) {
-    (void)ty, (void)tz;
-    int64_t g = (int64_t)e->bid[0] * e->block[0] + tx;
-    for (int64_t k = 0; k < items; k++) {
-      int64_t i = g * items + k;
-      if (i < n) *simk_fp(e, 0, i) *= s;
+static void chunk_scale_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 1), items = simk_i32(e, 3);
+    float s = simk_f32(e, 2);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t g = (int64_t)e->bid[0] * e->block[0] + tx;
+        for (int64_t k = 0; k < items; k++) {
+            int64_t i = g * items + k;
+            if (i < n) *simk_fp(e, 0, i) *= s;
+        }
     }
-  }
 }
-static double chunk_scale_cost(const sim_exec *e) {
-  double n = simk_i32(e, 1), items = simk_i32(e, 3);
-  if (items < 1) items = 1;
-  double shape = pen(threads_of(e), 256, 0.15) * pen(items, 4, 0.1);
-  /* each thread counts as `items` threads' worth, so the best items_per_thread (4)
-   * does not shift with n */
-  return model_total(e, n, 0.01, shape, n, blocks_of(e) * threads_of(e) * items);
+static double chunk_scale_cost(const sim_exec *e)
+{
+    double n = simk_i32(e, 1), items = simk_i32(e, 3);
+    if (items < 1) items = 1;
+    double shape = pen(threads_of(e), 256, 0.15) * pen(items, 4, 0.1);
+    /* each thread counts as `items` threads' worth, so the best items_per_thread (4)
+     * does not shift with n */
+    return model_total(e, n, 0.01, shape, n, blocks_of(e) * threads_of(e) * items);
 }
 
-#define I32 {SIMK_I32, 4, 4}
-#define F32 {SIMK_F32, 4, 4}
-#define PTR {SIMK_PTR, 8, 8}
+#define I32                                                                                        \
+    {                                                                                              \
+        SIMK_I32, 4, 4                                                                             \
+    }
+#define F32                                                                                        \
+    {                                                                                              \
+        SIMK_F32, 4, 4                                                                             \
+    }
+#define PTR                                                                                        \
+    {                                                                                              \
+        SIMK_PTR, 8, 8                                                                             \
+    }
 
 static simk_def g_kernels[] = {
-    {"_Z5saxpyifPKfPf", "saxpy(int, float, const float*, float*)", 4, {I32, F32, PTR, PTR},
-     1024, 32, 0, saxpy_run, saxpy_cost, {0}, 0},
-    {"vecadd", "vecadd(const float*, const float*, float*, int)", 4, {PTR, PTR, PTR, I32},
-     1024, 24, 0, vecadd_run, vecadd_cost, {0}, 0},
-    {"_Z9block_sumPKfPfi", "block_sum(const float*, float*, int)", 3, {PTR, PTR, I32}, 1024,
-     32, 1024, block_sum_run, block_sum_cost, {0}, 0},
-    {"_Z10atomic_sumPKfPfi", "atomic_sum(const float*, float*, int)", 3, {PTR, PTR, I32},
-     1024, 24, 0, atomic_sum_run, atomic_sum_cost, {0}, 0},
-    {"_Z7scale2dPfiif", "scale2d(float*, int, int, float)", 4, {PTR, I32, I32, F32}, 1024,
-     128, 0, scale2d_run, scale2d_cost, {0}, 0},
-    {"_Z9tile_copyILi128EEvPKfPfi", "void tile_copy<128>(const float*, float*, int)", 3,
-     {PTR, PTR, I32}, 128, 32, 0, tile_copy_run, tile_copy_cost, {0}, 0},
-    {"_Z11struct_axpy6ParamsPKfPf", "struct_axpy(Params, const float*, float*)", 3,
-     {{SIMK_BYTES, 12, 4}, PTR, PTR}, 1024, 32, 0, struct_axpy_run, struct_axpy_cost, {0},
+    {"_Z5saxpyifPKfPf",
+     "saxpy(int, float, const float*, float*)",
+     4,
+     {I32, F32, PTR, PTR},
+     1024,
+     32,
+     0,
+     saxpy_run,
+     saxpy_cost,
+     {0},
      0},
-    {"_Z8smem_revPKfPfi", "smem_rev(const float*, float*, int)", 3, {PTR, PTR, I32}, 1024,
-     32, 0, smem_rev_run, smem_rev_cost, {0}, 0},
-    {"triton_poi_fused_add_0", "triton_poi_fused_add_0(ptr, ptr, ptr, i32)", 4,
-     {PTR, PTR, PTR, I32}, 1024, 40, 0, triton_add_run, triton_add_cost, {0}, 0},
-    {"_Z11chunk_scalePfifi", "chunk_scale(float*, int, float, int)", 4, {PTR, I32, F32, I32},
-     1024, 32, 0, chunk_scale_run, chunk_scale_cost, {0}, 0},
+    {"vecadd",
+     "vecadd(const float*, const float*, float*, int)",
+     4,
+     {PTR, PTR, PTR, I32},
+     1024,
+     24,
+     0,
+     vecadd_run,
+     vecadd_cost,
+     {0},
+     0},
+    {"_Z9block_sumPKfPfi",
+     "block_sum(const float*, float*, int)",
+     3,
+     {PTR, PTR, I32},
+     1024,
+     32,
+     1024,
+     block_sum_run,
+     block_sum_cost,
+     {0},
+     0},
+    {"_Z10atomic_sumPKfPfi",
+     "atomic_sum(const float*, float*, int)",
+     3,
+     {PTR, PTR, I32},
+     1024,
+     24,
+     0,
+     atomic_sum_run,
+     atomic_sum_cost,
+     {0},
+     0},
+    {"_Z7scale2dPfiif",
+     "scale2d(float*, int, int, float)",
+     4,
+     {PTR, I32, I32, F32},
+     1024,
+     128,
+     0,
+     scale2d_run,
+     scale2d_cost,
+     {0},
+     0},
+    {"_Z9tile_copyILi128EEvPKfPfi",
+     "void tile_copy<128>(const float*, float*, int)",
+     3,
+     {PTR, PTR, I32},
+     128,
+     32,
+     0,
+     tile_copy_run,
+     tile_copy_cost,
+     {0},
+     0},
+    {"_Z11struct_axpy6ParamsPKfPf",
+     "struct_axpy(Params, const float*, float*)",
+     3,
+     {{SIMK_BYTES, 12, 4}, PTR, PTR},
+     1024,
+     32,
+     0,
+     struct_axpy_run,
+     struct_axpy_cost,
+     {0},
+     0},
+    {"_Z8smem_revPKfPfi",
+     "smem_rev(const float*, float*, int)",
+     3,
+     {PTR, PTR, I32},
+     1024,
+     32,
+     0,
+     smem_rev_run,
+     smem_rev_cost,
+     {0},
+     0},
+    {"triton_poi_fused_add_0",
+     "triton_poi_fused_add_0(ptr, ptr, ptr, i32)",
+     4,
+     {PTR, PTR, PTR, I32},
+     1024,
+     40,
+     0,
+     triton_add_run,
+     triton_add_cost,
+     {0},
+     0},
+    {"_Z11chunk_scalePfifi",
+     "chunk_scale(float*, int, float, int)",
+     4,
+     {PTR, I32, F32, I32},
+     1024,
+     32,
+     0,
+     chunk_scale_run,
+     chunk_scale_cost,
+     {0},
+     0},
 };
 
 #define NKERNELS ((int)(sizeof g_kernels / sizeof g_kernels[0]))
@@ -272,28 +412,37 @@ static pthread_once_t g_layout_once = PTHREAD_ONCE_INIT;
 
 /* Packs each kernel's parameters the way a compiler lays out the parameter buffer:
  * each at the next multiple of its alignment. */
-static void layout_once(void) {
-  for (int k = 0; k < NKERNELS; k++) {
-    unsigned off = 0;
-    for (int i = 0; i < g_kernels[k].nparams; i++) {
-      unsigned a = g_kernels[k].p[i].align;
-      off = (off + a - 1) / a * a;
-      g_kernels[k].off[i] = off;
-      off += g_kernels[k].p[i].size;
+static void layout_once(void)
+{
+    for (int k = 0; k < NKERNELS; k++) {
+        unsigned off = 0;
+        for (int i = 0; i < g_kernels[k].nparams; i++) {
+            unsigned a = g_kernels[k].p[i].align;
+            off = (off + a - 1) / a * a;
+            g_kernels[k].off[i] = off;
+            off += g_kernels[k].p[i].size;
+        }
+        g_kernels[k].param_bytes = off;
     }
-    g_kernels[k].param_bytes = off;
-  }
 }
 
-void simk_layout(void) { pthread_once(&g_layout_once, layout_once); }
-int simk_count(void) { return NKERNELS; }
-const simk_def *simk_get(int i) {
-  simk_layout();
-  return i >= 0 && i < NKERNELS ? &g_kernels[i] : NULL;
+void simk_layout(void)
+{
+    pthread_once(&g_layout_once, layout_once);
 }
-const simk_def *simk_find(const char *name) {
-  simk_layout();
-  for (int k = 0; name && k < NKERNELS; k++)
-    if (strcmp(g_kernels[k].name, name) == 0) return &g_kernels[k];
-  return NULL;
+int simk_count(void)
+{
+    return NKERNELS;
+}
+const simk_def *simk_get(int i)
+{
+    simk_layout();
+    return i >= 0 && i < NKERNELS ? &g_kernels[i] : NULL;
+}
+const simk_def *simk_find(const char *name)
+{
+    simk_layout();
+    for (int k = 0; name && k < NKERNELS; k++)
+        if (strcmp(g_kernels[k].name, name) == 0) return &g_kernels[k];
+    return NULL;
 }

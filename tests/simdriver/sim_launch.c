@@ -18,542 +18,600 @@
 /* Per-kernel settings a program can change (shared by a library's CUkernel and the
  * CUfunction that cuKernelGetFunction gives for it). */
 typedef struct {
-  int max_dyn;  /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
-  int carveout; /* CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT */
-  int nonportable_cluster;
+    int max_dyn;  /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    int carveout; /* CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT */
+    int nonportable_cluster;
 } simattrs;
 
 typedef struct simmod simmod;
 typedef struct {
-  uint32_t magic;
-  simmod *mod;
-  const simk_def *k;
-  simattrs *attrs;
+    uint32_t magic;
+    simmod *mod;
+    const simk_def *k;
+    simattrs *attrs;
 } simfunc;
 
 struct simmod {
-  int live;
-  simattrs attrs[SIMK_MAX];
-  simfunc funcs[SIMK_MAX];
-  simfunc kerns[SIMK_MAX]; /* libraries only */
+    int live;
+    simattrs attrs[SIMK_MAX];
+    simfunc funcs[SIMK_MAX];
+    simfunc kerns[SIMK_MAX]; /* libraries only */
 };
 
 static simmod g_mods[MAX_MODS]; /* cuModuleLoad* */
 static simmod g_libs[MAX_MODS]; /* cuLibraryLoad*; also their CUmodule */
 
 /* The function or kernel a handle points at, if it is one of a loaded module's. */
-static simfunc *handle_locked(const void *h, uint32_t magic) {
-  simmod *pools[2] = {g_mods, g_libs};
-  uintptr_t p = (uintptr_t)h;
-  for (int i = 0; i < 2; i++) {
-    uintptr_t lo = (uintptr_t)pools[i], hi = (uintptr_t)(pools[i] + MAX_MODS);
-    if (p < lo || p >= hi) continue;
-    simmod *m = &pools[i][(p - lo) / sizeof(simmod)];
-    simfunc *arr = magic == FUNC_MAGIC ? m->funcs : m->kerns;
-    uintptr_t a = (uintptr_t)arr;
-    if (p < a || p >= (uintptr_t)(arr + SIMK_MAX) || (p - a) % sizeof(simfunc)) return NULL;
-    simfunc *f = (simfunc *)h;
-    return m->live && f->magic == magic ? f : NULL;
-  }
-  return NULL;
+static simfunc *handle_locked(const void *h, uint32_t magic)
+{
+    simmod *pools[2] = {g_mods, g_libs};
+    uintptr_t p = (uintptr_t)h;
+    for (int i = 0; i < 2; i++) {
+        uintptr_t lo = (uintptr_t)pools[i], hi = (uintptr_t)(pools[i] + MAX_MODS);
+        if (p < lo || p >= hi) continue;
+        simmod *m = &pools[i][(p - lo) / sizeof(simmod)];
+        simfunc *arr = magic == FUNC_MAGIC ? m->funcs : m->kerns;
+        uintptr_t a = (uintptr_t)arr;
+        if (p < a || p >= (uintptr_t)(arr + SIMK_MAX) || (p - a) % sizeof(simfunc)) return NULL;
+        simfunc *f = (simfunc *)h;
+        return m->live && f->magic == magic ? f : NULL;
+    }
+    return NULL;
 }
 /* A CUfunction, or a CUkernel cast to one: what launches and attribute calls take. */
-static simfunc *any_handle_locked(const void *h) {
-  simfunc *f = handle_locked(h, FUNC_MAGIC);
-  return f ? f : handle_locked(h, KERN_MAGIC);
+static simfunc *any_handle_locked(const void *h)
+{
+    simfunc *f = handle_locked(h, FUNC_MAGIC);
+    return f ? f : handle_locked(h, KERN_MAGIC);
 }
 
-static simmod *module_locked(const void *h) {
-  for (int i = 0; i < MAX_MODS; i++) {
-    if (h == &g_mods[i] && g_mods[i].live) return &g_mods[i];
-    if (h == &g_libs[i] && g_libs[i].live) return &g_libs[i];
-  }
-  return NULL;
-}
-
-static CUresult load(simmod *pool, void **out) {
-  if (!out) return CUDA_ERROR_INVALID_VALUE;
-  if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
-  CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
-  pthread_mutex_lock(&sim_lock);
-  for (int i = 0; i < MAX_MODS; i++) {
-    simmod *m = &pool[i];
-    if (m->live) continue;
-    memset(m, 0, sizeof *m);
-    for (int k = 0; k < simk_count(); k++) {
-      const simk_def *d = simk_get(k);
-      m->attrs[k] = (simattrs){SIM_SHARED_DEFAULT - d->static_shared, -1, 0};
-      m->funcs[k] = (simfunc){FUNC_MAGIC, m, d, &m->attrs[k]};
-      if (pool == g_libs) m->kerns[k] = (simfunc){KERN_MAGIC, m, d, &m->attrs[k]};
+static simmod *module_locked(const void *h)
+{
+    for (int i = 0; i < MAX_MODS; i++) {
+        if (h == &g_mods[i] && g_mods[i].live) return &g_mods[i];
+        if (h == &g_libs[i] && g_libs[i].live) return &g_libs[i];
     }
-    m->live = 1;
-    *out = m;
-    rc = CUDA_SUCCESS;
-    break;
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+    return NULL;
 }
 
-static CUresult unload(simmod *pool, void *h) {
-  CUresult rc = CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_lock(&sim_lock);
-  for (int i = 0; i < MAX_MODS; i++)
-    if (h == &pool[i] && pool[i].live) {
-      pool[i].live = 0;
-      rc = CUDA_SUCCESS;
+static CUresult load(simmod *pool, void **out)
+{
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&sim_lock);
+    for (int i = 0; i < MAX_MODS; i++) {
+        simmod *m = &pool[i];
+        if (m->live) continue;
+        memset(m, 0, sizeof *m);
+        for (int k = 0; k < simk_count(); k++) {
+            const simk_def *d = simk_get(k);
+            m->attrs[k] = (simattrs){SIM_SHARED_DEFAULT - d->static_shared, -1, 0};
+            m->funcs[k] = (simfunc){FUNC_MAGIC, m, d, &m->attrs[k]};
+            if (pool == g_libs) m->kerns[k] = (simfunc){KERN_MAGIC, m, d, &m->attrs[k]};
+        }
+        m->live = 1;
+        *out = m;
+        rc = CUDA_SUCCESS;
+        break;
     }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
-CUresult cuModuleLoad(CUmodule *m, const char *path) {
-  SIM_ENTER(cuModuleLoad);
-  if (!path) return CUDA_ERROR_INVALID_VALUE;
-  return load(g_mods, (void **)m);
+static CUresult unload(simmod *pool, void *h)
+{
+    CUresult rc = CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&sim_lock);
+    for (int i = 0; i < MAX_MODS; i++)
+        if (h == &pool[i] && pool[i].live) {
+            pool[i].live = 0;
+            rc = CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuModuleLoadData(CUmodule *m, const void *image) {
-  SIM_ENTER(cuModuleLoadData);
-  if (!image) return CUDA_ERROR_INVALID_VALUE;
-  return load(g_mods, (void **)m);
+
+CUresult cuModuleLoad(CUmodule *m, const char *path)
+{
+    SIM_ENTER(cuModuleLoad);
+    if (!path) return CUDA_ERROR_INVALID_VALUE;
+    return load(g_mods, (void **)m);
+}
+CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    SIM_ENTER(cuModuleLoadData);
+    if (!image) return CUDA_ERROR_INVALID_VALUE;
+    return load(g_mods, (void **)m);
 }
 CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n, CUjit_option *o,
-                            void **v) {
-  SIM_ENTER(cuModuleLoadDataEx);
-  (void)n, (void)o, (void)v;
-  if (!image) return CUDA_ERROR_INVALID_VALUE;
-  return load(g_mods, (void **)m);
+                            void **v)
+{
+    SIM_ENTER(cuModuleLoadDataEx);
+    (void)n, (void)o, (void)v;
+    if (!image) return CUDA_ERROR_INVALID_VALUE;
+    return load(g_mods, (void **)m);
 }
-CUresult cuModuleUnload(CUmodule m) {
-  SIM_ENTER(cuModuleUnload);
-  return unload(g_mods, m);
+CUresult cuModuleUnload(CUmodule m)
+{
+    SIM_ENTER(cuModuleUnload);
+    return unload(g_mods, m);
 }
 CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv,
-                           unsigned int nj, CUlibraryOption *lo, void **lv, unsigned int nl) {
-  SIM_ENTER(cuLibraryLoadData);
-  (void)jo, (void)jv, (void)nj, (void)lo, (void)lv, (void)nl;
-  if (!code) return CUDA_ERROR_INVALID_VALUE;
-  return load(g_libs, (void **)lib);
+                           unsigned int nj, CUlibraryOption *lo, void **lv, unsigned int nl)
+{
+    SIM_ENTER(cuLibraryLoadData);
+    (void)jo, (void)jv, (void)nj, (void)lo, (void)lv, (void)nl;
+    if (!code) return CUDA_ERROR_INVALID_VALUE;
+    return load(g_libs, (void **)lib);
 }
 CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_option *jo, void **jv,
-                               unsigned int nj, CUlibraryOption *lo, void **lv,
-                               unsigned int nl) {
-  SIM_ENTER(cuLibraryLoadFromFile);
-  (void)jo, (void)jv, (void)nj, (void)lo, (void)lv, (void)nl;
-  if (!path) return CUDA_ERROR_INVALID_VALUE;
-  return load(g_libs, (void **)lib);
+                               unsigned int nj, CUlibraryOption *lo, void **lv, unsigned int nl)
+{
+    SIM_ENTER(cuLibraryLoadFromFile);
+    (void)jo, (void)jv, (void)nj, (void)lo, (void)lv, (void)nl;
+    if (!path) return CUDA_ERROR_INVALID_VALUE;
+    return load(g_libs, (void **)lib);
 }
-CUresult cuLibraryUnload(CUlibrary lib) {
-  SIM_ENTER(cuLibraryUnload);
-  return unload(g_libs, lib);
+CUresult cuLibraryUnload(CUlibrary lib)
+{
+    SIM_ENTER(cuLibraryUnload);
+    return unload(g_libs, lib);
 }
 
 /* Looks a kernel up by mangled name in a module (want FUNC_MAGIC) or library. */
-static CUresult get_by_name(void **out, const void *mod, const char *name, uint32_t magic) {
-  if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  simmod *m = module_locked(mod);
-  int lib = m && m >= g_libs && m < g_libs + MAX_MODS;
-  const simk_def *d = simk_find(name);
-  if (!m || (magic == KERN_MAGIC && !lib))
-    rc = CUDA_ERROR_INVALID_HANDLE;
-  else if (!d)
-    rc = CUDA_ERROR_NOT_FOUND;
-  else {
-    int k = (int)(d - simk_get(0));
-    *out = magic == FUNC_MAGIC ? (void *)&m->funcs[k] : (void *)&m->kerns[k];
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult get_by_name(void **out, const void *mod, const char *name, uint32_t magic)
+{
+    if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simmod *m = module_locked(mod);
+    int lib = m && m >= g_libs && m < g_libs + MAX_MODS;
+    const simk_def *d = simk_find(name);
+    if (!m || (magic == KERN_MAGIC && !lib))
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!d)
+        rc = CUDA_ERROR_NOT_FOUND;
+    else {
+        int k = (int)(d - simk_get(0));
+        *out = magic == FUNC_MAGIC ? (void *)&m->funcs[k] : (void *)&m->kerns[k];
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
-  SIM_ENTER(cuModuleGetFunction);
-  return get_by_name((void **)f, m, name, FUNC_MAGIC);
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+    SIM_ENTER(cuModuleGetFunction);
+    return get_by_name((void **)f, m, name, FUNC_MAGIC);
 }
-CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name) {
-  SIM_ENTER(cuLibraryGetKernel);
-  return get_by_name((void **)k, lib, name, KERN_MAGIC);
+CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
+{
+    SIM_ENTER(cuLibraryGetKernel);
+    return get_by_name((void **)k, lib, name, KERN_MAGIC);
 }
-CUresult cuLibraryGetModule(CUmodule *m, CUlibrary lib) {
-  SIM_ENTER(cuLibraryGetModule);
-  if (!m) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&sim_lock);
-  simmod *l = module_locked(lib);
-  int ok = l && l >= g_libs && l < g_libs + MAX_MODS;
-  pthread_mutex_unlock(&sim_lock);
-  if (!ok) return CUDA_ERROR_INVALID_HANDLE;
-  *m = (CUmodule)l;
-  return CUDA_SUCCESS;
+CUresult cuLibraryGetModule(CUmodule *m, CUlibrary lib)
+{
+    SIM_ENTER(cuLibraryGetModule);
+    if (!m) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simmod *l = module_locked(lib);
+    int ok = l && l >= g_libs && l < g_libs + MAX_MODS;
+    pthread_mutex_unlock(&sim_lock);
+    if (!ok) return CUDA_ERROR_INVALID_HANDLE;
+    *m = (CUmodule)l;
+    return CUDA_SUCCESS;
 }
 
-CUresult cuKernelGetFunction(CUfunction *pf, CUkernel k) {
-  SIM_ENTER(cuKernelGetFunction);
-  if (!pf) return CUDA_ERROR_INVALID_VALUE;
-  if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = handle_locked(k, KERN_MAGIC);
-  if (f) *pf = (CUfunction)&f->mod->funcs[f - f->mod->kerns];
-  pthread_mutex_unlock(&sim_lock);
-  return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+CUresult cuKernelGetFunction(CUfunction *pf, CUkernel k)
+{
+    SIM_ENTER(cuKernelGetFunction);
+    if (!pf) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = handle_locked(k, KERN_MAGIC);
+    if (f) *pf = (CUfunction)&f->mod->funcs[f - f->mod->kerns];
+    pthread_mutex_unlock(&sim_lock);
+    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 /* Name and parameter info: each call takes only its own handle kind. */
-static CUresult get_name(const char **name, const void *h, uint32_t magic) {
-  if (!name) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = handle_locked(h, magic);
-  if (f) *name = f->k->name;
-  pthread_mutex_unlock(&sim_lock);
-  return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+static CUresult get_name(const char **name, const void *h, uint32_t magic)
+{
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = handle_locked(h, magic);
+    if (f) *name = f->k->name;
+    pthread_mutex_unlock(&sim_lock);
+    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
-static CUresult get_param(const void *h, size_t i, size_t *off, size_t *size, uint32_t magic) {
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = handle_locked(h, magic);
-  if (!f)
-    rc = CUDA_ERROR_INVALID_HANDLE;
-  else if (i >= (size_t)f->k->nparams)
-    rc = CUDA_ERROR_INVALID_VALUE;
-  else {
-    if (off) *off = f->k->off[i];
-    if (size) *size = f->k->p[i].size;
-  }
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult get_param(const void *h, size_t i, size_t *off, size_t *size, uint32_t magic)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = handle_locked(h, magic);
+    if (!f)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (i >= (size_t)f->k->nparams)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else {
+        if (off) *off = f->k->off[i];
+        if (size) *size = f->k->p[i].size;
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuFuncGetName(const char **name, CUfunction f) {
-  SIM_ENTER(cuFuncGetName);
-  return get_name(name, f, FUNC_MAGIC);
+CUresult cuFuncGetName(const char **name, CUfunction f)
+{
+    SIM_ENTER(cuFuncGetName);
+    return get_name(name, f, FUNC_MAGIC);
 }
-CUresult cuKernelGetName(const char **name, CUkernel k) {
-  SIM_ENTER(cuKernelGetName);
-  return get_name(name, k, KERN_MAGIC);
+CUresult cuKernelGetName(const char **name, CUkernel k)
+{
+    SIM_ENTER(cuKernelGetName);
+    return get_name(name, k, KERN_MAGIC);
 }
-CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size) {
-  SIM_ENTER(cuFuncGetParamInfo);
-  return get_param(f, i, off, size, FUNC_MAGIC);
+CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+    SIM_ENTER(cuFuncGetParamInfo);
+    return get_param(f, i, off, size, FUNC_MAGIC);
 }
-CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size) {
-  SIM_ENTER(cuKernelGetParamInfo);
-  return get_param(k, i, off, size, KERN_MAGIC);
+CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+    SIM_ENTER(cuKernelGetParamInfo);
+    return get_param(k, i, off, size, KERN_MAGIC);
 }
-CUresult cuFuncGetModule(CUmodule *m, CUfunction h) {
-  SIM_ENTER(cuFuncGetModule);
-  if (!m) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = handle_locked(h, FUNC_MAGIC);
-  if (f) *m = (CUmodule)f->mod;
-  pthread_mutex_unlock(&sim_lock);
-  return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+CUresult cuFuncGetModule(CUmodule *m, CUfunction h)
+{
+    SIM_ENTER(cuFuncGetModule);
+    if (!m) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = handle_locked(h, FUNC_MAGIC);
+    if (f) *m = (CUmodule)f->mod;
+    pthread_mutex_unlock(&sim_lock);
+    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
-static int warp_round(unsigned t) { return (int)((t + 31) / 32 * 32); }
+static int warp_round(unsigned t)
+{
+    return (int)((t + 31) / 32 * 32);
+}
 
 /* Threads per block the kernel can launch with: its launch bounds and its registers. */
-static int kernel_max_threads(const simk_def *k) {
-  int by_regs = SIM_REGS_PER_SM / k->num_regs / 32 * 32;
-  int m = k->max_threads < by_regs ? k->max_threads : by_regs;
-  return m < SIM_MAX_THREADS ? m : SIM_MAX_THREADS;
+static int kernel_max_threads(const simk_def *k)
+{
+    int by_regs = SIM_REGS_PER_SM / k->num_regs / 32 * 32;
+    int m = k->max_threads < by_regs ? k->max_threads : by_regs;
+    return m < SIM_MAX_THREADS ? m : SIM_MAX_THREADS;
 }
 
 /* Blocks of T threads with dyn bytes of dynamic shared memory resident on one SM. */
-static int blocks_per_sm(const simk_def *k, unsigned T, size_t dyn) {
-  int tr = warp_round(T);
-  if (tr == 0 || tr * k->num_regs > SIM_REGS_PER_SM || (int)T > kernel_max_threads(k)) return 0;
-  int n = SIM_MAX_BLOCKS_PER_SM;
-  if (SIM_THREADS_PER_SM / tr < n) n = SIM_THREADS_PER_SM / tr;
-  if (SIM_REGS_PER_SM / (tr * k->num_regs) < n) n = SIM_REGS_PER_SM / (tr * k->num_regs);
-  size_t sh = (size_t)k->static_shared + dyn;
-  if (sh > 0 && (int)(SIM_SHARED_PER_SM / (sh + 1024)) < n) n = (int)(SIM_SHARED_PER_SM / (sh + 1024));
-  return n;
+static int blocks_per_sm(const simk_def *k, unsigned T, size_t dyn)
+{
+    int tr = warp_round(T);
+    if (tr == 0 || tr * k->num_regs > SIM_REGS_PER_SM || (int)T > kernel_max_threads(k)) return 0;
+    int n = SIM_MAX_BLOCKS_PER_SM;
+    if (SIM_THREADS_PER_SM / tr < n) n = SIM_THREADS_PER_SM / tr;
+    if (SIM_REGS_PER_SM / (tr * k->num_regs) < n) n = SIM_REGS_PER_SM / (tr * k->num_regs);
+    size_t sh = (size_t)k->static_shared + dyn;
+    if (sh > 0 && (int)(SIM_SHARED_PER_SM / (sh + 1024)) < n)
+        n = (int)(SIM_SHARED_PER_SM / (sh + 1024));
+    return n;
 }
 
-static CUresult func_attr_get(int *v, CUfunction_attribute a, const simfunc *f) {
-  const simk_def *k = f->k;
-  switch (a) {
-  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = kernel_max_threads(k); break;
-  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = k->static_shared; break;
-  case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
-  case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
-  case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
-  case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
-  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
-  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
-  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
-  case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *v = 0; break;
-  case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = k->num_regs; break;
-  case CU_FUNC_ATTRIBUTE_PTX_VERSION:
-  case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *v = 90; break;
-  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = f->attrs->max_dyn; break;
-  case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *v = f->attrs->carveout; break;
-  case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
-    *v = f->attrs->nonportable_cluster;
-    break;
-  default: return CUDA_ERROR_INVALID_VALUE;
-  }
-  return CUDA_SUCCESS;
-}
-
-static CUresult func_attr_set(CUfunction_attribute a, int v, simfunc *f) {
-  switch (a) {
-  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
-    if (v < 0 || v + f->k->static_shared > SIM_SHARED_OPTIN) return CUDA_ERROR_INVALID_VALUE;
-    f->attrs->max_dyn = v;
+static CUresult func_attr_get(int *v, CUfunction_attribute a, const simfunc *f)
+{
+    const simk_def *k = f->k;
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = kernel_max_threads(k); break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = k->static_shared; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *v = 0; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = k->num_regs; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *v = 90; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = f->attrs->max_dyn; break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *v = f->attrs->carveout; break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+        *v = f->attrs->nonportable_cluster;
+        break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
     return CUDA_SUCCESS;
-  case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
-    if (v < -1 || v > 100) return CUDA_ERROR_INVALID_VALUE;
-    f->attrs->carveout = v;
-    return CUDA_SUCCESS;
-  case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
-    f->attrs->nonportable_cluster = v != 0;
-    return CUDA_SUCCESS;
-  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
-  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
-  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
-  case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: return CUDA_SUCCESS;
-  default: return CUDA_ERROR_INVALID_VALUE; /* read-only */
-  }
 }
 
-CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction h) {
-  SIM_ENTER(cuFuncGetAttribute);
-  if (!v) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = any_handle_locked(h);
-  CUresult rc = f ? func_attr_get(v, a, f) : CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
-}
-CUresult cuFuncSetAttribute(CUfunction h, CUfunction_attribute a, int v) {
-  SIM_ENTER(cuFuncSetAttribute);
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = any_handle_locked(h);
-  CUresult rc = f ? func_attr_set(a, v, f) : CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
-}
-CUresult cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel h, CUdevice d) {
-  SIM_ENTER(cuKernelGetAttribute);
-  if (!v) return CUDA_ERROR_INVALID_VALUE;
-  if (d < 0 || d >= SIMCUDA_MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = handle_locked(h, KERN_MAGIC);
-  CUresult rc = f ? func_attr_get(v, a, f) : CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
-}
-CUresult cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel h, CUdevice d) {
-  SIM_ENTER(cuKernelSetAttribute);
-  if (d < 0 || d >= SIMCUDA_MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = handle_locked(h, KERN_MAGIC);
-  CUresult rc = f ? func_attr_set(a, v, f) : CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
-}
-CUresult cuFuncSetCacheConfig(CUfunction h, CUfunc_cache c) {
-  SIM_ENTER(cuFuncSetCacheConfig);
-  (void)c;
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = any_handle_locked(h);
-  pthread_mutex_unlock(&sim_lock);
-  return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+static CUresult func_attr_set(CUfunction_attribute a, int v, simfunc *f)
+{
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if (v < 0 || v + f->k->static_shared > SIM_SHARED_OPTIN) return CUDA_ERROR_INVALID_VALUE;
+        f->attrs->max_dyn = v;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        if (v < -1 || v > 100) return CUDA_ERROR_INVALID_VALUE;
+        f->attrs->carveout = v;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+        f->attrs->nonportable_cluster = v != 0;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE; /* read-only */
+    }
 }
 
-static CUresult occupancy(int *n, CUfunction h, int T, size_t dyn) {
-  if (!n || T <= 0) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = any_handle_locked(h);
-  if (f) *n = blocks_per_sm(f->k, (unsigned)T, dyn);
-  pthread_mutex_unlock(&sim_lock);
-  return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction h)
+{
+    SIM_ENTER(cuFuncGetAttribute);
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = any_handle_locked(h);
+    CUresult rc = f ? func_attr_get(v, a, f) : CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
-CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int T, size_t dyn) {
-  SIM_ENTER(cuOccupancyMaxActiveBlocksPerMultiprocessor);
-  return occupancy(n, f, T, dyn);
+CUresult cuFuncSetAttribute(CUfunction h, CUfunction_attribute a, int v)
+{
+    SIM_ENTER(cuFuncSetAttribute);
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = any_handle_locked(h);
+    CUresult rc = f ? func_attr_set(a, v, f) : CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+CUresult cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel h, CUdevice d)
+{
+    SIM_ENTER(cuKernelGetAttribute);
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    if (d < 0 || d >= SIMCUDA_MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = handle_locked(h, KERN_MAGIC);
+    CUresult rc = f ? func_attr_get(v, a, f) : CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+CUresult cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel h, CUdevice d)
+{
+    SIM_ENTER(cuKernelSetAttribute);
+    if (d < 0 || d >= SIMCUDA_MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = handle_locked(h, KERN_MAGIC);
+    CUresult rc = f ? func_attr_set(a, v, f) : CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+CUresult cuFuncSetCacheConfig(CUfunction h, CUfunc_cache c)
+{
+    SIM_ENTER(cuFuncSetCacheConfig);
+    (void)c;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = any_handle_locked(h);
+    pthread_mutex_unlock(&sim_lock);
+    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult occupancy(int *n, CUfunction h, int T, size_t dyn)
+{
+    if (!n || T <= 0) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = any_handle_locked(h);
+    if (f) *n = blocks_per_sm(f->k, (unsigned)T, dyn);
+    pthread_mutex_unlock(&sim_lock);
+    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int T, size_t dyn)
+{
+    SIM_ENTER(cuOccupancyMaxActiveBlocksPerMultiprocessor);
+    return occupancy(n, f, T, dyn);
 }
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f, int T,
-                                                              size_t dyn, unsigned int fl) {
-  SIM_ENTER(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
-  (void)fl;
-  return occupancy(n, f, T, dyn);
+                                                              size_t dyn, unsigned int fl)
+{
+    SIM_ENTER(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
+    (void)fl;
+    return occupancy(n, f, T, dyn);
 }
 
 /* ------------------------------------------------------------------ launches */
 
 typedef struct {
-  unsigned grid[3], block[3], shared;
-  CUstream stream;
-  int ptsz, coop;
-  unsigned cluster[3]; /* 0: none */
+    unsigned grid[3], block[3], shared;
+    CUstream stream;
+    int ptsz, coop;
+    unsigned cluster[3]; /* 0: none */
 } launch_args;
 
 /* Packs the arguments into r->params at the kernel's offsets, from kernelParams (one
  * pointer per argument) or from extra's CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE. */
-static CUresult pack_params(sim_launch_rec *r, void **params, void **extra) {
-  const simk_def *k = r->k;
-  if (params && extra) return CUDA_ERROR_INVALID_VALUE;
-  if (k->nparams == 0) return CUDA_SUCCESS;
-  if (params) {
-    for (int i = 0; i < k->nparams; i++) {
-      if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
-      memcpy(r->params + k->off[i], params[i], k->p[i].size);
+static CUresult pack_params(sim_launch_rec *r, void **params, void **extra)
+{
+    const simk_def *k = r->k;
+    if (params && extra) return CUDA_ERROR_INVALID_VALUE;
+    if (k->nparams == 0) return CUDA_SUCCESS;
+    if (params) {
+        for (int i = 0; i < k->nparams; i++) {
+            if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
+            memcpy(r->params + k->off[i], params[i], k->p[i].size);
+        }
+        return CUDA_SUCCESS;
     }
+    if (!extra) return CUDA_ERROR_INVALID_VALUE;
+    const void *buf = NULL;
+    const size_t *size = NULL;
+    for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            buf = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+            size = extra[i + 1];
+        else
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!buf || !size || *size < k->param_bytes) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(r->params, buf, k->param_bytes);
     return CUDA_SUCCESS;
-  }
-  if (!extra) return CUDA_ERROR_INVALID_VALUE;
-  const void *buf = NULL;
-  const size_t *size = NULL;
-  for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-      buf = extra[i + 1];
-    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
-      size = extra[i + 1];
-    else
-      return CUDA_ERROR_INVALID_VALUE;
-  }
-  if (!buf || !size || *size < k->param_bytes) return CUDA_ERROR_INVALID_VALUE;
-  memcpy(r->params, buf, k->param_bytes);
-  return CUDA_SUCCESS;
 }
 
 /* The real driver's launch checks, in its order of severity (see simcuda.h). */
-static CUresult validate(const simfunc *f, const launch_args *a) {
-  const simk_def *k = f->k;
-  static const unsigned gmax[3] = {2147483647u, 65535u, 65535u};
-  static const unsigned bmax[3] = {1024u, 1024u, 64u};
-  for (int i = 0; i < 3; i++)
-    if (a->grid[i] == 0 || a->grid[i] > gmax[i] || a->block[i] == 0 || a->block[i] > bmax[i])
-      return CUDA_ERROR_INVALID_VALUE;
-  unsigned long long T = (unsigned long long)a->block[0] * a->block[1] * a->block[2];
-  if (T > SIM_MAX_THREADS || T > (unsigned long long)k->max_threads) return CUDA_ERROR_INVALID_VALUE;
-  if ((unsigned long long)warp_round((unsigned)T) * (unsigned)k->num_regs > SIM_REGS_PER_SM)
-    return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-  if ((long long)a->shared > f->attrs->max_dyn ||
-      (long long)a->shared + k->static_shared > SIM_SHARED_OPTIN)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (a->cluster[0]) {
-    unsigned n = 1;
-    for (int i = 0; i < 3; i++) {
-      if (a->cluster[i] == 0 || a->grid[i] % a->cluster[i]) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
-      n *= a->cluster[i];
+static CUresult validate(const simfunc *f, const launch_args *a)
+{
+    const simk_def *k = f->k;
+    static const unsigned gmax[3] = {2147483647u, 65535u, 65535u};
+    static const unsigned bmax[3] = {1024u, 1024u, 64u};
+    for (int i = 0; i < 3; i++)
+        if (a->grid[i] == 0 || a->grid[i] > gmax[i] || a->block[i] == 0 || a->block[i] > bmax[i])
+            return CUDA_ERROR_INVALID_VALUE;
+    unsigned long long T = (unsigned long long)a->block[0] * a->block[1] * a->block[2];
+    if (T > SIM_MAX_THREADS || T > (unsigned long long)k->max_threads)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((unsigned long long)warp_round((unsigned)T) * (unsigned)k->num_regs > SIM_REGS_PER_SM)
+        return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    if ((long long)a->shared > f->attrs->max_dyn ||
+        (long long)a->shared + k->static_shared > SIM_SHARED_OPTIN)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (a->cluster[0]) {
+        unsigned n = 1;
+        for (int i = 0; i < 3; i++) {
+            if (a->cluster[i] == 0 || a->grid[i] % a->cluster[i])
+                return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+            n *= a->cluster[i];
+        }
+        if (n > (f->attrs->nonportable_cluster ? 16u : 8u)) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     }
-    if (n > (f->attrs->nonportable_cluster ? 16u : 8u)) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
-  }
-  if (a->coop) {
-    double blocks = (double)a->grid[0] * a->grid[1] * a->grid[2];
-    if (blocks > (double)blocks_per_sm(k, (unsigned)T, a->shared) * SIM_SM_COUNT)
-      return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-  }
-  return CUDA_SUCCESS;
+    if (a->coop) {
+        double blocks = (double)a->grid[0] * a->grid[1] * a->grid[2];
+        if (blocks > (double)blocks_per_sm(k, (unsigned)T, a->shared) * SIM_SM_COUNT)
+            return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    }
+    return CUDA_SUCCESS;
 }
 
-static CUresult launch(CUfunction h, const launch_args *a, void **params, void **extra) {
-  if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
-  sim_launch_rec r;
-  memset(&r, 0, sizeof r);
-  CUresult rc = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_lock);
-  simfunc *f = any_handle_locked(h);
-  if (!f) rc = CUDA_ERROR_INVALID_HANDLE;
-  if (rc == CUDA_SUCCESS) rc = validate(f, a);
-  if (rc == CUDA_SUCCESS) {
-    r.k = f->k;
-    memcpy(r.grid, a->grid, sizeof r.grid);
-    memcpy(r.block, a->block, sizeof r.block);
-    r.shared = a->shared;
-    rc = pack_params(&r, params, extra);
-  }
-  simstream *s = rc == CUDA_SUCCESS ? sim_stream_locked(a->stream, a->ptsz, &rc) : NULL;
-  if (s) rc = sim_stream_capturing(s) ? sim_capture_launch_locked(s, &r) : sim_execute_locked(s, &r, 0);
-  pthread_mutex_unlock(&sim_lock);
-  return rc;
+static CUresult launch(CUfunction h, const launch_args *a, void **params, void **extra)
+{
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    sim_launch_rec r;
+    memset(&r, 0, sizeof r);
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = any_handle_locked(h);
+    if (!f) rc = CUDA_ERROR_INVALID_HANDLE;
+    if (rc == CUDA_SUCCESS) rc = validate(f, a);
+    if (rc == CUDA_SUCCESS) {
+        r.k = f->k;
+        memcpy(r.grid, a->grid, sizeof r.grid);
+        memcpy(r.block, a->block, sizeof r.block);
+        r.shared = a->shared;
+        rc = pack_params(&r, params, extra);
+    }
+    simstream *s = rc == CUDA_SUCCESS ? sim_stream_locked(a->stream, a->ptsz, &rc) : NULL;
+    if (s)
+        rc = sim_stream_capturing(s) ? sim_capture_launch_locked(s, &r)
+                                     : sim_execute_locked(s, &r, 0);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
 static CUresult launch_plain(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                             unsigned by, unsigned bz, unsigned sh, CUstream s, void **p,
-                             void **x, int ptsz, int coop) {
-  launch_args a = {{gx, gy, gz}, {bx, by, bz}, sh, s, ptsz, coop, {0, 0, 0}};
-  return launch(f, &a, p, x);
+                             unsigned by, unsigned bz, unsigned sh, CUstream s, void **p, void **x,
+                             int ptsz, int coop)
+{
+    launch_args a = {{gx, gy, gz}, {bx, by, bz}, sh, s, ptsz, coop, {0, 0, 0}};
+    return launch(f, &a, p, x);
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                         unsigned int bx, unsigned int by, unsigned int bz, unsigned int sh,
-                        CUstream s, void **p, void **x) {
-  SIM_ENTER(cuLaunchKernel);
-  return launch_plain(f, gx, gy, gz, bx, by, bz, sh, s, p, x, 0, 0);
+                        CUstream s, void **p, void **x)
+{
+    SIM_ENTER(cuLaunchKernel);
+    return launch_plain(f, gx, gy, gz, bx, by, bz, sh, s, p, x, 0, 0);
 }
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                              unsigned int bx, unsigned int by, unsigned int bz, unsigned int sh,
-                             CUstream s, void **p, void **x) {
-  SIM_ENTER(cuLaunchKernel_ptsz);
-  return launch_plain(f, gx, gy, gz, bx, by, bz, sh, s, p, x, 1, 0);
+                             CUstream s, void **p, void **x)
+{
+    SIM_ENTER(cuLaunchKernel_ptsz);
+    return launch_plain(f, gx, gy, gz, bx, by, bz, sh, s, p, x, 1, 0);
 }
-CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy,
-                                   unsigned int gz, unsigned int bx, unsigned int by,
-                                   unsigned int bz, unsigned int sh, CUstream s, void **p) {
-  SIM_ENTER(cuLaunchCooperativeKernel);
-  return launch_plain(f, gx, gy, gz, bx, by, bz, sh, s, p, NULL, 0, 1);
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                   unsigned int bx, unsigned int by, unsigned int bz,
+                                   unsigned int sh, CUstream s, void **p)
+{
+    SIM_ENTER(cuLaunchCooperativeKernel);
+    return launch_plain(f, gx, gy, gz, bx, by, bz, sh, s, p, NULL, 0, 1);
 }
 CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
                                         unsigned int gz, unsigned int bx, unsigned int by,
-                                        unsigned int bz, unsigned int sh, CUstream s,
-                                        void **p) {
-  SIM_ENTER(cuLaunchCooperativeKernel_ptsz);
-  return launch_plain(f, gx, gy, gz, bx, by, bz, sh, s, p, NULL, 1, 1);
+                                        unsigned int bz, unsigned int sh, CUstream s, void **p)
+{
+    SIM_ENTER(cuLaunchCooperativeKernel_ptsz);
+    return launch_plain(f, gx, gy, gz, bx, by, bz, sh, s, p, NULL, 1, 1);
 }
 
-static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **p, void **x, int ptsz) {
-  if (!c || (c->numAttrs && !c->attrs)) return CUDA_ERROR_INVALID_VALUE;
-  launch_args a = {{c->gridDimX, c->gridDimY, c->gridDimZ},
-                   {c->blockDimX, c->blockDimY, c->blockDimZ},
-                   c->sharedMemBytes, c->hStream, ptsz, 0, {0, 0, 0}};
-  for (unsigned i = 0; i < c->numAttrs; i++) {
-    const CUlaunchAttribute *at = &c->attrs[i];
-    if (at->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) a.coop = at->value.cooperative != 0;
-    if (at->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
-      a.cluster[0] = at->value.clusterDim.x;
-      a.cluster[1] = at->value.clusterDim.y;
-      a.cluster[2] = at->value.clusterDim.z;
-      if (!a.cluster[0] && !a.cluster[1] && !a.cluster[2]) continue;
-      if (!a.cluster[0]) a.cluster[0] = 0xffffffffu; /* zero in one dim: invalid */
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **p, void **x, int ptsz)
+{
+    if (!c || (c->numAttrs && !c->attrs)) return CUDA_ERROR_INVALID_VALUE;
+    launch_args a = {{c->gridDimX, c->gridDimY, c->gridDimZ},
+                     {c->blockDimX, c->blockDimY, c->blockDimZ},
+                     c->sharedMemBytes,
+                     c->hStream,
+                     ptsz,
+                     0,
+                     {0, 0, 0}};
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        const CUlaunchAttribute *at = &c->attrs[i];
+        if (at->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) a.coop = at->value.cooperative != 0;
+        if (at->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            a.cluster[0] = at->value.clusterDim.x;
+            a.cluster[1] = at->value.clusterDim.y;
+            a.cluster[2] = at->value.clusterDim.z;
+            if (!a.cluster[0] && !a.cluster[1] && !a.cluster[2]) continue;
+            if (!a.cluster[0]) a.cluster[0] = 0xffffffffu; /* zero in one dim: invalid */
+        }
     }
-  }
-  return launch(f, &a, p, x);
+    return launch(f, &a, p, x);
 }
-CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **x) {
-  SIM_ENTER(cuLaunchKernelEx);
-  return launch_ex(c, f, p, x, 0);
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **x)
+{
+    SIM_ENTER(cuLaunchKernelEx);
+    return launch_ex(c, f, p, x, 0);
 }
-CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **x) {
-  SIM_ENTER(cuLaunchKernelEx_ptsz);
-  return launch_ex(c, f, p, x, 1);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **x)
+{
+    SIM_ENTER(cuLaunchKernelEx_ptsz);
+    return launch_ex(c, f, p, x, 1);
 }
 
 SIM_API double simcuda_cost_ns(const char *name, const unsigned grid[3], const unsigned block[3],
-                               unsigned shared, void **kernelParams) {
-  const simk_def *k = simk_find(name);
-  if (!k || !grid || !block) return -1;
-  sim_launch_rec r;
-  memset(&r, 0, sizeof r);
-  r.k = k;
-  memcpy(r.grid, grid, sizeof r.grid);
-  memcpy(r.block, block, sizeof r.block);
-  r.shared = shared;
-  for (int i = 0; kernelParams && i < k->nparams; i++)
-    if (kernelParams[i]) memcpy(r.params + k->off[i], kernelParams[i], k->p[i].size);
-  return sim_cost(&r);
+                               unsigned shared, void **kernelParams)
+{
+    const simk_def *k = simk_find(name);
+    if (!k || !grid || !block) return -1;
+    sim_launch_rec r;
+    memset(&r, 0, sizeof r);
+    r.k = k;
+    memcpy(r.grid, grid, sizeof r.grid);
+    memcpy(r.block, block, sizeof r.block);
+    r.shared = shared;
+    for (int i = 0; kernelParams && i < k->nparams; i++)
+        if (kernelParams[i]) memcpy(r.params + k->off[i], kernelParams[i], k->p[i].size);
+    return sim_cost(&r);
 }
 
 /* ------------------------------------------------------------------ cuGetProcAddress */
 
 enum { SIM_KIND_N = 0, SIM_KIND_P = 1 };
 typedef struct {
-  const char *base;
-  int version;
-  int per_thread;
-  void *fn;
+    const char *base;
+    int version;
+    int per_thread;
+    void *fn;
 } proc_row;
 #define PROC_ROW(base, ver, kind, sym) {base, ver, SIM_KIND_##kind, (void *)sym},
 static const proc_row g_procs[] = {SIM_FUNCS(PROC_ROW, PROC_ROW)};
@@ -562,33 +620,36 @@ static const proc_row g_procs[] = {SIM_FUNCS(PROC_ROW, PROC_ROW)};
 /* The newest row of `symbol` with version <= cudaVersion, of the per-thread kind when
  * flags ask for it and one exists, else of the legacy kind. */
 static CUresult proc_lookup(const char *symbol, void **pfn, int ver, cuuint64_t flags,
-                            CUdriverProcAddressQueryResult *status) {
-  if (!symbol || !pfn || (flags & ~(cuuint64_t)3)) return CUDA_ERROR_INVALID_VALUE;
-  const proc_row *best = NULL;
-  int known = 0;
-  for (int pass = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? 1 : 0;
-       pass >= 0 && !best; pass--)
-    for (int i = 0; i < NPROCS; i++) {
-      const proc_row *r = &g_procs[i];
-      if (strcmp(r->base, symbol) != 0) continue;
-      known = 1;
-      if (r->per_thread == pass && r->version <= ver && (!best || r->version > best->version))
-        best = r;
-    }
-  *pfn = best ? best->fn : NULL;
-  if (status)
-    *status = best ? CU_GET_PROC_ADDRESS_SUCCESS
-              : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
-                      : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+                            CUdriverProcAddressQueryResult *status)
+{
+    if (!symbol || !pfn || (flags & ~(cuuint64_t)3)) return CUDA_ERROR_INVALID_VALUE;
+    const proc_row *best = NULL;
+    int known = 0;
+    for (int pass = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? 1 : 0;
+         pass >= 0 && !best; pass--)
+        for (int i = 0; i < NPROCS; i++) {
+            const proc_row *r = &g_procs[i];
+            if (strcmp(r->base, symbol) != 0) continue;
+            known = 1;
+            if (r->per_thread == pass && r->version <= ver && (!best || r->version > best->version))
+                best = r;
+        }
+    *pfn = best ? best->fn : NULL;
+    if (status)
+        *status = best    ? CU_GET_PROC_ADDRESS_SUCCESS
+                  : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                          : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
-CUresult cuGetProcAddress(const char *symbol, void **pfn, int ver, cuuint64_t flags) {
-  SIM_ENTER_NOINIT(cuGetProcAddress);
-  return proc_lookup(symbol, pfn, ver, flags, NULL);
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int ver, cuuint64_t flags)
+{
+    SIM_ENTER_NOINIT(cuGetProcAddress);
+    return proc_lookup(symbol, pfn, ver, flags, NULL);
 }
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver, cuuint64_t flags,
-                             CUdriverProcAddressQueryResult *status) {
-  SIM_ENTER_NOINIT(cuGetProcAddress_v2);
-  return proc_lookup(symbol, pfn, ver, flags, status);
+                             CUdriverProcAddressQueryResult *status)
+{
+    SIM_ENTER_NOINIT(cuGetProcAddress_v2);
+    return proc_lookup(symbol, pfn, ver, flags, status);
 }

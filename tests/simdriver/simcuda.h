@@ -161,20 +161,20 @@ extern "C" {
 
 /* What the last executed kernel was (see simcuda_get_stats). */
 struct simcuda_launch_info {
-  char kernel[128];
-  unsigned grid[3], block[3], shared;
-  double cost_ns; /* with noise */
+    char kernel[128];
+    unsigned grid[3], block[3], shared;
+    double cost_ns; /* with noise */
 };
 
 struct simcuda_stats {
-  unsigned long long launches;       /* kernels executed, graph replays included */
-  unsigned long long captured;       /* launches recorded into a stream capture */
-  unsigned long long graph_launches; /* cuGraphLaunch calls that ran */
-  unsigned long long allocs, frees;  /* successful allocations and frees, async ones too */
-  long live_allocations;
-  size_t live_bytes;
-  unsigned long long faults_injected;
-  struct simcuda_launch_info last;
+    unsigned long long launches;       /* kernels executed, graph replays included */
+    unsigned long long captured;       /* launches recorded into a stream capture */
+    unsigned long long graph_launches; /* cuGraphLaunch calls that ran */
+    unsigned long long allocs, frees;  /* successful allocations and frees, async ones too */
+    long live_allocations;
+    size_t live_bytes;
+    unsigned long long faults_injected;
+    struct simcuda_launch_info last;
 };
 
 /* Adds a fault rule (as one SIMCUDA_FAIL item): the nth call (1-based; 0 = every call)
