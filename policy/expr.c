@@ -811,78 +811,42 @@ static void unary(cc *c)
     c->depth--;
 }
 
-static void mul(cc *c)
+/* The left-associative binary operators, by precedence level from the loosest (below
+ * && and ||, which need jumps and have functions of their own) to the tightest; within a
+ * level a longer spelling comes before its prefix ("<=" before "<"). */
+static const struct {
+    const char *tok;
+    int op;
+} binops[][5] = {
+    {{"==", OP_EQ}, {"!=", OP_NE}},
+    {{"<=", OP_LE}, {">=", OP_GE}, {"<", OP_LT}, {">", OP_GT}},
+    {{"+", OP_ADD}, {"-", OP_SUB}},
+    {{"*", OP_MUL}, {"/", OP_DIV}, {"%", OP_MOD}},
+};
+#define NBINLEVELS ((int)(sizeof binops / sizeof binops[0]))
+
+/* Compiles a chain of operators of this level and tighter ones: operand (op operand)*. */
+static void binary(cc *c, int level)
 {
-    unary(c);
-    for (;;) {
-        if (c->failed) return;
-        int op;
-        if (accept(c, "*"))
-            op = OP_MUL;
-        else if (accept(c, "/"))
-            op = OP_DIV;
-        else if (accept(c, "%"))
-            op = OP_MOD;
-        else
-            return;
+    if (level == NBINLEVELS) {
         unary(c);
-        emit(c, op, -1);
+        return;
     }
-}
-
-static void add(cc *c)
-{
-    mul(c);
+    binary(c, level + 1);
     for (;;) {
         if (c->failed) return;
-        int op;
-        if (accept(c, "+"))
-            op = OP_ADD;
-        else if (accept(c, "-"))
-            op = OP_SUB;
-        else
-            return;
-        mul(c);
-        emit(c, op, -1);
-    }
-}
-
-static void rel(cc *c)
-{
-    add(c);
-    for (;;) {
-        if (c->failed) return;
-        int op;
-        if (accept(c, "<="))
-            op = OP_LE;
-        else if (accept(c, ">="))
-            op = OP_GE;
-        else if (accept(c, "<"))
-            op = OP_LT;
-        else if (accept(c, ">"))
-            op = OP_GT;
-        else
-            return;
-        add(c);
+        int op = -1;
+        for (int i = 0; i < 5 && binops[level][i].tok && op < 0; i++)
+            if (accept(c, binops[level][i].tok)) op = binops[level][i].op;
+        if (op < 0) return;
+        binary(c, level + 1);
         emit(c, op, -1);
     }
 }
 
 static void eq(cc *c)
 {
-    rel(c);
-    for (;;) {
-        if (c->failed) return;
-        int op;
-        if (accept(c, "=="))
-            op = OP_EQ;
-        else if (accept(c, "!="))
-            op = OP_NE;
-        else
-            return;
-        rel(c);
-        emit(c, op, -1);
-    }
+    binary(c, 0);
 }
 
 /* Patches the jump at index j to land at the current end. */
