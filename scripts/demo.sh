@@ -4,12 +4,21 @@
 # later launch). On a machine with an NVIDIA GPU it runs examples/gpu/saxpy.cu on the
 # GPU; without one, a program on the simulated driver (tests/simdriver), which runs the
 # same launch path on the CPU.
+#
+# XMATUNE_DEMO_BUILD=DIR runs it with a build folder made elsewhere (DIR/shim/libxmatune.so,
+# DIR/tools/xmatune), for a GPU machine that cannot install packages; then nothing is
+# installed or built here but the GPU program.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" >/dev/null
-shim=$PWD/build/shim/libxmatune.so
+if [ -n "${XMATUNE_DEMO_BUILD:-}" ]; then
+  build=$XMATUNE_DEMO_BUILD
+else
+  build=build
+  bash scripts/deps.sh
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build -j"$(nproc)" >/dev/null
+fi
+shim=$(cd "$build" && pwd)/shim/libxmatune.so
 work=$(mktemp -d /tmp/xmatune-demo.XXXXXX)
 
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
@@ -21,10 +30,9 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   env_extra=()
 else
   echo "== no GPU here: a program on the simulated driver (tests/simdriver)"
-  cmake --build build --target app_rt simcuda >/dev/null
-  run=(build/tests/integration/app_rt basic "$work/out")
+  run=("$build/tests/integration/app_rt" basic "$work/out")
   policy=tests/integration/policies
-  env_extra=(LD_LIBRARY_PATH="$PWD/build/simdriver" XMATUNE_WARMUP_MS=0)
+  env_extra=(LD_LIBRARY_PATH="$(cd "$build" && pwd)/simdriver" XMATUNE_WARMUP_MS=0)
 fi
 
 echo
@@ -38,6 +46,6 @@ env "${env_extra[@]}" LD_PRELOAD="$shim" XMATUNE_POLICY="$policy" XMATUNE_VERBOS
   grep -v '^xmatune: XMATUNE_'
 echo
 echo "== 3. the tuning log, as a report: xmatune report $work/tune.jsonl"
-build/tools/xmatune report "$work/tune.jsonl" || true
+"$build/tools/xmatune" report "$work/tune.jsonl" || true
 echo
 echo "Logs and the cache are in $work (schema: docs/log.md)."
