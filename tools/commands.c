@@ -63,6 +63,48 @@ static void dims(json_t *o, char *buf, size_t cap)
              json_integer_value(json_object_get(o, "shared")));
 }
 
+int read_jsonl(const char *path, int (*fn)(json_t *e, void *ud), void *ud)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int bad = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_error_t err;
+        json_t *e = json_loads(line, 0, &err);
+        if (!e || fn(e, ud) != 0) bad++;
+        json_decref(e);
+    }
+    free(line);
+    (void)fclose(f); /* read only */
+    return bad;
+}
+
+typedef struct {
+    json_t *tunes, *summaries;
+    long long launches, rewritten, processes;
+} report_acc;
+
+static int report_event(json_t *e, void *ud)
+{
+    report_acc *a = ud;
+    const char *ev = sget(e, "event");
+    if (!strcmp(ev, "tune"))
+        json_array_append(a->tunes, e);
+    else if (!strcmp(ev, "kernel_summary"))
+        json_array_append(a->summaries, e);
+    else if (!strcmp(ev, "exit")) {
+        a->processes++;
+        a->launches += json_integer_value(json_object_get(e, "launches"));
+        a->rewritten += json_integer_value(json_object_get(e, "rewritten"));
+    }
+    return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
     if (argc < 2) {
@@ -73,40 +115,15 @@ int cmd_report(int argc, char **argv)
                 "in discover mode every kernel's launch shapes.\n");
         return 2;
     }
-    json_t *tunes = json_array(), *summaries = json_array(), *kernels = json_array();
-    long long launches = 0, rewritten = 0, processes = 0, bad = 0;
+    report_acc acc = {json_array(), json_array(), 0, 0, 0};
+    long long bad = 0;
     for (int i = 1; i < argc; i++) {
-        FILE *f = fopen(argv[i], "r");
-        if (!f) {
-            perror(argv[i]);
-            return 1;
-        }
-        char *line = NULL;
-        size_t cap = 0;
-        while (getline(&line, &cap, f) > 0) {
-            json_error_t err;
-            json_t *e = json_loads(line, 0, &err);
-            const char *ev = e ? sget(e, "event") : "";
-            if (!e) {
-                bad++;
-                continue;
-            }
-            if (!strcmp(ev, "tune"))
-                json_array_append(tunes, e);
-            else if (!strcmp(ev, "kernel_summary"))
-                json_array_append(summaries, e);
-            else if (!strcmp(ev, "kernel"))
-                json_array_append(kernels, e);
-            else if (!strcmp(ev, "exit")) {
-                processes++;
-                launches += json_integer_value(json_object_get(e, "launches"));
-                rewritten += json_integer_value(json_object_get(e, "rewritten"));
-            }
-            json_decref(e);
-        }
-        free(line);
-        (void)fclose(f); /* read only */
+        int b = read_jsonl(argv[i], report_event, &acc);
+        if (b < 0) return 1;
+        bad += b;
     }
+    json_t *tunes = acc.tunes, *summaries = acc.summaries;
+    long long launches = acc.launches, rewritten = acc.rewritten, processes = acc.processes;
     printf("%lld process%s, %lld launches, %lld rewritten%s\n", processes,
            processes == 1 ? "" : "es", launches, rewritten,
            bad ? " (some lines were not JSON)" : "");
@@ -169,8 +186,23 @@ int cmd_report(int argc, char **argv)
     }
     json_decref(tunes);
     json_decref(summaries);
-    json_decref(kernels);
     return bad ? 1 : 0;
+}
+
+typedef struct {
+    json_t *order, *byid; /* identities in first-seen order; identity -> last record */
+} cache_acc;
+
+static int cache_record(json_t *e, void *ud)
+{
+    cache_acc *a = ud;
+    if (!json_is_object(e)) return -1;
+    char id[4096];
+    snprintf(id, sizeof id, "%s|%s|%s|%s", sget(e, "device"), sget(e, "kernel"), sget(e, "entry"),
+             sget(e, "key"));
+    if (!json_object_get(a->byid, id)) json_array_append_new(a->order, json_string(id));
+    json_object_set(a->byid, id, e);
+    return 0;
 }
 
 int cmd_cache(int argc, char **argv)
@@ -180,32 +212,11 @@ int cmd_cache(int argc, char **argv)
                         "one row per winner, the last line for an identity winning.\n");
         return 2;
     }
-    FILE *f = fopen(argv[1], "r");
-    if (!f) {
-        perror(argv[1]);
-        return 1;
-    }
     /* Later lines win: keep the last record of each identity, in first-seen order. */
-    json_t *order = json_array(), *byid = json_object();
-    char *line = NULL;
-    size_t cap = 0;
-    int bad = 0;
-    while (getline(&line, &cap, f) > 0) {
-        json_error_t err;
-        json_t *e = json_loads(line, 0, &err);
-        if (!e || !json_is_object(e)) {
-            bad++;
-            json_decref(e);
-            continue;
-        }
-        char id[4096];
-        snprintf(id, sizeof id, "%s|%s|%s|%s", sget(e, "device"), sget(e, "kernel"),
-                 sget(e, "entry"), sget(e, "key"));
-        if (!json_object_get(byid, id)) json_array_append_new(order, json_string(id));
-        json_object_set_new(byid, id, e);
-    }
-    free(line);
-    (void)fclose(f); /* read only */
+    cache_acc acc = {json_array(), json_object()};
+    int bad = read_jsonl(argv[1], cache_record, &acc);
+    if (bad < 0) return 1;
+    json_t *order = acc.order, *byid = acc.byid;
     printf("| device | kernel | key | winner | time | policy entry |\n"
            "| --- | --- | --- | --- | ---: | --- |\n");
     size_t i;

@@ -127,6 +127,18 @@ static void write_stub(FILE *f, json_t *kernels, json_t *summaries)
     }
 }
 
+/* Keeps the kernel and kernel_summary events of a log. */
+static int collect(json_t *e, void *ud)
+{
+    json_t **lists = ud;
+    const char *ev = json_string_value(json_object_get(e, "event"));
+    if (ev && !strcmp(ev, "kernel"))
+        json_array_append(lists[0], e);
+    else if (ev && !strcmp(ev, "kernel_summary"))
+        json_array_append(lists[1], e);
+    return 0;
+}
+
 int cmd_discover(int argc, char **argv)
 {
     const char *log = "xmatune-discover.jsonl", *stub = NULL;
@@ -179,22 +191,9 @@ int cmd_discover(int argc, char **argv)
     char *rargv[] = {"report", (char *)log};
     cmd_report(2, rargv);
     if (stub) {
-        json_t *kernels = json_array(), *summaries = json_array();
-        FILE *f = fopen(log, "r");
-        char *line = NULL;
-        size_t cap = 0;
-        while (f && getline(&line, &cap, f) > 0) {
-            json_error_t err;
-            json_t *e = json_loads(line, 0, &err);
-            const char *ev = json_string_value(json_object_get(e, "event"));
-            if (ev && !strcmp(ev, "kernel"))
-                json_array_append(kernels, e);
-            else if (ev && !strcmp(ev, "kernel_summary"))
-                json_array_append(summaries, e);
-            json_decref(e);
-        }
-        free(line);
-        if (f) (void)fclose(f);
+        json_t *lists[2] = {json_array(), json_array()}; /* kernel, kernel_summary */
+        (void)read_jsonl(log, collect, lists);
+        json_t *kernels = lists[0], *summaries = lists[1];
         FILE *out = fopen(stub, "w");
         if (!out) {
             perror(stub);
