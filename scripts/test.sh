@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds xmatune and runs every test that needs no GPU: the Check unit tests, the
 # malformed-policy corpus, the simulated-driver integration tests, the RTLD_NEXT and
-# pass-through tests again in an -O0 build (dlsym's tail jump must hold in every build
+# pass-through tests again in an -O0 build, the layering rules (scripts/layering.sh) (dlsym's tail jump must hold in every build
 # type), a bounded fuzz run, the suite under ASan+UBSan and TSan, and the linters.
 # Installs what it needs first (Debian).
 set -euo pipefail
@@ -12,6 +12,8 @@ jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+# The tree's layering rules: tools and the policy library off shim/, no module cycles.
+bash scripts/layering.sh build
 
 cmake -S . -B build-O0 -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-O0 -j"$jobs" --target xmatune simcuda app_rt app_linked rtld_next
