@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds xmatune and runs every test that needs no GPU: the Check unit tests, the
 # malformed-policy corpus, the simulated-driver integration tests, the RTLD_NEXT and
-# pass-through tests again in an -O0 build, the layering rules (scripts/layering.sh) (dlsym's tail jump must hold in every build
-# type), a bounded fuzz run, the suite under ASan+UBSan and TSan, and the linters.
+# pass-through tests again in an -O0 build (dlsym's tail jump must hold in every build
+# type), the layering rules (scripts/layering.sh), a bounded fuzz run, the suite under
+# ASan+UBSan and TSan, and the linters.
 # Installs what it needs first (Debian).
 set -euo pipefail
 cd "$(dirname "$0")/.."
