@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
 
 struct xmt_options xmt_opt;
 
@@ -132,7 +131,7 @@ static int parse_value(const opt_desc *o, const char *v)
     return -1;
 }
 
-void xmt_options_load(void)
+void xmt_options_load(void (*warn)(const char *msg))
 {
     memset(&xmt_opt, 0, sizeof xmt_opt);
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
@@ -143,9 +142,14 @@ void xmt_options_load(void)
         const opt_desc *o = &options[i];
         const char *v = getenv(o->name);
         if (!v || (o->type == T_MODE && !*v)) continue;
-        if (parse_value(o, v) != 0)
-            xmt_warn("%s=\"%s\" is not valid (%s); keeping the default \"%s\"", o->name, v, o->doc,
-                     o->type == T_MODE ? "see XMATUNE_POLICY" : o->def);
+        if (parse_value(o, v) == 0) continue;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s=\"%s\" is not valid (%s); keeping the default \"%s\"",
+                 o->name, v, o->doc, o->type == T_MODE ? "see XMATUNE_POLICY" : o->def);
+        if (warn)
+            warn(msg);
+        else
+            fprintf(stderr, "xmatune: %s\n", msg);
     }
     /* The mode's default depends on another option: decided after the loop. */
     const char *m = getenv("XMATUNE_MODE");

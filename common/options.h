@@ -44,9 +44,11 @@ struct xmt_options {
 
 extern struct xmt_options xmt_opt;
 
-/* Reads the environment into xmt_opt. Warnings go through xmt_warn. Idempotent only in
- * the sense that a second call re-reads: callers call it once (from xmt_activate). */
-void xmt_options_load(void);
+/* Reads the environment into xmt_opt. Each bad value is reported through warn(message)
+ * (the shim passes its capped xmt_warn; the message has no "xmatune:" prefix), or on
+ * stderr when warn is NULL. A second call re-reads: the shim calls it once, at activation.
+ * The callback keeps options below log: log reads xmt_opt, options never calls log. */
+void xmt_options_load(void (*warn)(const char *msg));
 
 /* Prints the options in effect (XMATUNE_VERBOSE=1), one per line, "xmatune:"-prefixed. */
 void xmt_options_print(FILE *out);

@@ -14,13 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XMT_OWN_CONFIG (-1) /* the winner is the program's own launch configuration */
-
-typedef struct {
-    long index;      /* candidate index, or XMT_OWN_CONFIG */
-    char label[160]; /* the candidate's label when it won */
-    double time_ms;  /* its measured time */
-} xmt_choice;
+#include "cacherec.h"
 
 /* Reads the cache file if there is one. Bad lines are skipped with one warning. */
 void xmt_cache_load(void);
@@ -35,12 +29,5 @@ void xmt_cache_store(const char *device_id, const char *kernel, const char *entr
 
 /* Frees the in-memory copy (at exit). */
 void xmt_cache_free(void);
-
-/* The lines of a cache file, for `xmatune cache`: calls fn for each valid record. */
-int xmt_cache_read_file(const char *path,
-                        void (*fn)(void *ud, const char *device, const char *kernel,
-                                   const char *entry, const char *key_hex, const char *key_text,
-                                   const xmt_choice *c),
-                        void *ud);
 
 #endif

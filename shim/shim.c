@@ -59,6 +59,11 @@ static void policy_diag(void *ud, const char *msg)
     xmt_warn("%s", msg);
 }
 
+static void policy_diag_msg(const char *msg)
+{
+    xmt_warn("%s", msg);
+}
+
 static void at_exit(void)
 {
     xmt_report();
@@ -69,7 +74,7 @@ static pthread_once_t activate_once = PTHREAD_ONCE_INIT;
 static void activate(void)
 {
     xmt_in_shim++;
-    xmt_options_load();
+    xmt_options_load(policy_diag_msg);
     if (xmt_opt.mode == XMT_MODE_OFF) goto out;
     if (xmt_opt.verbose) xmt_options_print(stderr);
     if (xmt_driver_init() != 0) {

@@ -16,6 +16,12 @@
 
 static char tmpdir[256];
 
+/* What the shim passes to xmt_options_load: the capped xmatune: message. */
+static void test_warn(const char *msg)
+{
+    xmt_warn("%s", msg);
+}
+
 static void setup(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/xmt-unit-XXXXXX");
@@ -49,12 +55,12 @@ static void capture_stderr(void (*fn)(void), char *buf, size_t cap)
 
 static void load(void)
 {
-    xmt_options_load();
+    xmt_options_load(test_warn);
 }
 
 START_TEST(options_defaults)
 {
-    xmt_options_load();
+    xmt_options_load(test_warn);
     ck_assert_int_eq(xmt_opt.mode, XMT_MODE_OFF);
     ck_assert_int_eq(xmt_opt.warmup, 5);
     ck_assert_int_eq(xmt_opt.iterations, 10);
@@ -62,15 +68,15 @@ START_TEST(options_defaults)
     ck_assert_str_eq(xmt_opt.libcuda, "libcuda.so.1");
     ck_assert(xmt_opt.budget_ms < 0);
     setenv("XMATUNE_POLICY", "p.yaml", 1);
-    xmt_options_load();
+    xmt_options_load(test_warn);
     ck_assert_int_eq(xmt_opt.mode, XMT_MODE_TUNE); /* a policy implies tune */
     setenv("XMATUNE_MODE", "replay", 1);
-    xmt_options_load();
+    xmt_options_load(test_warn);
     ck_assert_int_eq(xmt_opt.mode, XMT_MODE_REPLAY);
     setenv("XMATUNE_MODE", "discover", 1);
     setenv("XMATUNE_STATISTIC", "mean", 1);
     setenv("XMATUNE_BUDGET_MS", "2.5", 1);
-    xmt_options_load();
+    xmt_options_load(test_warn);
     ck_assert_int_eq(xmt_opt.mode, XMT_MODE_DISCOVER);
     ck_assert_int_eq(xmt_opt.statistic, XMT_STAT_MEAN);
     ck_assert(xmt_opt.budget_ms == 2.5);
@@ -105,7 +111,7 @@ START_TEST(options_print_and_markdown)
 {
     char out[8192];
     setenv("XMATUNE_MODE", "tune", 1);
-    xmt_options_load();
+    xmt_options_load(test_warn);
     capture_stderr(print_options, out, sizeof out);
     ck_assert_ptr_nonnull(strstr(out, "xmatune: XMATUNE_MODE=tune\n"));
     ck_assert_ptr_nonnull(strstr(out, "xmatune: XMATUNE_WARMUP=5\n"));
@@ -141,7 +147,7 @@ START_TEST(log_messages_capped)
 {
     char err[4096];
     setenv("XMATUNE_MAX_MESSAGES", "3", 1);
-    xmt_options_load();
+    xmt_options_load(test_warn);
     capture_stderr(five_warnings, err, sizeof err);
     ck_assert_ptr_nonnull(
         strstr(err, "xmatune: warning 0\nxmatune: warning 1\nxmatune: warning 2\n"));
@@ -155,7 +161,7 @@ START_TEST(log_events_lines_and_lazy_file)
     char path[300];
     snprintf(path, sizeof path, "%s/log-%%p.jsonl", tmpdir);
     setenv("XMATUNE_LOG", path, 1);
-    xmt_options_load();
+    xmt_options_load(test_warn);
     char real[300];
     xmt_expand_path(path, real, sizeof real);
     ck_assert_int_ne(access(real, F_OK), 0); /* nothing before the first event */
@@ -193,7 +199,7 @@ START_TEST(cache_store_reload_last_wins)
     char path[300];
     snprintf(path, sizeof path, "%s/cache.jsonl", tmpdir);
     setenv("XMATUNE_CACHE", path, 1);
-    xmt_options_load();
+    xmt_options_load(test_warn);
     xmt_cache_free();
     const uint8_t key[] = {1, 0, 0, 0, 0xff, 0x10};
     xmt_choice a = {3, "BLOCK=256", 0.5}, b = {-1, "grid=(1,1,1) block=(32,1,1)", 0.25}, got;
