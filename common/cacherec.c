@@ -3,6 +3,7 @@
  */
 #include "cacherec.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,6 @@ void xmt_cacherec_hex(const uint8_t *key, size_t len, char *out)
     out[2 * len] = 0;
 }
 
-/* One record is one line of JSON. It is read with libyaml (JSON's flow syntax is YAML):
- * Debian's static jansson is not position-independent in its loader (it refers to
- * stdin), so the shim links only jansson's writer. Returns 0 and the fields, which point
- * into doc, or -1 when the line is not a record. */
 static const char *field(yaml_document_t *doc, yaml_node_t *map, const char *name)
 {
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
@@ -35,35 +32,29 @@ static const char *field(yaml_document_t *doc, yaml_node_t *map, const char *nam
     return NULL;
 }
 
-static int parse_line(yaml_document_t *doc, const char **device, const char **kernel,
-                      const char **entry, const char **key_hex, const char **key_text,
-                      xmt_choice *c)
+static int parse_line(yaml_document_t *doc, xmt_cacherec *r)
 {
     yaml_node_t *root = yaml_document_get_root_node(doc);
     if (!root || root->type != YAML_MAPPING_NODE) return -1;
     const char *index = field(doc, root, "index");
     const char *label = field(doc, root, "label");
     const char *t = field(doc, root, "time_ms");
-    *device = field(doc, root, "device");
-    *kernel = field(doc, root, "kernel");
-    *entry = field(doc, root, "entry");
-    *key_hex = field(doc, root, "key");
-    *key_text = field(doc, root, "key_text");
-    if (!*device || !*kernel || !*entry || !*key_hex || !index) return -1;
+    r->device = field(doc, root, "device");
+    r->kernel = field(doc, root, "kernel");
+    r->entry = field(doc, root, "entry");
+    r->key_hex = field(doc, root, "key");
+    r->key_text = field(doc, root, "key_text");
+    if (!r->device || !r->kernel || !r->entry || !r->key_hex || !index) return -1;
     char *end;
-    c->index = strtol(index, &end, 10);
-    if (*end || c->index < XMT_OWN_CONFIG) return -1;
-    snprintf(c->label, sizeof c->label, "%s", label ? label : "");
-    c->time_ms = t ? strtod(t, NULL) : 0;
-    if (!*key_text) *key_text = "";
+    r->choice.index = strtol(index, &end, 10);
+    if (*end || end == index || r->choice.index < XMT_OWN_CONFIG) return -1;
+    snprintf(r->choice.label, sizeof r->choice.label, "%s", label ? label : "");
+    r->choice.time_ms = t ? strtod(t, NULL) : 0;
+    if (!r->key_text) r->key_text = "";
     return 0;
 }
 
-int xmt_cache_read_file(const char *path,
-                        void (*fn)(void *ud, const char *device, const char *kernel,
-                                   const char *entry, const char *key_hex, const char *key_text,
-                                   const xmt_choice *c),
-                        void *ud)
+int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec *r), void *ud)
 {
     FILE *f = fopen(path, "r");
     if (!f) return -1;
@@ -81,10 +72,9 @@ int xmt_cache_read_file(const char *path,
         }
         yaml_parser_set_input_string(&parser, (const unsigned char *)line, (size_t)len);
         if (yaml_parser_load(&parser, &doc)) {
-            const char *d, *k, *e, *h, *t;
-            xmt_choice c;
-            if (parse_line(&doc, &d, &k, &e, &h, &t, &c) == 0)
-                fn(ud, d, k, e, h, t, &c);
+            xmt_cacherec r;
+            if (parse_line(&doc, &r) == 0)
+                fn(ud, &r);
             else
                 bad++;
             yaml_document_delete(&doc);
@@ -98,3 +88,31 @@ int xmt_cache_read_file(const char *path,
     return bad;
 }
 
+char *xmt_cacherec_format(const xmt_cacherec *r)
+{
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:f}", "device", r->device, "kernel",
+                          r->kernel, "entry", r->entry, "key", r->key_hex, "key_text", r->key_text,
+                          "index", (json_int_t)r->choice.index, "label", r->choice.label, "time_ms",
+                          r->choice.time_ms);
+    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!text) return NULL;
+    size_t len = strlen(text);
+    char *line = realloc(text, len + 2);
+    if (!line) {
+        free(text);
+        return NULL;
+    }
+    line[len] = '\n';
+    line[len + 1] = 0;
+    return line;
+}
+
+char *xmt_cacherec_identity(const char *device, const char *kernel, const char *entry,
+                            const char *key_hex)
+{
+    size_t n = strlen(device) + strlen(kernel) + strlen(entry) + strlen(key_hex) + 4;
+    char *id = malloc(n);
+    if (id) snprintf(id, n, "%s\x1f%s\x1f%s\x1f%s", device, kernel, entry, key_hex);
+    return id;
+}

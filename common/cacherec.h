@@ -19,11 +19,33 @@ typedef struct {
 /* Lower-case hex of key[0..len) into out (2 * len + 1 bytes). */
 void xmt_cacherec_hex(const uint8_t *key, size_t len, char *out);
 
-/* The lines of a cache file, for `xmatune cache`: calls fn for each valid record. */
-int xmt_cache_read_file(const char *path,
-                        void (*fn)(void *ud, const char *device, const char *kernel,
-                                   const char *entry, const char *key_hex, const char *key_text,
-                                   const xmt_choice *c),
-                        void *ud);
+/* One record. The strings point into the reader's document (valid during the callback
+ * only) or, for the writer, into the caller's memory. */
+typedef struct {
+    const char *device;   /* device model identity (shim/tuner.c builds it) */
+    const char *kernel;   /* mangled kernel name */
+    const char *entry;    /* the policy entry's pattern */
+    const char *key_hex;  /* the binary lookup key, in hex */
+    const char *key_text; /* the key for people ("" when absent) */
+    xmt_choice choice;
+} xmt_cacherec;
+
+/* Reads a cache file, one record per line, calling fn for each valid one in file order
+ * (later lines win: that is the caller's to apply). Blank lines are ignored; any other
+ * line that is not a record (not JSON, not an object, a required field missing, an
+ * index below -1) is skipped and counted. Returns that count, or -1 when the file
+ * cannot be opened. The parser is libyaml (JSON's flow syntax is YAML): Debian's static
+ * jansson loader is not position-independent (it refers to stdin), so the shim links
+ * only jansson's writer — and the command reads with the same code, so both skip alike. */
+int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec *r), void *ud);
+
+/* The record as one line of compact JSON ending in '\n', malloc'd; NULL when out of
+ * memory. One write(2) of it with O_APPEND never tears against other processes. */
+char *xmt_cacherec_format(const xmt_cacherec *r);
+
+/* The identity a record replaces earlier ones of: device, kernel, entry and key joined
+ * with \x1f (a byte none of them holds), malloc'd; NULL when out of memory. */
+char *xmt_cacherec_identity(const char *device, const char *kernel, const char *entry,
+                            const char *key_hex);
 
 #endif

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 struct xmt_options xmt_opt;
 
 typedef enum { T_MODE, T_BOOL, T_INT, T_DOUBLE, T_STR, T_STAT } opt_type;

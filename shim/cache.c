@@ -4,14 +4,12 @@
 #include "cache.h"
 
 #include <fcntl.h>
-#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <uthash.h>
-#include <yaml.h>
 
 #include "cacherec.h"
 #include "log.h"
@@ -25,14 +23,6 @@ typedef struct {
 
 static record_t *records;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static char *make_id(const char *device, const char *kernel, const char *entry, const char *key_hex)
-{
-    size_t n = strlen(device) + strlen(kernel) + strlen(entry) + strlen(key_hex) + 4;
-    char *id = malloc(n);
-    if (id) snprintf(id, n, "%s\x1f%s\x1f%s\x1f%s", device, kernel, entry, key_hex);
-    return id;
-}
 
 /* Inserts or replaces; takes ownership of id. Called with cache_lock held. */
 static void put(char *id, const xmt_choice *c)
@@ -54,13 +44,11 @@ static void put(char *id, const xmt_choice *c)
     HASH_ADD_KEYPTR(hh, records, r->id, strlen(r->id), r);
 }
 
-static void load_one(void *ud, const char *device, const char *kernel, const char *entry,
-                     const char *key_hex, const char *key_text, const xmt_choice *c)
+static void load_one(void *ud, const xmt_cacherec *r)
 {
     (void)ud;
-    (void)key_text;
-    char *id = make_id(device, kernel, entry, key_hex);
-    if (id) put(id, c);
+    char *id = xmt_cacherec_identity(r->device, r->kernel, r->entry, r->key_hex);
+    if (id) put(id, &r->choice);
 }
 
 void xmt_cache_load(void)
@@ -70,7 +58,7 @@ void xmt_cache_load(void)
     if (xmt_expand_path(xmt_opt.cache, path, sizeof path) != 0) return;
     if (access(path, F_OK) != 0) return;
     pthread_mutex_lock(&cache_lock);
-    int bad = xmt_cache_read_file(path, load_one, NULL);
+    int bad = xmt_cacherec_read(path, load_one, NULL);
     pthread_mutex_unlock(&cache_lock);
     if (bad < 0)
         xmt_warn("cannot read the cache %s: %m", path);
@@ -84,7 +72,7 @@ int xmt_cache_find(const char *device, const char *kernel, const char *entry, co
     char key_hex[2 * 512 + 1];
     if (keylen > 512) return 0;
     xmt_cacherec_hex(key, keylen, key_hex);
-    char *id = make_id(device, kernel, entry, key_hex);
+    char *id = xmt_cacherec_identity(device, kernel, entry, key_hex);
     if (!id) return 0;
     pthread_mutex_lock(&cache_lock);
     record_t *r = NULL;
@@ -101,7 +89,7 @@ void xmt_cache_store(const char *device, const char *kernel, const char *entry, 
     char key_hex[2 * 512 + 1];
     if (keylen > 512) return;
     xmt_cacherec_hex(key, keylen, key_hex);
-    char *id = make_id(device, kernel, entry, key_hex);
+    char *id = xmt_cacherec_identity(device, kernel, entry, key_hex);
     if (!id) return;
     pthread_mutex_lock(&cache_lock);
     put(id, c);
@@ -109,19 +97,10 @@ void xmt_cache_store(const char *device, const char *kernel, const char *entry, 
     if (!xmt_opt.cache[0]) return;
     char path[XMT_PATH_MAX];
     if (xmt_expand_path(xmt_opt.cache, path, sizeof path) != 0) return;
-    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:f}", "device", device, "kernel",
-                          kernel, "entry", entry, "key", key_hex, "key_text", key_text, "index",
-                          (json_int_t)c->index, "label", c->label, "time_ms", c->time_ms);
-    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(j);
-    if (!text) return;
-    size_t len = strlen(text);
-    char *line = realloc(text, len + 2);
-    if (!line) {
-        free(text);
-        return;
-    }
-    line[len] = '\n';
+    xmt_cacherec rec = {device, kernel, entry, key_hex, key_text, *c};
+    char *line = xmt_cacherec_format(&rec);
+    if (!line) return;
+    size_t len = strlen(line) - 1;
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     static int warned;
     if (fd < 0 || write(fd, line, len + 1) != (ssize_t)(len + 1)) {

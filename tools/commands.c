@@ -10,6 +10,7 @@
  */
 #include "commands.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cacherec.h"
 #include "options.h"
 #include "xmt_policy.h"
 
@@ -193,16 +195,22 @@ typedef struct {
     json_t *order, *byid; /* identities in first-seen order; identity -> last record */
 } cache_acc;
 
-static int cache_record(json_t *e, void *ud)
+/* Records as the shim reads them (common/cacherec.c), so this table skips exactly the
+ * lines the shim skips; each kept as a JSON object for printing. */
+static void cache_record(void *ud, const xmt_cacherec *r)
 {
     cache_acc *a = ud;
-    if (!json_is_object(e)) return -1;
-    char id[4096];
-    snprintf(id, sizeof id, "%s|%s|%s|%s", sget(e, "device"), sget(e, "kernel"), sget(e, "entry"),
-             sget(e, "key"));
-    if (!json_object_get(a->byid, id)) json_array_append_new(a->order, json_string(id));
-    json_object_set(a->byid, id, e);
-    return 0;
+    char *id = xmt_cacherec_identity(r->device, r->kernel, r->entry, r->key_hex);
+    if (!id) return;
+    json_t *e =
+        json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:f}", "device", r->device, "kernel", r->kernel,
+                  "entry", r->entry, "key_text", r->key_text, "index", (json_int_t)r->choice.index,
+                  "label", r->choice.label, "time_ms", r->choice.time_ms);
+    if (e) {
+        if (!json_object_get(a->byid, id)) json_array_append_new(a->order, json_string(id));
+        json_object_set_new(a->byid, id, e);
+    }
+    free(id);
 }
 
 int cmd_cache(int argc, char **argv)
@@ -214,8 +222,13 @@ int cmd_cache(int argc, char **argv)
     }
     /* Later lines win: keep the last record of each identity, in first-seen order. */
     cache_acc acc = {json_array(), json_object()};
-    int bad = read_jsonl(argv[1], cache_record, &acc);
-    if (bad < 0) return 1;
+    int bad = xmt_cacherec_read(argv[1], cache_record, &acc);
+    if (bad < 0) {
+        fprintf(stderr, "xmatune: cannot read %s: %s\n", argv[1], strerror(errno));
+        json_decref(acc.order);
+        json_decref(acc.byid);
+        return 1;
+    }
     json_t *order = acc.order, *byid = acc.byid;
     printf("| device | kernel | key | winner | time | policy entry |\n"
            "| --- | --- | --- | --- | ---: | --- |\n");

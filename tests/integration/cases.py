@@ -594,6 +594,13 @@ def tool_report_cache_options():
     p = subprocess.run([tool, "cache", cache], capture_output=True, text=True)
     expect(p.returncode == 0 and "| Simulated GPU|cc9.0|sm132 | saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout,
            p.stdout + p.stderr)
+    # Lines that are not records: skipped and counted exactly as the shim's reader does
+    # (one reader, common/cacherec.c), never printed as an empty row.
+    with open(cache, "a") as f:
+        f.write('garbage\n{"a":1}\n')
+    p = subprocess.run([tool, "cache", cache], capture_output=True, text=True)
+    expect(p.returncode == 1 and "2 line(s) of %s are not cache records" % cache in p.stderr
+           and "| BLOCK=256 |" in p.stdout and "|  |  |" not in p.stdout, p.stdout + p.stderr)
     # The README's options table is the one the shim's options table prints.
     p = subprocess.run([tool, "options"], capture_output=True, text=True)
     readme = open(os.path.join(os.path.dirname(POLICIES), "..", "..", "README.md")).read()

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "cacherec.h"
 #include "log.h"
 #include "options.h"
 
@@ -181,14 +182,11 @@ START_TEST(log_events_lines_and_lazy_file)
 END_TEST
 
 static int records_seen;
-static void count_record(void *ud, const char *device, const char *kernel, const char *entry,
-                         const char *key_hex, const char *key_text, const xmt_choice *c)
+static void count_record(void *ud, const xmt_cacherec *r)
 {
     (void)ud;
-    (void)device;
-    (void)kernel;
-    (void)entry;
-    (void)key_text;
+    const char *key_hex = r->key_hex;
+    const xmt_choice *c = &r->choice;
     ck_assert(strlen(key_hex) % 2 == 0);
     ck_assert(c->index >= -1);
     records_seen++;
@@ -225,9 +223,43 @@ START_TEST(cache_store_reload_last_wins)
     ck_assert(xmt_cache_find("GPU \"quoted\"\\x", "_Z1kv", "match: k", key, sizeof key, &got));
     ck_assert_int_eq(got.index, 3);
     records_seen = 0;
-    ck_assert_int_eq(xmt_cache_read_file(path, count_record, NULL), 1);
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL), 1);
     ck_assert_int_eq(records_seen, 3);
     xmt_cache_free();
+}
+END_TEST
+
+/* What the one reader skips: the shim and `xmatune cache` both count exactly these. */
+START_TEST(cacherec_skips_what_is_not_a_record)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/rec.jsonl", tmpdir);
+    FILE *f = fopen(path, "w");
+    fputs("garbage\n"
+          "{\"a\":1}\n"
+          "\n"
+          "[1, 2]\n"
+          "{\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":-2}\n"
+          "{\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":\"\"}\n"
+          "{\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":2}\n",
+          f);
+    fclose(f);
+    records_seen = 0;
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL), 5);
+    ck_assert_int_eq(records_seen, 1);
+    ck_assert_int_eq(xmt_cacherec_read("/nonexistent/x", count_record, NULL), -1);
+    /* The writer's line reads back as the same record. */
+    xmt_cacherec r = {"GPU \"q\"", "_Z1kv", "match: k", "0a0b", "n=1", {3, "B=1", 0.5}};
+    char *line = xmt_cacherec_format(&r);
+    ck_assert_ptr_nonnull(line);
+    ck_assert_int_eq(line[strlen(line) - 1], '\n');
+    f = fopen(path, "w");
+    fputs(line, f);
+    fclose(f);
+    free(line);
+    records_seen = 0;
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL), 0);
+    ck_assert_int_eq(records_seen, 1);
 }
 END_TEST
 
@@ -243,6 +275,7 @@ int main(void)
     tcase_add_test(tc, log_messages_capped);
     tcase_add_test(tc, log_events_lines_and_lazy_file);
     tcase_add_test(tc, cache_store_reload_last_wins);
+    tcase_add_test(tc, cacherec_skips_what_is_not_a_record);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
