@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "kernels.h"
 #include "launch.h"
 
 /* Records one launch of k (cold path; takes k->lock). */

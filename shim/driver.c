@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hook.h"
 #include "log.h"
 #include "options.h"
+#include "realsym.h"
 
 struct xmt_driver xmt_drv;
 __thread int xmt_in_shim __attribute__((tls_model("initial-exec")));

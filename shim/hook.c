@@ -16,34 +16,16 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "driver.h"
 #include "kernels.h"
 #include "launch.h"
 #include "log.h"
 #include "options.h"
+#include "realsym.h"
+#include "shim.h"
 
 #define XMT_EXPORT __attribute__((visibility("default")))
-
-void *(*xmt_real_dlsym_ptr)(void *, const char *);
-
-/* The sanitizer runtimes look up what they intercept with dlsym(RTLD_NEXT, ...) before
- * their shadow memory exists, so our dlsym runs inside their start-up: the code on that
- * path must not be instrumented (ASan/TSan builds: LD_PRELOAD=libasan.so:libxmatune.so). */
-#define XMT_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
-
-__attribute__((constructor)) XMT_NO_SANITIZE static void find_real_dlsym(void)
-{
-    if (xmt_real_dlsym_ptr) return;
-    void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-    if (!p) p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-    xmt_real_dlsym_ptr = (void *(*)(void *, const char *))p;
-}
-
-XMT_NO_SANITIZE void *xmt_real_dlsym(void *handle, const char *name)
-{
-    if (!xmt_real_dlsym_ptr) find_real_dlsym();
-    return xmt_real_dlsym_ptr ? xmt_real_dlsym_ptr(handle, name) : NULL;
-}
 
 /* ---- the signatures we interpose, and their names ---------------------------------- */
 
@@ -229,7 +211,7 @@ void *xmt_wrap_proc(const char *name, void *real, int version, cuuint64_t flags)
 
 XMT_NO_SANITIZE void *xmt_dlsym_hook(void *handle, const char *name)
 {
-    if (!xmt_real_dlsym_ptr) find_real_dlsym();
+    if (!xmt_real_dlsym_ptr) xmt_find_real_dlsym();
     /* Only cu[A-Z]* concerns us (a looser prefix broke cuDNN in another shim). */
     if (xmt_in_shim || !name || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z')
         return NULL;

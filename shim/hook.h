@@ -12,18 +12,9 @@
 
 #include <cuda.h>
 
-/* glibc's dlsym (found with dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34")), for the shim's
- * own lookups; never call it with RTLD_NEXT (it would be relative to us). */
-extern void *(*xmt_real_dlsym_ptr)(void *, const char *);
-void *xmt_real_dlsym(void *handle, const char *name);
-
 /* Called by our dlsym (hook_dlsym.S): a wrapper for a CUDA entry point we interpose, or
  * NULL to forward the call to glibc untouched. */
 void *xmt_dlsym_hook(void *handle, const char *name);
-
-/* First CUDA entry point asked for: read the options, open the driver, load the
- * policies, register the exit report. Once; thread-safe. Returns the mode in force. */
-int xmt_activate(void);
 
 /* Wraps a real entry point by name as cuGetProcAddress reports it (base name, version,
  * flags), or returns it unchanged when it is not one we interpose. */

@@ -12,10 +12,10 @@
 #include "driver.h"
 #include "log.h"
 #include "options.h"
-#include "shim.h"
 #include "xmt_policy.h"
 
 struct xmt_kslot xmt_ktab[1u << XMT_KTAB_BITS];
+struct xmt_policy_set *xmt_policies;
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t table_used; /* slots with a handle (they are never emptied) */

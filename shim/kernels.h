@@ -23,6 +23,7 @@
 #include <cuda.h>
 
 struct xmt_entry;
+struct xmt_policy_set;
 struct xmt_discover;
 struct xmt_tune_state;
 
@@ -68,6 +69,9 @@ static inline xmt_kernel *xmt_kernels_find(const void *f)
         i = (i + 1) & ((1u << XMT_KTAB_BITS) - 1);
     }
 }
+
+/* The loaded policies (set once at activation by shim.c); NULL: none loaded. */
+extern struct xmt_policy_set *xmt_policies;
 
 /* Finds or makes the record of a handle (cold path: driver queries, demangling, policy
  * matching). NULL only for a NULL handle or when out of memory. */

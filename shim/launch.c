@@ -3,11 +3,6 @@
  */
 #include "launch.h"
 
-#include "discover.h"
-#include "driver.h"
-#include "options.h"
-#include "tuner.h"
-
 CUresult xmt_launch_call(const xmt_launch *l)
 {
     switch (l->kind) {
@@ -42,57 +37,4 @@ int xmt_launch_has_blocking_attrs(const CUlaunchConfig *cfg)
         }
     }
     return 0;
-}
-
-CUresult xmt_launch_slow_args(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                              unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
-                              CUstream s, void **params, void **extra)
-{
-    if (xmt_in_shim)
-        return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
-    xmt_launch l = {XMT_K_LAUNCH, ptsz, real,   f,     {gx, gy, gz}, {bx, by, bz},
-                    shared,       s,    params, extra, NULL};
-    return xmt_launch_slow(xmt_kernels_find(f), &l);
-}
-
-CUresult xmt_launch_ex_slow_args(void *real, int ptsz, const CUlaunchConfig *cfg, CUfunction f,
-                                 void **params, void **extra)
-{
-    if (xmt_in_shim || !cfg) return ((xmt_pfn_launch_ex)real)(cfg, f, params, extra);
-    xmt_launch l = {XMT_K_EX,
-                    ptsz,
-                    real,
-                    f,
-                    {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
-                    {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ},
-                    cfg->sharedMemBytes,
-                    cfg->hStream,
-                    params,
-                    extra,
-                    cfg};
-    return xmt_launch_slow(xmt_kernels_find(f), &l);
-}
-
-CUresult xmt_launch_coop_slow_args(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                                   unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                                   unsigned shared, CUstream s, void **params)
-{
-    if (xmt_in_shim)
-        return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, shared, s, params);
-    xmt_launch l = {XMT_K_COOP, ptsz, real,   f,    {gx, gy, gz}, {bx, by, bz},
-                    shared,     s,    params, NULL, NULL};
-    return xmt_launch_slow(xmt_kernels_find(f), &l);
-}
-
-CUresult xmt_launch_slow(xmt_kernel *k, xmt_launch *l)
-{
-    xmt_count_launch();
-    if (!k || atomic_load_explicit(&k->stale, memory_order_relaxed)) k = xmt_kernels_get(l->f);
-    if (!k || k->passthrough) return xmt_launch_call(l);
-    if (xmt_opt.mode == XMT_MODE_DISCOVER) {
-        atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
-        xmt_discover_record(k, l);
-        return xmt_launch_call(l);
-    }
-    return xmt_tune_launch(k, l);
 }

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "discover.h"
 #include "driver.h"
-#include "hook.h"
 #include "kernels.h"
 #include "log.h"
 #include "options.h"
@@ -20,38 +20,6 @@
 #include "xmt_policy.h"
 
 #define XMT_EXPORT __attribute__((visibility("default")))
-
-struct xmt_policy_set *xmt_policies;
-__thread xmt_tcount *xmt_tls_count __attribute__((tls_model("initial-exec")));
-
-static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
-static xmt_tcount *count_head;
-static xmt_tcount spare_count; /* if malloc fails, threads share this one (counts stay right
-                                  only approximately, which beats crashing) */
-
-xmt_tcount *xmt_tcount_register(void)
-{
-    /* A cache line of its own: threads' counters side by side would share lines and every
-     * launch would bounce them between cores. */
-    xmt_tcount *c = aligned_alloc(64, 64);
-    if (!c) return xmt_tls_count = &spare_count;
-    memset(c, 0, 64);
-    pthread_mutex_lock(&count_lock);
-    c->next = count_head;
-    count_head = c;
-    pthread_mutex_unlock(&count_lock);
-    return xmt_tls_count = c;
-}
-
-uint64_t xmt_launches_total(void)
-{
-    uint64_t n = atomic_load(&spare_count.launches);
-    pthread_mutex_lock(&count_lock);
-    for (xmt_tcount *c = count_head; c; c = c->next)
-        n += atomic_load_explicit(&c->launches, memory_order_relaxed);
-    pthread_mutex_unlock(&count_lock);
-    return n;
-}
 
 static void policy_diag(void *ud, const char *msg)
 {

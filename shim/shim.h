@@ -1,37 +1,13 @@
 /*
- * shim: state shared by the shim's modules — the loaded policies and the per-thread
- * launch counters — and its lifecycle (activation at the first CUDA entry point asked
- * for, the report at exit).
+ * shim: the shim's lifecycle — activation at the first CUDA entry point asked for, the
+ * report at exit — and its public xmatune_* API.
  */
 #ifndef XMT_SHIM_H
 #define XMT_SHIM_H
 
-#include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-
-struct xmt_policy_set;
-extern struct xmt_policy_set *xmt_policies; /* NULL: none loaded */
-
-/* Launches seen, counted per thread so that counting costs no shared cache line. */
-typedef struct xmt_tcount {
-    _Atomic uint64_t launches;
-    struct xmt_tcount *next;
-} xmt_tcount;
-extern __thread xmt_tcount *xmt_tls_count __attribute__((tls_model("initial-exec")));
-xmt_tcount *xmt_tcount_register(void);
-
-static inline void xmt_count_launch(void)
-{
-    xmt_tcount *c = xmt_tls_count;
-    if (__builtin_expect(c == NULL, 0)) c = xmt_tcount_register();
-    atomic_store_explicit(&c->launches,
-                          atomic_load_explicit(&c->launches, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-}
-
-/* Total over all threads, living or gone. */
-uint64_t xmt_launches_total(void);
+/* First CUDA entry point asked for: read the options, open the driver, load the
+ * policies, register the exit report. Once; thread-safe. Returns the mode in force. */
+int xmt_activate(void);
 
 /* The exit report: summaries to the log and the short table on stderr. Idempotent. */
 void xmt_report(void);

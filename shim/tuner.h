@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 
+#include "kernels.h"
 #include "launch.h"
 
 void xmt_tuner_init(void); /* at activation: reads the on-disk cache */
