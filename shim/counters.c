@@ -1,5 +1,5 @@
 /*
- * counters: launches seen, per thread (moved from shim.c; see counters.h).
+ * counters: launches seen, per thread (see counters.h).
  */
 #include "counters.h"
 

@@ -1,5 +1,6 @@
 /*
- * counters: launches seen, per thread (moved from shim.h).
+ * counters: launches seen, counted per thread so that counting costs no shared cache
+ * line; summed for the exit report and xmatune_launch_count().
  */
 #ifndef XMT_COUNTERS_H
 #define XMT_COUNTERS_H

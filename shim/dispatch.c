@@ -1,5 +1,5 @@
 /*
- * dispatch: the slow path of a launch (moved from launch.c).
+ * dispatch: the slow path of a launch (see dispatch.h).
  */
 #include "dispatch.h"
 
@@ -8,19 +8,19 @@
 #include "options.h"
 #include "tuner.h"
 
-CUresult xmt_launch_slow_args(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                              unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
-                              CUstream s, void **params, void **extra)
+CUresult xmt_dispatch_launch_slow(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
+                                  unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                  unsigned shared, CUstream s, void **params, void **extra)
 {
     if (xmt_in_shim)
         return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
     xmt_launch l = {XMT_K_LAUNCH, ptsz, real,   f,     {gx, gy, gz}, {bx, by, bz},
                     shared,       s,    params, extra, NULL};
-    return xmt_launch_slow(xmt_kernels_find(f), &l);
+    return xmt_dispatch_slow(xmt_kernels_find(f), &l);
 }
 
-CUresult xmt_launch_ex_slow_args(void *real, int ptsz, const CUlaunchConfig *cfg, CUfunction f,
-                                 void **params, void **extra)
+CUresult xmt_dispatch_ex_slow(void *real, int ptsz, const CUlaunchConfig *cfg, CUfunction f,
+                              void **params, void **extra)
 {
     if (xmt_in_shim || !cfg) return ((xmt_pfn_launch_ex)real)(cfg, f, params, extra);
     xmt_launch l = {XMT_K_EX,
@@ -34,21 +34,21 @@ CUresult xmt_launch_ex_slow_args(void *real, int ptsz, const CUlaunchConfig *cfg
                     params,
                     extra,
                     cfg};
-    return xmt_launch_slow(xmt_kernels_find(f), &l);
+    return xmt_dispatch_slow(xmt_kernels_find(f), &l);
 }
 
-CUresult xmt_launch_coop_slow_args(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                                   unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                                   unsigned shared, CUstream s, void **params)
+CUresult xmt_dispatch_coop_slow(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
+                                unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                CUstream s, void **params)
 {
     if (xmt_in_shim)
         return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, shared, s, params);
     xmt_launch l = {XMT_K_COOP, ptsz, real,   f,    {gx, gy, gz}, {bx, by, bz},
                     shared,     s,    params, NULL, NULL};
-    return xmt_launch_slow(xmt_kernels_find(f), &l);
+    return xmt_dispatch_slow(xmt_kernels_find(f), &l);
 }
 
-CUresult xmt_launch_slow(xmt_kernel *k, xmt_launch *l)
+CUresult xmt_dispatch_slow(xmt_kernel *k, xmt_launch *l)
 {
     xmt_count_launch();
     if (!k || atomic_load_explicit(&k->stale, memory_order_relaxed)) k = xmt_kernels_get(l->f);

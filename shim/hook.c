@@ -102,20 +102,20 @@ static CUresult getproc_after(CUresult r, const char *sym, void **pfn, int ver, 
                                 unsigned by, unsigned bz, unsigned sh, CUstream s, void **p,       \
                                 void **e)                                                          \
     {                                                                                              \
-        return xmt_launch_fast(REAL(K_LAUNCH, i), slots[K_LAUNCH][i].ptsz, f, gx, gy, gz, bx, by,  \
-                               bz, sh, s, p, e);                                                   \
+        return xmt_dispatch_launch(REAL(K_LAUNCH, i), slots[K_LAUNCH][i].ptsz, f, gx, gy, gz, bx,  \
+                                   by, bz, sh, s, p, e);                                           \
     }
 #define DEF_EX(i)                                                                                  \
     static CUresult ex_w##i(const CUlaunchConfig *c, CUfunction f, void **p, void **e)             \
     {                                                                                              \
-        return xmt_launch_ex_fast(REAL(K_EX, i), slots[K_EX][i].ptsz, c, f, p, e);                 \
+        return xmt_dispatch_ex(REAL(K_EX, i), slots[K_EX][i].ptsz, c, f, p, e);                    \
     }
 #define DEF_COOP(i)                                                                                \
     static CUresult coop_w##i(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,    \
                               unsigned by, unsigned bz, unsigned sh, CUstream s, void **p)         \
     {                                                                                              \
-        return xmt_launch_coop_fast(REAL(K_COOP, i), slots[K_COOP][i].ptsz, f, gx, gy, gz, bx, by, \
-                                    bz, sh, s, p);                                                 \
+        return xmt_dispatch_coop(REAL(K_COOP, i), slots[K_COOP][i].ptsz, f, gx, gy, gz, bx, by,    \
+                                 bz, sh, s, p);                                                    \
     }
 #define DEF_UNLOAD(i)                                                                              \
     static CUresult unload_w##i(void *h)                                                           \
@@ -286,7 +286,7 @@ XMT_EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cu
         EXPORT_REAL(name)                                                                          \
         if (xmt_opt.mode == XMT_MODE_OFF)                                                          \
             return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, sh, s, p, e);                 \
-        return xmt_launch_fast(real, ptsz, f, gx, gy, gz, bx, by, bz, sh, s, p, e);                \
+        return xmt_dispatch_launch(real, ptsz, f, gx, gy, gz, bx, by, bz, sh, s, p, e);            \
     }
 EXPORT_LAUNCH(cuLaunchKernel, 0)
 EXPORT_LAUNCH(cuLaunchKernel_ptsz, 1)
@@ -296,7 +296,7 @@ EXPORT_LAUNCH(cuLaunchKernel_ptsz, 1)
     {                                                                                              \
         EXPORT_REAL(name)                                                                          \
         if (xmt_opt.mode == XMT_MODE_OFF) return ((xmt_pfn_launch_ex)real)(c, f, p, e);            \
-        return xmt_launch_ex_fast(real, ptsz, c, f, p, e);                                         \
+        return xmt_dispatch_ex(real, ptsz, c, f, p, e);                                            \
     }
 EXPORT_EX(cuLaunchKernelEx, 0)
 EXPORT_EX(cuLaunchKernelEx_ptsz, 1)
@@ -308,7 +308,7 @@ EXPORT_EX(cuLaunchKernelEx_ptsz, 1)
         EXPORT_REAL(name)                                                                          \
         if (xmt_opt.mode == XMT_MODE_OFF)                                                          \
             return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, sh, s, p);               \
-        return xmt_launch_coop_fast(real, ptsz, f, gx, gy, gz, bx, by, bz, sh, s, p);              \
+        return xmt_dispatch_coop(real, ptsz, f, gx, gy, gz, bx, by, bz, sh, s, p);                 \
     }
 EXPORT_COOP(cuLaunchCooperativeKernel, 0)
 EXPORT_COOP(cuLaunchCooperativeKernel_ptsz, 1)

@@ -1,5 +1,5 @@
 /*
- * launch: the slow path of a launch (see launch.h).
+ * launch: calling a launch as made, and its attributes (see launch.h).
  */
 #include "launch.h"
 

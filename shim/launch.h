@@ -1,10 +1,10 @@
 /*
- * launch: what happens to one kernel launch, whatever entry point it came through.
+ * launch: one kernel launch as a value, and the primitives on it.
  *
  * The three launch shapes (cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel,
- * each also _ptsz) meet here. The fast path — a kernel no policy names — is inline in
- * the wrappers: look the handle up, count, call the real pointer. Everything else builds
- * an xmt_launch and goes to xmt_launch_slow.
+ * each also _ptsz) become one xmt_launch, which can be called as the program made it,
+ * asked for its stream, or checked for attributes that bind its shape. A leaf: it uses
+ * nothing of the shim. Where a launch goes is dispatch's business (dispatch.h).
  */
 #ifndef XMT_LAUNCH_H
 #define XMT_LAUNCH_H

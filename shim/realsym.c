@@ -1,5 +1,5 @@
 /*
- * realsym: glibc's own dlsym (moved from hook.c; see realsym.h).
+ * realsym: glibc's own dlsym (see realsym.h).
  */
 #include "realsym.h"
 

@@ -1,5 +1,6 @@
 /*
- * realsym: glibc's own dlsym, for the shim's lookups (moved from hook.h).
+ * realsym: glibc's own dlsym, found once, for the shim's own lookups and for our dlsym
+ * (hook_dlsym.S) to jump to.
  */
 #ifndef XMT_REALSYM_H
 #define XMT_REALSYM_H
