@@ -1,0 +1,118 @@
+/*
+ * candidate: (moved from tuner.c)
+ */
+#include "candidate.h"
+
+/* ---- launching a configuration ------------------------------------------------------------ */
+
+/* Finds the packed argument buffer of an `extra` array. */
+static int extra_buffer(void **extra, uint8_t **buf, size_t *size)
+{
+    *buf = NULL;
+    *size = 0;
+    for (size_t i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END && i < 64; i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            *buf = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+            *size = *(size_t *)extra[i + 1];
+    }
+    return *buf && *size ? 0 : -1;
+}
+
+/* Launches l with candidate c's dimensions and scalar arguments (c NULL: as the program
+ * made it). The program's argument memory is never written: overrides go into copies. */
+static CUresult launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_candidate *c)
+{
+    if (!c) return xmt_launch_call(l);
+    xmt_launch m = *l;
+    m.grid[0] = c->dims.grid.x;
+    m.grid[1] = c->dims.grid.y;
+    m.grid[2] = c->dims.grid.z;
+    m.block[0] = c->dims.block.x;
+    m.block[1] = c->dims.block.y;
+    m.block[2] = c->dims.block.z;
+    m.shared = c->dims.shared;
+    CUlaunchConfig cfg;
+    if (l->kind == XMT_K_EX) {
+        cfg = *l->cfg;
+        cfg.gridDimX = m.grid[0];
+        cfg.gridDimY = m.grid[1];
+        cfg.gridDimZ = m.grid[2];
+        cfg.blockDimX = m.block[0];
+        cfg.blockDimY = m.block[1];
+        cfg.blockDimZ = m.block[2];
+        cfg.sharedMemBytes = m.shared;
+        m.cfg = &cfg;
+    }
+    if (c->nargs == 0) return xmt_launch_call(&m);
+
+    void *params[XMT_KERNEL_MAX_PARAMS];
+    uint64_t values[XMT_MAX_ARG_OVERRIDES];
+    uint8_t packed_stack[4096];
+    uint8_t *packed = NULL;
+    size_t packed_size = 0;
+    void *extra[5];
+    CUresult r;
+    if (l->params) {
+        if (k->nparams > XMT_KERNEL_MAX_PARAMS) return xmt_launch_call(l);
+        memcpy(params, l->params, k->nparams * sizeof *params);
+        for (unsigned i = 0; i < c->nargs; i++) {
+            values[i] = c->args[i].value; /* little-endian: the low bytes come first */
+            params[c->args[i].param] = &values[i];
+        }
+        m.params = params;
+        return xmt_launch_call(&m);
+    }
+    uint8_t *buf;
+    if (extra_buffer(l->extra, &buf, &packed_size) != 0) return xmt_launch_call(l);
+    packed = packed_size <= sizeof packed_stack ? packed_stack : malloc(packed_size);
+    if (!packed) return xmt_launch_call(l);
+    memcpy(packed, buf, packed_size);
+    for (unsigned i = 0; i < c->nargs; i++) {
+        unsigned p = c->args[i].param;
+        if (p < k->nparams && k->offsets[p] + c->args[i].size <= packed_size)
+            memcpy(packed + k->offsets[p], &c->args[i].value, c->args[i].size);
+    }
+    extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+    extra[1] = packed;
+    extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+    extra[3] = &packed_size;
+    extra[4] = CU_LAUNCH_PARAM_END;
+    m.extra = extra;
+    r = xmt_launch_call(&m);
+    if (packed != packed_stack) free(packed);
+    return r;
+}
+
+static CUresult pass(xmt_kernel *k, const xmt_launch *l)
+{
+    atomic_fetch_add_explicit(&k->passed, 1, memory_order_relaxed);
+    return xmt_launch_call(l);
+}
+
+/* Errors after which the context is still usable: the launch was refused, nothing ran. */
+static int refused(CUresult r)
+{
+    return r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ||
+           r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_NOT_SUPPORTED ||
+           r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+}
+
+/* The launch for real, with a candidate: if the driver refuses it, the program's own
+ * config runs instead and its result is what the program sees. */
+static CUresult run_for_real(xmt_kernel *k, const xmt_launch *l, const xmt_candidate *c)
+{
+    CUresult r = launch_as(k, l, c);
+    if (r == CUDA_SUCCESS) {
+        atomic_fetch_add_explicit(&k->rewritten, 1, memory_order_relaxed);
+        return r;
+    }
+    if (refused(r)) {
+        char b[32];
+        xmt_warn("%s: the driver refused the tuned config %s (%s); the program's own runs",
+                 k->demangled, c->label, xmt_cu_name(r, b, sizeof b));
+        return pass(k, l);
+    }
+    return r;
+}
+

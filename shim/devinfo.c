@@ -1,0 +1,57 @@
+/*
+ * devinfo: (moved from tuner.c)
+ */
+#include "devinfo.h"
+
+/* ---- devices ---------------------------------------------------------------------------- */
+
+#define MAX_DEVICES 64
+typedef struct {
+    _Atomic int filled;
+    xmt_attrs attrs;
+    char id[200]; /* "NVIDIA H200|cc9.0|sm132": the on-disk identity (device model) */
+} devinfo_t;
+static devinfo_t devices[MAX_DEVICES];
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int64_t dev_attr(CUdevice d, CUdevice_attribute a)
+{
+    int v = 0;
+    if (!xmt_drv.cuDeviceGetAttribute || xmt_drv.cuDeviceGetAttribute(&v, a, d) != CUDA_SUCCESS)
+        return 0;
+    return v;
+}
+
+static const devinfo_t *device_info(CUdevice d)
+{
+    if (d < 0 || d >= MAX_DEVICES) return NULL;
+    devinfo_t *di = &devices[d];
+    if (atomic_load_explicit(&di->filled, memory_order_acquire)) return di;
+    pthread_mutex_lock(&devices_lock);
+    if (!atomic_load(&di->filled)) {
+        xmt_attrs *a = &di->attrs;
+        a->sm_count = dev_attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+        a->max_threads_per_block = dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+        a->max_shared_per_block = dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+        a->cc_major = dev_attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        a->cc_minor = dev_attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        a->warp_size = dev_attr(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+        a->l2_bytes = dev_attr(d, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+        a->max_grid_x = dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+        a->max_grid_y = dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+        a->max_grid_z = dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+        a->max_block_x = dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+        a->max_block_y = dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+        a->max_block_z = dev_attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+        char name[128] = "unknown";
+        if (!xmt_drv.cuDeviceGetName ||
+            xmt_drv.cuDeviceGetName(name, sizeof name, d) != CUDA_SUCCESS)
+            strcpy(name, "unknown");
+        snprintf(di->id, sizeof di->id, "%s|cc%lld.%lld|sm%lld", name, (long long)a->cc_major,
+                 (long long)a->cc_minor, (long long)a->sm_count);
+        atomic_store_explicit(&di->filled, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&devices_lock);
+    return di;
+}
+

@@ -1,0 +1,76 @@
+/*
+ * verify: (moved from tuner.c)
+ */
+#include "verify.h"
+
+/* ---- verify ------------------------------------------------------------------------------- */
+
+static double half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static double element(const uint8_t *p, xmt_dtype t)
+{
+    union {
+        float f;
+        uint32_t u;
+    } fu;
+    double d;
+    uint16_t h;
+    switch (t) {
+    case XMT_DT_F32: memcpy(&fu.f, p, 4); return fu.f;
+    case XMT_DT_F64: memcpy(&d, p, 8); return d;
+    case XMT_DT_F16: memcpy(&h, p, 2); return half_to_double(h);
+    case XMT_DT_BF16:
+        memcpy(&h, p, 2);
+        fu.u = (uint32_t)h << 16;
+        return fu.f;
+    default: return 0;
+    }
+}
+
+/* Compares a candidate's buffer to the reference. Returns 0 when they agree, else the
+ * number of differing elements, with the first described in why. */
+static size_t compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t *got, char *why,
+                      size_t cap)
+{
+    int is_float = b->dtype == XMT_DT_F32 || b->dtype == XMT_DT_F64 || b->dtype == XMT_DT_F16 ||
+                   b->dtype == XMT_DT_BF16;
+    if (!is_float || (b->rtol == 0 && b->atol == 0)) {
+        if (memcmp(ref, got, b->bytes) == 0) return 0;
+        size_t es = xmt_dtype_size(b->dtype), n = 0, first = (size_t)-1;
+        if (!es) es = 1;
+        for (size_t i = 0; i + es <= b->bytes; i += es)
+            if (memcmp(ref + i, got + i, es)) {
+                if (first == (size_t)-1) first = i / es;
+                n++;
+            }
+        snprintf(why, cap, "%s: %zu of %llu elements differ (bitwise), first at %zu", b->name, n,
+                 (unsigned long long)(b->bytes / es), first);
+        return n ? n : 1;
+    }
+    size_t es = xmt_dtype_size(b->dtype), n = 0, first = (size_t)-1;
+    double fr = 0, fg = 0;
+    for (size_t i = 0; i + es <= b->bytes; i += es) {
+        double r = element(ref + i, b->dtype), g = element(got + i, b->dtype);
+        int same = (isnan(r) && isnan(g)) || r == g || fabs(g - r) <= b->atol + b->rtol * fabs(r);
+        if (!same) {
+            if (first == (size_t)-1) {
+                first = i / es;
+                fr = r;
+                fg = g;
+            }
+            n++;
+        }
+    }
+    if (n)
+        snprintf(why, cap,
+                 "%s: %zu of %llu elements differ beyond rtol=%g atol=%g, first at %zu "
+                 "(%.9g, expected %.9g)",
+                 b->name, n, (unsigned long long)(b->bytes / es), b->rtol, b->atol, first, fg, fr);
+    return n;
+}
+
