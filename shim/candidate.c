@@ -1,12 +1,16 @@
 /*
- * candidate: (moved from tuner.c)
+ * candidate: launching a candidate configuration (see candidate.h).
  */
 #include "candidate.h"
 
-/* ---- launching a configuration ------------------------------------------------------------ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.h"
+#include "log.h"
 
 /* Finds the packed argument buffer of an `extra` array. */
-static int extra_buffer(void **extra, uint8_t **buf, size_t *size)
+int xmt_extra_buffer(void **extra, uint8_t **buf, size_t *size)
 {
     *buf = NULL;
     *size = 0;
@@ -19,9 +23,7 @@ static int extra_buffer(void **extra, uint8_t **buf, size_t *size)
     return *buf && *size ? 0 : -1;
 }
 
-/* Launches l with candidate c's dimensions and scalar arguments (c NULL: as the program
- * made it). The program's argument memory is never written: overrides go into copies. */
-static CUresult launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_candidate *c)
+CUresult xmt_launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_candidate *c)
 {
     if (!c) return xmt_launch_call(l);
     xmt_launch m = *l;
@@ -64,7 +66,7 @@ static CUresult launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_ca
         return xmt_launch_call(&m);
     }
     uint8_t *buf;
-    if (extra_buffer(l->extra, &buf, &packed_size) != 0) return xmt_launch_call(l);
+    if (xmt_extra_buffer(l->extra, &buf, &packed_size) != 0) return xmt_launch_call(l);
     packed = packed_size <= sizeof packed_stack ? packed_stack : malloc(packed_size);
     if (!packed) return xmt_launch_call(l);
     memcpy(packed, buf, packed_size);
@@ -84,35 +86,31 @@ static CUresult launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_ca
     return r;
 }
 
-static CUresult pass(xmt_kernel *k, const xmt_launch *l)
+CUresult xmt_pass(xmt_kernel *k, const xmt_launch *l)
 {
     atomic_fetch_add_explicit(&k->passed, 1, memory_order_relaxed);
     return xmt_launch_call(l);
 }
 
-/* Errors after which the context is still usable: the launch was refused, nothing ran. */
-static int refused(CUresult r)
+int xmt_refused(CUresult r)
 {
     return r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ||
            r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_NOT_SUPPORTED ||
            r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 }
 
-/* The launch for real, with a candidate: if the driver refuses it, the program's own
- * config runs instead and its result is what the program sees. */
-static CUresult run_for_real(xmt_kernel *k, const xmt_launch *l, const xmt_candidate *c)
+CUresult xmt_run_for_real(xmt_kernel *k, const xmt_launch *l, const xmt_candidate *c)
 {
-    CUresult r = launch_as(k, l, c);
+    CUresult r = xmt_launch_as(k, l, c);
     if (r == CUDA_SUCCESS) {
         atomic_fetch_add_explicit(&k->rewritten, 1, memory_order_relaxed);
         return r;
     }
-    if (refused(r)) {
+    if (xmt_refused(r)) {
         char b[32];
         xmt_warn("%s: the driver refused the tuned config %s (%s); the program's own runs",
                  k->demangled, c->label, xmt_cu_name(r, b, sizeof b));
-        return pass(k, l);
+        return xmt_pass(k, l);
     }
     return r;
 }
-

@@ -1,17 +1,16 @@
 /*
- * devinfo: (moved from tuner.c)
+ * devinfo: each device's attributes and identity (see devinfo.h).
  */
 #include "devinfo.h"
 
-/* ---- devices ---------------------------------------------------------------------------- */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "driver.h"
 
 #define MAX_DEVICES 64
-typedef struct {
-    _Atomic int filled;
-    xmt_attrs attrs;
-    char id[200]; /* "NVIDIA H200|cc9.0|sm132": the on-disk identity (device model) */
-} devinfo_t;
-static devinfo_t devices[MAX_DEVICES];
+static xmt_devinfo devices[MAX_DEVICES];
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int64_t dev_attr(CUdevice d, CUdevice_attribute a)
@@ -22,10 +21,10 @@ static int64_t dev_attr(CUdevice d, CUdevice_attribute a)
     return v;
 }
 
-static const devinfo_t *device_info(CUdevice d)
+const xmt_devinfo *xmt_device_info(CUdevice d)
 {
     if (d < 0 || d >= MAX_DEVICES) return NULL;
-    devinfo_t *di = &devices[d];
+    xmt_devinfo *di = &devices[d];
     if (atomic_load_explicit(&di->filled, memory_order_acquire)) return di;
     pthread_mutex_lock(&devices_lock);
     if (!atomic_load(&di->filled)) {
@@ -54,4 +53,3 @@ static const devinfo_t *device_info(CUdevice d)
     pthread_mutex_unlock(&devices_lock);
     return di;
 }
-

@@ -12,6 +12,8 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include "guard.h"
+
 struct xmt_driver {
     void *handle;
     CUresult (*getproc)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
@@ -33,9 +35,5 @@ void *xmt_driver_sym(const char *name);
 
 /* "CUDA_ERROR_INVALID_VALUE", or "CUresult 123" when the driver cannot say. */
 const char *xmt_cu_name(CUresult r, char *buf, size_t cap);
-
-/* Thread-local guard (libfaketime's dont_fake): non-zero while the shim itself is inside
- * the driver, so that every hook passes straight through. */
-extern __thread int xmt_in_shim __attribute__((tls_model("initial-exec")));
 
 #endif

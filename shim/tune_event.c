@@ -1,7 +1,14 @@
 /*
- * tune_event: (moved from tuner.c)
+ * tune_event: the verbose lines and the log's `tune` event (see tune_event.h).
  */
 #include "tune_event.h"
+
+#include <jansson.h>
+#include <math.h>
+
+#include "driver.h"
+#include "log.h"
+#include "options.h"
 
 static json_t *dims_json(const xmt_dims *d)
 {
@@ -10,7 +17,7 @@ static json_t *dims_json(const xmt_dims *d)
                      (int)d->shared);
 }
 
-static json_t *times_json(const cand_t *c)
+static json_t *times_json(const xmt_cand *c)
 {
     json_t *a = json_array();
     for (int i = 0; i < c->ntimes; i++)
@@ -18,3 +25,128 @@ static json_t *times_json(const cand_t *c)
     return a;
 }
 
+static void say_verbose(const xmt_session *S)
+{
+    const xmt_cand *own = &S->cands[0];
+    double own_t = own->status == XMT_C_OK && own->ntimes ? own->stat : NAN;
+    if (xmt_opt.verbose >= 2)
+        for (size_t i = 0; i <= S->n; i++) {
+            const xmt_cand *c = &S->cands[i];
+            if (c->status == XMT_C_OK && c->ntimes)
+                xmt_verbose(2, "%s: config %s took %.4f ms (%s of %d) for %s", S->k->demangled,
+                            c->c.label, c->stat, S->mean ? "mean" : "median", c->ntimes,
+                            S->key_text);
+            else if (c->status != XMT_C_OK)
+                xmt_verbose(2, "%s: config %s %s: %s", S->k->demangled, c->c.label,
+                            c->status == XMT_C_REJECTED ? "rejected" : "skipped", c->why);
+        }
+    if (S->verify_only)
+        xmt_verbose(1, "%s: config %s used without benchmark (%s) for %s", S->k->demangled,
+                    S->choice.label, S->any_verify ? "verified" : "single config", S->key_text);
+    else if (xmt_opt.verbose >= 1) {
+        size_t timed = 0, rejected = 0, skipped = 0;
+        for (size_t i = 1; i <= S->n; i++) {
+            timed += S->cands[i].status == XMT_C_OK && S->cands[i].ntimes > 0;
+            rejected += S->cands[i].status == XMT_C_REJECTED;
+            skipped += S->cands[i].status == XMT_C_SKIPPED;
+        }
+        if (S->choice.index == XMT_OWN_CONFIG)
+            xmt_verbose(1,
+                        "%s: the program's own config %s stays (%.4f ms) for %s; %zu configs "
+                        "timed, %zu rejected, %zu skipped, in %.1f ms%s",
+                        S->k->demangled, S->choice.label, own_t, S->key_text, timed, rejected,
+                        skipped, S->spent_ms,
+                        S->error != CUDA_SUCCESS ? " (tuning stopped by an error)" : "");
+        else
+            xmt_verbose(1,
+                        "%s: config %s achieved the best time (%.4f ms; own %.4f ms, %.2fx) for "
+                        "%s; %zu configs timed, %zu rejected, %zu skipped, in %.1f ms",
+                        S->k->demangled, S->choice.label, S->choice.time_ms, own_t,
+                        own_t / S->choice.time_ms, S->key_text, timed, rejected, skipped,
+                        S->spent_ms);
+    }
+}
+
+/* One candidate (or the program's own) as the event reports it. */
+static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
+{
+    xmt_dims d = c->index == XMT_OWN_CONFIG ? S->v->orig : c->c.dims;
+    json_t *o = dims_json(&d);
+    json_object_set_new(o, "config", json_string(c->c.label));
+    json_object_set_new(o, "status",
+                        json_string(c->status == XMT_C_OK        ? "ok"
+                                    : c->status == XMT_C_SKIPPED ? "skipped"
+                                                                 : "rejected"));
+    if (c->status != XMT_C_OK) json_object_set_new(o, "why", json_string(c->why));
+    if (c->ntimes) {
+        json_object_set_new(o, S->mean ? "mean_ms" : "median_ms", json_real(c->stat));
+        json_object_set_new(o, "times_ms", times_json(c));
+    }
+    if (c->c.nargs) {
+        json_t *args = json_array();
+        for (unsigned a = 0; a < c->c.nargs; a++)
+            json_array_append_new(args, json_pack("{sisI}", "param", (int)c->c.args[a].param,
+                                                  "value", (json_int_t)c->c.args[a].value));
+        json_object_set_new(o, "args", args);
+    }
+    return o;
+}
+
+static void log_event(const xmt_session *S)
+{
+    const xmt_cand *own = &S->cands[0];
+    json_t *cl = json_array();
+    json_t *winner = NULL;
+    for (size_t i = 0; i <= S->n; i++) {
+        const xmt_cand *c = &S->cands[i];
+        json_t *o = candidate_json(S, c);
+        if (c->index == S->choice.index) winner = json_deep_copy(o);
+        if (i == 0) {
+            json_decref(o); /* the program's own: reported under "own" */
+            continue;
+        }
+        json_object_set_new(o, "index", json_integer(c->index));
+        json_array_append_new(cl, o);
+    }
+    json_t *owno = dims_json(&S->v->orig);
+    json_object_set_new(owno, "config", json_string(own->c.label));
+    if (own->ntimes) {
+        json_object_set_new(owno, S->mean ? "mean_ms" : "median_ms", json_real(own->stat));
+        json_object_set_new(owno, "times_ms", times_json(own));
+    }
+    if (!winner) winner = json_deep_copy(owno);
+    json_object_set_new(winner, "index", json_integer(S->choice.index));
+    json_t *ev = json_pack("{sssssssiss}", "event", "tune", "kernel", S->k->mangled, "name",
+                           S->k->demangled, "device", S->device, "key", S->key_text);
+    if (ev) {
+        json_object_set_new(ev, "policy", json_string(xmt_entry_origin(S->k->entry)));
+        json_object_set_new(ev, "own", owno);
+        json_object_set_new(ev, "candidates", cl);
+        json_object_set_new(ev, "winner", winner);
+        json_object_set_new(ev, "statistic", json_string(S->mean ? "mean" : "median"));
+        json_object_set_new(ev, "iterations", json_integer(S->iterations));
+        json_object_set_new(ev, "warmup", json_integer(S->warmup));
+        json_object_set_new(ev, "tolerance", json_boolean(S->tolerance));
+        json_object_set_new(ev, "l2_flush", json_boolean(S->flush_buf != 0));
+        json_object_set_new(ev, "verified", json_boolean(S->any_verify));
+        json_object_set_new(ev, "benchmarked", json_boolean(!S->verify_only && S->valid > 0));
+        json_object_set_new(ev, "duration_ms", json_real(S->spent_ms));
+        if (S->error != CUDA_SUCCESS) {
+            char b[32];
+            json_object_set_new(ev, "error",
+                                json_sprintf("%s at %s", xmt_cu_name(S->error, b, sizeof b),
+                                             S->error_at ? S->error_at : "?"));
+        }
+        xmt_log_event(ev);
+    } else {
+        json_decref(owno);
+        json_decref(cl);
+        json_decref(winner);
+    }
+}
+
+void xmt_tune_event(const xmt_session *S)
+{
+    say_verbose(S);
+    if (xmt_log_enabled()) log_event(S);
+}

@@ -4,22 +4,20 @@
 #include "tuner.h"
 
 #include <jansson.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <uthash.h>
 
 #include "cache.h"
+#include "candidate.h"
+#include "devinfo.h"
 #include "driver.h"
 #include "log.h"
 #include "options.h"
+#include "session.h"
+#include "tune_event.h"
 #include "xmt_policy.h"
-
-#define XMT_PIN_CONFIG (-2)
-#define MAX_ITERATIONS 10000
-#define POISON 0xA5 /* fills verify-only buffers before a verify run: unwritten bytes show */
 
 /* ---- per-kernel results --------------------------------------------------------------- */
 
@@ -38,7 +36,7 @@ struct xmt_tune_state {
     pthread_rwlock_t lock;
     result_t *results;
     unsigned keys_tuned;
-    int key_error_warned;
+    atomic_int key_error_warned;
 };
 
 static struct xmt_tune_state *state_of(xmt_kernel *k)
@@ -213,9 +211,10 @@ static int current_device(CUdevice *dev)
     int n = atomic_load_explicit(&device_count, memory_order_relaxed);
     if (n < 0) {
         int c = 0;
-        xmt_in_shim++;
-        if (!xmt_drv.cuDeviceGetCount || xmt_drv.cuDeviceGetCount(&c) != CUDA_SUCCESS) c = 0;
-        xmt_in_shim--;
+        XMT_IN_SHIM_SCOPE
+        {
+            if (!xmt_drv.cuDeviceGetCount || xmt_drv.cuDeviceGetCount(&c) != CUDA_SUCCESS) c = 0;
+        }
         atomic_store(&device_count, c);
         n = c;
     }
@@ -223,9 +222,11 @@ static int current_device(CUdevice *dev)
         *dev = 0;
         return 1;
     }
-    xmt_in_shim++;
-    CUresult r = xmt_drv.cuCtxGetDevice ? xmt_drv.cuCtxGetDevice(dev) : CUDA_ERROR_NOT_SUPPORTED;
-    xmt_in_shim--;
+    CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+    XMT_IN_SHIM_SCOPE
+    {
+        if (xmt_drv.cuCtxGetDevice) r = xmt_drv.cuCtxGetDevice(dev);
+    }
     return r == CUDA_SUCCESS;
 }
 
@@ -245,7 +246,7 @@ static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     memo_t *m = memo_slot(k);
     if (r->index == XMT_OWN_CONFIG) {
         memo_store(m, k, device, l, v->params, NULL);
-        return pass(k, l);
+        return xmt_pass(k, l);
     }
     xmt_candidate c;
     int ok = r->index == XMT_PIN_CONFIG
@@ -253,49 +254,196 @@ static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
                  : xmt_entry_candidate(k->entry, (size_t)r->index, v, &c) == 1;
     memo_store(m, k, device, l, v->params, ok ? &c : NULL);
     if (!ok) /* its condition does not hold for this launch's non-key arguments */
-        return pass(k, l);
-    return run_for_real(k, l, &c);
+        return xmt_pass(k, l);
+    return xmt_run_for_real(k, l, &c);
 }
 
 static int capturing(CUstream s)
 {
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
     if (!xmt_drv.cuStreamIsCapturing) return 0;
-    xmt_in_shim++;
-    CUresult r = xmt_drv.cuStreamIsCapturing(s, &st);
-    xmt_in_shim--;
+    CUresult r = CUDA_SUCCESS;
+    XMT_IN_SHIM_SCOPE
+    {
+        r = xmt_drv.cuStreamIsCapturing(s, &st);
+    }
     return r != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* The launch's arguments as pointers, wherever the program put them: params as given,
+ * or pointers into the packed `extra` buffer (argv, XMT_KERNEL_MAX_PARAMS long). NULL
+ * when they cannot be found. */
+static void *const *launch_args(const xmt_kernel *k, const xmt_launch *l, void **argv)
+{
+    if (l->params) return (void *const *)l->params;
+    uint8_t *buf;
+    size_t size;
+    if (!l->extra || xmt_extra_buffer(l->extra, &buf, &size) != 0 ||
+        k->nparams > XMT_KERNEL_MAX_PARAMS)
+        return NULL;
+    for (size_t i = 0; i < k->nparams; i++) {
+        if (k->offsets[i] + k->sizes[i] > size) return NULL;
+        argv[i] = buf + k->offsets[i];
+    }
+    return argv;
+}
+
+/* The lookup key of a launch: the device (4 bytes), then the entry's key. 0 when the
+ * entry's key cannot be computed for it (warned once per kernel). */
+static size_t launch_key(xmt_kernel *k, struct xmt_tune_state *ts, const xmt_launch_view *v,
+                         CUdevice dev, uint8_t *key)
+{
+    int32_t d32 = (int32_t)dev;
+    memcpy(key, &d32, 4);
+    size_t kl = xmt_entry_key(k->entry, v, key + 4, XMT_KEY_MAX);
+    if (kl == 0) {
+        if (xmt_first_time(&ts->key_error_warned))
+            xmt_warn("%s: the lookup key of policy %s cannot be computed for this launch; such "
+                     "launches pass through",
+                     k->demangled, xmt_entry_origin(k->entry));
+        return 0;
+    }
+    return kl + 4;
+}
+
+/* What to do with a key never seen in this process: a pin, the on-disk cache, replay's
+ * rule and the total budget decide it without a benchmark; else it is tuned. */
+typedef struct {
+    xmt_choice ch;
+    int need_run;              /* a session must run (a benchmark, or a pin's verification) */
+    int verify_only;           /* that session verifies only */
+    int store_on_disk;         /* the outcome goes to the on-disk cache */
+    const xmt_candidate *only; /* the pin, when verify_only */
+    xmt_candidate pin;
+} plan_t;
+
+static int cached_choice_holds(const xmt_entry *e, const xmt_launch_view *v, const xmt_choice *ch)
+{
+    xmt_candidate cc;
+    return ch->index == XMT_OWN_CONFIG ||
+           (ch->index >= 0 && (size_t)ch->index < xmt_entry_ncandidates(e) &&
+            xmt_entry_candidate(e, (size_t)ch->index, v, &cc) >= 0 &&
+            strcmp(cc.label, ch->label) == 0);
+}
+
+static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_devinfo *di,
+                         const uint8_t *key, size_t kl, const char *key_text, plan_t *p)
+{
+    static atomic_int budget_warned;
+    const xmt_entry *e = k->entry;
+    memset(p, 0, sizeof *p);
+    p->ch.index = XMT_OWN_CONFIG;
+    int pin = xmt_entry_pin(e, v, &p->pin);
+    if (pin < 0)
+        xmt_warn("%s: the pin of policy %s is not valid for key %s (%s); tuning instead",
+                 k->demangled, xmt_entry_origin(e), key_text, p->pin.why);
+    if (pin == 1) {
+        p->ch.index = XMT_PIN_CONFIG;
+        snprintf(p->ch.label, sizeof p->ch.label, "%s", p->pin.label);
+        if (xmt_entry_nbuffers(e) > 0) { /* verified once, never benchmarked */
+            p->need_run = 1;
+            p->verify_only = 1;
+            p->only = &p->pin;
+        }
+        return;
+    }
+    if (xmt_cache_find(di->id, k->mangled, xmt_entry_pattern(e), key, kl, &p->ch)) {
+        if (cached_choice_holds(e, v, &p->ch)) return;
+        p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
+    }
+    if (xmt_opt.mode == XMT_MODE_REPLAY) {
+        p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */
+        return;
+    }
+    if (xmt_opt.total_budget_ms >= 0 &&
+        (double)atomic_load(&total_tuning_us) / 1000.0 > xmt_opt.total_budget_ms) {
+        if (xmt_first_time(&budget_warned))
+            xmt_warn("the total tuning budget (%g ms) is spent; new keys run untuned",
+                     xmt_opt.total_budget_ms);
+        p->ch.index = XMT_OWN_CONFIG;
+        return;
+    }
+    p->need_run = 1;
+    p->store_on_disk = 1;
+    p->verify_only = xmt_entry_ncandidates(e) == 1; /* XMA: a single config is not timed */
+}
+
+/* Claims a key for this thread: NULL and *theirs when another thread has it already. */
+static result_t *claim_key(struct xmt_tune_state *ts, const uint8_t *key, size_t kl,
+                           result_t **theirs)
+{
+    result_t *mine = calloc(1, sizeof(result_t) + kl);
+    *theirs = NULL;
+    if (!mine) return NULL;
+    mine->keylen = kl;
+    memcpy(mine->key, key, kl);
+    atomic_store(&mine->state, R_TUNING);
+    pthread_rwlock_wrlock(&ts->lock);
+    HASH_FIND(hh, ts->results, key, kl, *theirs);
+    if (!*theirs) HASH_ADD(hh, ts->results, key, kl, mine);
+    pthread_rwlock_unlock(&ts->lock);
+    if (*theirs) {
+        free(mine);
+        return NULL;
+    }
+    return mine;
+}
+
+/* Runs the session a plan asks for and returns its choice. */
+static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                              const char *key_text, int device, const plan_t *p)
+{
+    xmt_session S;
+    int started = xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only) == 0;
+    xmt_choice ch = S.choice;
+    if (started) {
+        atomic_fetch_add(&total_tuning_us, (uint64_t)(S.spent_ms * 1000));
+        xmt_tune_event(&S);
+        xmt_session_free(&S);
+    }
+    return ch;
+}
+
+/* A key this thread claimed: decide it (tuning if the plan says so), publish, store. */
+static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                           const xmt_devinfo *di, int device, result_t *mine, plan_t *p,
+                           const char *key_text)
+{
+    struct xmt_tune_state *ts = k->tune;
+    if (p->need_run) p->ch = run_session(k, l, v, key_text, device, p);
+    mine->index = p->ch.index;
+    snprintf(mine->label, sizeof mine->label, "%s", p->ch.label);
+    pthread_mutex_lock(&k->lock);
+    ts->keys_tuned++;
+    pthread_mutex_unlock(&k->lock);
+    atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
+    if (p->store_on_disk)
+        xmt_cache_store(di->id, k->mangled, xmt_entry_pattern(k->entry), mine->key + 4,
+                        mine->keylen - 4, key_text, &p->ch);
+    return run_choice(k, l, v, mine, device);
+}
+
+/* A decided key: run it; a key another thread is tuning: the program's own config. */
+static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                          const result_t *r, int device)
+{
+    if (atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE)
+        return run_choice(k, l, v, r, device);
+    return xmt_pass(k, l);
 }
 
 static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_launch *l)
 {
     atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
-    const xmt_entry *e = k->entry;
     if (l->kind == XMT_K_COOP || (l->kind == XMT_K_EX && xmt_launch_has_blocking_attrs(l->cfg)))
-        return pass(k, l);
+        return xmt_pass(k, l);
     struct xmt_tune_state *ts = state_of(k);
-    if (!ts) return pass(k, l);
-
-    /* The arguments, wherever the program put them. */
     void *argv[XMT_KERNEL_MAX_PARAMS];
-    void *const *params = (void *const *)l->params;
-    if (!params) {
-        uint8_t *buf;
-        size_t size;
-        if (!l->extra || extra_buffer(l->extra, &buf, &size) != 0 ||
-            k->nparams > XMT_KERNEL_MAX_PARAMS)
-            return pass(k, l);
-        for (size_t i = 0; i < k->nparams; i++) {
-            if (k->offsets[i] + k->sizes[i] > size) return pass(k, l);
-            argv[i] = buf + k->offsets[i];
-        }
-        params = argv;
-    }
-
+    void *const *params = launch_args(k, l, argv);
     CUdevice dev = 0;
-    if (!current_device(&dev)) return pass(k, l);
-    const devinfo_t *di = device_info(dev);
-    if (!di) return pass(k, l);
+    const xmt_devinfo *di = NULL;
+    if (!ts || !params || !current_device(&dev) || !(di = xmt_device_info(dev)))
+        return xmt_pass(k, l);
     xmt_attrs attrs = di->attrs;
     attrs.kernel_max_threads = k->max_threads;
     attrs.kernel_static_shared = k->static_shared;
@@ -304,109 +452,25 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
         k->nparams,
         {{l->grid[0], l->grid[1], l->grid[2]}, {l->block[0], l->block[1], l->block[2]}, l->shared},
         &attrs};
-
     uint8_t key[4 + XMT_KEY_MAX];
-    int32_t d32 = (int32_t)dev;
-    memcpy(key, &d32, 4);
-    size_t kl = xmt_entry_key(e, &v, key + 4, XMT_KEY_MAX);
-    if (kl == 0) {
-        if (!__atomic_exchange_n(&ts->key_error_warned, 1, __ATOMIC_RELAXED))
-            xmt_warn("%s: the lookup key of policy %s cannot be computed for this launch; such "
-                     "launches pass through",
-                     k->demangled, xmt_entry_origin(e));
-        return pass(k, l);
-    }
-    kl += 4;
-
+    size_t kl = launch_key(k, ts, &v, dev, key);
+    if (kl == 0) return xmt_pass(k, l);
     result_t *r = find_result(ts, key, kl);
-    if (r) {
-        if (atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE)
-            return run_choice(k, l, &v, r, (int)dev);
-        return pass(k, l); /* another thread is tuning this key */
-    }
+    if (r) return run_known(k, l, &v, r, (int)dev);
 
     /* A new key. */
     char key_text[512];
-    if (xmt_entry_key_render(e, key + 4, kl - 4, key_text, sizeof key_text) < 0)
+    if (xmt_entry_key_render(k->entry, key + 4, kl - 4, key_text, sizeof key_text) < 0)
         snprintf(key_text, sizeof key_text, "?");
-    xmt_choice ch = {XMT_OWN_CONFIG, "", 0};
-    int decided = 0, store_on_disk = 0, verify_only = 0, need_run = 0;
-    const xmt_candidate *only = NULL;
-    xmt_candidate c;
-    int pin = xmt_entry_pin(e, &v, &c);
-    if (pin < 0)
-        xmt_warn("%s: the pin of policy %s is not valid for key %s (%s); tuning instead",
-                 k->demangled, xmt_entry_origin(e), key_text, c.why);
-    if (pin == 1) {
-        ch.index = XMT_PIN_CONFIG;
-        snprintf(ch.label, sizeof ch.label, "%s", c.label);
-        decided = 1;
-        if (xmt_entry_nbuffers(e) > 0) { /* verified once, never benchmarked */
-            need_run = 1;
-            verify_only = 1;
-            only = &c;
-        }
-    } else if (xmt_cache_find(di->id, k->mangled, xmt_entry_pattern(e), key + 4, kl - 4, &ch)) {
-        xmt_candidate cc;
-        if (ch.index == XMT_OWN_CONFIG ||
-            (ch.index >= 0 && (size_t)ch.index < xmt_entry_ncandidates(e) &&
-             xmt_entry_candidate(e, (size_t)ch.index, &v, &cc) >= 0 &&
-             strcmp(cc.label, ch.label) == 0))
-            decided = 1;
-        else
-            ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
-    }
-    if (!decided && xmt_opt.mode == XMT_MODE_REPLAY) {
-        decided = 1; /* replay never benchmarks: an unknown key keeps the program's config */
-        ch.index = XMT_OWN_CONFIG;
-    }
-    if (!decided && xmt_opt.total_budget_ms >= 0 &&
-        (double)atomic_load(&total_tuning_us) / 1000.0 > xmt_opt.total_budget_ms) {
-        static atomic_int warned;
-        if (!atomic_exchange(&warned, 1))
-            xmt_warn("the total tuning budget (%g ms) is spent; new keys run untuned",
-                     xmt_opt.total_budget_ms);
-        decided = 1;
-        ch.index = XMT_OWN_CONFIG;
-    }
-    if (!decided) {
-        need_run = 1;
-        store_on_disk = 1;
-        verify_only = xmt_entry_ncandidates(e) == 1; /* XMA: a single config is not timed */
-    }
+    plan_t plan;
+    plan_new_key(k, &v, di, key + 4, kl - 4, key_text, &plan);
     /* Under capture nothing runs but the launch itself (a rewrite would be baked into the
      * graph): an unverified pin or an untuned key keeps the program's config, and the next
      * launch outside capture decides. */
-    if (need_run && capturing(xmt_launch_stream(l))) return pass(k, l);
-
-    /* Claim the key: exactly one thread tunes it. */
-    size_t rsize = sizeof(result_t) + kl;
-    result_t *mine = calloc(1, rsize);
-    if (!mine) return pass(k, l);
-    mine->keylen = kl;
-    memcpy(mine->key, key, kl);
-    atomic_store(&mine->state, R_TUNING);
-    pthread_rwlock_wrlock(&ts->lock);
-    HASH_FIND(hh, ts->results, key, kl, r);
-    if (!r) HASH_ADD(hh, ts->results, key, kl, mine);
-    pthread_rwlock_unlock(&ts->lock);
-    if (r) {
-        free(mine);
-        if (atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE)
-            return run_choice(k, l, &v, r, (int)dev);
-        return pass(k, l);
-    }
-
-    if (need_run) tune_key(k, l, &v, key_text, (int)dev, verify_only, only, &ch);
-    mine->index = ch.index;
-    snprintf(mine->label, sizeof mine->label, "%s", ch.label);
-    pthread_mutex_lock(&k->lock);
-    ts->keys_tuned++;
-    pthread_mutex_unlock(&k->lock);
-    atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
-    if (store_on_disk)
-        xmt_cache_store(di->id, k->mangled, xmt_entry_pattern(e), key + 4, kl - 4, key_text, &ch);
-    return run_choice(k, l, &v, mine, (int)dev);
+    if (plan.need_run && capturing(xmt_launch_stream(l))) return xmt_pass(k, l);
+    result_t *mine = claim_key(ts, key, kl, &r);
+    if (!mine) return r ? run_known(k, l, &v, r, (int)dev) : xmt_pass(k, l);
+    return decide_key(k, l, &v, di, (int)dev, mine, &plan, key_text);
 }
 
 /* The fast path of a decided key: this thread launched this kernel with these argument
@@ -435,9 +499,9 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
                     m->rewritten++;
                     return r;
                 }
-                if (!refused(r)) return r;
+                if (!xmt_refused(r)) return r;
             }
-            return run_for_real(k, l, &m->c);
+            return xmt_run_for_real(k, l, &m->c);
         }
     }
     return tune_launch_slow(k, l);

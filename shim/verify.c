@@ -1,9 +1,11 @@
 /*
- * verify: (moved from tuner.c)
+ * verify: comparing a candidate's output with the program's own (see verify.h).
  */
 #include "verify.h"
 
-/* ---- verify ------------------------------------------------------------------------------- */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 static double half_to_double(uint16_t h)
 {
@@ -32,10 +34,8 @@ static double element(const uint8_t *p, xmt_dtype t)
     }
 }
 
-/* Compares a candidate's buffer to the reference. Returns 0 when they agree, else the
- * number of differing elements, with the first described in why. */
-static size_t compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t *got, char *why,
-                      size_t cap)
+size_t xmt_verify_compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t *got, char *why,
+                          size_t cap)
 {
     int is_float = b->dtype == XMT_DT_F32 || b->dtype == XMT_DT_F64 || b->dtype == XMT_DT_F16 ||
                    b->dtype == XMT_DT_BF16;
@@ -73,4 +73,3 @@ static size_t compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t *go
                  b->name, n, (unsigned long long)(b->bytes / es), b->rtol, b->atol, first, fg, fr);
     return n;
 }
-
