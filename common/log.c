@@ -18,7 +18,7 @@ static atomic_int messages_printed;
 static atomic_int messages_dropped;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static int log_fd = -1;
-static int log_failed;
+static atomic_int log_failed; /* read without log_lock by xmt_log_enabled */
 
 static void vmessage(const char *fmt, va_list ap)
 {

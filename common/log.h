@@ -12,6 +12,7 @@
 #define XMT_LOG_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 
 /* stderr, capped; printf-style. */
 void xmt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -27,6 +28,13 @@ int xmt_log_enabled(void);
 
 /* Expands %p in a path template into out (cap bytes). Returns 0, or -1 if too long. */
 int xmt_expand_path(const char *tmpl, char *out, size_t cap);
+
+/* The one warn-once idiom: 1 the first time it is called for *flag, from any thread,
+ * else 0 (an atomic exchange: two threads cannot both see the first time). */
+static inline int xmt_first_time(atomic_int *flag)
+{
+    return !atomic_exchange_explicit(flag, 1, memory_order_relaxed);
+}
 
 /* Flushes and reports how many messages were suppressed. Called at exit. */
 void xmt_log_close(void);

@@ -102,9 +102,9 @@ void xmt_cache_store(const char *device, const char *kernel, const char *entry, 
     if (!line) return;
     size_t len = strlen(line) - 1;
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    static int warned;
+    static atomic_int warned; /* stores come from any tuning thread */
     if (fd < 0 || write(fd, line, len + 1) != (ssize_t)(len + 1)) {
-        if (!warned++) xmt_warn("cannot write the cache %s: %m", path);
+        if (xmt_first_time(&warned)) xmt_warn("cannot write the cache %s: %m", path);
     }
     if (fd >= 0) close(fd);
     free(line);

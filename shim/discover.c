@@ -65,9 +65,10 @@ static void log_first_sight(const xmt_kernel *k, int device)
 void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
 {
     CUdevice dev = -1;
-    xmt_in_shim++;
-    if (xmt_drv.cuCtxGetDevice && xmt_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS) dev = -1;
-    xmt_in_shim--;
+    XMT_IN_SHIM_SCOPE
+    {
+        if (xmt_drv.cuCtxGetDevice && xmt_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS) dev = -1;
+    }
 
     unsigned path = l->kind == XMT_K_COOP ? XMT_PATH_COOP
                     : l->kind == XMT_K_EX

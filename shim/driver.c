@@ -18,21 +18,20 @@ __thread int xmt_in_shim __attribute__((tls_model("initial-exec")));
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 static int driver_status = -1;
 
-static void driver_open(void)
+static void driver_load(void)
 {
-    xmt_in_shim++;
     const char *lib = xmt_opt.libcuda[0] ? xmt_opt.libcuda : "libcuda.so.1";
     xmt_drv.handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!xmt_drv.handle) {
         xmt_warn("cannot open the CUDA driver %s (%s); every launch passes through", lib,
                  dlerror());
-        goto out;
+        return;
     }
     xmt_drv.getproc =
         (__typeof__(xmt_drv.getproc))xmt_real_dlsym(xmt_drv.handle, "cuGetProcAddress_v2");
     if (!xmt_drv.getproc) {
         xmt_warn("the CUDA driver %s has no cuGetProcAddress_v2; every launch passes through", lib);
-        goto out;
+        return;
     }
     CUdriverProcAddressQueryResult st;
 #define XMT_DRV(name, version)                                                                     \
@@ -42,8 +41,11 @@ static void driver_open(void)
 #include "driver_syms.h"
 #undef XMT_DRV
     driver_status = 0;
-out:
-    xmt_in_shim--;
+}
+
+static void driver_open(void)
+{
+    XMT_IN_SHIM_SCOPE driver_load();
 }
 
 int xmt_driver_init(void)
@@ -55,9 +57,11 @@ int xmt_driver_init(void)
 void *xmt_driver_sym(const char *name)
 {
     if (xmt_driver_init() != 0) return NULL;
-    xmt_in_shim++;
-    void *p = xmt_real_dlsym(xmt_drv.handle, name);
-    xmt_in_shim--;
+    void *p = NULL;
+    XMT_IN_SHIM_SCOPE
+    {
+        p = xmt_real_dlsym(xmt_drv.handle, name);
+    }
     return p;
 }
 

@@ -4,12 +4,11 @@
  * xmt_in_shim is non-zero while the shim itself is inside the driver, so that every
  * hook passes straight through (libfaketime's dont_fake). It is set only through
  * XMT_IN_SHIM_SCOPE, which saves and restores it (libfaketime's DONT_FAKE_TIME), so
- * scopes nest and no path can leave it set. The variable lives in driver.c.
+ * scopes nest and no path can leave it set. The variable lives in driver.c. (Warning
+ * once is xmt_first_time, in common/log.h.)
  */
 #ifndef XMT_GUARD_H
 #define XMT_GUARD_H
-
-#include <stdatomic.h>
 
 extern __thread int xmt_in_shim __attribute__((tls_model("initial-exec")));
 
@@ -19,12 +18,5 @@ extern __thread int xmt_in_shim __attribute__((tls_model("initial-exec")));
 #define XMT_IN_SHIM_SCOPE                                                                          \
     for (int xmt_saved_ = xmt_in_shim, xmt_once_ = (xmt_in_shim = 1, 1); xmt_once_;                \
          xmt_once_ = 0, xmt_in_shim = xmt_saved_)
-
-/* 1 the first time it is called for *flag, from any thread, else 0: for warnings that
- * must be said once per process (or per object that owns the flag). */
-static inline int xmt_first_time(atomic_int *flag)
-{
-    return !atomic_exchange_explicit(flag, 1, memory_order_relaxed);
-}
 
 #endif

@@ -187,7 +187,7 @@ static void *bind_slot(int kind, void *real, int ptsz)
     pthread_mutex_unlock(&slot_lock);
     if (!w) {
         static atomic_int warned;
-        if (!atomic_exchange(&warned, 1))
+        if (xmt_first_time(&warned))
             xmt_warn("more than %d variants of one driver entry point; further ones pass "
                      "through unwrapped",
                      NSLOTS);
@@ -221,9 +221,11 @@ XMT_NO_SANITIZE void *xmt_dlsym_hook(void *handle, const char *name)
     int kind = kind_of(name, &ptsz);
     if (kind < 0) return NULL;
     if (xmt_activate() == XMT_MODE_OFF) return NULL;
-    xmt_in_shim++;
-    void *real = xmt_real_dlsym_ptr(handle, name);
-    xmt_in_shim--;
+    void *real = NULL;
+    XMT_IN_SHIM_SCOPE
+    {
+        real = xmt_real_dlsym_ptr(handle, name);
+    }
     if (!real || is_our_export(real)) return real;
     return bind_slot(kind, real, ptsz);
 }
@@ -239,18 +241,19 @@ static void *export_real(const char *name, _Atomic(void *) *cache)
      * reach the driver whatever else failed, or the program would lose its CUDA calls. */
     p = xmt_driver_sym(name);
     if (!p || is_our_export(p)) {
-        xmt_in_shim++;
-        p = xmt_real_dlsym(RTLD_NEXT, name);
-        if (!p || is_our_export(p)) {
-            void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-            p = h ? xmt_real_dlsym(h, name) : NULL;
-            if (h) dlclose(h);
+        XMT_IN_SHIM_SCOPE
+        {
+            p = xmt_real_dlsym(RTLD_NEXT, name);
+            if (!p || is_our_export(p)) {
+                void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+                p = h ? xmt_real_dlsym(h, name) : NULL;
+                if (h) dlclose(h);
+            }
         }
-        xmt_in_shim--;
     }
     if (p == NULL || is_our_export(p)) {
         static atomic_int warned;
-        if (!atomic_exchange(&warned, 1)) xmt_warn("the CUDA driver has no %s", name);
+        if (xmt_first_time(&warned)) xmt_warn("the CUDA driver has no %s", name);
         return NULL;
     }
     atomic_store_explicit(cache, p, memory_order_release);

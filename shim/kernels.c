@@ -169,9 +169,7 @@ static xmt_kernel *make_record(CUfunction f)
     if (!k) return NULL;
     k->handle = (uintptr_t)f;
     pthread_mutex_init(&k->lock, NULL);
-    xmt_in_shim++;
-    describe(k, f);
-    xmt_in_shim--;
+    XMT_IN_SHIM_SCOPE describe(k, f);
     if (!k->mangled || !k->demangled) {
         free(k->mangled);
         free(k->demangled);

@@ -39,15 +39,14 @@ static void at_exit(void)
 
 static pthread_once_t activate_once = PTHREAD_ONCE_INIT;
 
-static void activate(void)
+static void activate_guarded(void)
 {
-    xmt_in_shim++;
     xmt_options_load(policy_diag_msg);
-    if (xmt_opt.mode == XMT_MODE_OFF) goto out;
+    if (xmt_opt.mode == XMT_MODE_OFF) return;
     if (xmt_opt.verbose) xmt_options_print(stderr);
     if (xmt_driver_init() != 0) {
         xmt_opt.mode = XMT_MODE_OFF;
-        goto out;
+        return;
     }
     if (xmt_opt.policy[0]) {
         int errors = xmt_policy_load(xmt_opt.policy, &xmt_policies, policy_diag, NULL);
@@ -66,8 +65,11 @@ static void activate(void)
                             xmt_mode_name(xmt_opt.mode), "version", XMATUNE_VERSION, "policies",
                             xmt_policies ? (int)xmt_policy_count(xmt_policies) : 0));
     atexit(at_exit);
-out:
-    xmt_in_shim--;
+}
+
+static void activate(void)
+{
+    XMT_IN_SHIM_SCOPE activate_guarded();
 }
 
 int xmt_activate(void)
@@ -94,11 +96,8 @@ static void report_kernel(xmt_kernel *k, void *ud)
     }
 }
 
-void xmt_report(void)
+static void report(void)
 {
-    static atomic_int done;
-    if (atomic_exchange(&done, 1) || xmt_opt.mode == XMT_MODE_OFF) return;
-    xmt_in_shim++;
     uint64_t total = xmt_launches_total();
     xmt_tune_flush_counts();
     /* The table is built in memory and written at once, so it is not interleaved with the
@@ -130,7 +129,13 @@ void xmt_report(void)
                             "rewritten", (json_int_t)c.rewritten, "kernels", c.kernels, "pid",
                             (json_int_t)getpid()));
     xmt_log_close();
-    xmt_in_shim--;
+}
+
+void xmt_report(void)
+{
+    static atomic_int done;
+    if (!xmt_first_time(&done) || xmt_opt.mode == XMT_MODE_OFF) return;
+    XMT_IN_SHIM_SCOPE report();
 }
 
 /* ---- public API (for programs and tests that want to ask the shim) ------------------ */
@@ -156,9 +161,10 @@ XMT_EXPORT void *xmatune_driver_entry(const char *name, int version, unsigned lo
     if (!name || xmt_driver_init() != 0) return NULL;
     void *p = NULL;
     CUdriverProcAddressQueryResult st;
-    xmt_in_shim++;
-    if (xmt_drv.getproc(name, &p, version, flags, &st) != CUDA_SUCCESS) p = NULL;
-    xmt_in_shim--;
+    XMT_IN_SHIM_SCOPE
+    {
+        if (xmt_drv.getproc(name, &p, version, flags, &st) != CUDA_SUCCESS) p = NULL;
+    }
     return p;
 }
 
