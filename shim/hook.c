@@ -31,22 +31,20 @@
 
 enum { K_GETPROC1, K_GETPROC2, K_LAUNCH, K_EX, K_COOP, K_UNLOAD, K_COUNT };
 
+/* cuda.h renames some of the names we list (cuGetProcAddress to _v2, cuCtxDestroy to
+ * _v2): undone here, so that each name in entries.h means that symbol exactly. */
+#undef cuGetProcAddress
+#undef cuCtxDestroy
+#define XMT_IF_0(...)
+#define XMT_IF_1(...) __VA_ARGS__
+
 static const struct {
     const char *name;
     int kind, ptsz;
 } names[] = {
-    {"cuGetProcAddress", K_GETPROC1, 0},
-    {"cuGetProcAddress_v2", K_GETPROC2, 0},
-    {"cuLaunchKernel", K_LAUNCH, 0},
-    {"cuLaunchKernel_ptsz", K_LAUNCH, 1},
-    {"cuLaunchKernelEx", K_EX, 0},
-    {"cuLaunchKernelEx_ptsz", K_EX, 1},
-    {"cuLaunchCooperativeKernel", K_COOP, 0},
-    {"cuLaunchCooperativeKernel_ptsz", K_COOP, 1},
-    {"cuModuleUnload", K_UNLOAD, 0},
-    {"cuLibraryUnload", K_UNLOAD, 0},
-    {"cuCtxDestroy", K_UNLOAD, 0},
-    {"cuCtxDestroy_v2", K_UNLOAD, 0},
+#define XMT_ENTRY(name, kind, ptsz, exported, handle) {#name, K_##kind, ptsz},
+#include "entries.h"
+#undef XMT_ENTRY
 };
 
 XMT_NO_SANITIZE static int kind_of(const char *name, int *ptsz)
@@ -140,25 +138,32 @@ static void *const wrappers[K_COUNT][NSLOTS] = {
 
 /* ---- exported entry points (programs linked with -lcuda) ---------------------------- */
 
-XMT_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                                        unsigned, unsigned, unsigned, CUstream, void **, void **);
-XMT_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *, CUfunction, void **, void **);
-XMT_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction, unsigned, unsigned, unsigned,
-                                                   unsigned, unsigned, unsigned, unsigned, CUstream,
-                                                   void **);
-#undef cuGetProcAddress
-XMT_EXPORT CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
+/* Their prototypes: cuda.h declares some only under other names or conditions. */
+#define DECL_GETPROC1(name, t) CUresult name(const char *, void **, int, cuuint64_t)
+#define DECL_GETPROC2(name, t)                                                                     \
+    CUresult name(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *)
+#define DECL_LAUNCH(name, t)                                                                       \
+    CUresult name(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,          \
+                  unsigned, CUstream, void **, void **)
+#define DECL_EX(name, t) CUresult name(const CUlaunchConfig *, CUfunction, void **, void **)
+#define DECL_COOP(name, t)                                                                         \
+    CUresult name(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,          \
+                  unsigned, CUstream, void **)
+#define DECL_UNLOAD(name, t) CUresult name(t)
+#define XMT_ENTRY(name, kind, ptsz, exported, handle)                                              \
+    XMT_IF_##exported(XMT_EXPORT DECL_##kind(name, handle);)
+#include "entries.h"
+#undef XMT_ENTRY
 
 /* Our own exports: the real dlsym finds these for RTLD_DEFAULT lookups, and a stand-in
  * driver without -Bsymbolic may even hand them out as its own. They are wrappers already. */
 static int is_our_export(void *p)
 {
-    return p == (void *)cuLaunchKernel || p == (void *)cuLaunchKernel_ptsz ||
-           p == (void *)cuLaunchKernelEx || p == (void *)cuLaunchKernelEx_ptsz ||
-           p == (void *)cuLaunchCooperativeKernel || p == (void *)cuLaunchCooperativeKernel_ptsz ||
-           p == (void *)cuGetProcAddress || p == (void *)cuGetProcAddress_v2 ||
-           p == (void *)cuModuleUnload || p == (void *)cuLibraryUnload ||
-           p == (void *)cuCtxDestroy_v2;
+    return 0
+#define XMT_ENTRY(name, kind, ptsz, exported, handle) XMT_IF_##exported(|| p == (void *)name)
+#include "entries.h"
+#undef XMT_ENTRY
+        ;
 }
 
 static void *bind_slot(int kind, void *real, int ptsz)
@@ -265,23 +270,27 @@ static void *export_real(const char *name, _Atomic(void *) *cache)
     void *real = export_real(#name, &real_##name);                                                 \
     if (!real) return CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND;
 
-XMT_EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, cuuint64_t flags)
-{
-    EXPORT_REAL(cuGetProcAddress)
-    CUresult r = ((CUresult(*)(const char *, void **, int, cuuint64_t))real)(sym, pfn, ver, flags);
-    return getproc_after(r, sym, pfn, ver, flags);
-}
+#define EXPORT_GETPROC1(name, ptsz, t)                                                             \
+    XMT_EXPORT CUresult name(const char *sym, void **pfn, int ver, cuuint64_t flags)               \
+    {                                                                                              \
+        EXPORT_REAL(name)                                                                          \
+        CUresult r =                                                                               \
+            ((CUresult(*)(const char *, void **, int, cuuint64_t))real)(sym, pfn, ver, flags);     \
+        return getproc_after(r, sym, pfn, ver, flags);                                             \
+    }
 
-XMT_EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
-                                        CUdriverProcAddressQueryResult *st)
-{
-    EXPORT_REAL(cuGetProcAddress_v2)
-    CUresult r = ((CUresult(*)(const char *, void **, int, cuuint64_t,
-                               CUdriverProcAddressQueryResult *))real)(sym, pfn, ver, flags, st);
-    return getproc_after(r, sym, pfn, ver, flags);
-}
+#define EXPORT_GETPROC2(name, ptsz, t)                                                             \
+    XMT_EXPORT CUresult name(const char *sym, void **pfn, int ver, cuuint64_t flags,               \
+                             CUdriverProcAddressQueryResult *st)                                   \
+    {                                                                                              \
+        EXPORT_REAL(name)                                                                          \
+        CUresult r =                                                                               \
+            ((CUresult(*)(const char *, void **, int, cuuint64_t,                                  \
+                          CUdriverProcAddressQueryResult *))real)(sym, pfn, ver, flags, st);       \
+        return getproc_after(r, sym, pfn, ver, flags);                                             \
+    }
 
-#define EXPORT_LAUNCH(name, ptsz)                                                                  \
+#define EXPORT_LAUNCH(name, ptsz, t)                                                               \
     XMT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,     \
                              unsigned by, unsigned bz, unsigned sh, CUstream s, void **p,          \
                              void **e)                                                             \
@@ -291,20 +300,16 @@ XMT_EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cu
             return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, sh, s, p, e);                 \
         return xmt_dispatch_launch(real, ptsz, f, gx, gy, gz, bx, by, bz, sh, s, p, e);            \
     }
-EXPORT_LAUNCH(cuLaunchKernel, 0)
-EXPORT_LAUNCH(cuLaunchKernel_ptsz, 1)
 
-#define EXPORT_EX(name, ptsz)                                                                      \
+#define EXPORT_EX(name, ptsz, t)                                                                   \
     XMT_EXPORT CUresult name(const CUlaunchConfig *c, CUfunction f, void **p, void **e)            \
     {                                                                                              \
         EXPORT_REAL(name)                                                                          \
         if (xmt_opt.mode == XMT_MODE_OFF) return ((xmt_pfn_launch_ex)real)(c, f, p, e);            \
         return xmt_dispatch_ex(real, ptsz, c, f, p, e);                                            \
     }
-EXPORT_EX(cuLaunchKernelEx, 0)
-EXPORT_EX(cuLaunchKernelEx_ptsz, 1)
 
-#define EXPORT_COOP(name, ptsz)                                                                    \
+#define EXPORT_COOP(name, ptsz, t)                                                                 \
     XMT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,     \
                              unsigned by, unsigned bz, unsigned sh, CUstream s, void **p)          \
     {                                                                                              \
@@ -313,10 +318,8 @@ EXPORT_EX(cuLaunchKernelEx_ptsz, 1)
             return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, sh, s, p);               \
         return xmt_dispatch_coop(real, ptsz, f, gx, gy, gz, bx, by, bz, sh, s, p);                 \
     }
-EXPORT_COOP(cuLaunchCooperativeKernel, 0)
-EXPORT_COOP(cuLaunchCooperativeKernel_ptsz, 1)
 
-#define EXPORT_UNLOAD(name, type)                                                                  \
+#define EXPORT_UNLOAD(name, ptsz, type)                                                            \
     XMT_EXPORT CUresult name(type h)                                                               \
     {                                                                                              \
         EXPORT_REAL(name)                                                                          \
@@ -325,6 +328,9 @@ EXPORT_COOP(cuLaunchCooperativeKernel_ptsz, 1)
             xmt_kernels_forget_all();                                                              \
         return r;                                                                                  \
     }
-EXPORT_UNLOAD(cuModuleUnload, CUmodule)
-EXPORT_UNLOAD(cuLibraryUnload, CUlibrary)
-EXPORT_UNLOAD(cuCtxDestroy_v2, CUcontext)
+
+/* The definitions, one per exported entry of entries.h. */
+#define XMT_ENTRY(name, kind, ptsz, exported, handle)                                              \
+    XMT_IF_##exported(EXPORT_##kind(name, ptsz, handle))
+#include "entries.h"
+#undef XMT_ENTRY

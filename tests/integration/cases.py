@@ -272,10 +272,15 @@ def rtld_next_keeps_meaning():
 def exported_symbols():
     p = subprocess.run(["nm", "-D", "--defined-only", SHIM], capture_output=True, text=True)
     names = sorted(l.split()[-1] for l in p.stdout.splitlines() if l.strip())
-    allowed = {"dlsym", "cuGetProcAddress", "cuGetProcAddress_v2", "cuLaunchKernel",
-               "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
-               "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz", "cuModuleUnload",
-               "cuLibraryUnload", "cuCtxDestroy_v2"}
+    # What may be exported follows from the one list of interposed entry points
+    # (shim/entries.h: exported = 1), plus our dlsym and the xmatune_* API; the version
+    # script must say exactly the same.
+    src = os.path.join(os.path.dirname(POLICIES), "..", "..", "shim")
+    listed = re.findall(r"^XMT_ENTRY\((\w+), *\w+, *[01], *([01]),", open(os.path.join(src, "entries.h")).read(), re.M)
+    expect(len(listed) >= 12, "entries.h parsed: %s" % listed)
+    allowed = {n for n, e in listed if e == "1"} | {"dlsym"}
+    mapped = set(re.findall(r"^\s*(\w+);", open(os.path.join(src, "xmatune.map")).read(), re.M)) - {"local"}
+    expect(mapped == allowed, "xmatune.map %s != entries.h %s" % (sorted(mapped - allowed), sorted(allowed - mapped)))
     bad = [n for n in names if n not in allowed and not n.startswith("xmatune_")]
     expect(not bad, "unexpected exported symbols: %s" % bad)
     expect(allowed <= set(names), "missing exports: %s" % (allowed - set(names)))
