@@ -1,0 +1,88 @@
+/*
+ * test_verify: Check unit tests of the tuner's output comparison (shim/verify.c), which
+ * decides whether a candidate is rejected: bitwise for integers and for floats without
+ * tolerance, within rtol/atol otherwise, NaN equal to NaN, f16 and bf16 decoded.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "verify.h"
+
+static xmt_buffer buf(xmt_dtype t, uint64_t bytes, double rtol, double atol)
+{
+    xmt_buffer b = {0, "out", XMT_BUF_VERIFY, bytes, t, rtol, atol};
+    return b;
+}
+
+START_TEST(bitwise_counts_and_names_the_first)
+{
+    int32_t ref[4] = {1, 2, 3, 4}, got[4] = {1, 9, 3, 8};
+    xmt_buffer b = buf(XMT_DT_I32, sizeof ref, 0, 0);
+    char why[300] = "";
+    ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)ref, why, sizeof why), 0);
+    ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 2);
+    ck_assert_str_eq(why, "out: 2 of 4 elements differ (bitwise), first at 1");
+}
+END_TEST
+
+START_TEST(float_without_tolerance_is_bitwise)
+{
+    float ref[2] = {1.0f, 0.0f}, got[2] = {1.0f, -0.0f}; /* equal as numbers, not as bits */
+    xmt_buffer b = buf(XMT_DT_F32, sizeof ref, 0, 0);
+    char why[300];
+    ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
+}
+END_TEST
+
+START_TEST(tolerance_rtol_atol_and_nan)
+{
+    float ref[4] = {100.0f, 1.0f, NAN, 0.0f}, got[4] = {100.5f, 1.0f, NAN, 0.001f};
+    xmt_buffer b = buf(XMT_DT_F32, sizeof ref, 1e-2, 1e-2);
+    char why[300] = "";
+    ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 0);
+    got[1] = 1.5f; /* 0.5 > 0.01 + 0.01 * 1 */
+    ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
+    ck_assert_ptr_nonnull(strstr(why, "first at 1 (1.5, expected 1)"));
+    got[1] = 1.0f;
+    got[2] = 0.0f; /* NaN expected, a number got */
+    ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
+}
+END_TEST
+
+START_TEST(half_and_bfloat16_decoded)
+{
+    /* f16: 0x3c00 = 1.0, 0x3c01 = 1.0009765625; 0x0001 = 2^-24 (subnormal) */
+    uint16_t ref[2] = {0x3c00, 0x0001}, got[2] = {0x3c01, 0x0000};
+    xmt_buffer b = buf(XMT_DT_F16, sizeof ref, 0, 1e-3);
+    char why[300];
+    ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 0);
+    b.atol = 1e-4;
+    ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
+    /* bf16: 0x3f80 = 1.0, 0x3f81 = 1.0078125 */
+    uint16_t bref[1] = {0x3f80}, bgot[1] = {0x3f81};
+    xmt_buffer bb = buf(XMT_DT_BF16, sizeof bref, 0, 1e-2);
+    ck_assert_uint_eq(xmt_verify_compare(&bb, (uint8_t *)bref, (uint8_t *)bgot, why, sizeof why),
+                      0);
+    bb.atol = 1e-3;
+    ck_assert_uint_eq(xmt_verify_compare(&bb, (uint8_t *)bref, (uint8_t *)bgot, why, sizeof why),
+                      1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("verify");
+    TCase *tc = tcase_create("compare");
+    tcase_add_test(tc, bitwise_counts_and_names_the_first);
+    tcase_add_test(tc, float_without_tolerance_is_bitwise);
+    tcase_add_test(tc, tolerance_rtol_atol_and_nan);
+    tcase_add_test(tc, half_and_bfloat16_decoded);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
