@@ -206,9 +206,10 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
 
 /* The launching thread's device. A process that sees one device needs no driver call. */
 static _Atomic int device_count = -1;
-static int current_device(CUdevice *dev)
+
+/* Out of line and cold: inlined, its driver calls would cost the hit path registers. */
+static __attribute__((noinline, cold)) int current_device_slow(CUdevice *dev, int n)
 {
-    int n = atomic_load_explicit(&device_count, memory_order_relaxed);
     if (n < 0) {
         int c = 0;
         XMT_IN_SHIM_SCOPE
@@ -228,6 +229,16 @@ static int current_device(CUdevice *dev)
         if (xmt_drv.cuCtxGetDevice) r = xmt_drv.cuCtxGetDevice(dev);
     }
     return r == CUDA_SUCCESS;
+}
+
+static inline int current_device(CUdevice *dev)
+{
+    int n = atomic_load_explicit(&device_count, memory_order_relaxed);
+    if (__builtin_expect(n == 1, 1)) {
+        *dev = 0;
+        return 1;
+    }
+    return current_device_slow(dev, n);
 }
 
 static result_t *find_result(struct xmt_tune_state *ts, const uint8_t *key, size_t kl)
