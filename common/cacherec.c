@@ -84,7 +84,7 @@ int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec 
         yaml_parser_delete(&parser);
     }
     free(line);
-    fclose(f);
+    (void)fclose(f); /* read only */
     return bad;
 }
 

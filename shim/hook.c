@@ -160,7 +160,7 @@ static void *const wrappers[K_COUNT][NSLOTS] = {
 static int is_our_export(void *p)
 {
     return 0
-#define XMT_ENTRY(name, kind, ptsz, exported, handle) XMT_IF_##exported(|| p == (void *)name)
+#define XMT_ENTRY(name, kind, ptsz, exported, handle) XMT_IF_##exported(|| p == (void *)(name))
 #include "entries.h"
 #undef XMT_ENTRY
         ;

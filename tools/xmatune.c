@@ -104,15 +104,9 @@ static void print_dims(const xmt_dims *d)
            d->block.x, d->block.y, d->block.z, d->shared);
 }
 
-/* Evaluates the entry for the example launch the options describe. */
-static void summarise_launch(const xmt_entry *e, const check_opts *o)
+/* The example launch's arguments: zeros, pointers distinct and aligned; then --set. */
+static void **example_params(const xmt_entry *e, size_t np)
 {
-    size_t np = xmt_entry_nparams(e);
-    if (xmt_entry_needs_signature(e)) {
-        printf("  (parameter types come from the kernel's signature: give --kernel MANGLED_NAME to "
-               "evaluate)\n");
-        return;
-    }
     void **params = calloc(np ? np : 1, sizeof *params);
     int ok = params != NULL;
     for (size_t i = 0; ok && i < np; i++) {
@@ -128,9 +122,18 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
         }
     }
     if (!ok) {
+        for (size_t i = 0; params && i < np; i++)
+            free(params[i]);
+        free(params);
         fprintf(stderr, "xmatune: out of memory\n");
-        goto out;
+        return NULL;
     }
+    return params;
+}
+
+/* Applies and prints the --set values that name one of the entry's parameters. */
+static void apply_sets(const xmt_entry *e, const check_opts *o, void **params, size_t np)
+{
     printf("  example launch:");
     for (int s = 0; s < o->nsets; s++) {
         char name[256], why[256];
@@ -159,9 +162,12 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
     printf(" (other arguments 0), ");
     print_dims(&o->orig);
     printf("\n");
-    xmt_launch_view v = {params, np, o->orig, &o->attrs};
+}
+
+static void print_key(const xmt_entry *e, const xmt_launch_view *v)
+{
     uint8_t key[XMT_KEY_MAX];
-    size_t kl = xmt_entry_key(e, &v, key, sizeof key);
+    size_t kl = xmt_entry_key(e, v, key, sizeof key);
     if (kl) {
         char buf[2048];
         xmt_entry_key_render(e, key, kl, buf, sizeof buf);
@@ -169,16 +175,20 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
     } else {
         printf("    key: cannot be computed for these values (an expression fails)\n");
     }
+}
+
+static void print_candidates(const xmt_entry *e, const xmt_launch_view *v, int all)
+{
     size_t nc = xmt_entry_ncandidates(e), nvalid = 0, shown = 0;
     for (size_t i = 0; i < nc; i++) {
         xmt_candidate c;
-        nvalid += xmt_entry_candidate(e, i, &v, &c) == 1;
+        nvalid += xmt_entry_candidate(e, i, v, &c) == 1;
     }
     printf("    space after conditions: %zu of %zu candidates valid\n", nvalid, nc);
     for (size_t i = 0; i < nc; i++) {
         xmt_candidate c;
-        int r = xmt_entry_candidate(e, i, &v, &c);
-        if (!o->all && shown >= 16) {
+        int r = xmt_entry_candidate(e, i, v, &c);
+        if (!all && shown >= 16) {
             printf("      ... (%zu more; --all lists them)\n", nc - i);
             break;
         }
@@ -197,8 +207,12 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
         }
         printf("\n");
     }
+}
+
+static void print_pin_and_buffers(const xmt_entry *e, const xmt_launch_view *v)
+{
     xmt_candidate pc;
-    int pr = xmt_entry_pin(e, &v, &pc);
+    int pr = xmt_entry_pin(e, v, &pc);
     if (pr) {
         printf("    %s: ", pc.label);
         if (pr == 1)
@@ -209,7 +223,7 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
     }
     for (size_t i = 0; i < xmt_entry_nbuffers(e); i++) {
         xmt_buffer b;
-        int r = xmt_entry_buffer(e, i, &v, &b);
+        int r = xmt_entry_buffer(e, i, v, &b);
         if (r < 0) {
             printf("    buffer %s: size cannot be computed for these values\n",
                    b.name ? b.name : "?");
@@ -224,10 +238,148 @@ static void summarise_launch(const xmt_entry *e, const check_opts *o)
             printf(", rtol %g atol %g", b.rtol, b.atol);
         printf("\n");
     }
-out:
-    for (size_t i = 0; params && i < np; i++)
+}
+
+/* Evaluates the entry for the example launch the options describe. */
+static void summarise_launch(const xmt_entry *e, const check_opts *o)
+{
+    size_t np = xmt_entry_nparams(e);
+    if (xmt_entry_needs_signature(e)) {
+        printf("  (parameter types come from the kernel's signature: give --kernel MANGLED_NAME to "
+               "evaluate)\n");
+        return;
+    }
+    void **params = example_params(e, np);
+    if (!params) return;
+    apply_sets(e, o, params, np);
+    xmt_launch_view v = {params, np, o->orig, &o->attrs};
+    print_key(e, &v);
+    print_candidates(e, &v, o->all);
+    print_pin_and_buffers(e, &v);
+    for (size_t i = 0; i < np; i++)
         free(params[i]);
     free(params);
+}
+
+/* One option taking a value (--set, --attr, --grid0, --block0, --shared0, --kernel).
+ * Returns 0, or 2 after saying what is wrong. */
+static int check_option_value(check_opts *o, const char *a, char *val)
+{
+    if (!strcmp(a, "--set")) {
+        if (!strchr(val, '=')) {
+            fprintf(stderr, "xmatune check: --set expects NAME=VALUE, not '%s'\n", val);
+            return 2;
+        }
+        o->sets[o->nsets++] = val;
+    } else if (!strcmp(a, "--attr")) {
+        const char *eq = strchr(val, '=');
+        char name[64], *end;
+        if (!eq || (size_t)(eq - val) >= sizeof name) {
+            fprintf(stderr, "xmatune check: --attr expects NAME=VALUE, not '%s'\n", val);
+            return 2;
+        }
+        memcpy(name, val, (size_t)(eq - val));
+        name[eq - val] = 0;
+        errno = 0;
+        long long v = strtoll(eq + 1, &end, 0);
+        if (end == eq + 1 || *end || errno || xmt_attrs_set(&o->attrs, name, v)) {
+            fprintf(stderr, "xmatune check: --attr %s: unknown attribute or bad number\n", val);
+            return 2;
+        }
+    } else if (!strcmp(a, "--grid0") || !strcmp(a, "--block0")) {
+        if (parse_dim3(val, a[2] == 'g' ? &o->orig.grid : &o->orig.block)) {
+            fprintf(stderr, "xmatune check: %s expects X[,Y[,Z]] of positive numbers, not '%s'\n",
+                    a, val);
+            return 2;
+        }
+    } else if (!strcmp(a, "--shared0")) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(val, &end, 10);
+        if (end == val || *end || errno || v > 0xffffffffUL) {
+            fprintf(stderr, "xmatune check: --shared0 expects a byte count, not '%s'\n", val);
+            return 2;
+        }
+        o->orig.shared = (uint32_t)v;
+    } else {
+        o->kernels[o->nkernels++] = val;
+    }
+    return 0;
+}
+
+/* The command line: options into o, files into files. Returns -1 to go on, else the
+ * exit status (0 after --help). */
+static int parse_check_args(int argc, char **argv, check_opts *o, char **files, int *nfiles)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_check(stdout);
+            return 0;
+        } else if (!strcmp(a, "--all")) {
+            o->all = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(a, "--set") || !strcmp(a, "--attr") || !strcmp(a, "--grid0") ||
+                   !strcmp(a, "--block0") || !strcmp(a, "--shared0") || !strcmp(a, "--kernel")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "xmatune check: %s needs a value\n", a);
+                return 2;
+            }
+            if (check_option_value(o, a, argv[++i])) return 2;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "xmatune check: unknown option %s\n", a);
+            usage_check(stderr);
+            return 2;
+        } else {
+            files[(*nfiles)++] = argv[i];
+        }
+    }
+    if (!*nfiles) {
+        usage_check(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+/* One entry: its description, the --kernel names it matches, its example launch. */
+static void check_entry(const xmt_policy_set *set, const xmt_entry *e, const check_opts *o)
+{
+    char buf[4096];
+    printf("%s: %s\n", xmt_entry_origin(e), xmt_entry_pattern(e));
+    xmt_entry_describe(e, buf, sizeof buf);
+    fputs(buf, stdout);
+    const xmt_entry *spec = NULL;
+    for (int k = 0; k < o->nkernels; k++) {
+        if (!xmt_entry_matches(e, o->kernels[k])) continue;
+        char name[1024], sig[2048];
+        xmt_demangle(o->kernels[k], name, sizeof name, sig, sizeof sig);
+        const xmt_entry *m = xmt_policy_match(set, o->kernels[k], NULL, NULL);
+        int wins = m && !strcmp(xmt_entry_origin(m), xmt_entry_origin(e));
+        printf("  matches %s (%s)%s\n", o->kernels[k], sig, wins ? "" : ", but another entry wins");
+        if (wins && !spec) spec = m;
+    }
+    summarise_launch(spec ? spec : e, o);
+}
+
+/* One policy file or folder. Returns 1 when it has errors. */
+static int check_file(const char *file, const check_opts *o)
+{
+    xmt_policy_set *set = NULL;
+    int nerr = xmt_policy_load(file, &set, print_diag, NULL);
+    if (!o->quiet) {
+        printf("%s: %zu entr%s, %d error%s\n", file, xmt_policy_count(set),
+               xmt_policy_count(set) == 1 ? "y" : "ies", nerr, nerr == 1 ? "" : "s");
+        for (size_t i = 0; i < xmt_policy_count(set); i++)
+            check_entry(set, xmt_policy_entry(set, i), o);
+        for (int k = 0; k < o->nkernels; k++) {
+            const xmt_entry *m = xmt_policy_match(set, o->kernels[k], print_diag, NULL);
+            printf("kernel %s -> %s\n", o->kernels[k],
+                   m ? xmt_entry_origin(m) : "no entry (runs untuned)");
+        }
+    }
+    xmt_policy_free(set);
+    return nerr ? 1 : 0;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -244,123 +396,14 @@ static int cmd_check(int argc, char **argv)
     if (!o.sets || !o.kernels || !files) {
         fprintf(stderr, "xmatune: out of memory\n");
         rc = 2;
-        goto done;
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = (i + 1 < argc) ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage_check(stdout);
-            goto done;
-        } else if (!strcmp(a, "--all")) {
-            o.all = 1;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o.quiet = 1;
-        } else if (!strcmp(a, "--set") || !strcmp(a, "--attr") || !strcmp(a, "--grid0") ||
-                   !strcmp(a, "--block0") || !strcmp(a, "--shared0") || !strcmp(a, "--kernel")) {
-            if (!val) {
-                fprintf(stderr, "xmatune check: %s needs a value\n", a);
-                rc = 2;
-                goto done;
-            }
-            i++;
-            if (!strcmp(a, "--set")) {
-                if (!strchr(val, '=')) {
-                    fprintf(stderr, "xmatune check: --set expects NAME=VALUE, not '%s'\n", val);
-                    rc = 2;
-                    goto done;
-                }
-                o.sets[o.nsets++] = argv[i];
-            } else if (!strcmp(a, "--attr")) {
-                const char *eq = strchr(val, '=');
-                char name[64], *end;
-                if (!eq || (size_t)(eq - val) >= sizeof name) {
-                    fprintf(stderr, "xmatune check: --attr expects NAME=VALUE, not '%s'\n", val);
-                    rc = 2;
-                    goto done;
-                }
-                memcpy(name, val, (size_t)(eq - val));
-                name[eq - val] = 0;
-                errno = 0;
-                long long v = strtoll(eq + 1, &end, 0);
-                if (end == eq + 1 || *end || errno || xmt_attrs_set(&o.attrs, name, v)) {
-                    fprintf(stderr, "xmatune check: --attr %s: unknown attribute or bad number\n",
-                            val);
-                    rc = 2;
-                    goto done;
-                }
-            } else if (!strcmp(a, "--grid0") || !strcmp(a, "--block0")) {
-                if (parse_dim3(val, a[2] == 'g' ? &o.orig.grid : &o.orig.block)) {
-                    fprintf(stderr,
-                            "xmatune check: %s expects X[,Y[,Z]] of positive numbers, not '%s'\n",
-                            a, val);
-                    rc = 2;
-                    goto done;
-                }
-            } else if (!strcmp(a, "--shared0")) {
-                char *end;
-                errno = 0;
-                unsigned long v = strtoul(val, &end, 10);
-                if (end == val || *end || errno || v > 0xffffffffUL) {
-                    fprintf(stderr, "xmatune check: --shared0 expects a byte count, not '%s'\n",
-                            val);
-                    rc = 2;
-                    goto done;
-                }
-                o.orig.shared = (uint32_t)v;
-            } else {
-                o.kernels[o.nkernels++] = argv[i];
-            }
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "xmatune check: unknown option %s\n", a);
-            usage_check(stderr);
-            rc = 2;
-            goto done;
-        } else {
-            files[nfiles++] = argv[i];
+    } else {
+        rc = parse_check_args(argc, argv, &o, files, &nfiles);
+        if (rc < 0) {
+            rc = 0;
+            for (int f = 0; f < nfiles; f++)
+                rc |= check_file(files[f], &o);
         }
     }
-    if (!nfiles) {
-        usage_check(stderr);
-        rc = 2;
-        goto done;
-    }
-    for (int f = 0; f < nfiles; f++) {
-        xmt_policy_set *set = NULL;
-        int nerr = xmt_policy_load(files[f], &set, print_diag, NULL);
-        if (nerr) rc = 1;
-        if (!o.quiet) {
-            printf("%s: %zu entr%s, %d error%s\n", files[f], xmt_policy_count(set),
-                   xmt_policy_count(set) == 1 ? "y" : "ies", nerr, nerr == 1 ? "" : "s");
-            for (size_t i = 0; i < xmt_policy_count(set); i++) {
-                const xmt_entry *e = xmt_policy_entry(set, i);
-                char buf[4096];
-                printf("%s: %s\n", xmt_entry_origin(e), xmt_entry_pattern(e));
-                xmt_entry_describe(e, buf, sizeof buf);
-                fputs(buf, stdout);
-                const xmt_entry *spec = NULL;
-                for (int k = 0; k < o.nkernels; k++) {
-                    if (!xmt_entry_matches(e, o.kernels[k])) continue;
-                    char name[1024], sig[2048];
-                    xmt_demangle(o.kernels[k], name, sizeof name, sig, sizeof sig);
-                    const xmt_entry *m = xmt_policy_match(set, o.kernels[k], NULL, NULL);
-                    printf("  matches %s (%s)%s\n", o.kernels[k], sig,
-                           m && !strcmp(xmt_entry_origin(m), xmt_entry_origin(e))
-                               ? ""
-                               : ", but another entry wins");
-                    if (m && !strcmp(xmt_entry_origin(m), xmt_entry_origin(e)) && !spec) spec = m;
-                }
-                summarise_launch(spec ? spec : e, &o);
-            }
-            for (int k = 0; k < o.nkernels; k++) {
-                const xmt_entry *m = xmt_policy_match(set, o.kernels[k], print_diag, NULL);
-                printf("kernel %s -> %s\n", o.kernels[k],
-                       m ? xmt_entry_origin(m) : "no entry (runs untuned)");
-            }
-        }
-        xmt_policy_free(set);
-    }
-done:
     free(o.sets);
     free(o.kernels);
     free(files);

@@ -160,7 +160,8 @@ static long arg_long(const char *s, long lo, long hi, const char *what)
     return v;
 }
 
-int main(int argc, char **argv)
+/* The options into the globals; 0, or 2 after the usage line. */
+static int parse_args(int argc, char **argv)
 {
     int c;
     while ((c = getopt(argc, argv, "n:t:r:w:b:g:h")) != -1) {
@@ -177,7 +178,42 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    return 0;
+}
 
+/* Each worker's stream, buffers (large enough for any config a policy could rewrite the
+ * launch to) and kernel arguments. */
+static void setup_worker(worker *w)
+{
+    size_t bytes = (size_t)grid * block * 4 + 4096;
+    CHECK(cu.cuStreamCreate(&w->stream, CU_STREAM_NON_BLOCKING));
+    CHECK(cu.cuMemAlloc(&w->a, bytes));
+    CHECK(cu.cuMemAlloc(&w->b, bytes));
+    CHECK(cu.cuMemAlloc(&w->out, bytes));
+    CHECK(cu.cuMemsetD8(w->a, 0, bytes));
+    CHECK(cu.cuMemsetD8(w->b, 0, bytes));
+    w->n = 1;
+    w->params[0] = &w->a;
+    w->params[1] = &w->b;
+    w->params[2] = &w->out;
+    w->params[3] = &w->n;
+}
+
+static void print_result(const double *per)
+{
+    double sorted[1000];
+    memcpy(sorted, per, (size_t)reps * sizeof *per);
+    qsort(sorted, (size_t)reps, sizeof *sorted, cmp_double);
+    double med = reps % 2 ? sorted[reps / 2] : (sorted[reps / 2 - 1] + sorted[reps / 2]) / 2;
+    printf("threads=%d launches=%ld reps=%d median_ns=%.1f min_ns=%.1f max_ns=%.1f "
+           "launches_per_s=%.0f\n",
+           nthreads, launches, reps, med, sorted[0], sorted[reps - 1],
+           (double)nthreads * 1e9 / med);
+}
+
+int main(int argc, char **argv)
+{
+    if (parse_args(argc, argv)) return 2;
     load_api();
     CHECK(cu.cuInit(0));
     CUdevice dev;
@@ -201,22 +237,8 @@ int main(int argc, char **argv)
         free(per);
         return 1;
     }
-    /* Buffers large enough for any config a policy could rewrite the launch to. */
-    size_t bytes = (size_t)grid * block * 4 + 4096;
-    for (int i = 0; i < nthreads; i++) {
-        worker *w = &ws[i];
-        CHECK(cu.cuStreamCreate(&w->stream, CU_STREAM_NON_BLOCKING));
-        CHECK(cu.cuMemAlloc(&w->a, bytes));
-        CHECK(cu.cuMemAlloc(&w->b, bytes));
-        CHECK(cu.cuMemAlloc(&w->out, bytes));
-        CHECK(cu.cuMemsetD8(w->a, 0, bytes));
-        CHECK(cu.cuMemsetD8(w->b, 0, bytes));
-        w->n = 1;
-        w->params[0] = &w->a;
-        w->params[1] = &w->b;
-        w->params[2] = &w->out;
-        w->params[3] = &w->n;
-    }
+    for (int i = 0; i < nthreads; i++)
+        setup_worker(&ws[i]);
     pthread_barrier_init(&start_bar, NULL, (unsigned)nthreads + 1);
     pthread_barrier_init(&end_bar, NULL, (unsigned)nthreads + 1);
     for (int i = 0; i < nthreads; i++)
@@ -251,14 +273,7 @@ int main(int argc, char **argv)
     }
     CHECK(cu.cuLibraryUnload(lib));
 
-    double sorted[1000];
-    memcpy(sorted, per, (size_t)reps * sizeof *per);
-    qsort(sorted, (size_t)reps, sizeof *sorted, cmp_double);
-    double med = reps % 2 ? sorted[reps / 2] : (sorted[reps / 2 - 1] + sorted[reps / 2]) / 2;
-    printf("threads=%d launches=%ld reps=%d median_ns=%.1f min_ns=%.1f max_ns=%.1f "
-           "launches_per_s=%.0f\n",
-           nthreads, launches, reps, med, sorted[0], sorted[reps - 1],
-           (double)nthreads * 1e9 / med);
+    print_result(per);
     free(per);
     free(ws);
     free(tids);
