@@ -35,8 +35,7 @@ static void vmessage(const char *fmt, va_list ap)
 
 void xmt_warn(const char *fmt, ...)
 {
-    int cap = xmt_opt.max_messages ? xmt_opt.max_messages : 100;
-    if (atomic_fetch_add(&messages_printed, 1) >= cap) {
+    if (atomic_fetch_add(&messages_printed, 1) >= xmt_opt.max_messages) {
         atomic_fetch_add(&messages_dropped, 1);
         return;
     }
@@ -141,7 +140,7 @@ void xmt_log_event(json_t *obj)
 void xmt_log_close(void)
 {
     int dropped = atomic_load(&messages_dropped);
-    if (dropped > 0) {
+    if (dropped > 0 && xmt_opt.max_messages > 0) { /* 0: silence, the count too */
         char line[128];
         int n =
             snprintf(line, sizeof line, "xmatune: %d further messages were suppressed\n", dropped);

@@ -4,11 +4,13 @@
 #include "options.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct xmt_options xmt_opt;
+/* Messages before the options are read (none today) still get the default cap. */
+struct xmt_options xmt_opt = {.max_messages = 100};
 
 typedef enum { T_MODE, T_BOOL, T_INT, T_DOUBLE, T_STR, T_STAT } opt_type;
 
@@ -64,7 +66,7 @@ static const opt_desc options[] = {
     {"XMATUNE_EXCLUDE", T_STR, OFF(exclude), SZ(exclude), "", 0, 0,
      "comma-separated globs on kernel names that are never tuned"},
     {"XMATUNE_MAX_MESSAGES", T_INT, OFF(max_messages), 0, "100", 0, 1000000,
-     "most `xmatune:` messages printed on stderr; further ones are counted"},
+     "most `xmatune:` messages printed on stderr; further ones are counted (0: none at all)"},
 };
 
 static const char *const mode_names[] = {"off", "discover", "tune", "replay"};
@@ -118,7 +120,8 @@ static int parse_value(const opt_desc *o, const char *v)
     case T_DOUBLE: {
         errno = 0;
         double d = strtod(v, &end);
-        if (errno || end == v || *end || d < (double)o->min || d > (double)o->max) return -1;
+        if (errno || end == v || *end || isnan(d) || d < (double)o->min || d > (double)o->max)
+            return -1;
         *(double *)p = d;
         return 0;
     }

@@ -103,6 +103,25 @@ START_TEST(options_bad_values_warn_and_keep_default)
 }
 END_TEST
 
+/* strtod reads "nan" and "inf": a NaN budget compares false with every bound. */
+START_TEST(options_nan_rejected)
+{
+    char err[4096];
+    setenv("XMATUNE_BUDGET_MS", "nan", 1);
+    setenv("XMATUNE_WARMUP_MS", "-NaN", 1);
+    setenv("XMATUNE_TOTAL_BUDGET_MS", "inf", 1);
+    capture_stderr(load, err, sizeof err);
+    ck_assert(xmt_opt.budget_ms == -1);
+    ck_assert(xmt_opt.warmup_ms == 50);
+    ck_assert(xmt_opt.total_budget_ms == -1);
+    ck_assert_ptr_nonnull(strstr(err, "XMATUNE_BUDGET_MS=\"nan\" is not valid"));
+    ck_assert_ptr_nonnull(strstr(err, "XMATUNE_WARMUP_MS=\"-NaN\" is not valid"));
+    ck_assert_ptr_nonnull(strstr(err, "XMATUNE_TOTAL_BUDGET_MS=\"inf\" is not valid"));
+    unsetenv("XMATUNE_WARMUP_MS");
+    unsetenv("XMATUNE_TOTAL_BUDGET_MS");
+}
+END_TEST
+
 static void print_options(void)
 {
     xmt_options_print(stderr);
@@ -154,6 +173,18 @@ START_TEST(log_messages_capped)
         strstr(err, "xmatune: warning 0\nxmatune: warning 1\nxmatune: warning 2\n"));
     ck_assert_ptr_null(strstr(err, "warning 3"));
     ck_assert_ptr_nonnull(strstr(err, "xmatune: 2 further messages were suppressed"));
+}
+END_TEST
+
+/* 0 means none (it used to mean 100). */
+START_TEST(log_max_messages_zero_is_silence)
+{
+    char err[4096];
+    setenv("XMATUNE_MAX_MESSAGES", "0", 1);
+    xmt_options_load(test_warn);
+    ck_assert_int_eq(xmt_opt.max_messages, 0);
+    capture_stderr(five_warnings, err, sizeof err);
+    ck_assert_str_eq(err, "");
 }
 END_TEST
 
@@ -273,6 +304,8 @@ int main(void)
     tcase_add_test(tc, options_print_and_markdown);
     tcase_add_test(tc, log_expand_path);
     tcase_add_test(tc, log_messages_capped);
+    tcase_add_test(tc, log_max_messages_zero_is_silence);
+    tcase_add_test(tc, options_nan_rejected);
     tcase_add_test(tc, log_events_lines_and_lazy_file);
     tcase_add_test(tc, cache_store_reload_last_wins);
     tcase_add_test(tc, cacherec_skips_what_is_not_a_record);
