@@ -3,6 +3,7 @@
  */
 #include "log.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -98,10 +100,25 @@ static int open_log(void)
         xmt_warn("XMATUNE_LOG is too long; no log is written");
         return -1;
     }
-    log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    /* Non-blocking, so that a FIFO nobody reads fails (ENXIO) instead of hanging the
+     * program at its first CUDA call; then blocking again, as a log's writes should be. */
+    log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
     if (log_fd < 0) {
         log_failed = 1;
-        xmt_warn("cannot open the log %s: %m; no log is written", path);
+        if (errno == ENXIO)
+            xmt_warn("the log %s is a FIFO with no reader; no log is written", path);
+        else
+            xmt_warn("cannot open the log %s: %m; no log is written", path);
+        return -1;
+    }
+    struct stat st;
+    int fl = fcntl(log_fd, F_GETFL);
+    if (fstat(log_fd, &st) != 0 || S_ISDIR(st.st_mode) || fl < 0 ||
+        fcntl(log_fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        close(log_fd);
+        log_fd = -1;
+        log_failed = 1;
+        xmt_warn("the log %s is not a file, FIFO or device; no log is written", path);
         return -1;
     }
     return 0;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "log.h"
 #include "options.h"
@@ -21,7 +22,23 @@ static int driver_status = -1;
 static void driver_load(void)
 {
     const char *lib = xmt_opt.libcuda[0] ? xmt_opt.libcuda : "libcuda.so.1";
+    /* dlopen reads the file with a blocking open: a FIFO would hang the program. */
+    struct stat fst;
+    if (strchr(lib, '/') && stat(lib, &fst) == 0 && !S_ISREG(fst.st_mode)) {
+        xmt_warn("the CUDA driver %s is not a regular file; every launch passes through", lib);
+        return;
+    }
     xmt_drv.handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (xmt_drv.handle && xmt_real_dlsym(xmt_drv.handle, "xmatune_version")) {
+        /* libxmatune.so itself: its cuGetProcAddress_v2 would call back into activation,
+         * which is waiting for this very call (a deadlock in pthread_once). */
+        dlclose(xmt_drv.handle);
+        xmt_drv.handle = NULL;
+        xmt_warn("XMATUNE_LIBCUDA=%s is the shim itself, not a CUDA driver; every launch "
+                 "passes through",
+                 lib);
+        return;
+    }
     if (!xmt_drv.handle) {
         xmt_warn("cannot open the CUDA driver %s (%s); every launch passes through", lib,
                  dlerror());

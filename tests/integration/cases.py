@@ -12,6 +12,7 @@ XMT_APP_LINKED, XMT_RTLD_NEXT, XMT_POLICIES, XMT_WORK.
 """
 import json
 import os
+import time
 import re
 import shutil
 import struct
@@ -257,6 +258,45 @@ def libcuda_option():
                                     "XMATUNE_LIBCUDA": os.path.join(SIMDIR, "libcuda.so.1")})
     ok(r, "XMATUNE_LIBCUDA by path")
     saw_every_launch(r, "XMATUNE_LIBCUDA by path")
+    # The shim itself as the driver used to deadlock in activation; a FIFO hung in dlopen.
+    fifo = os.path.join(WORK, "libcuda.fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    for lib, msg in ((SHIM, "is the shim itself, not a CUDA driver"), (fifo, "is not a regular file")):
+        r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_LIBCUDA": lib})
+        ok(r, "XMATUNE_LIBCUDA=%s" % lib)
+        same_output(base, r, "XMATUNE_LIBCUDA=%s" % lib)
+        expect(r.stderr.count(msg) == 1, r.stderr)
+
+
+@case
+def log_fifo_and_devices():
+    base = run("rt", "saxpy", shim=False)
+    # A FIFO nobody reads: a message, not a hang at the first CUDA call.
+    fifo = os.path.join(WORK, "log.fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_LOG": fifo})
+    ok(r, "a FIFO log without a reader")
+    same_output(base, r, "a FIFO log without a reader")
+    expect("is a FIFO with no reader; no log is written" in r.stderr, r.stderr)
+    # With a reader it is a log like any other.
+    import threading
+    got = []
+    t = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    t.start()
+    time.sleep(0.2)
+    r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_LOG": fifo})
+    t.join(30)
+    ok(r, "a FIFO log with a reader")
+    expect(got and '"event":"start"' in got[0] and '"event":"exit"' in got[0], got)
+    # A character device stays a valid log; a directory is not one.
+    r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_LOG": "/dev/null"})
+    ok(r, "/dev/null as the log")
+    expect("no log is written" not in r.stderr, r.stderr)
+    r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_LOG": WORK})
+    ok(r, "a directory as the log")
+    expect("no log is written" in r.stderr, r.stderr)
 
 
 @case
