@@ -171,10 +171,6 @@ struct xmt_policy_set {
 
 /* Frees what the entry owns (everything when owner, else ptypes/psizes) and e itself. */
 void xmt_entry_destroy(struct xmt_entry *e);
-/* Type name table shared by the loader and the matcher: "i32", "int", "float*", ...
- * Returns the XMT_DT_* / XMT_PT_PTR type, -1 unknown; *pointee = pointer's dtype or -1. */
-int xmt_type_parse(const char *s, int *pointee, uint32_t *size);
-const char *xmt_type_name(unsigned t);
 /* Appends to a set (load.c); -1 when out of memory or too many entries. */
 int xmt_set_add(struct xmt_policy_set *s, struct xmt_entry *e);
 
