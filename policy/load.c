@@ -284,15 +284,6 @@ static int check_graph(ld *L, int idx, unsigned char *onpath, size_t *visits)
     return rc;
 }
 
-static int dtype_parse(const char *s)
-{
-    int pe;
-    uint32_t sz;
-    if (strcmp(s, "bytes") == 0) return XMT_DT_BYTES;
-    int t = xmt_type_parse(s, &pe, &sz);
-    return (t >= 0 && t <= XMT_DT_F64) ? t : -1;
-}
-
 /* ---- name resolution -------------------------------------------------------------------- */
 
 enum {
@@ -739,7 +730,7 @@ static void parse_tensors(ld *L, const yaml_node_t *n)
         t->param = (unsigned)pi;
         if (tv[0]) {
             const char *ds = scalar(L, tv[0], "dtype");
-            int d = dtype_parse(ds);
+            int d = xmt_dtype_parse(ds);
             if (d < 0)
                 fail(L, tv[0],
                      "dtype: unknown '%s' (expected i8..i64, u8..u64, f16, bf16, f32, f64, bytes)",

@@ -138,3 +138,12 @@ int xmt_type_parse(const char *s, int *pointee, uint32_t *size)
         }
     return -1;
 }
+
+int xmt_dtype_parse(const char *s)
+{
+    int pe;
+    uint32_t sz;
+    if (strcmp(s, "bytes") == 0) return XMT_DT_BYTES;
+    int t = xmt_type_parse(s, &pe, &sz);
+    return (t >= 0 && t <= XMT_DT_F64) ? t : -1;
+}

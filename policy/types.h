@@ -15,5 +15,7 @@
  * Returns the XMT_DT_* / XMT_PT_PTR type, -1 unknown; *pointee = pointer's dtype or -1. */
 int xmt_type_parse(const char *s, int *pointee, uint32_t *size);
 const char *xmt_type_name(unsigned t);
+/* A tensor dtype: "f32", "float", ... or "bytes"; XMT_DT_*, -1 unknown (pointers too). */
+int xmt_dtype_parse(const char *s);
 
 #endif
