@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void free_launch(xmt_launch *l)
+static void free_launch(xmt_launch_exprs *l)
 {
     for (int i = 0; i < 3; i++) {
         xmt_code_free(&l->grid.c[i]);

@@ -67,7 +67,7 @@ typedef struct {
 
 typedef struct {
     xmt_dimexpr grid, block, shared;
-} xmt_launch;
+} xmt_launch_exprs;
 
 typedef struct {
     unsigned param;
@@ -83,8 +83,8 @@ typedef struct {
     xmt_val vals[XMT_MAX_TUNABLES];
     int has_cond;
     xmt_code cond;
-    xmt_launch launch; /* fields set override the entry's */
-    xmt_args args;     /* params set override the entry's */
+    xmt_launch_exprs launch; /* fields set override the entry's */
+    xmt_args args;           /* params set override the entry's */
     int line;
 } xmt_config;
 
@@ -145,7 +145,7 @@ struct xmt_entry {
 
     int has_cond;
     xmt_code cond;
-    xmt_launch launch;
+    xmt_launch_exprs launch;
     xmt_args args;
 
     xmt_bufdecl *bufs;

@@ -923,7 +923,7 @@ static void parse_dimexpr(ld *L, const yaml_node_t *n, const char *what, xmt_dim
     }
 }
 
-static void parse_launch(ld *L, const yaml_node_t *n, xmt_launch *l)
+static void parse_launch(ld *L, const yaml_node_t *n, xmt_launch_exprs *l)
 {
     static const char *const lk[] = {"grid", "block", "shared"};
     yaml_node_t *lv[3];
