@@ -246,7 +246,7 @@ static void sb_tuple(sbuf *b, const uint8_t *k, unsigned n)
 {
     sb(b, "(");
     for (unsigned i = 0; i < n; i++) {
-        sb_val(b, k + 9 * i);
+        sb_val(b, k + XMT_KEY_SLOT * i);
         sb(b, "%s", (n == 1) ? "," : (i + 1 < n ? ", " : ""));
     }
     sb(b, ")");
@@ -273,20 +273,20 @@ int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, cha
             break;
         case XMT_TR_SCALAR:
             sb_val(&b, k);
-            k += 9;
+            k += XMT_KEY_SLOT;
             break;
         case XMT_TR_TUPLE:
             sb_tuple(&b, k, tr->ndim);
-            k += 9 * tr->ndim;
+            k += XMT_KEY_SLOT * tr->ndim;
             break;
         case XMT_TR_TENSOR:
             sb(&b, "(%s, ", xmt_dtype_name((xmt_dtype)k[0]));
             k += 1;
             sb_tuple(&b, k, tr->ndim);
-            k += 9 * tr->ndim;
+            k += XMT_KEY_SLOT * tr->ndim;
             sb(&b, ", ");
             sb_tuple(&b, k, tr->ndim);
-            k += 9 * tr->ndim;
+            k += XMT_KEY_SLOT * tr->ndim;
             sb(&b, ")");
             break;
         }
@@ -294,7 +294,7 @@ int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, cha
     for (unsigned f = 0; f < e->nft; f++) {
         sb(&b, "%s%s=", (e->ntriggers || f) ? ", " : "", e->ftnames[f]);
         sb_val(&b, k);
-        k += 9;
+        k += XMT_KEY_SLOT;
     }
     return (int)b.at;
 }

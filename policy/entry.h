@@ -46,6 +46,9 @@ typedef struct {
 } xmt_tensor;
 
 enum { XMT_SLOT_EXPR, XMT_SLOT_DTYPE };
+/* Bytes that one XMT_SLOT_EXPR slot takes in a lookup key: a tag byte (0 integer,
+ * 1 float) then the value's 8 bytes. An XMT_SLOT_DTYPE slot takes 1 byte, the dtype. */
+#define XMT_KEY_SLOT 9
 typedef struct {
     uint8_t kind, dtype;
     xmt_code code;

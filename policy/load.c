@@ -1040,7 +1040,7 @@ static void add_slot_code(ld *L, const yaml_node_t *n, const xmt_code *src)
     xmt_slot *s = &e->slots[e->nslots++];
     s->kind = XMT_SLOT_EXPR;
     if (xmt_code_copy(&s->code, src)) fail(L, n, "out of memory");
-    e->keylen += 9;
+    e->keylen += XMT_KEY_SLOT;
 }
 
 static void add_slot_param(ld *L, const yaml_node_t *n, unsigned pi, const xmt_field *f)
@@ -1055,7 +1055,7 @@ static void add_slot_param(ld *L, const yaml_node_t *n, unsigned pi, const xmt_f
     size_t pos;
     if (xmt_compile(text, resolve, &c, &s->code, err, sizeof err, &pos))
         fail(L, n, "trigger %s: %s", text, err);
-    e->keylen += 9;
+    e->keylen += XMT_KEY_SLOT;
 }
 
 static xmt_trigger *new_trigger(ld *L, const yaml_node_t *n, const char *label, int form)
@@ -1225,7 +1225,7 @@ static void subsume_triggers(struct xmt_entry *e)
         unsigned first = w;
         for (unsigned s = tr.first; s < tr.first + tr.nslots; s++) {
             e->slots[w++] = e->slots[s];
-            kl += e->slots[s].kind == XMT_SLOT_DTYPE ? 1 : 9;
+            kl += e->slots[s].kind == XMT_SLOT_DTYPE ? 1 : XMT_KEY_SLOT;
         }
         tr.first = first;
         e->triggers[tw++] = tr;
@@ -1237,7 +1237,7 @@ static void subsume_triggers(struct xmt_entry *e)
     for (unsigned s = w; s < e->nslots; s++)
         memset(&e->slots[s], 0, sizeof e->slots[s]);
     e->nslots = w;
-    e->keylen = kl + 9 * e->nft;
+    e->keylen = kl + XMT_KEY_SLOT * e->nft;
 }
 
 static void parse_bufnames(ld *L, const yaml_node_t *n, unsigned role, const char *what)
