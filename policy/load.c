@@ -1353,12 +1353,10 @@ static const char *const entry_keys[K_N] = {
     "l2_flush",
 };
 
-static void parse_entry_body(ld *L, const yaml_node_t *m)
+/* match:, signature: or mangled: (exactly one). */
+static void parse_pattern(ld *L, const yaml_node_t *m, yaml_node_t *const *v)
 {
     struct xmt_entry *e = L->cur;
-    yaml_node_t *v[K_N];
-    map_keys(L, m, "kernel entry", entry_keys, K_N, v);
-
     int npat = !!v[K_MATCH] + !!v[K_SIGNATURE] + !!v[K_MANGLED];
     if (npat == 0)
         fail(L, m, "kernel entry: needs one of match: (glob on the name), signature: or mangled:");
@@ -1372,20 +1370,16 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
     e->pattern = strdup(pat);
     if (!e->pattern) fail(L, m, "out of memory");
     snprintf(e->pattern_text, sizeof e->pattern_text, "%s: %s", entry_keys[pk], pat);
+}
 
-    if (v[K_PARAMS])
-        parse_params(L, v[K_PARAMS]);
-    else {
-        e->ptypes = xcalloc(L, m, 1, 1);
-        e->psizes = xcalloc(L, m, 1, sizeof *e->psizes);
-    }
-    /* tunable names before tensors, so that a shape naming one says why it may not */
-    if (v[K_SPACE] || v[K_CONFIGS]) collect_tunables(L, v[K_SPACE], v[K_CONFIGS]);
-    if (v[K_TENSORS]) parse_tensors(L, v[K_TENSORS]);
-    mark_args(L, v[K_ARGS]);
-    if (v[K_CONFIGS] && v[K_CONFIGS]->type == YAML_SEQUENCE_NODE)
-        for (yaml_node_item_t *it = v[K_CONFIGS]->data.sequence.items.start;
-             it < v[K_CONFIGS]->data.sequence.items.top; it++) {
+/* Marks the parameters that any args: sets (the entry's, each config's, the pin's). */
+static void mark_all_args(ld *L, const yaml_node_t *args, const yaml_node_t *configs,
+                          const yaml_node_t *pin)
+{
+    mark_args(L, args);
+    if (configs && configs->type == YAML_SEQUENCE_NODE)
+        for (yaml_node_item_t *it = configs->data.sequence.items.start;
+             it < configs->data.sequence.items.top; it++) {
             yaml_node_t *c = node(L, *it);
             if (c->type != YAML_MAPPING_NODE) continue;
             static const char *const ak[] = {"args"};
@@ -1395,33 +1389,42 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
                     !strcmp((const char *)node(L, q->key)->data.scalar.value, ak[0]))
                     mark_args(L, node(L, q->value));
         }
-    if (v[K_PIN] && v[K_PIN]->type == YAML_MAPPING_NODE)
-        for (yaml_node_pair_t *q = v[K_PIN]->data.mapping.pairs.start;
-             q < v[K_PIN]->data.mapping.pairs.top; q++)
+    if (pin && pin->type == YAML_MAPPING_NODE)
+        for (yaml_node_pair_t *q = pin->data.mapping.pairs.start; q < pin->data.mapping.pairs.top;
+             q++)
             if (node(L, q->key)->type == YAML_SCALAR_NODE &&
                 !strcmp((const char *)node(L, q->key)->data.scalar.value, "args"))
                 mark_args(L, node(L, q->value));
+}
 
-    /* functional triggers, then triggers: the key */
+/* functional_triggers: named expressions, compiled before triggers: may name them. */
+static void parse_ftriggers(ld *L, const yaml_node_t *n)
+{
+    struct xmt_entry *e = L->cur;
+    map_names(L, n, "functional_triggers");
+    for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
+        yaml_node_t *k = node(L, q->key);
+        const char *ks = (const char *)k->data.scalar.value;
+        if (e->nft >= XMT_MAX_TRIGGERS)
+            fail(L, k, "more than %d functional triggers", XMT_MAX_TRIGGERS);
+        check_new_name(L, k, ks, "functional_triggers");
+        char where[128];
+        snprintf(where, sizeof where, "the functional trigger %s", ks);
+        compile(L, node(L, q->value), SC_PARAMS | SC_TENSORS, where, &e->ftcode[e->nft]);
+        snprintf(e->ftnames[e->nft++], XMT_NAME_MAX, "%s", ks);
+    }
+}
+
+/* The lookup key: functional triggers, then triggers, then their slots in key order. */
+static void parse_key(ld *L, const yaml_node_t *m, const yaml_node_t *ftrig,
+                      const yaml_node_t *trig)
+{
+    struct xmt_entry *e = L->cur;
     e->slots = xcalloc(L, m, XMT_MAX_TRIGGERS * (1 + 2 * XMT_MAX_DIMS), sizeof *e->slots);
     e->triggers = xcalloc(L, m, XMT_MAX_TRIGGERS, sizeof *e->triggers);
-    if (v[K_FTRIGGERS]) {
-        map_names(L, v[K_FTRIGGERS], "functional_triggers");
-        for (yaml_node_pair_t *q = v[K_FTRIGGERS]->data.mapping.pairs.start;
-             q < v[K_FTRIGGERS]->data.mapping.pairs.top; q++) {
-            yaml_node_t *k = node(L, q->key);
-            const char *ks = (const char *)k->data.scalar.value;
-            if (e->nft >= XMT_MAX_TRIGGERS)
-                fail(L, k, "more than %d functional triggers", XMT_MAX_TRIGGERS);
-            check_new_name(L, k, ks, "functional_triggers");
-            char where[128];
-            snprintf(where, sizeof where, "the functional trigger %s", ks);
-            compile(L, node(L, q->value), SC_PARAMS | SC_TENSORS, where, &e->ftcode[e->nft]);
-            snprintf(e->ftnames[e->nft++], XMT_NAME_MAX, "%s", ks);
-        }
-    }
-    if (v[K_TRIGGERS]) {
-        const yaml_node_t *t = v[K_TRIGGERS];
+    if (ftrig) parse_ftriggers(L, ftrig);
+    if (trig) {
+        const yaml_node_t *t = trig;
         if (t->type == YAML_SCALAR_NODE) {
             parse_trigger(L, t, (const char *)t->data.scalar.value);
         } else if (t->type == YAML_SEQUENCE_NODE) {
@@ -1443,43 +1446,41 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
     }
     subsume_triggers(e);
     if (e->keylen > XMT_KEY_MAX)
-        fail(L, v[K_TRIGGERS] ? v[K_TRIGGERS] : m,
-             "the lookup key would take %zu bytes, more than %d", e->keylen, XMT_KEY_MAX);
+        fail(L, trig ? trig : m, "the lookup key would take %zu bytes, more than %d", e->keylen,
+             XMT_KEY_MAX);
+}
 
-    const unsigned all = SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG;
-    if (v[K_CONDITION]) {
-        e->has_cond = 1;
-        compile(L, v[K_CONDITION], all, "the entry's condition", &e->cond);
-    }
-    if (v[K_LAUNCH]) parse_launch(L, v[K_LAUNCH], &e->launch);
-    if (v[K_ARGS]) parse_args(L, v[K_ARGS], &e->args);
-    if (v[K_SPACE]) parse_space(L, v[K_SPACE]);
-    if (v[K_CONFIGS]) {
-        const yaml_node_t *c = v[K_CONFIGS];
-        if (c->type != YAML_SEQUENCE_NODE)
-            fail(L, c, "configs: expected a list of configs, found %s", kind_name(c));
-        size_t cnt = (size_t)(c->data.sequence.items.top - c->data.sequence.items.start);
-        if (cnt == 0)
-            fail(L, c, "configs: empty list (give at least one config, or leave configs: out)");
-        if (cnt > XMT_MAX_CONFIGS) fail(L, c, "configs: more than %d configs", XMT_MAX_CONFIGS);
-        e->configs = xcalloc(L, c, cnt, sizeof *e->configs);
-        e->nconfigs = (unsigned)cnt; /* zeroed configs free cleanly if one fails */
-        for (size_t i = 0; i < cnt; i++)
-            parse_config(L, node(L, c->data.sequence.items.start[i]), &e->configs[i], "config");
-    }
-    if (v[K_PIN]) {
-        parse_config(L, v[K_PIN], &e->pin, "pin");
-        e->has_pin = 1;
-    }
-    if (!e->nconfigs && !e->nspace && !e->has_pin)
-        fail(L, m, "kernel entry: nothing to tune: give configs:, space: or pin:");
+/* configs: a non-empty list of configs. */
+static void parse_configs(ld *L, const yaml_node_t *c)
+{
+    struct xmt_entry *e = L->cur;
+    if (c->type != YAML_SEQUENCE_NODE)
+        fail(L, c, "configs: expected a list of configs, found %s", kind_name(c));
+    size_t cnt = (size_t)(c->data.sequence.items.top - c->data.sequence.items.start);
+    if (cnt == 0)
+        fail(L, c, "configs: empty list (give at least one config, or leave configs: out)");
+    if (cnt > XMT_MAX_CONFIGS) fail(L, c, "configs: more than %d configs", XMT_MAX_CONFIGS);
+    e->configs = xcalloc(L, c, cnt, sizeof *e->configs);
+    e->nconfigs = (unsigned)cnt; /* zeroed configs free cleanly if one fails */
+    for (size_t i = 0; i < cnt; i++)
+        parse_config(L, node(L, c->data.sequence.items.start[i]), &e->configs[i], "config");
+}
 
-    if (v[K_RESET] || v[K_RESTORE] || v[K_VERIFY])
-        e->bufs = xcalloc(L, m, e->nparams, sizeof *e->bufs);
-    if (v[K_RESET]) parse_bufnames(L, v[K_RESET], XMT_BUF_RESET, "reset_to_zero");
-    if (v[K_RESTORE]) parse_bufnames(L, v[K_RESTORE], XMT_BUF_RESTORE, "restore");
-    if (v[K_VERIFY]) parse_bufnames(L, v[K_VERIFY], XMT_BUF_VERIFY, "verify");
+/* reset_to_zero:, restore:, verify: (the buffers that benchmarking must look after). */
+static void parse_buffers(ld *L, const yaml_node_t *m, const yaml_node_t *reset,
+                          const yaml_node_t *restore, const yaml_node_t *verify)
+{
+    struct xmt_entry *e = L->cur;
+    if (reset || restore || verify) e->bufs = xcalloc(L, m, e->nparams, sizeof *e->bufs);
+    if (reset) parse_bufnames(L, reset, XMT_BUF_RESET, "reset_to_zero");
+    if (restore) parse_bufnames(L, restore, XMT_BUF_RESTORE, "restore");
+    if (verify) parse_bufnames(L, verify, XMT_BUF_VERIFY, "verify");
+}
 
+/* warmup:, iterations:, budget_ms:, statistic:, l2_flush: (how to benchmark). */
+static void parse_measure(ld *L, yaml_node_t *const *v)
+{
+    struct xmt_entry *e = L->cur;
     e->warmup = v[K_WARMUP] ? (int)get_int(L, v[K_WARMUP], "warmup", 0, 1000000) : -1;
     e->iterations =
         v[K_ITERATIONS] ? (int)get_int(L, v[K_ITERATIONS], "iterations", 1, 1000000) : -1;
@@ -1492,6 +1493,44 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
             fail(L, v[K_STATISTIC], "statistic: expected median or mean, found '%s'", s);
     }
     e->l2_flush = v[K_L2FLUSH] ? get_bool(L, v[K_L2FLUSH], "l2_flush") : -1;
+}
+
+/* One kernel entry, its keys in dependency order (see the top of this file). */
+static void parse_entry_body(ld *L, const yaml_node_t *m)
+{
+    struct xmt_entry *e = L->cur;
+    yaml_node_t *v[K_N];
+    map_keys(L, m, "kernel entry", entry_keys, K_N, v);
+    parse_pattern(L, m, v);
+    if (v[K_PARAMS])
+        parse_params(L, v[K_PARAMS]);
+    else {
+        e->ptypes = xcalloc(L, m, 1, 1);
+        e->psizes = xcalloc(L, m, 1, sizeof *e->psizes);
+    }
+    /* tunable names before tensors, so that a shape naming one says why it may not */
+    if (v[K_SPACE] || v[K_CONFIGS]) collect_tunables(L, v[K_SPACE], v[K_CONFIGS]);
+    if (v[K_TENSORS]) parse_tensors(L, v[K_TENSORS]);
+    mark_all_args(L, v[K_ARGS], v[K_CONFIGS], v[K_PIN]);
+    parse_key(L, m, v[K_FTRIGGERS], v[K_TRIGGERS]);
+
+    const unsigned all = SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG;
+    if (v[K_CONDITION]) {
+        e->has_cond = 1;
+        compile(L, v[K_CONDITION], all, "the entry's condition", &e->cond);
+    }
+    if (v[K_LAUNCH]) parse_launch(L, v[K_LAUNCH], &e->launch);
+    if (v[K_ARGS]) parse_args(L, v[K_ARGS], &e->args);
+    if (v[K_SPACE]) parse_space(L, v[K_SPACE]);
+    if (v[K_CONFIGS]) parse_configs(L, v[K_CONFIGS]);
+    if (v[K_PIN]) {
+        parse_config(L, v[K_PIN], &e->pin, "pin");
+        e->has_pin = 1;
+    }
+    if (!e->nconfigs && !e->nspace && !e->has_pin)
+        fail(L, m, "kernel entry: nothing to tune: give configs:, space: or pin:");
+    parse_buffers(L, m, v[K_RESET], v[K_RESTORE], v[K_VERIFY]);
+    parse_measure(L, v);
 }
 
 static struct xmt_entry *parse_entry(ld *L, const yaml_node_t *m)
