@@ -45,7 +45,7 @@ static void vreport(ld *L, yaml_mark_t m, size_t extra, const char *fmt, va_list
     if (L->diag) L->diag(L->ud, msg);
 }
 
-static void report(ld *L, yaml_mark_t m, const char *fmt, ...)
+static void ld_report(ld *L, yaml_mark_t m, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -54,7 +54,7 @@ static void report(ld *L, yaml_mark_t m, const char *fmt, ...)
 }
 
 /* Reports at node n and abandons the current entry. */
-__attribute__((noreturn)) static void fail(ld *L, const yaml_node_t *n, const char *fmt, ...)
+__attribute__((noreturn)) static void ld_fail(ld *L, const yaml_node_t *n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -63,8 +63,8 @@ __attribute__((noreturn)) static void fail(ld *L, const yaml_node_t *n, const ch
     longjmp(L->jb, 1);
 }
 
-__attribute__((noreturn)) static void fail_col(ld *L, const yaml_node_t *n, size_t extra,
-                                               const char *fmt, ...)
+__attribute__((noreturn)) static void ld_fail_col(ld *L, const yaml_node_t *n, size_t extra,
+                                                  const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -73,21 +73,21 @@ __attribute__((noreturn)) static void fail_col(ld *L, const yaml_node_t *n, size
     longjmp(L->jb, 1);
 }
 
-static void *xcalloc(ld *L, const yaml_node_t *n, size_t a, size_t b)
+static void *ld_xcalloc(ld *L, const yaml_node_t *n, size_t a, size_t b)
 {
     void *p = calloc(a ? a : 1, b ? b : 1);
-    if (!p) fail(L, n, "out of memory");
+    if (!p) ld_fail(L, n, "out of memory");
     return p;
 }
 
 /* ---- YAML helpers -------------------------------------------------------------------- */
 
-static yaml_node_t *node(ld *L, int i)
+static yaml_node_t *ld_node(ld *L, int i)
 {
     return yaml_document_get_node(L->doc, i);
 }
 
-static const char *kind_name(const yaml_node_t *n)
+static const char *ld_kind_name(const yaml_node_t *n)
 {
     switch (n->type) {
     case YAML_SCALAR_NODE: return "a scalar";
@@ -97,14 +97,14 @@ static const char *kind_name(const yaml_node_t *n)
     }
 }
 
-static const char *scalar(ld *L, const yaml_node_t *n, const char *what)
+static const char *ld_scalar(ld *L, const yaml_node_t *n, const char *what)
 {
     if (n->type != YAML_SCALAR_NODE)
-        fail(L, n, "%s: expected a scalar, found %s", what, kind_name(n));
+        ld_fail(L, n, "%s: expected a scalar, found %s", what, ld_kind_name(n));
     return (const char *)n->data.scalar.value;
 }
 
-static int is_null(const yaml_node_t *n)
+static int ld_is_null(const yaml_node_t *n)
 {
     if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return 0;
     const char *s = (const char *)n->data.scalar.value;
@@ -113,7 +113,7 @@ static int is_null(const yaml_node_t *n)
 }
 
 /* Column offset of the first character of a scalar's text (after an opening quote). */
-static size_t text_col(const yaml_node_t *n)
+static size_t ld_text_col(const yaml_node_t *n)
 {
     return (n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
             n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
@@ -121,7 +121,7 @@ static size_t text_col(const yaml_node_t *n)
                : 0;
 }
 
-static int parse_bool(const char *s, int *b)
+static int ld_parse_bool(const char *s, int *b)
 {
     static const char *const t[] = {"true", "True", "TRUE", "yes", "Yes", "on", "On"};
     static const char *const f[] = {"false", "False", "FALSE", "no", "No", "off", "Off"};
@@ -133,44 +133,46 @@ static int parse_bool(const char *s, int *b)
 }
 
 /* Decimal, or hexadecimal with 0x: never octal, "010" is ten. */
-static int num_base(const char *s)
+static int ld_num_base(const char *s)
 {
     if (*s == '-' || *s == '+') s++;
     return (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10;
 }
 
-static int64_t get_int(ld *L, const yaml_node_t *n, const char *what, int64_t lo, int64_t hi)
+static int64_t ld_get_int(ld *L, const yaml_node_t *n, const char *what, int64_t lo, int64_t hi)
 {
-    const char *s = scalar(L, n, what);
+    const char *s = ld_scalar(L, n, what);
     char *end;
     errno = 0;
-    long long v = strtoll(s, &end, num_base(s));
-    if (end == s || *end || errno) fail(L, n, "%s: expected a whole number, found '%s'", what, s);
+    long long v = strtoll(s, &end, ld_num_base(s));
+    if (end == s || *end || errno)
+        ld_fail(L, n, "%s: expected a whole number, found '%s'", what, s);
     if (v < lo || v > hi)
-        fail(L, n, "%s: %lld is out of range (%lld..%lld)", what, v, (long long)lo, (long long)hi);
+        ld_fail(L, n, "%s: %lld is out of range (%lld..%lld)", what, v, (long long)lo,
+                (long long)hi);
     return v;
 }
 
-static double get_double(ld *L, const yaml_node_t *n, const char *what, double lo, double hi)
+static double ld_get_double(ld *L, const yaml_node_t *n, const char *what, double lo, double hi)
 {
-    const char *s = scalar(L, n, what);
+    const char *s = ld_scalar(L, n, what);
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end || errno || !isfinite(v))
-        fail(L, n, "%s: expected a number, found '%s'", what, s);
-    if (v < lo || v > hi) fail(L, n, "%s: %g is out of range (%g..%g)", what, v, lo, hi);
+        ld_fail(L, n, "%s: expected a number, found '%s'", what, s);
+    if (v < lo || v > hi) ld_fail(L, n, "%s: %g is out of range (%g..%g)", what, v, lo, hi);
     return v;
 }
 
 /* A number literal as a value: integer when it reads as one, else a float. */
-static xmt_val get_number(ld *L, const yaml_node_t *n, const char *what)
+static xmt_val ld_get_number(ld *L, const yaml_node_t *n, const char *what)
 {
-    const char *s = scalar(L, n, what);
+    const char *s = ld_scalar(L, n, what);
     char *end;
     xmt_val v;
     errno = 0;
-    long long i = strtoll(s, &end, num_base(s));
+    long long i = strtoll(s, &end, ld_num_base(s));
     if (end != s && !*end && !errno) {
         v.isf = 0;
         v.u.i = i;
@@ -179,21 +181,21 @@ static xmt_val get_number(ld *L, const yaml_node_t *n, const char *what)
     errno = 0;
     double d = strtod(s, &end);
     if (end == s || *end || errno || !isfinite(d) || s[0] == 0)
-        fail(L, n, "%s: expected a number, found '%s'", what, s);
+        ld_fail(L, n, "%s: expected a number, found '%s'", what, s);
     v.isf = 1;
     v.u.f = d;
     return v;
 }
 
-static int get_bool(ld *L, const yaml_node_t *n, const char *what)
+static int ld_get_bool(ld *L, const yaml_node_t *n, const char *what)
 {
     int b;
-    const char *s = scalar(L, n, what);
-    if (parse_bool(s, &b)) fail(L, n, "%s: expected true or false, found '%s'", what, s);
+    const char *s = ld_scalar(L, n, what);
+    if (ld_parse_bool(s, &b)) ld_fail(L, n, "%s: expected true or false, found '%s'", what, s);
     return b;
 }
 
-static int valid_ident(const char *s)
+static int ld_valid_ident(const char *s)
 {
     if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')) return 0;
     size_t n = 0;
@@ -206,24 +208,24 @@ static int valid_ident(const char *s)
 
 /* Walks a mapping: every key must be a scalar, appear once, and be one of allowed (NULL:
  * any). Fills vals[i] with the value node of allowed[i], or NULL. */
-static void map_keys(ld *L, const yaml_node_t *m, const char *what, const char *const *allowed,
-                     size_t nallowed, yaml_node_t **vals)
+static void ld_map_keys(ld *L, const yaml_node_t *m, const char *what, const char *const *allowed,
+                        size_t nallowed, yaml_node_t **vals)
 {
     if (m->type != YAML_MAPPING_NODE)
-        fail(L, m, "%s: expected a mapping, found %s", what, kind_name(m));
+        ld_fail(L, m, "%s: expected a mapping, found %s", what, ld_kind_name(m));
     for (size_t i = 0; i < nallowed; i++)
         vals[i] = NULL;
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = node(L, p->key);
+        yaml_node_t *k = ld_node(L, p->key);
         if (k->type != YAML_SCALAR_NODE)
-            fail(L, k, "%s: keys must be plain names, found %s", what, kind_name(k));
+            ld_fail(L, k, "%s: keys must be plain names, found %s", what, ld_kind_name(k));
         const char *ks = (const char *)k->data.scalar.value;
         for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++) {
-            yaml_node_t *k2 = node(L, q->key);
+            yaml_node_t *k2 = ld_node(L, q->key);
             if (k2->type == YAML_SCALAR_NODE &&
                 strcmp((const char *)k2->data.scalar.value, ks) == 0)
-                fail(L, k, "%s: duplicate key '%s' (first at line %zu)", what, ks,
-                     k2->start_mark.line + 1);
+                ld_fail(L, k, "%s: duplicate key '%s' (first at line %zu)", what, ks,
+                        k2->start_mark.line + 1);
         }
         if (!allowed) continue;
         size_t i;
@@ -236,35 +238,36 @@ static void map_keys(ld *L, const yaml_node_t *m, const char *what, const char *
             for (size_t j = 0; j < nallowed && at < sizeof list; j++)
                 at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "",
                                        allowed[j]);
-            fail(L, k, "%s: unknown key '%s' (expected one of: %s)", what, ks, list);
+            ld_fail(L, k, "%s: unknown key '%s' (expected one of: %s)", what, ks, list);
         }
-        vals[i] = node(L, p->value);
+        vals[i] = ld_node(L, p->value);
     }
 }
 
 /* Only the duplicate check, for mappings whose keys are user names. */
-static void map_names(ld *L, const yaml_node_t *m, const char *what)
+static void ld_map_names(ld *L, const yaml_node_t *m, const char *what)
 {
-    map_keys(L, m, what, NULL, 0, NULL);
+    ld_map_keys(L, m, what, NULL, 0, NULL);
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = node(L, p->key);
-        if (!valid_ident((const char *)k->data.scalar.value))
-            fail(L, k, "%s: '%s' is not a valid name (letters, digits, _; at most %d characters)",
-                 what, (const char *)k->data.scalar.value, XMT_NAME_MAX - 1);
+        yaml_node_t *k = ld_node(L, p->key);
+        if (!ld_valid_ident((const char *)k->data.scalar.value))
+            ld_fail(L, k,
+                    "%s: '%s' is not a valid name (letters, digits, _; at most %d characters)",
+                    what, (const char *)k->data.scalar.value, XMT_NAME_MAX - 1);
     }
 }
 
 /* Rejects alias cycles and bounds expansion: a DFS over the graph that the aliases make. */
 static int check_graph(ld *L, int idx, unsigned char *onpath, size_t *visits)
 {
-    yaml_node_t *n = node(L, idx);
+    yaml_node_t *n = ld_node(L, idx);
     if (!n) return 0;
     if (++*visits > XMT_MAX_YAML_NODES) {
-        report(L, n->start_mark, "aliases expand to more than %d nodes", XMT_MAX_YAML_NODES);
+        ld_report(L, n->start_mark, "aliases expand to more than %d nodes", XMT_MAX_YAML_NODES);
         return -1;
     }
     if (onpath[idx]) {
-        report(L, n->start_mark, "an alias refers to a node that contains it (recursive alias)");
+        ld_report(L, n->start_mark, "an alias refers to a node that contains it (recursive alias)");
         return -1;
     }
     onpath[idx] = 1;
@@ -299,21 +302,21 @@ typedef struct {
     const char *where; /* "a tensor shape", "a functional trigger", ... */
 } rctx;
 
-static int find_param(const struct xmt_entry *e, const char *name)
+static int ld_find_param(const struct xmt_entry *e, const char *name)
 {
     for (unsigned i = 0; i < e->nparams; i++)
         if (strcmp(e->params[i].name, name) == 0) return (int)i;
     return -1;
 }
 
-static int find_tun(const struct xmt_entry *e, const char *name)
+static int ld_find_tun(const struct xmt_entry *e, const char *name)
 {
     for (unsigned i = 0; i < e->ntun; i++)
         if (strcmp(e->tunames[i], name) == 0) return (int)i;
     return -1;
 }
 
-static int find_ft(const struct xmt_entry *e, const char *name)
+static int ld_find_ft(const struct xmt_entry *e, const char *name)
 {
     for (unsigned i = 0; i < e->nft; i++)
         if (strcmp(e->ftnames[i], name) == 0) return (int)i;
@@ -380,7 +383,7 @@ static int tensor_member(const xmt_tensor *t, const xmt_path *p, xmt_ref *r, cha
     return -1;
 }
 
-static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t cap)
+static int ld_resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t cap)
 {
     rctx *c = vctx;
     struct xmt_entry *e = c->e;
@@ -396,7 +399,7 @@ static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t 
             snprintf(err, cap, "%s has members x, y and z, not '%s'", p->base, p->member);
             return -1;
         }
-        if ((i = find_param(e, p->base)) >= 0 && (c->scope & SC_PARAMS)) {
+        if ((i = ld_find_param(e, p->base)) >= 0 && (c->scope & SC_PARAMS)) {
             const xmt_param *pp = &e->params[i];
             if (pp->type == XMT_PT_BLOB) {
                 for (unsigned f = 0; f < pp->nfields; f++)
@@ -430,7 +433,7 @@ static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t 
         snprintf(err, cap, "unknown name '%s.%s'", p->base, p->member);
         return -1;
     }
-    if ((i = find_param(e, p->base)) >= 0 && (c->scope & SC_PARAMS)) {
+    if ((i = ld_find_param(e, p->base)) >= 0 && (c->scope & SC_PARAMS)) {
         const xmt_param *pp = &e->params[i];
         if (pp->type == XMT_PT_BLOB) {
             snprintf(err, cap, "%s is a bytes(N) parameter: name one of its fields (%s.field)",
@@ -446,7 +449,7 @@ static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t 
         r->index = (unsigned)i;
         return 0;
     }
-    if ((i = find_tun(e, p->base)) >= 0) {
+    if ((i = ld_find_tun(e, p->base)) >= 0) {
         if (!(c->scope & SC_TUNABLES)) {
             snprintf(err, cap, "%s is a tunable value (space:/configs:): not allowed in %s",
                      p->base, c->where);
@@ -456,7 +459,7 @@ static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t 
         r->index = (unsigned)i;
         return 0;
     }
-    if ((i = find_ft(e, p->base)) >= 0) {
+    if ((i = ld_find_ft(e, p->base)) >= 0) {
         if (!(c->scope & SC_FTRIG)) {
             snprintf(err, cap, "functional trigger %s is not allowed in %s", p->base, c->where);
             return -1;
@@ -490,29 +493,30 @@ static int resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t 
 }
 
 /* Compiles the scalar node n as an expression in the given scope. */
-static void compile(ld *L, const yaml_node_t *n, unsigned scope, const char *where, xmt_code *out)
+static void ld_compile(ld *L, const yaml_node_t *n, unsigned scope, const char *where,
+                       xmt_code *out)
 {
     char text[64];
     const char *s;
     if (n->type == YAML_SCALAR_NODE) {
         s = (const char *)n->data.scalar.value;
         int b;
-        if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && parse_bool(s, &b) == 0) {
+        if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ld_parse_bool(s, &b) == 0) {
             snprintf(text, sizeof text, "%d", b);
             s = text;
         }
     } else {
-        fail(L, n, "%s: expected an expression, found %s", where, kind_name(n));
+        ld_fail(L, n, "%s: expected an expression, found %s", where, ld_kind_name(n));
     }
     rctx c = {L->cur, scope, where};
     char err[512];
     size_t pos = 0;
-    if (xmt_compile(s, resolve, &c, out, err, sizeof err, &pos) != 0) {
-        size_t extra = (s == text) ? 0 : text_col(n) + pos;
+    if (xmt_compile(s, ld_resolve, &c, out, err, sizeof err, &pos) != 0) {
+        size_t extra = (s == text) ? 0 : ld_text_col(n) + pos;
         /* a multi-line scalar: the column of the offset is not known, point at its start */
         if (memchr(s, '\n', pos)) extra = 0;
         /* quote a long expression only in part: the message must still show the reason */
-        fail_col(L, n, extra, "in %s '%.60s%s': %s", where, s, strlen(s) > 60 ? "..." : "", err);
+        ld_fail_col(L, n, extra, "in %s '%.60s%s': %s", where, s, strlen(s) > 60 ? "..." : "", err);
     }
 }
 
@@ -525,8 +529,8 @@ static void set_type(ld *L, const yaml_node_t *n, xmt_param *p, const char *ts)
         char *end;
         long v = strtol(ts + 6, &end, 10);
         if (end == ts + 6 || strcmp(end, ")") || v < 1 || v > XMT_MAX_BLOB_BYTES)
-            fail(L, n, "parameter %s: expected bytes(N) with N from 1 to %d, found '%s'", p->name,
-                 XMT_MAX_BLOB_BYTES, ts);
+            ld_fail(L, n, "parameter %s: expected bytes(N) with N from 1 to %d, found '%s'",
+                    p->name, XMT_MAX_BLOB_BYTES, ts);
         p->type = XMT_PT_BLOB;
         p->size = (uint32_t)v;
         return;
@@ -535,11 +539,11 @@ static void set_type(ld *L, const yaml_node_t *n, xmt_param *p, const char *ts)
     uint32_t sz;
     int t = xmt_type_parse(ts, &pe, &sz);
     if (t < 0)
-        fail(L, n,
-             "parameter %s: unknown type '%s' (expected i8..i64, u8..u64, f16, bf16, f32, f64, "
-             "ptr, a C type such "
-             "as int or float*, or bytes(N))",
-             p->name, ts);
+        ld_fail(L, n,
+                "parameter %s: unknown type '%s' (expected i8..i64, u8..u64, f16, bf16, f32, f64, "
+                "ptr, a C type such "
+                "as int or float*, or bytes(N))",
+                p->name, ts);
     p->type = (uint8_t)t;
     p->pointee = pe;
     p->size = sz;
@@ -547,12 +551,12 @@ static void set_type(ld *L, const yaml_node_t *n, xmt_param *p, const char *ts)
 
 static void parse_fields(ld *L, xmt_param *p, const yaml_node_t *fm)
 {
-    map_names(L, fm, "fields");
+    ld_map_names(L, fm, "fields");
     size_t n = (size_t)(fm->data.mapping.pairs.top - fm->data.mapping.pairs.start);
-    if (n > XMT_MAX_FIELDS) fail(L, fm, "more than %d fields", XMT_MAX_FIELDS);
-    p->fields = xcalloc(L, fm, n, sizeof *p->fields);
+    if (n > XMT_MAX_FIELDS) ld_fail(L, fm, "more than %d fields", XMT_MAX_FIELDS);
+    p->fields = ld_xcalloc(L, fm, n, sizeof *p->fields);
     for (yaml_node_pair_t *q = fm->data.mapping.pairs.start; q < fm->data.mapping.pairs.top; q++) {
-        yaml_node_t *k = node(L, q->key), *v = node(L, q->value);
+        yaml_node_t *k = ld_node(L, q->key), *v = ld_node(L, q->value);
         xmt_field *f = &p->fields[p->nfields++];
         snprintf(f->name, sizeof f->name, "%s", (const char *)k->data.scalar.value);
         char tbuf[64];
@@ -564,61 +568,63 @@ static void parse_fields(ld *L, xmt_param *p, const yaml_node_t *fm)
             const char *at = strchr(s, '@');
             char *end;
             if (!at || (size_t)(at - s) >= sizeof tbuf)
-                fail(L, v, "field %s: expected TYPE@OFFSET (e.g. i32@8) or {type: i32, offset: 8}",
-                     f->name);
+                ld_fail(L, v,
+                        "field %s: expected TYPE@OFFSET (e.g. i32@8) or {type: i32, offset: 8}",
+                        f->name);
             memcpy(tbuf, s, (size_t)(at - s));
             tbuf[at - s] = 0;
-            off = strtol(at + 1, &end, num_base(at + 1));
+            off = strtol(at + 1, &end, ld_num_base(at + 1));
             if (end == at + 1 || *end)
-                fail(L, v, "field %s: expected a byte offset after '@'", f->name);
+                ld_fail(L, v, "field %s: expected a byte offset after '@'", f->name);
         } else {
             static const char *const fk[] = {"type", "offset"};
             yaml_node_t *fv[2];
-            map_keys(L, v, "field", fk, 2, fv);
-            if (!fv[0] || !fv[1]) fail(L, v, "field %s: needs type: and offset:", f->name);
-            snprintf(tbuf, sizeof tbuf, "%s", scalar(L, fv[0], "type"));
+            ld_map_keys(L, v, "field", fk, 2, fv);
+            if (!fv[0] || !fv[1]) ld_fail(L, v, "field %s: needs type: and offset:", f->name);
+            snprintf(tbuf, sizeof tbuf, "%s", ld_scalar(L, fv[0], "type"));
             tn = fv[0];
             on = fv[1];
-            off = (long)get_int(L, fv[1], "offset", 0, XMT_MAX_BLOB_BYTES);
+            off = (long)ld_get_int(L, fv[1], "offset", 0, XMT_MAX_BLOB_BYTES);
         }
         int pe;
         uint32_t sz;
         int t = xmt_type_parse(tbuf, &pe, &sz);
-        if (t < 0) fail(L, tn, "field %s: unknown type '%s'", f->name, tbuf);
+        if (t < 0) ld_fail(L, tn, "field %s: unknown type '%s'", f->name, tbuf);
         if (off < 0 || (uint64_t)off + sz > p->size)
-            fail(L, on, "field %s: %u bytes at offset %ld do not fit in bytes(%u)", f->name, sz,
-                 off, p->size);
+            ld_fail(L, on, "field %s: %u bytes at offset %ld do not fit in bytes(%u)", f->name, sz,
+                    off, p->size);
         for (unsigned j = 0; j + 1 < p->nfields; j++)
-            if (!strcmp(p->fields[j].name, f->name)) fail(L, k, "duplicate field '%s'", f->name);
+            if (!strcmp(p->fields[j].name, f->name)) ld_fail(L, k, "duplicate field '%s'", f->name);
         f->type = (uint8_t)t;
         f->offset = (uint32_t)off;
     }
 }
 
-static void check_new_name(ld *L, const yaml_node_t *n, const char *name, const char *what)
+static void ld_check_new_name(ld *L, const yaml_node_t *n, const char *name, const char *what)
 {
     struct xmt_entry *e = L->cur;
-    if (!valid_ident(name))
-        fail(L, n, "%s: '%s' is not a valid name (letters, digits, _; at most %d characters)", what,
-             name, XMT_NAME_MAX - 1);
+    if (!ld_valid_ident(name))
+        ld_fail(L, n, "%s: '%s' is not a valid name (letters, digits, _; at most %d characters)",
+                what, name, XMT_NAME_MAX - 1);
     if (xmt_attr_index(name) >= 0 || xmt_orig_index(name, NULL) != -1 || !strcmp(name, "true") ||
         !strcmp(name, "false"))
-        fail(L, n, "%s: '%s' is a reserved name (device attribute, original launch or constant)",
-             what, name);
-    if (find_param(e, name) >= 0) fail(L, n, "%s: '%s' is already a parameter", what, name);
-    if (find_tun(e, name) >= 0) fail(L, n, "%s: '%s' is already a tunable value", what, name);
-    if (find_ft(e, name) >= 0) fail(L, n, "%s: '%s' is already a functional trigger", what, name);
+        ld_fail(L, n, "%s: '%s' is a reserved name (device attribute, original launch or constant)",
+                what, name);
+    if (ld_find_param(e, name) >= 0) ld_fail(L, n, "%s: '%s' is already a parameter", what, name);
+    if (ld_find_tun(e, name) >= 0) ld_fail(L, n, "%s: '%s' is already a tunable value", what, name);
+    if (ld_find_ft(e, name) >= 0)
+        ld_fail(L, n, "%s: '%s' is already a functional trigger", what, name);
 }
 
 static void add_param(ld *L, const yaml_node_t *kn, const char *name, const yaml_node_t *tn)
 {
     struct xmt_entry *e = L->cur;
-    check_new_name(L, kn, name, "params");
+    ld_check_new_name(L, kn, name, "params");
     xmt_param *p = &e->params[e->nparams++];
     snprintf(p->name, sizeof p->name, "%s", name);
     p->tensor = -1;
     p->pointee = -1;
-    if (!tn || is_null(tn)) {
+    if (!tn || ld_is_null(tn)) {
         p->type = XMT_PT_UNKNOWN;
         snprintf(p->tname, sizeof p->tname, "?");
         e->needs_sig = 1;
@@ -632,15 +638,15 @@ static void add_param(ld *L, const yaml_node_t *kn, const char *name, const yaml
     }
     static const char *const bk[] = {"bytes", "fields"};
     yaml_node_t *bv[2];
-    map_keys(L, tn, "blob parameter", bk, 2, bv);
-    if (!bv[0]) fail(L, tn, "parameter %s: a blob needs bytes: N", name);
+    ld_map_keys(L, tn, "blob parameter", bk, 2, bv);
+    if (!bv[0]) ld_fail(L, tn, "parameter %s: a blob needs bytes: N", name);
     p->type = XMT_PT_BLOB;
-    p->size = (uint32_t)get_int(L, bv[0], "bytes", 1, XMT_MAX_BLOB_BYTES);
+    p->size = (uint32_t)ld_get_int(L, bv[0], "bytes", 1, XMT_MAX_BLOB_BYTES);
     snprintf(p->tname, sizeof p->tname, "bytes(%u)", p->size);
     if (bv[1]) parse_fields(L, p, bv[1]);
 }
 
-static void parse_params(ld *L, const yaml_node_t *n)
+static void ld_parse_params(ld *L, const yaml_node_t *n)
 {
     struct xmt_entry *e = L->cur;
     size_t cnt;
@@ -649,35 +655,35 @@ static void parse_params(ld *L, const yaml_node_t *n)
     else if (n->type == YAML_MAPPING_NODE)
         cnt = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
     else
-        fail(L, n, "params: expected a list such as [n: i32, x: ptr] or [n, x], found %s",
-             kind_name(n));
-    if (cnt > XMT_MAX_PARAMS) fail(L, n, "params: more than %d parameters", XMT_MAX_PARAMS);
-    e->params = xcalloc(L, n, cnt, sizeof *e->params);
+        ld_fail(L, n, "params: expected a list such as [n: i32, x: ptr] or [n, x], found %s",
+                ld_kind_name(n));
+    if (cnt > XMT_MAX_PARAMS) ld_fail(L, n, "params: more than %d parameters", XMT_MAX_PARAMS);
+    e->params = ld_xcalloc(L, n, cnt, sizeof *e->params);
     if (n->type == YAML_MAPPING_NODE) {
-        map_keys(L, n, "params", NULL, 0, NULL);
+        ld_map_keys(L, n, "params", NULL, 0, NULL);
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
-            add_param(L, node(L, p->key), (const char *)node(L, p->key)->data.scalar.value,
-                      node(L, p->value));
+            add_param(L, ld_node(L, p->key), (const char *)ld_node(L, p->key)->data.scalar.value,
+                      ld_node(L, p->value));
     } else {
         for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
              it++) {
-            yaml_node_t *item = node(L, *it);
+            yaml_node_t *item = ld_node(L, *it);
             if (item->type == YAML_SCALAR_NODE) {
                 add_param(L, item, (const char *)item->data.scalar.value, NULL);
             } else if (item->type == YAML_MAPPING_NODE &&
                        item->data.mapping.pairs.top - item->data.mapping.pairs.start == 1) {
                 yaml_node_pair_t *p = item->data.mapping.pairs.start;
-                yaml_node_t *k = node(L, p->key);
-                if (k->type != YAML_SCALAR_NODE) fail(L, k, "params: expected a name");
-                add_param(L, k, (const char *)k->data.scalar.value, node(L, p->value));
+                yaml_node_t *k = ld_node(L, p->key);
+                if (k->type != YAML_SCALAR_NODE) ld_fail(L, k, "params: expected a name");
+                add_param(L, k, (const char *)k->data.scalar.value, ld_node(L, p->value));
             } else {
-                fail(L, item, "params: each item is a name or 'name: type', found %s",
-                     kind_name(item));
+                ld_fail(L, item, "params: each item is a name or 'name: type', found %s",
+                        ld_kind_name(item));
             }
         }
     }
-    e->ptypes = xcalloc(L, n, e->nparams, 1);
-    e->psizes = xcalloc(L, n, e->nparams, sizeof *e->psizes);
+    e->ptypes = ld_xcalloc(L, n, e->nparams, 1);
+    e->psizes = ld_xcalloc(L, n, e->nparams, sizeof *e->psizes);
     for (unsigned i = 0; i < e->nparams; i++) {
         e->ptypes[i] = e->params[i].type;
         e->psizes[i] = e->params[i].size;
@@ -699,7 +705,7 @@ static void describe_tensor(ld *L, xmt_tensor *t, const yaml_node_t *sh, const y
              it < lists[l]->data.sequence.items.top && at < cap; it++)
             at += (size_t)snprintf(t->desc + at, cap - at, "%s%s",
                                    it == lists[l]->data.sequence.items.start ? "" : ", ",
-                                   (const char *)node(L, *it)->data.scalar.value);
+                                   (const char *)ld_node(L, *it)->data.scalar.value);
         if (at < cap) at += (size_t)snprintf(t->desc + at, cap - at, "]");
     }
     if (by && at < cap)
@@ -707,74 +713,76 @@ static void describe_tensor(ld *L, xmt_tensor *t, const yaml_node_t *sh, const y
                  (const char *)by->data.scalar.value);
 }
 
-static void parse_tensors(ld *L, const yaml_node_t *n)
+static void ld_parse_tensors(ld *L, const yaml_node_t *n)
 {
     struct xmt_entry *e = L->cur;
-    map_names(L, n, "tensors");
+    ld_map_names(L, n, "tensors");
     size_t cnt = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
-    e->tensors = xcalloc(L, n, cnt, sizeof *e->tensors);
+    e->tensors = ld_xcalloc(L, n, cnt, sizeof *e->tensors);
     e->ntensors_alloc = (unsigned)cnt;
     for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
-        yaml_node_t *k = node(L, q->key), *v = node(L, q->value);
+        yaml_node_t *k = ld_node(L, q->key), *v = ld_node(L, q->value);
         const char *name = (const char *)k->data.scalar.value;
-        int pi = find_param(e, name);
-        if (pi < 0) fail(L, k, "tensors: '%s' is not a parameter", name);
+        int pi = ld_find_param(e, name);
+        if (pi < 0) ld_fail(L, k, "tensors: '%s' is not a parameter", name);
         xmt_param *p = &e->params[pi];
         if (p->type != XMT_PT_PTR && p->type != XMT_PT_UNKNOWN)
-            fail(L, k, "tensors: %s is declared as %s, a tensor must be a pointer", name, p->tname);
+            ld_fail(L, k, "tensors: %s is declared as %s, a tensor must be a pointer", name,
+                    p->tname);
         static const char *const tk[] = {"dtype", "shape", "strides", "bytes"};
         yaml_node_t *tv[4];
-        map_keys(L, v, "tensor", tk, 4, tv);
+        ld_map_keys(L, v, "tensor", tk, 4, tv);
         xmt_tensor *t = &e->tensors[e->ntensors];
         snprintf(t->name, sizeof t->name, "%s", name);
         t->param = (unsigned)pi;
         if (tv[0]) {
-            const char *ds = scalar(L, tv[0], "dtype");
+            const char *ds = ld_scalar(L, tv[0], "dtype");
             int d = xmt_dtype_parse(ds);
             if (d < 0)
-                fail(L, tv[0],
-                     "dtype: unknown '%s' (expected i8..i64, u8..u64, f16, bf16, f32, f64, bytes)",
-                     ds);
+                ld_fail(
+                    L, tv[0],
+                    "dtype: unknown '%s' (expected i8..i64, u8..u64, f16, bf16, f32, f64, bytes)",
+                    ds);
             t->dtype = (xmt_dtype)d;
         } else if (p->pointee >= 0) {
             t->dtype = (xmt_dtype)p->pointee;
         } else if (tv[1] || tv[2]) {
-            fail(L, v, "tensor %s: needs dtype: (e.g. dtype: f32)", name);
+            ld_fail(L, v, "tensor %s: needs dtype: (e.g. dtype: f32)", name);
         } else {
             t->dtype = XMT_DT_BYTES;
         }
-        if (!tv[1] && !tv[3]) fail(L, v, "tensor %s: needs shape: [..] or bytes: EXPR", name);
-        if (tv[2] && !tv[1]) fail(L, tv[2], "tensor %s: strides: needs shape:", name);
+        if (!tv[1] && !tv[3]) ld_fail(L, v, "tensor %s: needs shape: [..] or bytes: EXPR", name);
+        if (tv[2] && !tv[1]) ld_fail(L, tv[2], "tensor %s: strides: needs shape:", name);
         char where[128];
         snprintf(where, sizeof where, "the tensor %s", name);
         if (tv[3]) {
             t->has_bytes = 1;
-            compile(L, tv[3], SC_PARAMS, where, &t->bytes);
+            ld_compile(L, tv[3], SC_PARAMS, where, &t->bytes);
         }
         t->ndim = -1;
         if (tv[1]) {
             const yaml_node_t *sh = tv[1];
             if (sh->type != YAML_SEQUENCE_NODE)
-                fail(L, sh, "tensor %s: shape: expected a list of expressions such as [m, n]",
-                     name);
+                ld_fail(L, sh, "tensor %s: shape: expected a list of expressions such as [m, n]",
+                        name);
             size_t nd = (size_t)(sh->data.sequence.items.top - sh->data.sequence.items.start);
             if (nd > XMT_MAX_DIMS)
-                fail(L, sh, "tensor %s: more than %d dimensions", name, XMT_MAX_DIMS);
+                ld_fail(L, sh, "tensor %s: more than %d dimensions", name, XMT_MAX_DIMS);
             t->ndim = (int)nd;
             for (size_t d = 0; d < nd; d++)
-                compile(L, node(L, sh->data.sequence.items.start[d]), SC_PARAMS, where,
-                        &t->shape[d]);
+                ld_compile(L, ld_node(L, sh->data.sequence.items.start[d]), SC_PARAMS, where,
+                           &t->shape[d]);
             if (tv[2]) {
                 const yaml_node_t *st = tv[2];
                 if (st->type != YAML_SEQUENCE_NODE ||
                     (size_t)(st->data.sequence.items.top - st->data.sequence.items.start) != nd)
-                    fail(L, st,
-                         "tensor %s: strides: expected a list of %zu expressions (one per "
-                         "dimension)",
-                         name, nd);
+                    ld_fail(L, st,
+                            "tensor %s: strides: expected a list of %zu expressions (one per "
+                            "dimension)",
+                            name, nd);
                 for (size_t d = 0; d < nd; d++)
-                    compile(L, node(L, st->data.sequence.items.start[d]), SC_PARAMS, where,
-                            &t->stride[d]);
+                    ld_compile(L, ld_node(L, st->data.sequence.items.start[d]), SC_PARAMS, where,
+                               &t->stride[d]);
             } else {
                 /* contiguous: stride[d] = product of the later dimensions */
                 for (size_t d = 0; d < nd; d++) {
@@ -787,7 +795,8 @@ static void parse_tensors(ld *L, const yaml_node_t *n)
                             f[j - d - 1] = &t->shape[j];
                         rc = xmt_code_product(&t->stride[d], f, nd - d - 1);
                     }
-                    if (rc) fail(L, sh, "tensor %s: shape too large to compile its strides", name);
+                    if (rc)
+                        ld_fail(L, sh, "tensor %s: shape too large to compile its strides", name);
                 }
             }
             xmt_code item;
@@ -807,7 +816,7 @@ static void parse_tensors(ld *L, const yaml_node_t *n)
                 }
                 xmt_code_free(&item);
             }
-            if (rc) fail(L, sh, "tensor %s: shape too large to compile", name);
+            if (rc) ld_fail(L, sh, "tensor %s: shape too large to compile", name);
         }
         describe_tensor(L, t, tv[1], tv[2], tv[3]);
         p->tensor = (int)e->ntensors++;
@@ -827,38 +836,38 @@ static void parse_tensors(ld *L, const yaml_node_t *n)
 }
 
 /* Collects the tunable names: the space's, else the first config's. */
-static void collect_tunables(ld *L, const yaml_node_t *space, const yaml_node_t *configs)
+static void ld_collect_tunables(ld *L, const yaml_node_t *space, const yaml_node_t *configs)
 {
     struct xmt_entry *e = L->cur;
     static const char *const reserved[] = {"condition", "launch", "args"};
     if (space) {
-        map_names(L, space, "space");
+        ld_map_names(L, space, "space");
         for (yaml_node_pair_t *q = space->data.mapping.pairs.start;
              q < space->data.mapping.pairs.top; q++) {
-            yaml_node_t *k = node(L, q->key);
+            yaml_node_t *k = ld_node(L, q->key);
             if (e->ntun >= XMT_MAX_TUNABLES)
-                fail(L, k, "space: more than %d names", XMT_MAX_TUNABLES);
-            check_new_name(L, k, (const char *)k->data.scalar.value, "space");
+                ld_fail(L, k, "space: more than %d names", XMT_MAX_TUNABLES);
+            ld_check_new_name(L, k, (const char *)k->data.scalar.value, "space");
             snprintf(e->tunames[e->ntun++], XMT_NAME_MAX, "%s", (const char *)k->data.scalar.value);
         }
         if (e->ntun == 0)
-            fail(L, space, "space: is empty (give at least one name with a list of values)");
+            ld_fail(L, space, "space: is empty (give at least one name with a list of values)");
     } else if (configs && configs->type == YAML_SEQUENCE_NODE &&
                configs->data.sequence.items.top > configs->data.sequence.items.start) {
-        yaml_node_t *c0 = node(L, configs->data.sequence.items.start[0]);
+        yaml_node_t *c0 = ld_node(L, configs->data.sequence.items.start[0]);
         if (c0->type != YAML_MAPPING_NODE) return; /* reported later */
-        map_keys(L, c0, "config", NULL, 0, NULL);
+        ld_map_keys(L, c0, "config", NULL, 0, NULL);
         for (yaml_node_pair_t *q = c0->data.mapping.pairs.start; q < c0->data.mapping.pairs.top;
              q++) {
-            yaml_node_t *k = node(L, q->key);
+            yaml_node_t *k = ld_node(L, q->key);
             const char *ks = (const char *)k->data.scalar.value;
             int r = 0;
             for (int j = 0; j < 3; j++)
                 r |= !strcmp(ks, reserved[j]);
             if (r) continue;
             if (e->ntun >= XMT_MAX_TUNABLES)
-                fail(L, k, "configs: more than %d names", XMT_MAX_TUNABLES);
-            check_new_name(L, k, ks, "config");
+                ld_fail(L, k, "configs: more than %d names", XMT_MAX_TUNABLES);
+            ld_check_new_name(L, k, ks, "config");
             snprintf(e->tunames[e->ntun++], XMT_NAME_MAX, "%s", ks);
         }
     }
@@ -869,36 +878,37 @@ static void mark_args(ld *L, const yaml_node_t *args)
 {
     struct xmt_entry *e = L->cur;
     if (!args) return;
-    map_keys(L, args, "args", NULL, 0, NULL);
+    ld_map_keys(L, args, "args", NULL, 0, NULL);
     for (yaml_node_pair_t *q = args->data.mapping.pairs.start; q < args->data.mapping.pairs.top;
          q++) {
-        yaml_node_t *k = node(L, q->key);
+        yaml_node_t *k = ld_node(L, q->key);
         const char *ks = (const char *)k->data.scalar.value;
-        int pi = find_param(e, ks);
-        if (pi < 0) fail(L, k, "args: '%s' is not a parameter", ks);
+        int pi = ld_find_param(e, ks);
+        if (pi < 0) ld_fail(L, k, "args: '%s' is not a parameter", ks);
         uint8_t t = e->params[pi].type;
         if (t == XMT_PT_PTR || t == XMT_PT_BLOB)
-            fail(L, k, "args: %s is %s; a config can set only scalar (integer or float) parameters",
-                 ks, e->params[pi].tname);
+            ld_fail(L, k,
+                    "args: %s is %s; a config can set only scalar (integer or float) parameters",
+                    ks, e->params[pi].tname);
         e->params[pi].tuned = 1;
     }
 }
 
-static void parse_args(ld *L, const yaml_node_t *n, xmt_args *a)
+static void ld_parse_args(ld *L, const yaml_node_t *n, xmt_args *a)
 {
     struct xmt_entry *e = L->cur;
     size_t cnt = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
     if (cnt > XMT_MAX_ARG_OVERRIDES)
-        fail(L, n, "args: more than %d parameters", XMT_MAX_ARG_OVERRIDES);
+        ld_fail(L, n, "args: more than %d parameters", XMT_MAX_ARG_OVERRIDES);
     for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
-        yaml_node_t *k = node(L, q->key);
-        int pi = find_param(e, (const char *)k->data.scalar.value);
+        yaml_node_t *k = ld_node(L, q->key);
+        int pi = ld_find_param(e, (const char *)k->data.scalar.value);
         xmt_argexpr *x = &a->a[a->nargs++];
         x->param = (unsigned)pi;
         char where[128];
         snprintf(where, sizeof where, "args: %s", e->params[pi].name);
-        compile(L, node(L, q->value), SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG, where,
-                &x->code);
+        ld_compile(L, ld_node(L, q->value), SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG, where,
+                   &x->code);
     }
 }
 
@@ -910,47 +920,47 @@ static void parse_dimexpr(ld *L, const yaml_node_t *n, const char *what, xmt_dim
     if (n->type == YAML_SEQUENCE_NODE) {
         size_t cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
         if (cnt < 1 || (int)cnt > maxn)
-            fail(L, n, "launch %s: expected 1 to %d expressions (x, y, z)", what, maxn);
+            ld_fail(L, n, "launch %s: expected 1 to %d expressions (x, y, z)", what, maxn);
         for (size_t i = 0; i < cnt; i++) {
             snprintf(where, sizeof where, "%s.%c", what, (char)('x' + i));
-            compile(L, node(L, n->data.sequence.items.start[i]), sc, where, &d->c[i]);
+            ld_compile(L, ld_node(L, n->data.sequence.items.start[i]), sc, where, &d->c[i]);
         }
         d->n = (unsigned)cnt;
     } else {
         snprintf(where, sizeof where, maxn == 1 ? "%s" : "%s.x", what);
-        compile(L, n, sc, where, &d->c[0]);
+        ld_compile(L, n, sc, where, &d->c[0]);
         d->n = 1;
     }
 }
 
-static void parse_launch(ld *L, const yaml_node_t *n, xmt_launch_exprs *l)
+static void ld_parse_launch(ld *L, const yaml_node_t *n, xmt_launch_exprs *l)
 {
     static const char *const lk[] = {"grid", "block", "shared"};
     yaml_node_t *lv[3];
-    map_keys(L, n, "launch", lk, 3, lv);
+    ld_map_keys(L, n, "launch", lk, 3, lv);
     if (lv[0]) parse_dimexpr(L, lv[0], "grid", &l->grid, 3);
     if (lv[1]) parse_dimexpr(L, lv[1], "block", &l->block, 3);
     if (lv[2]) {
         if (lv[2]->type != YAML_SCALAR_NODE)
-            fail(L, lv[2], "launch shared: expected one expression (bytes)");
+            ld_fail(L, lv[2], "launch shared: expected one expression (bytes)");
         parse_dimexpr(L, lv[2], "shared", &l->shared, 1);
     }
 }
 
 /* One item of configs:, or the pin. */
-static void parse_config(ld *L, const yaml_node_t *n, xmt_config *c, const char *what)
+static void ld_parse_config(ld *L, const yaml_node_t *n, xmt_config *c, const char *what)
 {
     struct xmt_entry *e = L->cur;
     if (n->type != YAML_MAPPING_NODE)
-        fail(L, n,
-             "%s: expected a mapping such as {BLOCK: 256} or {launch: {block: [256]}}, found %s",
-             what, kind_name(n));
-    map_keys(L, n, what, NULL, 0, NULL);
+        ld_fail(L, n,
+                "%s: expected a mapping such as {BLOCK: 256} or {launch: {block: [256]}}, found %s",
+                what, ld_kind_name(n));
+    ld_map_keys(L, n, what, NULL, 0, NULL);
     c->line = (int)n->start_mark.line + 1;
     unsigned seen = 0;
     yaml_node_t *cond = NULL, *launch = NULL, *args = NULL;
     for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
-        yaml_node_t *k = node(L, q->key), *v = node(L, q->value);
+        yaml_node_t *k = ld_node(L, q->key), *v = ld_node(L, q->value);
         const char *ks = (const char *)k->data.scalar.value;
         if (!strcmp(ks, "condition")) {
             cond = v;
@@ -959,77 +969,78 @@ static void parse_config(ld *L, const yaml_node_t *n, xmt_config *c, const char 
         } else if (!strcmp(ks, "args")) {
             args = v;
         } else {
-            int ti = find_tun(e, ks);
+            int ti = ld_find_tun(e, ks);
             if (ti < 0) {
                 if (e->nspace || e->ntun)
-                    fail(L, k,
-                         "%s: '%s' is not a tunable name of this entry (those are the names of "
-                         "space: or of the "
-                         "first config)",
-                         what, ks);
-                fail(L, k,
-                     "%s: '%s' is not a tunable name (this entry's configs set none; the first "
-                     "config decides)",
-                     what, ks);
+                    ld_fail(L, k,
+                            "%s: '%s' is not a tunable name of this entry (those are the names of "
+                            "space: or of the "
+                            "first config)",
+                            what, ks);
+                ld_fail(L, k,
+                        "%s: '%s' is not a tunable name (this entry's configs set none; the first "
+                        "config decides)",
+                        what, ks);
             }
-            c->vals[ti] = get_number(L, v, ks);
+            c->vals[ti] = ld_get_number(L, v, ks);
             seen |= 1u << ti;
         }
     }
     for (unsigned t = 0; t < e->ntun; t++)
         if (!(seen & (1u << t)))
-            fail(L, n,
-                 "%s: sets no value for %s (every config sets the same names as the space or the "
-                 "first config)",
-                 what, e->tunames[t]);
+            ld_fail(
+                L, n,
+                "%s: sets no value for %s (every config sets the same names as the space or the "
+                "first config)",
+                what, e->tunames[t]);
     if (cond) {
         c->has_cond = 1;
-        compile(L, cond, SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG, "a config condition",
-                &c->cond);
+        ld_compile(L, cond, SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG, "a config condition",
+                   &c->cond);
     }
-    if (launch) parse_launch(L, launch, &c->launch);
+    if (launch) ld_parse_launch(L, launch, &c->launch);
     if (args) {
         mark_args(L, args);
-        parse_args(L, args, &c->args);
+        ld_parse_args(L, args, &c->args);
     }
 }
 
-static void parse_space(ld *L, const yaml_node_t *n)
+static void ld_parse_space(ld *L, const yaml_node_t *n)
 {
     struct xmt_entry *e = L->cur;
-    e->space = xcalloc(L, n, e->ntun, sizeof *e->space);
+    e->space = ld_xcalloc(L, n, e->ntun, sizeof *e->space);
     e->spacesize = 1;
     for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
-        yaml_node_t *k = node(L, q->key), *v = node(L, q->value);
+        yaml_node_t *k = ld_node(L, q->key), *v = ld_node(L, q->value);
         xmt_spacedim *d = &e->space[e->nspace++];
         snprintf(d->name, sizeof d->name, "%s", (const char *)k->data.scalar.value);
         char where[XMT_NAME_MAX + 8];
         snprintf(where, sizeof where, "space %s", d->name);
         if (v->type == YAML_SCALAR_NODE) {
-            d->vals = xcalloc(L, v, 1, sizeof *d->vals);
-            d->vals[0] = get_number(L, v, where);
+            d->vals = ld_xcalloc(L, v, 1, sizeof *d->vals);
+            d->vals[0] = ld_get_number(L, v, where);
             d->n = 1;
         } else if (v->type == YAML_SEQUENCE_NODE) {
             size_t cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
-            if (cnt == 0) fail(L, v, "space %s: empty list of values", d->name);
+            if (cnt == 0) ld_fail(L, v, "space %s: empty list of values", d->name);
             if (cnt > XMT_MAX_SPACE)
-                fail(L, v, "space %s: more than %d values", d->name, XMT_MAX_SPACE);
-            d->vals = xcalloc(L, v, cnt, sizeof *d->vals);
+                ld_fail(L, v, "space %s: more than %d values", d->name, XMT_MAX_SPACE);
+            d->vals = ld_xcalloc(L, v, cnt, sizeof *d->vals);
             for (size_t i = 0; i < cnt; i++) {
-                yaml_node_t *it = node(L, v->data.sequence.items.start[i]);
-                d->vals[i] = get_number(L, it, where);
+                yaml_node_t *it = ld_node(L, v->data.sequence.items.start[i]);
+                d->vals[i] = ld_get_number(L, it, where);
                 for (size_t j = 0; j < i; j++)
                     if (d->vals[j].isf == d->vals[i].isf && d->vals[j].u.i == d->vals[i].u.i)
-                        fail(L, it, "space %s: value %s appears twice", d->name,
-                             scalar(L, it, d->name));
+                        ld_fail(L, it, "space %s: value %s appears twice", d->name,
+                                ld_scalar(L, it, d->name));
             }
             d->n = (unsigned)cnt;
         } else {
-            fail(L, v, "space %s: expected a list of numbers such as [64, 128, 256]", d->name);
+            ld_fail(L, v, "space %s: expected a list of numbers such as [64, 128, 256]", d->name);
         }
         if (e->spacesize * d->n > XMT_MAX_SPACE)
-            fail(L, v, "space: the product of all value lists exceeds %d candidates",
-                 XMT_MAX_SPACE);
+            ld_fail(L, v, "space: the product of all value lists exceeds %d candidates",
+                    XMT_MAX_SPACE);
         e->spacesize *= d->n;
     }
 }
@@ -1039,7 +1050,7 @@ static void add_slot_code(ld *L, const yaml_node_t *n, const xmt_code *src)
     struct xmt_entry *e = L->cur;
     xmt_slot *s = &e->slots[e->nslots++];
     s->kind = XMT_SLOT_EXPR;
-    if (xmt_code_copy(&s->code, src)) fail(L, n, "out of memory");
+    if (xmt_code_copy(&s->code, src)) ld_fail(L, n, "out of memory");
     e->keylen += XMT_KEY_SLOT;
 }
 
@@ -1053,8 +1064,8 @@ static void add_slot_param(ld *L, const yaml_node_t *n, unsigned pi, const xmt_f
     rctx c = {e, SC_PARAMS, "a trigger"};
     char err[256];
     size_t pos;
-    if (xmt_compile(text, resolve, &c, &s->code, err, sizeof err, &pos))
-        fail(L, n, "trigger %s: %s", text, err);
+    if (xmt_compile(text, ld_resolve, &c, &s->code, err, sizeof err, &pos))
+        ld_fail(L, n, "trigger %s: %s", text, err);
     e->keylen += XMT_KEY_SLOT;
 }
 
@@ -1062,8 +1073,8 @@ static xmt_trigger *new_trigger(ld *L, const yaml_node_t *n, const char *label, 
 {
     struct xmt_entry *e = L->cur;
     for (unsigned i = 0; i < e->ntriggers; i++)
-        if (!strcmp(e->triggers[i].label, label)) fail(L, n, "trigger %s appears twice", label);
-    if (e->ntriggers >= XMT_MAX_TRIGGERS) fail(L, n, "more than %d triggers", XMT_MAX_TRIGGERS);
+        if (!strcmp(e->triggers[i].label, label)) ld_fail(L, n, "trigger %s appears twice", label);
+    if (e->ntriggers >= XMT_MAX_TRIGGERS) ld_fail(L, n, "more than %d triggers", XMT_MAX_TRIGGERS);
     xmt_trigger *t = &e->triggers[e->ntriggers++];
     snprintf(t->label, sizeof t->label, "%s", label);
     t->form = form;
@@ -1077,39 +1088,42 @@ static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
     xmt_path p;
     char err[256];
     int m = xmt_parse_path(s, &p, err, sizeof err);
-    if (m < 0) fail_col(L, n, text_col(n), "trigger '%s': %s", s, err);
+    if (m < 0) ld_fail_col(L, n, ld_text_col(n), "trigger '%s': %s", s, err);
     if (m == 0 || s[m] != 0)
-        fail(L, n,
-             "trigger '%s': expected a parameter name or a tensor form (x, x.dtype, x.shape, "
-             "x.size(), x.size(i), "
-             "x.shape[i], x.stride(), x.stride(i)); computed keys belong in functional_triggers:",
-             s);
+        ld_fail(
+            L, n,
+            "trigger '%s': expected a parameter name or a tensor form (x, x.dtype, x.shape, "
+            "x.size(), x.size(i), "
+            "x.shape[i], x.stride(), x.stride(i)); computed keys belong in functional_triggers:",
+            s);
     const char *label = s;
     char lbuf[96];
-    int pi = find_param(e, p.base);
+    int pi = ld_find_param(e, p.base);
     if (pi < 0) {
-        if (find_tun(e, p.base) >= 0)
-            fail(L, n,
-                 "trigger '%s': %s is a tunable value (space:/configs:); a lookup key cannot "
-                 "depend on what is "
-                 "being tuned",
-                 s, p.base);
-        if (find_ft(e, p.base) >= 0)
-            fail(L, n, "trigger '%s': %s is a functional trigger, already part of the key", s,
-                 p.base);
-        fail(L, n, "trigger '%s': unknown parameter '%s'", s, p.base);
+        if (ld_find_tun(e, p.base) >= 0)
+            ld_fail(L, n,
+                    "trigger '%s': %s is a tunable value (space:/configs:); a lookup key cannot "
+                    "depend on what is "
+                    "being tuned",
+                    s, p.base);
+        if (ld_find_ft(e, p.base) >= 0)
+            ld_fail(L, n, "trigger '%s': %s is a functional trigger, already part of the key", s,
+                    p.base);
+        ld_fail(L, n, "trigger '%s': unknown parameter '%s'", s, p.base);
     }
     xmt_param *pp = &e->params[pi];
     if (pp->tuned)
-        fail(L, n,
-             "trigger '%s': %s is set by a config (args:); a lookup key cannot depend on what is "
-             "being tuned",
-             s, p.base);
+        ld_fail(
+            L, n,
+            "trigger '%s': %s is set by a config (args:); a lookup key cannot depend on what is "
+            "being tuned",
+            s, p.base);
     if (!p.has_member) {
         if (pp->tensor >= 0) {
             xmt_tensor *t = &e->tensors[pp->tensor];
             if (t->ndim < 0)
-                fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s, t->name);
+                ld_fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s,
+                        t->name);
             xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_TENSOR);
             tr->ndim = (unsigned)t->ndim;
             xmt_slot *sl = &e->slots[e->nslots++];
@@ -1124,13 +1138,13 @@ static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
             return;
         }
         if (pp->type == XMT_PT_PTR)
-            fail(L, n,
-                 "trigger '%s': %s is a pointer; declare it in tensors: to key on its dtype and "
-                 "shape",
-                 s, s);
+            ld_fail(L, n,
+                    "trigger '%s': %s is a pointer; declare it in tensors: to key on its dtype and "
+                    "shape",
+                    s, s);
         if (pp->type == XMT_PT_BLOB)
-            fail(L, n, "trigger '%s': %s is a bytes(N) parameter; name a field (%s.field)", s, s,
-                 s);
+            ld_fail(L, n, "trigger '%s': %s is a bytes(N) parameter; name a field (%s.field)", s, s,
+                    s);
         xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_SCALAR);
         add_slot_param(L, n, (unsigned)pi, NULL);
         tr->nslots = 1;
@@ -1144,9 +1158,9 @@ static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
                 tr->nslots = 1;
                 return;
             }
-        fail(L, n, "trigger '%s': %s has no field '%s'", s, p.base, p.member);
+        ld_fail(L, n, "trigger '%s': %s has no field '%s'", s, p.base, p.member);
     }
-    if (pp->tensor < 0) fail(L, n, "trigger '%s': %s is not declared in tensors:", s, p.base);
+    if (pp->tensor < 0) ld_fail(L, n, "trigger '%s': %s is not declared in tensors:", s, p.base);
     xmt_tensor *t = &e->tensors[pp->tensor];
     const char *mb = p.member;
     int whole = 0, dim = -1, stride = 0;
@@ -1172,17 +1186,17 @@ static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
         dim = (int)p.k;
         stride = 1;
     } else {
-        fail(L, n,
-             "trigger '%s': unknown tensor trigger (expected %s, %s.dtype, %s.shape, %s.size(), "
-             "%s.size(i), "
-             "%s.shape[i], %s.stride(), %s.stride(i))",
-             s, p.base, p.base, p.base, p.base, p.base, p.base, p.base, p.base);
+        ld_fail(L, n,
+                "trigger '%s': unknown tensor trigger (expected %s, %s.dtype, %s.shape, %s.size(), "
+                "%s.size(i), "
+                "%s.shape[i], %s.stride(), %s.stride(i))",
+                s, p.base, p.base, p.base, p.base, p.base, p.base, p.base, p.base);
     }
     if (t->ndim < 0)
-        fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s, t->name);
+        ld_fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s, t->name);
     if (dim >= t->ndim)
-        fail(L, n, "trigger '%s': %s has %d dimension%s", s, t->name, t->ndim,
-             t->ndim == 1 ? "" : "s");
+        ld_fail(L, n, "trigger '%s': %s has %d dimension%s", s, t->name, t->ndim,
+                t->ndim == 1 ? "" : "s");
     /* normalise the label so that x.size() and x.shape name the same trigger */
     if (whole)
         snprintf(lbuf, sizeof lbuf, "%s.%s", p.base, stride ? "stride()" : "shape");
@@ -1245,33 +1259,35 @@ static void parse_bufnames(ld *L, const yaml_node_t *n, unsigned role, const cha
     struct xmt_entry *e = L->cur;
     int ismap = n->type == YAML_MAPPING_NODE;
     if (n->type != YAML_SEQUENCE_NODE && !ismap)
-        fail(L, n, "%s: expected a list of tensor names%s", what,
-             role == XMT_BUF_RESET    ? " or a mapping name: condition"
-             : role == XMT_BUF_VERIFY ? " or a mapping name: {rtol: R, atol: A}"
-                                      : "");
-    if (ismap && role == XMT_BUF_RESTORE) fail(L, n, "%s: expected a list of tensor names", what);
-    if (ismap) map_keys(L, n, what, NULL, 0, NULL);
+        ld_fail(L, n, "%s: expected a list of tensor names%s", what,
+                role == XMT_BUF_RESET    ? " or a mapping name: condition"
+                : role == XMT_BUF_VERIFY ? " or a mapping name: {rtol: R, atol: A}"
+                                         : "");
+    if (ismap && role == XMT_BUF_RESTORE)
+        ld_fail(L, n, "%s: expected a list of tensor names", what);
+    if (ismap) ld_map_keys(L, n, what, NULL, 0, NULL);
     size_t cnt = ismap ? (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start)
                        : (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
     for (size_t i = 0; i < cnt; i++) {
-        yaml_node_t *k = ismap ? node(L, n->data.mapping.pairs.start[i].key)
-                               : node(L, n->data.sequence.items.start[i]);
-        yaml_node_t *v = ismap ? node(L, n->data.mapping.pairs.start[i].value) : NULL;
-        const char *name = scalar(L, k, what);
+        yaml_node_t *k = ismap ? ld_node(L, n->data.mapping.pairs.start[i].key)
+                               : ld_node(L, n->data.sequence.items.start[i]);
+        yaml_node_t *v = ismap ? ld_node(L, n->data.mapping.pairs.start[i].value) : NULL;
+        const char *name = ld_scalar(L, k, what);
         if (!ismap)
             for (size_t j = 0; j < i; j++)
-                if (!strcmp(
-                        name,
-                        (const char *)node(L, n->data.sequence.items.start[j])->data.scalar.value))
-                    fail(L, k, "%s: %s appears twice", what, name);
-        int pi = find_param(e, name);
-        if (pi < 0) fail(L, k, "%s: '%s' is not a parameter", what, name);
+                if (!strcmp(name, (const char *)ld_node(L, n->data.sequence.items.start[j])
+                                      ->data.scalar.value))
+                    ld_fail(L, k, "%s: %s appears twice", what, name);
+        int pi = ld_find_param(e, name);
+        if (pi < 0) ld_fail(L, k, "%s: '%s' is not a parameter", what, name);
         xmt_param *p = &e->params[pi];
-        if (p->type != XMT_PT_PTR) fail(L, k, "%s: %s is %s, not a pointer", what, name, p->tname);
+        if (p->type != XMT_PT_PTR)
+            ld_fail(L, k, "%s: %s is %s, not a pointer", what, name, p->tname);
         if (p->tensor < 0)
-            fail(L, k,
-                 "%s: %s needs an entry in tensors: (dtype and shape, or bytes) to know its size",
-                 what, name);
+            ld_fail(
+                L, k,
+                "%s: %s needs an entry in tensors: (dtype and shape, or bytes) to know its size",
+                what, name);
         xmt_bufdecl *b = NULL;
         for (unsigned j = 0; j < e->nbufs; j++)
             if (e->bufs[j].param == (unsigned)pi) b = &e->bufs[j];
@@ -1282,25 +1298,25 @@ static void parse_bufnames(ld *L, const yaml_node_t *n, unsigned role, const cha
             b->tensor = p->tensor;
         }
         b->roles |= role;
-        if (role == XMT_BUF_RESET && v && !is_null(v)) {
+        if (role == XMT_BUF_RESET && v && !ld_is_null(v)) {
             b->has_cond = 1;
             char where[128];
             snprintf(where, sizeof where, "the reset condition of %s", name);
-            compile(L, v, SC_PARAMS | SC_TENSORS | SC_FTRIG, where, &b->cond);
+            ld_compile(L, v, SC_PARAMS | SC_TENSORS | SC_FTRIG, where, &b->cond);
         }
-        if (role == XMT_BUF_VERIFY && v && !is_null(v)) {
+        if (role == XMT_BUF_VERIFY && v && !ld_is_null(v)) {
             if (v->type == YAML_SCALAR_NODE &&
                 !strcmp((const char *)v->data.scalar.value, "bitwise"))
                 continue;
             static const char *const vk[] = {"rtol", "atol"};
             yaml_node_t *vv[2];
-            map_keys(L, v, "verify tolerance", vk, 2, vv);
-            if (vv[0]) b->rtol = get_double(L, vv[0], "rtol", 0, 1e300);
-            if (vv[1]) b->atol = get_double(L, vv[1], "atol", 0, 1e300);
+            ld_map_keys(L, v, "verify tolerance", vk, 2, vv);
+            if (vv[0]) b->rtol = ld_get_double(L, vv[0], "rtol", 0, 1e300);
+            if (vv[1]) b->atol = ld_get_double(L, vv[1], "atol", 0, 1e300);
             xmt_dtype dt = e->tensors[p->tensor].dtype;
             if ((b->rtol > 0 || b->atol > 0) && !(dt >= XMT_DT_F16 && dt <= XMT_DT_F64))
-                fail(L, v, "verify %s: a tolerance needs a floating-point dtype (%s is %s)", name,
-                     name, xmt_dtype_name(dt));
+                ld_fail(L, v, "verify %s: a tolerance needs a floating-point dtype (%s is %s)",
+                        name, name, xmt_dtype_name(dt));
         }
     }
 }
@@ -1359,69 +1375,70 @@ static void parse_pattern(ld *L, const yaml_node_t *m, yaml_node_t *const *v)
     struct xmt_entry *e = L->cur;
     int npat = !!v[K_MATCH] + !!v[K_SIGNATURE] + !!v[K_MANGLED];
     if (npat == 0)
-        fail(L, m, "kernel entry: needs one of match: (glob on the name), signature: or mangled:");
-    if (npat > 1) fail(L, m, "kernel entry: give only one of match:, signature:, mangled:");
+        ld_fail(L, m,
+                "kernel entry: needs one of match: (glob on the name), signature: or mangled:");
+    if (npat > 1) ld_fail(L, m, "kernel entry: give only one of match:, signature:, mangled:");
     int pk = v[K_MATCH] ? K_MATCH : v[K_SIGNATURE] ? K_SIGNATURE : K_MANGLED;
-    const char *pat = scalar(L, v[pk], entry_keys[pk]);
-    if (!pat[0]) fail(L, v[pk], "%s: empty pattern", entry_keys[pk]);
+    const char *pat = ld_scalar(L, v[pk], entry_keys[pk]);
+    if (!pat[0]) ld_fail(L, v[pk], "%s: empty pattern", entry_keys[pk]);
     e->patkind = pk == K_MATCH       ? XMT_PAT_MATCH
                  : pk == K_SIGNATURE ? XMT_PAT_SIGNATURE
                                      : XMT_PAT_MANGLED;
     e->pattern = strdup(pat);
-    if (!e->pattern) fail(L, m, "out of memory");
+    if (!e->pattern) ld_fail(L, m, "out of memory");
     snprintf(e->pattern_text, sizeof e->pattern_text, "%s: %s", entry_keys[pk], pat);
 }
 
 /* Marks the parameters that any args: sets (the entry's, each config's, the pin's). */
-static void mark_all_args(ld *L, const yaml_node_t *args, const yaml_node_t *configs,
-                          const yaml_node_t *pin)
+static void ld_mark_all_args(ld *L, const yaml_node_t *args, const yaml_node_t *configs,
+                             const yaml_node_t *pin)
 {
     mark_args(L, args);
     if (configs && configs->type == YAML_SEQUENCE_NODE)
         for (yaml_node_item_t *it = configs->data.sequence.items.start;
              it < configs->data.sequence.items.top; it++) {
-            yaml_node_t *c = node(L, *it);
+            yaml_node_t *c = ld_node(L, *it);
             if (c->type != YAML_MAPPING_NODE) continue;
             static const char *const ak[] = {"args"};
             for (yaml_node_pair_t *q = c->data.mapping.pairs.start; q < c->data.mapping.pairs.top;
                  q++)
-                if (node(L, q->key)->type == YAML_SCALAR_NODE &&
-                    !strcmp((const char *)node(L, q->key)->data.scalar.value, ak[0]))
-                    mark_args(L, node(L, q->value));
+                if (ld_node(L, q->key)->type == YAML_SCALAR_NODE &&
+                    !strcmp((const char *)ld_node(L, q->key)->data.scalar.value, ak[0]))
+                    mark_args(L, ld_node(L, q->value));
         }
     if (pin && pin->type == YAML_MAPPING_NODE)
         for (yaml_node_pair_t *q = pin->data.mapping.pairs.start; q < pin->data.mapping.pairs.top;
              q++)
-            if (node(L, q->key)->type == YAML_SCALAR_NODE &&
-                !strcmp((const char *)node(L, q->key)->data.scalar.value, "args"))
-                mark_args(L, node(L, q->value));
+            if (ld_node(L, q->key)->type == YAML_SCALAR_NODE &&
+                !strcmp((const char *)ld_node(L, q->key)->data.scalar.value, "args"))
+                mark_args(L, ld_node(L, q->value));
 }
 
 /* functional_triggers: named expressions, compiled before triggers: may name them. */
 static void parse_ftriggers(ld *L, const yaml_node_t *n)
 {
     struct xmt_entry *e = L->cur;
-    map_names(L, n, "functional_triggers");
+    ld_map_names(L, n, "functional_triggers");
     for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
-        yaml_node_t *k = node(L, q->key);
+        yaml_node_t *k = ld_node(L, q->key);
         const char *ks = (const char *)k->data.scalar.value;
         if (e->nft >= XMT_MAX_TRIGGERS)
-            fail(L, k, "more than %d functional triggers", XMT_MAX_TRIGGERS);
-        check_new_name(L, k, ks, "functional_triggers");
+            ld_fail(L, k, "more than %d functional triggers", XMT_MAX_TRIGGERS);
+        ld_check_new_name(L, k, ks, "functional_triggers");
         char where[128];
         snprintf(where, sizeof where, "the functional trigger %s", ks);
-        compile(L, node(L, q->value), SC_PARAMS | SC_TENSORS, where, &e->ftcode[e->nft]);
+        ld_compile(L, ld_node(L, q->value), SC_PARAMS | SC_TENSORS, where, &e->ftcode[e->nft]);
         snprintf(e->ftnames[e->nft++], XMT_NAME_MAX, "%s", ks);
     }
 }
 
 /* The lookup key: functional triggers, then triggers, then their slots in key order. */
-static void parse_key(ld *L, const yaml_node_t *m, const yaml_node_t *ftrig,
-                      const yaml_node_t *trig)
+static void ld_parse_key(ld *L, const yaml_node_t *m, const yaml_node_t *ftrig,
+                         const yaml_node_t *trig)
 {
     struct xmt_entry *e = L->cur;
-    e->slots = xcalloc(L, m, XMT_MAX_TRIGGERS * (1 + 2 * XMT_MAX_DIMS), sizeof *e->slots);
-    e->triggers = xcalloc(L, m, XMT_MAX_TRIGGERS, sizeof *e->triggers);
+    e->slots = ld_xcalloc(L, m, XMT_MAX_TRIGGERS * (1 + 2 * XMT_MAX_DIMS), sizeof *e->slots);
+    e->triggers = ld_xcalloc(L, m, XMT_MAX_TRIGGERS, sizeof *e->triggers);
     if (ftrig) parse_ftriggers(L, ftrig);
     if (trig) {
         const yaml_node_t *t = trig;
@@ -1430,48 +1447,48 @@ static void parse_key(ld *L, const yaml_node_t *m, const yaml_node_t *ftrig,
         } else if (t->type == YAML_SEQUENCE_NODE) {
             for (yaml_node_item_t *it = t->data.sequence.items.start;
                  it < t->data.sequence.items.top; it++) {
-                yaml_node_t *tn = node(L, *it);
-                parse_trigger(L, tn, scalar(L, tn, "triggers"));
+                yaml_node_t *tn = ld_node(L, *it);
+                parse_trigger(L, tn, ld_scalar(L, tn, "triggers"));
             }
         } else {
-            fail(L, t, "triggers: expected a list such as [x.shape, n]");
+            ld_fail(L, t, "triggers: expected a list such as [x.shape, n]");
         }
     }
     if (e->ntriggers + e->nft > XMT_MAX_TRIGGERS)
-        fail(L, m, "more than %d triggers and functional triggers", XMT_MAX_TRIGGERS);
+        ld_fail(L, m, "more than %d triggers and functional triggers", XMT_MAX_TRIGGERS);
     for (unsigned f = 0; f < e->nft; f++) {
         xmt_slot *s = &e->slots[e->nslots++];
         s->kind = XMT_SLOT_EXPR;
-        if (xmt_code_copy(&s->code, &e->ftcode[f])) fail(L, m, "out of memory");
+        if (xmt_code_copy(&s->code, &e->ftcode[f])) ld_fail(L, m, "out of memory");
     }
     subsume_triggers(e);
     if (e->keylen > XMT_KEY_MAX)
-        fail(L, trig ? trig : m, "the lookup key would take %zu bytes, more than %d", e->keylen,
-             XMT_KEY_MAX);
+        ld_fail(L, trig ? trig : m, "the lookup key would take %zu bytes, more than %d", e->keylen,
+                XMT_KEY_MAX);
 }
 
 /* configs: a non-empty list of configs. */
-static void parse_configs(ld *L, const yaml_node_t *c)
+static void ld_parse_configs(ld *L, const yaml_node_t *c)
 {
     struct xmt_entry *e = L->cur;
     if (c->type != YAML_SEQUENCE_NODE)
-        fail(L, c, "configs: expected a list of configs, found %s", kind_name(c));
+        ld_fail(L, c, "configs: expected a list of configs, found %s", ld_kind_name(c));
     size_t cnt = (size_t)(c->data.sequence.items.top - c->data.sequence.items.start);
     if (cnt == 0)
-        fail(L, c, "configs: empty list (give at least one config, or leave configs: out)");
-    if (cnt > XMT_MAX_CONFIGS) fail(L, c, "configs: more than %d configs", XMT_MAX_CONFIGS);
-    e->configs = xcalloc(L, c, cnt, sizeof *e->configs);
+        ld_fail(L, c, "configs: empty list (give at least one config, or leave configs: out)");
+    if (cnt > XMT_MAX_CONFIGS) ld_fail(L, c, "configs: more than %d configs", XMT_MAX_CONFIGS);
+    e->configs = ld_xcalloc(L, c, cnt, sizeof *e->configs);
     e->nconfigs = (unsigned)cnt; /* zeroed configs free cleanly if one fails */
     for (size_t i = 0; i < cnt; i++)
-        parse_config(L, node(L, c->data.sequence.items.start[i]), &e->configs[i], "config");
+        ld_parse_config(L, ld_node(L, c->data.sequence.items.start[i]), &e->configs[i], "config");
 }
 
 /* reset_to_zero:, restore:, verify: (the buffers that benchmarking must look after). */
-static void parse_buffers(ld *L, const yaml_node_t *m, const yaml_node_t *reset,
-                          const yaml_node_t *restore, const yaml_node_t *verify)
+static void ld_parse_buffers(ld *L, const yaml_node_t *m, const yaml_node_t *reset,
+                             const yaml_node_t *restore, const yaml_node_t *verify)
 {
     struct xmt_entry *e = L->cur;
-    if (reset || restore || verify) e->bufs = xcalloc(L, m, e->nparams, sizeof *e->bufs);
+    if (reset || restore || verify) e->bufs = ld_xcalloc(L, m, e->nparams, sizeof *e->bufs);
     if (reset) parse_bufnames(L, reset, XMT_BUF_RESET, "reset_to_zero");
     if (restore) parse_bufnames(L, restore, XMT_BUF_RESTORE, "restore");
     if (verify) parse_bufnames(L, verify, XMT_BUF_VERIFY, "verify");
@@ -1481,18 +1498,18 @@ static void parse_buffers(ld *L, const yaml_node_t *m, const yaml_node_t *reset,
 static void parse_measure(ld *L, yaml_node_t *const *v)
 {
     struct xmt_entry *e = L->cur;
-    e->warmup = v[K_WARMUP] ? (int)get_int(L, v[K_WARMUP], "warmup", 0, 1000000) : -1;
+    e->warmup = v[K_WARMUP] ? (int)ld_get_int(L, v[K_WARMUP], "warmup", 0, 1000000) : -1;
     e->iterations =
-        v[K_ITERATIONS] ? (int)get_int(L, v[K_ITERATIONS], "iterations", 1, 1000000) : -1;
-    e->budget_ms = v[K_BUDGET] ? get_double(L, v[K_BUDGET], "budget_ms", 1e-3, 1e9) : -1;
+        v[K_ITERATIONS] ? (int)ld_get_int(L, v[K_ITERATIONS], "iterations", 1, 1000000) : -1;
+    e->budget_ms = v[K_BUDGET] ? ld_get_double(L, v[K_BUDGET], "budget_ms", 1e-3, 1e9) : -1;
     if (v[K_STATISTIC]) {
-        const char *s = scalar(L, v[K_STATISTIC], "statistic");
+        const char *s = ld_scalar(L, v[K_STATISTIC], "statistic");
         if (!strcmp(s, "mean"))
             e->use_mean = 1;
         else if (strcmp(s, "median"))
-            fail(L, v[K_STATISTIC], "statistic: expected median or mean, found '%s'", s);
+            ld_fail(L, v[K_STATISTIC], "statistic: expected median or mean, found '%s'", s);
     }
-    e->l2_flush = v[K_L2FLUSH] ? get_bool(L, v[K_L2FLUSH], "l2_flush") : -1;
+    e->l2_flush = v[K_L2FLUSH] ? ld_get_bool(L, v[K_L2FLUSH], "l2_flush") : -1;
 }
 
 /* One kernel entry, its keys in dependency order (see the top of this file). */
@@ -1500,36 +1517,36 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
 {
     struct xmt_entry *e = L->cur;
     yaml_node_t *v[K_N];
-    map_keys(L, m, "kernel entry", entry_keys, K_N, v);
+    ld_map_keys(L, m, "kernel entry", entry_keys, K_N, v);
     parse_pattern(L, m, v);
     if (v[K_PARAMS])
-        parse_params(L, v[K_PARAMS]);
+        ld_parse_params(L, v[K_PARAMS]);
     else {
-        e->ptypes = xcalloc(L, m, 1, 1);
-        e->psizes = xcalloc(L, m, 1, sizeof *e->psizes);
+        e->ptypes = ld_xcalloc(L, m, 1, 1);
+        e->psizes = ld_xcalloc(L, m, 1, sizeof *e->psizes);
     }
     /* tunable names before tensors, so that a shape naming one says why it may not */
-    if (v[K_SPACE] || v[K_CONFIGS]) collect_tunables(L, v[K_SPACE], v[K_CONFIGS]);
-    if (v[K_TENSORS]) parse_tensors(L, v[K_TENSORS]);
-    mark_all_args(L, v[K_ARGS], v[K_CONFIGS], v[K_PIN]);
-    parse_key(L, m, v[K_FTRIGGERS], v[K_TRIGGERS]);
+    if (v[K_SPACE] || v[K_CONFIGS]) ld_collect_tunables(L, v[K_SPACE], v[K_CONFIGS]);
+    if (v[K_TENSORS]) ld_parse_tensors(L, v[K_TENSORS]);
+    ld_mark_all_args(L, v[K_ARGS], v[K_CONFIGS], v[K_PIN]);
+    ld_parse_key(L, m, v[K_FTRIGGERS], v[K_TRIGGERS]);
 
     const unsigned all = SC_PARAMS | SC_TENSORS | SC_TUNABLES | SC_FTRIG;
     if (v[K_CONDITION]) {
         e->has_cond = 1;
-        compile(L, v[K_CONDITION], all, "the entry's condition", &e->cond);
+        ld_compile(L, v[K_CONDITION], all, "the entry's condition", &e->cond);
     }
-    if (v[K_LAUNCH]) parse_launch(L, v[K_LAUNCH], &e->launch);
-    if (v[K_ARGS]) parse_args(L, v[K_ARGS], &e->args);
-    if (v[K_SPACE]) parse_space(L, v[K_SPACE]);
-    if (v[K_CONFIGS]) parse_configs(L, v[K_CONFIGS]);
+    if (v[K_LAUNCH]) ld_parse_launch(L, v[K_LAUNCH], &e->launch);
+    if (v[K_ARGS]) ld_parse_args(L, v[K_ARGS], &e->args);
+    if (v[K_SPACE]) ld_parse_space(L, v[K_SPACE]);
+    if (v[K_CONFIGS]) ld_parse_configs(L, v[K_CONFIGS]);
     if (v[K_PIN]) {
-        parse_config(L, v[K_PIN], &e->pin, "pin");
+        ld_parse_config(L, v[K_PIN], &e->pin, "pin");
         e->has_pin = 1;
     }
     if (!e->nconfigs && !e->nspace && !e->has_pin)
-        fail(L, m, "kernel entry: nothing to tune: give configs:, space: or pin:");
-    parse_buffers(L, m, v[K_RESET], v[K_RESTORE], v[K_VERIFY]);
+        ld_fail(L, m, "kernel entry: nothing to tune: give configs:, space: or pin:");
+    ld_parse_buffers(L, m, v[K_RESET], v[K_RESTORE], v[K_VERIFY]);
     parse_measure(L, v);
 }
 
@@ -1537,7 +1554,7 @@ static struct xmt_entry *parse_entry(ld *L, const yaml_node_t *m)
 {
     struct xmt_entry *volatile e = calloc(1, sizeof *e); /* survives the longjmp */
     if (!e) {
-        report(L, m->start_mark, "out of memory");
+        ld_report(L, m->start_mark, "out of memory");
         return NULL;
     }
     e->owner = 1;
@@ -1576,21 +1593,21 @@ static void load_text(ld *L, const char *text, size_t len, struct xmt_policy_set
     yaml_document_t doc;
     yaml_mark_t m0 = {0, 0, 0};
     if (len > XMT_MAX_FILE_BYTES) {
-        report(L, m0, "file larger than %d bytes", XMT_MAX_FILE_BYTES);
+        ld_report(L, m0, "file larger than %d bytes", XMT_MAX_FILE_BYTES);
         return;
     }
     if (!yaml_parser_initialize(&parser)) {
-        report(L, m0, "out of memory");
+        ld_report(L, m0, "out of memory");
         return;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
         yaml_mark_t mk = parser.problem_mark;
         if (parser.context)
-            report(L, mk, "YAML: %s %s (line %zu)", parser.problem ? parser.problem : "error",
-                   parser.context, parser.context_mark.line + 1);
+            ld_report(L, mk, "YAML: %s %s (line %zu)", parser.problem ? parser.problem : "error",
+                      parser.context, parser.context_mark.line + 1);
         else
-            report(L, mk, "YAML: %s", parser.problem ? parser.problem : "error");
+            ld_report(L, mk, "YAML: %s", parser.problem ? parser.problem : "error");
         yaml_parser_delete(&parser);
         return;
     }
@@ -1603,18 +1620,18 @@ static void load_text(ld *L, const char *text, size_t len, struct xmt_policy_set
     yaml_document_t doc2;
     if (yaml_parser_load(&parser, &doc2)) {
         yaml_node_t *r2 = yaml_document_get_root_node(&doc2);
-        if (r2) report(L, r2->start_mark, "one YAML document per file (found a second one)");
+        if (r2) ld_report(L, r2->start_mark, "one YAML document per file (found a second one)");
         yaml_document_delete(&doc2);
         if (r2) goto out;
     } else {
-        report(L, parser.problem_mark, "YAML: %s", parser.problem ? parser.problem : "error");
+        ld_report(L, parser.problem_mark, "YAML: %s", parser.problem ? parser.problem : "error");
         goto out;
     }
     size_t nn = (size_t)(doc.nodes.top - doc.nodes.start);
     unsigned char *onpath = calloc(nn + 2, 1);
     size_t visits = 0;
     if (!onpath) {
-        report(L, m0, "out of memory");
+        ld_report(L, m0, "out of memory");
         goto out;
     }
     int rc = check_graph(L, 1, onpath, &visits);
@@ -1623,25 +1640,25 @@ static void load_text(ld *L, const char *text, size_t len, struct xmt_policy_set
     if (setjmp(L->jb)) goto out; /* an error in the top level */
     static const char *const top[] = {"kernels", "version"};
     yaml_node_t *tv[2];
-    map_keys(L, root, "policy file (top level)", top, 2, tv);
-    if (tv[1]) get_int(L, tv[1], "version", 1, 1);
+    ld_map_keys(L, root, "policy file (top level)", top, 2, tv);
+    if (tv[1]) ld_get_int(L, tv[1], "version", 1, 1);
     if (!tv[0]) {
-        report(L, root->start_mark,
-               "policy file: expected 'kernels:' with a list of kernel entries");
+        ld_report(L, root->start_mark,
+                  "policy file: expected 'kernels:' with a list of kernel entries");
         goto out;
     }
     if (tv[0]->type != YAML_SEQUENCE_NODE) {
-        if (is_null(tv[0])) goto out; /* kernels: with nothing */
-        report(L, tv[0]->start_mark,
-               "kernels: expected a list of kernel entries (each starting with '- match:')");
+        if (ld_is_null(tv[0])) goto out; /* kernels: with nothing */
+        ld_report(L, tv[0]->start_mark,
+                  "kernels: expected a list of kernel entries (each starting with '- match:')");
         goto out;
     }
     for (yaml_node_item_t *it = tv[0]->data.sequence.items.start;
          it < tv[0]->data.sequence.items.top; it++) {
-        struct xmt_entry *e = parse_entry(L, node(L, *it));
+        struct xmt_entry *e = parse_entry(L, ld_node(L, *it));
         if (!e) continue;
         if (xmt_set_add(set, e)) {
-            report(L, node(L, *it)->start_mark, "more than %d entries", XMT_MAX_ENTRIES);
+            ld_report(L, ld_node(L, *it)->start_mark, "more than %d entries", XMT_MAX_ENTRIES);
             xmt_entry_destroy(e);
             break;
         }
@@ -1658,20 +1675,20 @@ static void load_file(ld *L, const char *path, struct xmt_policy_set *set)
     L->file = path;
     FILE *f = fopen(path, "rb");
     if (!f) {
-        report(L, m0, "cannot open: %s", strerror(errno));
+        ld_report(L, m0, "cannot open: %s", strerror(errno));
         return;
     }
     char *buf = malloc(XMT_MAX_FILE_BYTES + 1);
     if (!buf) {
         fclose(f);
-        report(L, m0, "out of memory");
+        ld_report(L, m0, "out of memory");
         return;
     }
     size_t n = fread(buf, 1, XMT_MAX_FILE_BYTES + 1, f);
     int bad = ferror(f);
     fclose(f);
     if (bad)
-        report(L, m0, "cannot read: %s", strerror(errno));
+        ld_report(L, m0, "cannot read: %s", strerror(errno));
     else
         load_text(L, buf, n, set);
     free(buf);
@@ -1707,16 +1724,16 @@ int xmt_policy_load(const char *path, xmt_policy_set **out, xmt_diag_fn diag, vo
     yaml_mark_t m0 = {0, 0, 0};
     if (out) *out = NULL;
     if (!set) {
-        report(&L, m0, "out of memory");
+        ld_report(&L, m0, "out of memory");
         return L.nerr;
     }
     struct stat st;
     if (stat(path, &st) != 0) {
-        report(&L, m0, "cannot open: %s", strerror(errno));
+        ld_report(&L, m0, "cannot open: %s", strerror(errno));
     } else if (S_ISDIR(st.st_mode)) {
         DIR *d = opendir(path);
         if (!d) {
-            report(&L, m0, "cannot open directory: %s", strerror(errno));
+            ld_report(&L, m0, "cannot open directory: %s", strerror(errno));
         } else {
             char **names = NULL;
             size_t n = 0, cap = 0;
@@ -1766,7 +1783,7 @@ int xmt_policy_load_string(const char *name, const char *text, size_t len, xmt_p
     if (out) *out = NULL;
     if (!set) {
         yaml_mark_t m0 = {0, 0, 0};
-        report(&L, m0, "out of memory");
+        ld_report(&L, m0, "out of memory");
         return L.nerr;
     }
     load_text(&L, text, len, set);
