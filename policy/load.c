@@ -1,25 +1,27 @@
-/* load.c - reading policy files: YAML (libyaml) into compiled entries.
+/* load.c - reading policy files: YAML (libyaml) into compiled entries. This file is the
+ * driver: files and directories, the document, the top level and each kernel entry.
  *
- * libyaml builds the document; this module walks it with its own checks, because
+ * libyaml builds the document; the loader walks it with its own checks, because
  * libyaml accepts duplicate keys silently and lets an anchor contain its own alias. A
  * first pass over the whole document rejects alias cycles and bounds alias expansion;
  * then each kernel entry is compiled on its own: the first error in an entry is
  * reported ("file:line:col: what was expected", 1-based) and the entry is dropped, the
  * others are kept. Names are resolved in dependency order: parameters, tensors,
  * tunables, functional triggers, triggers, then everything that may use tunables.
+ *
+ * The entry's parts are parsed by load_params.c (params:), load_tensors.c (tensors:),
+ * load_trigger.c (the lookup key), load_launch.c (space:, configs:, pin:, launch:, args:)
+ * and load_buffers.c (reset_to_zero:, restore:, verify:), on load_yaml.c (messages, YAML
+ * nodes) and load_names.c (names in expressions); load_internal.h declares what they share.
  */
 #include "load_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
 /* Rejects alias cycles and bounds expansion: a DFS over the graph that the aliases make. */
 static int check_graph(ld *L, int idx, unsigned char *onpath, size_t *visits)
