@@ -91,56 +91,62 @@ static int tensor_member(const xmt_tensor *t, const xmt_path *p, xmt_ref *r, cha
     return -1;
 }
 
+/* NAME.MEMBER: an original launch dimension (grid0.x), a blob field or a tensor attribute. */
+static int resolve_member(const rctx *c, const xmt_path *p, xmt_ref *r, char *err, size_t cap)
+{
+    const struct xmt_entry *e = c->e;
+    int i;
+    int o = xmt_orig_index(p->base, p->member);
+    if (o >= 0 && p->suffix == XMT_SFX_NONE) {
+        r->kind = XMT_REF_ORIG;
+        r->index = (unsigned)o;
+        return 0;
+    }
+    if (o == -2) {
+        snprintf(err, cap, "%s has members x, y and z, not '%s'", p->base, p->member);
+        return -1;
+    }
+    if ((i = ld_find_param(e, p->base)) >= 0 && (c->scope & SC_PARAMS)) {
+        const xmt_param *pp = &e->params[i];
+        if (pp->type == XMT_PT_BLOB) {
+            for (unsigned f = 0; f < pp->nfields; f++)
+                if (!strcmp(pp->fields[f].name, p->member) && p->suffix == XMT_SFX_NONE) {
+                    if (pp->tuned) {
+                        snprintf(err, cap, "%s is set by a config (args:): not allowed in %s",
+                                 p->base, c->where);
+                        return -1;
+                    }
+                    r->kind = XMT_REF_FIELD;
+                    r->index = (unsigned)i;
+                    r->offset = pp->fields[f].offset;
+                    r->type = pp->fields[f].type;
+                    return 0;
+                }
+            snprintf(err, cap, "%s has no field '%s'", p->base, p->member);
+            return -1;
+        }
+        if (pp->tensor >= 0) {
+            if (!(c->scope & SC_TENSORS)) {
+                snprintf(err, cap, "tensor attributes (%s.%s) are not allowed in %s", p->base,
+                         p->member, c->where);
+                return -1;
+            }
+            return tensor_member(&e->tensors[pp->tensor], p, r, err, cap);
+        }
+        snprintf(err, cap, "%s is not declared in tensors: (%s.%s needs its dtype and shape)",
+                 p->base, p->base, p->member);
+        return -1;
+    }
+    snprintf(err, cap, "unknown name '%s.%s'", p->base, p->member);
+    return -1;
+}
+
 int ld_resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t cap)
 {
     rctx *c = vctx;
     struct xmt_entry *e = c->e;
     int i;
-    if (p->has_member) {
-        int o = xmt_orig_index(p->base, p->member);
-        if (o >= 0 && p->suffix == XMT_SFX_NONE) {
-            r->kind = XMT_REF_ORIG;
-            r->index = (unsigned)o;
-            return 0;
-        }
-        if (o == -2) {
-            snprintf(err, cap, "%s has members x, y and z, not '%s'", p->base, p->member);
-            return -1;
-        }
-        if ((i = ld_find_param(e, p->base)) >= 0 && (c->scope & SC_PARAMS)) {
-            const xmt_param *pp = &e->params[i];
-            if (pp->type == XMT_PT_BLOB) {
-                for (unsigned f = 0; f < pp->nfields; f++)
-                    if (!strcmp(pp->fields[f].name, p->member) && p->suffix == XMT_SFX_NONE) {
-                        if (pp->tuned) {
-                            snprintf(err, cap, "%s is set by a config (args:): not allowed in %s",
-                                     p->base, c->where);
-                            return -1;
-                        }
-                        r->kind = XMT_REF_FIELD;
-                        r->index = (unsigned)i;
-                        r->offset = pp->fields[f].offset;
-                        r->type = pp->fields[f].type;
-                        return 0;
-                    }
-                snprintf(err, cap, "%s has no field '%s'", p->base, p->member);
-                return -1;
-            }
-            if (pp->tensor >= 0) {
-                if (!(c->scope & SC_TENSORS)) {
-                    snprintf(err, cap, "tensor attributes (%s.%s) are not allowed in %s", p->base,
-                             p->member, c->where);
-                    return -1;
-                }
-                return tensor_member(&e->tensors[pp->tensor], p, r, err, cap);
-            }
-            snprintf(err, cap, "%s is not declared in tensors: (%s.%s needs its dtype and shape)",
-                     p->base, p->base, p->member);
-            return -1;
-        }
-        snprintf(err, cap, "unknown name '%s.%s'", p->base, p->member);
-        return -1;
-    }
+    if (p->has_member) return resolve_member(c, p, r, err, cap);
     if ((i = ld_find_param(e, p->base)) >= 0 && (c->scope & SC_PARAMS)) {
         const xmt_param *pp = &e->params[i];
         if (pp->type == XMT_PT_BLOB) {
