@@ -44,9 +44,143 @@ static xmt_trigger *new_trigger(ld *L, const yaml_node_t *n, const char *label, 
     return t;
 }
 
-static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
+/* The parameter that trigger s (parsed into p) names: one that the key may depend on. */
+static int trigger_param(ld *L, const yaml_node_t *n, const char *s, const xmt_path *p)
 {
     struct xmt_entry *e = L->cur;
+    int pi = ld_find_param(e, p->base);
+    if (pi < 0) {
+        if (ld_find_tun(e, p->base) >= 0)
+            ld_fail(L, n,
+                    "trigger '%s': %s is a tunable value (space:/configs:); a lookup key cannot "
+                    "depend on what is "
+                    "being tuned",
+                    s, p->base);
+        if (ld_find_ft(e, p->base) >= 0)
+            ld_fail(L, n, "trigger '%s': %s is a functional trigger, already part of the key", s,
+                    p->base);
+        ld_fail(L, n, "trigger '%s': unknown parameter '%s'", s, p->base);
+    }
+    xmt_param *pp = &e->params[pi];
+    if (pp->tuned)
+        ld_fail(
+            L, n,
+            "trigger '%s': %s is set by a config (args:); a lookup key cannot depend on what is "
+            "being tuned",
+            s, p->base);
+    return pi;
+}
+
+/* A parameter named alone: its value, or a whole tensor (dtype, shape, strides). */
+static void trigger_whole(ld *L, const yaml_node_t *n, const char *s, int pi)
+{
+    struct xmt_entry *e = L->cur;
+    const xmt_param *pp = &e->params[pi];
+    const char *label = s;
+    if (pp->tensor >= 0) {
+        xmt_tensor *t = &e->tensors[pp->tensor];
+        if (t->ndim < 0)
+            ld_fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s, t->name);
+        xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_TENSOR);
+        tr->ndim = (unsigned)t->ndim;
+        xmt_slot *sl = &e->slots[e->nslots++];
+        sl->kind = XMT_SLOT_DTYPE;
+        sl->dtype = (uint8_t)t->dtype;
+        e->keylen += 1;
+        for (int d = 0; d < t->ndim; d++)
+            add_slot_code(L, n, &t->shape[d]);
+        for (int d = 0; d < t->ndim; d++)
+            add_slot_code(L, n, &t->stride[d]);
+        tr->nslots = e->nslots - tr->first;
+        return;
+    }
+    if (pp->type == XMT_PT_PTR)
+        ld_fail(L, n,
+                "trigger '%s': %s is a pointer; declare it in tensors: to key on its dtype and "
+                "shape",
+                s, s);
+    if (pp->type == XMT_PT_BLOB)
+        ld_fail(L, n, "trigger '%s': %s is a bytes(N) parameter; name a field (%s.field)", s, s, s);
+    xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_SCALAR);
+    add_slot_param(L, n, (unsigned)pi, NULL);
+    tr->nslots = 1;
+    return;
+}
+
+/* NAME.MEMBER: a blob field, a tensor's dtype, or its shape or strides, whole or one
+ * dimension. */
+static void trigger_member(ld *L, const yaml_node_t *n, const char *s, const xmt_path *p, int pi)
+{
+    struct xmt_entry *e = L->cur;
+    const xmt_param *pp = &e->params[pi];
+    const char *label = s;
+    char lbuf[96];
+    if (pp->type == XMT_PT_BLOB) {
+        for (unsigned f = 0; f < pp->nfields; f++)
+            if (!strcmp(pp->fields[f].name, p->member) && p->suffix == XMT_SFX_NONE) {
+                xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_SCALAR);
+                add_slot_param(L, n, (unsigned)pi, &pp->fields[f]);
+                tr->nslots = 1;
+                return;
+            }
+        ld_fail(L, n, "trigger '%s': %s has no field '%s'", s, p->base, p->member);
+    }
+    if (pp->tensor < 0) ld_fail(L, n, "trigger '%s': %s is not declared in tensors:", s, p->base);
+    xmt_tensor *t = &e->tensors[pp->tensor];
+    const char *mb = p->member;
+    int whole = 0, dim = -1, stride = 0;
+    if (!strcmp(mb, "dtype") && p->suffix == XMT_SFX_NONE) {
+        xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_DTYPE);
+        xmt_slot *sl = &e->slots[e->nslots++];
+        sl->kind = XMT_SLOT_DTYPE;
+        sl->dtype = (uint8_t)t->dtype;
+        e->keylen += 1;
+        tr->nslots = 1;
+        return;
+    }
+    if ((!strcmp(mb, "shape") && p->suffix == XMT_SFX_NONE) ||
+        (!strcmp(mb, "size") && p->suffix == XMT_SFX_CALL0)) {
+        whole = 1;
+    } else if ((!strcmp(mb, "shape") && p->suffix == XMT_SFX_INDEX) ||
+               (!strcmp(mb, "size") && p->suffix == XMT_SFX_CALL1)) {
+        dim = (int)p->k;
+    } else if (!strcmp(mb, "stride") && p->suffix == XMT_SFX_CALL0) {
+        whole = 1;
+        stride = 1;
+    } else if (!strcmp(mb, "stride") && p->suffix == XMT_SFX_CALL1) {
+        dim = (int)p->k;
+        stride = 1;
+    } else {
+        ld_fail(L, n,
+                "trigger '%s': unknown tensor trigger (expected %s, %s.dtype, %s.shape, %s.size(), "
+                "%s.size(i), "
+                "%s.shape[i], %s.stride(), %s.stride(i))",
+                s, p->base, p->base, p->base, p->base, p->base, p->base, p->base, p->base);
+    }
+    if (t->ndim < 0)
+        ld_fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s, t->name);
+    if (dim >= t->ndim)
+        ld_fail(L, n, "trigger '%s': %s has %d dimension%s", s, t->name, t->ndim,
+                t->ndim == 1 ? "" : "s");
+    /* normalise the label so that x.size() and x.shape name the same trigger */
+    if (whole)
+        snprintf(lbuf, sizeof lbuf, "%s.%s", p->base, stride ? "stride()" : "shape");
+    else
+        snprintf(lbuf, sizeof lbuf, "%s.%s%d%s", p->base, stride ? "stride(" : "shape[", dim,
+                 stride ? ")" : "]");
+    xmt_trigger *tr = new_trigger(L, n, lbuf, whole ? XMT_TR_TUPLE : XMT_TR_SCALAR);
+    if (whole) {
+        tr->ndim = (unsigned)t->ndim;
+        for (int d = 0; d < t->ndim; d++)
+            add_slot_code(L, n, stride ? &t->stride[d] : &t->shape[d]);
+    } else {
+        add_slot_code(L, n, stride ? &t->stride[dim] : &t->shape[dim]);
+    }
+    tr->nslots = e->nslots - tr->first;
+}
+
+static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
+{
     xmt_path p;
     char err[256];
     int m = xmt_parse_path(s, &p, err, sizeof err);
@@ -58,122 +192,11 @@ static void parse_trigger(ld *L, const yaml_node_t *n, const char *s)
             "x.size(), x.size(i), "
             "x.shape[i], x.stride(), x.stride(i)); computed keys belong in functional_triggers:",
             s);
-    const char *label = s;
-    char lbuf[96];
-    int pi = ld_find_param(e, p.base);
-    if (pi < 0) {
-        if (ld_find_tun(e, p.base) >= 0)
-            ld_fail(L, n,
-                    "trigger '%s': %s is a tunable value (space:/configs:); a lookup key cannot "
-                    "depend on what is "
-                    "being tuned",
-                    s, p.base);
-        if (ld_find_ft(e, p.base) >= 0)
-            ld_fail(L, n, "trigger '%s': %s is a functional trigger, already part of the key", s,
-                    p.base);
-        ld_fail(L, n, "trigger '%s': unknown parameter '%s'", s, p.base);
-    }
-    xmt_param *pp = &e->params[pi];
-    if (pp->tuned)
-        ld_fail(
-            L, n,
-            "trigger '%s': %s is set by a config (args:); a lookup key cannot depend on what is "
-            "being tuned",
-            s, p.base);
-    if (!p.has_member) {
-        if (pp->tensor >= 0) {
-            xmt_tensor *t = &e->tensors[pp->tensor];
-            if (t->ndim < 0)
-                ld_fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s,
-                        t->name);
-            xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_TENSOR);
-            tr->ndim = (unsigned)t->ndim;
-            xmt_slot *sl = &e->slots[e->nslots++];
-            sl->kind = XMT_SLOT_DTYPE;
-            sl->dtype = (uint8_t)t->dtype;
-            e->keylen += 1;
-            for (int d = 0; d < t->ndim; d++)
-                add_slot_code(L, n, &t->shape[d]);
-            for (int d = 0; d < t->ndim; d++)
-                add_slot_code(L, n, &t->stride[d]);
-            tr->nslots = e->nslots - tr->first;
-            return;
-        }
-        if (pp->type == XMT_PT_PTR)
-            ld_fail(L, n,
-                    "trigger '%s': %s is a pointer; declare it in tensors: to key on its dtype and "
-                    "shape",
-                    s, s);
-        if (pp->type == XMT_PT_BLOB)
-            ld_fail(L, n, "trigger '%s': %s is a bytes(N) parameter; name a field (%s.field)", s, s,
-                    s);
-        xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_SCALAR);
-        add_slot_param(L, n, (unsigned)pi, NULL);
-        tr->nslots = 1;
-        return;
-    }
-    if (pp->type == XMT_PT_BLOB) {
-        for (unsigned f = 0; f < pp->nfields; f++)
-            if (!strcmp(pp->fields[f].name, p.member) && p.suffix == XMT_SFX_NONE) {
-                xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_SCALAR);
-                add_slot_param(L, n, (unsigned)pi, &pp->fields[f]);
-                tr->nslots = 1;
-                return;
-            }
-        ld_fail(L, n, "trigger '%s': %s has no field '%s'", s, p.base, p.member);
-    }
-    if (pp->tensor < 0) ld_fail(L, n, "trigger '%s': %s is not declared in tensors:", s, p.base);
-    xmt_tensor *t = &e->tensors[pp->tensor];
-    const char *mb = p.member;
-    int whole = 0, dim = -1, stride = 0;
-    if (!strcmp(mb, "dtype") && p.suffix == XMT_SFX_NONE) {
-        xmt_trigger *tr = new_trigger(L, n, label, XMT_TR_DTYPE);
-        xmt_slot *sl = &e->slots[e->nslots++];
-        sl->kind = XMT_SLOT_DTYPE;
-        sl->dtype = (uint8_t)t->dtype;
-        e->keylen += 1;
-        tr->nslots = 1;
-        return;
-    }
-    if ((!strcmp(mb, "shape") && p.suffix == XMT_SFX_NONE) ||
-        (!strcmp(mb, "size") && p.suffix == XMT_SFX_CALL0)) {
-        whole = 1;
-    } else if ((!strcmp(mb, "shape") && p.suffix == XMT_SFX_INDEX) ||
-               (!strcmp(mb, "size") && p.suffix == XMT_SFX_CALL1)) {
-        dim = (int)p.k;
-    } else if (!strcmp(mb, "stride") && p.suffix == XMT_SFX_CALL0) {
-        whole = 1;
-        stride = 1;
-    } else if (!strcmp(mb, "stride") && p.suffix == XMT_SFX_CALL1) {
-        dim = (int)p.k;
-        stride = 1;
-    } else {
-        ld_fail(L, n,
-                "trigger '%s': unknown tensor trigger (expected %s, %s.dtype, %s.shape, %s.size(), "
-                "%s.size(i), "
-                "%s.shape[i], %s.stride(), %s.stride(i))",
-                s, p.base, p.base, p.base, p.base, p.base, p.base, p.base, p.base);
-    }
-    if (t->ndim < 0)
-        ld_fail(L, n, "trigger '%s': %s has no shape (declared with bytes: only)", s, t->name);
-    if (dim >= t->ndim)
-        ld_fail(L, n, "trigger '%s': %s has %d dimension%s", s, t->name, t->ndim,
-                t->ndim == 1 ? "" : "s");
-    /* normalise the label so that x.size() and x.shape name the same trigger */
-    if (whole)
-        snprintf(lbuf, sizeof lbuf, "%s.%s", p.base, stride ? "stride()" : "shape");
+    int pi = trigger_param(L, n, s, &p);
+    if (!p.has_member)
+        trigger_whole(L, n, s, pi);
     else
-        snprintf(lbuf, sizeof lbuf, "%s.%s%d%s", p.base, stride ? "stride(" : "shape[", dim,
-                 stride ? ")" : "]");
-    xmt_trigger *tr = new_trigger(L, n, lbuf, whole ? XMT_TR_TUPLE : XMT_TR_SCALAR);
-    if (whole) {
-        tr->ndim = (unsigned)t->ndim;
-        for (int d = 0; d < t->ndim; d++)
-            add_slot_code(L, n, stride ? &t->stride[d] : &t->shape[d]);
-    } else {
-        add_slot_code(L, n, stride ? &t->stride[dim] : &t->shape[dim]);
-    }
-    tr->nslots = e->nslots - tr->first;
+        trigger_member(L, n, s, &p, pi);
 }
 
 /* XMA: a trigger on the whole tensor subsumes its other triggers. Drops those, then
