@@ -1,4 +1,4 @@
-/* entry.h - the compiled form of one policy entry, shared by the loader (load.c), the
+/* entry.h - the compiled form of one policy entry, shared by the loader (load*.c), the
  * matcher (match.c) and the evaluation side (entry.c).
  *
  * An entry owns everything it was compiled into: parameter declarations, tensors, key
