@@ -7,6 +7,7 @@
  * triggers last; so equal keys mean equal trigger values, and rendering needs no parsing.
  */
 #include "entry.h"
+#include "types.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void free_launch(xmt_launch *l)
+static void free_launch(xmt_launch_exprs *l)
 {
     for (int i = 0; i < 3; i++) {
         xmt_code_free(&l->grid.c[i]);
@@ -245,7 +246,7 @@ static void sb_tuple(sbuf *b, const uint8_t *k, unsigned n)
 {
     sb(b, "(");
     for (unsigned i = 0; i < n; i++) {
-        sb_val(b, k + 9 * i);
+        sb_val(b, k + XMT_KEY_SLOT * i);
         sb(b, "%s", (n == 1) ? "," : (i + 1 < n ? ", " : ""));
     }
     sb(b, ")");
@@ -272,20 +273,20 @@ int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, cha
             break;
         case XMT_TR_SCALAR:
             sb_val(&b, k);
-            k += 9;
+            k += XMT_KEY_SLOT;
             break;
         case XMT_TR_TUPLE:
             sb_tuple(&b, k, tr->ndim);
-            k += 9 * tr->ndim;
+            k += XMT_KEY_SLOT * tr->ndim;
             break;
         case XMT_TR_TENSOR:
             sb(&b, "(%s, ", xmt_dtype_name((xmt_dtype)k[0]));
             k += 1;
             sb_tuple(&b, k, tr->ndim);
-            k += 9 * tr->ndim;
+            k += XMT_KEY_SLOT * tr->ndim;
             sb(&b, ", ");
             sb_tuple(&b, k, tr->ndim);
-            k += 9 * tr->ndim;
+            k += XMT_KEY_SLOT * tr->ndim;
             sb(&b, ")");
             break;
         }
@@ -293,7 +294,7 @@ int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, cha
     for (unsigned f = 0; f < e->nft; f++) {
         sb(&b, "%s%s=", (e->ntriggers || f) ? ", " : "", e->ftnames[f]);
         sb_val(&b, k);
-        k += 9;
+        k += XMT_KEY_SLOT;
     }
     return (int)b.at;
 }
@@ -368,23 +369,13 @@ static int check_limit(int64_t v, int64_t lim, const char *what, const char *lim
     return 0;
 }
 
-static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *vals,
-                    const xmt_launch_view *v, xmt_candidate *out)
+/* Block, grid and shared bytes: the config's, else the entry's, else the program's (its
+ * threads per dimension kept when only the block changes). 0 with why set when invalid. */
+static int eval_dims(const xmt_entry *e, const xmt_config *cfg, const xmt_env *env,
+                     const xmt_launch_view *v, int64_t *b, int64_t *g, int64_t *shp, char *why,
+                     size_t cap)
 {
-    char *why = out->why;
-    size_t cap = sizeof out->why;
-    xmt_env env;
-    env_init(&env, e, v, vals);
-    out->nargs = 0;
-    why[0] = 0;
-    if (e->has_cond) {
-        int t = truth(&e->cond, &env, "condition", why, cap);
-        if (t <= 0) return 0;
-    }
-    if (cfg && cfg->has_cond) {
-        int t = truth(&cfg->cond, &env, "config condition", why, cap);
-        if (t <= 0) return 0;
-    }
+    int64_t sh;
     const xmt_dimexpr *blk = (cfg && cfg->launch.block.set) ? &cfg->launch.block : &e->launch.block;
     const xmt_dimexpr *grd = (cfg && cfg->launch.grid.set) ? &cfg->launch.grid : &e->launch.grid;
     const xmt_dimexpr *shm =
@@ -393,13 +384,12 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
     const uint32_t o_grid[3] = {v->orig.grid.x, v->orig.grid.y, v->orig.grid.z};
     static const char *const bn[3] = {"block.x", "block.y", "block.z"};
     static const char *const gn[3] = {"grid.x", "grid.y", "grid.z"};
-    int64_t b[3], g[3], sh;
     for (int d = 0; d < 3; d++) {
         if (!blk->set)
             b[d] = o_block[d];
         else if ((unsigned)d >= blk->n)
             b[d] = 1;
-        else if (eval_u(&blk->c[d], &env, bn[d], &b[d], why, cap))
+        else if (eval_u(&blk->c[d], env, bn[d], &b[d], why, cap))
             return 0;
         if (b[d] < 1 || b[d] > UINT32_MAX) {
             snprintf(why, cap, "%s = %lld is not a positive 32-bit count", bn[d], (long long)b[d]);
@@ -413,7 +403,7 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
             if (g[d] < 1) g[d] = 1;
         } else if ((unsigned)d >= grd->n) {
             g[d] = 1;
-        } else if (eval_u(&grd->c[d], &env, gn[d], &g[d], why, cap)) {
+        } else if (eval_u(&grd->c[d], env, gn[d], &g[d], why, cap)) {
             return 0;
         }
         if (g[d] < 1 || g[d] > UINT32_MAX) {
@@ -423,41 +413,46 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
     }
     if (!shm->set)
         sh = v->orig.shared;
-    else if (eval_u(&shm->c[0], &env, "shared", &sh, why, cap))
+    else if (eval_u(&shm->c[0], env, "shared", &sh, why, cap))
         return 0;
     if (sh < 0 || sh > UINT32_MAX) {
         snprintf(why, cap, "shared = %lld bytes is out of range", (long long)sh);
         return 0;
     }
-    const xmt_attrs *a = v->attrs;
-    if (a) {
-        int64_t threads = b[0] * b[1] * b[2];
-        if (check_limit(threads, a->kernel_max_threads, "block", "kernel_max_threads", why, cap) ||
-            check_limit(threads, a->max_threads_per_block, "block", "max_threads_per_block", why,
-                        cap) ||
-            check_limit(b[0], a->max_block_x, "block.x", "max_block_x", why, cap) ||
-            check_limit(b[1], a->max_block_y, "block.y", "max_block_y", why, cap) ||
-            check_limit(b[2], a->max_block_z, "block.z", "max_block_z", why, cap) ||
-            check_limit(g[0], a->max_grid_x, "grid.x", "max_grid_x", why, cap) ||
-            check_limit(g[1], a->max_grid_y, "grid.y", "max_grid_y", why, cap) ||
-            check_limit(g[2], a->max_grid_z, "grid.z", "max_grid_z", why, cap))
-            return 0;
-        int64_t st = a->kernel_static_shared > 0 ? a->kernel_static_shared : 0;
-        if (a->max_shared_per_block > 0 && sh + st > a->max_shared_per_block) {
-            snprintf(why, cap,
-                     "shared %lld + kernel_static_shared %lld > max_shared_per_block %lld",
-                     (long long)sh, (long long)st, (long long)a->max_shared_per_block);
-            return 0;
-        }
+    *shp = sh;
+    return 1;
+}
+
+/* The device's and the kernel's limits (attrs), on block, grid and shared bytes. */
+static int within_limits(const xmt_attrs *a, const int64_t *b, const int64_t *g, int64_t sh,
+                         char *why, size_t cap)
+{
+    int64_t threads = b[0] * b[1] * b[2];
+    if (check_limit(threads, a->kernel_max_threads, "block", "kernel_max_threads", why, cap) ||
+        check_limit(threads, a->max_threads_per_block, "block", "max_threads_per_block", why,
+                    cap) ||
+        check_limit(b[0], a->max_block_x, "block.x", "max_block_x", why, cap) ||
+        check_limit(b[1], a->max_block_y, "block.y", "max_block_y", why, cap) ||
+        check_limit(b[2], a->max_block_z, "block.z", "max_block_z", why, cap) ||
+        check_limit(g[0], a->max_grid_x, "grid.x", "max_grid_x", why, cap) ||
+        check_limit(g[1], a->max_grid_y, "grid.y", "max_grid_y", why, cap) ||
+        check_limit(g[2], a->max_grid_z, "grid.z", "max_grid_z", why, cap))
+        return 0;
+    int64_t st = a->kernel_static_shared > 0 ? a->kernel_static_shared : 0;
+    if (a->max_shared_per_block > 0 && sh + st > a->max_shared_per_block) {
+        snprintf(why, cap, "shared %lld + kernel_static_shared %lld > max_shared_per_block %lld",
+                 (long long)sh, (long long)st, (long long)a->max_shared_per_block);
+        return 0;
     }
-    out->dims.block.x = (uint32_t)b[0];
-    out->dims.block.y = (uint32_t)b[1];
-    out->dims.block.z = (uint32_t)b[2];
-    out->dims.grid.x = (uint32_t)g[0];
-    out->dims.grid.y = (uint32_t)g[1];
-    out->dims.grid.z = (uint32_t)g[2];
-    out->dims.shared = (uint32_t)sh;
-    /* args: the config's override the entry's, parameter by parameter */
+    return 1;
+}
+
+/* args: the config's override the entry's, parameter by parameter. */
+static int eval_args(const xmt_entry *e, const xmt_config *cfg, const xmt_env *env,
+                     xmt_candidate *out)
+{
+    char *why = out->why;
+    size_t cap = sizeof out->why;
     const xmt_args *lists[2] = {cfg ? &cfg->args : NULL, &e->args};
     for (int l = 0; l < 2; l++) {
         if (!lists[l]) continue;
@@ -472,7 +467,7 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
                 return 0;
             }
             xmt_val val;
-            int err = xmt_code_eval(&x->code, &env, &val);
+            int err = xmt_code_eval(&x->code, env, &val);
             if (err) {
                 snprintf(why, cap, "%s in args: %s", xmt_eval_strerror(err),
                          e->params[x->param].name);
@@ -493,6 +488,36 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
         }
     }
     return 1;
+}
+
+static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *vals,
+                    const xmt_launch_view *v, xmt_candidate *out)
+{
+    char *why = out->why;
+    size_t cap = sizeof out->why;
+    xmt_env env;
+    env_init(&env, e, v, vals);
+    out->nargs = 0;
+    why[0] = 0;
+    if (e->has_cond) {
+        int t = truth(&e->cond, &env, "condition", why, cap);
+        if (t <= 0) return 0;
+    }
+    if (cfg && cfg->has_cond) {
+        int t = truth(&cfg->cond, &env, "config condition", why, cap);
+        if (t <= 0) return 0;
+    }
+    int64_t b[3], g[3], sh;
+    if (!eval_dims(e, cfg, &env, v, b, g, &sh, why, cap)) return 0;
+    if (v->attrs && !within_limits(v->attrs, b, g, sh, why, cap)) return 0;
+    out->dims.block.x = (uint32_t)b[0];
+    out->dims.block.y = (uint32_t)b[1];
+    out->dims.block.z = (uint32_t)b[2];
+    out->dims.grid.x = (uint32_t)g[0];
+    out->dims.grid.y = (uint32_t)g[1];
+    out->dims.grid.z = (uint32_t)g[2];
+    out->dims.shared = (uint32_t)sh;
+    return eval_args(e, cfg, &env, out);
 }
 
 int xmt_entry_candidate(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt_candidate *out)

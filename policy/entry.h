@@ -1,4 +1,4 @@
-/* entry.h - the compiled form of one policy entry, shared by the loader (load.c), the
+/* entry.h - the compiled form of one policy entry, shared by the loader (load*.c), the
  * matcher (match.c) and the evaluation side (entry.c).
  *
  * An entry owns everything it was compiled into: parameter declarations, tensors, key
@@ -46,6 +46,9 @@ typedef struct {
 } xmt_tensor;
 
 enum { XMT_SLOT_EXPR, XMT_SLOT_DTYPE };
+/* Bytes that one XMT_SLOT_EXPR slot takes in a lookup key: a tag byte (0 integer,
+ * 1 float) then the value's 8 bytes. An XMT_SLOT_DTYPE slot takes 1 byte, the dtype. */
+#define XMT_KEY_SLOT 9
 typedef struct {
     uint8_t kind, dtype;
     xmt_code code;
@@ -67,7 +70,7 @@ typedef struct {
 
 typedef struct {
     xmt_dimexpr grid, block, shared;
-} xmt_launch;
+} xmt_launch_exprs;
 
 typedef struct {
     unsigned param;
@@ -83,8 +86,8 @@ typedef struct {
     xmt_val vals[XMT_MAX_TUNABLES];
     int has_cond;
     xmt_code cond;
-    xmt_launch launch; /* fields set override the entry's */
-    xmt_args args;     /* params set override the entry's */
+    xmt_launch_exprs launch; /* fields set override the entry's */
+    xmt_args args;           /* params set override the entry's */
     int line;
 } xmt_config;
 
@@ -145,7 +148,7 @@ struct xmt_entry {
 
     int has_cond;
     xmt_code cond;
-    xmt_launch launch;
+    xmt_launch_exprs launch;
     xmt_args args;
 
     xmt_bufdecl *bufs;
@@ -171,10 +174,6 @@ struct xmt_policy_set {
 
 /* Frees what the entry owns (everything when owner, else ptypes/psizes) and e itself. */
 void xmt_entry_destroy(struct xmt_entry *e);
-/* Type name table shared by the loader and the matcher: "i32", "int", "float*", ...
- * Returns the XMT_DT_* / XMT_PT_PTR type, -1 unknown; *pointee = pointer's dtype or -1. */
-int xmt_type_parse(const char *s, int *pointee, uint32_t *size);
-const char *xmt_type_name(unsigned t);
 /* Appends to a set (load.c); -1 when out of memory or too many entries. */
 int xmt_set_add(struct xmt_policy_set *s, struct xmt_entry *e);
 

@@ -653,6 +653,82 @@ static void number(cc *c)
     if (ident_char((unsigned char)*c->s)) cfail(c, c->s, "unexpected character after a number");
 }
 
+/* A call of the function named id (text from `at`, q at its '('): its arguments onto the
+ * stack, then the function's op. */
+static void call(cc *c, const char *id, const char *q, const char *at)
+{
+    for (size_t f = 0; f < sizeof funcs / sizeof funcs[0]; f++) {
+        if (strcmp(id, funcs[f].name) != 0) continue;
+        c->s = q + 1;
+        int args = 0, base = c->sp;
+        skipws(c);
+        if (*c->s != ')') {
+            do {
+                cond(c);
+                args++;
+            } while (!c->failed && accept(c, ","));
+        }
+        if (c->failed) return;
+        if (!accept(c, ")")) {
+            cfail(c, c->s, "expected ',' or ')' in the arguments of %s", id);
+            return;
+        }
+        if (funcs[f].nargs >= 0 && args != funcs[f].nargs) {
+            cfail(c, at, "%s takes %d argument%s, not %d", id, funcs[f].nargs,
+                  funcs[f].nargs == 1 ? "" : "s", args);
+            return;
+        }
+        if (funcs[f].nargs < 0 && args < 2) {
+            cfail(c, at, "%s takes two or more arguments", id);
+            return;
+        }
+        if (funcs[f].nargs == 1) {
+            emit(c, funcs[f].op, 0);
+        } else {
+            /* variadic min/max fold pairwise */
+            for (int k = 1; k < args; k++)
+                emit(c, funcs[f].op, -1);
+        }
+        c->sp = base + 1;
+        return;
+    }
+    cfail(c, at, "unknown function '%s' (expected cdiv, min, max, next_pow2, log2, abs)", id);
+}
+
+/* The instruction(s) for a resolved name. */
+static void emit_ref(cc *c, const xmt_ref *r)
+{
+    xmt_insn *i;
+    switch (r->kind) {
+    case XMT_REF_CONST_I:
+        if ((i = emit(c, OP_CI, 1))) i->k.i = r->i;
+        break;
+    case XMT_REF_CONST_F:
+        if ((i = emit(c, OP_CF, 1))) i->k.f = r->f;
+        break;
+    case XMT_REF_PARAM:
+        if ((i = emit(c, OP_PARAM, 1))) i->a = (uint16_t)r->index;
+        break;
+    case XMT_REF_FIELD:
+        if ((i = emit(c, OP_FIELD, 1))) {
+            i->a = (uint16_t)r->index;
+            i->b = r->offset;
+            i->type = r->type;
+        }
+        break;
+    case XMT_REF_SPACE:
+        if ((i = emit(c, OP_SPACE, 1))) i->a = (uint16_t)r->index;
+        break;
+    case XMT_REF_ORIG:
+        if ((i = emit(c, OP_ORIG, 1))) i->a = (uint16_t)r->index;
+        break;
+    case XMT_REF_ATTR:
+        if ((i = emit(c, OP_ATTR, 1))) i->a = (uint16_t)r->index;
+        break;
+    case XMT_REF_CODE: inline_code(c, r->code); break;
+    }
+}
+
 static void name_or_call(cc *c)
 {
     const char *at = c->s;
@@ -664,43 +740,7 @@ static void name_or_call(cc *c)
         while (*q == ' ')
             q++;
         if (*q == '(') {
-            for (size_t f = 0; f < sizeof funcs / sizeof funcs[0]; f++) {
-                if (strcmp(id, funcs[f].name) != 0) continue;
-                c->s = q + 1;
-                int args = 0, base = c->sp;
-                skipws(c);
-                if (*c->s != ')') {
-                    do {
-                        cond(c);
-                        args++;
-                    } while (!c->failed && accept(c, ","));
-                }
-                if (c->failed) return;
-                if (!accept(c, ")")) {
-                    cfail(c, c->s, "expected ',' or ')' in the arguments of %s", id);
-                    return;
-                }
-                if (funcs[f].nargs >= 0 && args != funcs[f].nargs) {
-                    cfail(c, at, "%s takes %d argument%s, not %d", id, funcs[f].nargs,
-                          funcs[f].nargs == 1 ? "" : "s", args);
-                    return;
-                }
-                if (funcs[f].nargs < 0 && args < 2) {
-                    cfail(c, at, "%s takes two or more arguments", id);
-                    return;
-                }
-                if (funcs[f].nargs == 1) {
-                    emit(c, funcs[f].op, 0);
-                } else {
-                    /* variadic min/max fold pairwise */
-                    for (int k = 1; k < args; k++)
-                        emit(c, funcs[f].op, -1);
-                }
-                c->sp = base + 1;
-                return;
-            }
-            cfail(c, at, "unknown function '%s' (expected cdiv, min, max, next_pow2, log2, abs)",
-                  id);
+            call(c, id, q, at);
             return;
         }
     }
@@ -737,35 +777,7 @@ static void name_or_call(cc *c)
         return;
     }
     c->s += m;
-    xmt_insn *i;
-    switch (r.kind) {
-    case XMT_REF_CONST_I:
-        if ((i = emit(c, OP_CI, 1))) i->k.i = r.i;
-        break;
-    case XMT_REF_CONST_F:
-        if ((i = emit(c, OP_CF, 1))) i->k.f = r.f;
-        break;
-    case XMT_REF_PARAM:
-        if ((i = emit(c, OP_PARAM, 1))) i->a = (uint16_t)r.index;
-        break;
-    case XMT_REF_FIELD:
-        if ((i = emit(c, OP_FIELD, 1))) {
-            i->a = (uint16_t)r.index;
-            i->b = r.offset;
-            i->type = r.type;
-        }
-        break;
-    case XMT_REF_SPACE:
-        if ((i = emit(c, OP_SPACE, 1))) i->a = (uint16_t)r.index;
-        break;
-    case XMT_REF_ORIG:
-        if ((i = emit(c, OP_ORIG, 1))) i->a = (uint16_t)r.index;
-        break;
-    case XMT_REF_ATTR:
-        if ((i = emit(c, OP_ATTR, 1))) i->a = (uint16_t)r.index;
-        break;
-    case XMT_REF_CODE: inline_code(c, r.code); break;
-    }
+    emit_ref(c, &r);
 }
 
 static void primary(cc *c)

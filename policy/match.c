@@ -8,6 +8,7 @@
  * come from the demangled parameter list here, into a per-signature copy of the entry.
  */
 #include "entry.h"
+#include "types.h"
 
 #include <libiberty/demangle.h>
 #include <stdarg.h>

@@ -15,8 +15,7 @@ command -v "$CC" >/dev/null || CC=clang
 flags=(-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -I"$root/policy")
 "$CC" "${flags[@]}" -o "$work/fuzz_policy" \
-  "$root/tests/policy/fuzz_policy.c" "$root"/policy/expr.c "$root"/policy/load.c \
-  "$root"/policy/match.c "$root"/policy/entry.c \
+  "$root/tests/policy/fuzz_policy.c" "$root"/policy/*.c \
   /usr/lib/x86_64-linux-gnu/libyaml.a /usr/lib/x86_64-linux-gnu/libiberty.a -lm -lpthread
 mkdir -p "$work/corpus" "$work/artifacts"
 cp "$root"/tests/policy/corpus/*.yaml "$work/corpus/" 2>/dev/null || true
