@@ -47,6 +47,17 @@ void xmt_warn(const char *fmt, ...)
     va_end(ap);
 }
 
+void xmt_warn_msg(const char *msg)
+{
+    xmt_warn("%s", msg);
+}
+
+void xmt_warn_diag(void *ud, const char *msg)
+{
+    (void)ud;
+    xmt_warn("%s", msg);
+}
+
 void xmt_verbose(int level, const char *fmt, ...)
 {
     if (xmt_opt.verbose < level) return;

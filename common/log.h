@@ -16,6 +16,11 @@
 
 /* stderr, capped; printf-style. */
 void xmt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* xmt_warn("%s", msg), shaped as the callbacks want it: the options' warn and the
+ * policy library's diag (ud unused). */
+void xmt_warn_msg(const char *msg);
+void xmt_warn_diag(void *ud, const char *msg);
+
 /* stderr, only when XMATUNE_VERBOSE >= level; not capped (the user asked for them). */
 void xmt_verbose(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -135,11 +135,8 @@ int64_t xmt_attr_get(const xmt_attrs *a, unsigned i);
 int xmt_orig_index(const char *base, const char *member); /* grid0.x .. shared0 */
 const char *xmt_orig_name(unsigned i);
 
-/* Scalar conversions shared by loads and argument overrides. */
-double xmt_half_to_double(uint16_t h);
-uint16_t xmt_double_to_half(double d);
-double xmt_bf16_to_double(uint16_t h);
-uint16_t xmt_double_to_bf16(double d);
+/* Scalar conversions shared by loads and argument overrides: xmt_half_to_double and the
+ * others are in xmt_policy.h (the shim's output comparison uses them too). */
 /* Reads a scalar of type t from p into v. 0 or XMT_E_*. */
 int xmt_load_scalar(const void *p, unsigned t, xmt_val *v);
 /* Encodes v as type t (range-checked for integers). 0 ok, XMT_E_OVERFLOW / XMT_E_TYPE. */

@@ -160,6 +160,12 @@ typedef enum {
 } xmt_dtype;
 const char *xmt_dtype_name(xmt_dtype t); /* "f32" ... "bytes" */
 size_t xmt_dtype_size(xmt_dtype t);      /* 4 for f32, 1 for bytes */
+/* IEEE half and bfloat16 to and from double (round to nearest even), the one conversion
+ * for policies' f16/bf16 arguments and the shim's verification of f16/bf16 buffers. */
+double xmt_half_to_double(uint16_t h);
+uint16_t xmt_double_to_half(double d);
+double xmt_bf16_to_double(uint16_t h);
+uint16_t xmt_double_to_bf16(double d);
 typedef struct {
     unsigned param; /* which pointer parameter */
     const char *name;

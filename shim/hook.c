@@ -25,8 +25,6 @@
 #include "realsym.h"
 #include "shim.h"
 
-#define XMT_EXPORT __attribute__((visibility("default")))
-
 /* ---- the signatures we interpose, and their names ---------------------------------- */
 
 enum { K_GETPROC1, K_GETPROC2, K_LAUNCH, K_EX, K_COOP, K_UNLOAD, K_COUNT };

@@ -123,19 +123,13 @@ static void describe(xmt_kernel *k, CUfunction f)
     }
 }
 
-static void policy_diag(void *ud, const char *msg)
-{
-    (void)ud;
-    xmt_warn("%s", msg);
-}
-
 /* Which policy entry, if any, may tune this kernel. */
 static void attach_policy(xmt_kernel *k)
 {
     if (!xmt_policies || (xmt_opt.mode != XMT_MODE_TUNE && xmt_opt.mode != XMT_MODE_REPLAY &&
                           xmt_opt.mode != XMT_MODE_DISCOVER))
         return;
-    const xmt_entry *e = xmt_policy_match(xmt_policies, k->mangled, policy_diag, NULL);
+    const xmt_entry *e = xmt_policy_match(xmt_policies, k->mangled, xmt_warn_diag, NULL);
     if (!e) return;
     if (xmt_opt.include[0] && !list_matches(xmt_opt.include, k->demangled) &&
         !list_matches(xmt_opt.include, k->mangled))

@@ -19,19 +19,6 @@
 #include "tuner.h"
 #include "xmt_policy.h"
 
-#define XMT_EXPORT __attribute__((visibility("default")))
-
-static void policy_diag(void *ud, const char *msg)
-{
-    (void)ud;
-    xmt_warn("%s", msg);
-}
-
-static void policy_diag_msg(const char *msg)
-{
-    xmt_warn("%s", msg);
-}
-
 static void at_exit(void)
 {
     xmt_report();
@@ -41,7 +28,7 @@ static pthread_once_t activate_once = PTHREAD_ONCE_INIT;
 
 static void activate_guarded(void)
 {
-    xmt_options_load(policy_diag_msg);
+    xmt_options_load(xmt_warn_msg);
     if (xmt_opt.mode == XMT_MODE_OFF) return;
     if (xmt_opt.verbose) xmt_options_print(stderr);
     if (xmt_driver_init() != 0) {
@@ -49,7 +36,7 @@ static void activate_guarded(void)
         return;
     }
     if (xmt_opt.policy[0]) {
-        int errors = xmt_policy_load(xmt_opt.policy, &xmt_policies, policy_diag, NULL);
+        int errors = xmt_policy_load(xmt_opt.policy, &xmt_policies, xmt_warn_diag, NULL);
         if (errors > 0 && xmt_opt.strict) {
             xmt_warn("%d error(s) in %s and XMATUNE_STRICT=1: stopping", errors, xmt_opt.policy);
             _exit(1);

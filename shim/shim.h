@@ -5,6 +5,9 @@
 #ifndef XMT_SHIM_H
 #define XMT_SHIM_H
 
+/* What the shim exports (the rest is hidden: -fvisibility=hidden, xmatune.map). */
+#define XMT_EXPORT __attribute__((visibility("default")))
+
 /* First CUDA entry point asked for: read the options, open the driver, load the
  * policies, register the exit report. Once; thread-safe. Returns the mode in force. */
 int xmt_activate(void);

@@ -7,29 +7,16 @@
 #include <stdio.h>
 #include <string.h>
 
-static double half_to_double(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
 static double element(const uint8_t *p, xmt_dtype t)
 {
-    union {
-        float f;
-        uint32_t u;
-    } fu;
+    float f;
     double d;
     uint16_t h;
     switch (t) {
-    case XMT_DT_F32: memcpy(&fu.f, p, 4); return fu.f;
+    case XMT_DT_F32: memcpy(&f, p, 4); return f;
     case XMT_DT_F64: memcpy(&d, p, 8); return d;
-    case XMT_DT_F16: memcpy(&h, p, 2); return half_to_double(h);
-    case XMT_DT_BF16:
-        memcpy(&h, p, 2);
-        fu.u = (uint32_t)h << 16;
-        return fu.f;
+    case XMT_DT_F16: memcpy(&h, p, 2); return xmt_half_to_double(h);
+    case XMT_DT_BF16: memcpy(&h, p, 2); return xmt_bf16_to_double(h);
     default: return 0;
     }
 }
