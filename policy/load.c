@@ -18,10 +18,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Rejects alias cycles and bounds expansion: a DFS over the graph that the aliases make. */
 static int check_graph(ld *L, int idx, unsigned char *onpath, size_t *visits)
@@ -214,6 +216,33 @@ int xmt_set_add(struct xmt_policy_set *s, struct xmt_entry *e)
     return 0;
 }
 
+/* Nesting, checked on the event stream before the document is built: libyaml has no
+ * depth limit and its scanner costs grow with depth for every token (`[[[...` a megabyte
+ * deep takes minutes), so the walk stops at the first level too deep. A syntax error is
+ * left for the loader to report. Returns 0 when the nesting is within the cap. */
+static int check_depth(ld *L, const char *text, size_t len)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    int depth = 0, rc = 0;
+    if (!yaml_parser_initialize(&p)) return 0;
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    while (yaml_parser_parse(&p, &ev)) {
+        yaml_event_type_t t = ev.type;
+        if ((t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) &&
+            ++depth > XMT_MAX_YAML_DEPTH) {
+            ld_report(L, ev.start_mark, "lists and maps nested deeper than %d levels",
+                      XMT_MAX_YAML_DEPTH);
+            rc = -1;
+        }
+        if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT) depth--;
+        yaml_event_delete(&ev);
+        if (rc || t == YAML_STREAM_END_EVENT) break;
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
 static void load_text(ld *L, const char *text, size_t len, struct xmt_policy_set *set)
 {
     yaml_parser_t parser;
@@ -223,6 +252,7 @@ static void load_text(ld *L, const char *text, size_t len, struct xmt_policy_set
         ld_report(L, m0, "file larger than %d bytes", XMT_MAX_FILE_BYTES);
         return;
     }
+    if (check_depth(L, text, len) != 0) return;
     if (!yaml_parser_initialize(&parser)) {
         ld_report(L, m0, "out of memory");
         return;
@@ -296,28 +326,49 @@ out:
     L->doc = NULL;
 }
 
+/* Reads at most cap bytes of fd. Returns the count, or -1 (errno set). */
+static ssize_t read_all(int fd, char *buf, size_t cap)
+{
+    size_t n = 0;
+    while (n < cap) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    return (ssize_t)n;
+}
+
 static void load_file(ld *L, const char *path, struct xmt_policy_set *set)
 {
     yaml_mark_t m0 = {0, 0, 0};
     L->file = path;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* Non-blocking, then checked: a FIFO (or a device) named *.yaml must not hang the
+     * program at its first CUDA call. Only a regular file is a policy file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         ld_report(L, m0, "cannot open: %s", strerror(errno));
+        return;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        ld_report(L, m0, "not a regular file");
         return;
     }
     char *buf = malloc(XMT_MAX_FILE_BYTES + 1);
     if (!buf) {
-        fclose(f);
+        close(fd);
         ld_report(L, m0, "out of memory");
         return;
     }
-    size_t n = fread(buf, 1, XMT_MAX_FILE_BYTES + 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
+    ssize_t n = read_all(fd, buf, XMT_MAX_FILE_BYTES + 1);
+    if (n < 0)
         ld_report(L, m0, "cannot read: %s", strerror(errno));
     else
-        load_text(L, buf, n, set);
+        load_text(L, buf, (size_t)n, set);
+    close(fd);
     free(buf);
 }
 

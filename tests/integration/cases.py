@@ -270,6 +270,22 @@ def libcuda_option():
 
 
 @case
+def policy_fifo_refused():
+    base = run("rt", "saxpy", shim=False)
+    d = os.path.join(WORK, "fifo-policies")
+    os.makedirs(d, exist_ok=True)
+    fifo = os.path.join(d, "a.yaml")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    # As XMATUNE_POLICY and as a *.yaml in the policy folder: both used to hang in fopen.
+    for pol in (fifo, d):
+        r = run("rt", "saxpy", env={"XMATUNE_MODE": "tune", "XMATUNE_POLICY": pol})
+        ok(r, "a FIFO policy (%s)" % pol)
+        same_output(base, r, "a FIFO policy (%s)" % pol)
+        expect("%s:1:1: not a regular file" % fifo in r.stderr, r.stderr)
+
+
+@case
 def log_fifo_and_devices():
     base = run("rt", "saxpy", shim=False)
     # A FIFO nobody reads: a message, not a hang at the first CUDA call.
