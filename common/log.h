@@ -41,6 +41,12 @@ static inline int xmt_first_time(atomic_int *flag)
     return !atomic_exchange_explicit(flag, 1, memory_order_relaxed);
 }
 
+/* fork(2) phases, for the pthread_atfork handlers of each module that owns a lock: the
+ * lock is taken before the fork and released on both sides, so that a child never
+ * inherits it held by a thread that does not exist there (shim.c registers them). */
+enum { XMT_FORK_PREPARE, XMT_FORK_PARENT, XMT_FORK_CHILD };
+void xmt_log_atfork(int phase);
+
 /* Flushes and reports how many messages were suppressed. Called at exit. */
 void xmt_log_close(void);
 

@@ -110,6 +110,14 @@ void xmt_cache_store(const char *device, const char *kernel, const char *entry, 
     free(line);
 }
 
+void xmt_cache_atfork(int phase)
+{
+    if (phase == XMT_FORK_PREPARE)
+        pthread_mutex_lock(&cache_lock);
+    else
+        pthread_mutex_unlock(&cache_lock);
+}
+
 void xmt_cache_free(void)
 {
     pthread_mutex_lock(&cache_lock);

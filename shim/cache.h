@@ -27,6 +27,9 @@ int xmt_cache_find(const char *device_id, const char *kernel, const char *entry,
 void xmt_cache_store(const char *device_id, const char *kernel, const char *entry,
                      const uint8_t *key, size_t keylen, const char *key_text, const xmt_choice *c);
 
+/* fork(2): cache_lock held across it (XMT_FORK_* phases, common/log.h). */
+void xmt_cache_atfork(int phase);
+
 /* Frees the in-memory copy (at exit). */
 void xmt_cache_free(void);
 

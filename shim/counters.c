@@ -3,6 +3,8 @@
  */
 #include "counters.h"
 
+#include "log.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,20 @@ xmt_tcount *xmt_tcount_register(void)
     count_head = c;
     pthread_mutex_unlock(&count_lock);
     return xmt_tls_count = c;
+}
+
+void xmt_counters_atfork(int phase)
+{
+    if (phase == XMT_FORK_PREPARE) {
+        pthread_mutex_lock(&count_lock);
+        return;
+    }
+    if (phase == XMT_FORK_CHILD) {
+        atomic_store(&spare_count.launches, 0);
+        for (xmt_tcount *c = count_head; c; c = c->next)
+            atomic_store_explicit(&c->launches, 0, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&count_lock);
 }
 
 uint64_t xmt_launches_total(void)

@@ -29,4 +29,8 @@ static inline void xmt_count_launch(void)
 /* Total over all threads, living or gone. */
 uint64_t xmt_launches_total(void);
 
+/* fork(2): count_lock held across it; the child starts counting from zero (its exit
+ * report counts its own launches, not its parent's). */
+void xmt_counters_atfork(int phase);
+
 #endif

@@ -80,6 +80,10 @@ xmt_kernel *xmt_kernels_get(CUfunction f);
 /* Forgets every handle (after an unload). Records stay readable until exit. */
 void xmt_kernels_forget_all(void);
 
+/* fork(2): the table lock held across it; in the child every record's counters start
+ * from zero. */
+void xmt_kernels_atfork(int phase);
+
 /* Calls fn for every record ever made, oldest first, e.g. for the exit report. */
 void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud);
 

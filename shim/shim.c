@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "counters.h"
 #include "discover.h"
 #include "driver.h"
@@ -22,6 +23,35 @@
 static void at_exit(void)
 {
     xmt_report();
+}
+
+/* fork(2): every lock the exit report takes is held across the fork and released on
+ * both sides, so a child never inherits one held by a thread it does not have (a child
+ * exiting at once used to hang in its report). Locks whose holders call the driver
+ * (devinfo, the wrapper slots) are left out: the driver has fork handlers of its own,
+ * and a child cannot use CUDA. Taken in this order, released in reverse. */
+static void fork_phase(int phase)
+{
+    void (*const mods[])(int) = {xmt_log_atfork, xmt_cache_atfork, xmt_counters_atfork,
+                                 xmt_kernels_atfork, xmt_tuner_atfork};
+    size_t n = sizeof mods / sizeof mods[0];
+    for (size_t i = 0; i < n; i++)
+        mods[phase == XMT_FORK_PREPARE ? i : n - 1 - i](phase);
+}
+
+static void fork_prepare(void)
+{
+    fork_phase(XMT_FORK_PREPARE);
+}
+
+static void fork_parent(void)
+{
+    fork_phase(XMT_FORK_PARENT);
+}
+
+static void fork_child(void)
+{
+    fork_phase(XMT_FORK_CHILD);
 }
 
 static pthread_once_t activate_once = PTHREAD_ONCE_INIT;
@@ -52,6 +82,7 @@ static void activate_guarded(void)
                             xmt_mode_name(xmt_opt.mode), "version", XMATUNE_VERSION, "policies",
                             xmt_policies ? (int)xmt_policy_count(xmt_policies) : 0));
     atexit(at_exit);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 static void activate(void)

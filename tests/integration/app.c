@@ -20,10 +20,13 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -435,6 +438,39 @@ static void scenario_threads(CUcontext ctx)
     }
 }
 
+/* A thread launching (and so tuning and logging) while the main thread forks children
+ * that exit at once: a child must never hang in the shim's exit report on a lock the
+ * launching thread held at the fork. Prints FORK_HUNG (children still running after 5 s,
+ * then killed) and FORK_CHILDREN. */
+static void scenario_fork(CUcontext ctx)
+{
+    enum { CHILDREN = 100 };
+    pthread_t th;
+    thread_arg arg = {0, ctx};
+    pthread_create(&th, NULL, thread_main, &arg);
+    int hung = 0;
+    for (int i = 0; i < CHILDREN; i++) {
+        pid_t pid = fork();
+        if (pid == 0) exit(0); /* runs the atexit handlers: the shim's report */
+        if (pid < 0) continue;
+        int st, done = 0;
+        for (int t = 0; t < 5000 && !done; t++) {
+            done = waitpid(pid, &st, WNOHANG) == pid;
+            if (!done) usleep(1000);
+        }
+        if (!done) {
+            hung++;
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+        }
+    }
+    void *r;
+    pthread_join(th, &r);
+    fwrite(r, 1, 4096 * 4, out);
+    free(r);
+    printf("FORK_CHILDREN %d\nFORK_HUNG %d\n", CHILDREN, hung);
+}
+
 /* Launches inside a capture are recorded, not run; the graph replays them. The shim
  * must not benchmark during the capture. */
 static void scenario_capture(void)
@@ -491,7 +527,8 @@ static void scenario_unload(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s basic|threads|capture|unload|saxpy OUT [ITERATIONS]\n", argv[0]);
+        fprintf(stderr, "usage: %s basic|threads|fork|capture|unload|saxpy OUT [ITERATIONS]\n",
+                argv[0]);
         return 2;
     }
     if (argc > 3) iterations = atoi(argv[3]);
@@ -515,6 +552,8 @@ int main(int argc, char **argv)
         scenario_saxpy();
     else if (!strcmp(sc, "threads"))
         scenario_threads(ctx);
+    else if (!strcmp(sc, "fork"))
+        scenario_fork(ctx);
     else if (!strcmp(sc, "capture"))
         scenario_capture();
     else if (!strcmp(sc, "unload"))

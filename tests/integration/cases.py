@@ -531,6 +531,25 @@ def tune_16_threads_exact():
 
 
 @case
+def tune_fork_children_exit():
+    # 100 children fork and exit while a thread tunes and logs: none may hang in the
+    # shim's exit report (5 of 300 did, on the log's lock), each reports its own launches
+    # (none), and the parent's output is unchanged.
+    base = run("rt", "fork", shim=False, iterations=20)
+    ok(base, "fork without the shim")
+    t = run("rt", "fork", env={"XMATUNE_POLICY": POLICIES}, iterations=20)
+    ok(t, "fork, tune")
+    same_output(base, t, "fork")
+    expect(t.value("FORK_HUNG") == 0 and t.value("FORK_CHILDREN") == 100, t.stdout + t.stderr)
+    exits = t.events("exit")
+    expect(len(exits) == 101, "%d exit events" % len(exits))
+    parent = max(exits, key=lambda e: e["launches"])
+    others = [e for e in exits if e is not parent]
+    expect(parent["launches"] > 0 and all(e["launches"] == 0 for e in others),
+           "children report the parent's launches: %r" % sorted({e["launches"] for e in others}))
+
+
+@case
 def tune_linked_threads_exact():
     base, t = tuned("linked", "threads")
     same_output(base, t, "16 threads linked")
