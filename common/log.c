@@ -167,15 +167,11 @@ void xmt_log_event(json_t *obj)
 
 void xmt_log_atfork(int phase)
 {
-    if (phase == XMT_FORK_PREPARE) {
-        pthread_mutex_lock(&log_lock);
-        return;
-    }
-    pthread_mutex_unlock(&log_lock);
     if (phase == XMT_FORK_CHILD) { /* the child's messages are its own */
         atomic_store(&messages_printed, 0);
         atomic_store(&messages_dropped, 0);
     }
+    xmt_fork_mutex(&log_lock, phase);
 }
 
 void xmt_log_close(void)

@@ -12,6 +12,7 @@
 #define XMT_LOG_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 /* stderr, capped; printf-style. */
@@ -46,6 +47,16 @@ static inline int xmt_first_time(atomic_int *flag)
  * inherits it held by a thread that does not exist there (shim.c registers them). */
 enum { XMT_FORK_PREPARE, XMT_FORK_PARENT, XMT_FORK_CHILD };
 void xmt_log_atfork(int phase);
+
+/* What each handler does with its lock: taken before the fork, released after it on
+ * both sides (a child handler resets its module's state first, still holding it). */
+static inline void xmt_fork_mutex(pthread_mutex_t *m, int phase)
+{
+    if (phase == XMT_FORK_PREPARE)
+        pthread_mutex_lock(m);
+    else
+        pthread_mutex_unlock(m);
+}
 
 /* Flushes and reports how many messages were suppressed. Called at exit. */
 void xmt_log_close(void);

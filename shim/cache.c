@@ -112,10 +112,7 @@ void xmt_cache_store(const char *device, const char *kernel, const char *entry, 
 
 void xmt_cache_atfork(int phase)
 {
-    if (phase == XMT_FORK_PREPARE)
-        pthread_mutex_lock(&cache_lock);
-    else
-        pthread_mutex_unlock(&cache_lock);
+    xmt_fork_mutex(&cache_lock, phase);
 }
 
 void xmt_cache_free(void)

@@ -32,16 +32,12 @@ xmt_tcount *xmt_tcount_register(void)
 
 void xmt_counters_atfork(int phase)
 {
-    if (phase == XMT_FORK_PREPARE) {
-        pthread_mutex_lock(&count_lock);
-        return;
-    }
     if (phase == XMT_FORK_CHILD) {
         atomic_store(&spare_count.launches, 0);
         for (xmt_tcount *c = count_head; c; c = c->next)
             atomic_store_explicit(&c->launches, 0, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&count_lock);
+    xmt_fork_mutex(&count_lock, phase);
 }
 
 uint64_t xmt_launches_total(void)

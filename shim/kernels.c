@@ -241,10 +241,6 @@ void xmt_kernels_forget_all(void)
 
 void xmt_kernels_atfork(int phase)
 {
-    if (phase == XMT_FORK_PREPARE) {
-        pthread_mutex_lock(&table_lock);
-        return;
-    }
     if (phase == XMT_FORK_CHILD)
         for (xmt_kernel *r = all_head; r; r = r->next_all) {
             atomic_store(&r->launches, 0);
@@ -253,7 +249,7 @@ void xmt_kernels_atfork(int phase)
             /* its holder, if any, is not in the child (held only for short updates) */
             pthread_mutex_init(&r->lock, NULL);
         }
-    pthread_mutex_unlock(&table_lock);
+    xmt_fork_mutex(&table_lock, phase);
 }
 
 void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud)

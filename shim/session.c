@@ -45,15 +45,20 @@ static double statistic(const double *t, int n, int mean)
     return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
-/* A driver call of a phase: the first failure is remembered and the phase ends (fail:). */
+/* Remembers the session's first failure: it is the one reported. */
+static void session_error(xmt_session *S, CUresult r, const char *what)
+{
+    if (S->error != CUDA_SUCCESS) return;
+    S->error = r;
+    S->error_at = what;
+}
+
+/* A driver call of a phase: a failure is remembered and the phase ends (fail:). */
 #define TRY(sess, call, what)                                                                      \
     do {                                                                                           \
         CUresult r_ = (call);                                                                      \
         if (r_ != CUDA_SUCCESS) {                                                                  \
-            if ((sess)->error == CUDA_SUCCESS) {                                                   \
-                (sess)->error = r_;                                                                \
-                (sess)->error_at = (what);                                                         \
-            }                                                                                      \
+            session_error((sess), r_, (what));                                                     \
             goto fail;                                                                             \
         }                                                                                          \
     } while (0)
@@ -109,11 +114,8 @@ static int run_candidate(xmt_session *S, xmt_cand *c)
         snprintf(c->why, sizeof c->why, "launch failed: %s", xmt_cu_name(r, b, sizeof b));
         if (xmt_refused(r)) return 1;
     }
-    if (S->error == CUDA_SUCCESS) {
-        S->error = r;
-        S->error_at =
-            c->index == XMT_OWN_CONFIG ? "the program's own config" : "a candidate's launch";
-    }
+    session_error(S, r,
+                  c->index == XMT_OWN_CONFIG ? "the program's own config" : "a candidate's launch");
     return -1;
 }
 
@@ -229,8 +231,7 @@ static int snapshot(xmt_session *S, xmt_sbuf *b)
         b->host_ref = malloc(b->b.bytes);
         b->host_got = malloc(b->b.bytes);
         if (!b->host_ref || !b->host_got) {
-            S->error = CUDA_ERROR_OUT_OF_MEMORY;
-            S->error_at = "host verify buffer";
+            session_error(S, CUDA_ERROR_OUT_OF_MEMORY, "host verify buffer");
             S->nbufs++;
             return -1;
         }
@@ -254,8 +255,7 @@ static int buffers(xmt_session *S)
         int r = xmt_entry_buffer(S->k->entry, i, S->v, &b->b);
         if (r == 0 || (r == 1 && b->b.bytes == 0)) continue;
         if (r < 0 || b->b.param >= S->k->nparams || !S->v->params[b->b.param]) {
-            S->error = CUDA_ERROR_INVALID_VALUE;
-            S->error_at = "buffer size";
+            session_error(S, CUDA_ERROR_INVALID_VALUE, "buffer size");
             return -1;
         }
         if (snapshot(S, b) != 0) return -1;

@@ -536,15 +536,11 @@ void xmt_tune_flush_counts(void)
 
 void xmt_tuner_atfork(int phase)
 {
-    if (phase == XMT_FORK_PREPARE) {
-        pthread_mutex_lock(&memo_lock);
-        return;
-    }
     if (phase == XMT_FORK_CHILD)
         for (memo_block *b = memo_blocks; b; b = b->next)
             for (int i = 0; i < MEMO_SLOTS; i++)
                 b->slots[i].launches = b->slots[i].rewritten = b->slots[i].passed = 0;
-    pthread_mutex_unlock(&memo_lock);
+    xmt_fork_mutex(&memo_lock, phase);
 }
 
 void xmt_tune_report(xmt_kernel *k, FILE *table)
