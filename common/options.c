@@ -12,7 +12,12 @@
 /* Messages before the options are read (none today) still get the default cap. */
 struct xmt_options xmt_opt = {.max_messages = 100};
 
-typedef enum { T_MODE, T_BOOL, T_INT, T_DOUBLE, T_STR, T_STAT } opt_type;
+typedef enum { T_MODE, T_BOOL, T_INT, T_DOUBLE, T_STR, T_CHOICE } opt_type;
+
+/* The words of a T_CHOICE option; the field holds the index of the one given. */
+static const char *const stat_words[] = {"median", "mean", NULL};      /* xmt_statistic */
+static const char *const protect_words[] = {"auto", "declared", NULL}; /* XMT_PROTECT_* */
+static const char *const verify_on_words[] = {"gpu", "host", NULL};    /* XMT_VERIFY_ON_* */
 
 typedef struct {
     const char *name;
@@ -22,6 +27,7 @@ typedef struct {
     const char *def;
     long min, max; /* for numbers */
     const char *doc;
+    const char *const *choices; /* T_CHOICE */
 } opt_desc;
 
 #define OFF(f) offsetof(struct xmt_options, f)
@@ -31,42 +37,58 @@ typedef struct {
 static const opt_desc options[] = {
     {"XMATUNE_MODE", T_MODE, OFF(mode), 0, "", 0, 0,
      "`off`, `discover`, `tune` or `replay`. Default: `tune` when `XMATUNE_POLICY` is set, "
-     "else `off`"},
+     "else `off`",
+     NULL},
     {"XMATUNE_POLICY", T_STR, OFF(policy), SZ(policy), "", 0, 0,
-     "policy file, or directory of `*.yaml`/`*.yml` files read in name order"},
+     "policy file, or directory of `*.yaml`/`*.yml` files read in name order", NULL},
     {"XMATUNE_LOG", T_STR, OFF(log), SZ(log), "", 0, 0,
-     "JSON Lines log (`docs/log.md`); `%p` is replaced by the process id; empty: no log"},
+     "JSON Lines log (`docs/log.md`); `%p` is replaced by the process id; empty: no log", NULL},
     {"XMATUNE_CACHE", T_STR, OFF(cache), SZ(cache), "", 0, 0,
-     "on-disk cache of tuned winners shared by processes; `%p` = process id; empty: none"},
+     "on-disk cache of tuned winners shared by processes; `%p` = process id; empty: none", NULL},
     {"XMATUNE_VERBOSE", T_INT, OFF(verbose), 0, "0", 0, 3,
      "`1` prints the options in effect and one line per tuning (like `XMA_PRINT_AUTOTUNING`); "
-     "`2` also every candidate"},
+     "`2` also every candidate",
+     NULL},
     {"XMATUNE_STRICT", T_BOOL, OFF(strict), 0, "0", 0, 1,
-     "`1`: a policy error stops the program at load instead of running untuned"},
+     "`1`: a policy error stops the program at load instead of running untuned", NULL},
     {"XMATUNE_LIBCUDA", T_STR, OFF(libcuda), SZ(libcuda), "libcuda.so.1", 0, 0,
-     "the real driver library that the shim opens"},
+     "the real driver library that the shim opens", NULL},
     {"XMATUNE_WARMUP", T_INT, OFF(warmup), 0, "5", 0, 1000,
-     "untimed runs of each candidate, unless the policy entry says otherwise"},
+     "untimed runs of each candidate, unless the policy entry says otherwise", NULL},
     {"XMATUNE_ITERATIONS", T_INT, OFF(iterations), 0, "10", 1, 10000,
-     "timed runs of each candidate, unless the policy entry says otherwise"},
-    {"XMATUNE_STATISTIC", T_STAT, OFF(statistic), 0, "median", 0, 0,
-     "`median` or `mean` of the timed runs picks the winner"},
+     "timed runs of each candidate, unless the policy entry says otherwise", NULL},
+    {"XMATUNE_STATISTIC", T_CHOICE, OFF(statistic), 0, "median", 0, 0,
+     "`median` or `mean` of the timed runs picks the winner", stat_words},
+    {"XMATUNE_PROTECT", T_CHOICE, OFF(protect), 0, "auto", 0, 0,
+     "`auto`: tuning finds and protects what each launch writes by itself; `declared`: only "
+     "the buffers the policy names (`docs/tuning.md`), unless the entry says otherwise",
+     protect_words},
+    {"XMATUNE_SCRATCH_MB", T_DOUBLE, OFF(scratch_mb), 0, "-1", -1, 1e9,
+     "most device memory one tuning may take for snapshots and references, in MiB; `-1`: "
+     "half of the free memory at the time; a key that needs more runs untuned",
+     NULL},
+    {"XMATUNE_VERIFY_ON", T_CHOICE, OFF(verify_on), 0, "gpu", 0, 0,
+     "`gpu`: comparisons run as the shim's own kernels; `host`: on the CPU (slower; the "
+     "fallback when the kernels cannot load)",
+     verify_on_words},
     {"XMATUNE_L2_FLUSH", T_BOOL, OFF(l2_flush), 0, "0", 0, 1,
-     "`1`: flush the L2 cache before every timed run (outside the timed window)"},
+     "`1`: flush the L2 cache before every timed run (outside the timed window)", NULL},
     {"XMATUNE_WARMUP_MS", T_DOUBLE, OFF(warmup_ms), 0, "50", 0, 10000,
      "run the program's own config for this long before the first candidate, so the GPU "
-     "clock is up"},
+     "clock is up",
+     NULL},
     {"XMATUNE_BUDGET_MS", T_DOUBLE, OFF(budget_ms), 0, "-1", -1, 1000000000,
      "tuning-time budget per key in ms; past it tuning stops and keeps the best so far; "
-     "`-1`: none"},
+     "`-1`: none",
+     NULL},
     {"XMATUNE_TOTAL_BUDGET_MS", T_DOUBLE, OFF(total_budget_ms), 0, "-1", -1, 1000000000,
-     "tuning-time budget for the whole process in ms; past it new keys run untuned"},
+     "tuning-time budget for the whole process in ms; past it new keys run untuned", NULL},
     {"XMATUNE_INCLUDE", T_STR, OFF(include), SZ(include), "", 0, 0,
-     "comma-separated globs on kernel names: only these may be tuned (empty: all)"},
+     "comma-separated globs on kernel names: only these may be tuned (empty: all)", NULL},
     {"XMATUNE_EXCLUDE", T_STR, OFF(exclude), SZ(exclude), "", 0, 0,
-     "comma-separated globs on kernel names that are never tuned"},
+     "comma-separated globs on kernel names that are never tuned", NULL},
     {"XMATUNE_MAX_MESSAGES", T_INT, OFF(max_messages), 0, "100", 0, 1000000,
-     "most `xmatune:` messages printed on stderr; further ones are counted (0: none at all)"},
+     "most `xmatune:` messages printed on stderr; further ones are counted (0: none at all)", NULL},
 };
 
 static const char *const mode_names[] = {"off", "discover", "tune", "replay"};
@@ -89,15 +111,12 @@ static int parse_value(const opt_desc *o, const char *v)
                 return 0;
             }
         return -1;
-    case T_STAT:
-        if (strcmp(v, "median") == 0) {
-            *(int *)p = XMT_STAT_MEDIAN;
-            return 0;
-        }
-        if (strcmp(v, "mean") == 0) {
-            *(int *)p = XMT_STAT_MEAN;
-            return 0;
-        }
+    case T_CHOICE:
+        for (int i = 0; o->choices[i]; i++)
+            if (strcmp(v, o->choices[i]) == 0) {
+                *(int *)p = i;
+                return 0;
+            }
         return -1;
     case T_BOOL:
         if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "on")) {
@@ -167,7 +186,7 @@ static void print_value(FILE *out, const opt_desc *o)
     const char *p = (const char *)&xmt_opt + o->offset;
     switch (o->type) {
     case T_MODE: fputs(xmt_mode_name(*(const int *)p), out); break;
-    case T_STAT: fputs(*(const int *)p == XMT_STAT_MEAN ? "mean" : "median", out); break;
+    case T_CHOICE: fputs(o->choices[*(const int *)p], out); break;
     case T_BOOL:
     case T_INT: fprintf(out, "%d", *(const int *)p); break;
     case T_DOUBLE: fprintf(out, "%g", *(const double *)p); break;

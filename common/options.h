@@ -19,6 +19,7 @@ typedef enum {
 } xmt_mode;
 
 typedef enum { XMT_STAT_MEDIAN = 0, XMT_STAT_MEAN } xmt_statistic;
+typedef enum { XMT_VERIFY_ON_GPU = 0, XMT_VERIFY_ON_HOST } xmt_verify_on;
 
 #define XMT_PATH_MAX 4096
 
@@ -40,6 +41,9 @@ struct xmt_options {
     char include[1024];     /* kernel patterns (globs, ',' separated) that may be tuned */
     char exclude[1024];     /* kernel patterns never tuned */
     int max_messages;
+    int protect;       /* XMT_PROTECT_* of xmt_policy.h: 0 auto, 1 declared */
+    double scratch_mb; /* < 0: half the free device memory */
+    int verify_on;     /* xmt_verify_on */
 };
 
 extern struct xmt_options xmt_opt;

@@ -117,6 +117,27 @@ int xmt_entry_l2_flush(const xmt_entry *e)
 {
     return e->l2_flush;
 }
+int xmt_entry_protect(const xmt_entry *e)
+{
+    return e->protect;
+}
+size_t xmt_entry_pointers(const xmt_entry *e, uint32_t *param, uint32_t *offset, size_t cap)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < e->nparams; i++) {
+        const xmt_param *p = &e->params[i];
+        if (e->ptypes[i] == XMT_PT_PTR || p->tensor >= 0) {
+            if (n < cap) param[n] = i, offset[n] = 0;
+            n++;
+        }
+        for (unsigned f = 0; f < p->nfields; f++)
+            if (p->fields[f].type == XMT_PT_PTR) {
+                if (n < cap) param[n] = i, offset[n] = p->fields[f].offset;
+                n++;
+            }
+    }
+    return n;
+}
 size_t xmt_entry_nparams(const xmt_entry *e)
 {
     return e->nparams;
@@ -720,6 +741,7 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
     sb(&b, ", statistic %s", e->use_mean ? "mean" : "median");
     if (e->budget_ms >= 0) sb(&b, ", budget %g ms", e->budget_ms);
     if (e->l2_flush >= 0) sb(&b, ", l2_flush %s", e->l2_flush ? "true" : "false");
+    if (e->protect >= 0) sb(&b, ", protect %s", e->protect ? "declared" : "auto");
     sb(&b, "\n");
     return (int)b.at;
 }

@@ -155,6 +155,7 @@ struct xmt_entry {
     unsigned nbufs;
 
     int warmup, iterations, use_mean, l2_flush;
+    int protect; /* XMT_PROTECT_*, -1 not set */
     double budget_ms;
 };
 

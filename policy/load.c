@@ -77,6 +77,7 @@ enum {
     K_BUDGET,
     K_STATISTIC,
     K_L2FLUSH,
+    K_PROTECT,
     K_N
 };
 static const char *const entry_keys[K_N] = {
@@ -101,6 +102,7 @@ static const char *const entry_keys[K_N] = {
     "budget_ms",
     "statistic",
     "l2_flush",
+    "protect",
 };
 
 /* match:, signature: or mangled: (exactly one). */
@@ -123,7 +125,7 @@ static void parse_pattern(ld *L, const yaml_node_t *m, yaml_node_t *const *v)
     snprintf(e->pattern_text, sizeof e->pattern_text, "%s: %s", entry_keys[pk], pat);
 }
 
-/* warmup:, iterations:, budget_ms:, statistic:, l2_flush: (how to benchmark). */
+/* warmup:, iterations:, budget_ms:, statistic:, l2_flush:, protect: (how to benchmark). */
 static void parse_measure(ld *L, yaml_node_t *const *v)
 {
     struct xmt_entry *e = L->cur;
@@ -139,6 +141,16 @@ static void parse_measure(ld *L, yaml_node_t *const *v)
             ld_fail(L, v[K_STATISTIC], "statistic: expected median or mean, found '%s'", s);
     }
     e->l2_flush = v[K_L2FLUSH] ? ld_get_bool(L, v[K_L2FLUSH], "l2_flush") : -1;
+    e->protect = -1;
+    if (v[K_PROTECT]) {
+        const char *s = ld_scalar(L, v[K_PROTECT], "protect");
+        if (!strcmp(s, "auto"))
+            e->protect = XMT_PROTECT_AUTO;
+        else if (!strcmp(s, "declared"))
+            e->protect = XMT_PROTECT_DECLARED;
+        else
+            ld_fail(L, v[K_PROTECT], "protect: expected auto or declared, found '%s'", s);
+    }
 }
 
 /* One kernel entry, its keys in dependency order (see the top of this file). */

@@ -184,6 +184,12 @@ int xmt_entry_iterations(const xmt_entry *e);   /* -1 = not set (XMATUNE_ITERATI
 double xmt_entry_budget_ms(const xmt_entry *e); /* < 0 = none */
 int xmt_entry_use_mean(const xmt_entry *e);     /* 1: statistic: mean; 0: median (default) */
 int xmt_entry_l2_flush(const xmt_entry *e);     /* -1 not set, 0/1 as given */
+enum { XMT_PROTECT_AUTO = 0, XMT_PROTECT_DECLARED = 1 };
+int xmt_entry_protect(const xmt_entry *e); /* -1 not set (XMATUNE_PROTECT), else XMT_PROTECT_* */
+/* The pointer arguments the entry declares: `ptr` parameters (typed in params: or from
+ * the signature), tensors, and `ptr` fields of bytes(N) parameters. Writes up to cap
+ * (parameter index, byte offset in it) pairs; returns how many there are. */
+size_t xmt_entry_pointers(const xmt_entry *e, uint32_t *param, uint32_t *offset, size_t cap);
 
 /* --- introspection, for xmatune check and tests --------------------------------------- */
 size_t xmt_entry_nparams(const xmt_entry *e);

@@ -15,7 +15,11 @@
 #include "verify.h"
 
 #define MAX_ITERATIONS 10000
-#define POISON 0xA5 /* fills verify-only buffers before a verify run: unwritten bytes show */
+#define POISON 0xA5 /* fills outputs before a verify run: bytes left unwritten show */
+/* A tuning that ended this recently left the GPU clock up: no clock warm-up needed. */
+#define CLOCK_STILL_UP_MS 200.0
+
+static _Atomic uint64_t last_session_end_us; /* CLOCK_MONOTONIC, any thread's session */
 
 double xmt_now_ms(void)
 {
@@ -63,11 +67,30 @@ static void session_error(xmt_session *S, CUresult r, const char *what)
         }                                                                                          \
     } while (0)
 
+/* Auto protection's outputs before a verify run: those the program's own config writes
+ * whole are poisoned, those it updates in place restored from the snapshot. With
+ * all_restore, every output is restored (the put-back, the determinism run). */
+static int prepare_outputs(xmt_session *S, int all_restore)
+{
+    for (size_t i = 0; i < S->nspans; i++) {
+        const xmt_span *p = &S->spans[i];
+        if (p->pure && !all_restore)
+            TRY(S, xmt_drv.cuMemsetD8Async(p->at, POISON, p->bytes, S->s), "poison");
+        else
+            TRY(S, xmt_drv.cuMemcpyDtoDAsync(p->at, p->snap, p->bytes, S->s), "restore");
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 /* Puts the declared buffers into the state every run starts from: restore buffers (and
  * reset ones, when snapshots exist for the final put-back only) from their snapshots,
- * reset buffers zeroed, verify-only buffers poisoned when asked; and flushes L2. */
+ * reset buffers zeroed, verify-only buffers poisoned when asked (and, with poison, auto
+ * protection's outputs); and flushes L2. */
 static int prepare(xmt_session *S, int poison, int flush)
 {
+    if (poison && prepare_outputs(S, 0) != 0) return -1;
     for (size_t i = 0; i < S->nbufs; i++) {
         xmt_sbuf *b = &S->bufs[i];
         if (b->b.roles & XMT_BUF_RESTORE)
@@ -88,6 +111,8 @@ fail:
 static int put_back(xmt_session *S)
 {
     if (!S->snapshots_taken) return 0;
+    double t0 = xmt_now_ms();
+    if (prepare_outputs(S, 1) != 0) return -1;
     for (size_t i = 0; i < S->nbufs; i++)
         if (S->bufs[i].snap)
             TRY(S,
@@ -95,6 +120,7 @@ static int put_back(xmt_session *S)
                                           S->s),
                 "put back");
     TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
+    S->ph.put_back += xmt_now_ms() - t0;
     return 0;
 fail:
     return -1;
@@ -119,25 +145,65 @@ static int run_candidate(xmt_session *S, xmt_cand *c)
     return -1;
 }
 
-/* One run of a candidate for verification; reads its verify buffers into host memory.
- * Returns as run_candidate, and -1 on a failed copy. */
-static int verify_run(xmt_session *S, xmt_cand *c, int into_ref)
+/* The comparisons of a verify run: auto protection's segments, else each declared
+ * verify buffer against its reference. Returns how many, in S->segs. */
+static size_t comparisons(xmt_session *S)
 {
-    if (prepare(S, 1, 0) != 0) return -1;
-    int r = run_candidate(S, c);
-    if (r != 0) return r;
+    if (S->automatic) return S->nsegs;
+    size_t n = 0;
     for (size_t i = 0; i < S->nbufs; i++) {
         xmt_sbuf *b = &S->bufs[i];
-        if (b->b.roles & XMT_BUF_VERIFY)
-            TRY(S,
-                xmt_drv.cuMemcpyDtoHAsync(into_ref ? b->host_ref : b->host_got, b->ptr, b->b.bytes,
-                                          S->s),
-                "verify copy");
+        if (!(b->b.roles & XMT_BUF_VERIFY)) continue;
+        xmt_gc_cmp *c = &S->segs[n++];
+        c->ref = b->ref;
+        c->got = b->ptr;
+        c->bytes = b->b.bytes;
+        c->kind = xmt_verify_kind(b->b.dtype, b->b.rtol, b->b.atol, &c->es);
+        c->rtol = b->b.rtol;
+        c->atol = b->b.atol;
     }
+    return n;
+}
+
+/* Compares what the last run left with the references. Returns the index of the first
+ * comparison that differs (its result in S->results), -1 when all agree, -2 on failure. */
+static long compare_all(xmt_session *S)
+{
+    size_t n = comparisons(S);
+    CUresult r = xmt_gc_compare(&S->gc, S->segs, n, S->results);
+    if (r != CUDA_SUCCESS) {
+        session_error(S, r, "verification");
+        return -2;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (S->results[i].count) return (long)i;
+    return -1;
+}
+
+/* Makes what the last run left the reference: the declared verify buffers' (auto
+ * protection keeps its own in the regions' ref copies). */
+static int take_reference(xmt_session *S)
+{
+    for (size_t i = 0; i < S->nbufs; i++) {
+        xmt_sbuf *b = &S->bufs[i];
+        if ((b->b.roles & XMT_BUF_VERIFY) && b->ref)
+            TRY(S, xmt_drv.cuMemcpyDtoDAsync(b->ref, b->ptr, b->b.bytes, S->s), "verify copy");
+    }
+    for (size_t i = 0; i < S->nregs; i++)
+        TRY(S, xmt_drv.cuMemcpyDtoDAsync(S->regs[i].ref, S->regs[i].base, S->regs[i].bytes, S->s),
+            "verify copy");
     TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
     return 0;
 fail:
     return -1;
+}
+
+/* One run of a candidate for verification, from poisoned outputs. Returns as
+ * run_candidate. */
+static int verify_run(xmt_session *S, xmt_cand *c)
+{
+    if (prepare(S, 1, 0) != 0) return -1;
+    return run_candidate(S, c);
 }
 
 static void own_label(const xmt_launch *l, char *buf, size_t cap)
@@ -167,6 +233,7 @@ static void settings(xmt_session *S)
     S->mean = xmt_entry_use_mean(e) || xmt_opt.statistic == XMT_STAT_MEAN;
     S->flush = xmt_entry_l2_flush(e) >= 0 ? xmt_entry_l2_flush(e) : xmt_opt.l2_flush;
     S->budget_ms = xmt_entry_budget_ms(e) >= 0 ? xmt_entry_budget_ms(e) : xmt_opt.budget_ms;
+    S->automatic = xmt_session_protects_auto(e);
 }
 
 /* The dynamic shared memory a candidate may ask for: what the program opted the kernel
@@ -193,7 +260,11 @@ static int candidates(xmt_session *S)
     S->cands = calloc(n + 1, sizeof *S->cands);
     S->times = calloc((n + 1) * (size_t)S->iterations, sizeof *S->times);
     S->bufs = calloc(nb ? nb : 1, sizeof *S->bufs);
-    if (!S->cands || !S->times || !S->bufs) return -1;
+    /* comparisons: a declared verify buffer each (auto: regions() makes room for its) */
+    size_t nseg = nb + 1;
+    S->segs = calloc(nseg, sizeof *S->segs);
+    S->results = calloc(nseg, sizeof *S->results);
+    if (!S->cands || !S->times || !S->bufs || !S->segs || !S->results) return -1;
     S->cands[0].index = XMT_OWN_CONFIG;
     own_label(S->l, S->cands[0].c.label, sizeof S->cands[0].c.label);
     S->cands[0].times = S->times;
@@ -221,23 +292,51 @@ static int candidates(xmt_session *S)
     return 0;
 }
 
-/* One declared buffer: host copies for verification, a device snapshot of its contents. */
+/* The device memory one tuning may take: XMATUNE_SCRATCH_MB, else half of what is free. */
+static double scratch_limit(void)
+{
+    if (xmt_opt.scratch_mb >= 0) return xmt_opt.scratch_mb * 1048576.0;
+    size_t free_b = 0, total = 0;
+    if (!xmt_drv.cuMemGetInfo || xmt_drv.cuMemGetInfo(&free_b, &total) != CUDA_SUCCESS) return 0;
+    return (double)free_b / 2;
+}
+
+/* Records why the key stays untuned (the first reason wins). Returns 1. */
+static int untuned(xmt_session *S, const char *fmt, const char *detail)
+{
+    if (!S->untuned[0]) snprintf(S->untuned, sizeof S->untuned, fmt, detail);
+    return 1;
+}
+
+/* One more scratch allocation, within the limit. Returns 0, 1 when over it (untuned). */
+static int scratch(xmt_session *S, CUdeviceptr *p, size_t bytes, const char *what)
+{
+    if ((double)(S->scratch_bytes + bytes) > S->scratch_limit) {
+        char b[120];
+        snprintf(b, sizeof b, "%.1f MiB, more than the %.1f MiB allowed (XMATUNE_SCRATCH_MB)",
+                 (double)(S->scratch_bytes + bytes) / 1048576.0, S->scratch_limit / 1048576.0);
+        return untuned(S, "tuning needs device scratch of %s", b);
+    }
+    TRY(S, xmt_drv.cuMemAlloc(p, bytes), what);
+    S->scratch_bytes += bytes;
+    return 0;
+fail:
+    return -1;
+}
+
+/* One declared buffer: a device snapshot of its contents, and (declared protection) a
+ * device reference for verification. */
 static int snapshot(xmt_session *S, xmt_sbuf *b)
 {
+    int r;
     memcpy(&b->ptr, S->v->params[b->b.param], sizeof b->ptr);
+    S->nbufs++;
     if (b->b.roles & XMT_BUF_VERIFY) {
         S->any_verify = 1;
         S->tolerance |= b->b.rtol != 0 || b->b.atol != 0;
-        b->host_ref = malloc(b->b.bytes);
-        b->host_got = malloc(b->b.bytes);
-        if (!b->host_ref || !b->host_got) {
-            session_error(S, CUDA_ERROR_OUT_OF_MEMORY, "host verify buffer");
-            S->nbufs++;
-            return -1;
-        }
+        if (!S->automatic && (r = scratch(S, &b->ref, b->b.bytes, "verify alloc")) != 0) return r;
     }
-    S->nbufs++;
-    TRY(S, xmt_drv.cuMemAlloc(&b->snap, b->b.bytes), "snapshot alloc");
+    if ((r = scratch(S, &b->snap, b->b.bytes, "snapshot alloc")) != 0) return r;
     TRY(S, xmt_drv.cuMemcpyDtoDAsync(b->snap, b->ptr, b->b.bytes, S->s), "snapshot");
     S->snapshots_taken = 1;
     return 0;
@@ -245,24 +344,270 @@ fail:
     return -1;
 }
 
-/* Buffers: evaluate each declared one, then snapshot it before anything runs; and the
- * L2 flush buffer when flushing is on. */
+/* Auto protection: the regions the pointer arguments reach, their snapshot and
+ * reference scratch. The context is synchronized first, so that the snapshot is the
+ * data every stream has finished with. Returns 0, 1 untuned, -1 failure. */
+static int regions(xmt_session *S)
+{
+    char why[240];
+    TRY(S, xmt_drv.cuCtxSynchronize(), "synchronize");
+    double room = (S->scratch_limit - (double)S->scratch_bytes) / 2;
+    if (xmt_protect_find(S->k, S->v, room > 0 ? (size_t)room : 0, &S->regs, &S->nregs, why,
+                         sizeof why) != 0)
+        return untuned(S, "protect: auto cannot protect it: %s", why);
+    size_t nseg = S->nbufs + S->nregs * (2 * S->nbufs + 1) + 1;
+    xmt_gc_cmp *segs = realloc(S->segs, nseg * sizeof *segs);
+    if (segs) S->segs = segs;
+    xmt_gc_result *res = realloc(S->results, nseg * sizeof *res);
+    if (res) S->results = res;
+    if (!segs || !res) {
+        session_error(S, CUDA_ERROR_OUT_OF_MEMORY, "comparisons");
+        return -1;
+    }
+    for (size_t i = 0; i < S->nregs; i++) {
+        xmt_region *g = &S->regs[i];
+        int r;
+        if ((r = scratch(S, &g->snap, g->bytes, "snapshot alloc")) != 0 ||
+            (r = scratch(S, &g->ref, g->bytes, "verify alloc")) != 0)
+            return r;
+        TRY(S, xmt_drv.cuMemcpyDtoDAsync(g->snap, g->base, g->bytes, S->s), "snapshot");
+        S->snapshots_taken = 1;
+    }
+    S->any_verify = 1;
+    return 0;
+fail:
+    return -1;
+}
+
+/* Buffers: evaluate each declared one and snapshot it before anything runs; the regions
+ * of auto protection; and the L2 flush buffer when flushing is on. Returns 0, 1
+ * untuned, -1 failure. */
 static int buffers(xmt_session *S)
 {
     size_t nb = xmt_entry_nbuffers(S->k->entry);
-    for (size_t i = 0; i < nb; i++) {
+    double t0 = xmt_now_ms();
+    int r = 0;
+    S->scratch_limit = scratch_limit();
+    for (size_t i = 0; i < nb && r == 0; i++) {
         xmt_sbuf *b = &S->bufs[S->nbufs];
-        int r = xmt_entry_buffer(S->k->entry, i, S->v, &b->b);
-        if (r == 0 || (r == 1 && b->b.bytes == 0)) continue;
-        if (r < 0 || b->b.param >= S->k->nparams || !S->v->params[b->b.param]) {
+        int e = xmt_entry_buffer(S->k->entry, i, S->v, &b->b);
+        if (e == 0 || (e == 1 && b->b.bytes == 0)) continue;
+        if (e < 0 || b->b.param >= S->k->nparams || !S->v->params[b->b.param]) {
             session_error(S, CUDA_ERROR_INVALID_VALUE, "buffer size");
             return -1;
         }
-        if (snapshot(S, b) != 0) return -1;
+        r = snapshot(S, b);
     }
-    if (S->flush && S->v->attrs && S->v->attrs->l2_bytes > 0) {
+    if (r == 0 && S->automatic) r = regions(S);
+    if (r == 0 && S->flush && S->v->attrs && S->v->attrs->l2_bytes > 0) {
         S->flush_bytes = (size_t)S->v->attrs->l2_bytes * 2;
         TRY(S, xmt_drv.cuMemAlloc(&S->flush_buf, S->flush_bytes), "l2 flush alloc");
+    }
+    if (r == 0) TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
+    S->ph.snapshot += xmt_now_ms() - t0;
+    return r;
+fail:
+    return -1;
+}
+/* ---- protect: auto, the program's own config's outputs ---------------------------------- */
+
+/* Flags in each region's `seen` the chunks where the device data differs from its
+ * snapshot (against_ref 0) or its reference (1). Returns the differing words, -1 on
+ * failure. */
+static int64_t changes(xmt_session *S, int against_ref)
+{
+    uint64_t total = 0, n;
+    for (size_t i = 0; i < S->nregs; i++) {
+        xmt_region *g = &S->regs[i];
+        memset(g->seen, 0, g->nchunks);
+        CUresult r = xmt_gc_changed(&S->gc, g->base, against_ref ? g->ref : g->snap, g->bytes,
+                                    XMT_CHUNK_SHIFT, g->seen, &n);
+        if (r != CUDA_SUCCESS) {
+            session_error(S, r, "change detection");
+            return -1;
+        }
+        total += n;
+    }
+    return (int64_t)total;
+}
+
+/* The runs of output chunks (out[c] 1: written whole, 2: updated in place), as spans. */
+static int build_spans(xmt_session *S)
+{
+    size_t n = 0, cs = (size_t)1 << XMT_CHUNK_SHIFT;
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (size_t i = 0; i < S->nregs; i++) {
+            const xmt_region *g = &S->regs[i];
+            for (size_t c = 0; c < g->nchunks; c++) {
+                if (!g->out[c] || (c > 0 && g->out[c - 1] == g->out[c])) continue;
+                size_t e = c;
+                while (e + 1 < g->nchunks && g->out[e + 1] == g->out[c])
+                    e++;
+                if (pass) {
+                    size_t end = (e + 1) * cs < g->bytes ? (e + 1) * cs : g->bytes;
+                    S->spans[n] = (xmt_span){g->base + c * cs, g->snap + c * cs, end - c * cs,
+                                             g->out[c] == 1};
+                }
+                n++;
+            }
+        }
+        if (!pass) {
+            free(S->spans);
+            S->spans = calloc(n ? n : 1, sizeof *S->spans);
+            if (!S->spans) return -1;
+        }
+    }
+    S->nspans = n;
+    return 0;
+}
+
+/* The comparisons of auto protection: each region bitwise, except the declared verify
+ * buffers with a tolerance inside it, compared within it. */
+static void build_segments(xmt_session *S)
+{
+    S->nsegs = 0;
+    for (size_t i = 0; i < S->nregs; i++) {
+        const xmt_region *g = &S->regs[i];
+        CUdeviceptr at = g->base, end = g->base + g->bytes;
+        for (;;) {
+            const xmt_sbuf *next = NULL;
+            for (size_t j = 0; j < S->nbufs; j++) {
+                const xmt_sbuf *b = &S->bufs[j];
+                if ((b->b.roles & XMT_BUF_VERIFY) && (b->b.rtol || b->b.atol) && b->ptr >= at &&
+                    b->ptr + b->b.bytes <= end && (!next || b->ptr < next->ptr))
+                    next = b;
+            }
+            CUdeviceptr stop = next ? next->ptr : end;
+            if (stop > at)
+                S->segs[S->nsegs++] =
+                    (xmt_gc_cmp){g->ref + (at - g->base), at, stop - at, XMT_CMP_BITS, 1, 0, 0};
+            if (!next) break;
+            xmt_gc_cmp *c = &S->segs[S->nsegs++];
+            *c = (xmt_gc_cmp){g->ref + (next->ptr - g->base),
+                              next->ptr,
+                              next->b.bytes,
+                              0,
+                              1,
+                              next->b.rtol,
+                              next->b.atol};
+            c->kind = xmt_verify_kind(next->b.dtype, next->b.rtol, next->b.atol, &c->es);
+            at = next->ptr + next->b.bytes;
+        }
+    }
+}
+
+/* Outputs: the program's own config run on the snapshot; the chunks it changed are its
+ * outputs, and what it left is the reference. A second run from poisoned outputs finds
+ * those it writes whole (the others it updates in place, and they are restored instead
+ * of poisoned before each verify run); a third, when some are in place, checks that it
+ * gives the same result twice. Returns 0, 1 untuned, -1 failure. */
+static int outputs(xmt_session *S)
+{
+    xmt_cand *own = &S->cands[0];
+    size_t nout = 0;
+    if (verify_run(S, own) != 0 || changes(S, 0) < 0) return -1;
+    for (size_t i = 0; i < S->nregs; i++)
+        for (size_t c = 0; c < S->regs[i].nchunks; c++) {
+            S->regs[i].out[c] = S->regs[i].seen[c];
+            nout += S->regs[i].seen[c];
+        }
+    if (nout == 0)
+        return untuned(S, "%s",
+                       "its own config changed no byte its pointer arguments reach, so "
+                       "its outputs cannot be told (declare them in verify:, or use "
+                       "protect: declared)");
+    S->out_bytes = nout << XMT_CHUNK_SHIFT;
+    if (take_reference(S) != 0 || build_spans(S) != 0) return -1;
+    build_segments(S);
+    if (verify_run(S, own) != 0 || changes(S, 1) < 0) return -1;
+    int in_place = 0;
+    for (size_t i = 0; i < S->nregs; i++)
+        for (size_t c = 0; c < S->regs[i].nchunks; c++)
+            if (S->regs[i].seen[c]) {
+                if (!S->regs[i].out[c])
+                    return untuned(S, "%s",
+                                   "its own config is not deterministic: two runs wrote "
+                                   "different places");
+                S->regs[i].out[c] = 2;
+                in_place = 1;
+            }
+    if (!in_place) return 0;
+    if (build_spans(S) != 0 || verify_run(S, own) != 0) return -1;
+    long d = compare_all(S);
+    if (d == -2) return -1;
+    if (d >= 0) {
+        char b[80];
+        snprintf(b, sizeof b, "%llu", (unsigned long long)S->results[d].count);
+        return untuned(S,
+                       "its own config is not deterministic: two runs from the same data "
+                       "differ in %s elements (declare a tolerance in verify:, or use protect: "
+                       "declared)",
+                       b);
+    }
+    return 0;
+}
+
+/* ---- verification ------------------------------------------------------------------------- */
+
+/* Describes comparison d, which differed, into c->why; reads the first differing
+ * values when there is a tolerance. */
+static void describe(xmt_session *S, xmt_cand *c, long d)
+{
+    const xmt_gc_cmp *g = &S->segs[d];
+    const xmt_gc_result *r = &S->results[d];
+    char name[96];
+    double got = 0, ref = 0;
+    if (S->automatic) {
+        const xmt_region *rg = NULL;
+        for (size_t i = 0; i < S->nregs; i++)
+            if (g->got >= S->regs[i].base && g->got < S->regs[i].base + S->regs[i].bytes)
+                rg = &S->regs[i];
+        uint64_t off = rg ? g->got - rg->base + r->first * g->es : 0;
+        int is_out = rg && rg->out[off >> XMT_CHUNK_SHIFT];
+        snprintf(name, sizeof name, "allocation 0x%llx, byte %llu (%s)",
+                 (unsigned long long)(rg ? rg->base : 0), (unsigned long long)off,
+                 is_out ? "an output" : "outside the outputs");
+    } else {
+        for (size_t i = 0; i < S->nbufs; i++)
+            if (S->bufs[i].ptr == g->got) snprintf(name, sizeof name, "%s", S->bufs[i].b.name);
+    }
+    if (g->kind != XMT_CMP_BITS) {
+        uint8_t a[8] = {0}, b[8] = {0};
+        if (xmt_drv.cuMemcpyDtoHAsync(a, g->got + r->first * g->es, g->es, S->s) == CUDA_SUCCESS &&
+            xmt_drv.cuMemcpyDtoHAsync(b, g->ref + r->first * g->es, g->es, S->s) == CUDA_SUCCESS &&
+            xmt_drv.cuStreamSynchronize(S->s) == CUDA_SUCCESS) {
+            got = xmt_verify_value(a, 0, g->kind);
+            ref = xmt_verify_value(b, 0, g->kind);
+        }
+    }
+    xmt_verify_describe(name, r->count, g->bytes / g->es, r->first, g->kind, g->rtol, g->atol, got,
+                        ref, c->why, sizeof c->why);
+}
+
+/* A rejected candidate under auto protection: what it changed outside the outputs is put
+ * back from the snapshot (the outputs are prepared before every run anyway). */
+static int undo(xmt_session *S, xmt_cand *c)
+{
+    size_t cs = (size_t)1 << XMT_CHUNK_SHIFT, put = 0;
+    if (!S->automatic || changes(S, 0) < 0) return S->automatic ? -1 : 0;
+    for (size_t i = 0; i < S->nregs; i++) {
+        const xmt_region *g = &S->regs[i];
+        for (size_t k = 0; k < g->nchunks; k++) {
+            if (!g->seen[k] || g->out[k]) continue;
+            size_t len = (k + 1) * cs < g->bytes ? cs : g->bytes - k * cs;
+            TRY(S, xmt_drv.cuMemcpyDtoDAsync(g->base + k * cs, g->snap + k * cs, len, S->s),
+                "put back");
+            put += len;
+        }
+    }
+    if (put) {
+        size_t l = strlen(c->why);
+        snprintf(c->why + l, sizeof c->why - l,
+                 "; put back %zu bytes it changed outside the outputs", put);
+        xmt_warn(
+            "%s: config %s changed memory outside the outputs for key %s; put back (%zu bytes)",
+            S->k->demangled, c->c.label, S->key_text, put);
     }
     return 0;
 fail:
@@ -270,60 +615,94 @@ fail:
 }
 
 /* Verify: every candidate once against the program's own config on the same inputs; a
- * candidate whose verify buffers differ is rejected. */
+ * candidate that leaves anything different is rejected. */
 static int verify(xmt_session *S)
 {
     if (!S->any_verify) return 0;
-    if (verify_run(S, &S->cands[0], 1) != 0) return -1;
+    double t0 = xmt_now_ms();
+    if (!S->automatic && (verify_run(S, &S->cands[0]) != 0 || take_reference(S) != 0)) return -1;
     for (size_t i = 1; i <= S->n; i++) {
         xmt_cand *c = &S->cands[i];
         if (c->status != XMT_C_OK) continue;
-        int r = verify_run(S, c, 0);
+        int r = verify_run(S, c);
         if (r < 0) return -1;
         if (r > 0) continue;
-        for (size_t j = 0; j < S->nbufs; j++) {
-            xmt_sbuf *bf = &S->bufs[j];
-            if ((bf->b.roles & XMT_BUF_VERIFY) &&
-                xmt_verify_compare(&bf->b, bf->host_ref, bf->host_got, c->why, sizeof c->why)) {
-                c->status = XMT_C_REJECTED;
-                break;
-            }
-        }
+        long d = compare_all(S);
+        if (d == -2) return -1;
+        if (d < 0) continue;
+        c->status = XMT_C_REJECTED;
+        describe(S, c, d);
+        if (undo(S, c) != 0) return -1;
     }
+    S->ph.verification += xmt_now_ms() - t0;
     return 0;
 }
 
-/* Warm-up: the GPU by time with the program's own config, so that the clock is up before
- * the first candidate is timed; then untimed runs of each candidate. */
-static int warm_up(xmt_session *S)
+/* ---- timing ------------------------------------------------------------------------------- */
+
+static size_t passing(const xmt_session *S)
 {
-    if (xmt_opt.warmup_ms > 0) {
-        double w0 = xmt_now_ms();
-        for (int i = 0; i < 100000; i++) {
-            if (prepare(S, 0, 0) != 0 || run_candidate(S, &S->cands[0]) != 0) return -1;
-            if (i % 4 == 3) {
-                TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
-                if (xmt_now_ms() - w0 >= xmt_opt.warmup_ms) break;
-            }
+    size_t n = 0;
+    for (size_t i = 1; i <= S->n; i++)
+        n += S->cands[i].status == XMT_C_OK;
+    return n;
+}
+
+/* The GPU by time with the program's own config, so that the clock is up before the
+ * first candidate is timed; not when a tuning just ended (the clock is still up). */
+static int clock_warm_up(xmt_session *S)
+{
+    double w0 = xmt_now_ms();
+    if (xmt_opt.warmup_ms <= 0 ||
+        w0 - (double)atomic_load(&last_session_end_us) / 1000.0 < CLOCK_STILL_UP_MS)
+        return 0;
+    for (int i = 0; i < 100000; i++) {
+        if (prepare(S, 0, 0) != 0 || run_candidate(S, &S->cands[0]) != 0) return -1;
+        if (i % 4 == 3) {
+            TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
+            if (xmt_now_ms() - w0 >= xmt_opt.warmup_ms) break;
         }
     }
-    for (size_t i = 0; i <= S->n; i++) {
-        xmt_cand *c = &S->cands[i];
-        for (int w = 0; w < S->warmup && c->status == XMT_C_OK; w++)
-            if (prepare(S, 0, 0) != 0 || run_candidate(S, c) < 0) return -1;
-    }
+    S->ph.clock_warmup += xmt_now_ms() - w0;
     return 0;
 fail:
     return -1;
 }
 
+/* Untimed runs of each candidate. */
+static int warm_up(xmt_session *S)
+{
+    double t0 = xmt_now_ms();
+    for (size_t i = 0; i <= S->n; i++) {
+        xmt_cand *c = &S->cands[i];
+        for (int w = 0; w < S->warmup && c->status == XMT_C_OK; w++) {
+            if (prepare(S, 0, 0) != 0 || run_candidate(S, c) < 0) return -1;
+            c->warmed++;
+        }
+    }
+    TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
+    S->ph.warmup_runs += xmt_now_ms() - t0;
+    return 0;
+fail:
+    return -1;
+}
+
+/* Restores and resets run before every timed run when the policy declares them. */
+static int has_prep(const xmt_session *S)
+{
+    for (size_t i = 0; i < S->nbufs; i++)
+        if (S->bufs[i].b.roles & (XMT_BUF_RESTORE | XMT_BUF_RESET)) return 1;
+    return S->flush && S->flush_buf;
+}
+
 /* One round of timed runs: every valid candidate once, starting from candidate `it`. */
-static int timed_round(xmt_session *S, int it)
+static int timed_round(xmt_session *S, int it, int prep)
 {
     CUevent last = NULL;
     for (size_t j = 0; j <= S->n; j++) {
         xmt_cand *c = &S->cands[(j + (size_t)it) % (S->n + 1)];
         if (c->status != XMT_C_OK) continue;
+        if (prep) TRY(S, xmt_drv.cuEventRecord(c->prep, S->s), "event record");
         if (prepare(S, 0, S->flush) != 0) return -1;
         TRY(S, xmt_drv.cuEventRecord(c->start, S->s), "event record");
         int r = run_candidate(S, c);
@@ -336,9 +715,11 @@ static int timed_round(xmt_session *S, int it)
     for (size_t j = 0; j <= S->n; j++) {
         xmt_cand *c = &S->cands[j];
         if (c->status != XMT_C_OK || c->ntimes != it) continue;
-        float ms = 0;
+        float ms = 0, pm = 0;
         TRY(S, xmt_drv.cuEventElapsedTime(&ms, c->start, c->end), "event elapsed");
+        if (prep) TRY(S, xmt_drv.cuEventElapsedTime(&pm, c->prep, c->start), "event elapsed");
         c->times[c->ntimes++] = ms;
+        S->ph.restores += pm;
     }
     return 0;
 fail:
@@ -350,15 +731,20 @@ fail:
  * candidate has had the same rounds. */
 static int timed_runs(xmt_session *S)
 {
+    double t0 = xmt_now_ms();
+    int prep = has_prep(S);
     for (size_t i = 0; i <= S->n; i++)
         if (S->cands[i].status == XMT_C_OK) {
             TRY(S, xmt_drv.cuEventCreate(&S->cands[i].start, CU_EVENT_DEFAULT), "event create");
             TRY(S, xmt_drv.cuEventCreate(&S->cands[i].end, CU_EVENT_DEFAULT), "event create");
+            if (prep)
+                TRY(S, xmt_drv.cuEventCreate(&S->cands[i].prep, CU_EVENT_DEFAULT), "event create");
         }
     for (int it = 0; it < S->iterations; it++) {
-        if (timed_round(S, it) != 0) return -1;
+        if (timed_round(S, it, prep) != 0) return -1;
         if (S->budget_ms >= 0 && xmt_now_ms() - S->t0 > S->budget_ms) break;
     }
+    S->ph.timed_runs += xmt_now_ms() - t0 - S->ph.restores;
     return 0;
 fail:
     return -1;
@@ -382,7 +768,7 @@ static void failed(xmt_session *S)
 /* Decide: the fastest valid candidate by the statistic (a pin: the first valid one). */
 static void decide(xmt_session *S)
 {
-    if (S->error != CUDA_SUCCESS || S->valid == 0) return;
+    if (S->error != CUDA_SUCCESS || S->valid == 0 || S->untuned[0]) return;
     xmt_cand *best = NULL;
     for (size_t i = 0; i <= S->n; i++) {
         xmt_cand *c = &S->cands[i];
@@ -390,6 +776,12 @@ static void decide(xmt_session *S)
         c->stat = S->verify_only ? 0 : statistic(c->times, c->ntimes, S->mean);
         if (S->verify_only ? (!best && i > 0) : (c->ntimes > 0 && (!best || c->stat < best->stat)))
             best = c;
+        /* the floor: what its timed and warm-up runs cost on the GPU alone */
+        if (!S->verify_only && c->ntimes > 0) {
+            for (int t = 0; t < c->ntimes; t++)
+                S->floor_ms += c->times[t];
+            S->floor_ms += c->warmed * c->stat;
+        }
     }
     if (best) {
         S->choice.index = best->index;
@@ -403,29 +795,63 @@ static void release(xmt_session *S)
 {
     for (size_t i = 0; i < S->nbufs; i++) {
         if (S->bufs[i].snap) xmt_drv.cuMemFree(S->bufs[i].snap);
-        free(S->bufs[i].host_ref);
-        free(S->bufs[i].host_got);
-        S->bufs[i].host_ref = S->bufs[i].host_got = NULL;
+        if (S->bufs[i].ref) xmt_drv.cuMemFree(S->bufs[i].ref);
+        S->bufs[i].snap = S->bufs[i].ref = 0;
     }
+    S->regions_found = S->nregs;
+    S->verified_on_gpu = xmt_gc_on_gpu(&S->gc);
+    for (size_t i = 0; i < S->nregs; i++) {
+        S->region_bytes += S->regs[i].bytes;
+        if (S->regs[i].snap) xmt_drv.cuMemFree(S->regs[i].snap);
+        if (S->regs[i].ref) xmt_drv.cuMemFree(S->regs[i].ref);
+    }
+    xmt_protect_free(S->regs, S->nregs);
+    S->regs = NULL;
+    S->nregs = 0;
+    xmt_gc_close(&S->gc);
     if (S->flush_buf) xmt_drv.cuMemFree(S->flush_buf);
     for (size_t i = 0; i <= S->n; i++) {
-        if (S->cands[i].start) xmt_drv.cuEventDestroy(S->cands[i].start);
-        if (S->cands[i].end) xmt_drv.cuEventDestroy(S->cands[i].end);
-        S->cands[i].start = S->cands[i].end = NULL;
+        xmt_cand *c = &S->cands[i];
+        if (c->start) xmt_drv.cuEventDestroy(c->start);
+        if (c->end) xmt_drv.cuEventDestroy(c->end);
+        if (c->prep) xmt_drv.cuEventDestroy(c->prep);
+        c->start = c->end = c->prep = NULL;
     }
     if (S->capture_swapped) xmt_drv.cuThreadExchangeStreamCaptureMode(&S->capture_mode);
 }
 
-/* The phases that touch the GPU, in order; -1 at the first failure. */
+/* The phases that touch the GPU, in order; -1 at the first failure. An untuned key
+ * stops early with its data put back. */
 static int benchmark(xmt_session *S)
 {
     S->capture_mode = CU_STREAM_CAPTURE_MODE_RELAXED;
     if (xmt_drv.cuThreadExchangeStreamCaptureMode &&
         xmt_drv.cuThreadExchangeStreamCaptureMode(&S->capture_mode) == CUDA_SUCCESS)
         S->capture_swapped = 1;
-    if (buffers(S) != 0 || verify(S) != 0) return -1;
-    if (!S->verify_only && (warm_up(S) != 0 || timed_runs(S) != 0)) return -1;
+    int r = buffers(S);
+    if (r < 0) return -1;
+    if (r > 0) return put_back(S);
+    if (S->any_verify) {
+        xmt_gc_open(&S->gc, S->s);
+        S->ph.module_load = S->gc.load_ms;
+    }
+    double t0 = xmt_now_ms();
+    r = S->automatic ? outputs(S) : 0;
+    S->ph.verification += xmt_now_ms() - t0 - S->ph.module_load;
+    if (r < 0) return -1;
+    if (r > 0) return put_back(S);
+    if (verify(S) != 0) return -1;
+    if (!S->verify_only && passing(S) > 0 &&
+        (clock_warm_up(S) != 0 || warm_up(S) != 0 || timed_runs(S) != 0))
+        return -1;
     return put_back(S);
+}
+
+/* protect: of the entry, else XMATUNE_PROTECT. */
+int xmt_session_protects_auto(const xmt_entry *e)
+{
+    int p = xmt_entry_protect(e);
+    return (p >= 0 ? p : xmt_opt.protect) == XMT_PROTECT_AUTO;
 }
 
 int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
@@ -456,7 +882,11 @@ int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xm
         decide(S);
         release(S);
     }
+    if (S->untuned[0])
+        xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
+                 key_text, S->untuned);
     S->spent_ms = xmt_now_ms() - S->t0;
+    atomic_store(&last_session_end_us, (uint64_t)(xmt_now_ms() * 1000));
     return 0;
 }
 
@@ -465,7 +895,13 @@ void xmt_session_free(xmt_session *S)
     free(S->cands);
     free(S->times);
     free(S->bufs);
+    free(S->spans);
+    free(S->segs);
+    free(S->results);
     S->cands = NULL;
     S->times = NULL;
     S->bufs = NULL;
+    S->spans = NULL;
+    S->segs = NULL;
+    S->results = NULL;
 }

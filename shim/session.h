@@ -2,14 +2,20 @@
  * session: one tuning session — the benchmark of every candidate configuration of one
  * (device, kernel, key), with the data protected.
  *
- * The phases, each a function of session.c: settings (iterations, statistic, budget),
- * candidates (the program's own first, the policy's after it, invalid ones skipped with
- * a reason), buffers (evaluate and snapshot every declared buffer before anything runs),
- * verify (each candidate once against the program's own on the same inputs), warm-up
- * (by time, then untimed runs), timed runs (round-robin, rotating start), put-back,
- * decide. Any driver failure ends the session: the buffers are put back and the
- * program's own config is the choice. The outcome stays in the session for the tune
- * event (tune_event.c) until xmt_session_free.
+ * The phases, each a function of session.c: settings (iterations, statistic, budget,
+ * protection), candidates (the program's own first, the policy's after it, invalid ones
+ * skipped with a reason), buffers (evaluate every declared buffer; under `protect: auto`
+ * also the regions the pointer arguments reach, protect.c; check the scratch they need;
+ * snapshot them before anything runs), outputs (auto: the program's own config run on
+ * the snapshot tells which chunks it writes, whether from scratch or in place, and
+ * whether it is deterministic), verify (each candidate once against the program's own
+ * on the same inputs, compared on the GPU, gpucheck.c), clock warm-up (by time), warm-up
+ * runs, timed runs (round-robin, rotating start), put-back, decide. Any driver failure
+ * ends the session: the data is put back and the program's own config is the choice. A
+ * key that cannot be tuned safely (memory auto cannot protect, a nondeterministic
+ * kernel, too little scratch) keeps the program's own config with the reason in
+ * `untuned`. Each phase's time is kept for the tune event (tune_event.c), which reads
+ * the session until xmt_session_free.
  */
 #ifndef XMT_SESSION_H
 #define XMT_SESSION_H
@@ -17,8 +23,10 @@
 #include <cuda.h>
 
 #include "cache.h"
+#include "gpucheck.h"
 #include "kernels.h"
 #include "launch.h"
+#include "protect.h"
 #include "xmt_policy.h"
 
 #define XMT_PIN_CONFIG (-2) /* the choice is a pin (or single config) of the entry */
@@ -33,14 +41,27 @@ typedef struct {
     double *times;
     int ntimes;
     double stat;
-    CUevent start, end;
+    int warmed;               /* warm-up runs it had */
+    CUevent start, end, prep; /* prep: before its restores and resets */
 } xmt_cand;
 
 typedef struct {
     xmt_buffer b;
-    CUdeviceptr ptr, snap;
-    uint8_t *host_ref, *host_got;
+    CUdeviceptr ptr, snap, ref; /* ref: the own config's result (declared verify) */
 } xmt_sbuf;
+
+/* Where the time of a session went (ms), as the tune event reports it. */
+typedef struct {
+    double module_load, clock_warmup, snapshot, verification, warmup_runs, timed_runs, restores,
+        put_back;
+} xmt_phases;
+
+/* A run of chunks of one region, to restore or poison with one call. */
+typedef struct {
+    CUdeviceptr at, snap;
+    size_t bytes;
+    int pure; /* written whole by the program's own config: poisoned before a verify run */
+} xmt_span;
 
 typedef struct {
     /* what is tuned */
@@ -63,6 +84,20 @@ typedef struct {
     xmt_sbuf *bufs;
     size_t nbufs;
     int snapshots_taken, any_verify, tolerance;
+    /* protect: auto (protect.h): the regions, their outputs, and the comparisons */
+    int automatic;
+    xmt_region *regs;
+    size_t nregs, out_bytes;
+    xmt_span *spans;
+    size_t nspans;
+    xmt_gc_cmp *segs;
+    size_t nsegs;
+    xmt_gc_result *results;
+    xmt_gc gc;
+    double scratch_limit;
+    size_t scratch_bytes;
+    size_t regions_found, region_bytes; /* kept for the event after release */
+    int verified_on_gpu;
     CUdeviceptr flush_buf;
     size_t flush_bytes;
     CUstreamCaptureMode capture_mode;
@@ -70,7 +105,9 @@ typedef struct {
     /* outcome */
     CUresult error; /* first driver failure; ends the session */
     const char *error_at;
-    double t0, spent_ms;
+    char untuned[300]; /* why the key keeps the program's own config untuned, or "" */
+    double t0, spent_ms, floor_ms;
+    xmt_phases ph;
     xmt_choice choice;
 } xmt_session;
 
@@ -78,6 +115,10 @@ typedef struct {
  * Returns -1 only when the session could not start (out of memory, said once). */
 int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                     const char *key_text, int device, int verify_only, const xmt_candidate *only);
+
+/* 1 when the entry's launches are protected automatically (its protect:, else
+ * XMATUNE_PROTECT). */
+int xmt_session_protects_auto(const xmt_entry *e);
 
 /* Frees what the session kept for the report. */
 void xmt_session_free(xmt_session *S);

@@ -40,7 +40,9 @@ static void say_verbose(const xmt_session *S)
                 xmt_verbose(2, "%s: config %s %s: %s", S->k->demangled, c->c.label,
                             c->status == XMT_C_REJECTED ? "rejected" : "skipped", c->why);
         }
-    if (S->verify_only)
+    if (S->untuned[0])
+        xmt_verbose(1, "%s: not tuned for %s: %s", S->k->demangled, S->key_text, S->untuned);
+    else if (S->verify_only)
         xmt_verbose(1, "%s: config %s used without benchmark (%s) for %s", S->k->demangled,
                     S->choice.label, S->any_verify ? "verified" : "single config", S->key_text);
     else if (xmt_opt.verbose >= 1) {
@@ -53,18 +55,45 @@ static void say_verbose(const xmt_session *S)
         if (S->choice.index == XMT_OWN_CONFIG)
             xmt_verbose(1,
                         "%s: the program's own config %s stays (%.4f ms) for %s; %zu configs "
-                        "timed, %zu rejected, %zu skipped, in %.1f ms%s",
+                        "timed, %zu rejected, %zu skipped, in %.1f ms (floor %.1f ms)%s",
                         S->k->demangled, S->choice.label, own_t, S->key_text, timed, rejected,
-                        skipped, S->spent_ms,
+                        skipped, S->spent_ms, S->floor_ms,
                         S->error != CUDA_SUCCESS ? " (tuning stopped by an error)" : "");
         else
-            xmt_verbose(1,
-                        "%s: config %s achieved the best time (%.4f ms; own %.4f ms, %.2fx) for "
-                        "%s; %zu configs timed, %zu rejected, %zu skipped, in %.1f ms",
-                        S->k->demangled, S->choice.label, S->choice.time_ms, own_t,
-                        own_t / S->choice.time_ms, S->key_text, timed, rejected, skipped,
-                        S->spent_ms);
+            xmt_verbose(
+                1,
+                "%s: config %s achieved the best time (%.4f ms; own %.4f ms, %.2fx) for "
+                "%s; %zu configs timed, %zu rejected, %zu skipped, in %.1f ms (floor %.1f ms)",
+                S->k->demangled, S->choice.label, S->choice.time_ms, own_t,
+                own_t / S->choice.time_ms, S->key_text, timed, rejected, skipped, S->spent_ms,
+                S->floor_ms);
     }
+}
+
+/* Where the session's time went; "other" is what no phase accounts for. */
+static json_t *phases_json(const xmt_session *S)
+{
+    const xmt_phases *p = &S->ph;
+    double sum = p->module_load + p->clock_warmup + p->snapshot + p->verification + p->warmup_runs +
+                 p->timed_runs + p->restores + p->put_back;
+    double other = S->spent_ms - sum;
+    return json_pack("{sfsfsfsfsfsfsfsfsf}", "module_load", p->module_load, "clock_warmup",
+                     p->clock_warmup, "snapshot", p->snapshot, "verification", p->verification,
+                     "warmup_runs", p->warmup_runs, "timed_runs", p->timed_runs, "restores",
+                     p->restores, "put_back", p->put_back, "other", other > 0 ? other : 0.0);
+}
+
+/* What auto protection found: the regions, the bytes of outputs, how they are verified. */
+static json_t *protect_json(const xmt_session *S)
+{
+    if (!S->automatic) return json_string("declared");
+    size_t pure = 0, in_place = 0;
+    for (size_t i = 0; i < S->nspans; i++)
+        *(S->spans[i].pure ? &pure : &in_place) += S->spans[i].bytes;
+    return json_pack("{sssIsIsIsIss}", "mode", "auto", "regions", (json_int_t)S->regions_found,
+                     "region_bytes", (json_int_t)S->region_bytes, "output_bytes", (json_int_t)pure,
+                     "in_place_bytes", (json_int_t)in_place, "verify_on",
+                     S->verified_on_gpu ? "gpu" : "host");
 }
 
 /* One candidate (or the program's own) as the event reports it. */
@@ -131,6 +160,10 @@ static void log_event(const xmt_session *S)
         json_object_set_new(ev, "verified", json_boolean(S->any_verify));
         json_object_set_new(ev, "benchmarked", json_boolean(!S->verify_only && S->valid > 0));
         json_object_set_new(ev, "duration_ms", json_real(S->spent_ms));
+        json_object_set_new(ev, "floor_ms", json_real(S->floor_ms));
+        json_object_set_new(ev, "phases_ms", phases_json(S));
+        json_object_set_new(ev, "protect", protect_json(S));
+        if (S->untuned[0]) json_object_set_new(ev, "untuned", json_string(S->untuned));
         if (S->error != CUDA_SUCCESS) {
             char b[32];
             json_object_set_new(ev, "error",

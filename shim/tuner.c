@@ -351,7 +351,8 @@ static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xm
     if (pin == 1) {
         p->ch.index = XMT_PIN_CONFIG;
         snprintf(p->ch.label, sizeof p->ch.label, "%s", p->pin.label);
-        if (xmt_entry_nbuffers(e) > 0) { /* verified once, never benchmarked */
+        if (xmt_entry_nbuffers(e) > 0 || xmt_session_protects_auto(e)) {
+            /* verified once, never benchmarked */
             p->need_run = 1;
             p->verify_only = 1;
             p->only = &p->pin;
@@ -402,11 +403,13 @@ static result_t *claim_key(struct xmt_tune_state *ts, const uint8_t *key, size_t
 
 /* Runs the session a plan asks for and returns its choice. */
 static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                              const char *key_text, int device, const plan_t *p)
+                              const char *key_text, int device, plan_t *p)
 {
     xmt_session S;
     int started = xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only) == 0;
     xmt_choice ch = S.choice;
+    /* a failed or untuned session decided nothing a later process should trust */
+    if (!started || S.error != CUDA_SUCCESS || S.untuned[0]) p->store_on_disk = 0;
     if (started) {
         atomic_fetch_add(&total_tuning_us, (uint64_t)(S.spent_ms * 1000));
         xmt_tune_event(&S);

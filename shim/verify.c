@@ -1,5 +1,5 @@
 /*
- * verify: comparing a candidate's output with the program's own (see verify.h).
+ * verify: the comparison rules on host memory (see verify.h).
  */
 #include "verify.h"
 
@@ -7,56 +7,97 @@
 #include <stdio.h>
 #include <string.h>
 
-static double element(const uint8_t *p, xmt_dtype t)
+int xmt_verify_kind(xmt_dtype dt, double rtol, double atol, unsigned *es)
 {
+    size_t s = xmt_dtype_size(dt);
+    *es = s ? (unsigned)s : 1;
+    if (rtol == 0 && atol == 0) return XMT_CMP_BITS;
+    switch (dt) {
+    case XMT_DT_F16: return XMT_CMP_F16;
+    case XMT_DT_BF16: return XMT_CMP_BF16;
+    case XMT_DT_F32: return XMT_CMP_F32;
+    case XMT_DT_F64: return XMT_CMP_F64;
+    default: return XMT_CMP_BITS;
+    }
+}
+
+int xmt_verify_within(double ref, double got, double rtol, double atol)
+{
+    if (isnan(ref) || isnan(got)) return isnan(ref) && isnan(got);
+    if (isinf(ref) || isinf(got)) return ref == got;
+    if (ref == got) return 1;
+    /* volatile: each operation rounded on its own, as the PTX does (no contraction) */
+    volatile double diff = got - ref, scaled = rtol * fabs(ref), bound = atol + scaled;
+    return fabs(diff) <= bound;
+}
+
+double xmt_verify_value(const uint8_t *p, uint64_t i, int kind)
+{
+    uint16_t h;
     float f;
     double d;
-    uint16_t h;
-    switch (t) {
-    case XMT_DT_F32: memcpy(&f, p, 4); return f;
-    case XMT_DT_F64: memcpy(&d, p, 8); return d;
-    case XMT_DT_F16: memcpy(&h, p, 2); return xmt_half_to_double(h);
-    case XMT_DT_BF16: memcpy(&h, p, 2); return xmt_bf16_to_double(h);
-    default: return 0;
+    switch (kind) {
+    case XMT_CMP_F16: memcpy(&h, p + 2 * i, 2); return xmt_half_to_double(h);
+    case XMT_CMP_BF16: memcpy(&h, p + 2 * i, 2); return xmt_bf16_to_double(h);
+    case XMT_CMP_F32: memcpy(&f, p + 4 * i, 4); return f;
+    case XMT_CMP_F64: memcpy(&d, p + 8 * i, 8); return d;
+    default: return p[i];
     }
+}
+
+uint64_t xmt_verify_host(const uint8_t *ref, const uint8_t *got, size_t bytes, int kind,
+                         unsigned es, double rtol, double atol, uint64_t *first)
+{
+    uint64_t n = 0, count = bytes / es;
+    *first = UINT64_MAX;
+    if (kind == XMT_CMP_BITS && memcmp(ref, got, count * es) == 0) return 0;
+    for (uint64_t i = 0; i < count; i++) {
+        int same = kind == XMT_CMP_BITS
+                       ? !memcmp(ref + i * es, got + i * es, es)
+                       : xmt_verify_within(xmt_verify_value(ref, i, kind),
+                                           xmt_verify_value(got, i, kind), rtol, atol);
+        if (!same && n++ == 0) *first = i;
+    }
+    return n;
+}
+
+uint64_t xmt_verify_changed_host(const uint8_t *a, const uint8_t *b, size_t bytes, unsigned shift,
+                                 uint8_t *flags, uint64_t *first)
+{
+    uint64_t n = 0;
+    *first = UINT64_MAX;
+    for (size_t w = 0; w < bytes; w += 16) {
+        size_t len = bytes - w < 16 ? bytes - w : 16;
+        if (!memcmp(a + w, b + w, len)) continue;
+        flags[w >> shift] = 1;
+        if (n++ == 0) *first = w;
+    }
+    return n;
+}
+
+void xmt_verify_describe(const char *name, uint64_t n, uint64_t total, uint64_t first, int kind,
+                         double rtol, double atol, double got, double ref, char *why, size_t cap)
+{
+    if (kind == XMT_CMP_BITS)
+        snprintf(why, cap, "%s: %llu of %llu elements differ (bitwise), first at %llu", name,
+                 (unsigned long long)n, (unsigned long long)total, (unsigned long long)first);
+    else
+        snprintf(why, cap,
+                 "%s: %llu of %llu elements differ beyond rtol=%g atol=%g, first at %llu "
+                 "(%.9g, expected %.9g)",
+                 name, (unsigned long long)n, (unsigned long long)total, rtol, atol,
+                 (unsigned long long)first, got, ref);
 }
 
 size_t xmt_verify_compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t *got, char *why,
                           size_t cap)
 {
-    int is_float = b->dtype == XMT_DT_F32 || b->dtype == XMT_DT_F64 || b->dtype == XMT_DT_F16 ||
-                   b->dtype == XMT_DT_BF16;
-    if (!is_float || (b->rtol == 0 && b->atol == 0)) {
-        if (memcmp(ref, got, b->bytes) == 0) return 0;
-        size_t es = xmt_dtype_size(b->dtype), n = 0, first = (size_t)-1;
-        if (!es) es = 1;
-        for (size_t i = 0; i + es <= b->bytes; i += es)
-            if (memcmp(ref + i, got + i, es)) {
-                if (first == (size_t)-1) first = i / es;
-                n++;
-            }
-        snprintf(why, cap, "%s: %zu of %llu elements differ (bitwise), first at %zu", b->name, n,
-                 (unsigned long long)(b->bytes / es), first);
-        return n ? n : 1;
-    }
-    size_t es = xmt_dtype_size(b->dtype), n = 0, first = (size_t)-1;
-    double fr = 0, fg = 0;
-    for (size_t i = 0; i + es <= b->bytes; i += es) {
-        double r = element(ref + i, b->dtype), g = element(got + i, b->dtype);
-        int same = (isnan(r) && isnan(g)) || r == g || fabs(g - r) <= b->atol + b->rtol * fabs(r);
-        if (!same) {
-            if (first == (size_t)-1) {
-                first = i / es;
-                fr = r;
-                fg = g;
-            }
-            n++;
-        }
-    }
+    unsigned es;
+    int kind = xmt_verify_kind(b->dtype, b->rtol, b->atol, &es);
+    uint64_t first, n = xmt_verify_host(ref, got, b->bytes, kind, es, b->rtol, b->atol, &first);
     if (n)
-        snprintf(why, cap,
-                 "%s: %zu of %llu elements differ beyond rtol=%g atol=%g, first at %zu "
-                 "(%.9g, expected %.9g)",
-                 b->name, n, (unsigned long long)(b->bytes / es), b->rtol, b->atol, first, fg, fr);
-    return n;
+        xmt_verify_describe(b->name, n, b->bytes / es, first, kind, b->rtol, b->atol,
+                            kind ? xmt_verify_value(got, first, kind) : 0,
+                            kind ? xmt_verify_value(ref, first, kind) : 0, why, cap);
+    return (size_t)n;
 }

@@ -585,9 +585,12 @@ def tune_l2_flush():
     ev = tune_events(t, "saxpy")[0]
     expect(ev["l2_flush"] is True and winner_block(ev) == [256, 1, 1], ev)
     expect(tune_events(tuned("rt", "saxpy")[1], "saxpy")[0]["l2_flush"] is False, "flush by default")
-    # saxpy's policy resets nothing, so its only memset is the flush: failing it must stop
-    # tuning there (which shows it happens), and change nothing for the program.
+    # saxpy's policy resets nothing, so under declared protection and host comparison its
+    # only memset is the
+    # flush: failing it must stop tuning there (which shows it happens), and change nothing
+    # for the program.
     t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_L2_FLUSH": "1",
+                                "XMATUNE_PROTECT": "declared", "XMATUNE_VERIFY_ON": "host",
                                 "SIMCUDA_FAIL": "cuMemsetD8Async:1:CUDA_ERROR_OUT_OF_MEMORY"})
     ok(t, "flush fails")
     same_output(base, t, "flush fails")

@@ -413,6 +413,7 @@ struct simctx {
     atomic_int alive;
     int dev, primary, prim_refs;
     unsigned flags;
+    unsigned long long id; /* cuCtxGetId: unique in the process, never reused */
     simstream legacy;
     simctx *next;
 };
@@ -458,7 +459,9 @@ static int valid_ctx_locked(simctx *c)
 
 static void init_ctx(simctx *c, int dev, unsigned flags, int primary)
 {
+    static atomic_ullong next_id = 1;
     c->magic = CTX_MAGIC;
+    c->id = atomic_fetch_add(&next_id, 1);
     c->dev = dev;
     c->flags = flags;
     c->primary = primary;
@@ -602,6 +605,18 @@ CUresult cuCtxGetCurrent(CUcontext *pctx)
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     *pctx = (CUcontext)sim_current_ctx();
     return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetId(CUcontext h, unsigned long long *id)
+{
+    SIM_ENTER(cuCtxGetId);
+    if (!id) return CUDA_ERROR_INVALID_VALUE;
+    simctx *c = h ? (simctx *)h : sim_current_ctx();
+    pthread_mutex_lock(&sim_lock);
+    int ok = c && valid_ctx_locked(c);
+    if (ok) *id = c->id;
+    pthread_mutex_unlock(&sim_lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 CUresult cuCtxPushCurrent_v2(CUcontext h)
@@ -1075,6 +1090,20 @@ CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr src, size_t b, CUstream s
 {
     SIM_ENTER(cuMemcpyAsync_ptsz);
     return memcpy_(DP(d), DP(src), b, s, 1, 0, 3);
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    SIM_ENTER(cuMemGetAddressRange_v2);
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&sim_lock);
+    alloc_rec *a = find_alloc_locked((uintptr_t)p);
+    alloc_rec copy = a ? *a : (alloc_rec){0, 0};
+    pthread_mutex_unlock(&sim_lock);
+    if (!a) return CUDA_ERROR_NOT_FOUND;
+    if (base) *base = (CUdeviceptr)copy.base;
+    if (size) *size = copy.size;
+    return CUDA_SUCCESS;
 }
 
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr p)

@@ -137,6 +137,12 @@ struct sim_exec {
     unsigned char scratch[16];
 };
 
+/* the shim's verification kernels (sim_xmtcheck.c) */
+SIM_HIDDEN void simx_cmp_bits_run(sim_exec *e);
+SIM_HIDDEN void simx_cmp_tol_run(sim_exec *e);
+SIM_HIDDEN void simx_changed_run(sim_exec *e);
+SIM_HIDDEN double simx_cost(const sim_exec *e);
+
 SIM_HIDDEN void simk_layout(void);
 SIM_HIDDEN int simk_count(void);
 SIM_HIDDEN const simk_def *simk_get(int i);

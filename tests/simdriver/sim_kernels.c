@@ -291,6 +291,10 @@ static double chunk_scale_cost(const sim_exec *e)
     {                                                                                              \
         SIMK_PTR, 8, 8                                                                             \
     }
+#define U64                                                                                        \
+    {                                                                                              \
+        SIMK_BYTES, 8, 8                                                                           \
+    }
 
 static simk_def g_kernels[] = {
     {"_Z5saxpyifPKfPf",
@@ -401,6 +405,40 @@ static simk_def g_kernels[] = {
      0,
      chunk_scale_run,
      chunk_scale_cost,
+     {0},
+     0},
+    /* the shim's own verification kernels (sim_xmtcheck.c) */
+    {"xmt_cmp_bits",
+     "xmt_cmp_bits(ptr, ptr, u64, u32, ptr, ptr)",
+     6,
+     {PTR, PTR, U64, I32, PTR, PTR},
+     1024,
+     16,
+     0,
+     simx_cmp_bits_run,
+     simx_cost,
+     {0},
+     0},
+    {"xmt_cmp_tol",
+     "xmt_cmp_tol(ptr, ptr, u64, u32, f64, f64, ptr, ptr)",
+     8,
+     {PTR, PTR, U64, I32, U64, U64, PTR, PTR},
+     1024,
+     16,
+     0,
+     simx_cmp_tol_run,
+     simx_cost,
+     {0},
+     0},
+    {"xmt_changed",
+     "xmt_changed(ptr, ptr, u64, u32, ptr, ptr, ptr)",
+     7,
+     {PTR, PTR, U64, I32, PTR, PTR, PTR},
+     1024,
+     16,
+     0,
+     simx_changed_run,
+     simx_cost,
      {0},
      0},
 };

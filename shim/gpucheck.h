@@ -1,0 +1,61 @@
+/*
+ * gpucheck: comparing device buffers and finding the bytes a run changed, on the GPU.
+ *
+ * The kernels are the shim's own (gpucheck/kernels.cu, carried as PTX text): loaded with
+ * cuModuleLoadData once per context, on first need, and forgotten with the context (a
+ * context is known by cuCtxGetId, which is never reused). Only counts and first indices
+ * come back to the host; for change detection, one flag byte per chunk. When the module
+ * cannot load (or XMATUNE_VERIFY_ON=host), the same rules run on the host (verify.c)
+ * over copies, and the log says so once. Either way the answers are the same.
+ */
+#ifndef XMT_GPUCHECK_H
+#define XMT_GPUCHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+/* One comparison: bytes/es elements of got against ref, of kind XMT_CMP_* (verify.h). */
+typedef struct {
+    CUdeviceptr ref, got;
+    size_t bytes;
+    int kind;
+    unsigned es;
+    double rtol, atol;
+} xmt_gc_cmp;
+
+typedef struct {
+    uint64_t count, first; /* first: UINT64_MAX when count is 0 */
+} xmt_gc_result;
+
+typedef struct {
+    CUstream s;
+    CUfunction fn[3]; /* xmt_cmp_bits, xmt_cmp_tol, xmt_changed; NULL: the host path */
+    CUdeviceptr res, flags;
+    size_t res_cap, flags_cap;
+    uint8_t *h1, *h2;
+    size_t hcap;
+    double load_ms; /* time this session spent loading the module (0 when it was loaded) */
+} xmt_gc;
+
+/* Prepares comparisons on stream s in the current context, loading the module on first
+ * need. Never fails: the host path is the fallback. */
+void xmt_gc_open(xmt_gc *g, CUstream s);
+
+/* 1 when comparisons run on the GPU. */
+int xmt_gc_on_gpu(const xmt_gc *g);
+
+/* Runs n comparisons and waits for them once. */
+CUresult xmt_gc_compare(xmt_gc *g, const xmt_gc_cmp *c, size_t n, xmt_gc_result *out);
+
+/* Sets flags[i] = 1 (host array of (bytes + chunk - 1) >> shift entries, zeroed by the
+ * caller) for every chunk of 1 << shift bytes where a and b differ; *changed = how many
+ * 16-byte words differ. Waits for it. */
+CUresult xmt_gc_changed(xmt_gc *g, CUdeviceptr a, CUdeviceptr b, size_t bytes, unsigned shift,
+                        uint8_t *flags, uint64_t *changed);
+
+/* Frees what open and the calls allocated. */
+void xmt_gc_close(xmt_gc *g);
+
+#endif

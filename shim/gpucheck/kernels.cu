@@ -1,0 +1,149 @@
+/*
+ * The shim's own verification kernels, compiled once by a developer to PTX
+ * (tools/gen_gpucheck_ptx.sh) and carried as text in libxmatune.so: the driver JIT-compiles
+ * them for whatever GPU is there, so no nvcc is needed to build the shim.
+ *
+ * Each kernel publishes one result: `*count` is increased by the number of differing
+ * elements (or 16-byte words, for xmt_changed) and `*first` lowered to the first
+ * differing index (byte offset, for xmt_changed). The caller zeroes the count and sets
+ * first to ~0 beforehand.
+ * The C equivalents the simulated driver runs are in tests/simdriver/sim_kernels.c; the
+ * host fallback is shim/verify.c. All three must agree exactly (docs/tuning.md
+ * "Verification" states the rules).
+ */
+#include <cuda_fp16.h>
+
+typedef unsigned long long u64;
+
+/* dtype codes shared with shim/gpucheck.h (XMT_GC_*) */
+#define DT_F16 1
+#define DT_BF16 2
+#define DT_F32 3
+#define DT_F64 4
+
+__device__ static void publish(u64 *cnt, u64 *fst, u64 count, u64 first)
+{
+    if (count) {
+        atomicAdd(cnt, count);
+        atomicMin(fst, first);
+    }
+}
+
+/* Element i (of size es) of a and b differ? */
+__device__ static bool elem_differs(const unsigned char *a, const unsigned char *b, u64 i,
+                                    unsigned es)
+{
+    switch (es) {
+    case 2: return ((const unsigned short *)a)[i] != ((const unsigned short *)b)[i];
+    case 4: return ((const unsigned *)a)[i] != ((const unsigned *)b)[i];
+    case 8: return ((const u64 *)a)[i] != ((const u64 *)b)[i];
+    default: return a[i] != b[i];
+    }
+}
+
+/* Bitwise: how many of the bytes/es elements differ, and the first. */
+extern "C" __global__ void xmt_cmp_bits(const unsigned char *a, const unsigned char *b, u64 bytes,
+                                        unsigned es, u64 *cnt,
+                                        u64 *fst)
+{
+    u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 count = 0, first = ~0ull;
+    u64 n = bytes / es;
+    bool aligned = ((((u64)a) | ((u64)b)) & 15) == 0 && (es == 1 || es == 2 || es == 4 || es == 8);
+    u64 words = aligned ? bytes / 16 : 0;
+    for (u64 w = tid; w < words; w += stride) {
+        uint4 x = ((const uint4 *)a)[w], y = ((const uint4 *)b)[w];
+        if (x.x == y.x && x.y == y.y && x.z == y.z && x.w == y.w) continue;
+        u64 per = 16 / es;
+        for (u64 j = 0; j < per; j++) {
+            u64 i = w * per + j;
+            if (elem_differs(a, b, i, es)) {
+                count++;
+                if (i < first) first = i;
+            }
+        }
+    }
+    /* the tail past the last whole word, or everything when not aligned */
+    u64 start = words * 16 / es;
+    bool natural = ((((u64)a) | ((u64)b)) & (es - 1)) == 0;
+    for (u64 i = start + tid; i < n; i += stride) {
+        bool d;
+        if (natural) {
+            d = elem_differs(a, b, i, es);
+        } else {
+            d = false;
+            for (unsigned k = 0; k < es; k++)
+                d |= a[i * es + k] != b[i * es + k];
+        }
+        if (d) {
+            count++;
+            if (i < first) first = i;
+        }
+    }
+    publish(cnt, fst, count, first);
+}
+
+__device__ static double load(const unsigned char *p, u64 i, unsigned dt)
+{
+    switch (dt) {
+    case DT_F16: return (double)__half2float(__ushort_as_half(((const unsigned short *)p)[i]));
+    case DT_BF16: return (double)__uint_as_float((unsigned)((const unsigned short *)p)[i] << 16);
+    case DT_F32: return (double)((const float *)p)[i];
+    default: return ((const double *)p)[i];
+    }
+}
+
+/* The one tolerance rule (shim/verify.c has its twin): NaN equals NaN only; an infinity
+ * equals only itself; otherwise |got - ref| <= atol + rtol * |ref|, in double, with no
+ * fused multiply-add, so that every path rounds alike. */
+__device__ static bool within(double r, double g, double rtol, double atol)
+{
+    if (isnan(r) || isnan(g)) return isnan(r) && isnan(g);
+    if (isinf(r) || isinf(g)) return r == g;
+    if (r == g) return true;
+    return fabs(__dsub_rn(g, r)) <= __dadd_rn(atol, __dmul_rn(rtol, fabs(r)));
+}
+
+/* Within rtol/atol, element by element, for n elements of dtype dt. */
+extern "C" __global__ void xmt_cmp_tol(const unsigned char *ref, const unsigned char *got, u64 n,
+                                       unsigned dt, double rtol, double atol, u64 *cnt,
+                                       u64 *fst)
+{
+    u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 count = 0, first = ~0ull;
+    for (u64 i = tid; i < n; i += stride)
+        if (!within(load(ref, i, dt), load(got, i, dt), rtol, atol)) {
+            count++;
+            if (i < first) first = i;
+        }
+    publish(cnt, fst, count, first);
+}
+
+/* Which chunks (of 1 << shift bytes) of a and b differ: flags[c] = 1 for each, and res
+ * counts the differing 16-byte words (bytes, for unaligned input); first is a byte offset. */
+extern "C" __global__ void xmt_changed(const unsigned char *a, const unsigned char *b, u64 bytes,
+                                       unsigned shift, unsigned char *flags, u64 *cnt,
+                                       u64 *fst)
+{
+    u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 count = 0, first = ~0ull;
+    bool aligned = ((((u64)a) | ((u64)b)) & 15) == 0;
+    u64 words = aligned ? bytes / 16 : 0;
+    for (u64 w = tid; w < words; w += stride) {
+        uint4 x = ((const uint4 *)a)[w], y = ((const uint4 *)b)[w];
+        if (x.x == y.x && x.y == y.y && x.z == y.z && x.w == y.w) continue;
+        flags[(w * 16) >> shift] = 1;
+        count++;
+        if (w * 16 < first) first = w * 16;
+    }
+    for (u64 i = words * 16 + tid; i < bytes; i += stride)
+        if (a[i] != b[i]) {
+            flags[i >> shift] = 1;
+            count++;
+            if (i < first) first = i;
+        }
+    publish(cnt, fst, count, first);
+}

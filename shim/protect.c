@@ -1,0 +1,193 @@
+/*
+ * protect: from pointer arguments to the regions tuning must protect (see protect.h).
+ */
+#include "protect.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.h"
+
+#define MAX_PTRS 512
+
+typedef struct {
+    CUdeviceptr base;
+    size_t bytes;
+} span_t;
+
+/* Which parameters the demangled signature says are pointers: 1 and ptr[] filled when it
+ * lists exactly n parameters, else 0 (no signature: extern "C", Triton). */
+static int signature_pointers(const char *sig, size_t n, uint8_t *ptr)
+{
+    const char *open = sig ? strchr(sig, '(') : NULL;
+    if (!open || n == 0) return 0;
+    size_t i = 0;
+    int depth = 0, star = 0, any = 0;
+    for (const char *s = open + 1; *s; s++) {
+        int end = *s == ')' && depth == 0;
+        if (end || (*s == ',' && depth == 0)) {
+            if (i >= n || !any) return 0;
+            ptr[i++] = (uint8_t)star;
+            star = any = 0;
+            if (end) return i == n;
+            continue;
+        }
+        if (*s == '<' || *s == '(' || *s == '[') depth++;
+        if (*s == '>' || *s == ')' || *s == ']') depth--;
+        if (depth == 0 && *s == '*') star = 1;
+        if (*s != ' ') any = 1;
+    }
+    return 0;
+}
+
+/* What the driver says about p: 1 device memory (range in *sp), 0 not memory it knows,
+ * -1 memory tuning cannot protect (why set). */
+static int resolve(CUdeviceptr p, size_t limit, span_t *sp, char *why, size_t cap)
+{
+    unsigned type = 0, managed = 0;
+    if (xmt_drv.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS)
+        return 0;
+    if (xmt_drv.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p) ==
+            CUDA_SUCCESS &&
+        managed) {
+        snprintf(why, cap, "argument 0x%llx is managed memory", (unsigned long long)p);
+        return -1;
+    }
+    if (type != CU_MEMORYTYPE_DEVICE) {
+        snprintf(why, cap, "argument 0x%llx is host memory", (unsigned long long)p);
+        return -1;
+    }
+    CUdeviceptr b = 0, rstart = 0;
+    size_t s = 0, rsize = 0;
+    if (xmt_drv.cuMemGetAddressRange(&b, &s, p) != CUDA_SUCCESS || s == 0) {
+        snprintf(why, cap, "argument 0x%llx: the driver gives no allocation range for it",
+                 (unsigned long long)p);
+        return -1;
+    }
+    /* a virtual reservation larger than the mapped piece: walk the mapped neighbours */
+    if (xmt_drv.cuPointerGetAttribute(&rstart, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) ==
+            CUDA_SUCCESS &&
+        xmt_drv.cuPointerGetAttribute(&rsize, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) == CUDA_SUCCESS &&
+        rsize > s) {
+        CUdeviceptr nb;
+        size_t ns;
+        while (b + s < rstart + rsize && s <= limit &&
+               xmt_drv.cuMemGetAddressRange(&nb, &ns, b + s) == CUDA_SUCCESS && nb == b + s && ns)
+            s += ns;
+        while (b > rstart && s <= limit &&
+               xmt_drv.cuMemGetAddressRange(&nb, &ns, b - 1) == CUDA_SUCCESS && nb + ns == b &&
+               ns) {
+            b = nb;
+            s += ns;
+        }
+    }
+    sp->base = b;
+    sp->bytes = s;
+    return 1;
+}
+
+static int by_base(const void *x, const void *y)
+{
+    const span_t *a = x, *b = y;
+    return (a->base > b->base) - (a->base < b->base);
+}
+
+/* The pointer values to resolve, each with whether it must resolve (declared or typed a
+ * pointer by the signature) or is only probed (an untyped 8-byte parameter). */
+static size_t collect(const xmt_kernel *k, const xmt_launch_view *v, CUdeviceptr *ptrs,
+                      uint8_t *must)
+{
+    size_t n = 0;
+    uint32_t par[MAX_PTRS], off[MAX_PTRS];
+    uint8_t declared[XMT_KERNEL_MAX_PARAMS] = {0}, sigptr[XMT_KERNEL_MAX_PARAMS] = {0};
+    size_t np = k->nparams < XMT_KERNEL_MAX_PARAMS ? k->nparams : XMT_KERNEL_MAX_PARAMS;
+    size_t nd = xmt_entry_pointers(k->entry, par, off, MAX_PTRS);
+    for (size_t i = 0; i < nd && i < MAX_PTRS; i++) {
+        if (par[i] >= np || off[i] + 8 > k->sizes[par[i]]) continue;
+        memcpy(&ptrs[n], (const uint8_t *)v->params[par[i]] + off[i], 8);
+        must[n++] = 1;
+        declared[par[i]] = 1;
+    }
+    int typed = signature_pointers(k->demangled, np, sigptr);
+    for (size_t i = 0; i < np && n < MAX_PTRS; i++) {
+        if (declared[i] || k->sizes[i] != 8) continue;
+        const char *name, *type;
+        size_t sz;
+        if (i < xmt_entry_nparams(k->entry) && xmt_entry_param(k->entry, i, &name, &type, &sz) &&
+            strcmp(type, "?") != 0)
+            continue; /* the policy typed it, and not as a pointer */
+        if (typed && !sigptr[i]) continue;
+        memcpy(&ptrs[n], v->params[i], 8);
+        must[n++] = (uint8_t)typed;
+    }
+    return n;
+}
+
+int xmt_protect_find(const xmt_kernel *k, const xmt_launch_view *v, size_t limit, xmt_region **out,
+                     size_t *n, char *why, size_t cap)
+{
+    CUdeviceptr ptrs[MAX_PTRS];
+    uint8_t must[MAX_PTRS];
+    span_t sp[MAX_PTRS];
+    size_t np = collect(k, v, ptrs, must), ns = 0, total = 0;
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < np; i++) {
+        if (!ptrs[i]) continue;
+        int r = resolve(ptrs[i], limit, &sp[ns], why, cap);
+        if (r < 0) return -1;
+        if (r == 0 && must[i]) {
+            snprintf(why, cap, "pointer argument 0x%llx is not memory the driver knows",
+                     (unsigned long long)ptrs[i]);
+            return -1;
+        }
+        if (r == 1) ns++;
+    }
+    qsort(sp, ns, sizeof *sp, by_base);
+    size_t m = 0;
+    for (size_t i = 0; i < ns; i++) {
+        if (m && sp[i].base < sp[m - 1].base + sp[m - 1].bytes) {
+            CUdeviceptr end = sp[i].base + sp[i].bytes;
+            if (end > sp[m - 1].base + sp[m - 1].bytes) sp[m - 1].bytes = end - sp[m - 1].base;
+        } else {
+            sp[m++] = sp[i];
+        }
+    }
+    for (size_t i = 0; i < m; i++)
+        total += sp[i].bytes;
+    if (total > limit) {
+        snprintf(why, cap,
+                 "its pointer arguments reach %zu MiB, more than the %zu MiB scratch allows",
+                 total >> 20, limit >> 20);
+        return -1;
+    }
+    xmt_region *r = calloc(m ? m : 1, sizeof *r);
+    if (!r) goto oom;
+    *out = r;
+    *n = m;
+    for (size_t i = 0; i < m; i++) {
+        r[i].base = sp[i].base;
+        r[i].bytes = sp[i].bytes;
+        r[i].nchunks = (sp[i].bytes + ((size_t)1 << XMT_CHUNK_SHIFT) - 1) >> XMT_CHUNK_SHIFT;
+        r[i].out = calloc(r[i].nchunks, 1);
+        r[i].seen = calloc(r[i].nchunks, 1);
+        if (!r[i].out || !r[i].seen) goto oom;
+    }
+    return 0;
+oom:
+    xmt_protect_free(*out, *n);
+    *out = NULL;
+    *n = 0;
+    snprintf(why, cap, "out of host memory");
+    return -1;
+}
+
+void xmt_protect_free(xmt_region *r, size_t n)
+{
+    for (size_t i = 0; r && i < n; i++) {
+        free(r[i].out);
+        free(r[i].seen);
+    }
+    free(r);
+}
