@@ -109,15 +109,13 @@ static size_t collect(const xmt_kernel *k, const xmt_launch_view *v, CUdeviceptr
         must[n++] = 1;
         declared[par[i]] = 1;
     }
+    /* A C++ kernel's signature says which parameters are pointers; for a kernel whose name
+     * carries no types (extern "C", Triton), every 8-byte parameter not declared a pointer
+     * is asked of the driver: a scalar that happens to be a device address only widens
+     * what is protected. */
     int typed = signature_pointers(k->demangled, np, sigptr);
     for (size_t i = 0; i < np && n < MAX_PTRS; i++) {
-        if (declared[i] || k->sizes[i] != 8) continue;
-        const char *name, *type;
-        size_t sz;
-        if (i < xmt_entry_nparams(k->entry) && xmt_entry_param(k->entry, i, &name, &type, &sz) &&
-            strcmp(type, "?") != 0)
-            continue; /* the policy typed it, and not as a pointer */
-        if (typed && !sigptr[i]) continue;
+        if (declared[i] || k->sizes[i] != 8 || (typed && !sigptr[i])) continue;
         memcpy(&ptrs[n], v->params[i], 8);
         must[n++] = (uint8_t)typed;
     }
@@ -125,12 +123,13 @@ static size_t collect(const xmt_kernel *k, const xmt_launch_view *v, CUdeviceptr
 }
 
 int xmt_protect_find(const xmt_kernel *k, const xmt_launch_view *v, size_t limit, xmt_region **out,
-                     size_t *n, char *why, size_t cap)
+                     size_t *n, size_t *reach, char *why, size_t cap)
 {
     CUdeviceptr ptrs[MAX_PTRS];
     uint8_t must[MAX_PTRS];
     span_t sp[MAX_PTRS];
     size_t np = collect(k, v, ptrs, must), ns = 0, total = 0;
+    *reach = 0;
     *out = NULL;
     *n = 0;
     for (size_t i = 0; i < np; i++) {
@@ -156,12 +155,8 @@ int xmt_protect_find(const xmt_kernel *k, const xmt_launch_view *v, size_t limit
     }
     for (size_t i = 0; i < m; i++)
         total += sp[i].bytes;
-    if (total > limit) {
-        snprintf(why, cap,
-                 "its pointer arguments reach %zu MiB, more than the %zu MiB scratch allows",
-                 total >> 20, limit >> 20);
-        return -1;
-    }
+    *reach = total;
+    if (total > limit) return -2;
     xmt_region *r = calloc(m ? m : 1, sizeof *r);
     if (!r) goto oom;
     *out = r;

@@ -36,10 +36,11 @@ typedef struct {
 } xmt_region;
 
 /* The regions the launch's pointer arguments reach, up to `limit` bytes in all. Returns
- * 0 (*out malloc'd, *n regions, maybe 0) or -1 with why: memory it cannot protect, more
- * than limit bytes, out of memory. */
+ * 0 (*out malloc'd, *n regions, maybe 0; *reach their bytes), -2 when they reach more
+ * than limit bytes (*reach: at least how many), or -1 with why: memory it cannot
+ * protect, out of memory. */
 int xmt_protect_find(const xmt_kernel *k, const xmt_launch_view *v, size_t limit, xmt_region **out,
-                     size_t *n, char *why, size_t cap);
+                     size_t *n, size_t *reach, char *why, size_t cap);
 
 /* Frees the regions' host arrays (their device scratch is the session's). */
 void xmt_protect_free(xmt_region *r, size_t n);

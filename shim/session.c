@@ -15,7 +15,10 @@
 #include "verify.h"
 
 #define MAX_ITERATIONS 10000
-#define POISON 0xA5 /* fills outputs before a verify run: bytes left unwritten show */
+/* Fills outputs before a verify run, so that bytes left unwritten show: all bits set is
+ * NaN in every float type (it spreads through any arithmetic that reads it) and -1 in
+ * every integer type. */
+#define POISON 0xFF
 /* A tuning that ended this recently left the GPU clock up: no clock warm-up needed. */
 #define CLOCK_STILL_UP_MS 200.0
 
@@ -86,8 +89,9 @@ fail:
 
 /* Puts the declared buffers into the state every run starts from: restore buffers (and
  * reset ones, when snapshots exist for the final put-back only) from their snapshots,
- * reset buffers zeroed, verify-only buffers poisoned when asked (and, with poison, auto
- * protection's outputs); and flushes L2. */
+ * reset buffers zeroed, verify-only buffers poisoned when asked (under auto protection
+ * its outputs instead: a declared verify buffer may be one the kernel accumulates into,
+ * and auto finds out which); and flushes L2. */
 static int prepare(xmt_session *S, int poison, int flush)
 {
     if (poison && prepare_outputs(S, 0) != 0) return -1;
@@ -97,7 +101,7 @@ static int prepare(xmt_session *S, int poison, int flush)
             TRY(S, xmt_drv.cuMemcpyDtoDAsync(b->ptr, b->snap, b->b.bytes, S->s), "restore");
         else if (b->b.roles & XMT_BUF_RESET)
             TRY(S, xmt_drv.cuMemsetD8Async(b->ptr, 0, b->b.bytes, S->s), "reset_to_zero");
-        else if (poison && (b->b.roles & XMT_BUF_VERIFY))
+        else if (poison && !S->automatic && (b->b.roles & XMT_BUF_VERIFY))
             TRY(S, xmt_drv.cuMemsetD8Async(b->ptr, POISON, b->b.bytes, S->s), "poison");
     }
     if (flush && S->flush_buf)
@@ -113,6 +117,13 @@ static int put_back(xmt_session *S)
     if (!S->snapshots_taken) return 0;
     double t0 = xmt_now_ms();
     if (prepare_outputs(S, 1) != 0) return -1;
+    /* a failure before the outputs were known: the whole regions (what ran may have
+     * changed any byte of them) */
+    for (size_t i = 0; !S->nspans && i < S->nregs; i++)
+        if (S->regs[i].snap)
+            TRY(S,
+                xmt_drv.cuMemcpyDtoDAsync(S->regs[i].base, S->regs[i].snap, S->regs[i].bytes, S->s),
+                "put back");
     for (size_t i = 0; i < S->nbufs; i++)
         if (S->bufs[i].snap)
             TRY(S,
@@ -352,9 +363,18 @@ static int regions(xmt_session *S)
     char why[240];
     TRY(S, xmt_drv.cuCtxSynchronize(), "synchronize");
     double room = (S->scratch_limit - (double)S->scratch_bytes) / 2;
-    if (xmt_protect_find(S->k, S->v, room > 0 ? (size_t)room : 0, &S->regs, &S->nregs, why,
-                         sizeof why) != 0)
-        return untuned(S, "protect: auto cannot protect it: %s", why);
+    size_t reach = 0;
+    int f = xmt_protect_find(S->k, S->v, room > 0 ? (size_t)room : 0, &S->regs, &S->nregs, &reach,
+                             why, sizeof why);
+    if (f == -2) {
+        snprintf(why, sizeof why,
+                 "%.2f MiB (a snapshot and a reference of the %.2f MiB its pointer arguments "
+                 "reach), more than the %.2f MiB allowed (XMATUNE_SCRATCH_MB)",
+                 (double)(S->scratch_bytes + 2 * reach) / 1048576.0, (double)reach / 1048576.0,
+                 S->scratch_limit / 1048576.0);
+        return untuned(S, "tuning needs device scratch of %s", why);
+    }
+    if (f != 0) return untuned(S, "protect: auto cannot protect it: %s", why);
     size_t nseg = S->nbufs + S->nregs * (2 * S->nbufs + 1) + 1;
     xmt_gc_cmp *segs = realloc(S->segs, nseg * sizeof *segs);
     if (segs) S->segs = segs;
@@ -581,8 +601,9 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
             ref = xmt_verify_value(b, 0, g->kind);
         }
     }
-    xmt_verify_describe(name, r->count, g->bytes / g->es, r->first, g->kind, g->rtol, g->atol, got,
-                        ref, c->why, sizeof c->why);
+    xmt_verify_describe(name, r->count, g->bytes / g->es, r->first, g->kind,
+                        S->automatic && g->es == 1, g->rtol, g->atol, got, ref, c->why,
+                        sizeof c->why);
 }
 
 /* A rejected candidate under auto protection: what it changed outside the outputs is put

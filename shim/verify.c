@@ -76,11 +76,13 @@ uint64_t xmt_verify_changed_host(const uint8_t *a, const uint8_t *b, size_t byte
 }
 
 void xmt_verify_describe(const char *name, uint64_t n, uint64_t total, uint64_t first, int kind,
-                         double rtol, double atol, double got, double ref, char *why, size_t cap)
+                         int es_bytes, double rtol, double atol, double got, double ref, char *why,
+                         size_t cap)
 {
     if (kind == XMT_CMP_BITS)
-        snprintf(why, cap, "%s: %llu of %llu elements differ (bitwise), first at %llu", name,
-                 (unsigned long long)n, (unsigned long long)total, (unsigned long long)first);
+        snprintf(why, cap, "%s: %llu of %llu %s differ (bitwise), first at %llu", name,
+                 (unsigned long long)n, (unsigned long long)total, es_bytes ? "bytes" : "elements",
+                 (unsigned long long)first);
     else
         snprintf(why, cap,
                  "%s: %llu of %llu elements differ beyond rtol=%g atol=%g, first at %llu "
@@ -96,7 +98,7 @@ size_t xmt_verify_compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t
     int kind = xmt_verify_kind(b->dtype, b->rtol, b->atol, &es);
     uint64_t first, n = xmt_verify_host(ref, got, b->bytes, kind, es, b->rtol, b->atol, &first);
     if (n)
-        xmt_verify_describe(b->name, n, b->bytes / es, first, kind, b->rtol, b->atol,
+        xmt_verify_describe(b->name, n, b->bytes / es, first, kind, 0, b->rtol, b->atol,
                             kind ? xmt_verify_value(got, first, kind) : 0,
                             kind ? xmt_verify_value(ref, first, kind) : 0, why, cap);
     return (size_t)n;

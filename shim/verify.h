@@ -49,8 +49,9 @@ size_t xmt_verify_compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t
                           size_t cap);
 
 /* Describes a difference already counted: "out: 2 of 4 elements differ (bitwise), first
- * at 1", with the two values when there is a tolerance. */
+ * at 1" ("bytes" with es_bytes), with the two values when there is a tolerance. */
 void xmt_verify_describe(const char *name, uint64_t n, uint64_t total, uint64_t first, int kind,
-                         double rtol, double atol, double got, double ref, char *why, size_t cap);
+                         int es_bytes, double rtol, double atol, double got, double ref, char *why,
+                         size_t cap);
 
 #endif

@@ -68,6 +68,20 @@ build_driver_api() {
         "$here/driver_api.cpp" -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/targets/x86_64-linux/lib/stubs" -lcuda
 }
 
+# The shim's verification kernels against its host rules (needs the CPU build's
+# libxmtpolicy.a for the half/bfloat16 conversions: cmake --build build first).
+# shellcheck disable=SC2317  # invoked indirectly, through job
+build_gpucheck_edges() {
+    set -e
+    local g="$out/gen"
+    (cd "$root/shim/gpucheck" && { cat kernels.ptx; printf '\0'; } >"$g/gpucheck_ptx")
+    (cd "$g" && xxd -i gpucheck_ptx >gpucheck_ptx.h && rm -f gpucheck_ptx)
+    cc -O2 -std=c11 -Wall -Wextra -I"$g" -I"$root/shim" -I"$root/policy" -I"$CUDA_HOME/include" \
+        -o "$out/bin/gpucheck_edges" "$here/gpucheck_edges.c" "$root/shim/verify.c" \
+        "${POLICY_LIB:-$root/build/policy/libxmtpolicy.a}" \
+        -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/targets/x86_64-linux/lib/stubs" -lcuda -lm
+}
+
 # tests/gpu: interposition
 cu rt_kernels "$here/rt_kernels.cu"
 cu ptds "$here/ptds.cu" --default-stream per-thread
@@ -77,6 +91,7 @@ cu threads "$here/threads.cu"
 cu graph "$here/graph.cu"
 cu launch_rate "$here/launch_rate.cu" # launch_rate.sh: launch rate with and without the shim
 job driver_api build_driver_api
+job gpucheck_edges build_gpucheck_edges
 
 # examples/gpu: tuning programs (each has <name>.yaml beside it)
 for src in "$root"/examples/gpu/*.cu; do

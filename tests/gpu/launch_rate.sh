@@ -69,9 +69,12 @@ modes=(none pass off hit)
 # run MODE: one process; appends "rate us" to $work/MODE, the raw line to $work/raw.
 run() {
     local mode=$1
-    local -a e=(env -u LD_PRELOAD XMATUNE_LOG= XMATUNE_CACHE= XMATUNE_VERBOSE=0)
+    # env takes -u only before the first assignment: every inherited XMATUNE_* is
+    # unset first (an exported XMATUNE_GPU_WORK once made every run fail)
+    local -a e=(env -u LD_PRELOAD)
     local v
     for v in $(env | sed -n 's/^\(XMATUNE_[A-Z_]*\)=.*/\1/p'); do e+=(-u "$v"); done
+    e+=(XMATUNE_LOG= XMATUNE_CACHE= XMATUNE_VERBOSE=0)
     case $mode in
     none) ;;
     pass) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_EXCLUDE=tiny) ;;

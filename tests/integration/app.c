@@ -274,6 +274,30 @@ static void scenario_saxpy(void)
     dump(y, (size_t)n * 4);
 }
 
+/* Protection without declarations: x, y and z are three tensors of one allocation, y in
+ * its middle; saxpy updates y in place (and may write nothing else), launched poorly;
+ * then stamp, whose result differs every run (a nondeterministic kernel). */
+static void scenario_protect(void)
+{
+    int n = 1 << 14;
+    float a = 0.75f;
+    CUdeviceptr pool = upload((size_t)3 * n, 7), x = pool, y = pool + (size_t)n * 4,
+                z = pool + (size_t)2 * n * 4;
+    CUfunction f = kernel("_Z5saxpyifPKfPf");
+    void *p[] = {&n, &a, &x, &y};
+    for (int i = 0; i < iterations; i++)
+        launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
+    CHECK(cu.cuCtxSynchronize());
+    (void)z;
+    dump(pool, (size_t)3 * n * 4);
+    CUdeviceptr st = upload((size_t)n, 8);
+    CUfunction sf = kernel("_Z5stampPfi");
+    void *ps[] = {&st, &n};
+    for (int i = 0; i < iterations; i++)
+        launch(cu.launch, sf, 4, 1, 32, 1, 0, NULL, ps);
+    CHECK(cu.cuCtxSynchronize());
+}
+
 static void scenario_basic(void)
 {
     scenario_saxpy();
@@ -527,7 +551,8 @@ static void scenario_unload(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s basic|threads|fork|capture|unload|saxpy OUT [ITERATIONS]\n",
+        fprintf(stderr,
+                "usage: %s basic|threads|fork|capture|unload|saxpy|protect OUT [ITERATIONS]\n",
                 argv[0]);
         return 2;
     }
@@ -550,6 +575,8 @@ int main(int argc, char **argv)
         scenario_basic();
     else if (!strcmp(sc, "saxpy"))
         scenario_saxpy();
+    else if (!strcmp(sc, "protect"))
+        scenario_protect();
     else if (!strcmp(sc, "threads"))
         scenario_threads(ctx);
     else if (!strcmp(sc, "fork"))

@@ -598,6 +598,131 @@ def tune_l2_flush():
     expect("l2 flush" in ev.get("error", ""), ev.get("error"))
 
 
+# ------------------------------------------------------ protect: auto (issue 9)
+
+AUTO = os.path.join(os.path.dirname(POLICIES), "policies_auto")
+PARTIAL = os.path.join(os.path.dirname(POLICIES), "policies_partial")
+
+
+def protect_of(ev):
+    expect(isinstance(ev.get("protect"), dict), ev.get("protect"))
+    return ev["protect"]
+
+
+@case
+def protect_auto_undeclared_output():
+    # saxpy updates y in place and its policy names no buffer: auto keeps the output,
+    # declared protection (today's rules) lets the timed runs run over it
+    base, t = tuned("rt", "saxpy", policies=AUTO)
+    same_output(base, t, "auto")
+    ev = tune_events(t, "saxpy")[0]
+    p = protect_of(ev)
+    expect(p["regions"] == 2 and p["in_place_bytes"] == 65536 * 4 and p["verify_on"] == "gpu", p)
+    expect(not ev.get("untuned") and ev["benchmarked"], ev)
+    expect(winner_block(ev) == [256, 1, 1], ev["winner"])
+    d = run("rt", "saxpy", env={"XMATUNE_POLICY": AUTO, "XMATUNE_PROTECT": "declared"})
+    ok(d, "declared")
+    expect(d.out != base.out, "declared protection with nothing declared must change y")
+    expect(tune_events(d, "saxpy")[0]["protect"] == "declared", "protect: declared")
+
+
+@case
+def protect_auto_in_place_accumulating_extern_c():
+    # atomic_sum's winner rounds differently (a tolerance is declared): compared apart
+    base, t = tuned("rt", "basic", policies=AUTO, env={"XMATUNE_EXCLUDE": "atomic_sum*"})
+    same_output(base, t, "basic, nothing declared")
+    t = run("rt", "basic", env={"XMATUNE_POLICY": AUTO})
+    ok(t, "basic, auto")
+    saw_every_launch(t, "basic, auto")
+    for name in ("saxpy", "chunk_scale", "atomic_sum", "vecadd"):
+        evs = tune_events(t, name)
+        expect(evs, "%s not tuned" % name)
+        for ev in evs:
+            expect(not ev.get("untuned") and not ev.get("error"), ev)
+    acc = protect_of(tune_events(t, "atomic_sum")[0])
+    expect(acc["in_place_bytes"] > 0, acc)  # accumulates: restored, not poisoned
+    vec = protect_of(tune_events(t, "vecadd")[0])  # extern "C", no params declared
+    expect(vec["regions"] == 3 and vec["output_bytes"] >= 5000 * 4, vec)
+
+
+@case
+def protect_auto_shared_allocation_and_nondeterminism():
+    base, t = tuned("rt", "protect", policies=AUTO)
+    same_output(base, t, "three tensors in one allocation, y in its middle")
+    ev = tune_events(t, "saxpy")[0]
+    p = protect_of(ev)
+    # one allocation; only y (16384 floats, in the middle) is an output
+    expect(p["regions"] == 1 and p["region_bytes"] == 3 * 16384 * 4, p)
+    expect(p["in_place_bytes"] + p["output_bytes"] == 16384 * 4, p)
+    st = tune_events(t, "stamp")[0]
+    expect("not deterministic" in st.get("untuned", ""), st)
+    expect(st["winner"]["index"] == -1, st["winner"])
+    expect("stamp" in t.stderr and "is not tuned" in t.stderr, t.stderr)
+
+
+@case
+def protect_auto_partial_coverage_rejected():
+    base, t = tuned("rt", "basic", policies=PARTIAL)
+    same_output(base, t, "partial configs")
+    for ev in tune_events(t, "vecadd"):
+        rej = [c for c in ev["candidates"] if c["status"] == "rejected"]
+        expect(len(rej) == 2 and all("(an output)" in c["why"] for c in rej), ev["candidates"])
+        expect(ev["winner"]["index"] == -1, ev["winner"])
+
+
+@case
+def protect_auto_scratch_cap():
+    base, t = tuned("rt", "saxpy", policies=AUTO, env={"XMATUNE_SCRATCH_MB": "0.5"})
+    same_output(base, t, "scratch cap")
+    ev = tune_events(t, "saxpy")[0]
+    expect("XMATUNE_SCRATCH_MB" in ev.get("untuned", ""), ev.get("untuned"))
+    expect(ev["winner"]["index"] == -1, ev["winner"])
+    expect("is not tuned" in t.stderr, t.stderr)
+    # the untuned key is not stored on disk: a later run with room tunes it
+    cache = os.path.join(WORK, "scratch-cap.cache")
+    if os.path.exists(cache):
+        os.unlink(cache)
+    run("rt", "saxpy", env={"XMATUNE_POLICY": AUTO, "XMATUNE_SCRATCH_MB": "0.5",
+                            "XMATUNE_CACHE": cache})
+    expect(not os.path.exists(cache) or "saxpy" not in open(cache).read(), "stored untuned")
+
+
+@case
+def protect_auto_host_fallback():
+    ex = {"XMATUNE_EXCLUDE": "atomic_sum*"}
+    base, gpu = tuned("rt", "basic", policies=AUTO, env=ex)
+    for env in ({"SIMCUDA_FAIL": "cuModuleLoadData:0:CUDA_ERROR_NO_BINARY_FOR_GPU"},
+                {"XMATUNE_VERIFY_ON": "host"}):
+        env.update(ex)
+        b2, t = tuned("rt", "basic", policies=AUTO, env=env)
+        same_output(base, t, "host comparison %s" % env)
+        for name in ("saxpy", "vecadd", "chunk_scale"):
+            a, h = tune_events(gpu, name)[0], tune_events(t, name)[0]
+            expect(protect_of(h)["verify_on"] == "host", h["protect"])
+            expect(a["winner"]["config"] == h["winner"]["config"], (a["winner"], h["winner"]))
+            expect([c["status"] for c in a["candidates"]] == [c["status"] for c in h["candidates"]],
+                   name)
+        n = t.stderr.count("verification kernels could not be loaded")
+        expect(n == (1 if "SIMCUDA_FAIL" in env else 0), t.stderr)
+
+
+@case
+def protect_auto_fault_injection():
+    base = run("rt", "protect", shim=False)
+    faults = ["cuMemGetAddressRange_v2:0", "cuMemGetAddressRange_v2:2", "cuPointerGetAttribute:1",
+              "cuPointerGetAttribute:3", "cuCtxGetId:0", "cuModuleLoadData:1",
+              "cuModuleGetFunction:2", "cuMemGetInfo_v2:0", "cuCtxSynchronize:1",
+              "cuMemsetD8Async:1", "cuMemsetD8Async:3", "cuMemcpyDtoHAsync_v2:1",
+              "cuMemcpyDtoHAsync_v2:5", "cuMemAlloc_v2:2", "cuMemAlloc_v2:5",
+              "cuMemcpyDtoDAsync_v2:2", "cuMemcpyDtoDAsync_v2:6"]
+    for f in faults:
+        t = run("rt", "protect", env={"XMATUNE_POLICY": AUTO,
+                                      "SIMCUDA_FAIL": "%s:CUDA_ERROR_OUT_OF_MEMORY" % f})
+        ok(t, "fault %s" % f)
+        same_output(base, t, "fault %s" % f)
+        saw_every_launch(t, "fault %s" % f)
+
+
 @case
 def tune_include_exclude():
     base, t = tuned("rt", "basic", env={"XMATUNE_EXCLUDE": "saxpy*,vecadd"})

@@ -252,6 +252,23 @@ static double triton_add_cost(const sim_exec *e)
     return tiled(e, simk_i32(e, 3), 0.01, 128, 1024);
 }
 
+/* stamp(float *out, int n): grid-stride, out[i] = the number of stamp launches so far, so
+ * no two runs agree: a kernel whose result is not a function of its inputs. */
+static unsigned long stamp_runs;
+static void stamp_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 1);
+    if (e->bid[0] == 0 && e->bid[1] == 0 && e->bid[2] == 0) stamp_runs++;
+    int64_t stride = (int64_t)e->grid[0] * e->block[0];
+    for (unsigned tx = 0; tx < e->block[0]; tx++)
+        for (int64_t i = (int64_t)e->bid[0] * e->block[0] + tx; i < n && !e->fault; i += stride)
+            *simk_fp(e, 0, i) = (float)stamp_runs;
+}
+static double stamp_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 1), 0.01, 256);
+}
+
 /* chunk_scale(float *y, int n, float s, int items_per_thread): thread g scales the
  * items_per_thread elements from g*items_per_thread, in place. Right for any config
  * whose grid*block*items covers n. Cost prefers block 256 and 4 items per thread. */
@@ -405,6 +422,17 @@ static simk_def g_kernels[] = {
      0,
      chunk_scale_run,
      chunk_scale_cost,
+     {0},
+     0},
+    {"_Z5stampPfi",
+     "stamp(float*, int)",
+     2,
+     {PTR, I32},
+     1024,
+     16,
+     0,
+     stamp_run,
+     stamp_cost,
      {0},
      0},
     /* the shim's own verification kernels (sim_xmtcheck.c) */

@@ -53,6 +53,10 @@
  *                                 0,8,16,24; XBLOCK 1024 baked in     cdiv(n,1024): out=in0+in1
  *  _Z11chunk_scalePfifi           chunk_scale(float* y, int n, float  grid.x*block.x*items
  *                                 s, int items_per_thread) 0,8,12,16  >= n; y *= s IN PLACE
+ *  _Z5stampPfi                    stamp(float* out, int n) 0,8        grid-stride; out[i] =
+ *                                                                     stamp launches so far
+ *  xmt_cmp_bits, xmt_cmp_tol,     the shim's verification kernels     sim_xmtcheck.c: the
+ *  xmt_changed                    (shim/gpucheck/kernels.cu)          same results as the PTX
  *
  * All kernels index with x only (except scale2d): block.y/z > 1 repeats the work,
  * which is wrong for in-place kernels, as on a GPU.

@@ -71,6 +71,47 @@ START_TEST(half_and_bfloat16_decoded)
 }
 END_TEST
 
+/* The edges the GPU kernels must match (tests/gpu/gpucheck_edges.c checks they do). */
+START_TEST(tolerance_edges)
+{
+    double r = 1e-3, a = 1e-6;
+    ck_assert(xmt_verify_within(NAN, NAN, r, a));
+    ck_assert(!xmt_verify_within(NAN, 1.0, r, a));
+    ck_assert(!xmt_verify_within(1.0, NAN, r, a));
+    ck_assert(xmt_verify_within(INFINITY, INFINITY, r, a));
+    ck_assert(!xmt_verify_within(INFINITY, -INFINITY, r, a));
+    /* an infinity is not "within" rtol of a finite value (rtol * inf would say so) */
+    ck_assert(!xmt_verify_within(INFINITY, 1e300, r, a));
+    ck_assert(!xmt_verify_within(-1.0, -INFINITY, r, a));
+    ck_assert(xmt_verify_within(0.0, -0.0, 0, 1e-30));
+    ck_assert(xmt_verify_within(5e-324, 0.0, 0, 1e-320)); /* denormals are values */
+    ck_assert(!xmt_verify_within(5e-324, 1e-323, 0, 0));
+    ck_assert(xmt_verify_within(1.0, 1.0 + 1e-3, 1e-3, 0));
+    ck_assert(!xmt_verify_within(1.0, 1.0 + 1.0001e-3, 1e-3, 0));
+    /* bitwise: -0.0 differs from 0.0 */
+    float z[2] = {0.0f, 1.0f}, nz[2] = {-0.0f, 1.0f};
+    uint64_t first;
+    ck_assert_uint_eq(
+        xmt_verify_host((uint8_t *)z, (uint8_t *)nz, sizeof z, XMT_CMP_BITS, 4, 0, 0, &first), 1);
+    ck_assert_uint_eq(first, 0);
+    ck_assert_uint_eq(
+        xmt_verify_host((uint8_t *)z, (uint8_t *)nz, sizeof z, XMT_CMP_F32, 4, 0, 1e-9, &first), 0);
+}
+END_TEST
+
+START_TEST(changed_chunks)
+{
+    uint8_t a[2048] = {0}, b[2048] = {0}, flags[4] = {0};
+    uint64_t first;
+    ck_assert_uint_eq(xmt_verify_changed_host(a, b, sizeof a, 9, flags, &first), 0);
+    b[600] = 1;
+    b[2047] = 1;
+    ck_assert_uint_eq(xmt_verify_changed_host(a, b, sizeof a, 9, flags, &first), 2);
+    ck_assert_uint_eq(first, 592);
+    ck_assert(!flags[0] && flags[1] && !flags[2] && flags[3]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("verify");
@@ -79,6 +120,8 @@ int main(void)
     tcase_add_test(tc, float_without_tolerance_is_bitwise);
     tcase_add_test(tc, tolerance_rtol_atol_and_nan);
     tcase_add_test(tc, half_and_bfloat16_decoded);
+    tcase_add_test(tc, tolerance_edges);
+    tcase_add_test(tc, changed_chunks);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,200 @@
+/* gpucheck_edges: the shim's PTX verification kernels (shim/gpucheck/kernels.ptx) must
+ * give exactly the host rules' answers (shim/verify.c) -- count and first index -- at
+ * every edge: NaN payloads, -0.0, infinities, denormals, values at the tolerance limit,
+ * f16/bf16/f32/f64, element sizes 1-8, unaligned starts; and the changed-chunk kernel
+ * must flag exactly the host's chunks. Run by tests/gpu/all.sh on the GPU machine.
+ * Prints one line per group and "gpucheck_edges: OK" or the first disagreement. */
+#include <cuda.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify.h"
+
+#include "gpucheck_ptx.h" /* xxd -i of kernels.ptx + NUL: gpucheck_ptx[] */
+
+#define CK(x)                                                                                      \
+    do {                                                                                           \
+        CUresult r_ = (x);                                                                         \
+        if (r_ != CUDA_SUCCESS) {                                                                  \
+            fprintf(stderr, "gpucheck_edges: %s failed: %d\n", #x, (int)r_);                       \
+            exit(2);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static CUfunction f_bits, f_tol, f_changed;
+static CUdeviceptr d_a, d_b, d_res, d_flags;
+static long checked, bad;
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static void gpu_cmp(const uint8_t *a, const uint8_t *b, size_t off, size_t bytes, int kind,
+                    unsigned es, double rtol, double atol, uint64_t *count, uint64_t *first)
+{
+    uint64_t init[2] = {0, UINT64_MAX}, out[2];
+    CK(cuMemcpyHtoD(d_a, a, bytes + off));
+    CK(cuMemcpyHtoD(d_b, b, bytes + off));
+    CK(cuMemcpyHtoD(d_res, init, 16));
+    CUdeviceptr pa = d_a + off, pb = d_b + off, pc = d_res, pf = d_res + 8;
+    uint64_t n = bytes, elems = bytes / es;
+    unsigned k = (unsigned)kind;
+    unsigned blocks = (unsigned)(bytes / 16 / 256 + 1);
+    if (blocks > 4096) blocks = 4096;
+    if (kind == XMT_CMP_BITS) {
+        void *args[] = {&pa, &pb, &n, &es, &pc, &pf};
+        CK(cuLaunchKernel(f_bits, blocks, 1, 1, 256, 1, 1, 0, 0, args, NULL));
+    } else {
+        void *args[] = {&pa, &pb, &elems, &k, &rtol, &atol, &pc, &pf};
+        CK(cuLaunchKernel(f_tol, blocks, 1, 1, 256, 1, 1, 0, 0, args, NULL));
+    }
+    CK(cuMemcpyDtoH(out, d_res, 16));
+    *count = out[0];
+    *first = out[1];
+}
+
+static void check(const char *what, const uint8_t *a, const uint8_t *b, size_t off, size_t bytes,
+                  int kind, unsigned es, double rtol, double atol)
+{
+    uint64_t gc, gf, hf, hc = xmt_verify_host(a + off, b + off, bytes, kind, es, rtol, atol, &hf);
+    gpu_cmp(a, b, off, bytes, kind, es, rtol, atol, &gc, &gf);
+    checked++;
+    if (gc != hc || (hc && gf != hf)) {
+        if (bad++ < 10)
+            printf(
+                "gpucheck_edges: DISAGREE %s kind=%d es=%u rtol=%g atol=%g off=%zu: gpu %llu/%llu "
+                "host %llu/%llu\n",
+                what, kind, es, rtol, atol, off, (unsigned long long)gc, (unsigned long long)gf,
+                (unsigned long long)hc, (unsigned long long)hf);
+    }
+}
+
+#define N 4096
+
+/* Fills values of kind `kind` with edge cases and near neighbours. */
+static void fill(uint8_t *a, uint8_t *b, int kind, double rtol, double atol)
+{
+    for (size_t i = 0; i < N; i++) {
+        double r, g;
+        switch (next() % 12) {
+        case 0: r = NAN, g = NAN; break;
+        case 1: r = NAN, g = 1; break;
+        case 2: r = 0.0, g = -0.0; break;
+        case 3: r = INFINITY, g = INFINITY; break;
+        case 4: r = INFINITY, g = -INFINITY; break;
+        case 5: r = -INFINITY, g = 1e30; break;
+        case 6: r = 5e-324, g = 0; break;              /* smallest f64 denormal */
+        case 7: r = 1.4e-45, g = 2.8e-45; break;       /* f32 denormals */
+        case 8: r = 6e-8, g = 0; break;                /* f16 denormal */
+        case 9: r = 1.0, g = 1.0 + atol + rtol; break; /* at the limit */
+        case 10: r = (double)(next() % 1000) / 7, g = r * (1 + rtol * (double)(next() % 3)); break;
+        default: r = g = (double)(next() % 100000) - 50000;
+        }
+        switch (kind) {
+        case XMT_CMP_F64:
+            memcpy(a + 8 * i, &r, 8);
+            memcpy(b + 8 * i, &g, 8);
+            break;
+        case XMT_CMP_F32: {
+            float fr = (float)r, fg = (float)g;
+            memcpy(a + 4 * i, &fr, 4);
+            memcpy(b + 4 * i, &fg, 4);
+            break;
+        }
+        default: {
+            uint16_t hr = kind == XMT_CMP_F16 ? xmt_double_to_half(r) : xmt_double_to_bf16(r);
+            uint16_t hg = kind == XMT_CMP_F16 ? xmt_double_to_half(g) : xmt_double_to_bf16(g);
+            if (next() % 16 == 0) hg = (uint16_t)(hr ^ (1u << (next() % 16))); /* bit flips */
+            memcpy(a + 2 * i, &hr, 2);
+            memcpy(b + 2 * i, &hg, 2);
+        }
+        }
+    }
+}
+
+static void changed_check(uint8_t *a, uint8_t *b, size_t bytes, unsigned shift)
+{
+    size_t nf = (bytes + (1u << shift) - 1) >> shift;
+    uint8_t *hf = calloc(nf, 1), *gf = malloc(nf);
+    uint64_t first, hc = xmt_verify_changed_host(a, b, bytes, shift, hf, &first);
+    uint64_t init[2] = {0, UINT64_MAX}, out[2];
+    CK(cuMemcpyHtoD(d_a, a, bytes));
+    CK(cuMemcpyHtoD(d_b, b, bytes));
+    CK(cuMemcpyHtoD(d_res, init, 16));
+    CK(cuMemsetD8(d_flags, 0, nf));
+    CUdeviceptr pc = d_res, pf = d_res + 8;
+    uint64_t n = bytes;
+    void *args[] = {&d_a, &d_b, &n, &shift, &d_flags, &pc, &pf};
+    CK(cuLaunchKernel(f_changed, 64, 1, 1, 256, 1, 1, 0, 0, args, NULL));
+    CK(cuMemcpyDtoH(out, d_res, 16));
+    CK(cuMemcpyDtoH(gf, d_flags, nf));
+    checked++;
+    if (out[0] != hc || memcmp(gf, hf, nf) != 0) {
+        bad++;
+        printf("gpucheck_edges: DISAGREE changed bytes=%zu shift=%u: gpu %llu host %llu\n", bytes,
+               shift, (unsigned long long)out[0], (unsigned long long)hc);
+    }
+    free(hf);
+    free(gf);
+}
+
+int main(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CK(cuInit(0));
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(cuCtxSetCurrent(ctx));
+    CK(cuModuleLoadData(&mod, gpucheck_ptx));
+    CK(cuModuleGetFunction(&f_bits, mod, "xmt_cmp_bits"));
+    CK(cuModuleGetFunction(&f_tol, mod, "xmt_cmp_tol"));
+    CK(cuModuleGetFunction(&f_changed, mod, "xmt_changed"));
+    size_t cap = 8 * N + 64;
+    uint8_t *a = malloc(cap), *b = malloc(cap);
+    CK(cuMemAlloc(&d_a, cap));
+    CK(cuMemAlloc(&d_b, cap));
+    CK(cuMemAlloc(&d_res, 16));
+    CK(cuMemAlloc(&d_flags, cap));
+    static const double tols[][2] = {{0, 1e-3}, {1e-4, 0}, {1e-2, 1e-5}, {0.5, 0.5}, {1e-7, 1e-30}};
+    for (int kind = XMT_CMP_F16; kind <= XMT_CMP_F64; kind++) {
+        unsigned es = kind <= XMT_CMP_BF16 ? 2 : kind == XMT_CMP_F32 ? 4 : 8;
+        for (size_t t = 0; t < sizeof tols / sizeof tols[0]; t++)
+            for (int rep = 0; rep < 8; rep++) {
+                fill(a, b, kind, tols[t][0], tols[t][1]);
+                check("tolerance", a, b, 0, (size_t)N * es, kind, es, tols[t][0], tols[t][1]);
+                check("bits-of-floats", a, b, 0, (size_t)N * es, XMT_CMP_BITS, es, 0, 0);
+            }
+    }
+    printf("gpucheck_edges: tolerance and float bits: %ld comparisons, %ld disagree\n", checked,
+           bad);
+    for (unsigned es = 1; es <= 8; es *= 2)
+        for (size_t off = 0; off < 32; off += es)
+            for (int rep = 0; rep < 4; rep++) {
+                for (size_t i = 0; i < cap; i++)
+                    a[i] = b[i] = (uint8_t)next();
+                for (int k = 0; k < rep * 3; k++)
+                    b[off + next() % (8 * N - 32)] ^= (uint8_t)(1 + next() % 255);
+                size_t bytes = (size_t)(8 * N - 32) / es * es - (size_t)rep * es;
+                check("bits", a, b, off, bytes, XMT_CMP_BITS, es, 0, 0);
+            }
+    for (unsigned shift = 4; shift <= 12; shift += 4)
+        for (int rep = 0; rep < 8; rep++) {
+            for (size_t i = 0; i < cap; i++)
+                a[i] = b[i] = (uint8_t)next();
+            for (int k = 0; k < rep * 5; k++)
+                b[next() % (8 * N)] ^= 0x5a;
+            changed_check(a, b, 8 * N - (size_t)rep * 3, shift);
+        }
+    printf("gpucheck_edges: %ld comparisons in all, %ld disagree\n", checked, bad);
+    puts(bad ? "gpucheck_edges: FAIL" : "gpucheck_edges: OK");
+    return bad ? 1 : 0;
+}
