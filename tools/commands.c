@@ -107,6 +107,37 @@ static int report_event(json_t *e, void *ud)
     return 0;
 }
 
+/* Per key: what tuning cost against its floor (the measurements' own GPU time), the
+ * module load and clock warm-up apart, and why a key was left untuned. */
+static void report_cost(json_t *tunes)
+{
+    size_t i;
+    json_t *e;
+    char name[96];
+    printf("\n## Tuning cost\n\n| kernel | key | tuning ms | module load + clock warm-up ms "
+           "| floor ms | rest / floor | protection | untuned |\n| --- | --- | ---: | ---: | ---: "
+           "| ---: | --- | --- |\n");
+    json_array_foreach(tunes, i, e)
+    {
+        json_t *ph = json_object_get(e, "phases_ms"), *pr = json_object_get(e, "protect");
+        double d = fget(e, "duration_ms"), fl = fget(e, "floor_ms");
+        double apart = ph ? fget(ph, "module_load") + fget(ph, "clock_warmup") : 0;
+        char prot[96] = "—", ratio[32] = "—";
+        if (json_is_string(pr))
+            snprintf(prot, sizeof prot, "%s", json_string_value(pr));
+        else if (json_is_object(pr))
+            snprintf(prot, sizeof prot, "auto: %lld output bytes, %lld in place, on the %s",
+                     json_integer_value(json_object_get(pr, "output_bytes")),
+                     json_integer_value(json_object_get(pr, "in_place_bytes")),
+                     sget(pr, "verify_on"));
+        if (fl > 0) snprintf(ratio, sizeof ratio, "%.2f", (d - apart) / fl);
+        const char *why = json_string_value(json_object_get(e, "untuned"));
+        printf("| %s | %s | %.1f | %.1f | %.1f | %s | %s | %s |\n",
+               short_name(sget(e, "name"), name, sizeof name), sget(e, "key"), d, apart,
+               fl > 0 ? fl : 0.0, ratio, prot, why ? why : "");
+    }
+}
+
 int cmd_report(int argc, char **argv)
 {
     if (argc < 2) {
@@ -170,6 +201,7 @@ int cmd_report(int argc, char **argv)
                    json_object_get(e, "error") ? " (error: see log)" : "");
         }
     }
+    if (json_array_size(tunes)) report_cost(tunes);
     if (json_array_size(summaries)) {
         printf("\n## Kernels\n\n| kernel | launches | rewritten | passed through | keys / shapes "
                "| policy |\n| --- | ---: | ---: | ---: | ---: | --- |\n");

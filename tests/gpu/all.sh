@@ -12,5 +12,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 "$build/bin/gpucheck_edges"
 rc=$?
 bash "$here/run.sh" "$build" "$shim" || rc=1
+echo
+echo "protect: auto under PyTorch's allocators (bash tests/gpu/torch_alloc.sh):"
+bash "$here/torch_alloc.sh" "$shim" || rc=1
 bash "$here/launch_rate.sh" "$build" "$shim" || rc=1
 exit $rc

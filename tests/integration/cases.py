@@ -620,6 +620,14 @@ def protect_auto_undeclared_output():
     expect(p["regions"] == 2 and p["in_place_bytes"] == 65536 * 4 and p["verify_on"] == "gpu", p)
     expect(not ev.get("untuned") and ev["benchmarked"], ev)
     expect(winner_block(ev) == [256, 1, 1], ev["winner"])
+    ph = ev["phases_ms"]
+    expect(ev["floor_ms"] > 0 and ph["timed_runs"] > 0 and ph["verification"] > 0, ev)
+    expect(abs(sum(ph.values()) - ev["duration_ms"]) < 0.05 * ev["duration_ms"] + 0.5, ph)
+    logf = os.path.join(WORK, "auto-report.jsonl")
+    with open(logf, "w") as f:
+        f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
+    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    expect("## Tuning cost" in p.stdout and "262144 in place, on the gpu" in p.stdout, p.stdout)
     d = run("rt", "saxpy", env={"XMATUNE_POLICY": AUTO, "XMATUNE_PROTECT": "declared"})
     ok(d, "declared")
     expect(d.out != base.out, "declared protection with nothing declared must change y")
