@@ -24,6 +24,12 @@
 
 static _Atomic uint64_t last_session_end_us; /* CLOCK_MONOTONIC, any thread's session */
 
+/* The watchdog: a wait for candidate runs that lasts longer than WATCHDOG_FACTOR times
+ * the program's own config's first run (per run waited for), and at least
+ * WATCHDOG_MIN_MS, is reported while it lasts; when it ends, tuning of the key stops. */
+#define WATCHDOG_FACTOR 100
+#define WATCHDOG_MIN_MS 1000.0
+
 double xmt_now_ms(void)
 {
     struct timespec ts;
@@ -209,12 +215,65 @@ fail:
     return -1;
 }
 
-/* One run of a candidate for verification, from poisoned outputs. Returns as
- * run_candidate. */
+/* The candidate whose run has not finished yet, among those of a timed round. */
+static const char *running(const xmt_session *S, const xmt_cand *who)
+{
+    if (who) return who->c.label;
+    for (size_t i = 0; i <= S->n; i++)
+        if (S->cands[i].end && xmt_drv.cuEventQuery &&
+            xmt_drv.cuEventQuery(S->cands[i].end) == CUDA_ERROR_NOT_READY)
+            return S->cands[i].c.label;
+    return "?";
+}
+
+/* Waits for the stream (ev NULL) or an event after `runs` candidate runs, by polling so
+ * that the watchdog can speak. who: the candidate that ran, NULL for a timed round.
+ * Returns 0, or -1 on a failure or when the watchdog fired (tuning stops). */
+static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
+{
+    if (!xmt_drv.cuStreamQuery || !xmt_drv.cuEventQuery) {
+        CUresult r = ev ? xmt_drv.cuEventSynchronize(ev) : xmt_drv.cuStreamSynchronize(S->s);
+        if (r != CUDA_SUCCESS) session_error(S, r, "synchronize");
+        return r == CUDA_SUCCESS ? 0 : -1;
+    }
+    double t0 = xmt_now_ms(), limit = WATCHDOG_FACTOR * S->own_ms * (runs > 0 ? runs : 1);
+    if (limit < WATCHDOG_MIN_MS) limit = WATCHDOG_MIN_MS;
+    long pause_ns = 2000;
+    int fired = 0;
+    for (;;) {
+        CUresult r = ev ? xmt_drv.cuEventQuery(ev) : xmt_drv.cuStreamQuery(S->s);
+        if (r == CUDA_SUCCESS) break;
+        if (r != CUDA_ERROR_NOT_READY) {
+            session_error(S, r, "synchronize");
+            return -1;
+        }
+        double el = xmt_now_ms() - t0;
+        if (!fired && el > limit) {
+            fired = 1;
+            xmt_warn("%s: config %s for key %s has run for %.1f s, more than %d times the "
+                     "program's own config (%.3f ms); tuning of this key stops when it ends",
+                     S->k->demangled, running(S, who), S->key_text, el / 1e3, WATCHDOG_FACTOR,
+                     S->own_ms);
+        }
+        struct timespec ts = {0, pause_ns};
+        nanosleep(&ts, NULL);
+        if (pause_ns < 1000000) pause_ns *= 2;
+    }
+    if (fired) session_error(S, CUDA_ERROR_TIMEOUT, "the watchdog (a config ran far too long)");
+    return fired ? -1 : 0;
+}
+
+/* One run of a candidate for verification, from poisoned outputs, waited for. Returns as
+ * run_candidate. The program's own first run sets the watchdog's measure. */
 static int verify_run(xmt_session *S, xmt_cand *c)
 {
     if (prepare(S, 1, 0) != 0) return -1;
-    return run_candidate(S, c);
+    double t0 = xmt_now_ms();
+    int r = run_candidate(S, c);
+    if (r != 0) return r;
+    if (wait_runs(S, NULL, 1, c) != 0) return -1;
+    if (c == &S->cands[0] && S->own_ms == 0) S->own_ms = xmt_now_ms() - t0;
+    return 0;
 }
 
 static void own_label(const xmt_launch *l, char *buf, size_t cap)
@@ -700,12 +759,10 @@ static int warm_up(xmt_session *S)
             if (prepare(S, 0, 0) != 0 || run_candidate(S, c) < 0) return -1;
             c->warmed++;
         }
+        if (c->warmed && wait_runs(S, NULL, c->warmed, c) != 0) return -1;
     }
-    TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
     S->ph.warmup_runs += xmt_now_ms() - t0;
     return 0;
-fail:
-    return -1;
 }
 
 /* Restores and resets run before every timed run when the policy declares them. */
@@ -732,7 +789,7 @@ static int timed_round(xmt_session *S, int it, int prep)
         TRY(S, xmt_drv.cuEventRecord(c->end, S->s), "event record");
         last = c->end;
     }
-    if (last) TRY(S, xmt_drv.cuEventSynchronize(last), "event synchronize");
+    if (last && wait_runs(S, last, (int)S->n + 1, NULL) != 0) return -1;
     for (size_t j = 0; j <= S->n; j++) {
         xmt_cand *c = &S->cands[j];
         if (c->status != XMT_C_OK || c->ntimes != it) continue;

@@ -107,6 +107,7 @@ typedef struct {
     const char *error_at;
     char untuned[300]; /* why the key keeps the program's own config untuned, or "" */
     double t0, spent_ms, floor_ms;
+    double own_ms; /* wall time of the program's own config's first run (the watchdog) */
     xmt_phases ph;
     xmt_choice choice;
 } xmt_session;

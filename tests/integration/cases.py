@@ -598,6 +598,24 @@ def tune_l2_flush():
     expect("l2 flush" in ev.get("error", ""), ev.get("error"))
 
 
+@case
+def tune_watchdog():
+    # BLOCK=64 keeps the simulated GPU busy for 2.5 s: the watchdog speaks after 1 s
+    # (the floor of its limit), tuning of the key stops when the wait ends, and the
+    # program's own config runs; outputs and exit code are unchanged.
+    base = run("rt", "saxpy", shim=False)
+    t0 = time.time()
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES,
+                                "SIMCUDA_HANG": "_Z5saxpyifPKfPf:64:2500"})
+    took = time.time() - t0
+    ok(t, "a config that runs far too long")
+    same_output(base, t, "watchdog")
+    expect(t.stderr.count("has run for") == 1 and "BLOCK=64" in t.stderr, t.stderr)
+    ev = tune_events(t, "saxpy")[0]
+    expect("watchdog" in ev.get("error", "") and ev["winner"]["index"] == -1, ev)
+    expect(2.4 < took < 10, "took %.1f s" % took)
+
+
 # ------------------------------------------------------ protect: auto (issue 9)
 
 AUTO = os.path.join(os.path.dirname(POLICIES), "policies_auto")

@@ -10,10 +10,39 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "sim_errors.h"
 #include "sim_internal.h"
 #include "simcuda.h"
+
+/* SIMCUDA_HANG=kernel:block_x:ms: a launch of that kernel with that block.x keeps the
+ * device busy for ms of wall time, as a candidate that takes forever would:
+ * cuStreamQuery/cuEventQuery say CUDA_ERROR_NOT_READY and the synchronizing calls
+ * sleep until then. Device-wide, for simplicity. */
+static char g_hang_kernel[128];
+static unsigned g_hang_block;
+static double g_hang_ms;
+static _Atomic double g_hang_until; /* CLOCK_MONOTONIC ms */
+
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+static int hang_busy(void)
+{
+    return wall_ms() < atomic_load(&g_hang_until);
+}
+static void hang_wait(void)
+{
+    double left;
+    while ((left = atomic_load(&g_hang_until) - wall_ms()) > 0) {
+        struct timespec ts = {(time_t)(left / 1e3), (long)(fmod(left, 1e3) * 1e6)};
+        nanosleep(&ts, NULL);
+    }
+}
 
 pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -206,6 +235,9 @@ static void read_env(void)
     if ((v = getenv("SIMCUDA_NOISE_OUTLIER")) && *v)
         simcuda_set_outlier((unsigned)strtoul(v, NULL, 10));
     if ((v = getenv("SIMCUDA_TRACE")) && *v) simcuda_set_trace(v);
+    if ((v = getenv("SIMCUDA_HANG")) && *v &&
+        sscanf(v, "%127[^:]:%u:%lf", g_hang_kernel, &g_hang_block, &g_hang_ms) != 3)
+        fprintf(stderr, "simcuda: SIMCUDA_HANG: expected kernel:block_x:ms, got '%s'\n", v);
 }
 static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 
@@ -725,6 +757,7 @@ CUresult cuCtxSynchronize(void)
 {
     SIM_ENTER(cuCtxSynchronize);
     if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    hang_wait();
     pthread_mutex_lock(&sim_lock);
     CUresult rc = unsafe_call_locked();
     pthread_mutex_unlock(&sim_lock);
@@ -1217,22 +1250,26 @@ static CUresult stream_sync(CUstream h, int ptsz)
 CUresult cuStreamSynchronize(CUstream s)
 {
     SIM_ENTER(cuStreamSynchronize);
+    hang_wait();
     return stream_sync(s, 0);
 }
 CUresult cuStreamSynchronize_ptsz(CUstream s)
 {
     SIM_ENTER(cuStreamSynchronize_ptsz);
+    hang_wait();
     return stream_sync(s, 1);
 }
 CUresult cuStreamQuery(CUstream s)
 {
     SIM_ENTER(cuStreamQuery);
-    return stream_sync(s, 0);
+    CUresult r = stream_sync(s, 0);
+    return r == CUDA_SUCCESS && hang_busy() ? CUDA_ERROR_NOT_READY : r;
 }
 CUresult cuStreamQuery_ptsz(CUstream s)
 {
     SIM_ENTER(cuStreamQuery_ptsz);
-    return stream_sync(s, 1);
+    CUresult r = stream_sync(s, 1);
+    return r == CUDA_SUCCESS && hang_busy() ? CUDA_ERROR_NOT_READY : r;
 }
 
 static simevent *find_event_locked(CUevent h)
@@ -1571,12 +1608,14 @@ static CUresult event_check(CUevent h)
 CUresult cuEventSynchronize(CUevent e)
 {
     SIM_ENTER(cuEventSynchronize);
+    hang_wait();
     return event_check(e);
 }
 CUresult cuEventQuery(CUevent e)
 {
     SIM_ENTER(cuEventQuery);
-    return event_check(e);
+    CUresult r = event_check(e);
+    return r == CUDA_SUCCESS && hang_busy() ? CUDA_ERROR_NOT_READY : r;
 }
 
 static CUresult elapsed(float *ms, CUevent a, CUevent b)
@@ -1758,6 +1797,8 @@ CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
     free(e.smem);
 
     g_launches++;
+    if (g_hang_ms > 0 && r->block[0] == g_hang_block && !strcmp(r->k->name, g_hang_kernel))
+        atomic_store(&g_hang_until, wall_ms() + g_hang_ms);
     double cost = sim_cost(r);
     if (g_noise > 0) {
         double u =

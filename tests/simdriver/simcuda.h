@@ -135,6 +135,10 @@
  * ---------------------------------------------------------------- switches
  * Environment, read once at the first cuInit (each has a run-time function below):
  *   SIMCUDA_DEVICES=N           number of devices (0: cuInit fails CUDA_ERROR_NO_DEVICE)
+ *   SIMCUDA_HANG=kernel:block_x:ms: a launch of that kernel (mangled name) with that
+ *     block.x keeps the device busy for ms of wall time: cuStreamQuery/cuEventQuery
+ *     return CUDA_ERROR_NOT_READY, and the synchronizing calls sleep, until then (a
+ *     candidate that takes far too long, for the tuner's watchdog).
  *   SIMCUDA_FAIL=fn:nth:err,... make the nth call (1-based; 0 = every call) of fn return
  *                               err (a number or a CUDA_ERROR_* name). fn is an exported
  *                               symbol (cuMemAlloc_v2) or a base name, which covers all
