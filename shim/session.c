@@ -30,6 +30,9 @@ static _Atomic uint64_t last_session_end_us; /* CLOCK_MONOTONIC, any thread's se
 #define WATCHDOG_FACTOR 100
 #define WATCHDOG_MIN_MS 1000.0
 
+#define MAX_PIECES 16 /* compared apart per region: see pieces() */
+enum { P_OUT = 0, P_OUTSIDE = 1, P_MIXED = 2 };
+
 double xmt_now_ms(void)
 {
     struct timespec ts;
@@ -250,7 +253,7 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
         double el = xmt_now_ms() - t0;
         if (!fired && el > limit) {
             fired = 1;
-            xmt_warn("%s: config %s for key %s has run for %.1f s, more than %d times the "
+            xmt_warn("%s: candidate %s for key %s has run for %.1f s, more than %d times the "
                      "program's own config (%.3f ms); tuning of this key stops when it ends",
                      S->k->demangled, running(S, who), S->key_text, el / 1e3, WATCHDOG_FACTOR,
                      S->own_ms);
@@ -434,12 +437,14 @@ static int regions(xmt_session *S)
         return untuned(S, "tuning needs device scratch of %s", why);
     }
     if (f != 0) return untuned(S, "protect: auto cannot protect it: %s", why);
-    size_t nseg = S->nbufs + S->nregs * (2 * S->nbufs + 1) + 1;
+    size_t nseg = S->nbufs + S->nregs * MAX_PIECES * (2 * S->nbufs + 1) + 1;
     xmt_gc_cmp *segs = realloc(S->segs, nseg * sizeof *segs);
     if (segs) S->segs = segs;
     xmt_gc_result *res = realloc(S->results, nseg * sizeof *res);
     if (res) S->results = res;
-    if (!segs || !res) {
+    uint8_t *kinds = realloc(S->seg_kind, nseg);
+    if (kinds) S->seg_kind = kinds;
+    if (!segs || !res || !kinds) {
         session_error(S, CUDA_ERROR_OUT_OF_MEMORY, "comparisons");
         return -1;
     }
@@ -541,38 +546,83 @@ static int build_spans(xmt_session *S)
     return 0;
 }
 
-/* The comparisons of auto protection: each region bitwise, except the declared verify
- * buffers with a tolerance inside it, compared within it. */
+/* The pieces of a region to compare apart: runs of output chunks and runs of other
+ * chunks (so that a difference outside the outputs is known without another pass), at
+ * most MAX_PIECES, else the whole region as one mixed piece; likewise when a tolerance
+ * buffer straddles two pieces. */
+
+static size_t pieces(const xmt_session *S, const xmt_region *g, CUdeviceptr *at, CUdeviceptr *end,
+                     uint8_t *kind)
+{
+    size_t n = 0, cs = (size_t)1 << XMT_CHUNK_SHIFT;
+    for (size_t c = 0; c < g->nchunks; c++) {
+        if (c > 0 && !g->out[c] == !g->out[c - 1]) continue;
+        if (n == MAX_PIECES) goto mixed;
+        at[n] = g->base + c * cs;
+        kind[n] = g->out[c] ? P_OUT : P_OUTSIDE;
+        if (n) end[n - 1] = at[n];
+        n++;
+    }
+    if (n) end[n - 1] = g->base + g->bytes;
+    for (size_t j = 0; j < S->nbufs; j++) {
+        const xmt_sbuf *b = &S->bufs[j];
+        if (!(b->b.roles & XMT_BUF_VERIFY) || (!b->b.rtol && !b->b.atol)) continue;
+        for (size_t i = 0; i < n; i++)
+            if (b->ptr < end[i] && b->ptr + b->b.bytes > end[i] && end[i] < g->base + g->bytes)
+                goto mixed;
+    }
+    return n;
+mixed:
+    at[0] = g->base;
+    end[0] = g->base + g->bytes;
+    kind[0] = P_MIXED;
+    return 1;
+}
+
+/* One piece's comparisons: bitwise, except the declared verify buffers with a
+ * tolerance inside it, compared within it. */
+static void piece_segments(xmt_session *S, const xmt_region *g, CUdeviceptr at, CUdeviceptr end,
+                           uint8_t kind)
+{
+    for (;;) {
+        const xmt_sbuf *next = NULL;
+        for (size_t j = 0; j < S->nbufs; j++) {
+            const xmt_sbuf *b = &S->bufs[j];
+            if ((b->b.roles & XMT_BUF_VERIFY) && (b->b.rtol || b->b.atol) && b->ptr >= at &&
+                b->ptr + b->b.bytes <= end && (!next || b->ptr < next->ptr))
+                next = b;
+        }
+        CUdeviceptr stop = next ? next->ptr : end;
+        if (stop > at) {
+            S->seg_kind[S->nsegs] = kind;
+            S->segs[S->nsegs++] =
+                (xmt_gc_cmp){g->ref + (at - g->base), at, stop - at, XMT_CMP_BITS, 1, 0, 0};
+        }
+        if (!next) break;
+        S->seg_kind[S->nsegs] = kind;
+        xmt_gc_cmp *c = &S->segs[S->nsegs++];
+        *c = (xmt_gc_cmp){g->ref + (next->ptr - g->base),
+                          next->ptr,
+                          next->b.bytes,
+                          0,
+                          1,
+                          next->b.rtol,
+                          next->b.atol};
+        c->kind = xmt_verify_kind(next->b.dtype, next->b.rtol, next->b.atol, &c->es);
+        at = next->ptr + next->b.bytes;
+    }
+}
+
+/* The comparisons of auto protection, piece by piece of every region. */
 static void build_segments(xmt_session *S)
 {
+    CUdeviceptr at[MAX_PIECES], end[MAX_PIECES];
+    uint8_t kind[MAX_PIECES];
     S->nsegs = 0;
     for (size_t i = 0; i < S->nregs; i++) {
-        const xmt_region *g = &S->regs[i];
-        CUdeviceptr at = g->base, end = g->base + g->bytes;
-        for (;;) {
-            const xmt_sbuf *next = NULL;
-            for (size_t j = 0; j < S->nbufs; j++) {
-                const xmt_sbuf *b = &S->bufs[j];
-                if ((b->b.roles & XMT_BUF_VERIFY) && (b->b.rtol || b->b.atol) && b->ptr >= at &&
-                    b->ptr + b->b.bytes <= end && (!next || b->ptr < next->ptr))
-                    next = b;
-            }
-            CUdeviceptr stop = next ? next->ptr : end;
-            if (stop > at)
-                S->segs[S->nsegs++] =
-                    (xmt_gc_cmp){g->ref + (at - g->base), at, stop - at, XMT_CMP_BITS, 1, 0, 0};
-            if (!next) break;
-            xmt_gc_cmp *c = &S->segs[S->nsegs++];
-            *c = (xmt_gc_cmp){g->ref + (next->ptr - g->base),
-                              next->ptr,
-                              next->b.bytes,
-                              0,
-                              1,
-                              next->b.rtol,
-                              next->b.atol};
-            c->kind = xmt_verify_kind(next->b.dtype, next->b.rtol, next->b.atol, &c->es);
-            at = next->ptr + next->b.bytes;
-        }
+        size_t n = pieces(S, &S->regs[i], at, end, kind);
+        for (size_t p = 0; p < n; p++)
+            piece_segments(S, &S->regs[i], at[p], end[p], kind[p]);
     }
 }
 
@@ -686,12 +736,20 @@ static int undo(xmt_session *S, xmt_cand *c)
         snprintf(c->why + l, sizeof c->why - l,
                  "; put back %zu bytes it changed outside the outputs", put);
         xmt_warn(
-            "%s: config %s changed memory outside the outputs for key %s; put back (%zu bytes)",
+            "%s: candidate %s changed memory outside the outputs for key %s; put back (%zu bytes)",
             S->k->demangled, c->c.label, S->key_text, put);
     }
     return 0;
 fail:
     return -1;
+}
+
+/* Whether the last compare found a difference that may lie outside the outputs. */
+static int changed_outside(const xmt_session *S)
+{
+    for (size_t i = 0; S->automatic && i < S->nsegs; i++)
+        if (S->results[i].count && S->seg_kind[i] != P_OUT) return 1;
+    return 0;
 }
 
 /* Verify: every candidate once against the program's own config on the same inputs; a
@@ -712,7 +770,7 @@ static int verify(xmt_session *S)
         if (d < 0) continue;
         c->status = XMT_C_REJECTED;
         describe(S, c, d);
-        if (undo(S, c) != 0) return -1;
+        if (changed_outside(S) && undo(S, c) != 0) return -1;
     }
     S->ph.verification += xmt_now_ms() - t0;
     return 0;
@@ -976,6 +1034,8 @@ void xmt_session_free(xmt_session *S)
     free(S->spans);
     free(S->segs);
     free(S->results);
+    free(S->seg_kind);
+    S->seg_kind = NULL;
     S->cands = NULL;
     S->times = NULL;
     S->bufs = NULL;

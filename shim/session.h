@@ -91,6 +91,7 @@ typedef struct {
     xmt_span *spans;
     size_t nspans;
     xmt_gc_cmp *segs;
+    uint8_t *seg_kind; /* per comparison (auto): an output piece, outside, or mixed */
     size_t nsegs;
     xmt_gc_result *results;
     xmt_gc gc;

@@ -697,6 +697,19 @@ def protect_auto_partial_coverage_rejected():
 
 
 @case
+def protect_auto_writes_outside_put_back():
+    base, t = tuned("rt", "protect", policies=os.path.join(os.path.dirname(POLICIES),
+                                                           "policies_outside"))
+    same_output(base, t, "a config writing past its output")
+    ev = tune_events(t, "saxpy")[0]
+    bad = ev["candidates"][1]
+    expect(bad["status"] == "rejected" and "(outside the outputs)" in bad["why"] and
+           "put back 16384 bytes it changed outside the outputs" in bad["why"], bad)
+    expect(ev["candidates"][0]["status"] == "ok", ev["candidates"][0])
+    expect(t.stderr.count("changed memory outside the outputs") == 1, t.stderr)
+
+
+@case
 def protect_auto_scratch_cap():
     base, t = tuned("rt", "saxpy", policies=AUTO, env={"XMATUNE_SCRATCH_MB": "0.5"})
     same_output(base, t, "scratch cap")
