@@ -8,11 +8,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "driver.h"
 #include "log.h"
 #include "options.h"
-#include "session.h"
 #include "verify.h"
 
 extern const char xmt_gpucheck_ptx[]; /* gpucheck/ptx.S */
@@ -32,6 +32,13 @@ static struct {
 static unsigned g_next;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* Loads the module into the current context; 0 and fn filled, or -1 (said once). */
 static int load_module(CUfunction fn[3])
 {
@@ -41,7 +48,7 @@ static int load_module(CUfunction fn[3])
         r = xmt_drv.cuModuleGetFunction(&fn[i], m, fn_names[i]);
     if (r == CUDA_SUCCESS) return 0;
     if (m) xmt_drv.cuModuleUnload(m);
-    memset(fn, 0, 3 * sizeof *fn);
+    memset(fn, 0, 3 * sizeof(CUfunction));
     char b[32];
     static atomic_int warned;
     if (xmt_first_time(&warned))
@@ -67,12 +74,12 @@ void xmt_gc_open(xmt_gc *g, CUstream s)
             pthread_mutex_unlock(&g_mu);
             return;
         }
-    double t0 = xmt_now_ms();
+    double t0 = now_ms();
     unsigned slot = g_next++ % MAX_CTX; /* the oldest: most likely a context long gone */
     g_ctx[slot].id = id;
     (void)load_module(g_ctx[slot].fn);
     memcpy(g->fn, g_ctx[slot].fn, sizeof g->fn);
-    g->load_ms = xmt_now_ms() - t0;
+    g->load_ms = now_ms() - t0;
     pthread_mutex_unlock(&g_mu);
 }
 

@@ -127,7 +127,7 @@ int xmt_protect_find(const xmt_kernel *k, const xmt_launch_view *v, size_t limit
 {
     CUdeviceptr ptrs[MAX_PTRS];
     uint8_t must[MAX_PTRS];
-    span_t sp[MAX_PTRS];
+    span_t sp[MAX_PTRS] = {{0, 0}};
     size_t np = collect(k, v, ptrs, must), ns = 0, total = 0;
     *reach = 0;
     *out = NULL;

@@ -41,14 +41,14 @@
     X("cuCtxGetDevice", 13000, N, cuCtxGetDevice_v2)                                               \
     X("cuCtxSynchronize", 2000, N, cuCtxSynchronize)                                               \
     X("cuCtxSynchronize", 13000, N, cuCtxSynchronize_v2)                                           \
-    X("cuCtxGetId", 12000, N, cuCtxGetId)                                                         \
+    X("cuCtxGetId", 12000, N, cuCtxGetId)                                                          \
     X("cuCtxPushCurrent", 4000, N, cuCtxPushCurrent_v2)                                            \
     X("cuCtxPopCurrent", 4000, N, cuCtxPopCurrent_v2)                                              \
     X("cuCtxGetApiVersion", 3020, N, cuCtxGetApiVersion)                                           \
     X("cuCtxGetFlags", 7000, N, cuCtxGetFlags)                                                     \
     X("cuCtxGetStreamPriorityRange", 5050, N, cuCtxGetStreamPriorityRange)                         \
     X("cuMemGetInfo", 3020, N, cuMemGetInfo_v2)                                                    \
-    X("cuMemGetAddressRange", 3020, N, cuMemGetAddressRange_v2)                                                    \
+    X("cuMemGetAddressRange", 3020, N, cuMemGetAddressRange_v2)                                    \
     X("cuMemAlloc", 3020, N, cuMemAlloc_v2)                                                        \
     X("cuMemFree", 3020, N, cuMemFree_v2)                                                          \
     X("cuMemAllocAsync", 11020, N, cuMemAllocAsync)                                                \
