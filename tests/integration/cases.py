@@ -657,7 +657,7 @@ def protect_auto_in_place_accumulating_extern_c():
     # atomic_sum's winner rounds differently (a tolerance is declared): compared apart
     base, t = tuned("rt", "basic", policies=AUTO, env={"XMATUNE_EXCLUDE": "atomic_sum*"})
     same_output(base, t, "basic, nothing declared")
-    t = run("rt", "basic", env={"XMATUNE_POLICY": AUTO})
+    t = run("rt", "basic", env={"XMATUNE_POLICY": AUTO, "XMATUNE_WARMUP_MS": "50"})
     ok(t, "basic, auto")
     saw_every_launch(t, "basic, auto")
     for name in ("saxpy", "chunk_scale", "atomic_sum", "vecadd"):
@@ -665,6 +665,10 @@ def protect_auto_in_place_accumulating_extern_c():
         expect(evs, "%s not tuned" % name)
         for ev in evs:
             expect(not ev.get("untuned") and not ev.get("error"), ev)
+    # the clock warm-up: once, for the first key; the next ones follow within 200 ms
+    evs = t.events("tune")
+    expect(evs[0]["phases_ms"]["clock_warmup"] >= 45, evs[0]["phases_ms"])
+    expect(all(e["phases_ms"]["clock_warmup"] == 0 for e in evs[1:]), [e["phases_ms"] for e in evs])
     acc = protect_of(tune_events(t, "atomic_sum")[0])
     expect(acc["in_place_bytes"] > 0, acc)  # accumulates: restored, not poisoned
     vec = protect_of(tune_events(t, "vecadd")[0])  # extern "C", no params declared
@@ -694,6 +698,8 @@ def protect_auto_partial_coverage_rejected():
         rej = [c for c in ev["candidates"] if c["status"] == "rejected"]
         expect(len(rej) == 2 and all("(an output)" in c["why"] for c in rej), ev["candidates"])
         expect(ev["winner"]["index"] == -1, ev["winner"])
+        # nothing passed verification: no clock warm-up, nothing timed
+        expect(ev["phases_ms"]["clock_warmup"] == 0 and ev["floor_ms"] == 0, ev["phases_ms"])
 
 
 @case
