@@ -19,33 +19,44 @@ typedef struct {
 /* Lower-case hex of key[0..len) into out (2 * len + 1 bytes). */
 void xmt_cacherec_hex(const uint8_t *key, size_t len, char *out);
 
+/* The record format's version, in every record ("v"). Records of another (older)
+ * version are dropped and counted apart. */
+#define XMT_CACHEREC_VERSION 2
+
 /* One record. The strings point into the reader's document (valid during the callback
- * only) or, for the writer, into the caller's memory. */
+ * only) or, for the writer, into the caller's memory. Its identity is everything but
+ * key_text and the choice: a record replaces earlier ones of the same identity. */
 typedef struct {
-    const char *device;   /* device model identity (shim/tuner.c builds it) */
+    const char *device;   /* device model and driver ("NVIDIA H200|cc9.0|sm132|drv13000") */
     const char *kernel;   /* mangled kernel name */
+    const char *code;     /* the kernel code's fingerprint: layout and attributes, hex */
     const char *entry;    /* the policy entry's pattern */
+    const char *entry_fp; /* the fingerprint of what the entry says, hex */
     const char *key_hex;  /* the binary lookup key, in hex */
     const char *key_text; /* the key for people ("" when absent) */
     xmt_choice choice;
 } xmt_cacherec;
 
-/* Reads a cache file, one record per line, calling fn for each valid one in file order
- * (later lines win: that is the caller's to apply). Blank lines are ignored; any other
- * line that is not a record (not JSON, not an object, a required field missing, an
- * index below -1) is skipped and counted. Returns that count, or -1 when the file
- * cannot be opened. The parser is libyaml (JSON's flow syntax is YAML): Debian's static
- * jansson loader is not position-independent (it refers to stdin), so the shim links
- * only jansson's writer — and the command reads with the same code, so both skip alike. */
-int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec *r), void *ud);
+/* Reads a cache file from fd (read from where it is), one record per line, calling fn
+ * for each valid one in file order (later lines win: that is the caller's to apply).
+ * Blank lines are ignored; a record of another format version is skipped and counted
+ * in *old (when old is not NULL); any other line that is not a record (not JSON, not an
+ * object, a required field missing, an index below -1) is skipped and counted. Returns
+ * that count. xmt_cacherec_read opens path itself: -1 when it cannot. The parser is libyaml (JSON's
+ * flow syntax is YAML): Debian's static jansson loader is not position-independent (it refers to
+ * stdin), so the shim links only jansson's writer — and the command reads with the same code, so
+ * both skip alike. */
+int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec *r), void *ud,
+                      int *old);
+int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), void *ud, int *old);
 
 /* The record as one line of compact JSON ending in '\n', malloc'd; NULL when out of
  * memory. One write(2) of it with O_APPEND never tears against other processes. */
 char *xmt_cacherec_format(const xmt_cacherec *r);
 
-/* The identity a record replaces earlier ones of: device, kernel, entry and key joined
- * with \x1f (a byte none of them holds), malloc'd; NULL when out of memory. */
-char *xmt_cacherec_identity(const char *device, const char *kernel, const char *entry,
-                            const char *key_hex);
+/* The identity a record replaces earlier ones of: device, kernel, code, entry, entry_fp
+ * and key joined with \x1f (a byte none of them holds), malloc'd; NULL when out of
+ * memory. */
+char *xmt_cacherec_identity(const xmt_cacherec *r);
 
 #endif

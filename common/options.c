@@ -45,6 +45,10 @@ static const opt_desc options[] = {
      "JSON Lines log (`docs/log.md`); `%p` is replaced by the process id; empty: no log", NULL},
     {"XMATUNE_CACHE", T_STR, OFF(cache), SZ(cache), "", 0, 0,
      "on-disk cache of tuned winners shared by processes; `%p` = process id; empty: none", NULL},
+    {"XMATUNE_CACHE_VERIFY", T_BOOL, OFF(cache_verify), 0, "1", 0, 1,
+     "`1`: a winner read from the cache is verified once per process and device before its "
+     "first use (no timing); `0`: trusted as it is",
+     NULL},
     {"XMATUNE_VERBOSE", T_INT, OFF(verbose), 0, "0", 0, 3,
      "`1` prints the options in effect and one line per tuning (like `XMA_PRINT_AUTOTUNING`); "
      "`2` also every candidate",

@@ -44,6 +44,7 @@ struct xmt_options {
     int protect;       /* XMT_PROTECT_* of xmt_policy.h: 0 auto, 1 declared */
     double scratch_mb; /* < 0: half the free device memory */
     int verify_on;     /* xmt_verify_on */
+    int cache_verify;  /* verify a cached winner once before its first use */
 };
 
 extern struct xmt_options xmt_opt;

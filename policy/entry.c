@@ -121,6 +121,10 @@ int xmt_entry_protect(const xmt_entry *e)
 {
     return e->protect;
 }
+uint64_t xmt_entry_fingerprint(const xmt_entry *e)
+{
+    return e->fingerprint;
+}
 size_t xmt_entry_pointers(const xmt_entry *e, uint32_t *param, uint32_t *offset, size_t cap)
 {
     size_t n = 0;

@@ -155,7 +155,8 @@ struct xmt_entry {
     unsigned nbufs;
 
     int warmup, iterations, use_mean, l2_flush;
-    int protect; /* XMT_PROTECT_*, -1 not set */
+    int protect;          /* XMT_PROTECT_*, -1 not set */
+    uint64_t fingerprint; /* of what the entry says (load.c node_hash) */
     double budget_ms;
 };
 

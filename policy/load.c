@@ -191,6 +191,39 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
     parse_measure(L, v);
 }
 
+/* FNV-1a over the entry's document tree: node kinds, scalars, keys and values in order,
+ * never comments, quoting or layout; so the fingerprint changes exactly when what the
+ * entry says changes. Depth is bounded like the document itself. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+static uint64_t node_hash(yaml_document_t *doc, yaml_node_t *n, uint64_t h, int depth)
+{
+    if (!n || depth > XMT_MAX_YAML_DEPTH + 2) return fnv(h, "?", 1);
+    unsigned char kind = (unsigned char)n->type;
+    h = fnv(h, &kind, 1);
+    if (n->type == YAML_SCALAR_NODE) {
+        h = fnv(h, n->data.scalar.value, n->data.scalar.length);
+        return fnv(h, "", 1);
+    }
+    if (n->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top;
+             i++)
+            h = node_hash(doc, yaml_document_get_node(doc, *i), h, depth + 1);
+    } else if (n->type == YAML_MAPPING_NODE) {
+        for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top;
+             q++) {
+            h = node_hash(doc, yaml_document_get_node(doc, q->key), h, depth + 1);
+            h = node_hash(doc, yaml_document_get_node(doc, q->value), h, depth + 1);
+        }
+    }
+    return fnv(h, "]", 1);
+}
+
 static struct xmt_entry *parse_entry(ld *L, const yaml_node_t *m)
 {
     struct xmt_entry *volatile e = calloc(1, sizeof *e); /* survives the longjmp */
@@ -208,6 +241,7 @@ static struct xmt_entry *parse_entry(ld *L, const yaml_node_t *m)
         return NULL;
     }
     parse_entry_body(L, m);
+    e->fingerprint = node_hash(L->doc, (yaml_node_t *)m, 0xcbf29ce484222325ull, 0);
     L->cur = NULL;
     return e;
 }

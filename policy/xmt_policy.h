@@ -186,6 +186,9 @@ int xmt_entry_use_mean(const xmt_entry *e);     /* 1: statistic: mean; 0: median
 int xmt_entry_l2_flush(const xmt_entry *e);     /* -1 not set, 0/1 as given */
 enum { XMT_PROTECT_AUTO = 0, XMT_PROTECT_DECLARED = 1 };
 int xmt_entry_protect(const xmt_entry *e); /* -1 not set (XMATUNE_PROTECT), else XMT_PROTECT_* */
+/* A 64-bit fingerprint of what the entry says (its YAML tree: keys, values, order; not
+ * comments or layout): editing the entry changes it, editing another entry does not. */
+uint64_t xmt_entry_fingerprint(const xmt_entry *e);
 /* The pointer arguments the entry declares: `ptr` parameters (typed in params: or from
  * the signature), tensors, and `ptr` fields of bytes(N) parameters. Writes up to cap
  * (parameter index, byte offset in it) pairs; returns how many there are. */

@@ -1,12 +1,20 @@
 /*
  * cache: the on-disk cache of tuned winners (XMATUNE_CACHE), shared by processes.
  *
- * One JSON object per line, appended with O_APPEND in a single write, so concurrent
- * processes never tear a line; the last line for a given identity wins. A winner is
- * identified by device *model* (name, compute capability, SM count — identical GPUs
- * share results), kernel (mangled name), policy entry (its pattern) and lookup key. It
- * records the candidate's index and label, not its grid: the grid is recomputed from
- * each launch, and a label that no longer matches (the policy was edited) voids it.
+ * One JSON object per line (common/cacherec), appended with O_APPEND in a single write,
+ * so concurrent processes never tear a line; the last line for a given identity wins. A
+ * winner is identified by device *model* and driver version (identical GPUs share
+ * results; a new driver tunes again), kernel (mangled name and a fingerprint of its
+ * code: parameter layout and attributes), policy entry (its pattern and a fingerprint
+ * of what it says and of the protection in force: editing an entry voids that entry's
+ * records only) and lookup key. It records the candidate's index and label, not its
+ * grid: the grid is recomputed from each launch.
+ *
+ * The file's path is made absolute once, when it is loaded. It is opened with
+ * O_NOFOLLOW|O_NONBLOCK and must be a regular file (a symlink, FIFO, device or
+ * directory gets one message and is never used); a file anyone may write, or one in a
+ * directory anyone may write without the sticky bit, is refused (a group-writable one is
+ * allowed: a team's cache).
  */
 #ifndef XMT_CACHE_H
 #define XMT_CACHE_H
@@ -16,16 +24,21 @@
 
 #include "cacherec.h"
 
-/* Reads the cache file if there is one. Bad lines are skipped with one warning. */
+/* Who a winner belongs to: the fields of a record's identity but the key. */
+typedef struct {
+    const char *device, *kernel, *code, *entry, *entry_fp;
+} xmt_cache_id;
+
+/* Reads the cache file if there is one and may be trusted. Bad lines are skipped with
+ * one warning, records of an older format with another. */
 void xmt_cache_load(void);
 
 /* 1 and *out when the cache holds a winner for this identity, else 0. Thread-safe. */
-int xmt_cache_find(const char *device_id, const char *kernel, const char *entry, const uint8_t *key,
-                   size_t keylen, xmt_choice *out);
+int xmt_cache_find(const xmt_cache_id *id, const uint8_t *key, size_t keylen, xmt_choice *out);
 
 /* Remembers a winner in memory and appends it to the file. key_text is for people. */
-void xmt_cache_store(const char *device_id, const char *kernel, const char *entry,
-                     const uint8_t *key, size_t keylen, const char *key_text, const xmt_choice *c);
+void xmt_cache_store(const xmt_cache_id *id, const uint8_t *key, size_t keylen,
+                     const char *key_text, const xmt_choice *c);
 
 /* fork(2): cache_lock held across it (XMT_FORK_* phases, common/log.h). */
 void xmt_cache_atfork(int phase);

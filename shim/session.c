@@ -344,7 +344,7 @@ static int candidates(xmt_session *S)
     int allowed_dyn = allowed_dynamic_shared(S->k, S->l);
     for (size_t i = 0; i < n; i++) {
         xmt_cand *c = &S->cands[i + 1];
-        c->index = S->only ? XMT_PIN_CONFIG : (long)i;
+        c->index = S->only ? S->only_index : (long)i;
         c->times = S->times + (i + 1) * (size_t)S->iterations;
         if (S->only) c->c = *S->only;
         if (!S->only && xmt_entry_candidate(S->k->entry, i, S->v, &c->c) != 1) {
@@ -991,7 +991,8 @@ int xmt_session_protects_auto(const xmt_entry *e)
 }
 
 int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                    const char *key_text, int device, int verify_only, const xmt_candidate *only)
+                    const char *key_text, int device, int verify_only, const xmt_candidate *only,
+                    long only_index)
 {
     memset(S, 0, sizeof *S);
     S->k = k;
@@ -1001,6 +1002,7 @@ int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xm
     S->device = device;
     S->verify_only = verify_only;
     S->only = only;
+    S->only_index = only_index;
     S->s = xmt_launch_stream(l);
     S->t0 = xmt_now_ms();
     S->choice.index = XMT_OWN_CONFIG;

@@ -72,6 +72,7 @@ typedef struct {
     int device;
     int verify_only;           /* a pin or a single config: verified, not benchmarked */
     const xmt_candidate *only; /* that config, or NULL */
+    long only_index;           /* its index: XMT_PIN_CONFIG, or a cached winner's */
     CUstream s;
     /* settings (the entry's, else the options') */
     int warmup, iterations, mean, flush;
@@ -116,7 +117,8 @@ typedef struct {
 /* Runs a whole session and fills S->choice (the program's own config on any failure).
  * Returns -1 only when the session could not start (out of memory, said once). */
 int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                    const char *key_text, int device, int verify_only, const xmt_candidate *only);
+                    const char *key_text, int device, int verify_only, const xmt_candidate *only,
+                    long only_index);
 
 /* 1 when the entry's launches are protected automatically (its protect:, else
  * XMATUNE_PROTECT). */

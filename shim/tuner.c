@@ -318,31 +318,63 @@ static size_t launch_key(xmt_kernel *k, struct xmt_tune_state *ts, const xmt_lau
 }
 
 /* What to do with a key never seen in this process: a pin, the on-disk cache, replay's
- * rule and the total budget decide it without a benchmark; else it is tuned. */
+ * rule and the total budget decide it without a benchmark; else it is tuned. A pin and
+ * a winner from the disk are verified once first (XMATUNE_CACHE_VERIFY=0: a cached one
+ * is trusted). */
 typedef struct {
     xmt_choice ch;
-    int need_run;              /* a session must run (a benchmark, or a pin's verification) */
+    int need_run;              /* a session must run (a benchmark, or a verification) */
     int verify_only;           /* that session verifies only */
     int store_on_disk;         /* the outcome goes to the on-disk cache */
-    const xmt_candidate *only; /* the pin, when verify_only */
+    int from_cache;            /* ch came from the disk: tune again if it fails */
+    const xmt_candidate *only; /* the pin or cached config, when verify_only */
+    long only_index;           /* its index: XMT_PIN_CONFIG or the cached candidate's */
     xmt_candidate pin;
+    char code[17], entry_fp[17]; /* the cache identity's fingerprints */
+    xmt_cache_id id;
 } plan_t;
 
-static int cached_choice_holds(const xmt_entry *e, const xmt_launch_view *v, const xmt_choice *ch)
+/* The identity of this kernel's winners on disk (device, code, entry and protection). */
+static void cache_id(const xmt_kernel *k, const xmt_devinfo *di, CUdevice dev, plan_t *p)
 {
-    xmt_candidate cc;
+    const xmt_entry *e = k->entry;
+    xmt_code_fingerprint(k, dev, p->code);
+    uint64_t fp = xmt_entry_fingerprint(e) ^ (xmt_session_protects_auto(e) ? 0 : 0x9e3779b9ull);
+    snprintf(p->entry_fp, sizeof p->entry_fp, "%016llx", (unsigned long long)fp);
+    p->id = (xmt_cache_id){di->id, k->mangled, p->code, xmt_entry_pattern(e), p->entry_fp};
+}
+
+static int cached_choice_holds(const xmt_entry *e, const xmt_launch_view *v, const xmt_choice *ch,
+                               xmt_candidate *cc)
+{
     return ch->index == XMT_OWN_CONFIG ||
            (ch->index >= 0 && (size_t)ch->index < xmt_entry_ncandidates(e) &&
-            xmt_entry_candidate(e, (size_t)ch->index, v, &cc) >= 0 &&
-            strcmp(cc.label, ch->label) == 0);
+            xmt_entry_candidate(e, (size_t)ch->index, v, cc) == 1 &&
+            strcmp(cc->label, ch->label) == 0);
+}
+
+/* A winner from the disk: used as it is when it is the program's own config or
+ * XMATUNE_CACHE_VERIFY=0, else verified once in this process first. */
+static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, plan_t *p)
+{
+    if (!cached_choice_holds(k->entry, v, &p->ch, &p->pin)) return 0;
+    if (p->ch.index == XMT_OWN_CONFIG || !xmt_opt.cache_verify) return 1;
+    p->need_run = 1;
+    p->verify_only = 1;
+    p->from_cache = 1;
+    p->only = &p->pin;
+    p->only_index = p->ch.index;
+    return 1;
 }
 
 static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_devinfo *di,
-                         const uint8_t *key, size_t kl, const char *key_text, plan_t *p)
+                         CUdevice dev, const uint8_t *key, size_t kl, const char *key_text,
+                         plan_t *p)
 {
     static atomic_int budget_warned;
     const xmt_entry *e = k->entry;
     memset(p, 0, sizeof *p);
+    cache_id(k, di, dev, p);
     p->ch.index = XMT_OWN_CONFIG;
     int pin = xmt_entry_pin(e, v, &p->pin);
     if (pin < 0)
@@ -356,11 +388,12 @@ static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xm
             p->need_run = 1;
             p->verify_only = 1;
             p->only = &p->pin;
+            p->only_index = XMT_PIN_CONFIG;
         }
         return;
     }
-    if (xmt_cache_find(di->id, k->mangled, xmt_entry_pattern(e), key, kl, &p->ch)) {
-        if (cached_choice_holds(e, v, &p->ch)) return;
+    if (xmt_cache_find(&p->id, key, kl, &p->ch)) {
+        if (plan_cached(k, v, p)) return;
         p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
     }
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
@@ -406,7 +439,8 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
                               const char *key_text, int device, plan_t *p)
 {
     xmt_session S;
-    int started = xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only) == 0;
+    int started =
+        xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only, p->only_index) == 0;
     xmt_choice ch = S.choice;
     /* a failed or untuned session decided nothing a later process should trust */
     if (!started || S.error != CUDA_SUCCESS || S.untuned[0]) p->store_on_disk = 0;
@@ -419,12 +453,30 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
 }
 
 /* A key this thread claimed: decide it (tuning if the plan says so), publish, store. */
-static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                           const xmt_devinfo *di, int device, result_t *mine, plan_t *p,
-                           const char *key_text)
+/* Runs what the plan asks; a winner from the disk that fails its check here is dropped
+ * and the key tuned again (replay: the program's own config). */
+static void run_plan(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
+                     plan_t *p, const char *key_text)
+{
+    long cached = p->ch.index;
+    p->ch = run_session(k, l, v, key_text, device, p);
+    if (!p->from_cache || p->ch.index == cached) return;
+    int replay = xmt_opt.mode == XMT_MODE_REPLAY;
+    xmt_warn("%s: the cached winner %s for key %s failed verification; %s", k->demangled,
+             p->pin.label, key_text, replay ? "the program's own config runs" : "tuning again");
+    if (replay) return;
+    p->verify_only = xmt_entry_ncandidates(k->entry) == 1;
+    p->only = NULL;
+    p->from_cache = 0;
+    p->store_on_disk = 1;
+    p->ch = run_session(k, l, v, key_text, device, p);
+}
+
+static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
+                           result_t *mine, plan_t *p, const char *key_text)
 {
     struct xmt_tune_state *ts = k->tune;
-    if (p->need_run) p->ch = run_session(k, l, v, key_text, device, p);
+    if (p->need_run) run_plan(k, l, v, device, p, key_text);
     mine->index = p->ch.index;
     snprintf(mine->label, sizeof mine->label, "%s", p->ch.label);
     pthread_mutex_lock(&k->lock);
@@ -432,8 +484,7 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     pthread_mutex_unlock(&k->lock);
     atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
     if (p->store_on_disk)
-        xmt_cache_store(di->id, k->mangled, xmt_entry_pattern(k->entry), mine->key + 4,
-                        mine->keylen - 4, key_text, &p->ch);
+        xmt_cache_store(&p->id, mine->key + 4, mine->keylen - 4, key_text, &p->ch);
     return run_choice(k, l, v, mine, device);
 }
 
@@ -477,14 +528,14 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
     if (xmt_entry_key_render(k->entry, key + 4, kl - 4, key_text, sizeof key_text) < 0)
         snprintf(key_text, sizeof key_text, "?");
     plan_t plan;
-    plan_new_key(k, &v, di, key + 4, kl - 4, key_text, &plan);
+    plan_new_key(k, &v, di, dev, key + 4, kl - 4, key_text, &plan);
     /* Under capture nothing runs but the launch itself (a rewrite would be baked into the
      * graph): an unverified pin or an untuned key keeps the program's config, and the next
      * launch outside capture decides. */
     if (plan.need_run && capturing(xmt_launch_stream(l))) return xmt_pass(k, l);
     result_t *mine = claim_key(ts, key, kl, &r);
     if (!mine) return r ? run_known(k, l, &v, r, (int)dev) : xmt_pass(k, l);
-    return decide_key(k, l, &v, di, (int)dev, mine, &plan, key_text);
+    return decide_key(k, l, &v, (int)dev, mine, &plan, key_text);
 }
 
 /* The fast path of a decided key: this thread launched this kernel with these argument

@@ -232,7 +232,7 @@ typedef struct {
 static void cache_record(void *ud, const xmt_cacherec *r)
 {
     cache_acc *a = ud;
-    char *id = xmt_cacherec_identity(r->device, r->kernel, r->entry, r->key_hex);
+    char *id = xmt_cacherec_identity(r);
     if (!id) return;
     json_t *e =
         json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:f}", "device", r->device, "kernel", r->kernel,
@@ -254,7 +254,8 @@ int cmd_cache(int argc, char **argv)
     }
     /* Later lines win: keep the last record of each identity, in first-seen order. */
     cache_acc acc = {json_array(), json_object()};
-    int bad = xmt_cacherec_read(argv[1], cache_record, &acc);
+    int old = 0;
+    int bad = xmt_cacherec_read(argv[1], cache_record, &acc, &old);
     if (bad < 0) {
         fprintf(stderr, "xmatune: cannot read %s: %s\n", argv[1], strerror(errno));
         json_decref(acc.order);
@@ -280,6 +281,10 @@ int cmd_cache(int argc, char **argv)
     json_decref(order);
     json_decref(byid);
     if (bad) fprintf(stderr, "xmatune: %d line(s) of %s are not cache records\n", bad, argv[1]);
+    if (old)
+        fprintf(stderr,
+                "xmatune: %d record(s) of %s are of an older format (the shim drops them)\n", old,
+                argv[1]);
     return bad ? 1 : 0;
 }
 

@@ -786,21 +786,80 @@ def tune_disk_cache_and_replay():
     base, t = tuned("rt", "saxpy", env={"XMATUNE_CACHE": cache})
     expect(len(tune_events(t, "saxpy")) == 1, "first run tunes")
     lines = [json.loads(l) for l in open(cache)]
-    expect(len(lines) == 1 and lines[0]["label"] == "BLOCK=256" and
-           lines[0]["device"] == "Simulated GPU|cc9.0|sm132", lines)
+    expect(len(lines) == 1 and lines[0]["label"] == "BLOCK=256" and lines[0]["v"] == 2 and
+           lines[0]["device"] == "Simulated GPU|cc9.0|sm132|drv13000" and
+           len(lines[0]["code"]) == 16 and len(lines[0]["entry_fp"]) == 16, lines)
     for mode in ("tune", "replay"):
         t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
                                      "XMATUNE_MODE": mode})
         ok(t2, mode)
         same_output(base, t2, mode + " from the cache")
-        expect(not t2.events("tune"), "%s benchmarked although the cache had the key" % mode)
-        expect(all(r[1] == (256, 1, 1) for r in traced(t2, "_Z5saxpyifPKfPf")), mode)
+        # a winner from the disk is verified once in the process, never benchmarked
+        ev = t2.events("tune")
+        expect(len(ev) == 1 and not ev[0]["benchmarked"] and ev[0]["verified"] and
+               ev[0]["winner"]["config"] == "BLOCK=256", ev)
+        # the program's own 3 launches come last (the verification ran inside the first)
+        expect(all(r[1] == (256, 1, 1) for r in traced(t2, "_Z5saxpyifPKfPf")[-3:]), mode)
+    t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
+                                 "XMATUNE_CACHE_VERIFY": "0"})
+    expect(not t2.events("tune"), "XMATUNE_CACHE_VERIFY=0 still verified")
     # Replay without a cache entry: the program's own config, no benchmark.
     t3 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_MODE": "replay"})
     ok(t3, "replay empty")
     same_output(base, t3, "replay empty")
     expect(not t3.events("tune") and all(r[1] == (32, 1, 1) for r in traced(t3, "_Z5saxpyifPKfPf")),
            "replay without cache")
+
+
+@case
+def cache_identity_and_trust():
+    pol = os.path.join(WORK, "pol")
+    shutil.rmtree(pol, ignore_errors=True)
+    shutil.copytree(POLICIES, pol)
+    cache = os.path.join(WORK, "trust.cache")
+    if os.path.exists(cache):
+        os.remove(cache)
+    ex = "atomic_sum*"  # its winners round differently: compared elsewhere
+    base, t = tuned("rt", "basic", policies=pol, env={"XMATUNE_CACHE": cache, "XMATUNE_EXCLUDE": ex})
+    # Editing one entry voids that entry's records only.
+    with open(os.path.join(pol, "saxpy.yaml")) as f:
+        text = f.read()
+    with open(os.path.join(pol, "saxpy.yaml"), "w") as f:
+        f.write(text.replace("space: {BLOCK: [32, 64, 128, 256, 512, 1024]}",
+                             "space: {BLOCK: [32, 64, 128, 256, 512]}"))
+    t2 = run("rt", "basic", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
+                                "XMATUNE_EXCLUDE": ex})
+    ok(t2, "edited entry")
+    same_output(base, t2, "edited entry")
+    expect(tune_events(t2, "saxpy")[0]["benchmarked"], "the edited entry's record was used")
+    for name in ("vecadd", "chunk_scale"):
+        ev = tune_events(t2, name)
+        expect(ev and not ev[0]["benchmarked"], "%s's record was voided: %s" % (name, ev))
+    # A hand-edited record pointing at a config that gives wrong results: verified before
+    # use, dropped, tuned again; the output stays the program's.
+    bs = [e for e in tune_events(t, "block_sum")][0]
+    wrong = [c for c in bs["candidates"] if c["status"] == "rejected"][0]
+    lines = open(cache).read().splitlines()
+    with open(cache, "w") as f:
+        for l in lines:
+            r = json.loads(l)
+            if r["kernel"] == "_Z9block_sumPKfPfi":
+                r["index"], r["label"] = wrong["index"], wrong["config"]
+            f.write(json.dumps(r) + "\n")
+    t3 = run("rt", "basic", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
+                                "XMATUNE_EXCLUDE": ex})
+    ok(t3, "tampered cache")
+    same_output(base, t3, "tampered cache")
+    expect("block_sum" in t3.stderr and "failed verification; tuning again" in t3.stderr, t3.stderr)
+    evs = tune_events(t3, "block_sum")
+    expect(len(evs) == 2 and evs[1]["benchmarked"] and evs[1]["winner"]["index"] == -1, evs)
+    # A cache anyone may write is not used at all.
+    os.chmod(cache, 0o666)
+    t4 = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
+                                "XMATUNE_EXCLUDE": ex})
+    expect("may be written by anyone" in t4.stderr and tune_events(t4, "saxpy")[0]["benchmarked"],
+           t4.stderr)
+    os.chmod(cache, 0o644)
 
 
 @case
@@ -845,7 +904,8 @@ def tool_report_cache_options():
     expect("| block_sum | n=5120 |" in p.stdout and "program's own" in p.stdout, p.stdout)
     expect(re.search(r"\| atomic_sum .*within tolerance", p.stdout), p.stdout)
     p = subprocess.run([tool, "cache", cache], capture_output=True, text=True)
-    expect(p.returncode == 0 and "| Simulated GPU|cc9.0|sm132 | saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout,
+    expect(p.returncode == 0 and
+           "| Simulated GPU|cc9.0|sm132|drv13000 | saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout,
            p.stdout + p.stderr)
     # Lines that are not records: skipped and counted exactly as the shim's reader does
     # (one reader, common/cacherec.c), never printed as an empty row.

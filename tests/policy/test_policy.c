@@ -1308,6 +1308,28 @@ START_TEST(load_errors)
 }
 END_TEST
 
+/* The fingerprint follows what an entry says: not comments or layout, and not what
+ * other entries say. */
+START_TEST(entry_fingerprint)
+{
+    const char *a = "kernels:\n  - match: saxpy\n    space: {B: [64, 128]}\n"
+                    "  - match: other\n    configs: [{launch: {block: [32]}}]\n";
+    const char *b = "# a comment\nkernels:\n  - match: \"saxpy\"   # quoted\n"
+                    "    space:\n      B: [64, 128]\n"
+                    "  - match: other\n    configs: [{launch: {block: [64]}}]\n";
+    const char *c = "kernels:\n  - match: saxpy\n    space: {B: [64, 256]}\n";
+    xmt_policy_set *sa = load_ok(a), *sb = load_ok(b), *sc = load_ok(c);
+    uint64_t fa = xmt_entry_fingerprint(xmt_policy_entry(sa, 0));
+    ck_assert_uint_eq(fa, xmt_entry_fingerprint(xmt_policy_entry(sb, 0)));
+    ck_assert_uint_ne(fa, xmt_entry_fingerprint(xmt_policy_entry(sc, 0)));
+    ck_assert_uint_ne(xmt_entry_fingerprint(xmt_policy_entry(sa, 1)),
+                      xmt_entry_fingerprint(xmt_policy_entry(sb, 1)));
+    xmt_policy_free(sa);
+    xmt_policy_free(sb);
+    xmt_policy_free(sc);
+}
+END_TEST
+
 Suite *policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -1355,6 +1377,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, load_dir_and_files);
     tcase_add_test(t, load_edge_cases);
     tcase_add_test(t, load_errors);
+    tcase_add_test(t, entry_fingerprint);
     tcase_set_timeout(t, 30);
     suite_add_tcase(s, t);
     return s;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -227,32 +228,87 @@ START_TEST(cache_store_reload_last_wins)
     setenv("XMATUNE_CACHE", path, 1);
     xmt_options_load(test_warn);
     xmt_cache_free();
+    xmt_cache_load(); /* fixes the path */
     const uint8_t key[] = {1, 0, 0, 0, 0xff, 0x10};
     xmt_choice a = {3, "BLOCK=256", 0.5}, b = {-1, "grid=(1,1,1) block=(32,1,1)", 0.25}, got;
-    xmt_cache_store("GPU|cc9.0|sm132", "_Z1kv", "match: k", key, sizeof key, "n=1", &a);
-    ck_assert(xmt_cache_find("GPU|cc9.0|sm132", "_Z1kv", "match: k", key, sizeof key, &got));
+    xmt_cache_id id = {"GPU|cc9.0|sm132|drv13000", "_Z1kv", "00aa", "match: k", "77"};
+    xmt_cache_store(&id, key, sizeof key, "n=1", &a);
+    ck_assert(xmt_cache_find(&id, key, sizeof key, &got));
     ck_assert_int_eq(got.index, 3);
-    ck_assert(!xmt_cache_find("GPU|cc9.0|sm114", "_Z1kv", "match: k", key, sizeof key, &got));
-    ck_assert(!xmt_cache_find("GPU|cc9.0|sm132", "_Z1kv", "match: k", key, 5, &got));
-    xmt_cache_store("GPU|cc9.0|sm132", "_Z1kv", "match: k", key, sizeof key, "n=1", &b);
-    /* A line that is not a record, and a record with a name full of JSON escapes. */
+    /* every part of the identity counts: device, kernel code, entry content, key */
+    xmt_cache_id other = id;
+    other.device = "GPU|cc9.0|sm114|drv13000";
+    ck_assert(!xmt_cache_find(&other, key, sizeof key, &got));
+    other = id;
+    other.code = "00ab";
+    ck_assert(!xmt_cache_find(&other, key, sizeof key, &got));
+    other = id;
+    other.entry_fp = "78";
+    ck_assert(!xmt_cache_find(&other, key, sizeof key, &got));
+    ck_assert(!xmt_cache_find(&id, key, 5, &got));
+    xmt_cache_store(&id, key, sizeof key, "n=1", &b);
+    /* A line that is not a record, a record of the old format, and a partial last line
+     * (a killed writer): the next record must not be glued to it. */
     FILE *f = fopen(path, "a");
     fputs("not json at all\n", f);
+    fputs("{\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":2}\n", f);
+    fputs("{\"v\":2,\"device\":\"trunc", f);
     fclose(f);
-    xmt_cache_store("GPU \"quoted\"\\x", "_Z1kv", "match: k", key, sizeof key, "n=\"2\"", &a);
+    xmt_cache_id q = {"GPU \"quoted\"\\x", "_Z1kv", "00aa", "match: k", "77"};
+    xmt_cache_store(&q, key, sizeof key, "n=\"2\"", &a);
     xmt_cache_free();
     char err[4096];
     capture_stderr(xmt_cache_load, err, sizeof err);
-    ck_assert_ptr_nonnull(strstr(err, "1 line(s) are not cache records"));
-    ck_assert(xmt_cache_find("GPU|cc9.0|sm132", "_Z1kv", "match: k", key, sizeof key, &got));
+    ck_assert_ptr_nonnull(strstr(err, "2 line(s) are not cache records"));
+    ck_assert_ptr_nonnull(strstr(err, "1 record(s) of an older format were dropped"));
+    ck_assert(xmt_cache_find(&id, key, sizeof key, &got));
     ck_assert_int_eq(got.index, -1); /* the later line won */
     ck_assert_str_eq(got.label, "grid=(1,1,1) block=(32,1,1)");
     ck_assert(got.time_ms == 0.25);
-    ck_assert(xmt_cache_find("GPU \"quoted\"\\x", "_Z1kv", "match: k", key, sizeof key, &got));
+    ck_assert(xmt_cache_find(&q, key, sizeof key, &got));
     ck_assert_int_eq(got.index, 3);
     records_seen = 0;
-    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL), 1);
+    int old = 0;
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, &old), 2);
     ck_assert_int_eq(records_seen, 3);
+    ck_assert_int_eq(old, 1);
+    xmt_cache_free();
+}
+END_TEST
+
+/* A cache file anyone may write, a symlink, a FIFO: refused with a message, never
+ * blocking, never written. */
+START_TEST(cache_untrusted_files_refused)
+{
+    char path[300], link[300], fifo[300], err[4096];
+    snprintf(path, sizeof path, "%s/open.jsonl", tmpdir);
+    FILE *f = fopen(path, "w");
+    fclose(f);
+    chmod(path, 0666);
+    setenv("XMATUNE_CACHE", path, 1);
+    xmt_options_load(test_warn);
+    capture_stderr(xmt_cache_load, err, sizeof err);
+    ck_assert_ptr_nonnull(strstr(err, "may be written by anyone (mode 666): not used"));
+    const uint8_t key[] = {1};
+    xmt_choice a = {3, "BLOCK=256", 0.5};
+    xmt_cache_id id = {"d", "k", "c", "e", "f"};
+    xmt_cache_store(&id, key, sizeof key, "n=1", &a);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_size, 0); /* not written */
+    snprintf(link, sizeof link, "%s/link.jsonl", tmpdir);
+    chmod(path, 0644);
+    ck_assert_int_eq(symlink(path, link), 0);
+    setenv("XMATUNE_CACHE", link, 1);
+    xmt_options_load(test_warn);
+    capture_stderr(xmt_cache_load, err, sizeof err);
+    ck_assert_ptr_nonnull(strstr(err, "it is a symbolic link: not used"));
+    snprintf(fifo, sizeof fifo, "%s/fifo.jsonl", tmpdir);
+    ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+    setenv("XMATUNE_CACHE", fifo, 1);
+    xmt_options_load(test_warn);
+    capture_stderr(xmt_cache_load, err, sizeof err);
+    ck_assert_ptr_nonnull(strstr(err, "is not a regular file: not used"));
     xmt_cache_free();
 }
 END_TEST
@@ -267,17 +323,22 @@ START_TEST(cacherec_skips_what_is_not_a_record)
           "{\"a\":1}\n"
           "\n"
           "[1, 2]\n"
-          "{\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":-2}\n"
-          "{\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":\"\"}\n"
-          "{\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":2}\n",
+          "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
+          "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":-2}\n"
+          "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
+          "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":\"\"}\n"
+          "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":2}\n"
+          "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
+          "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2}\n",
           f);
     fclose(f);
     records_seen = 0;
-    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL), 5);
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, NULL), 6);
     ck_assert_int_eq(records_seen, 1);
-    ck_assert_int_eq(xmt_cacherec_read("/nonexistent/x", count_record, NULL), -1);
+    ck_assert_int_eq(xmt_cacherec_read("/nonexistent/x", count_record, NULL, NULL), -1);
     /* The writer's line reads back as the same record. */
-    xmt_cacherec r = {"GPU \"q\"", "_Z1kv", "match: k", "0a0b", "n=1", {3, "B=1", 0.5}};
+    xmt_cacherec r = {"GPU \"q\"", "_Z1kv", "c0de", "match: k",
+                      "e17e",      "0a0b",  "n=1",  {3, "B=1", 0.5}};
     char *line = xmt_cacherec_format(&r);
     ck_assert_ptr_nonnull(line);
     ck_assert_int_eq(line[strlen(line) - 1], '\n');
@@ -286,7 +347,7 @@ START_TEST(cacherec_skips_what_is_not_a_record)
     fclose(f);
     free(line);
     records_seen = 0;
-    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL), 0);
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, NULL), 0);
     ck_assert_int_eq(records_seen, 1);
 }
 END_TEST
@@ -306,6 +367,7 @@ int main(void)
     tcase_add_test(tc, log_events_lines_and_lazy_file);
     tcase_add_test(tc, cache_store_reload_last_wins);
     tcase_add_test(tc, cacherec_skips_what_is_not_a_record);
+    tcase_add_test(tc, cache_untrusted_files_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
