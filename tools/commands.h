@@ -6,6 +6,7 @@
 #define XMT_COMMANDS_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 /* Calls fn for every line of a JSON Lines file (the object is borrowed). Returns how many
  * lines were not JSON or were refused by fn (non-zero), or -1, having said why, when the
@@ -17,5 +18,9 @@ int cmd_cache(int argc, char **argv);
 int cmd_options(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_discover(int argc, char **argv); /* discover.c */
+
+/* Writes the policy skeleton of `discover --stub` for the log's kernel and kernel_summary
+ * events (stub.c). */
+void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries);
 
 #endif

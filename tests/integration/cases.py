@@ -713,6 +713,94 @@ def tool_discover_stub():
     expect(p.returncode == 0, "the stub does not load: " + p.stdout + p.stderr)
 
 
+def stub_entries(text):
+    """The stub's entries: {kernel name comment: entry text}."""
+    parts = re.split(r"\n(?=\n  # )", text)
+    return {part.strip().splitlines()[0][2:]: part for part in parts[1:]}
+
+
+@case
+def tool_discover_stub_idioms():
+    """The stub picks a launch idiom from the shapes seen and says why, offers the other
+    two (each loads when chosen), never suggests a pointer trigger, keeps its buffer lines
+    commented, and tunes as written (issue 12, items 1 and 7)."""
+    tool = os.environ["XMT_TOOL"]
+    log, stub = os.path.join(WORK, "disc.jsonl"), os.path.join(WORK, "stub.yaml")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", log, "--stub", stub, "--", APPS["rt"], "basic",
+                        os.path.join(WORK, "d.out")], env=e, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    text = open(stub).read()
+    ents = stub_entries(text)
+    expect(len(ents) == 10, "entries: %s" % list(ents))
+    sax, vec = ents["saxpy(int, float, float const*, float*)"], ents["vecadd"]
+    # vecadd: the program launched it with blocks 64 and 32 over the same 5000 elements.
+    expect('\n    launch: {block: [BLOCK], grid: ["cdiv(grid0.x * block0.x, BLOCK)", grid0.y, grid0.z]}'
+           in vec and "grid followed its block" in vec, vec)
+    expect("#   launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}" in vec, vec)
+    # saxpy: one shape only; nothing tells, so the program's own grid stays, and it says so.
+    expect("\n    launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}" in sax and
+           "own grid is kept" in sax and '#   launch: {block: [BLOCK], grid: ["cdiv(p0, BLOCK)"]}' in sax, sax)
+    for ent in (sax, vec):
+        expect('grid: ["sm_count * BPS"]' in ent and "BPS: [1, 2, 4, 8]" in ent, ent)
+    # Triggers: scalars only (saxpy's p0 is int n, vecadd's p3 the guessed i32), never a pointer.
+    expect("# triggers: [p0]" in sax and "# triggers: [p3]" in vec, sax + vec)
+    sa = ents["struct_axpy(Params, float const*, float*)"]
+    expect("params: [p0: {bytes: 12}, p1, p2]" in sa and "no integer scalar parameter" in sa, sa)
+    expect(re.search(r"^\s+(restore|verify|reset_to_zero|tensors):", text, re.M) is None,
+           "a buffer line is not a comment")
+    expect("`protect: auto` (landing soon)" in sax, sax)
+    # Each alternative, chosen by uncommenting it, loads.
+    for alt in (0, 1):
+        out = []
+        for part in re.split(r"(?=\n  # )", text):
+            alts = re.findall(r"^    #   (launch: .*)$", part, re.M)
+            space = re.findall(r"^    #   (space: .*)$", part, re.M)
+            if alts:
+                part = re.sub(r"^    launch: .*$", lambda m: "    " + alts[alt], part, flags=re.M)
+                if "sm_count" in alts[alt]:
+                    part = re.sub(r"^    space: .*$", lambda m: "    " + space[0], part, flags=re.M)
+            # and its triggers, which the loader refuses if one is a pointer
+            part = re.sub(r"^    # (triggers: \[.*\])   #.*$", r"    \1", part, flags=re.M)
+            out.append(part)
+        path = os.path.join(WORK, "stub-alt%d.yaml" % alt)
+        open(path, "w").write("".join(out))
+        p = subprocess.run([tool, "check", "-q", path], capture_output=True, text=True)
+        expect(p.returncode == 0, "alternative %d does not load: %s%s" % (alt, p.stdout, p.stderr))
+    # As written, it tunes vecadd (which writes only its output) with identical results.
+    base, t = tuned("rt", "basic", policies=stub, env={"XMATUNE_INCLUDE": "vecadd"})
+    same_output(base, t, "tuned from the stub")
+    ev = tune_events(t, "vecadd")
+    expect(ev and all(c["grid"][0] * c["block"][0] >= 5000 for c in ev[0]["candidates"]
+                      if c["status"] == "ok"), ev)
+    # Shapes a program never ran here: the same grid whatever the block keeps grid0; a 2-D
+    # block keeps its y and z.
+    fake = os.path.join(WORK, "fake_prog.py")
+    with open(fake, "w") as f:
+        f.write("#!%s\nimport json, os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
+        for name, shapes in (("rows", [([64, 1, 1], [128, 1, 1]), ([64, 1, 1], [256, 1, 1])]),
+                             ("tile2d", [([10, 10, 1], [16, 16, 1])])):
+            k = {"event": "kernel", "kernel": name, "name": name, "device": 0,
+                 "params": [{"offset": 0, "size": 8}, {"offset": 8, "size": 4}]}
+            ks = {"event": "kernel_summary", "kernel": name, "name": name, "device": 0,
+                  "launches": 2, "rewritable": True,
+                  "shapes": [{"grid": g, "block": b, "shared": 0, "count": 1} for g, b in shapes]}
+            f.write("    f.write(%r)\n    f.write(%r)\n" % (json.dumps(k) + "\n", json.dumps(ks) + "\n"))
+    os.chmod(fake, 0o755)
+    stub2 = os.path.join(WORK, "stub2.yaml")
+    p = subprocess.run([tool, "discover", "--log", os.path.join(WORK, "disc2.jsonl"), "--stub", stub2,
+                        "--", fake], env=e, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    ents = stub_entries(open(stub2).read())
+    expect("\n    launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}" in ents["rows"] and
+           "grid.x stayed 64" in ents["rows"] and "# triggers: [p1]" in ents["rows"], ents["rows"])
+    expect("block: [BLOCK, block0.y, block0.z]" in ents["tile2d"] and
+           "space: {BLOCK: [8, 16, 32, 64]}" in ents["tile2d"], ents["tile2d"])
+    p = subprocess.run([tool, "check", "-q", stub2], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
