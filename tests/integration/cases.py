@@ -801,6 +801,38 @@ def tool_discover_stub_idioms():
     expect(p.returncode == 0, p.stdout + p.stderr)
 
 
+@case
+def tool_check_set_values():
+    """xmatune check: unset arguments named instead of candidates reading grid.x = 0; a
+    --set value that is not a number, does not fit, or names no parameter is an error (exit
+    2); expressions of numbers are accepted; the program's own config is marked (issue 12,
+    item 6)."""
+    tool = os.environ["XMT_TOOL"]
+    pol = os.path.join(os.path.dirname(POLICIES), "..", "..", "examples", "policies", "saxpy.yaml")
+
+    def check(*args):
+        return subprocess.run([tool, "check", pol] + list(args), capture_output=True, text=True)
+
+    p = check()
+    expect(p.returncode == 0 and "not evaluated: it depends on n, which no --set gives" in p.stdout
+           and "grid.x = 0" not in p.stdout and "0 bytes" not in p.stdout, p.stdout + p.stderr)
+    expect("unset, changing nothing here: a" in p.stdout, p.stdout)
+    for bad, msg in (("n=abc", "'abc' is not a number"), ("n=1<<20", "expressions have no shifts"),
+                     ("m=5", "no entry has a parameter of that name"),
+                     ("n=99999999999", "does not fit i32"), ("n=2.5", "does not fit i32")):
+        for q in ([], ["-q"]):
+            p = check("--set", bad, *q)
+            expect(p.returncode == 2 and p.stderr.startswith("xmatune: --set %s: " % bad) and msg in p.stderr,
+                   "--set %s %s: exit %d: %s" % (bad, q, p.returncode, p.stderr))
+    p = check("--set", "n=1024*1024")
+    expect(p.returncode == 0 and "key: x.shape=(1048576,)" in p.stdout and "example launch: n=1048576 " in p.stdout,
+           p.stdout + p.stderr)
+    p = check("--set", "n=256", "--block0", "256")
+    own = [l for l in p.stdout.splitlines() if "the program's own config" in l]
+    expect(p.returncode == 0 and len(own) == 1 and "BLOCK=256: grid (1,1,1) block (256,1,1)" in own[0],
+           p.stdout)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
