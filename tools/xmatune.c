@@ -361,8 +361,7 @@ static int summarise_launch(const xmt_entry *e, const check_opts *o)
         if (*dep) {
             char first[64];
             snprintf(first, sizeof first, "%.*s", (int)strcspn(dep, ","), dep);
-            printf("    not evaluated: it depends on %s, which no --set gives (--set NAME=VALUE, "
-                   "say --set %s=1048576)\n",
+            printf("    not evaluated: it depends on %s, which no --set gives (--set %s=VALUE)\n",
                    dep, first);
         } else
             fputs(text, stdout);
