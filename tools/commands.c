@@ -259,8 +259,13 @@ int cmd_options(int argc, char **argv)
     return 0;
 }
 
-/* Where libxmatune.so is: XMATUNE_SHIM, else beside this program in the build tree
- * (tools/ -> shim/) or in an installed tree (bin/ -> lib/). */
+#ifndef XMATUNE_LIBDIR_REL
+#define XMATUNE_LIBDIR_REL "../lib"
+#endif
+
+/* Where libxmatune.so is: XMATUNE_SHIM, else beside this program: in the build tree
+ * (tools/ -> shim/), installed (bin/ -> the library directory this build installs into,
+ * XMATUNE_LIBDIR_REL, then lib/ and lib64/), or in the same folder. */
 static int find_shim(char *out, size_t cap)
 {
     const char *env = getenv("XMATUNE_SHIM");
@@ -275,8 +280,9 @@ static int find_shim(char *out, size_t cap)
     char *slash = strrchr(exe, '/');
     if (!slash) return -1;
     *slash = 0;
-    static const char *const rel[] = {"/../shim/libxmatune.so", "/../lib/libxmatune.so",
-                                      "/libxmatune.so"};
+    static const char *const rel[] = {
+        "/../shim/libxmatune.so", "/" XMATUNE_LIBDIR_REL "/libxmatune.so", "/../lib/libxmatune.so",
+        "/../lib64/libxmatune.so", "/libxmatune.so"};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         snprintf(out, cap, "%s%s", exe, rel[i]);
         if (access(out, R_OK) == 0) {
@@ -343,7 +349,10 @@ int cmd_run(int argc, char **argv)
     }
     char shim[PATH_MAX];
     if (find_shim(shim, sizeof shim) != 0) {
-        fprintf(stderr, "xmatune run: libxmatune.so not found; set XMATUNE_SHIM\n");
+        fprintf(
+            stderr,
+            "xmatune: run: libxmatune.so is not beside this command (../shim/, " XMATUNE_LIBDIR_REL
+            "/, ../lib/, ../lib64/); set XMATUNE_SHIM to its path\n");
         return 1;
     }
     const char *old = getenv("LD_PRELOAD");

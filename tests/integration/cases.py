@@ -833,6 +833,60 @@ def tool_check_set_values():
            p.stdout)
 
 
+@case
+def tool_install_prefix():
+    """cmake --install into a temporary prefix: the library, the command, the example
+    policies and the docs; the installed command finds the installed library by itself and
+    tunes from there; a build configured for /usr installs into the multiarch library
+    directory and finds it there too (issue 12, Deliver item 5)."""
+    build = os.environ["XMT_BUILD"]
+    src = os.path.abspath(os.path.join(os.path.dirname(POLICIES), "..", ".."))
+
+    def install_and_tune(build, prefix, libdir):
+        shutil.rmtree(prefix, ignore_errors=True)
+        p = subprocess.run(["cmake", "--install", build, "--prefix", prefix], capture_output=True, text=True)
+        expect(p.returncode == 0, p.stdout + p.stderr)
+        for f in ("bin/xmatune", libdir + "/libxmatune.so", "share/xmatune/examples/policies/saxpy.yaml",
+                  "share/xmatune/examples/gpu/saxpy.cu", "share/doc/xmatune/README.md",
+                  "share/doc/xmatune/policy.md"):
+            expect(os.path.exists(os.path.join(prefix, f)), "%s not installed: %s" % (f, p.stdout))
+        tool = os.path.join(prefix, "bin", "xmatune")
+        p = subprocess.run([tool, "check", "-q", os.path.join(prefix, "share/xmatune/examples/policies")],
+                           capture_output=True, text=True)
+        expect(p.returncode == 0, p.stdout + p.stderr)
+        base = run("rt", "basic", shim=False)
+        out, log = os.path.join(WORK, "inst.out"), os.path.join(WORK, "inst.jsonl")
+        for f in (out, log):
+            if os.path.exists(f):
+                os.remove(f)
+        e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
+        e.update(LD_LIBRARY_PATH=SIMDIR, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"), XMATUNE_WARMUP_MS="0",
+                 LD_DEBUG="libs")
+        p = subprocess.run([tool, "run", "--tune", "--policy", POLICIES, "--log", log, "--",
+                            APPS["rt"], "basic", out, "3"], env=e, capture_output=True, text=True)
+        expect(p.returncode == 0, p.stdout + p.stderr[-3000:])
+        lib = os.path.realpath(os.path.join(prefix, libdir, "libxmatune.so"))
+        expect("calling init: %s" % lib in p.stderr, "the installed library was not the one loaded")
+        # basic has a float-atomic kernel, tuned within a tolerance
+        close_floats(open(out, "rb").read(), base.out, 1e-4, 1e-4, "tuned from the installed tree")
+        tunes = [json.loads(l) for l in open(log) if '"event":"tune"' in l]
+        expect(any("saxpy" in t["name"] for t in tunes), "nothing tuned from the installed tree")
+
+    install_and_tune(build, os.path.join(WORK, "prefix"), "lib")
+    if PRELOAD_PREFIX:
+        return  # a sanitized suite: the second, plain build below would not match it
+    # Debian's multiarch: a build configured for /usr puts the library in lib/<triplet>.
+    b2 = os.path.join(WORK, "build-usr")
+    p = subprocess.run(["cmake", "-S", src, "-B", b2, "-DCMAKE_INSTALL_PREFIX=/usr"], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    libdir = re.search(r"^CMAKE_INSTALL_LIBDIR:PATH=(.*)$", open(os.path.join(b2, "CMakeCache.txt")).read(), re.M)
+    expect(libdir and libdir.group(1) != "lib", "no multiarch library directory here: %r" % libdir)
+    p = subprocess.run(["cmake", "--build", b2, "-j2", "--target", "xmatune", "xmatune-cmd"],
+                       capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout[-3000:] + p.stderr)
+    install_and_tune(b2, os.path.join(WORK, "prefix-usr"), libdir.group(1))
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
