@@ -280,9 +280,9 @@ static int find_shim(char *out, size_t cap)
     char *slash = strrchr(exe, '/');
     if (!slash) return -1;
     *slash = 0;
-    static const char *const rel[] = {
-        "/../shim/libxmatune.so", "/" XMATUNE_LIBDIR_REL "/libxmatune.so", "/../lib/libxmatune.so",
-        "/../lib64/libxmatune.so", "/libxmatune.so"};
+    static const char installed[] = "/" XMATUNE_LIBDIR_REL "/libxmatune.so";
+    static const char *const rel[] = {"/../shim/libxmatune.so", installed, "/../lib/libxmatune.so",
+                                      "/../lib64/libxmatune.so", "/libxmatune.so"};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         snprintf(out, cap, "%s%s", exe, rel[i]);
         if (access(out, R_OK) == 0) {
