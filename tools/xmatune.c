@@ -10,6 +10,8 @@
 #include "commands.h"
 #include "xmt_policy.h"
 
+#include <jansson.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,8 @@ static void usage_check(FILE *f)
             "  --block0 X[,Y[,Z]]    the program's own block (default 256,1,1)\n"
             "  --shared0 BYTES       the program's own dynamic shared memory (default 0)\n"
             "  --kernel NAME         a kernel's (mangled) name: which entry applies to it\n"
+            "  --log DISCOVER_LOG    evaluate every launch shape a discover run recorded with\n"
+            "                        the entry its kernel gets\n"
             "  --all                 list every candidate (default: at most 16)\n"
             "  -q, --quiet           print errors only\n"
             "Exit status: 0 no errors, 1 errors, 2 usage.\n");
@@ -97,7 +101,8 @@ typedef struct {
     xmt_attrs attrs;
     xmt_dims orig;
     int all, quiet;
-    int owned; /* sets[0..owned) are our copies (resolve_sets) */
+    const char *log; /* --log: a discover run's log, its launches evaluated */
+    int owned;       /* sets[0..owned) are our copies (resolve_sets) */
 } check_opts;
 
 static void print_dims(FILE *f, const xmt_dims *d)
@@ -323,9 +328,10 @@ static void unset_deps(const xmt_entry *e, const check_opts *o, void **params, s
     }
 }
 
-/* Evaluates the entry for the example launch the options describe. Returns 0, or 2 after
- * saying why a --set value does not fit. */
-static int summarise_launch(const xmt_entry *e, const check_opts *o)
+/* Evaluates the entry for the example launch the options describe (label: "example
+ * launch", or a launch recorded by discover). Returns 0, or 2 after saying why a --set
+ * value does not fit. */
+static int summarise_launch(const xmt_entry *e, const check_opts *o, const char *label)
 {
     size_t np = xmt_entry_nparams(e);
     if (xmt_entry_needs_signature(e)) {
@@ -347,7 +353,7 @@ static int summarise_launch(const xmt_entry *e, const check_opts *o)
         rc = 2;
     } else {
         unset_deps(e, o, params, np, text, dep, unused, sizeof dep);
-        printf("  example launch:");
+        printf("  %s:", label);
         int given = 0;
         for (int s = 0; s < o->nsets; s++) {
             char n[256], base[256];
@@ -413,6 +419,8 @@ static int check_option_value(check_opts *o, const char *a, char *val)
             return 2;
         }
         o->orig.shared = (uint32_t)v;
+    } else if (!strcmp(a, "--log")) {
+        o->log = val;
     } else {
         o->kernels[o->nkernels++] = val;
     }
@@ -433,7 +441,8 @@ static int parse_check_args(int argc, char **argv, check_opts *o, char **files, 
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (!strcmp(a, "--set") || !strcmp(a, "--attr") || !strcmp(a, "--grid0") ||
-                   !strcmp(a, "--block0") || !strcmp(a, "--shared0") || !strcmp(a, "--kernel")) {
+                   !strcmp(a, "--block0") || !strcmp(a, "--shared0") || !strcmp(a, "--kernel") ||
+                   !strcmp(a, "--log")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "xmatune check: %s needs a value\n", a);
                 return 2;
@@ -471,7 +480,111 @@ static int check_entry(const xmt_policy_set *set, const xmt_entry *e, const chec
         printf("  matches %s (%s)%s\n", o->kernels[k], sig, wins ? "" : ", but another entry wins");
         if (wins && !spec) spec = m;
     }
-    return summarise_launch(spec ? spec : e, o);
+    return summarise_launch(spec ? spec : e, o, "example launch");
+}
+
+/* Keeps the kernel and kernel_summary events of a discover log. */
+static int collect_log(json_t *ev, void *ud)
+{
+    json_t **lists = ud;
+    const char *kind = json_string_value(json_object_get(ev, "event"));
+    if (kind && !strcmp(kind, "kernel")) json_array_append(lists[0], ev);
+    if (kind && !strcmp(kind, "kernel_summary")) json_array_append(lists[1], ev);
+    return 0;
+}
+
+static long long jint(json_t *o, const char *k)
+{
+    return json_integer_value(json_object_get(o, k));
+}
+
+/* 1 when the kernel's parameter layout in the log fits the entry; else says why. */
+static int log_layout_fits(const xmt_entry *e, json_t *k)
+{
+    json_t *params = json_object_get(k, "params");
+    size_t n = json_array_size(params), off[128], size[128];
+    char why[512];
+    if (json_is_false(json_object_get(k, "params_known")) || n > 128) return 1;
+    for (size_t i = 0; i < n; i++) {
+        off[i] = (size_t)jint(json_array_get(params, i), "offset");
+        size[i] = (size_t)jint(json_array_get(params, i), "size");
+    }
+    if (xmt_entry_check_layout(e, n, off, size, why, sizeof why) == 0) return 1;
+    printf("  the entry does not apply (the kernel passes through): %s\n", why);
+    return 0;
+}
+
+/* One kernel of the log: each launch shape discover recorded for it, evaluated with the
+ * entry it gets, its own limits as kernel_max_threads and kernel_static_shared. */
+static int check_log_kernel(const xmt_policy_set *set, const check_opts *o, json_t *k,
+                            json_t *summaries)
+{
+    const char *mangled = json_string_value(json_object_get(k, "kernel"));
+    const char *name = json_string_value(json_object_get(k, "name"));
+    long long dev = jint(k, "device");
+    const xmt_entry *e = mangled ? xmt_policy_match(set, mangled, NULL, NULL) : NULL;
+    printf("kernel %s (device %lld): %s\n", name ? name : "?", dev,
+           e ? xmt_entry_origin(e) : "no entry (runs untuned)");
+    if (!e || !log_layout_fits(e, k)) return 0;
+    check_opts lo = *o;
+    if (jint(k, "max_threads") > 0)
+        xmt_attrs_set(&lo.attrs, "kernel_max_threads", jint(k, "max_threads"));
+    xmt_attrs_set(&lo.attrs, "kernel_static_shared", jint(k, "static_shared"));
+    int rc = 0;
+    size_t i, j;
+    json_t *s, *sh;
+    json_array_foreach(summaries, i, s)
+    {
+        const char *m2 = json_string_value(json_object_get(s, "kernel"));
+        if (!m2 || strcmp(m2, mangled) || jint(s, "device") != dev) continue;
+        if (json_is_false(json_object_get(s, "rewritable")))
+            printf("  (some of its launches come through a path the tuner leaves alone: "
+                   "cooperative or cluster launches pass through)\n");
+        json_array_foreach(json_object_get(s, "shapes"), j, sh)
+        {
+            json_t *g = json_object_get(sh, "grid"), *b = json_object_get(sh, "block");
+            lo.orig.grid = (xmt_dim3){(uint32_t)json_integer_value(json_array_get(g, 0)),
+                                      (uint32_t)json_integer_value(json_array_get(g, 1)),
+                                      (uint32_t)json_integer_value(json_array_get(g, 2))};
+            lo.orig.block = (xmt_dim3){(uint32_t)json_integer_value(json_array_get(b, 0)),
+                                       (uint32_t)json_integer_value(json_array_get(b, 1)),
+                                       (uint32_t)json_integer_value(json_array_get(b, 2))};
+            lo.orig.shared = (uint32_t)jint(sh, "shared");
+            char label[64];
+            snprintf(label, sizeof label, "recorded launch (%lld time%s)", jint(sh, "count"),
+                     jint(sh, "count") == 1 ? "" : "s");
+            int r = summarise_launch(e, &lo, label);
+            rc = r > rc ? r : rc;
+        }
+        if (jint(s, "other_shapes"))
+            printf("  (and %lld launches of shapes beyond the 64 discover keeps)\n",
+                   jint(s, "other_shapes"));
+    }
+    return rc;
+}
+
+/* --log: every kernel a discover run recorded. Returns 0, 1 when the log cannot be read,
+ * 2 for a --set that does not fit. */
+static int check_log(const xmt_policy_set *set, const check_opts *o)
+{
+    json_t *lists[2] = {json_array(), json_array()};
+    int bad = read_jsonl(o->log, collect_log, lists), rc = bad < 0 ? 1 : 0;
+    if (bad >= 0) {
+        printf("launches recorded in %s (discover records shapes, not argument values: give "
+               "those with --set)\n",
+               o->log);
+        size_t i;
+        json_t *k;
+        json_array_foreach(lists[0], i, k)
+        {
+            int r = check_log_kernel(set, o, k, lists[1]);
+            rc = r > rc ? r : rc;
+        }
+        if (!json_array_size(lists[0])) printf("  no kernel: is it a discover log?\n");
+    }
+    json_decref(lists[0]);
+    json_decref(lists[1]);
+    return rc;
 }
 
 /* One policy file or folder. Returns 1 when it has errors, 2 for a --set that does not
@@ -485,6 +598,10 @@ static int check_file(const char *file, const check_opts *o)
                xmt_policy_count(set) == 1 ? "y" : "ies", nerr, nerr == 1 ? "" : "s");
         for (size_t i = 0; i < xmt_policy_count(set); i++) {
             int r = check_entry(set, xmt_policy_entry(set, i), o);
+            rc = r > rc ? r : rc;
+        }
+        if (o->log) {
+            int r = check_log(set, o);
             rc = r > rc ? r : rc;
         }
         for (int k = 0; k < o->nkernels; k++) {

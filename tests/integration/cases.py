@@ -887,6 +887,39 @@ def tool_install_prefix():
     install_and_tune(b2, os.path.join(WORK, "prefix-usr"), libdir.group(1))
 
 
+@case
+def tool_check_log():
+    """xmatune check --log DISCOVER_LOG: every launch shape a discover run recorded,
+    evaluated with the entry its kernel gets: key and candidates, the program's own config
+    marked, what is unset, kernels without an entry, an entry whose layout does not fit
+    (issue 12, Deliver item 2)."""
+    tool = os.environ["XMT_TOOL"]
+    d = run("rt", "basic", env={"XMATUNE_MODE": "discover"})
+    ok(d, "discover")
+    log = os.path.join(WORK, [f for f in os.listdir(WORK) if f.startswith("rt-basic") and f.endswith(".jsonl")][-1])
+    p = subprocess.run([tool, "check", "--log", log, POLICIES, "--set", "n=5000"], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    out = p.stdout[p.stdout.index("launches recorded in"):]
+    vec = out[out.index("kernel vecadd (device 0): "):]
+    vec = vec[:vec.index("\nkernel ")]
+    expect(vec.count("recorded launch") == 3 and "recorded launch (3 times): n=5000" in vec, vec)
+    expect("BLOCK=64: grid (79,1,1) block (64,1,1) shared 0  [the program's own config" in vec, vec)
+    expect("BLOCK=32: grid (157,1,1) block (32,1,1) shared 0  [the program's own config" in vec, vec)
+    expect("cooperative or cluster launches pass through" in vec, vec)
+    expect("kernel triton_poi_fused_add_0 (device 0): no entry (runs untuned)" in out, out)
+    expect(re.search(r"kernel scale2d.*\n.*\n    not evaluated: it depends on w, h", out), out)
+    # An entry whose parameters do not fit the kernel's layout: said, not evaluated.
+    pol = os.path.join(WORK, "mismatch.yaml")
+    open(pol, "w").write("kernels:\n  - mangled: vecadd\n    params: [a: ptr, b: ptr]\n"
+                         "    pin: {launch: {block: [128]}}\n")
+    p = subprocess.run([tool, "check", "--log", log, pol], capture_output=True, text=True)
+    expect(p.returncode == 0 and "the entry does not apply (the kernel passes through): policy: 2 params"
+           in p.stdout, p.stdout + p.stderr)
+    p = subprocess.run([tool, "check", "--log", os.path.join(WORK, "nonexistent.jsonl"), pol],
+                       capture_output=True, text=True)
+    expect(p.returncode == 1 and "nonexistent.jsonl" in p.stderr, p.stdout + p.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
