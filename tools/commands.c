@@ -109,17 +109,33 @@ static int report_event(json_t *e, void *ud)
 
 int cmd_report(int argc, char **argv)
 {
-    if (argc < 2) {
+    const char *svg = NULL, *html = NULL;
+    int first = 1;
+    while (first + 1 < argc && (!strcmp(argv[first], "--svg") || !strcmp(argv[first], "--html"))) {
+        *(argv[first][2] == 's' ? &svg : &html) = argv[first + 1];
+        first += 2;
+    }
+    /* the options may also follow the logs */
+    for (int i = first; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--svg") || !strcmp(argv[i], "--html")) {
+            *(argv[i][2] == 's' ? &svg : &html) = argv[i + 1];
+            for (int j = i; j + 2 < argc; j++)
+                argv[j] = argv[j + 2];
+            argc -= 2;
+            i--;
+        }
+    if (argc <= first || argv[first][0] == '-') {
         fprintf(stderr,
-                "usage: xmatune report LOG...\n"
+                "usage: xmatune report [--svg FILE] [--html FILE] LOG...\n"
                 "Prints a log (XMATUNE_LOG) as tables: every tuning (program's config and\n"
                 "time, winner and time, speed-up, candidates), every kernel's launches, and\n"
-                "in discover mode every kernel's launch shapes.\n");
+                "in discover mode every kernel's launch shapes. --svg draws every tuning as a\n"
+                "picture, --html writes a page with the tunings' table and that picture.\n");
         return 2;
     }
     report_acc acc = {json_array(), json_array(), 0, 0, 0};
     long long bad = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         int b = read_jsonl(argv[i], report_event, &acc);
         if (b < 0) return 1;
         bad += b;
@@ -186,9 +202,12 @@ int cmd_report(int argc, char **argv)
                    json_integer_value(json_object_get(e, "passed_through")), n, pol ? pol : "—");
         }
     }
+    int wrote = 0;
+    if (svg) wrote |= write_report_svg(svg, tunes);
+    if (html) wrote |= write_report_html(html, tunes);
     json_decref(tunes);
     json_decref(summaries);
-    return bad ? 1 : 0;
+    return bad || wrote ? 1 : 0;
 }
 
 typedef struct {

@@ -23,4 +23,9 @@ int cmd_discover(int argc, char **argv); /* discover.c */
  * events (stub.c). */
 void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries);
 
+/* report --svg FILE / --html FILE: the log's tune events as a picture (report_svg.c).
+ * Return 0, or 1 after saying why the file could not be written. */
+int write_report_svg(const char *path, json_t *tunes);
+int write_report_html(const char *path, json_t *tunes);
+
 #endif
