@@ -20,6 +20,7 @@
 
 #include "cacherec.h"
 #include "options.h"
+#include "report_svg.h"
 #include "xmt_policy.h"
 
 /* The short name of a kernel for a table: demangled, no parameters, at most `width`. */

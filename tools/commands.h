@@ -6,7 +6,6 @@
 #define XMT_COMMANDS_H
 
 #include <jansson.h>
-#include <stdio.h>
 
 /* Calls fn for every line of a JSON Lines file (the object is borrowed). Returns how many
  * lines were not JSON or were refused by fn (non-zero), or -1, having said why, when the
@@ -18,14 +17,5 @@ int cmd_cache(int argc, char **argv);
 int cmd_options(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_discover(int argc, char **argv); /* discover.c */
-
-/* Writes the policy skeleton of `discover --stub` for the log's kernel and kernel_summary
- * events (stub.c). */
-void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries);
-
-/* report --svg FILE / --html FILE: the log's tune events as a picture (report_svg.c).
- * Return 0, or 1 after saying why the file could not be written. */
-int write_report_svg(const char *path, json_t *tunes);
-int write_report_html(const char *path, json_t *tunes);
 
 #endif

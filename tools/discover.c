@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "stub.h"
 #include "xmt_policy.h"
 
 static void usage(void)

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "report_svg.h"
 
 #define W 960       /* picture width */
 #define LABEL_W 330 /* candidate labels */

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "stub.h"
 #include "xmt_policy.h"
 
 #define STUB_MAX_PARAMS 128
