@@ -119,11 +119,24 @@ static void row(FILE *f, json_t *c, const char *label, int winner, const axis *a
                 cls);
         xml_text(f, label);
         fprintf(f, "\">%s", *st ? st : "not timed");
-        if (*str(c, "why")) {
+        const char *why = str(c, "why");
+        if (*why) {
+            /* a long reason is cut to fit the picture; the whole of it is the tooltip */
+            char cut[80];
+            size_t n = strlen(why);
+            if (n >= sizeof cut) /* at a character's start: never half of a UTF-8 one */
+                for (n = sizeof cut - 1; n > 0 && ((unsigned char)why[n] & 0xC0) == 0x80;)
+                    n--;
+            snprintf(cut, sizeof cut, "%.*s", (int)n, why);
             fputs(": ", f);
-            xml_text(f, str(c, "why"));
+            xml_text(f, cut);
+            if (strlen(why) >= sizeof cut) {
+                fputs("…<title>", f);
+                xml_text(f, why);
+                fputs("</title>", f);
+            }
         }
-        fputs("</text>\n", f);
+        fputs(winner ? "  ★ winner (nothing else valid)</text>\n" : "</text>\n", f);
         return;
     }
     char t[32];
