@@ -200,9 +200,10 @@ int ld_resolve(void *vctx, const xmt_path *p, xmt_ref *r, char *err, size_t cap)
     }
     snprintf(err, cap,
              "unknown name '%s' (expected a parameter, a tensor attribute, "
-             "%sgrid0.x/block0.x/shared0 or a device "
+             "%s%sgrid0.x/block0.x/shared0 or a device "
              "attribute such as sm_count)",
-             p->base, (c->scope & SC_TUNABLES) ? "a space value, " : "");
+             p->base, (c->scope & SC_TUNABLES) ? "a space value, " : "",
+             (c->scope & SC_FTRIG) ? "a functional trigger, " : "");
     return -1;
 }
 

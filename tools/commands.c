@@ -20,6 +20,7 @@
 
 #include "cacherec.h"
 #include "options.h"
+#include "report_svg.h"
 #include "xmt_policy.h"
 
 /* The short name of a kernel for a table: demangled, no parameters, at most `width`. */
@@ -140,17 +141,33 @@ static void report_cost(json_t *tunes)
 
 int cmd_report(int argc, char **argv)
 {
-    if (argc < 2) {
+    const char *svg = NULL, *html = NULL;
+    int first = 1;
+    while (first + 1 < argc && (!strcmp(argv[first], "--svg") || !strcmp(argv[first], "--html"))) {
+        *(argv[first][2] == 's' ? &svg : &html) = argv[first + 1];
+        first += 2;
+    }
+    /* the options may also follow the logs */
+    for (int i = first; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--svg") || !strcmp(argv[i], "--html")) {
+            *(argv[i][2] == 's' ? &svg : &html) = argv[i + 1];
+            for (int j = i; j + 2 < argc; j++)
+                argv[j] = argv[j + 2];
+            argc -= 2;
+            i--;
+        }
+    if (argc <= first || argv[first][0] == '-') {
         fprintf(stderr,
-                "usage: xmatune report LOG...\n"
+                "usage: xmatune report [--svg FILE] [--html FILE] LOG...\n"
                 "Prints a log (XMATUNE_LOG) as tables: every tuning (program's config and\n"
                 "time, winner and time, speed-up, candidates), every kernel's launches, and\n"
-                "in discover mode every kernel's launch shapes.\n");
+                "in discover mode every kernel's launch shapes. --svg draws every tuning as a\n"
+                "picture, --html writes a page with the tunings' table and that picture.\n");
         return 2;
     }
     report_acc acc = {json_array(), json_array(), 0, 0, 0};
     long long bad = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         int b = read_jsonl(argv[i], report_event, &acc);
         if (b < 0) return 1;
         bad += b;
@@ -218,9 +235,12 @@ int cmd_report(int argc, char **argv)
                    json_integer_value(json_object_get(e, "passed_through")), n, pol ? pol : "—");
         }
     }
+    int wrote = 0;
+    if (svg) wrote |= write_report_svg(svg, tunes);
+    if (html) wrote |= write_report_html(html, tunes);
     json_decref(tunes);
     json_decref(summaries);
-    return bad ? 1 : 0;
+    return bad || wrote ? 1 : 0;
 }
 
 typedef struct {
@@ -296,8 +316,13 @@ int cmd_options(int argc, char **argv)
     return 0;
 }
 
-/* Where libxmatune.so is: XMATUNE_SHIM, else beside this program in the build tree
- * (tools/ -> shim/) or in an installed tree (bin/ -> lib/). */
+#ifndef XMATUNE_LIBDIR_REL
+#define XMATUNE_LIBDIR_REL "../lib"
+#endif
+
+/* Where libxmatune.so is: XMATUNE_SHIM, else beside this program: in the build tree
+ * (tools/ -> shim/), installed (bin/ -> the library directory this build installs into,
+ * XMATUNE_LIBDIR_REL, then lib/ and lib64/), or in the same folder. */
 static int find_shim(char *out, size_t cap)
 {
     const char *env = getenv("XMATUNE_SHIM");
@@ -312,8 +337,9 @@ static int find_shim(char *out, size_t cap)
     char *slash = strrchr(exe, '/');
     if (!slash) return -1;
     *slash = 0;
-    static const char *const rel[] = {"/../shim/libxmatune.so", "/../lib/libxmatune.so",
-                                      "/libxmatune.so"};
+    static const char installed[] = "/" XMATUNE_LIBDIR_REL "/libxmatune.so";
+    static const char *const rel[] = {"/../shim/libxmatune.so", installed, "/../lib/libxmatune.so",
+                                      "/../lib64/libxmatune.so", "/libxmatune.so"};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         snprintf(out, cap, "%s%s", exe, rel[i]);
         if (access(out, R_OK) == 0) {
@@ -380,7 +406,10 @@ int cmd_run(int argc, char **argv)
     }
     char shim[PATH_MAX];
     if (find_shim(shim, sizeof shim) != 0) {
-        fprintf(stderr, "xmatune run: libxmatune.so not found; set XMATUNE_SHIM\n");
+        fprintf(
+            stderr,
+            "xmatune: run: libxmatune.so is not beside this command (../shim/, " XMATUNE_LIBDIR_REL
+            "/, ../lib/, ../lib64/); set XMATUNE_SHIM to its path\n");
         return 1;
     }
     const char *old = getenv("LD_PRELOAD");

@@ -946,6 +946,300 @@ def tool_discover_stub():
     expect(p.returncode == 0, "the stub does not load: " + p.stdout + p.stderr)
 
 
+def stub_entries(text):
+    """The stub's entries: {kernel name comment: entry text}."""
+    parts = re.split(r"\n(?=\n  # )", text)
+    return {part.strip().splitlines()[0][2:]: part for part in parts[1:]}
+
+
+@case
+def tool_discover_stub_idioms():
+    """The stub picks a launch idiom from the shapes seen and says why, offers the other
+    two (each loads when chosen), never suggests a pointer trigger, keeps its buffer lines
+    commented, and tunes as written (issue 12, items 1 and 7)."""
+    tool = os.environ["XMT_TOOL"]
+    log, stub = os.path.join(WORK, "disc.jsonl"), os.path.join(WORK, "stub.yaml")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", log, "--stub", stub, "--", APPS["rt"], "basic",
+                        os.path.join(WORK, "d.out")], env=e, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    text = open(stub).read()
+    ents = stub_entries(text)
+    expect(len(ents) == 10, "entries: %s" % list(ents))
+    sax, vec = ents["saxpy(int, float, float const*, float*)"], ents["vecadd"]
+    # vecadd: the program launched it with blocks 64 and 32 over the same 5000 elements.
+    expect('\n    launch: {block: [BLOCK], grid: ["cdiv(grid0.x * block0.x, BLOCK)", grid0.y, grid0.z]}'
+           in vec and "grid followed its block" in vec, vec)
+    expect("#   launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}" in vec, vec)
+    # saxpy: one shape only; nothing tells, so the program's own grid stays, and it says so.
+    expect("\n    launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}" in sax and
+           "own grid is kept" in sax and '#   launch: {block: [BLOCK], grid: ["cdiv(p0, BLOCK)"]}' in sax, sax)
+    for ent in (sax, vec):
+        expect('grid: ["sm_count * BPS"]' in ent and "BPS: [1, 2, 4, 8]" in ent, ent)
+    # Triggers: scalars only (saxpy's p0 is int n, vecadd's p3 the guessed i32), never a pointer.
+    expect("# triggers: [p0]" in sax and "# triggers: [p3]" in vec, sax + vec)
+    sa = ents["struct_axpy(Params, float const*, float*)"]
+    expect("params: [p0: {bytes: 12}, p1, p2]" in sa and "no integer scalar parameter" in sa, sa)
+    expect(re.search(r"^\s+(restore|verify|reset_to_zero|tensors):", text, re.M) is None,
+           "a buffer line is not a comment")
+    expect("`protect: auto` (landing soon)" in sax, sax)
+    # Each alternative, chosen by uncommenting it, loads.
+    for alt in (0, 1):
+        out = []
+        for part in re.split(r"(?=\n  # )", text):
+            alts = re.findall(r"^    #   (launch: .*)$", part, re.M)
+            space = re.findall(r"^    #   (space: .*)$", part, re.M)
+            if alts:
+                part = re.sub(r"^    launch: .*$", lambda m: "    " + alts[alt], part, flags=re.M)
+                if "sm_count" in alts[alt]:
+                    part = re.sub(r"^    space: .*$", lambda m: "    " + space[0], part, flags=re.M)
+            # and its triggers, which the loader refuses if one is a pointer
+            part = re.sub(r"^    # (triggers: \[.*\])   #.*$", r"    \1", part, flags=re.M)
+            out.append(part)
+        path = os.path.join(WORK, "stub-alt%d.yaml" % alt)
+        open(path, "w").write("".join(out))
+        p = subprocess.run([tool, "check", "-q", path], capture_output=True, text=True)
+        expect(p.returncode == 0, "alternative %d does not load: %s%s" % (alt, p.stdout, p.stderr))
+    # As written, it tunes vecadd (which writes only its output) with identical results.
+    base, t = tuned("rt", "basic", policies=stub, env={"XMATUNE_INCLUDE": "vecadd"})
+    same_output(base, t, "tuned from the stub")
+    ev = tune_events(t, "vecadd")
+    expect(ev and all(c["grid"][0] * c["block"][0] >= 5000 for c in ev[0]["candidates"]
+                      if c["status"] == "ok"), ev)
+    # Shapes a program never ran here: the same grid whatever the block keeps grid0; a 2-D
+    # block keeps its y and z.
+    fake = os.path.join(WORK, "fake_prog.py")
+    with open(fake, "w") as f:
+        f.write("#!%s\nimport json, os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
+        for name, shapes in (("rows", [([64, 1, 1], [128, 1, 1]), ([64, 1, 1], [256, 1, 1])]),
+                             ("tile2d", [([10, 10, 1], [16, 16, 1])])):
+            k = {"event": "kernel", "kernel": name, "name": name, "device": 0,
+                 "params": [{"offset": 0, "size": 8}, {"offset": 8, "size": 4}]}
+            ks = {"event": "kernel_summary", "kernel": name, "name": name, "device": 0,
+                  "launches": 2, "rewritable": True,
+                  "shapes": [{"grid": g, "block": b, "shared": 0, "count": 1} for g, b in shapes]}
+            f.write("    f.write(%r)\n    f.write(%r)\n" % (json.dumps(k) + "\n", json.dumps(ks) + "\n"))
+    os.chmod(fake, 0o755)
+    stub2 = os.path.join(WORK, "stub2.yaml")
+    # (under a sanitized suite, the sanitizer's leak report on the Python interpreter itself
+    # would become its exit status)
+    e2 = dict(e, ASAN_OPTIONS=(e.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", os.path.join(WORK, "disc2.jsonl"), "--stub", stub2,
+                        "--", fake], env=e2, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    ents = stub_entries(open(stub2).read())
+    expect("\n    launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}" in ents["rows"] and
+           "grid.x stayed 64" in ents["rows"] and "# triggers: [p1]" in ents["rows"], ents["rows"])
+    expect("block: [BLOCK, block0.y, block0.z]" in ents["tile2d"] and
+           "space: {BLOCK: [8, 16, 32, 64]}" in ents["tile2d"], ents["tile2d"])
+    p = subprocess.run([tool, "check", "-q", stub2], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+
+
+@case
+def tool_check_set_values():
+    """xmatune check: unset arguments named instead of candidates reading grid.x = 0; a
+    --set value that is not a number, does not fit, or names no parameter is an error (exit
+    2); expressions of numbers are accepted; the program's own config is marked (issue 12,
+    item 6)."""
+    tool = os.environ["XMT_TOOL"]
+    pol = os.path.join(os.path.dirname(POLICIES), "..", "..", "examples", "policies", "saxpy.yaml")
+
+    def check(*args):
+        return subprocess.run([tool, "check", pol] + list(args), capture_output=True, text=True)
+
+    p = check()
+    expect(p.returncode == 0 and "not evaluated: it depends on n, which no --set gives" in p.stdout
+           and "grid.x = 0" not in p.stdout and "0 bytes" not in p.stdout, p.stdout + p.stderr)
+    expect("unset, changing nothing here: a" in p.stdout, p.stdout)
+    for bad, msg in (("n=abc", "'abc' is not a number"), ("n=1<<20", "expressions have no shifts"),
+                     ("m=5", "no entry has a parameter of that name"),
+                     ("n=99999999999", "does not fit i32"), ("n=2.5", "does not fit i32")):
+        for q in ([], ["-q"]):
+            p = check("--set", bad, *q)
+            expect(p.returncode == 2 and p.stderr.startswith("xmatune: --set %s: " % bad) and msg in p.stderr,
+                   "--set %s %s: exit %d: %s" % (bad, q, p.returncode, p.stderr))
+    p = check("--set", "n=1024*1024")
+    expect(p.returncode == 0 and "key: x.shape=(1048576,)" in p.stdout and "example launch: n=1048576 " in p.stdout,
+           p.stdout + p.stderr)
+    p = check("--set", "n=256", "--block0", "256")
+    own = [l for l in p.stdout.splitlines() if "the program's own config" in l]
+    expect(p.returncode == 0 and len(own) == 1 and "BLOCK=256: grid (1,1,1) block (256,1,1)" in own[0],
+           p.stdout)
+
+
+@case
+def tool_install_prefix():
+    """cmake --install into a temporary prefix: the library, the command, the example
+    policies and the docs; the installed command finds the installed library by itself and
+    tunes from there; a build configured for /usr installs into the multiarch library
+    directory and finds it there too (issue 12, Deliver item 5)."""
+    build = os.environ["XMT_BUILD"]
+    src = os.path.abspath(os.path.join(os.path.dirname(POLICIES), "..", ".."))
+
+    def install_and_tune(build, prefix, libdir):
+        shutil.rmtree(prefix, ignore_errors=True)
+        p = subprocess.run(["cmake", "--install", build, "--prefix", prefix], capture_output=True, text=True)
+        expect(p.returncode == 0, p.stdout + p.stderr)
+        for f in ("bin/xmatune", libdir + "/libxmatune.so", "share/xmatune/examples/policies/saxpy.yaml",
+                  "share/xmatune/examples/gpu/saxpy.cu", "share/doc/xmatune/README.md",
+                  "share/doc/xmatune/policy.md"):
+            expect(os.path.exists(os.path.join(prefix, f)), "%s not installed: %s" % (f, p.stdout))
+        tool = os.path.join(prefix, "bin", "xmatune")
+        p = subprocess.run([tool, "check", "-q", os.path.join(prefix, "share/xmatune/examples/policies")],
+                           capture_output=True, text=True)
+        expect(p.returncode == 0, p.stdout + p.stderr)
+        base = run("rt", "basic", shim=False)
+        out, log = os.path.join(WORK, "inst.out"), os.path.join(WORK, "inst.jsonl")
+        for f in (out, log):
+            if os.path.exists(f):
+                os.remove(f)
+        e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
+        e.update(LD_LIBRARY_PATH=SIMDIR, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"), XMATUNE_WARMUP_MS="0",
+                 LD_DEBUG="libs")
+        p = subprocess.run([tool, "run", "--tune", "--policy", POLICIES, "--log", log, "--",
+                            APPS["rt"], "basic", out, "3"], env=e, capture_output=True, text=True)
+        expect(p.returncode == 0, p.stdout + p.stderr[-3000:])
+        lib = os.path.realpath(os.path.join(prefix, libdir, "libxmatune.so"))
+        expect("calling init: %s" % lib in p.stderr, "the installed library was not the one loaded")
+        # basic has a float-atomic kernel, tuned within a tolerance
+        close_floats(open(out, "rb").read(), base.out, 1e-4, 1e-4, "tuned from the installed tree")
+        tunes = [json.loads(l) for l in open(log) if '"event":"tune"' in l]
+        expect(any("saxpy" in t["name"] for t in tunes), "nothing tuned from the installed tree")
+
+    install_and_tune(build, os.path.join(WORK, "prefix"), "lib")
+    if PRELOAD_PREFIX:
+        return  # a sanitized suite: the second, plain build below would not match it
+    # Debian's multiarch: a build configured for /usr puts the library in lib/<triplet>.
+    b2 = os.path.join(WORK, "build-usr")
+    p = subprocess.run(["cmake", "-S", src, "-B", b2, "-DCMAKE_INSTALL_PREFIX=/usr"], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    libdir = re.search(r"^CMAKE_INSTALL_LIBDIR:PATH=(.*)$", open(os.path.join(b2, "CMakeCache.txt")).read(), re.M)
+    expect(libdir and libdir.group(1) != "lib", "no multiarch library directory here: %r" % libdir)
+    p = subprocess.run(["cmake", "--build", b2, "-j2", "--target", "xmatune", "xmatune-cmd"],
+                       capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout[-3000:] + p.stderr)
+    install_and_tune(b2, os.path.join(WORK, "prefix-usr"), libdir.group(1))
+
+
+@case
+def tool_check_log():
+    """xmatune check --log DISCOVER_LOG: every launch shape a discover run recorded,
+    evaluated with the entry its kernel gets: key and candidates, the program's own config
+    marked, what is unset, kernels without an entry, an entry whose layout does not fit
+    (issue 12, Deliver item 2)."""
+    tool = os.environ["XMT_TOOL"]
+    d = run("rt", "basic", env={"XMATUNE_MODE": "discover"})
+    ok(d, "discover")
+    log = os.path.join(WORK, [f for f in os.listdir(WORK) if f.startswith("rt-basic") and f.endswith(".jsonl")][-1])
+    p = subprocess.run([tool, "check", "--log", log, POLICIES, "--set", "n=5000"], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    out = p.stdout[p.stdout.index("launches recorded in"):]
+    vec = out[out.index("kernel vecadd (device 0): "):]
+    vec = vec[:vec.index("\nkernel ")]
+    expect(vec.count("recorded launch") == 3 and "recorded launch (3 times): n=5000" in vec, vec)
+    expect("BLOCK=64: grid (79,1,1) block (64,1,1) shared 0  [the program's own config" in vec, vec)
+    expect("BLOCK=32: grid (157,1,1) block (32,1,1) shared 0  [the program's own config" in vec, vec)
+    expect("cooperative or cluster launches pass through" in vec, vec)
+    expect("kernel triton_poi_fused_add_0 (device 0): no entry (runs untuned)" in out, out)
+    expect(re.search(r"kernel scale2d.*\n.*\n    not evaluated: it depends on w, h", out), out)
+    # An entry whose parameters do not fit the kernel's layout: said, not evaluated.
+    pol = os.path.join(WORK, "mismatch.yaml")
+    open(pol, "w").write("kernels:\n  - mangled: vecadd\n    params: [a: ptr, b: ptr]\n"
+                         "    pin: {launch: {block: [128]}}\n")
+    p = subprocess.run([tool, "check", "--log", log, pol], capture_output=True, text=True)
+    expect(p.returncode == 0 and "the entry does not apply (the kernel passes through): policy: 2 params"
+           in p.stdout, p.stdout + p.stderr)
+    p = subprocess.run([tool, "check", "--log", os.path.join(WORK, "nonexistent.jsonl"), pol],
+                       capture_output=True, text=True)
+    expect(p.returncode == 1 and "nonexistent.jsonl" in p.stderr, p.stdout + p.stderr)
+
+
+def png_not_blank(path):
+    """True when a PNG decodes to pixels that are not all one colour."""
+    import zlib
+    data = open(path, "rb").read()
+    expect(data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG")
+    pos, idat, width, height, bpp = 8, b"", 0, 0, 4
+    while pos < len(data):
+        n = struct.unpack(">I", data[pos:pos + 4])[0]
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            width, height = struct.unpack(">II", body[:8])
+            bpp = {6: 4, 2: 3, 0: 1, 4: 2}.get(body[9], 4)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = width * bpp + 1
+    expect(len(raw) == stride * height and width > 100 and height > 100, "odd PNG %dx%d" % (width, height))
+    # Rows whose filter is 0 (none) hold raw pixels; any row with two different pixels will do.
+    rows = [raw[i * stride + 1:(i + 1) * stride] for i in range(height) if raw[i * stride] == 0]
+    distinct = set()
+    for r in rows:
+        distinct.update(r[j:j + bpp] for j in range(0, len(r), bpp))
+        if len(distinct) > 2:
+            return True
+    # Filtered rows: a blank picture compresses to rows of zero differences.
+    return any(b != 0 for i in range(height) for b in raw[i * stride + 1:(i + 1) * stride][bpp:])
+
+
+@case
+def tool_report_svg_html():
+    """xmatune report --svg/--html: a panel per tuned key, a mark per candidate (the
+    program's own config first), the winner marked once, rejected and skipped rows; the
+    page self-contained; rendered by a real renderer to a picture that is not blank
+    (issue 12, Deliver item 3)."""
+    import xml.etree.ElementTree as ET
+    tool = os.environ["XMT_TOOL"]
+    base, t = tuned("rt", "basic")
+    log = os.path.join(WORK, [f for f in os.listdir(WORK) if f.startswith("rt-basic") and f.endswith(".jsonl")][-1])
+    svg, html = os.path.join(WORK, "r.svg"), os.path.join(WORK, "r.html")
+    for f in (svg, html):
+        if os.path.exists(f):
+            os.remove(f)
+    p = subprocess.run([tool, "report", "--svg", svg, log, "--html", html], capture_output=True, text=True)
+    expect(p.returncode == 0 and "## Tunings" in p.stdout, p.stdout + p.stderr)
+    tunes = t.events("tune")
+    ns = "{http://www.w3.org/2000/svg}"
+    panels = [g for g in ET.parse(svg).getroot().iter(ns + "g") if g.get("class") == "panel"]
+    expect(len(panels) == len(tunes) and len(tunes) >= 5, "%d panels for %d tunings" % (len(panels), len(tunes)))
+    statuses = set()
+    for g, ev in zip(panels, tunes):
+        expect(g.get("data-key") == ev["key"], (g.get("data-key"), ev["key"]))
+        marks = [e for e in g.iter() if "cand" in (e.get("class") or "").split()]
+        expect(len(marks) == 1 + len(ev["candidates"]), "%s: %d marks for %d candidates" %
+               (ev["key"], len(marks), len(ev["candidates"])))
+        expect(marks[0].get("data-config") == "program's own config", marks[0].attrib)
+        for m, c in zip(marks[1:], ev["candidates"]):
+            expect(m.get("data-config") == c["config"], (m.attrib, c["config"]))
+            st = m.get("class").split()[1]
+            statuses.add(st)
+            expect(st == c["status"] or (st == "winner" and c["status"] == "ok"), (m.attrib, c["status"]))
+        winners = [m for m in marks if "winner" in m.get("class").split()]
+        want = "program's own config" if ev["winner"]["index"] == -1 else ev["winner"]["config"]
+        expect(len(winners) == 1 and winners[0].get("data-config") == want, (ev["key"], [w.attrib for w in winners]))
+    expect({"ok", "winner", "rejected", "skipped"} <= statuses, statuses)
+    page = open(html).read()
+    expect(page.startswith("<!DOCTYPE html>") and "<svg" in page and "<table>" in page
+           and "src=" not in page and "href=" not in page, "the page is not self-contained")
+    expect(page.count('class="panel"') == len(tunes), "the page lacks the picture")
+    rsvg = shutil.which("rsvg-convert")
+    if not rsvg:
+        print("note: rsvg-convert (Debian librsvg2-bin) is not installed: the picture was not rendered")
+        return
+    png = os.path.join(WORK, "r.png")
+    p = subprocess.run([rsvg, "-o", png, svg], capture_output=True, text=True)
+    expect(p.returncode == 0 and png_not_blank(png), p.stderr)
+    # and a blank picture is told apart
+    blank = os.path.join(WORK, "blank.svg")
+    open(blank, "w").write('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200">'
+                           '<rect width="200" height="200" fill="#fff"/></svg>')
+    subprocess.run([rsvg, "-o", png, blank], check=True)
+    expect(not png_not_blank(png), "a blank picture reads as not blank")
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
