@@ -67,6 +67,17 @@ void xmt_verbose(int level, const char *fmt, ...)
     va_end(ap);
 }
 
+void xmt_progress(const char *fmt, ...)
+{
+    static int on = -1; /* decided once: XMATUNE_PROGRESS, else whether stderr is a tty */
+    if (on < 0) on = xmt_opt.progress >= 0 ? xmt_opt.progress : isatty(2);
+    if (!on) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
+}
+
 int xmt_expand_path(const char *tmpl, char *out, size_t cap)
 {
     size_t o = 0;

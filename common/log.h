@@ -25,6 +25,10 @@ void xmt_warn_diag(void *ud, const char *msg);
 /* stderr, only when XMATUNE_VERBOSE >= level; not capped (the user asked for them). */
 void xmt_verbose(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A progress line on stderr (a long tuning), not capped: when XMATUNE_PROGRESS=1, or
+ * when it is -1 (the default) and stderr is a terminal. */
+void xmt_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Appends one event to the log and takes ownership of obj (decref'd). A log that cannot
  * be opened or written warns once; the program goes on. No-op when there is no log. */
 void xmt_log_event(json_t *obj);

@@ -91,6 +91,10 @@ static const opt_desc options[] = {
      "comma-separated globs on kernel names: only these may be tuned (empty: all)", NULL},
     {"XMATUNE_EXCLUDE", T_STR, OFF(exclude), SZ(exclude), "", 0, 0,
      "comma-separated globs on kernel names that are never tuned", NULL},
+    {"XMATUNE_PROGRESS", T_INT, OFF(progress), 0, "-1", -1, 1,
+     "`1`: a progress line on stderr, at most one a second, while a key's tuning runs longer "
+     "than a second; `0`: never; `-1`: when stderr is a terminal",
+     NULL},
     {"XMATUNE_MAX_MESSAGES", T_INT, OFF(max_messages), 0, "100", 0, 1000000,
      "most `xmatune:` messages printed on stderr; further ones are counted (0: none at all)", NULL},
 };

@@ -45,6 +45,7 @@ struct xmt_options {
     double scratch_mb; /* < 0: half the free device memory */
     int verify_on;     /* xmt_verify_on */
     int cache_verify;  /* verify a cached winner once before its first use */
+    int progress;      /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */
 };
 
 extern struct xmt_options xmt_opt;

@@ -218,6 +218,23 @@ fail:
     return -1;
 }
 
+/* A progress line once a second while the session runs longer than a second:
+ * "xmatune: tuning saxpy [n=16777216]: verify 12/30". */
+static void progress(xmt_session *S, const char *phase, size_t done, size_t total)
+{
+    S->progress_phase = phase;
+    S->progress_done = done;
+    S->progress_total = total;
+    double now = xmt_now_ms();
+    if (now - S->t0 < 1000 || now - S->progress_ms < 1000) return;
+    S->progress_ms = now;
+    char name[64];
+    const char *paren = strchr(S->k->demangled, '(');
+    size_t len = paren ? (size_t)(paren - S->k->demangled) : strlen(S->k->demangled);
+    snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), S->k->demangled);
+    xmt_progress("tuning %s [%s]: %s %zu/%zu", name, S->key_text, phase, done, total);
+}
+
 /* The candidate whose run has not finished yet, among those of a timed round. */
 static const char *running(const xmt_session *S, const xmt_cand *who)
 {
@@ -258,6 +275,7 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
                      S->k->demangled, running(S, who), S->key_text, el / 1e3, WATCHDOG_FACTOR,
                      S->own_ms);
         }
+        if (S->progress_phase) progress(S, S->progress_phase, S->progress_done, S->progress_total);
         struct timespec ts = {0, pause_ns};
         nanosleep(&ts, NULL);
         if (pause_ns < 1000000) pause_ns *= 2;
@@ -761,6 +779,7 @@ static int verify(xmt_session *S)
     if (!S->automatic && (verify_run(S, &S->cands[0]) != 0 || take_reference(S) != 0)) return -1;
     for (size_t i = 1; i <= S->n; i++) {
         xmt_cand *c = &S->cands[i];
+        progress(S, "verify", i - 1, S->n);
         if (c->status != XMT_C_OK) continue;
         int r = verify_run(S, c);
         if (r < 0) return -1;
@@ -877,6 +896,7 @@ static int timed_runs(xmt_session *S)
                 TRY(S, xmt_drv.cuEventCreate(&S->cands[i].prep, CU_EVENT_DEFAULT), "event create");
         }
     for (int it = 0; it < S->iterations; it++) {
+        progress(S, "timed round", (size_t)it, (size_t)S->iterations);
         if (timed_round(S, it, prep) != 0) return -1;
         if (S->budget_ms >= 0 && xmt_now_ms() - S->t0 > S->budget_ms) break;
     }

@@ -109,6 +109,9 @@ typedef struct {
     const char *error_at;
     char untuned[300]; /* why the key keeps the program's own config untuned, or "" */
     double t0, spent_ms, floor_ms;
+    double progress_ms;         /* when the last progress line was said */
+    const char *progress_phase; /* what it says: "verify" 3 of 30 */
+    size_t progress_done, progress_total;
     double own_ms; /* wall time of the program's own config's first run (the watchdog) */
     xmt_phases ph;
     xmt_choice choice;

@@ -605,7 +605,7 @@ def tune_watchdog():
     # program's own config runs; outputs and exit code are unchanged.
     base = run("rt", "saxpy", shim=False)
     t0 = time.time()
-    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES,
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_PROGRESS": "1",
                                 "SIMCUDA_HANG": "_Z5saxpyifPKfPf:64:2500"})
     took = time.time() - t0
     ok(t, "a config that runs far too long")
@@ -614,6 +614,11 @@ def tune_watchdog():
     ev = tune_events(t, "saxpy")[0]
     expect("watchdog" in ev.get("error", "") and ev["winner"]["index"] == -1, ev)
     expect(2.4 < took < 10, "took %.1f s" % took)
+    # the session ran past a second: progress lines, at most one a second
+    n = t.stderr.count("xmatune: tuning saxpy [x.shape=(65536,)]: verify 1/6")
+    expect(1 <= n <= 2, t.stderr)
+    q = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "SIMCUDA_HANG": "_Z5saxpyifPKfPf:64:1500"})
+    expect("xmatune: tuning" not in q.stderr, "progress without a terminal: %s" % q.stderr)
 
 
 # ------------------------------------------------------ protect: auto (issue 9)
