@@ -14,7 +14,8 @@
  * Scenarios: basic (every kernel, every launch path), threads (16 threads, one stream
  * each), capture (launches inside a stream capture, then a replay), unload (unload and
  * reload: handles are reused), churn (100k-style module churn beside a module kept
- * loaded; ITERATIONS is the number of cycles), saxpy (the tuning workhorse: one poorly launched
+ * loaded; ITERATIONS is the number of cycles), forkexec (fork while tuning, the child
+ * execs this program's saxpy scenario), saxpy (the tuning workhorse: one poorly launched
  * saxpy, repeated). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the launches
  * it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call prints file:line and
  * the error, and exits 1.
@@ -490,6 +491,43 @@ static void scenario_fork(CUcontext ctx)
     printf("FORK_CHILDREN %d\nFORK_HUNG %d\n", CHILDREN, hung);
 }
 
+/* A tuning process forks while a thread of it tunes and logs, and the child execs a CUDA
+ * program (this one, scenario saxpy, writing OUT.child) under the LD_PRELOAD it inherits:
+ * the child starts a shim of its own and must finish with its own right output. Prints
+ * CHILD_RC (the child's exit status, or -1 if it was killed or hung past 30 s). */
+static void scenario_forkexec(CUcontext ctx, const char *outpath)
+{
+    pthread_t th;
+    thread_arg arg = {0, ctx};
+    pthread_create(&th, NULL, thread_main, &arg);
+    char child_out[4096], iters[16];
+    snprintf(child_out, sizeof child_out, "%s.child", outpath);
+    snprintf(iters, sizeof iters, "%d", iterations);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "app", "saxpy", child_out, iters, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0, rc = -1;
+    for (int t = 0; pid > 0 && t < 30000; t++) {
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            break;
+        }
+        usleep(1000);
+    }
+    if (pid > 0 && rc == -1) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    void *r;
+    pthread_join(th, &r);
+    fwrite(r, 1, 4096 * 4, out);
+    free(r);
+    printf("CHILD_RC %d\n", rc);
+}
+
 /* Launches inside a capture are recorded, not run; the graph replays them. The shim
  * must not benchmark during the capture. */
 static void scenario_capture(void)
@@ -611,9 +649,10 @@ static void scenario_churn(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr,
-                "usage: %s basic|threads|fork|capture|unload|churn|saxpy OUT [ITERATIONS]\n",
-                argv[0]);
+        fprintf(
+            stderr,
+            "usage: %s basic|threads|fork|forkexec|capture|unload|churn|saxpy OUT [ITERATIONS]\n",
+            argv[0]);
         return 2;
     }
     if (argc > 3) iterations = atoi(argv[3]);
@@ -645,6 +684,8 @@ int main(int argc, char **argv)
         scenario_unload();
     else if (!strcmp(sc, "churn"))
         scenario_churn();
+    else if (!strcmp(sc, "forkexec"))
+        scenario_forkexec(ctx, argv[2]);
     else {
         fprintf(stderr, "unknown scenario %s\n", sc);
         return 2;

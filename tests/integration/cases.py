@@ -549,6 +549,38 @@ def tune_fork_children_exit():
            "children report the parent's launches: %r" % sorted({e["launches"] for e in others}))
 
 
+@case
+def tune_fork_exec():
+    # A tuning process (a thread tuning and logging) forks; the child execs a CUDA program
+    # under the inherited LD_PRELOAD (issue 11, item 2): both finish, both outputs are
+    # right, and the child, a new program, has a shim of its own that tunes its own key.
+    base = run("rt", "forkexec", shim=False)
+    ok(base, "fork + exec without the shim")
+    expect(base.value("CHILD_RC") == 0, "child without the shim: " + base.stdout + base.stderr)
+    for f in os.listdir(WORK):
+        if f.startswith("forkexec-") and f.endswith(".jsonl"):
+            os.remove(os.path.join(WORK, f))
+    logs = os.path.join(WORK, "forkexec-%p.jsonl")
+    t = run("rt", "forkexec", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_LOG": logs})
+    ok(t, "fork + exec, tune")
+    expect(t.value("CHILD_RC") == 0, "the exec'd child: " + t.stdout + t.stderr)
+    same_output(base, t, "fork + exec, the parent")
+    bout, tout = base.cmd.split()[2], t.cmd.split()[2]
+    b_child, t_child = open(bout + ".child", "rb").read(), open(tout + ".child", "rb").read()
+    expect(len(b_child) > 0 and b_child == t_child, "the exec'd child's output differs")
+    evs = {}
+    for f in os.listdir(WORK):
+        if f.startswith("forkexec-") and f.endswith(".jsonl"):
+            evs[f] = [json.loads(l) for l in open(os.path.join(WORK, f))]
+    starts = [e for v in evs.values() for e in v if e["event"] == "start"]
+    exits = [e for v in evs.values() for e in v if e["event"] == "exit"]
+    expect(len(starts) == 2 and len(exits) == 2, "%d starts, %d exits in %s" % (len(starts), len(exits), sorted(evs)))
+    child = [v for v in evs.values() if any(e["event"] == "tune" and "saxpy" in e["name"] for e in v)
+             and any(e["event"] == "exit" and e["launches"] == 3 for e in v)]
+    expect(len(child) == 1, "the child's log: its own saxpy tuning and its own 3 launches: %r" %
+           [[(e["event"], e.get("launches")) for e in v if e["event"] in ("exit", "tune")] for v in evs.values()])
+
+
 CHURN_CYCLES = 100000
 
 
