@@ -42,18 +42,23 @@ enum { K_GETPROC1, K_GETPROC2, K_LAUNCH, K_EX, K_COOP, K_UNLOAD, K_COUNT };
              : XMT_UNLOAD_MODULE, CUlibrary                                                        \
              : XMT_UNLOAD_LIBRARY, CUcontext                                                       \
              : XMT_UNLOAD_CONTEXT)
-#define XMT_WHAT__(t) 0
-#define XMT_WHAT_CUmodule(t) XMT_UNLOAD_MODULE
-#define XMT_WHAT_CUlibrary(t) XMT_UNLOAD_LIBRARY
-#define XMT_WHAT_CUcontext(t) XMT_UNLOAD_CONTEXT
+#define XMT_WHAT_CUmodule XMT_UNLOAD_MODULE
+#define XMT_WHAT_CUlibrary XMT_UNLOAD_LIBRARY
+#define XMT_WHAT_CUcontext XMT_UNLOAD_CONTEXT
 
 /* ptsz: for UNLOAD entries, what the handle names instead (a slot's ptsz carries it). */
 static const struct {
     const char *name;
     int kind, ptsz;
 } names[] = {
+#define XMT_PTSZ_GETPROC1(ptsz, handle) (ptsz)
+#define XMT_PTSZ_GETPROC2(ptsz, handle) (ptsz)
+#define XMT_PTSZ_LAUNCH(ptsz, handle) (ptsz)
+#define XMT_PTSZ_EX(ptsz, handle) (ptsz)
+#define XMT_PTSZ_COOP(ptsz, handle) (ptsz)
+#define XMT_PTSZ_UNLOAD(ptsz, handle) XMT_WHAT_##handle
 #define XMT_ENTRY(name, kind, ptsz, exported, handle)                                              \
-    {#name, K_##kind, K_##kind == K_UNLOAD ? XMT_WHAT_##handle(0) : ptsz},
+    {#name, K_##kind, XMT_PTSZ_##kind(ptsz, handle)},
 #include "entries.h"
 #undef XMT_ENTRY
 };

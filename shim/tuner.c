@@ -52,11 +52,13 @@ static void release_results(xmt_kernel *k)
 {
     struct xmt_tune_state *s = k->tune;
     if (!s) return;
-    result_t *r, *tmp;
-    HASH_ITER(hh, s->results, r, tmp)
-    {
-        HASH_DEL(s->results, r);
+    /* The table goes first; the items keep their links (uthash leaves them alone). */
+    result_t *r = s->results;
+    HASH_CLEAR(hh, s->results);
+    while (r) {
+        result_t *next = r->hh.next;
         free(r);
+        r = next;
     }
     pthread_rwlock_destroy(&s->lock);
     free(s);

@@ -84,7 +84,7 @@ static const char ptx[] = ".version 7.0\n"
     X(cuLinkDestroy, CUresult (*)(CUlinkState))
 
 static struct {
-#define FIELD(name, type) __typeof__(type) name;
+#define FIELD(name, type) __typeof__(type) name; // NOLINT(bugprone-macro-parentheses)
     API(FIELD) LINK_API(FIELD)
 #undef FIELD
 } cu;
@@ -101,32 +101,36 @@ static void check(CUresult r, const char *what, int line)
 
 static long rss_kb(void)
 {
-    long pages = 0, resident = 0;
+    char buf[128] = {0};
     FILE *f = fopen("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-        fclose(f);
-    }
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    (void)fclose(f);
+    buf[n] = 0;
+    char *end;
+    (void)strtol(buf, &end, 10); /* total pages, then resident pages */
+    return strtol(end, NULL, 10) * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-/* The image each cycle loads: a cubin from the driver's linker, else the PTX text. The
- * linker's output lives until cuLinkDestroy, so it is copied. */
-static void *make_image(void)
+/* The cubin the driver's linker made, copied (its output lives until cuLinkDestroy);
+ * NULL when there is no linker. Lives until exit. */
+static void *cubin_copy;
+
+/* The image each cycle loads: a cubin from the driver's linker, else the PTX text. */
+static const void *make_image(void)
 {
     CUlinkState ls;
     void *cubin = NULL;
     size_t size = 0;
     if (!cu.cuLinkCreate_v2 || !cu.cuLinkAddData_v2 || !cu.cuLinkComplete || !cu.cuLinkDestroy ||
         cu.cuLinkCreate_v2(0, NULL, NULL, &ls) != CUDA_SUCCESS)
-        return (void *)ptx;
-    void *copy = NULL;
+        return ptx;
     if (cu.cuLinkAddData_v2(ls, CU_JIT_INPUT_PTX, (void *)ptx, sizeof ptx, "vecadd.ptx", 0, NULL,
                             NULL) == CUDA_SUCCESS &&
-        cu.cuLinkComplete(ls, &cubin, &size) == CUDA_SUCCESS && (copy = malloc(size)))
-        memcpy(copy, cubin, size);
+        cu.cuLinkComplete(ls, &cubin, &size) == CUDA_SUCCESS && (cubin_copy = malloc(size)))
+        memcpy(cubin_copy, cubin, size);
     cu.cuLinkDestroy(ls);
-    return copy ? copy : (void *)ptx;
+    return cubin_copy ? cubin_copy : (const void *)ptx;
 }
 
 static void launch(CUfunction f, CUdeviceptr a, CUdeviceptr b, CUdeviceptr o, int n)
@@ -152,7 +156,7 @@ int main(int argc, char **argv)
     long cycles = 100000;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-            cycles = atol(argv[++i]);
+            cycles = strtol(argv[++i], NULL, 10);
         } else {
             fprintf(stderr, "usage: %s [-n CYCLES]\n", argv[0]);
             return 2;
@@ -192,7 +196,7 @@ int main(int argc, char **argv)
     CHECK(cu.cuMemcpyHtoD_v2(a, ha, sizeof ha));
     CHECK(cu.cuMemcpyHtoD_v2(b, hb, sizeof hb));
 
-    void *image = make_image();
+    const void *image = make_image();
     CUmodule kept;
     CUfunction fk;
     CHECK(cu.cuModuleLoadData(&kept, image));
@@ -221,7 +225,7 @@ int main(int argc, char **argv)
     double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
                 (double)(cycles > 0 ? cycles : 1);
     printf("cycles=%ld ns_per_cycle=%.0f rss_kb_warm=%ld rss_kb_end=%ld ok=%d image=%s\n", cycles,
-           ns, warm, rss_kb(), ok, image == ptx ? "ptx" : "cubin");
+           ns, warm, rss_kb(), ok, image == (const void *)ptx ? "ptx" : "cubin");
     CHECK(cu.cuModuleUnload(kept));
     return ok ? 0 : 1;
 }

@@ -64,7 +64,7 @@ run() {
     pass) "${e[@]}" LD_PRELOAD="$shim" XMATUNE_MODE=tune \
         XMATUNE_POLICY="$here/policies/other_kernel.yaml" "$@" ;;
     tuned) "${e[@]}" LD_PRELOAD="$shim" XMATUNE_MODE=tune \
-        XMATUNE_POLICY="$here/policies/vecadd_hit.yaml" "$@" ;;
+        XMATUNE_POLICY="$here/policies/vecadd_churn.yaml" "$@" ;;
     esac
 }
 
