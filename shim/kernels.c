@@ -573,18 +573,27 @@ void xmt_kernels_atfork(int phase)
 
 void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud)
 {
+    /* Folded and listed under the lock, reported outside it: fn logs, and the log's lock
+     * is taken before this one at fork (a lock-order inversion otherwise). */
     pthread_mutex_lock(&table_lock);
+    size_t n = 0, cap = HASH_COUNT(summaries);
+    for (xmt_kernel *r = live_head; r; r = r->next)
+        cap++;
+    xmt_kernel **list = malloc((cap ? cap : 1) * sizeof *list);
     for (xmt_kernel *r = live_head; r; r = r->next) {
         summary_t *sm = NULL;
         HASH_FIND_STR(summaries, r->mangled, sm);
         if (sm) xmt_kernels_fold(&sm->k, r);
     }
-    for (summary_t *sm = summaries; sm; sm = sm->hh.next)
-        fn(&sm->k, ud);
-    for (xmt_kernel *r = live_head; r; r = r->next) {
+    for (summary_t *sm = summaries; list && sm; sm = sm->hh.next)
+        list[n++] = &sm->k;
+    for (xmt_kernel *r = live_head; list && r; r = r->next) {
         summary_t *sm = NULL;
         HASH_FIND_STR(summaries, r->mangled, sm);
-        if (!sm) fn(r, ud);
+        if (!sm) list[n++] = r;
     }
     pthread_mutex_unlock(&table_lock);
+    for (size_t i = 0; i < n; i++)
+        fn(list[i], ud);
+    free(list);
 }

@@ -124,7 +124,7 @@ void xmt_kernels_atfork(int phase);
 
 /* Calls fn for the exit report: for each name that was unloaded, its summary (the
  * retired records' counts, shapes and keys, the live records of that name added to it);
- * and every other live record. Holds the table lock throughout. */
+ * and every other live record. Lists them under the table lock, calls fn outside it. */
 void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud);
 
 /* Adds src's counts, and what other modules hang on it (xmt_kernel_parts), to dst. */
