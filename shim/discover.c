@@ -4,6 +4,7 @@
 #include "discover.h"
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,83 @@ static void log_first_sight(const xmt_kernel *k, int device)
     xmt_log_event(ev);
 }
 
+/* Adds one shape's count to d: to an equal shape, a new one while there is room, or to
+ * "other". */
+static void add_shape(struct xmt_discover *d, const unsigned grid[3], const unsigned block[3],
+                      unsigned shared, uint64_t count)
+{
+    for (int i = 0; i < d->nshapes; i++) {
+        shape_t *s = &d->shapes[i];
+        if (s->shared == shared && !memcmp(s->grid, grid, sizeof s->grid) &&
+            !memcmp(s->block, block, sizeof s->block)) {
+            s->count += count;
+            return;
+        }
+    }
+    if (d->nshapes < MAX_SHAPES) {
+        shape_t *s = &d->shapes[d->nshapes++];
+        memcpy(s->grid, grid, sizeof s->grid);
+        memcpy(s->block, block, sizeof s->block);
+        s->shared = shared;
+        s->count = count;
+    } else {
+        d->other += count;
+    }
+}
+
+/* k's shapes on one device, made if make and missing (k->lock held). */
+static struct xmt_discover *device_of(xmt_kernel *k, int device, int make)
+{
+    struct xmt_discover *d = k->discover;
+    while (d && d->device != device)
+        d = d->next;
+    if (!d && make && (d = calloc(1, sizeof *d))) {
+        d->device = device;
+        d->next = k->discover;
+        k->discover = d;
+    }
+    return d;
+}
+
+/* A retired record's shapes go to its name's summary (kernels.c; both locks held). */
+static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
+{
+    for (struct xmt_discover *s = src->discover; s; s = s->next) {
+        struct xmt_discover *d = device_of(dst, s->device, 1);
+        if (!d) return;
+        d->paths |= s->paths;
+        d->launches += s->launches;
+        d->other += s->other;
+        for (int i = 0; i < s->nshapes; i++)
+            add_shape(d, s->shapes[i].grid, s->shapes[i].block, s->shapes[i].shared,
+                      s->shapes[i].count);
+        s->launches = s->other = 0;
+        s->nshapes = 0;
+    }
+}
+
+static void release_shapes(xmt_kernel *k)
+{
+    for (struct xmt_discover *d = k->discover, *next; d; d = next) {
+        next = d->next;
+        free(d);
+    }
+    k->discover = NULL;
+}
+
+static const xmt_kernel_parts shape_parts = {fold_shapes, release_shapes};
+
+/* Has this kernel's name been seen on this device before, by a record since retired? */
+static int seen_before(xmt_kernel *k, int device)
+{
+    xmt_kernel *sm = k->summary;
+    if (!sm) return 0;
+    pthread_mutex_lock(&sm->lock);
+    int seen = device_of(sm, device, 0) != NULL;
+    pthread_mutex_unlock(&sm->lock);
+    return seen;
+}
+
 void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
 {
     CUdevice dev = -1;
@@ -76,46 +154,24 @@ void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
                         : XMT_PATH_LAUNCH;
     if (l->extra) path |= XMT_PATH_EXTRA;
 
-    int first = 0;
+    static atomic_int registered;
+    if (!atomic_load_explicit(&registered, memory_order_acquire)) {
+        xmt_kernels_add_parts(&shape_parts);
+        atomic_store_explicit(&registered, 1, memory_order_release);
+    }
     pthread_mutex_lock(&k->lock);
-    struct xmt_discover *d = k->discover;
-    while (d && d->device != (int)dev)
-        d = d->next;
+    int first = device_of(k, (int)dev, 0) == NULL;
+    struct xmt_discover *d = device_of(k, (int)dev, 1);
     if (!d) {
-        d = calloc(1, sizeof *d);
-        if (!d) {
-            pthread_mutex_unlock(&k->lock);
-            return;
-        }
-        d->device = (int)dev;
-        d->next = k->discover;
-        k->discover = d;
-        first = 1;
+        pthread_mutex_unlock(&k->lock);
+        return;
     }
     d->paths |= path;
     d->launches++;
-    int i;
-    for (i = 0; i < d->nshapes; i++) {
-        shape_t *s = &d->shapes[i];
-        if (s->shared == l->shared && !memcmp(s->grid, l->grid, sizeof s->grid) &&
-            !memcmp(s->block, l->block, sizeof s->block)) {
-            s->count++;
-            break;
-        }
-    }
-    if (i == d->nshapes) {
-        if (d->nshapes < MAX_SHAPES) {
-            shape_t *s = &d->shapes[d->nshapes++];
-            memcpy(s->grid, l->grid, sizeof s->grid);
-            memcpy(s->block, l->block, sizeof s->block);
-            s->shared = l->shared;
-            s->count = 1;
-        } else {
-            d->other++;
-        }
-    }
+    add_shape(d, l->grid, l->block, l->shared, 1);
     pthread_mutex_unlock(&k->lock);
-    if (first) log_first_sight(k, (int)dev);
+    /* One kernel event per name and device: a module loaded again is no news. */
+    if (first && !seen_before(k, (int)dev)) log_first_sight(k, (int)dev);
 }
 
 int xmt_discover_report(xmt_kernel *k, FILE *table)

@@ -1,8 +1,9 @@
 /*
  * discover: XMATUNE_MODE=discover. Answers "what does my program launch, and can xmatune
  * see it?": once per distinct (kernel, device) a `kernel` event with its names and
- * parameter layout, and at exit a `kernel_summary` with every distinct launch shape and
- * its count, plus a short table on stderr. Nothing about the launch changes.
+ * parameter layout (a kernel of a module loaded again is the same kernel: by name), and at exit a
+ * `kernel_summary` with every distinct launch shape and its count, plus a short table on stderr.
+ * Nothing about the launch changes.
  */
 #ifndef XMT_DISCOVER_H
 #define XMT_DISCOVER_H

@@ -36,11 +36,29 @@ enum { K_GETPROC1, K_GETPROC2, K_LAUNCH, K_EX, K_COOP, K_UNLOAD, K_COUNT };
 #define XMT_IF_0(...)
 #define XMT_IF_1(...) __VA_ARGS__
 
+/* What an unload entry point's handle names (kernels.h), from its handle type. */
+#define XMT_UNLOAD_WHAT(type)                                                                      \
+    _Generic((type)0, CUmodule                                                                     \
+             : XMT_UNLOAD_MODULE, CUlibrary                                                        \
+             : XMT_UNLOAD_LIBRARY, CUcontext                                                       \
+             : XMT_UNLOAD_CONTEXT)
+#define XMT_WHAT_CUmodule XMT_UNLOAD_MODULE
+#define XMT_WHAT_CUlibrary XMT_UNLOAD_LIBRARY
+#define XMT_WHAT_CUcontext XMT_UNLOAD_CONTEXT
+
+/* ptsz: for UNLOAD entries, what the handle names instead (a slot's ptsz carries it). */
 static const struct {
     const char *name;
     int kind, ptsz;
 } names[] = {
-#define XMT_ENTRY(name, kind, ptsz, exported, handle) {#name, K_##kind, ptsz},
+#define XMT_PTSZ_GETPROC1(ptsz, handle) (ptsz)
+#define XMT_PTSZ_GETPROC2(ptsz, handle) (ptsz)
+#define XMT_PTSZ_LAUNCH(ptsz, handle) (ptsz)
+#define XMT_PTSZ_EX(ptsz, handle) (ptsz)
+#define XMT_PTSZ_COOP(ptsz, handle) (ptsz)
+#define XMT_PTSZ_UNLOAD(ptsz, handle) XMT_WHAT_##handle
+#define XMT_ENTRY(name, kind, ptsz, exported, handle)                                              \
+    {#name, K_##kind, XMT_PTSZ_##kind(ptsz, handle)},
 #include "entries.h"
 #undef XMT_ENTRY
 };
@@ -113,13 +131,20 @@ static CUresult getproc_after(CUresult r, const char *sym, void **pfn, int ver, 
         return xmt_dispatch_coop(REAL(K_COOP, i), slots[K_COOP][i].ptsz, f, gx, gy, gz, bx, by,    \
                                  bz, sh, s, p);                                                    \
     }
+/* An unload forgets what it unloaded (kernels.c); the slot's ptsz says what that is. */
+static CUresult unloaded(CUresult (*real)(void *), int what, void *h)
+{
+    if (xmt_in_shim) return real(h);
+    uintptr_t begun = xmt_kernels_unload_begin(what, h);
+    CUresult r = real(h);
+    if (r == CUDA_SUCCESS) xmt_kernels_unloaded(what, h, begun);
+    return r;
+}
+
 #define DEF_UNLOAD(i)                                                                              \
     static CUresult unload_w##i(void *h)                                                           \
     {                                                                                              \
-        CUresult (*real)(void *) = REAL(K_UNLOAD, i);                                              \
-        CUresult r = real(h);                                                                      \
-        if (r == CUDA_SUCCESS && !xmt_in_shim) xmt_kernels_forget_all();                           \
-        return r;                                                                                  \
+        return unloaded(REAL(K_UNLOAD, i), slots[K_UNLOAD][i].ptsz, h);                            \
     }
 
 REP8(DEF_GP1)
@@ -207,7 +232,7 @@ void *xmt_wrap_proc(const char *name, void *real, int version, cuuint64_t flags)
     if (kind == K_GETPROC1 && version >= 12000)
         kind = K_GETPROC2; /* cuGetProcAddress at 12000+ is the 5-argument _v2 */
     if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ptsz = 1;
-    if (kind == K_GETPROC1 || kind == K_GETPROC2 || kind == K_UNLOAD) ptsz = 0;
+    if (kind == K_GETPROC1 || kind == K_GETPROC2) ptsz = 0; /* (UNLOAD: what, from kind_of) */
     if (xmt_activate() == XMT_MODE_OFF) return real;
     return bind_slot(kind, real, ptsz);
 }
@@ -321,10 +346,8 @@ static void *export_real(const char *name, _Atomic(void *) *cache)
     XMT_EXPORT CUresult name(type h)                                                               \
     {                                                                                              \
         EXPORT_REAL(name)                                                                          \
-        CUresult r = ((CUresult(*)(type))real)(h);                                                 \
-        if (r == CUDA_SUCCESS && xmt_opt.mode != XMT_MODE_OFF && !xmt_in_shim)                     \
-            xmt_kernels_forget_all();                                                              \
-        return r;                                                                                  \
+        if (xmt_opt.mode == XMT_MODE_OFF) return ((CUresult(*)(type))real)(h);                     \
+        return unloaded((CUresult(*)(void *))real, XMT_UNLOAD_WHAT(type), (void *)h);              \
     }
 
 /* The definitions, one per exported entry of entries.h. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uthash.h>
 
 #include "driver.h"
 #include "log.h"
@@ -17,16 +18,78 @@
 struct xmt_kslot xmt_ktab[1u << XMT_KTAB_BITS];
 struct xmt_policy_set *xmt_policies;
 
+/* Everything below is under table_lock: the table's writers, the lists, the indexes. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t table_used; /* slots with a handle (they are never emptied) */
-static xmt_kernel *all_head, *all_tail;
+static size_t table_used;                 /* slots with a handle (they are never emptied) */
+static xmt_kernel *live_head, *live_tail; /* live records, oldest first (next/prev) */
+static xmt_kernel *unknown_owner;         /* live records whose owner the driver did not tell */
+static xmt_kernel *quar_head, *quar_tail; /* retired structs, oldest first (next) */
+static size_t quar_n;
+static _Atomic uint64_t next_serial = 1;
+
+/* Live records by owner (next_owner/prev_owner). */
+typedef struct owner_group {
+    UT_hash_handle hh;
+    uintptr_t owner;
+    xmt_kernel *head;
+} owner_group;
+static owner_group *owners;
+
+/* One summary per mangled name that has had a record retired (for the exit report). */
+typedef struct summary {
+    UT_hash_handle hh;
+    xmt_kernel k;
+} summary_t;
+static summary_t *summaries;
+
 /* Past this load the table stops taking new handles (probes stay short); such kernels
- * are then found by a walk of the record list, under the lock: correct, only slower. */
+ * are then found by a walk of the live records, under the lock: correct, only slower. */
 #define TABLE_LIMIT ((1u << XMT_KTAB_BITS) / 4 * 3)
 
 static size_t slot_of(uintptr_t h)
 {
     return (size_t)((h * 0x9E3779B97F4A7C15ull) >> (64 - XMT_KTAB_BITS));
+}
+
+/* The driver's owner queries, found once (not in driver_syms.h: only this module uses
+ * them). Missing ones leave owners unknown: such records go at every unload, as before. */
+static PFN_cuFuncGetModule_v11000 func_module;
+static PFN_cuKernelGetLibrary_v12050 kernel_library;
+static PFN_cuLibraryGetModule_v12000 library_module;
+static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
+
+static void owner_syms(void)
+{
+    CUdriverProcAddressQueryResult st;
+    if (!xmt_drv.getproc) return;
+    XMT_IN_SHIM_SCOPE
+    {
+        if (xmt_drv.getproc("cuFuncGetModule", (void **)&func_module, 11000, 0, &st) !=
+            CUDA_SUCCESS)
+            func_module = NULL;
+        if (xmt_drv.getproc("cuKernelGetLibrary", (void **)&kernel_library, 12050, 0, &st) !=
+            CUDA_SUCCESS)
+            kernel_library = NULL;
+        if (xmt_drv.getproc("cuLibraryGetModule", (void **)&library_module, 12000, 0, &st) !=
+            CUDA_SUCCESS)
+            library_module = NULL;
+    }
+}
+
+/* The module (CUfunction) or library (CUkernel) a handle belongs to; 0 if unknown. Called
+ * inside the shim's scope. */
+static uintptr_t owner_of(CUfunction f, int is_cukernel)
+{
+    pthread_once(&owner_once, owner_syms);
+    if (is_cukernel) {
+        CUlibrary lib = NULL;
+        if (kernel_library && kernel_library(&lib, (CUkernel)f) == CUDA_SUCCESS)
+            return (uintptr_t)lib;
+    } else {
+        CUmodule m = NULL;
+        if (func_module && func_module(&m, f) == CUDA_SUCCESS) return (uintptr_t)m;
+    }
+    return 0;
 }
 
 /* Does a comma-separated glob list match name? */
@@ -67,6 +130,7 @@ static void describe(xmt_kernel *k, CUfunction f)
         name = buf;
     }
     k->mangled = strdup(name);
+    k->owner = owner_of(f, k->is_cukernel);
     char *dm = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES);
     k->demangled = dm ? dm : strdup(name);
 
@@ -157,24 +221,239 @@ static void attach_policy(xmt_kernel *k)
     k->entry = e;
 }
 
+/* What other modules hang on records (xmt_kernels_add_parts). */
+#define MAX_PARTS 4
+static _Atomic(const xmt_kernel_parts *) parts[MAX_PARTS];
+
+void xmt_kernels_add_parts(const xmt_kernel_parts *p)
+{
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_PARTS; i++) {
+        const xmt_kernel_parts *q = atomic_load(&parts[i]);
+        if (q == p) break;
+        if (!q) {
+            atomic_store(&parts[i], p);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&table_lock);
+}
+
+/* Frees what a retired (or discarded) record owns; the struct itself stays. */
+static void release_parts(xmt_kernel *k)
+{
+    free(k->mangled);
+    free(k->demangled);
+    free(k->offsets);
+    free(k->sizes);
+    for (int i = 0; i < MAX_PARTS; i++) {
+        const xmt_kernel_parts *p = atomic_load(&parts[i]);
+        if (p) p->release(k);
+    }
+}
+
+/* A struct for a new record: the oldest quarantined one once the quarantine is full,
+ * else a new one. Its serial is new before anything else changes, so that no memo entry
+ * of its past matches it. NULL when out of memory. */
+static xmt_kernel *take_struct(void)
+{
+    xmt_kernel *k = NULL;
+    pthread_mutex_lock(&table_lock);
+    if (quar_n > XMT_KERNELS_QUARANTINE) {
+        k = quar_head;
+        quar_head = k->next;
+        if (!quar_head) quar_tail = NULL;
+        quar_n--;
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (!k) {
+        k = calloc(1, sizeof *k);
+        if (!k) return NULL;
+        pthread_mutex_init(&k->lock, NULL);
+    }
+    atomic_store(&k->serial, atomic_fetch_add(&next_serial, 1));
+    release_parts(k);
+    atomic_store(&k->launches, 0);
+    atomic_store(&k->rewritten, 0);
+    atomic_store(&k->passed, 0);
+    atomic_store(&k->retired_to, NULL);
+    atomic_store(&k->stale, 0);
+    k->handle = 0;
+    k->passthrough = k->is_cukernel = k->params_known = k->in_table = 0;
+    k->mangled = k->demangled = NULL;
+    k->nparams = 0;
+    k->offsets = k->sizes = NULL;
+    k->entry = NULL;
+    k->max_threads = k->static_shared = k->max_dynamic_shared = 0;
+    k->discover = NULL;
+    k->tune = NULL;
+    k->keys_retired = 0;
+    k->owner = 0;
+    k->next = k->prev = k->next_owner = k->prev_owner = k->summary = NULL;
+    return k;
+}
+
+/* Puts a struct in the quarantine (table_lock held). */
+static void quarantine_locked(xmt_kernel *k)
+{
+    k->next = NULL;
+    if (quar_tail)
+        quar_tail->next = k;
+    else
+        quar_head = k;
+    quar_tail = k;
+    quar_n++;
+}
+
 static xmt_kernel *make_record(CUfunction f)
 {
-    xmt_kernel *k = calloc(1, sizeof *k);
+    xmt_kernel *k = take_struct();
     if (!k) return NULL;
     k->handle = (uintptr_t)f;
-    pthread_mutex_init(&k->lock, NULL);
     XMT_IN_SHIM_SCOPE describe(k, f);
     if (!k->mangled || !k->demangled) {
-        free(k->mangled);
-        free(k->demangled);
-        free(k->offsets);
-        free(k->sizes);
-        free(k);
+        pthread_mutex_lock(&table_lock);
+        quarantine_locked(k);
+        pthread_mutex_unlock(&table_lock);
         return NULL;
     }
     attach_policy(k);
     k->passthrough = xmt_opt.mode != XMT_MODE_DISCOVER && !k->entry;
     return k;
+}
+
+static xmt_kernel **owner_head_locked(uintptr_t owner, int make)
+{
+    if (!owner) return &unknown_owner;
+    owner_group *g = NULL;
+    HASH_FIND(hh, owners, &owner, sizeof owner, g);
+    if (!g && make) {
+        g = calloc(1, sizeof *g);
+        if (!g) return NULL;
+        g->owner = owner;
+        HASH_ADD(hh, owners, owner, sizeof g->owner, g);
+    }
+    return g ? &g->head : NULL;
+}
+
+/* Links a new record into the live list and its owner's list (table_lock held). */
+static void link_locked(xmt_kernel *k)
+{
+    k->prev = live_tail;
+    k->next = NULL;
+    if (live_tail)
+        live_tail->next = k;
+    else
+        live_head = k;
+    live_tail = k;
+    xmt_kernel **head = owner_head_locked(k->owner, 1);
+    if (!head) { /* out of memory: an unknown owner, forgotten at every unload */
+        k->owner = 0;
+        head = &unknown_owner;
+    }
+    k->prev_owner = NULL;
+    k->next_owner = *head;
+    if (*head) (*head)->prev_owner = k;
+    *head = k;
+    summary_t *sm = NULL;
+    HASH_FIND_STR(summaries, k->mangled, sm);
+    k->summary = sm ? &sm->k : NULL;
+}
+
+static void unlink_locked(xmt_kernel *k)
+{
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        live_head = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    else
+        live_tail = k->prev;
+    if (k->next_owner) k->next_owner->prev_owner = k->prev_owner;
+    if (k->prev_owner) {
+        k->prev_owner->next_owner = k->next_owner;
+    } else if (!k->owner) {
+        unknown_owner = k->next_owner;
+    } else {
+        owner_group *g = NULL;
+        HASH_FIND(hh, owners, &k->owner, sizeof k->owner, g);
+        if (g) {
+            g->head = k->next_owner;
+            if (!g->head) {
+                HASH_DEL(owners, g);
+                free(g);
+            }
+        }
+    }
+    k->next = k->prev = k->next_owner = k->prev_owner = NULL;
+}
+
+/* The summary of a record's name, made on first need (table_lock held). NULL when out
+ * of memory. */
+static xmt_kernel *summary_locked(const xmt_kernel *k)
+{
+    summary_t *sm = NULL;
+    HASH_FIND_STR(summaries, k->mangled, sm);
+    if (sm) return &sm->k;
+    sm = calloc(1, sizeof *sm);
+    if (!sm) return NULL;
+    sm->k.mangled = strdup(k->mangled);
+    sm->k.demangled = strdup(k->demangled);
+    if (!sm->k.mangled || !sm->k.demangled) {
+        free(sm->k.mangled);
+        free(sm->k.demangled);
+        free(sm);
+        return NULL;
+    }
+    sm->k.handle = k->handle;
+    sm->k.is_cukernel = k->is_cukernel;
+    sm->k.entry = k->entry;
+    sm->k.passthrough = k->passthrough;
+    atomic_store(&sm->k.stale, 1);
+    atomic_store(&sm->k.serial, atomic_fetch_add(&next_serial, 1));
+    pthread_mutex_init(&sm->k.lock, NULL);
+    HASH_ADD_KEYPTR(hh, summaries, sm->k.mangled, strlen(sm->k.mangled), sm);
+    return &sm->k;
+}
+
+void xmt_kernels_fold(xmt_kernel *dst, xmt_kernel *src)
+{
+    atomic_fetch_add(&dst->launches, atomic_exchange(&src->launches, 0));
+    atomic_fetch_add(&dst->rewritten, atomic_exchange(&src->rewritten, 0));
+    atomic_fetch_add(&dst->passed, atomic_exchange(&src->passed, 0));
+    if (!dst->entry) dst->entry = src->entry;
+    pthread_mutex_lock(&src->lock); /* always a record's, then its summary's */
+    pthread_mutex_lock(&dst->lock);
+    for (int i = 0; i < MAX_PARTS; i++) {
+        const xmt_kernel_parts *p = atomic_load(&parts[i]);
+        if (p) p->fold(dst, src);
+    }
+    pthread_mutex_unlock(&dst->lock);
+    pthread_mutex_unlock(&src->lock);
+}
+
+/* Forgets a live record: out of the table and the lists, its counts to its summary, its
+ * struct to the quarantine (table_lock held). */
+static void retire_locked(xmt_kernel *k)
+{
+    if (k->in_table) {
+        size_t i = slot_of(k->handle);
+        while (atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed) != k->handle)
+            i = (i + 1) & ((1u << XMT_KTAB_BITS) - 1);
+        if (atomic_load_explicit(&xmt_ktab[i].rec, memory_order_relaxed) == k)
+            atomic_store_explicit(&xmt_ktab[i].rec, NULL, memory_order_release);
+        k->in_table = 0;
+    }
+    atomic_store(&k->stale, 1);
+    unlink_locked(k);
+    xmt_kernel *sm = summary_locked(k);
+    if (sm) {
+        /* First where late counts go (tuner.c's memos), then what is counted so far. */
+        atomic_store(&k->retired_to, sm);
+        xmt_kernels_fold(sm, k);
+    }
+    quarantine_locked(k);
 }
 
 xmt_kernel *xmt_kernels_get(CUfunction f)
@@ -198,66 +477,123 @@ xmt_kernel *xmt_kernels_get(CUfunction f)
     uintptr_t kh = atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed);
     if (kh == h) cur = atomic_load_explicit(&xmt_ktab[i].rec, memory_order_relaxed);
     if (!cur && kh == 0 && table_used >= TABLE_LIMIT) {
-        /* Table full: look in the list (the newest live record of this handle). */
-        for (xmt_kernel *r = all_head; r; r = r->next_all)
-            if (r->handle == h && !atomic_load(&r->stale)) cur = r;
+        /* Table full: look among the live records. */
+        for (xmt_kernel *r = live_head; r; r = r->next)
+            if (r->handle == h) cur = r;
     }
     if (cur) {
+        quarantine_locked(fresh);
         pthread_mutex_unlock(&table_lock);
-        free(fresh->mangled);
-        free(fresh->demangled);
-        free(fresh->offsets);
-        free(fresh->sizes);
-        pthread_mutex_destroy(&fresh->lock);
-        free(fresh);
         return cur;
     }
-    if (all_tail)
-        all_tail->next_all = fresh;
-    else
-        all_head = fresh;
-    all_tail = fresh;
+    link_locked(fresh);
     if (kh == h) {
         atomic_store_explicit(&xmt_ktab[i].rec, fresh, memory_order_release);
+        fresh->in_table = 1;
     } else if (table_used < TABLE_LIMIT) {
         atomic_store_explicit(&xmt_ktab[i].rec, fresh, memory_order_release);
         atomic_store_explicit(&xmt_ktab[i].handle, h, memory_order_release);
         table_used++;
+        fresh->in_table = 1;
     }
     pthread_mutex_unlock(&table_lock);
     return fresh;
 }
 
+/* Retires every live record of one owner (table_lock held). */
+static void retire_owner_locked(uintptr_t owner)
+{
+    xmt_kernel **head;
+    while ((head = owner_head_locked(owner, 0)) && *head)
+        retire_locked(*head);
+}
+
+uintptr_t xmt_kernels_unload_begin(int what, const void *handle)
+{
+    uintptr_t m = 0;
+    if (what != XMT_UNLOAD_LIBRARY || !handle) return 0;
+    pthread_once(&owner_once, owner_syms);
+    XMT_IN_SHIM_SCOPE
+    {
+        CUmodule mod = NULL;
+        if (library_module && library_module(&mod, (CUlibrary)handle) == CUDA_SUCCESS)
+            m = (uintptr_t)mod;
+    }
+    return m;
+}
+
+void xmt_kernels_unloaded(int what, const void *handle, uintptr_t begun)
+{
+    pthread_mutex_lock(&table_lock);
+    if (what == XMT_UNLOAD_CONTEXT) {
+        /* Its modules go with it (CUfunctions); libraries, and so CUkernels, stay. */
+        for (xmt_kernel *r = live_head, *next; r; r = next) {
+            next = r->next;
+            if (!r->is_cukernel || !r->owner) retire_locked(r);
+        }
+    } else {
+        if (handle) retire_owner_locked((uintptr_t)handle);
+        if (begun) retire_owner_locked(begun); /* the library's functions (its module) */
+        retire_owner_locked(0);
+    }
+    pthread_mutex_unlock(&table_lock);
+}
+
 void xmt_kernels_forget_all(void)
 {
     pthread_mutex_lock(&table_lock);
-    for (size_t i = 0; i < (1u << XMT_KTAB_BITS); i++)
-        atomic_store_explicit(&xmt_ktab[i].rec, NULL, memory_order_release);
-    /* Records past the table limit are marked stale so the list walk skips them. */
-    for (xmt_kernel *r = all_head; r; r = r->next_all)
-        atomic_store(&r->stale, 1);
+    while (live_head)
+        retire_locked(live_head);
     pthread_mutex_unlock(&table_lock);
+}
+
+static void atfork_child_one(xmt_kernel *r)
+{
+    atomic_store(&r->launches, 0);
+    atomic_store(&r->rewritten, 0);
+    atomic_store(&r->passed, 0);
+    /* its holder, if any, is not in the child (held only for short updates) */
+    pthread_mutex_init(&r->lock, NULL);
 }
 
 void xmt_kernels_atfork(int phase)
 {
-    if (phase == XMT_FORK_CHILD)
-        for (xmt_kernel *r = all_head; r; r = r->next_all) {
-            atomic_store(&r->launches, 0);
-            atomic_store(&r->rewritten, 0);
-            atomic_store(&r->passed, 0);
-            /* its holder, if any, is not in the child (held only for short updates) */
-            pthread_mutex_init(&r->lock, NULL);
+    if (phase == XMT_FORK_CHILD) {
+        for (xmt_kernel *r = live_head; r; r = r->next)
+            atfork_child_one(r);
+        for (xmt_kernel *r = quar_head; r; r = r->next)
+            atfork_child_one(r);
+        for (summary_t *sm = summaries; sm; sm = sm->hh.next) {
+            atfork_child_one(&sm->k);
+            sm->k.keys_retired = 0;
         }
+    }
     xmt_fork_mutex(&table_lock, phase);
 }
 
 void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud)
 {
+    /* Folded and listed under the lock, reported outside it: fn logs, and the log's lock
+     * is taken before this one at fork (a lock-order inversion otherwise). */
     pthread_mutex_lock(&table_lock);
-    xmt_kernel *head = all_head;
+    size_t n = 0, cap = HASH_COUNT(summaries);
+    for (xmt_kernel *r = live_head; r; r = r->next)
+        cap++;
+    xmt_kernel **list = malloc((cap ? cap : 1) * sizeof *list);
+    for (xmt_kernel *r = live_head; r; r = r->next) {
+        summary_t *sm = NULL;
+        HASH_FIND_STR(summaries, r->mangled, sm);
+        if (sm) xmt_kernels_fold(&sm->k, r);
+    }
+    for (summary_t *sm = summaries; list && sm; sm = sm->hh.next)
+        list[n++] = &sm->k;
+    for (xmt_kernel *r = live_head; list && r; r = r->next) {
+        summary_t *sm = NULL;
+        HASH_FIND_STR(summaries, r->mangled, sm);
+        if (!sm) list[n++] = r;
+    }
     pthread_mutex_unlock(&table_lock);
-    /* Records are appended, never removed: walking without the lock is safe. */
-    for (xmt_kernel *r = head; r; r = r->next_all)
-        fn(r, ud);
+    for (size_t i = 0; i < n; i++)
+        fn(list[i], ud);
+    free(list);
 }

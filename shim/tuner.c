@@ -39,10 +39,39 @@ struct xmt_tune_state {
     atomic_int key_error_warned;
 };
 
+/* A retired record's tuned keys are counted in its name's summary (kernels.c; both
+ * locks held); its results are freed when its struct is reused. */
+static void fold_keys(xmt_kernel *dst, xmt_kernel *src)
+{
+    dst->keys_retired += src->keys_retired + (src->tune ? src->tune->keys_tuned : 0);
+    src->keys_retired = 0;
+    if (src->tune) src->tune->keys_tuned = 0;
+}
+
+static void release_results(xmt_kernel *k)
+{
+    struct xmt_tune_state *s = k->tune;
+    if (!s) return;
+    /* The table goes first; the items keep their links (uthash leaves them alone). */
+    result_t *r = s->results;
+    HASH_CLEAR(hh, s->results);
+    while (r) {
+        result_t *next = r->hh.next;
+        free(r);
+        r = next;
+    }
+    pthread_rwlock_destroy(&s->lock);
+    free(s);
+    k->tune = NULL;
+}
+
+static const xmt_kernel_parts result_parts = {fold_keys, release_results};
+
 static struct xmt_tune_state *state_of(xmt_kernel *k)
 {
     struct xmt_tune_state *s = __atomic_load_n(&k->tune, __ATOMIC_ACQUIRE);
     if (s) return s;
+    xmt_kernels_add_parts(&result_parts); /* cold: once per record */
     pthread_mutex_lock(&k->lock);
     s = k->tune;
     if (!s) {
@@ -72,6 +101,7 @@ static _Atomic uint64_t total_tuning_us;
 #define MEMO_ARG_BYTES 256
 typedef struct {
     const xmt_kernel *k;
+    uint64_t serial; /* k's incarnation (kernels.h): a reused struct is another kernel */
     int device;
     int own; /* the decision is the program's own config */
     unsigned nbytes;
@@ -96,6 +126,14 @@ static void memo_flush(memo_t *m)
 {
     xmt_kernel *k = (xmt_kernel *)m->k;
     if (!k) return;
+    /* Record structs are never freed, so k can be read; a retired one's counts go to its
+     * summary, a reused one's are another kernel's and these are dropped. */
+    if (atomic_load_explicit(&k->serial, memory_order_acquire) != m->serial) {
+        m->launches = m->rewritten = m->passed = 0;
+        return;
+    }
+    xmt_kernel *to = atomic_load_explicit(&k->retired_to, memory_order_acquire);
+    if (to) k = to;
     atomic_fetch_add_explicit(&k->launches, m->launches, memory_order_relaxed);
     atomic_fetch_add_explicit(&k->rewritten, m->rewritten, memory_order_relaxed);
     atomic_fetch_add_explicit(&k->passed, m->passed, memory_order_relaxed);
@@ -167,7 +205,8 @@ static inline int same_bytes(const uint8_t *a, const void *b, unsigned n)
 static inline int memo_hit(const memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
                            void *const *params)
 {
-    if (m->k != k || m->device != device || m->shared != l->shared || m->grid[0] != l->grid[0] ||
+    if (m->serial != atomic_load_explicit(&k->serial, memory_order_relaxed) ||
+        m->device != device || m->shared != l->shared || m->grid[0] != l->grid[0] ||
         m->grid[1] != l->grid[1] || m->grid[2] != l->grid[2] || m->block[0] != l->block[0] ||
         m->block[1] != l->block[1] || m->block[2] != l->block[2])
         return 0;
@@ -188,7 +227,8 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
     unsigned off = 0;
     for (size_t i = 0; i < k->nparams; i++) {
         if (off + k->sizes[i] > MEMO_ARG_BYTES) {
-            m->k = NULL; /* too many argument bytes to remember */
+            m->k = NULL;   /* too many argument bytes to remember */
+            m->serial = 0; /* (serials start at 1: matches nothing) */
             return;
         }
         memcpy(m->bytes + off, params[i], k->sizes[i]);
@@ -202,6 +242,7 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
     m->own = c == NULL;
     if (c) m->c = *c;
     m->k = k;
+    m->serial = atomic_load_explicit(&k->serial, memory_order_relaxed);
 }
 
 /* The launching thread's device. A process that sees one device needs no driver call. */
@@ -599,7 +640,7 @@ void xmt_tuner_atfork(int phase)
 
 void xmt_tune_report(xmt_kernel *k, FILE *table)
 {
-    unsigned keys = k->tune ? k->tune->keys_tuned : 0;
+    unsigned keys = (k->tune ? k->tune->keys_tuned : 0) + k->keys_retired;
     uint64_t launches = atomic_load(&k->launches), rewritten = atomic_load(&k->rewritten),
              passed = atomic_load(&k->passed);
     json_t *ev = json_pack("{sssssssIsIsIsiss}", "event", "kernel_summary", "kernel", k->mangled,

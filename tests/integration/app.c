@@ -13,10 +13,12 @@
  * usage: app SCENARIO OUT [ITERATIONS]
  * Scenarios: basic (every kernel, every launch path), threads (16 threads, one stream
  * each), capture (launches inside a stream capture, then a replay), unload (unload and
- * reload: handles are reused), saxpy (the tuning workhorse: one poorly launched saxpy,
- * repeated). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
- * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
- * prints file:line and the error, and exits 1.
+ * reload: handles are reused), churn (100k-style module churn beside a module kept
+ * loaded; ITERATIONS is the number of cycles), forkexec (fork while tuning, the child
+ * execs this program's saxpy scenario), saxpy (the tuning workhorse: one poorly launched
+ * saxpy, repeated). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the launches
+ * it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call prints file:line and
+ * the error, and exits 1.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -187,34 +190,51 @@ static void load_api(void)
 static CUmodule module;
 static CUlibrary library;
 
-static CUfunction kernel(const char *name)
+/* A kernel of a module (app_linked) or library (app_rt): a CUfunction, or a CUkernel
+ * cast to one. */
+static CUfunction kernel_of(CUmodule m, CUlibrary lib, const char *name)
 {
     CUfunction f;
     if (linked_build) {
-        CHECK(cu.cuModuleGetFunction(&f, module, name));
+        CHECK(cu.cuModuleGetFunction(&f, m, name));
     } else {
         CUkernel k;
-        CHECK(cu.cuLibraryGetKernel(&k, library, name));
+        CHECK(cu.cuLibraryGetKernel(&k, lib, name));
         f = (CUfunction)k;
     }
     return f;
 }
 
-static void load_code(void)
+static CUfunction kernel(const char *name)
+{
+    return kernel_of(module, library, name);
+}
+
+static void load_into(CUmodule *m, CUlibrary *lib)
 {
     static const char image[] = "simulated image";
     if (linked_build)
-        CHECK(cu.cuModuleLoadData(&module, image));
+        CHECK(cu.cuModuleLoadData(m, image));
     else
-        CHECK(cu.cuLibraryLoadData(&library, image, NULL, NULL, 0, NULL, NULL, 0));
+        CHECK(cu.cuLibraryLoadData(lib, image, NULL, NULL, 0, NULL, NULL, 0));
+}
+
+static void unload_from(CUmodule m, CUlibrary lib)
+{
+    if (linked_build)
+        CHECK(cu.cuModuleUnload(m));
+    else
+        CHECK(cu.cuLibraryUnload(lib));
+}
+
+static void load_code(void)
+{
+    load_into(&module, &library);
 }
 
 static void unload_code(void)
 {
-    if (linked_build)
-        CHECK(cu.cuModuleUnload(module));
-    else
-        CHECK(cu.cuLibraryUnload(library));
+    unload_from(module, library);
 }
 
 /* Deterministic non-zero data. */
@@ -495,6 +515,43 @@ static void scenario_fork(CUcontext ctx)
     printf("FORK_CHILDREN %d\nFORK_HUNG %d\n", CHILDREN, hung);
 }
 
+/* A tuning process forks while a thread of it tunes and logs, and the child execs a CUDA
+ * program (this one, scenario saxpy, writing OUT.child) under the LD_PRELOAD it inherits:
+ * the child starts a shim of its own and must finish with its own right output. Prints
+ * CHILD_RC (the child's exit status, or -1 if it was killed or hung past 30 s). */
+static void scenario_forkexec(CUcontext ctx, const char *outpath)
+{
+    pthread_t th;
+    thread_arg arg = {0, ctx};
+    pthread_create(&th, NULL, thread_main, &arg);
+    char child_out[4096], iters[16];
+    snprintf(child_out, sizeof child_out, "%s.child", outpath);
+    snprintf(iters, sizeof iters, "%d", iterations);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "app", "saxpy", child_out, iters, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0, rc = -1;
+    for (int t = 0; pid > 0 && t < 30000; t++) {
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            break;
+        }
+        usleep(1000);
+    }
+    if (pid > 0 && rc == -1) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    void *r;
+    pthread_join(th, &r);
+    fwrite(r, 1, 4096 * 4, out);
+    free(r);
+    printf("CHILD_RC %d\n", rc);
+}
+
 /* Launches inside a capture are recorded, not run; the graph replays them. The shim
  * must not benchmark during the capture. */
 static void scenario_capture(void)
@@ -548,11 +605,78 @@ static void scenario_unload(void)
     dump(o, (size_t)n * 4);
 }
 
+/* Resident memory in KiB, from /proc/self/statm. */
+static long rss_kb(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* How often the driver was asked for a kernel's name (the shim asks once per record it
+ * makes): the simulated driver counts its calls. */
+static unsigned long long name_queries(void)
+{
+    unsigned long long (*calls)(const char *) =
+        (unsigned long long (*)(const char *))dlsym(RTLD_DEFAULT, "simcuda_calls");
+    if (!calls) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        if (h) calls = (unsigned long long (*)(const char *))dlsym(h, "simcuda_calls");
+    }
+    return calls ? calls("cuFuncGetName") + calls("cuKernelGetName") : 0;
+}
+
+/* Module churn: a second module (library for app_rt) loaded, one kernel got, launched
+ * and the module unloaded, ITERATIONS times, while the first module stays loaded and its
+ * vecadd is launched before and after. Prints RSS_KB_WARM (after a tenth of the cycles),
+ * RSS_KB_END, CHURN_MS and KEPT_NAME_QUERIES (name queries the launch of the kept
+ * module's vecadd after the churn cost: 0 when its record was kept). */
+static void scenario_churn(void)
+{
+    int n = 64, nv = 1000;
+    CUdeviceptr a = upload((size_t)n, 31), b = upload((size_t)n, 32), o = upload((size_t)n, 33);
+    CUdeviceptr va = upload((size_t)nv, 34), vb = upload((size_t)nv, 35),
+                vo = upload((size_t)nv, 36);
+    CUfunction vecadd = kernel("vecadd");
+    void *pv[] = {&va, &vb, &vo, &nv};
+    launch(cu.launch, vecadd, (unsigned)(nv + 127) / 128, 1, 128, 1, 0, NULL, pv);
+    void *pt[] = {&a, &b, &o, &n};
+    long warm = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < iterations; i++) {
+        CUmodule m = NULL;
+        CUlibrary lib = NULL;
+        load_into(&m, &lib);
+        CUfunction f = kernel_of(m, lib, "triton_poi_fused_add_0");
+        launch(cu.launch, f, 1, 1, 32, 1, 0, NULL, pt);
+        unload_from(m, lib);
+        if (i == iterations / 10) warm = rss_kb();
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    unsigned long long before = name_queries();
+    launch(cu.launch, vecadd, (unsigned)(nv + 127) / 128, 1, 128, 1, 0, NULL, pv);
+    unsigned long long after = name_queries();
+    CHECK(cu.cuCtxSynchronize());
+    dump(o, (size_t)n * 4);
+    dump(vo, (size_t)nv * 4);
+    printf("RSS_KB_WARM %ld\nRSS_KB_END %ld\nCHURN_MS %lld\nKEPT_NAME_QUERIES %llu\n", warm,
+           rss_kb(),
+           (long long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000),
+           after - before);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr,
-                "usage: %s basic|threads|fork|capture|unload|saxpy|protect OUT [ITERATIONS]\n",
+                "usage: %s basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect OUT "
+                "[ITERATIONS]
+",
                 argv[0]);
         return 2;
     }
@@ -585,6 +709,10 @@ int main(int argc, char **argv)
         scenario_capture();
     else if (!strcmp(sc, "unload"))
         scenario_unload();
+    else if (!strcmp(sc, "churn"))
+        scenario_churn();
+    else if (!strcmp(sc, "forkexec"))
+        scenario_forkexec(ctx, argv[2]);
     else {
         fprintf(stderr, "unknown scenario %s\n", sc);
         return 2;

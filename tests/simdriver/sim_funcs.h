@@ -125,6 +125,7 @@
     X("cuLibraryGetKernel", 12000, N, cuLibraryGetKernel)                                          \
     X("cuLibraryGetModule", 12000, N, cuLibraryGetModule)                                          \
     X("cuKernelGetFunction", 12000, N, cuKernelGetFunction)                                        \
+    X("cuKernelGetLibrary", 12050, N, cuKernelGetLibrary)                                          \
     X("cuKernelGetName", 12030, N, cuKernelGetName)                                                \
     X("cuKernelGetParamInfo", 12040, N, cuKernelGetParamInfo)                                      \
     X("cuKernelGetAttribute", 12000, N, cuKernelGetAttribute)                                      \

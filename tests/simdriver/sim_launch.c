@@ -214,6 +214,18 @@ CUresult cuKernelGetFunction(CUfunction *pf, CUkernel k)
     return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* The library a CUkernel belongs to (only CUkernel handles, as on the real driver). */
+CUresult cuKernelGetLibrary(CUlibrary *lib, CUkernel k)
+{
+    SIM_ENTER(cuKernelGetLibrary);
+    if (!lib) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = handle_locked(k, KERN_MAGIC);
+    if (f) *lib = (CUlibrary)f->mod;
+    pthread_mutex_unlock(&sim_lock);
+    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
 /* Name and parameter info: each call takes only its own handle kind. */
 static CUresult get_name(const char **name, const void *h, uint32_t magic)
 {

@@ -103,8 +103,8 @@
  * - Handles: a CUkernel (cuLibraryGetKernel) is a different pointer from any CUfunction.
  *   cuFuncGetName/cuFuncGetParamInfo (and cuFuncGetModule) on a CUkernel cast to
  *   CUfunction fail with CUDA_ERROR_INVALID_HANDLE, as on the real driver, and the
- *   cuKernel* calls refuse a CUfunction; launches, cuFuncGetAttribute,
- *   cuFuncSetAttribute and the occupancy calls take either kind. After
+ *   cuKernel* calls (cuKernelGetLibrary among them) refuse a CUfunction; launches,
+ * cuFuncGetAttribute, cuFuncSetAttribute and the occupancy calls take either kind. After
  *   cuModuleUnload/cuLibraryUnload the handles are invalid (INVALID_HANDLE), and the
  *   next load reuses the lowest free slot, so it hands out the same handle values.
  * - Launch checks: dims of 0 or past the device limits, T > 1024 or T > the kernel's

@@ -892,7 +892,16 @@ START_TEST(kernel_vs_function_handles)
     CUfunction f2;
     CHECK(cuModuleGetFunction(&f2, m, "_Z5saxpyifPKfPf"));
     ck_assert_ptr_eq(f2, f);
+    /* whose is whose: a CUkernel's library, a library function's module */
+    CUlibrary owner;
+    CHECK(cuKernelGetLibrary(&owner, k));
+    ck_assert_ptr_eq(owner, lib);
+    ck_assert_int_eq(cuKernelGetLibrary(&owner, (CUkernel)f), CUDA_ERROR_INVALID_HANDLE);
+    CUmodule fm;
+    CHECK(cuFuncGetModule(&fm, f));
+    ck_assert_ptr_eq(fm, m);
     CHECK(cuLibraryUnload(lib));
+    ck_assert_int_eq(cuKernelGetLibrary(&owner, k), CUDA_ERROR_INVALID_HANDLE);
     ck_assert_int_eq(cuKernelGetName(&name, k), CUDA_ERROR_INVALID_HANDLE);
     ck_assert_int_eq(cuLaunchKernel((CUfunction)k, 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL),
                      CUDA_ERROR_INVALID_HANDLE);
