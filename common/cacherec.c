@@ -78,6 +78,10 @@ int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), vo
     if (old) *old = 0;
     while ((len = getline(&line, &cap, f)) > 0) {
         if (len == 1 && line[0] == '\n') continue;
+        if (len > XMT_CACHEREC_MAX_LINE) { /* no record is that long: not parsed at all */
+            bad++;
+            continue;
+        }
         yaml_parser_t parser;
         yaml_document_t doc;
         if (!yaml_parser_initialize(&parser)) {

@@ -23,6 +23,10 @@ void xmt_cacherec_hex(const uint8_t *key, size_t len, char *out);
  * version are dropped and counted apart. */
 #define XMT_CACHEREC_VERSION 2
 
+/* The longest line that may be a record (a key of 512 bytes is 1 KiB of hex): longer
+ * ones are skipped unparsed, so that no line can make the parser work for long. */
+#define XMT_CACHEREC_MAX_LINE 16384
+
 /* One record. The strings point into the reader's document (valid during the callback
  * only) or, for the writer, into the caller's memory. Its identity is everything but
  * key_text and the choice: a record replaces earlier ones of the same identity. */

@@ -173,8 +173,12 @@ void xmt_options_load(void (*warn)(const char *msg))
         if (!v || (o->type == T_MODE && !*v)) continue;
         if (parse_value(o, v) == 0) continue;
         char msg[1024];
-        snprintf(msg, sizeof msg, "%s=\"%s\" is not valid (%s); keeping the default \"%s\"",
-                 o->name, v, o->doc, o->type == T_MODE ? "see XMATUNE_POLICY" : o->def);
+        /* a long value is quoted in part, so that the message still says why */
+        size_t vl = strlen(v);
+        char more[48] = "";
+        if (vl > 80) snprintf(more, sizeof more, "... (%zu characters)", vl);
+        snprintf(msg, sizeof msg, "%s=\"%.80s%s\" is not valid (%s); keeping the default \"%s\"",
+                 o->name, v, more, o->doc, o->type == T_MODE ? "see XMATUNE_POLICY" : o->def);
         if (warn)
             warn(msg);
         else

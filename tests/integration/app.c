@@ -675,8 +675,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr,
                 "usage: %s basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect OUT "
-                "[ITERATIONS]
-",
+                "[ITERATIONS]\n",
                 argv[0]);
         return 2;
     }
