@@ -18,32 +18,41 @@
 #include "options.h"
 
 typedef struct {
-    char *id; /* device \x1f kernel \x1f entry \x1f hex key */
+    char *id; /* the record's identity (xmt_cacherec_identity) */
     xmt_choice choice;
+    uint64_t checked; /* bit d: verified (or tuned) on device ordinal d in this process */
     UT_hash_handle hh;
 } record_t;
 
 static record_t *records;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Inserts or replaces; takes ownership of id. Called with cache_lock held. */
-static void put(char *id, const xmt_choice *c)
+/* Inserts or replaces; takes ownership of id. Called with cache_lock held. Returns the
+ * record, NULL when out of memory. */
+static record_t *put(char *id, const xmt_choice *c)
 {
     record_t *r = NULL;
     HASH_FIND_STR(records, id, r);
     if (r) {
+        if (r->choice.index != c->index || strcmp(r->choice.label, c->label)) r->checked = 0;
         r->choice = *c;
         free(id);
-        return;
+        return r;
     }
     r = calloc(1, sizeof *r);
     if (!r) {
         free(id);
-        return;
+        return NULL;
     }
     r->id = id;
     r->choice = *c;
     HASH_ADD_KEYPTR(hh, records, r->id, strlen(r->id), r);
+    return r;
+}
+
+static uint64_t device_bit(int device)
+{
+    return device >= 0 && device < 64 ? 1ull << device : 0;
 }
 
 static void load_one(void *ud, const xmt_cacherec *r)
@@ -154,8 +163,10 @@ static xmt_cacherec record_of(const xmt_cache_id *id, const char *key_hex)
     return r;
 }
 
-int xmt_cache_find(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, xmt_choice *out)
+int xmt_cache_find(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
+                   xmt_choice *out, int *checked)
 {
+    *checked = 0;
     char key_hex[2 * 512 + 1];
     if (keylen > 512) return 0;
     xmt_cacherec_hex(key, keylen, key_hex);
@@ -165,10 +176,29 @@ int xmt_cache_find(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, x
     pthread_mutex_lock(&cache_lock);
     record_t *r = NULL;
     HASH_FIND_STR(records, id, r);
-    if (r) *out = r->choice;
+    if (r) {
+        *out = r->choice;
+        *checked = (r->checked & device_bit(device)) != 0;
+    }
     pthread_mutex_unlock(&cache_lock);
     free(id);
     return r != NULL;
+}
+
+void xmt_cache_checked(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device)
+{
+    char key_hex[2 * 512 + 1];
+    if (keylen > 512) return;
+    xmt_cacherec_hex(key, keylen, key_hex);
+    xmt_cacherec rec = record_of(cid, key_hex);
+    char *id = xmt_cacherec_identity(&rec);
+    if (!id) return;
+    pthread_mutex_lock(&cache_lock);
+    record_t *r = NULL;
+    HASH_FIND_STR(records, id, r);
+    if (r) r->checked |= device_bit(device);
+    pthread_mutex_unlock(&cache_lock);
+    free(id);
 }
 
 /* Appends one line; a line a killed writer left unfinished is ended first, so that the
@@ -198,7 +228,7 @@ static void append(const char *line, size_t len)
     if (fd >= 0) close(fd);
 }
 
-void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
+void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
                      const char *key_text, const xmt_choice *c)
 {
     char key_hex[2 * 512 + 1];
@@ -210,7 +240,8 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
     char *id = xmt_cacherec_identity(&rec);
     if (!id) return;
     pthread_mutex_lock(&cache_lock);
-    put(id, c);
+    record_t *r = put(id, c);
+    if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
     pthread_mutex_unlock(&cache_lock);
     if (!cache_path[0]) return;
     char *line = xmt_cacherec_format(&rec);

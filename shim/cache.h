@@ -33,11 +33,18 @@ typedef struct {
  * one warning, records of an older format with another. */
 void xmt_cache_load(void);
 
-/* 1 and *out when the cache holds a winner for this identity, else 0. Thread-safe. */
-int xmt_cache_find(const xmt_cache_id *id, const uint8_t *key, size_t keylen, xmt_choice *out);
+/* 1 and *out when the cache holds a winner for this identity, else 0; *checked = 1 when
+ * this process tuned it or verified it on device ordinal `device` already. Thread-safe. */
+int xmt_cache_find(const xmt_cache_id *id, const uint8_t *key, size_t keylen, int device,
+                   xmt_choice *out, int *checked);
 
-/* Remembers a winner in memory and appends it to the file. key_text is for people. */
-void xmt_cache_store(const xmt_cache_id *id, const uint8_t *key, size_t keylen,
+/* Marks a winner verified on device ordinal `device` in this process: later kernel
+ * records of the same kernel (a module loaded again) use it without another check. */
+void xmt_cache_checked(const xmt_cache_id *id, const uint8_t *key, size_t keylen, int device);
+
+/* Remembers a winner in memory (checked on `device`: it was tuned here) and appends it
+ * to the file. key_text is for people. */
+void xmt_cache_store(const xmt_cache_id *id, const uint8_t *key, size_t keylen, int device,
                      const char *key_text, const xmt_choice *c);
 
 /* fork(2): cache_lock held across it (XMT_FORK_* phases, common/log.h). */

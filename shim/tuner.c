@@ -373,6 +373,8 @@ typedef struct {
     xmt_candidate pin;
     char code[17], entry_fp[17]; /* the cache identity's fingerprints */
     xmt_cache_id id;
+    const uint8_t *key; /* the key (its binary form, as the cache has it) */
+    size_t keylen;
 } plan_t;
 
 /* The identity of this kernel's winners on disk (device, code, entry and protection). */
@@ -396,10 +398,10 @@ static int cached_choice_holds(const xmt_entry *e, const xmt_launch_view *v, con
 
 /* A winner from the disk: used as it is when it is the program's own config or
  * XMATUNE_CACHE_VERIFY=0, else verified once in this process first. */
-static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, plan_t *p)
+static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checked, plan_t *p)
 {
     if (!cached_choice_holds(k->entry, v, &p->ch, &p->pin)) return 0;
-    if (p->ch.index == XMT_OWN_CONFIG || !xmt_opt.cache_verify) return 1;
+    if (p->ch.index == XMT_OWN_CONFIG || !xmt_opt.cache_verify || checked) return 1;
     p->need_run = 1;
     p->verify_only = 1;
     p->from_cache = 1;
@@ -416,6 +418,8 @@ static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xm
     const xmt_entry *e = k->entry;
     memset(p, 0, sizeof *p);
     cache_id(k, di, dev, p);
+    p->key = key;
+    p->keylen = kl;
     p->ch.index = XMT_OWN_CONFIG;
     int pin = xmt_entry_pin(e, v, &p->pin);
     if (pin < 0)
@@ -433,8 +437,9 @@ static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xm
         }
         return;
     }
-    if (xmt_cache_find(&p->id, key, kl, &p->ch)) {
-        if (plan_cached(k, v, p)) return;
+    int checked = 0;
+    if (xmt_cache_find(&p->id, key, kl, (int)dev, &p->ch, &checked)) {
+        if (plan_cached(k, v, checked, p)) return;
         p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
     }
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
@@ -501,7 +506,11 @@ static void run_plan(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
 {
     long cached = p->ch.index;
     p->ch = run_session(k, l, v, key_text, device, p);
-    if (!p->from_cache || p->ch.index == cached) return;
+    if (!p->from_cache) return;
+    if (p->ch.index == cached) {
+        xmt_cache_checked(&p->id, p->key, p->keylen, device);
+        return;
+    }
     int replay = xmt_opt.mode == XMT_MODE_REPLAY;
     xmt_warn("%s: the cached winner %s for key %s failed verification; %s", k->demangled,
              p->pin.label, key_text, replay ? "the program's own config runs" : "tuning again");
@@ -525,7 +534,7 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     pthread_mutex_unlock(&k->lock);
     atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
     if (p->store_on_disk)
-        xmt_cache_store(&p->id, mine->key + 4, mine->keylen - 4, key_text, &p->ch);
+        xmt_cache_store(&p->id, mine->key + 4, mine->keylen - 4, device, key_text, &p->ch);
     return run_choice(k, l, v, mine, device);
 }
 

@@ -231,22 +231,25 @@ START_TEST(cache_store_reload_last_wins)
     xmt_cache_load(); /* fixes the path */
     const uint8_t key[] = {1, 0, 0, 0, 0xff, 0x10};
     xmt_choice a = {3, "BLOCK=256", 0.5}, b = {-1, "grid=(1,1,1) block=(32,1,1)", 0.25}, got;
+    int chk = 0;
     xmt_cache_id id = {"GPU|cc9.0|sm132|drv13000", "_Z1kv", "00aa", "match: k", "77"};
-    xmt_cache_store(&id, key, sizeof key, "n=1", &a);
-    ck_assert(xmt_cache_find(&id, key, sizeof key, &got));
+    xmt_cache_store(&id, key, sizeof key, 0, "n=1", &a);
+    ck_assert(xmt_cache_find(&id, key, sizeof key, 0, &got, &chk));
     ck_assert_int_eq(got.index, 3);
+    ck_assert(chk); /* stored by this process: checked on device 0, not on device 1 */
+    ck_assert(xmt_cache_find(&id, key, sizeof key, 1, &got, &chk) && !chk);
     /* every part of the identity counts: device, kernel code, entry content, key */
     xmt_cache_id other = id;
     other.device = "GPU|cc9.0|sm114|drv13000";
-    ck_assert(!xmt_cache_find(&other, key, sizeof key, &got));
+    ck_assert(!xmt_cache_find(&other, key, sizeof key, 0, &got, &chk));
     other = id;
     other.code = "00ab";
-    ck_assert(!xmt_cache_find(&other, key, sizeof key, &got));
+    ck_assert(!xmt_cache_find(&other, key, sizeof key, 0, &got, &chk));
     other = id;
     other.entry_fp = "78";
-    ck_assert(!xmt_cache_find(&other, key, sizeof key, &got));
-    ck_assert(!xmt_cache_find(&id, key, 5, &got));
-    xmt_cache_store(&id, key, sizeof key, "n=1", &b);
+    ck_assert(!xmt_cache_find(&other, key, sizeof key, 0, &got, &chk));
+    ck_assert(!xmt_cache_find(&id, key, 5, 0, &got, &chk));
+    xmt_cache_store(&id, key, sizeof key, 0, "n=1", &b);
     /* A line that is not a record, a record of the old format, and a partial last line
      * (a killed writer): the next record must not be glued to it. */
     FILE *f = fopen(path, "a");
@@ -255,17 +258,17 @@ START_TEST(cache_store_reload_last_wins)
     fputs("{\"v\":2,\"device\":\"trunc", f);
     fclose(f);
     xmt_cache_id q = {"GPU \"quoted\"\\x", "_Z1kv", "00aa", "match: k", "77"};
-    xmt_cache_store(&q, key, sizeof key, "n=\"2\"", &a);
+    xmt_cache_store(&q, key, sizeof key, 0, "n=\"2\"", &a);
     xmt_cache_free();
     char err[4096];
     capture_stderr(xmt_cache_load, err, sizeof err);
     ck_assert_ptr_nonnull(strstr(err, "2 line(s) are not cache records"));
     ck_assert_ptr_nonnull(strstr(err, "1 record(s) of an older format were dropped"));
-    ck_assert(xmt_cache_find(&id, key, sizeof key, &got));
+    ck_assert(xmt_cache_find(&id, key, sizeof key, 0, &got, &chk));
     ck_assert_int_eq(got.index, -1); /* the later line won */
     ck_assert_str_eq(got.label, "grid=(1,1,1) block=(32,1,1)");
     ck_assert(got.time_ms == 0.25);
-    ck_assert(xmt_cache_find(&q, key, sizeof key, &got));
+    ck_assert(xmt_cache_find(&q, key, sizeof key, 0, &got, &chk));
     ck_assert_int_eq(got.index, 3);
     records_seen = 0;
     int old = 0;
@@ -292,7 +295,7 @@ START_TEST(cache_untrusted_files_refused)
     const uint8_t key[] = {1};
     xmt_choice a = {3, "BLOCK=256", 0.5};
     xmt_cache_id id = {"d", "k", "c", "e", "f"};
-    xmt_cache_store(&id, key, sizeof key, "n=1", &a);
+    xmt_cache_store(&id, key, sizeof key, 0, "n=1", &a);
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
     ck_assert_int_eq(st.st_size, 0); /* not written */
