@@ -579,7 +579,7 @@ void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud)
     size_t n = 0, cap = HASH_COUNT(summaries);
     for (xmt_kernel *r = live_head; r; r = r->next)
         cap++;
-    xmt_kernel **list = malloc((cap ? cap : 1) * sizeof *list);
+    xmt_kernel **list = malloc((cap ? cap : 1) * sizeof(xmt_kernel *));
     for (xmt_kernel *r = live_head; r; r = r->next) {
         summary_t *sm = NULL;
         HASH_FIND_STR(summaries, r->mangled, sm);
