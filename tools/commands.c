@@ -139,6 +139,72 @@ static void report_cost(json_t *tunes)
     }
 }
 
+/* The tunings table: each key's own config and winner, their times, the candidates. */
+static void report_tunings(json_t *tunes)
+{
+    size_t i;
+    json_t *e;
+    char name[96], a[128], b[128];
+    printf("\n## Tunings\n\n| kernel | key | program's config | its time | winner | its time "
+           "| speed-up | candidates |\n| --- | --- | --- | ---: | --- | ---: | ---: | --- |\n");
+    json_array_foreach(tunes, i, e)
+    {
+        json_t *own = json_object_get(e, "own"), *win = json_object_get(e, "winner");
+        int ok = 0, skipped = 0, rejected = 0;
+        size_t j;
+        json_t *c;
+        json_array_foreach(json_object_get(e, "candidates"), j, c)
+        {
+            const char *st = sget(c, "status");
+            ok += !strcmp(st, "ok");
+            skipped += !strcmp(st, "skipped");
+            rejected += !strcmp(st, "rejected");
+        }
+        double to = fget(own, "median_ms") >= 0 ? fget(own, "median_ms") : fget(own, "mean_ms");
+        double tw = fget(win, "median_ms") >= 0 ? fget(win, "median_ms") : fget(win, "mean_ms");
+        dims(own, a, sizeof a);
+        dims(win, b, sizeof b);
+        printf("| %s | %s | %s |", short_name(sget(e, "name"), name, sizeof name), sget(e, "key"),
+               a);
+        print_time(to);
+        printf(" %s%s%s |",
+               json_integer_value(json_object_get(win, "index")) == -1 ? "program's own"
+                                                                       : sget(win, "config"),
+               json_integer_value(json_object_get(win, "index")) == -1 ? "" : ": ",
+               json_integer_value(json_object_get(win, "index")) == -1 ? "" : b);
+        print_time(tw);
+        if (to > 0 && tw > 0)
+            printf(" %.2f× |", to / tw);
+        else
+            printf(" — |");
+        printf(" %d ok, %d skipped, %d rejected%s%s |\n", ok, skipped, rejected,
+               json_is_true(json_object_get(e, "tolerance")) ? " (within tolerance)" : "",
+               json_object_get(e, "error") ? " (error: see log)" : "");
+    }
+}
+
+/* The kernels table: launches, rewrites and keys per kernel. */
+static void report_kernels(json_t *summaries)
+{
+    size_t i;
+    json_t *e;
+    char name[96];
+    printf("\n## Kernels\n\n| kernel | launches | rewritten | passed through | keys / shapes "
+           "| policy |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
+    json_array_foreach(summaries, i, e)
+    {
+        json_t *shapes = json_object_get(e, "shapes");
+        long long n = shapes ? (long long)json_array_size(shapes)
+                             : json_integer_value(json_object_get(e, "keys"));
+        const char *pol = json_string_value(json_object_get(e, "policy"));
+        printf("| %s | %lld | %lld | %lld | %lld | %s |\n",
+               short_name(sget(e, "name"), name, sizeof name),
+               json_integer_value(json_object_get(e, "launches")),
+               json_integer_value(json_object_get(e, "rewritten")),
+               json_integer_value(json_object_get(e, "passed_through")), n, pol ? pol : "—");
+    }
+}
+
 int cmd_report(int argc, char **argv)
 {
     const char *svg = NULL, *html = NULL;
@@ -177,64 +243,11 @@ int cmd_report(int argc, char **argv)
     printf("%lld process%s, %lld launches, %lld rewritten%s\n", processes,
            processes == 1 ? "" : "es", launches, rewritten,
            bad ? " (some lines were not JSON)" : "");
-    size_t i;
-    json_t *e;
-    char name[96], a[128], b[128];
     if (json_array_size(tunes)) {
-        printf("\n## Tunings\n\n| kernel | key | program's config | its time | winner | its time "
-               "| speed-up | candidates |\n| --- | --- | --- | ---: | --- | ---: | ---: | --- |\n");
-        json_array_foreach(tunes, i, e)
-        {
-            json_t *own = json_object_get(e, "own"), *win = json_object_get(e, "winner");
-            int ok = 0, skipped = 0, rejected = 0;
-            size_t j;
-            json_t *c;
-            json_array_foreach(json_object_get(e, "candidates"), j, c)
-            {
-                const char *st = sget(c, "status");
-                ok += !strcmp(st, "ok");
-                skipped += !strcmp(st, "skipped");
-                rejected += !strcmp(st, "rejected");
-            }
-            double to = fget(own, "median_ms") >= 0 ? fget(own, "median_ms") : fget(own, "mean_ms");
-            double tw = fget(win, "median_ms") >= 0 ? fget(win, "median_ms") : fget(win, "mean_ms");
-            dims(own, a, sizeof a);
-            dims(win, b, sizeof b);
-            printf("| %s | %s | %s |", short_name(sget(e, "name"), name, sizeof name),
-                   sget(e, "key"), a);
-            print_time(to);
-            printf(" %s%s%s |",
-                   json_integer_value(json_object_get(win, "index")) == -1 ? "program's own"
-                                                                           : sget(win, "config"),
-                   json_integer_value(json_object_get(win, "index")) == -1 ? "" : ": ",
-                   json_integer_value(json_object_get(win, "index")) == -1 ? "" : b);
-            print_time(tw);
-            if (to > 0 && tw > 0)
-                printf(" %.2f× |", to / tw);
-            else
-                printf(" — |");
-            printf(" %d ok, %d skipped, %d rejected%s%s |\n", ok, skipped, rejected,
-                   json_is_true(json_object_get(e, "tolerance")) ? " (within tolerance)" : "",
-                   json_object_get(e, "error") ? " (error: see log)" : "");
-        }
+        report_tunings(tunes);
+        report_cost(tunes);
     }
-    if (json_array_size(tunes)) report_cost(tunes);
-    if (json_array_size(summaries)) {
-        printf("\n## Kernels\n\n| kernel | launches | rewritten | passed through | keys / shapes "
-               "| policy |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
-        json_array_foreach(summaries, i, e)
-        {
-            json_t *shapes = json_object_get(e, "shapes");
-            long long n = shapes ? (long long)json_array_size(shapes)
-                                 : json_integer_value(json_object_get(e, "keys"));
-            const char *pol = json_string_value(json_object_get(e, "policy"));
-            printf("| %s | %lld | %lld | %lld | %lld | %s |\n",
-                   short_name(sget(e, "name"), name, sizeof name),
-                   json_integer_value(json_object_get(e, "launches")),
-                   json_integer_value(json_object_get(e, "rewritten")),
-                   json_integer_value(json_object_get(e, "passed_through")), n, pol ? pol : "—");
-        }
-    }
+    if (json_array_size(summaries)) report_kernels(summaries);
     int wrote = 0;
     if (svg) wrote |= write_report_svg(svg, tunes);
     if (html) wrote |= write_report_html(html, tunes);
