@@ -6,7 +6,12 @@
 #    the shim" preloading libasan.so before libxmatune.so (cases.py's XMT_PRELOAD_PREFIX),
 #    leaks detected (scripts/lsan.supp lists the ones by design), any UBSan report fatal.
 #    integ_exported_symbols is left out: a sanitized shim needs libasan/libubsan at run
-#    time, which that test rightly refuses.
+#    time, which that test rightly refuses; and integ_tune_fork_children_exit: gcc 12's
+#    ASan runtime (older than LLVM's fork handlers for its allocator) appears to let a child
+#    forked while the tuning thread is in
+#    malloc can deadlock on the allocator's lock at its first allocation or in
+#    LeakSanitizer's exit check (1 child of 100 hung in about one run of three; never in
+#    the release, -O0 or TSan runs, which keep the test). TSan runs it.
 #  - build-tsan: ThreadSanitizer build; every integration case but exported_symbols (as
 #    above) and tune_fault_injection (single-threaded, 44 runs: 26 s under TSan, covered
 #    by ASan), which includes the threaded ones (integ_discover_*_threads,
@@ -26,7 +31,8 @@ if [ "$only" != tsan ]; then
     ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:fast_unwind_on_malloc=0 \
     LSAN_OPTIONS="suppressions=$supp:print_suppressions=0" \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^integ_exported_symbols$'
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" \
+    -E '^integ_(exported_symbols|tune_fork_children_exit)$'
 fi
 
 if [ "$only" != asan ]; then
