@@ -7,10 +7,9 @@
 #    leaks detected (scripts/lsan.supp lists the ones by design), any UBSan report fatal.
 #    integ_exported_symbols is left out: a sanitized shim needs libasan/libubsan at run
 #    time, which that test rightly refuses; and integ_tune_fork_children_exit: gcc 12's
-#    ASan runtime (older than LLVM's fork handlers for its allocator) appears to let a child
-#    forked while the tuning thread is in
-#    malloc can deadlock on the allocator's lock at its first allocation or in
-#    LeakSanitizer's exit check (1 child of 100 hung in about one run of three; never in
+#    ASan runtime (older than LLVM's fork handlers for its allocator) appears to leave a
+#    child forked while the tuning thread is in malloc deadlocked on the allocator's lock,
+#    at its first allocation or in LeakSanitizer's exit check (1 child of 100 hung in about one run of three; never in
 #    the release, -O0 or TSan runs, which keep the test). TSan runs it.
 #  - build-tsan: ThreadSanitizer build; every integration case but exported_symbols (as
 #    above) and tune_fault_injection (single-threaded, 44 runs: 26 s under TSan, covered
