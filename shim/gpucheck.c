@@ -8,7 +8,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "driver.h"
 #include "log.h"
@@ -31,13 +30,6 @@ static struct {
 } g_ctx[MAX_CTX];
 static unsigned g_next;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Loads the module into the current context; 0 and fn filled, or -1 (said once). */
 static int load_module(CUfunction fn[3])
@@ -74,12 +66,10 @@ void xmt_gc_open(xmt_gc *g, CUstream s)
             pthread_mutex_unlock(&g_mu);
             return;
         }
-    double t0 = now_ms();
     unsigned slot = g_next++ % MAX_CTX; /* the oldest: most likely a context long gone */
     g_ctx[slot].id = id;
     (void)load_module(g_ctx[slot].fn);
     memcpy(g->fn, g_ctx[slot].fn, sizeof g->fn);
-    g->load_ms = now_ms() - t0;
     pthread_mutex_unlock(&g_mu);
 }
 

@@ -36,7 +36,6 @@ typedef struct {
     size_t res_cap, flags_cap;
     uint8_t *h1, *h2;
     size_t hcap;
-    double load_ms; /* time this session spent loading the module (0 when it was loaded) */
 } xmt_gc;
 
 /* Prepares comparisons on stream s in the current context, loading the module on first
