@@ -156,22 +156,27 @@ void xmt_cache_load(void)
                  cache_path, old);
 }
 
-/* The record of id and key, its strings pointing into key_hex and id. */
-static xmt_cacherec record_of(const xmt_cache_id *id, const char *key_hex)
+#define MAX_KEY 512 /* bytes of binary key a record may have */
+
+/* The record of id and key (its strings pointing into key_hex and id) and its identity,
+ * malloc'd; NULL when the key is too long or out of memory. */
+static char *identity_of(const xmt_cache_id *id, const uint8_t *key, size_t keylen,
+                         char key_hex[2 * MAX_KEY + 1], xmt_cacherec *rec)
 {
-    xmt_cacherec r = {id->device, id->kernel, id->code, id->entry, id->entry_fp, key_hex, "", {0}};
-    return r;
+    if (keylen > MAX_KEY) return NULL;
+    xmt_cacherec_hex(key, keylen, key_hex);
+    *rec =
+        (xmt_cacherec){id->device, id->kernel, id->code, id->entry, id->entry_fp, key_hex, "", {0}};
+    return xmt_cacherec_identity(rec);
 }
 
 int xmt_cache_find(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
                    xmt_choice *out, int *checked)
 {
+    char key_hex[2 * MAX_KEY + 1];
+    xmt_cacherec rec;
+    char *id = identity_of(cid, key, keylen, key_hex, &rec);
     *checked = 0;
-    char key_hex[2 * 512 + 1];
-    if (keylen > 512) return 0;
-    xmt_cacherec_hex(key, keylen, key_hex);
-    xmt_cacherec rec = record_of(cid, key_hex);
-    char *id = xmt_cacherec_identity(&rec);
     if (!id) return 0;
     pthread_mutex_lock(&cache_lock);
     record_t *r = NULL;
@@ -187,11 +192,9 @@ int xmt_cache_find(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, i
 
 void xmt_cache_checked(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device)
 {
-    char key_hex[2 * 512 + 1];
-    if (keylen > 512) return;
-    xmt_cacherec_hex(key, keylen, key_hex);
-    xmt_cacherec rec = record_of(cid, key_hex);
-    char *id = xmt_cacherec_identity(&rec);
+    char key_hex[2 * MAX_KEY + 1];
+    xmt_cacherec rec;
+    char *id = identity_of(cid, key, keylen, key_hex, &rec);
     if (!id) return;
     pthread_mutex_lock(&cache_lock);
     record_t *r = NULL;
@@ -231,14 +234,12 @@ static void append(const char *line, size_t len)
 void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
                      const char *key_text, const xmt_choice *c)
 {
-    char key_hex[2 * 512 + 1];
-    if (keylen > 512) return;
-    xmt_cacherec_hex(key, keylen, key_hex);
-    xmt_cacherec rec = record_of(cid, key_hex);
+    char key_hex[2 * MAX_KEY + 1];
+    xmt_cacherec rec;
+    char *id = identity_of(cid, key, keylen, key_hex, &rec);
+    if (!id) return;
     rec.key_text = key_text;
     rec.choice = *c;
-    char *id = xmt_cacherec_identity(&rec);
-    if (!id) return;
     pthread_mutex_lock(&cache_lock);
     record_t *r = put(id, c);
     if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
