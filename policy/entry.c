@@ -742,7 +742,10 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
         sb(&b, ", iterations %d", e->iterations);
     else
         sb(&b, ", iterations default");
-    sb(&b, ", statistic %s", e->use_mean ? "mean" : "median");
+    if (e->use_mean >= 0)
+        sb(&b, ", statistic %s", e->use_mean ? "mean" : "median");
+    else
+        sb(&b, ", statistic default");
     if (e->budget_ms >= 0) sb(&b, ", budget %g ms", e->budget_ms);
     if (e->l2_flush >= 0) sb(&b, ", l2_flush %s", e->l2_flush ? "true" : "false");
     if (e->protect >= 0) sb(&b, ", protect %s", e->protect ? "declared" : "auto");

@@ -131,13 +131,17 @@ static void parse_measure(ld *L, yaml_node_t *const *v)
     struct xmt_entry *e = L->cur;
     e->warmup = v[K_WARMUP] ? (int)ld_get_int(L, v[K_WARMUP], "warmup", 0, 1000000) : -1;
     e->iterations =
-        v[K_ITERATIONS] ? (int)ld_get_int(L, v[K_ITERATIONS], "iterations", 1, 1000000) : -1;
+        v[K_ITERATIONS] ? (int)ld_get_int(L, v[K_ITERATIONS], "iterations", 1, XMT_MAX_ITERATIONS)
+                        : -1;
     e->budget_ms = v[K_BUDGET] ? ld_get_double(L, v[K_BUDGET], "budget_ms", 1e-3, 1e9) : -1;
+    e->use_mean = -1; /* not set: XMATUNE_STATISTIC decides */
     if (v[K_STATISTIC]) {
         const char *s = ld_scalar(L, v[K_STATISTIC], "statistic");
         if (!strcmp(s, "mean"))
             e->use_mean = 1;
-        else if (strcmp(s, "median"))
+        else if (!strcmp(s, "median"))
+            e->use_mean = 0;
+        else
             ld_fail(L, v[K_STATISTIC], "statistic: expected median or mean, found '%s'", s);
     }
     e->l2_flush = v[K_L2FLUSH] ? ld_get_bool(L, v[K_L2FLUSH], "l2_flush") : -1;

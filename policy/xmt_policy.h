@@ -29,6 +29,7 @@ extern "C" {
 /* Limits. A policy that exceeds one gets an error naming the limit. */
 #define XMT_MAX_FILE_BYTES (1 << 20) /* one policy file */
 #define XMT_MAX_YAML_NODES 100000    /* YAML nodes visited per file, aliases expanded */
+#define XMT_MAX_ITERATIONS 10000     /* timed runs per candidate (iterations:, XMATUNE_ITERATIONS) */
 #define XMT_MAX_YAML_DEPTH 64        /* nested lists and maps, checked before loading */
 #define XMT_MAX_ENTRIES 4096         /* kernel entries per set */
 #define XMT_MAX_PARAMS 128           /* declared kernel parameters */
@@ -182,7 +183,7 @@ int xmt_entry_buffer(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt
 int xmt_entry_warmup(const xmt_entry *e);       /* -1 = not set (caller: XMATUNE_WARMUP, else 5) */
 int xmt_entry_iterations(const xmt_entry *e);   /* -1 = not set (XMATUNE_ITERATIONS, else 10) */
 double xmt_entry_budget_ms(const xmt_entry *e); /* < 0 = none */
-int xmt_entry_use_mean(const xmt_entry *e);     /* 1: statistic: mean; 0: median (default) */
+int xmt_entry_use_mean(const xmt_entry *e);     /* -1 not set, 0 median, 1 mean */
 int xmt_entry_l2_flush(const xmt_entry *e);     /* -1 not set, 0/1 as given */
 enum { XMT_PROTECT_AUTO = 0, XMT_PROTECT_DECLARED = 1 };
 int xmt_entry_protect(const xmt_entry *e); /* -1 not set (XMATUNE_PROTECT), else XMT_PROTECT_* */

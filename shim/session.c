@@ -14,7 +14,6 @@
 #include "options.h"
 #include "verify.h"
 
-#define MAX_ITERATIONS 10000
 /* Fills outputs before a verify run, so that bytes left unwritten show: all bits set is
  * NaN in every float type (it spreads through any arithmetic that reads it) and -1 in
  * every integer type. */
@@ -55,7 +54,7 @@ static double statistic(const double *t, int n, int mean)
             s += t[i];
         return s / n;
     }
-    double tmp[MAX_ITERATIONS];
+    double tmp[XMT_MAX_ITERATIONS];
     memcpy(tmp, t, (size_t)n * sizeof *t);
     qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
     return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
@@ -320,8 +319,9 @@ static void settings(xmt_session *S)
     S->warmup = xmt_entry_warmup(e) >= 0 ? xmt_entry_warmup(e) : xmt_opt.warmup;
     S->iterations = xmt_entry_iterations(e) >= 0 ? xmt_entry_iterations(e) : xmt_opt.iterations;
     if (S->iterations < 1) S->iterations = 1;
-    if (S->iterations > MAX_ITERATIONS) S->iterations = MAX_ITERATIONS;
-    S->mean = xmt_entry_use_mean(e) || xmt_opt.statistic == XMT_STAT_MEAN;
+    if (S->iterations > XMT_MAX_ITERATIONS) S->iterations = XMT_MAX_ITERATIONS;
+    S->mean = xmt_entry_use_mean(e) >= 0 ? xmt_entry_use_mean(e)
+                                          : xmt_opt.statistic == XMT_STAT_MEAN;
     S->flush = xmt_entry_l2_flush(e) >= 0 ? xmt_entry_l2_flush(e) : xmt_opt.l2_flush;
     S->budget_ms = xmt_entry_budget_ms(e) >= 0 ? xmt_entry_budget_ms(e) : xmt_opt.budget_ms;
     S->automatic = xmt_session_protects_auto(e);

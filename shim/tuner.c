@@ -562,6 +562,11 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
     xmt_attrs attrs = di->attrs;
     attrs.kernel_max_threads = k->max_threads;
     attrs.kernel_static_shared = k->static_shared;
+    /* The limit that applies to this kernel: the device's per-block limit, or more where
+     * the program opted the kernel into more dynamic shared memory (read with its other
+     * attributes when the kernel was first seen). */
+    int64_t optin = (int64_t)k->max_dynamic_shared + k->static_shared;
+    if (optin > attrs.max_shared_per_block) attrs.max_shared_per_block = optin;
     xmt_launch_view v = {
         params,
         k->nparams,

@@ -16,9 +16,10 @@
  * reload: handles are reused), churn (100k-style module churn beside a module kept
  * loaded; ITERATIONS is the number of cycles), forkexec (fork while tuning, the child
  * execs this program's saxpy scenario), saxpy (the tuning workhorse: one poorly launched
- * saxpy, repeated). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the launches
- * it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call prints file:line and
- * the error, and exits 1.
+ * saxpy, repeated), optin (a kernel opted into more than 48 KiB of dynamic shared
+ * memory). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
+ * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
+ * prints file:line and the error, and exits 1.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -316,6 +317,21 @@ static void scenario_protect(void)
     for (int i = 0; i < iterations; i++)
         launch(cu.launch, sf, 4, 1, 32, 1, 0, NULL, ps);
     CHECK(cu.cuCtxSynchronize());
+}
+
+/* smem_rev opted into 64 KiB of dynamic shared memory (above the device's 48 KiB per
+ * block), launched with 1 KiB: candidates between 48 and 64 KiB are the program's to ask. */
+static void scenario_optin(void)
+{
+    int n = 1 << 14;
+    CUdeviceptr a = upload((size_t)n, 3), o = upload((size_t)n, 0);
+    CUfunction f = kernel("_Z8smem_revPKfPfi");
+    CHECK(cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536));
+    void *p[] = {&a, &o, &n};
+    for (int i = 0; i < iterations; i++)
+        launch(cu.launch, f, (unsigned)(n + 255) / 256, 1, 256, 1, 1024, NULL, p);
+    CHECK(cu.cuCtxSynchronize());
+    dump(o, (size_t)n * 4);
 }
 
 static void scenario_basic(void)
@@ -700,6 +716,8 @@ int main(int argc, char **argv)
         scenario_saxpy();
     else if (!strcmp(sc, "protect"))
         scenario_protect();
+    else if (!strcmp(sc, "optin"))
+        scenario_optin();
     else if (!strcmp(sc, "threads"))
         scenario_threads(ctx);
     else if (!strcmp(sc, "fork"))

@@ -397,6 +397,23 @@ def tune_saxpy_best_wins():
 
 
 @case
+def tune_shared_optin():
+    # A kernel the program opted into 64 KiB of dynamic shared memory: max_shared_per_block
+    # is that limit for its candidates, not the device's 48 KiB (it was, and a 60000-byte
+    # candidate was skipped).
+    base, t = tuned("rt", "optin", policies=os.path.join(os.path.dirname(POLICIES),
+                                                         "policies_optin"))
+    same_output(base, t, "smem_rev opted in")
+    ev = tune_events(t, "smem_rev")
+    expect(len(ev) == 1, "%d tune events" % len(ev))
+    by = {c["config"]: c for c in ev[0]["candidates"]}
+    expect(by["config 1"]["status"] == "ok" and by["config 1"]["shared"] == 60000,
+           by["config 1"])
+    expect(by["config 2"]["status"] == "skipped" and
+           "max_shared_per_block 65536" in by["config 2"]["why"], by["config 2"])
+
+
+@case
 def tune_median_ignores_outlier():
     base, t = tuned("rt", "saxpy", env={"SIMCUDA_NOISE": "0.02", "SIMCUDA_NOISE_OUTLIER": "9"})
     same_output(base, t, "saxpy with outliers")

@@ -953,9 +953,13 @@ START_TEST(entry_defaults_and_options)
     ck_assert_int_eq(xmt_entry_warmup(e), -1);
     ck_assert_int_eq(xmt_entry_iterations(e), -1);
     ck_assert(xmt_entry_budget_ms(e) < 0);
-    ck_assert_int_eq(xmt_entry_use_mean(e), 0);
+    ck_assert_int_eq(xmt_entry_use_mean(e), -1); /* XMATUNE_STATISTIC decides */
     ck_assert_int_eq(xmt_entry_l2_flush(e), -1);
     ck_assert_uint_eq(xmt_entry_nbuffers(e), 0);
+    xmt_policy_free(set);
+    /* an explicit median is kept, so that it overrides XMATUNE_STATISTIC=mean */
+    e = cand_entry(&set, "    pin: {}\n    statistic: median\n");
+    ck_assert_int_eq(xmt_entry_use_mean(e), 0);
     xmt_policy_free(set);
     e = cand_entry(&set, "    pin: {}\n    warmup: 0\n    iterations: 100\n    budget_ms: 250.5\n"
                          "    statistic: mean\n    l2_flush: true\n");
