@@ -1,13 +1,13 @@
 /*
  * The shim's own verification kernels, compiled once by a developer to PTX
- * (tools/gen_gpucheck_ptx.sh) and carried as text in libxmatune.so: the driver JIT-compiles
+ * (tools/dev/gen_gpucheck_ptx.sh) and carried as text in libxmatune.so: the driver JIT-compiles
  * them for whatever GPU is there, so no nvcc is needed to build the shim.
  *
  * Each kernel publishes one result: `*count` is increased by the number of differing
  * elements (or 16-byte words, for xmt_changed) and `*first` lowered to the first
  * differing index (byte offset, for xmt_changed). The caller zeroes the count and sets
  * first to ~0 beforehand.
- * The C equivalents the simulated driver runs are in tests/simdriver/sim_kernels.c; the
+ * The C equivalents the simulated driver runs are in tests/simdriver/sim_xmtcheck.c; the
  * host fallback is shim/verify.c. All three must agree exactly (docs/tuning.md
  * "Verification" states the rules).
  */
