@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "candidate.h"
 #include "driver.h"
 #include "log.h"
 #include "xmt_policy.h"
@@ -21,12 +22,34 @@ typedef struct {
     uint64_t count;
 } shape_t;
 
+/* Distinct launches (shape and scalar argument values) kept per kernel and device, and
+ * how many scalar parameters are looked at: a small fixed table inside the record, so that
+ * a launch costs a few loads and at most MAX_ARGSETS compares, and never an allocation;
+ * launches that find neither their set nor room are only counted. */
+#define MAX_ARGSETS 16
+#define MAX_SCALARS 16
+
+typedef struct {
+    unsigned grid[3], block[3], shared;
+    uint32_t null; /* bit j: scalar j not recorded (an untyped 8-byte value that is an address) */
+    int64_t v[MAX_SCALARS];
+    uint64_t count;
+} argset_t;
+
 struct xmt_discover {
     int device;
     unsigned paths;
     uint64_t launches, other;
     int nshapes;
     shape_t shapes[MAX_SHAPES];
+    /* scalar parameters recorded: their indices, sizes, and whether the signature typed
+     * them (an untyped 8-byte parameter may be a pointer) */
+    int nscalars;
+    uint16_t scalar[MAX_SCALARS];
+    uint8_t ssize[MAX_SCALARS], styped[MAX_SCALARS];
+    int nargsets;
+    uint64_t other_args;
+    argset_t argsets[MAX_ARGSETS];
     struct xmt_discover *next;
 };
 
@@ -87,6 +110,66 @@ static void add_shape(struct xmt_discover *d, const unsigned grid[3], const unsi
     }
 }
 
+/* The parameter list of a demangled signature, "ns::f<int>(int, float const*)": the
+ * start of each of its n top-level types and the length, in start[] and len[]. Returns n,
+ * or -1 when the name has none (extern "C", Triton) or more than cap. */
+static int signature_types(const char *sig, const char **start, size_t *len, int cap)
+{
+    size_t n = strlen(sig);
+    if (!n || sig[n - 1] != ')') return -1;
+    /* the list is the last top-level parenthesis: walk back to its opening one */
+    int depth = 0;
+    size_t open = n;
+    for (size_t i = n; i-- > 0;) {
+        depth += (sig[i] == ')') - (sig[i] == '(');
+        if (depth == 0) {
+            open = i;
+            break;
+        }
+    }
+    if (open == n) return -1;
+    const char *p = sig + open + 1, *end = sig + n - 1;
+    int count = 0;
+    if (p == end) return 0;
+    while (p < end) {
+        const char *q = p;
+        depth = 0;
+        while (q < end && !(depth == 0 && *q == ',')) {
+            depth += (*q == '<' || *q == '(' || *q == '[') - (*q == '>' || *q == ')' || *q == ']');
+            q++;
+        }
+        if (count >= cap) return -1;
+        while (*p == ' ')
+            p++;
+        start[count] = p;
+        len[count++] = (size_t)(q - p);
+        p = q + 1;
+    }
+    return count;
+}
+
+/* Which parameters discover records the values of: those of 8 bytes or less that the
+ * signature says are not pointers (or references), else, untyped, every one of 1, 2, 4
+ * or 8 bytes (an 8-byte one is told from an address by its value, per launch). Cold:
+ * once per kernel and device. */
+static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
+{
+    d->nscalars = 0;
+    if (!k->params_known || !k->nparams || k->nparams > XMT_KERNEL_MAX_PARAMS) return;
+    const char *start[XMT_KERNEL_MAX_PARAMS];
+    size_t len[XMT_KERNEL_MAX_PARAMS];
+    int nt = k->demangled ? signature_types(k->demangled, start, len, XMT_KERNEL_MAX_PARAMS) : -1;
+    int typed = nt >= 0 && (size_t)nt == k->nparams;
+    for (size_t i = 0; i < k->nparams && d->nscalars < MAX_SCALARS; i++) {
+        uint32_t sz = k->sizes[i];
+        if (sz != 1 && sz != 2 && sz != 4 && sz != 8) continue;
+        if (typed && (memchr(start[i], '*', len[i]) || memchr(start[i], '&', len[i]))) continue;
+        d->scalar[d->nscalars] = (uint16_t)i;
+        d->ssize[d->nscalars] = (uint8_t)sz;
+        d->styped[d->nscalars++] = (uint8_t)typed;
+    }
+}
+
 /* k's shapes on one device, made if make and missing (k->lock held). */
 static struct xmt_discover *device_of(xmt_kernel *k, int device, int make)
 {
@@ -95,10 +178,84 @@ static struct xmt_discover *device_of(xmt_kernel *k, int device, int make)
         d = d->next;
     if (!d && make && (d = calloc(1, sizeof *d))) {
         d->device = device;
+        pick_scalars(k, d);
         d->next = k->discover;
         k->discover = d;
     }
     return d;
+}
+
+/* Adds one argument set's count to d: to an equal set, a new one while there is room,
+ * or to "other". */
+static void add_argset(struct xmt_discover *d, const argset_t *a, uint64_t count)
+{
+    size_t vbytes = (size_t)d->nscalars * sizeof a->v[0];
+    for (int i = 0; i < d->nargsets; i++) {
+        argset_t *s = &d->argsets[i];
+        if (s->shared == a->shared && s->null == a->null && !memcmp(s->v, a->v, vbytes) &&
+            !memcmp(s->grid, a->grid, sizeof s->grid) &&
+            !memcmp(s->block, a->block, sizeof s->block)) {
+            s->count += count;
+            return;
+        }
+    }
+    if (d->nargsets < MAX_ARGSETS) {
+        argset_t *s = &d->argsets[d->nargsets++];
+        *s = *a;
+        s->count = count;
+    } else {
+        d->other_args += count;
+    }
+}
+
+/* The launch's scalar argument values, where the program put them (kernelParams, or the
+ * packed `extra` buffer), sign-extended from their size. 0, or -1 when they cannot be
+ * read (a: shape only). */
+static int read_args(const xmt_kernel *k, const struct xmt_discover *d, const xmt_launch *l,
+                     argset_t *a)
+{
+    memset(a, 0, sizeof *a);
+    memcpy(a->grid, l->grid, sizeof a->grid);
+    memcpy(a->block, l->block, sizeof a->block);
+    a->shared = l->shared;
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    if (!l->params && (!l->extra || xmt_extra_buffer(l->extra, &buf, &size) != 0)) return -1;
+    for (int j = 0; j < d->nscalars; j++) {
+        size_t i = d->scalar[j];
+        const void *p;
+        if (l->params)
+            p = l->params[i];
+        else if (k->offsets[i] + k->sizes[i] <= size)
+            p = buf + k->offsets[i];
+        else
+            return -1;
+        if (!p) return -1;
+        int64_t v;
+        if (d->ssize[j] == 1) {
+            int8_t x;
+            memcpy(&x, p, 1);
+            v = x;
+        } else if (d->ssize[j] == 2) {
+            int16_t x;
+            memcpy(&x, p, 2);
+            v = x;
+        } else if (d->ssize[j] == 4) {
+            int32_t x;
+            memcpy(&x, p, 4);
+            v = x;
+        } else {
+            memcpy(&v, p, 8);
+            /* untyped: an address (at 4 GiB and up, where the driver maps memory) is not a
+             * value to keep, and would make every allocation a new set */
+            if (!d->styped[j] && (uint64_t)v >= (1ull << 32)) {
+                a->null |= 1u << j;
+                v = 0;
+            }
+        }
+        a->v[j] = v;
+    }
+    return 0;
 }
 
 /* A retired record's shapes go to its name's summary (kernels.c; both locks held). */
@@ -113,8 +270,18 @@ static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
         for (int i = 0; i < s->nshapes; i++)
             add_shape(d, s->shapes[i].grid, s->shapes[i].block, s->shapes[i].shared,
                       s->shapes[i].count);
-        s->launches = s->other = 0;
-        s->nshapes = 0;
+        /* the same name, the same layout: the sets go together (else only counted) */
+        int same = d->nscalars == s->nscalars &&
+                   !memcmp(d->scalar, s->scalar, sizeof d->scalar[0] * (size_t)d->nscalars);
+        for (int i = 0; i < s->nargsets; i++) {
+            if (same)
+                add_argset(d, &s->argsets[i], s->argsets[i].count);
+            else
+                d->other_args += s->argsets[i].count;
+        }
+        d->other_args += s->other_args;
+        s->launches = s->other = s->other_args = 0;
+        s->nshapes = s->nargsets = 0;
     }
 }
 
@@ -169,9 +336,41 @@ void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
     d->paths |= path;
     d->launches++;
     add_shape(d, l->grid, l->block, l->shared, 1);
+    argset_t a;
+    if (read_args(k, d, l, &a) == 0)
+        add_argset(d, &a, 1);
+    else
+        d->other_args++;
     pthread_mutex_unlock(&k->lock);
     /* One kernel event per name and device: a module loaded again is no news. */
     if (first && !seen_before(k, (int)dev)) log_first_sight(k, (int)dev);
+}
+
+/* The argument sets into a kernel_summary: "args", one value per parameter (null for a
+ * pointer, a struct, or one not recorded), and "other_args". */
+static void args_json(const xmt_kernel *k, const struct xmt_discover *d, json_t *ev)
+{
+    json_t *sets = json_array();
+    for (int i = 0; i < d->nargsets; i++) {
+        const argset_t *a = &d->argsets[i];
+        json_t *vals = json_array();
+        for (size_t p = 0, j = 0; p < k->nparams && p < XMT_KERNEL_MAX_PARAMS; p++) {
+            if (j < (size_t)d->nscalars && d->scalar[j] == p) {
+                json_array_append_new(
+                    vals, (a->null & (1u << j)) ? json_null() : json_integer((json_int_t)a->v[j]));
+                j++;
+            } else {
+                json_array_append_new(vals, json_null());
+            }
+        }
+        json_array_append_new(sets,
+                              json_pack("{sosos I so sI}", "grid", dim3_json(a->grid), "block",
+                                        dim3_json(a->block), "shared", (json_int_t)a->shared,
+                                        "values", vals, "count", (json_int_t)a->count));
+    }
+    json_object_set_new(ev, "args", sets);
+    if (d->other_args)
+        json_object_set_new(ev, "other_args", json_integer((json_int_t)d->other_args));
 }
 
 int xmt_discover_report(xmt_kernel *k, FILE *table)
@@ -198,6 +397,7 @@ int xmt_discover_report(xmt_kernel *k, FILE *table)
                                    "rewritable", (d->paths & ~rewritable) == 0);
             if (ev && d->other)
                 json_object_set_new(ev, "other_shapes", json_integer((json_int_t)d->other));
+            if (ev) args_json(k, d, ev);
             xmt_log_event(ev);
         }
         if (table) {

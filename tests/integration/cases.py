@@ -1027,6 +1027,11 @@ def tool_discover_stub():
     expect(p.returncode == 0, "the stub does not load: " + p.stdout + p.stderr)
 
 
+def flat(entry):
+    """An entry's comments as one line each paragraph (the stub wraps them at 92 columns)."""
+    return re.sub(r"\n    # (?![a-z]+: |or, |\(|Buffers|Dynamic|Launch)", " ", entry)
+
+
 def stub_entries(text):
     """The stub's entries: {kernel name comment: entry text}."""
     parts = re.split(r"\n(?=\n  # )", text)
@@ -1035,9 +1040,10 @@ def stub_entries(text):
 
 @case
 def tool_discover_stub_idioms():
-    """The stub picks a launch idiom from the shapes seen and says why, offers the other
-    two (each loads when chosen), never suggests a pointer trigger, keeps its buffer lines
-    commented, and tunes as written (issue 12, items 1 and 7)."""
+    """The stub picks a launch idiom from the launches seen (shapes and scalar argument
+    values) and says why, offers the other two (each loads when chosen), never suggests a
+    pointer trigger, keeps its buffer lines commented, and tunes as written (issue 12,
+    items 1 and 7)."""
     tool = os.environ["XMT_TOOL"]
     log, stub = os.path.join(WORK, "disc.jsonl"), os.path.join(WORK, "stub.yaml")
     e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
@@ -1049,33 +1055,47 @@ def tool_discover_stub_idioms():
     ents = stub_entries(text)
     expect(len(ents) == 10, "entries: %s" % list(ents))
     sax, vec = ents["saxpy(int, float, float const*, float*)"], ents["vecadd"]
-    # vecadd: the program launched it with blocks 64 and 32 over the same 5000 elements.
+    # vecadd: the program launched it with blocks 64 and 32 over the same 5000 elements (and
+    # once with a grid that does not cover them): by thread count.
     expect('\n    launch: {block: [BLOCK], grid: ["cdiv(grid0.x * block0.x, BLOCK)", grid0.y, grid0.z]}'
            in vec and "grid followed its block" in vec, vec)
     expect("#   launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}" in vec, vec)
-    # saxpy: one shape only; nothing tells, so the program's own grid stays, and it says so.
+    # saxpy: one shape, a grid that covers nothing: the program's own grid stays, and it says so.
     expect("\n    launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}" in sax and
-           "own grid is kept" in sax and '#   launch: {block: [BLOCK], grid: ["cdiv(p0, BLOCK)"]}' in sax, sax)
+           "own grid is kept" in flat(sax) and "nothing discover saw" in flat(sax), sax)
     for ent in (sax, vec):
-        expect('grid: ["sm_count * BPS"]' in ent and "BPS: [1, 2, 4, 8]" in ent, ent)
+        expect('grid: ["sm_count * BPS", grid0.y, grid0.z]' in ent and "BPS: [1, 2, 4, 8]" in ent, ent)
+    # block_sum: grid x block covered n = 5120 (p2): cdiv(p2, BLOCK), p2 the trigger
+    bs = ents["block_sum(float const*, float*, int)"]
+    expect('\n    launch: {block: [BLOCK], grid: ["cdiv(p2, BLOCK)", grid0.y, grid0.z]}' in bs and
+           "covered p2 (20 x 256 for p2 = 5120)" in flat(bs) and "\n    triggers: [p2]" in bs, bs)
+    # scale2d: a 2-D block, each dimension covering its size: BX, BY
+    s2 = ents["scale2d(float*, int, int, float)"]
+    expect('launch: {block: [BX, BY, block0.z], grid: ["cdiv(p1, BX)", "cdiv(p2, BY)", grid0.z]}' in s2
+           and 'condition: "BX * BY >= 32 && BX * BY <= 1024"' in s2 and "triggers: [p1, p2]" in s2, s2)
+    # smem_rev: its dynamic shared memory scales with the block
+    sm = ents["smem_rev(float const*, float*, int)"]
+    expect('shared: "max(shared0, cdiv(shared0 * BLOCK, block0.x))"' in sm, sm)
     # Triggers: scalars only (saxpy's p0 is int n, vecadd's p3 the guessed i32), never a pointer.
     expect("# triggers: [p0]" in sax and "# triggers: [p3]" in vec, sax + vec)
+    # chunk_scale's float (typed) and a float seen in an extern "C" kernel are no triggers
+    expect("triggers: [p1]   # the size the grid follows; others to choose from: [p1, p3]"
+           in ents["chunk_scale(float*, int, float, int)"], ents["chunk_scale(float*, int, float, int)"])
     sa = ents["struct_axpy(Params, float const*, float*)"]
     expect("params: [p0: {bytes: 12}, p1, p2]" in sa and "no integer scalar parameter" in sa, sa)
     expect(re.search(r"^\s+(restore|verify|reset_to_zero|tensors):", text, re.M) is None,
            "a buffer line is not a comment")
-    expect("`protect: auto` (landing soon)" in sax, sax)
-    # Each alternative, chosen by uncommenting it, loads.
+    expect("nothing needs declaring (protect: auto" in sax, sax)
+    expect(not re.search(r"triggers: \[[^]]*p[23]\b", sax), "a pointer trigger: " + sax)
+    # Each alternative, chosen by uncommenting it (its space and condition too), loads.
     for alt in (0, 1):
         out = []
         for part in re.split(r"(?=\n  # )", text):
-            alts = re.findall(r"^    #   (launch: .*)$", part, re.M)
-            space = re.findall(r"^    #   (space: .*)$", part, re.M)
-            if alts:
-                part = re.sub(r"^    launch: .*$", lambda m: "    " + alts[alt], part, flags=re.M)
-                if "sm_count" in alts[alt]:
-                    part = re.sub(r"^    space: .*$", lambda m: "    " + space[0], part, flags=re.M)
-            # and its triggers, which the loader refuses if one is a pointer
+            blocks = re.findall(r"^    # or, .*:\n((?:    #   .*\n)+)", part, re.M)
+            if blocks:
+                chosen = re.sub(r"^    #   ", "    ", blocks[alt], flags=re.M)
+                part = re.sub(r"^    (space|condition|launch): .*\n", "", part, flags=re.M)
+                part = part.rstrip("\n") + "\n" + chosen
             part = re.sub(r"^    # (triggers: \[.*\])   #.*$", r"    \1", part, flags=re.M)
             out.append(part)
         path = os.path.join(WORK, "stub-alt%d.yaml" % alt)
@@ -1088,19 +1108,33 @@ def tool_discover_stub_idioms():
     ev = tune_events(t, "vecadd")
     expect(ev and all(c["grid"][0] * c["block"][0] >= 5000 for c in ev[0]["candidates"]
                       if c["status"] == "ok"), ev)
-    # Shapes a program never ran here: the same grid whatever the block keeps grid0; a 2-D
-    # block keeps its y and z.
+    # Launches a program never ran here, each rule in turn: values that tie the grid to a
+    # row count keep grid0; the same grid over two sizes is a grid-stride loop; a float
+    # read from its values; an old log without values: the same grid whatever the block
+    # keeps grid0, a 2-D block tunes both dimensions.
+    def ks(name, shapes, args=None, sizes=(8, 4)):
+        k = {"event": "kernel", "kernel": name, "name": name, "device": 0,
+             "params": [{"offset": 8 * i, "size": sz} for i, sz in enumerate(sizes)]}
+        s = {"event": "kernel_summary", "kernel": name, "name": name, "device": 0,
+             "launches": 2, "rewritable": True,
+             "shapes": [{"grid": g, "block": b, "shared": 0, "count": 1} for g, b in shapes]}
+        if args is not None:
+            s["args"] = [{"grid": g, "block": b, "shared": 0, "values": v, "count": 1} for g, b, v in args]
+        return k, s
+    half = struct.unpack("<i", struct.pack("<f", 0.5))[0]
+    fakes = [ks("rows", [([64, 1, 1], [128, 1, 1]), ([64, 1, 1], [256, 1, 1])]),
+             ks("tile2d", [([10, 10, 1], [16, 16, 1])]),
+             ks("rowsv", [([1, 4096, 1], [32, 1, 1])], [([1, 4096, 1], [32, 1, 1], [None, 4096, 16384])],
+                (8, 4, 4)),
+             ks("stride", [([32, 1, 1], [128, 1, 1])], [([32, 1, 1], [128, 1, 1], [None, 1000]),
+                                                      ([32, 1, 1], [128, 1, 1], [None, 2000])]),
+             ks("floaty", [([64, 1, 1], [64, 1, 1])], [([64, 1, 1], [64, 1, 1], [None, half, 1 << 25])],
+                (8, 4, 4))]
     fake = os.path.join(WORK, "fake_prog.py")
     with open(fake, "w") as f:
         f.write("#!%s\nimport json, os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
-        for name, shapes in (("rows", [([64, 1, 1], [128, 1, 1]), ([64, 1, 1], [256, 1, 1])]),
-                             ("tile2d", [([10, 10, 1], [16, 16, 1])])):
-            k = {"event": "kernel", "kernel": name, "name": name, "device": 0,
-                 "params": [{"offset": 0, "size": 8}, {"offset": 8, "size": 4}]}
-            ks = {"event": "kernel_summary", "kernel": name, "name": name, "device": 0,
-                  "launches": 2, "rewritable": True,
-                  "shapes": [{"grid": g, "block": b, "shared": 0, "count": 1} for g, b in shapes]}
-            f.write("    f.write(%r)\n    f.write(%r)\n" % (json.dumps(k) + "\n", json.dumps(ks) + "\n"))
+        for k, s_ in fakes:
+            f.write("    f.write(%r)\n    f.write(%r)\n" % (json.dumps(k) + "\n", json.dumps(s_) + "\n"))
     os.chmod(fake, 0o755)
     stub2 = os.path.join(WORK, "stub2.yaml")
     # (under a sanitized suite, the sanitizer's leak report on the Python interpreter itself
@@ -1111,9 +1145,18 @@ def tool_discover_stub_idioms():
     expect(p.returncode == 0, p.stdout + p.stderr)
     ents = stub_entries(open(stub2).read())
     expect("\n    launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}" in ents["rows"] and
-           "grid.x stayed 64" in ents["rows"] and "# triggers: [p1]" in ents["rows"], ents["rows"])
-    expect("block: [BLOCK, block0.y, block0.z]" in ents["tile2d"] and
-           "space: {BLOCK: [8, 16, 32, 64]}" in ents["tile2d"], ents["tile2d"])
+           "grid.x stayed 64" in flat(ents["rows"]) and "# triggers: [p1]" in ents["rows"], ents["rows"])
+    expect("block: [BX, BY, block0.z]" in ents["tile2d"] and
+           "space: {BX: [1, 2, 4, 8, 16, 32, 64], BY: [1, 2, 4, 8, 16, 32]}" in ents["tile2d"] and
+           '"cdiv(grid0.x * block0.x, BX)"' in ents["tile2d"], ents["tile2d"])
+    expect("\n    launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}" in ents["rowsv"] and
+           "grid.y equalled p1 (4096)" in flat(ents["rowsv"]) and "\n    triggers: [p1]" in ents["rowsv"],
+           ents["rowsv"])
+    expect('\n    space: {BLOCK: [64, 128, 256, 512, 1024], BPS: [1, 2, 4, 8]}\n'
+           '    launch: {block: [BLOCK], grid: ["sm_count * BPS", grid0.y, grid0.z]}' in ents["stride"] and
+           "while p1 changed" in flat(ents["stride"]), ents["stride"])
+    expect("p1: f32" in ents["floaty"] and "p2: i32" in ents["floaty"] and
+           "# triggers: [p2]" in ents["floaty"], ents["floaty"])
     p = subprocess.run([tool, "check", "-q", stub2], capture_output=True, text=True)
     expect(p.returncode == 0, p.stdout + p.stderr)
 
@@ -1214,16 +1257,34 @@ def tool_check_log():
     d = run("rt", "basic", env={"XMATUNE_MODE": "discover"})
     ok(d, "discover")
     log = os.path.join(WORK, [f for f in os.listdir(WORK) if f.startswith("rt-basic") and f.endswith(".jsonl")][-1])
-    p = subprocess.run([tool, "check", "--log", log, POLICIES, "--set", "n=5000"], capture_output=True, text=True)
+    # discover recorded the scalar arguments: nothing to --set (issue 12: "check --log
+    # uses the recorded scalar values")
+    p = subprocess.run([tool, "check", "--log", log, POLICIES], capture_output=True, text=True)
     expect(p.returncode == 0, p.stdout + p.stderr)
     out = p.stdout[p.stdout.index("launches recorded in"):]
     vec = out[out.index("kernel vecadd (device 0): "):]
     vec = vec[:vec.index("\nkernel ")]
-    expect(vec.count("recorded launch") == 3 and "recorded launch (3 times): n=5000" in vec, vec)
+    expect(vec.count("recorded launch") == 3 and "recorded launch (3 times): n=5000 (recorded), grid (79" in vec, vec)
     expect("BLOCK=64: grid (79,1,1) block (64,1,1) shared 0  [the program's own config" in vec, vec)
     expect("BLOCK=32: grid (157,1,1) block (32,1,1) shared 0  [the program's own config" in vec, vec)
     expect("cooperative or cluster launches pass through" in vec, vec)
     expect("kernel triton_poi_fused_add_0 (device 0): no entry (runs untuned)" in out, out)
+    s2 = out[out.index("kernel scale2d"):]
+    s2 = s2[:s2.index("\nkernel ")]
+    expect("w=300 h=200 s=1.0001 (recorded)" in s2 and "not evaluated" not in s2 and "valid" in s2, s2)
+    # a --set overrides a recorded value
+    p = subprocess.run([tool, "check", "--log", log, POLICIES, "--set", "n=4096"], capture_output=True, text=True)
+    vec = p.stdout[p.stdout.index("kernel vecadd (device 0): "):]
+    expect("recorded launch (3 times): n=4096, grid (79" in vec, vec[:400])
+    # a log without values (an older one): the shapes, and what is unset named
+    old = os.path.join(WORK, "old.jsonl")
+    with open(old, "w") as f:
+        for line in open(log):
+            ev = json.loads(line)
+            ev.pop("args", None)
+            f.write(json.dumps(ev) + "\n")
+    p = subprocess.run([tool, "check", "--log", old, POLICIES, "--set", "n=5000"], capture_output=True, text=True)
+    out = p.stdout[p.stdout.index("launches recorded in"):]
     expect(re.search(r"kernel scale2d.*\n.*\n    not evaluated: it depends on w, h", out), out)
     # An entry whose parameters do not fit the kernel's layout: said, not evaluated.
     pol = os.path.join(WORK, "mismatch.yaml")

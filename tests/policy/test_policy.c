@@ -953,15 +953,17 @@ START_TEST(entry_defaults_and_options)
     ck_assert_int_eq(xmt_entry_warmup(e), -1);
     ck_assert_int_eq(xmt_entry_iterations(e), -1);
     ck_assert(xmt_entry_budget_ms(e) < 0);
+    ck_assert(xmt_entry_warmup_ms(e) < 0);
     ck_assert_int_eq(xmt_entry_use_mean(e), 0);
     ck_assert_int_eq(xmt_entry_l2_flush(e), -1);
     ck_assert_uint_eq(xmt_entry_nbuffers(e), 0);
     xmt_policy_free(set);
     e = cand_entry(&set, "    pin: {}\n    warmup: 0\n    iterations: 100\n    budget_ms: 250.5\n"
-                         "    statistic: mean\n    l2_flush: true\n");
+                         "    statistic: mean\n    l2_flush: true\n    warmup_ms: 0\n");
     ck_assert_int_eq(xmt_entry_warmup(e), 0);
     ck_assert_int_eq(xmt_entry_iterations(e), 100);
     ck_assert(xmt_entry_budget_ms(e) == 250.5);
+    ck_assert(xmt_entry_warmup_ms(e) == 0);
     ck_assert_int_eq(xmt_entry_use_mean(e), 1);
     ck_assert_int_eq(xmt_entry_l2_flush(e), 1);
     xmt_policy_free(set);
