@@ -1298,8 +1298,9 @@ def tool_check_log():
     expect(p.returncode == 1 and "nonexistent.jsonl" in p.stderr, p.stdout + p.stderr)
 
 
-def png_not_blank(path):
-    """True when a PNG decodes to pixels that are not all one colour."""
+def png_pixels(path):
+    """A PNG's pixels (8-bit, non-interlaced): (width, height, bytes per pixel, rows), each
+    row unfiltered (None, Sub, Up, Average, Paeth), so that what is compared is the picture."""
     import zlib
     data = open(path, "rb").read()
     expect(data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG")
@@ -1309,22 +1310,48 @@ def png_not_blank(path):
         kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
         if kind == b"IHDR":
             width, height = struct.unpack(">II", body[:8])
+            expect(body[8] == 8 and body[12] == 0, "PNG: not 8-bit or interlaced")
             bpp = {6: 4, 2: 3, 0: 1, 4: 2}.get(body[9], 4)
         elif kind == b"IDAT":
             idat += body
         pos += 12 + n
     raw = zlib.decompress(idat)
-    stride = width * bpp + 1
-    expect(len(raw) == stride * height and width > 100 and height > 100, "odd PNG %dx%d" % (width, height))
-    # Rows whose filter is 0 (none) hold raw pixels; any row with two different pixels will do.
-    rows = [raw[i * stride + 1:(i + 1) * stride] for i in range(height) if raw[i * stride] == 0]
-    distinct = set()
+    stride = width * bpp
+    expect(len(raw) == (stride + 1) * height and width > 100 and height > 100, "odd PNG %dx%d" % (width, height))
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p_ = a + b - c
+                pa, pb, pc = abs(p_ - a), abs(p_ - b), abs(p_ - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return width, height, bpp, rows
+
+
+def png_not_blank(path):
+    """True when a PNG's picture is drawn: at least 1% of its pixels differ from its corner
+    (the background) and it has more than two colours."""
+    width, height, bpp, rows = png_pixels(path)
+    bg = rows[0][:bpp]
+    inked, colours = 0, set()
     for r in rows:
-        distinct.update(r[j:j + bpp] for j in range(0, len(r), bpp))
-        if len(distinct) > 2:
-            return True
-    # Filtered rows: a blank picture compresses to rows of zero differences.
-    return any(b != 0 for i in range(height) for b in raw[i * stride + 1:(i + 1) * stride][bpp:])
+        for j in range(0, len(r), bpp):
+            px = r[j:j + bpp]
+            inked += px != bg
+            if len(colours) < 16:
+                colours.add(px)
+    return inked >= width * height // 100 and len(colours) > 2
 
 
 @case
@@ -1369,6 +1396,9 @@ def tool_report_svg_html():
     expect(page.count('class="panel"') == len(tunes), "the page lacks the picture")
     rsvg = shutil.which("rsvg-convert")
     if not rsvg:
+        # scripts/test.sh installs it (scripts/deps.sh) and then requires it
+        expect(os.environ.get("XMT_REQUIRE_RSVG") != "1",
+               "rsvg-convert (Debian librsvg2-bin) is not installed: scripts/deps.sh installs it")
         print("note: rsvg-convert (Debian librsvg2-bin) is not installed: the picture was not rendered")
         return
     png = os.path.join(WORK, "r.png")
@@ -1380,6 +1410,24 @@ def tool_report_svg_html():
                            '<rect width="200" height="200" fill="#fff"/></svg>')
     subprocess.run([rsvg, "-o", png, blank], check=True)
     expect(not png_not_blank(png), "a blank picture reads as not blank")
+
+
+@case
+def tune_warmup_ms_per_entry():
+    """warmup_ms: in an entry overrides XMATUNE_WARMUP_MS for that entry's keys, both ways
+    (issue 12, item 2)."""
+    src = open(os.path.join(AUTO, "saxpy.yaml")).read()
+    for entry_ms, env_ms, lo, hi in (("40", "0", 35, None), ("0", "200", None, 0)):
+        d = os.path.join(WORK, "warm%s" % entry_ms)
+        os.makedirs(d, exist_ok=True)
+        open(os.path.join(d, "saxpy.yaml"), "w").write(src.rstrip("\n") + "\n    warmup_ms: %s\n" % entry_ms)
+        base, t = tuned("rt", "saxpy", policies=d, env={"XMATUNE_WARMUP_MS": env_ms})
+        same_output(base, t, "warmup_ms %s" % entry_ms)
+        evs = tune_events(t, "saxpy")
+        expect(evs, "saxpy not tuned")
+        w = evs[0]["phases_ms"]["clock_warmup"]
+        expect((lo is None or w >= lo) and (hi is None or w <= hi),
+               "warmup_ms: %s with XMATUNE_WARMUP_MS=%s: clock warm-up %.1f ms" % (entry_ms, env_ms, w))
 
 
 def main():

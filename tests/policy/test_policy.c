@@ -1326,6 +1326,11 @@ START_TEST(entry_fingerprint)
     ck_assert_uint_ne(fa, xmt_entry_fingerprint(xmt_policy_entry(sc, 0)));
     ck_assert_uint_ne(xmt_entry_fingerprint(xmt_policy_entry(sa, 1)),
                       xmt_entry_fingerprint(xmt_policy_entry(sb, 1)));
+    /* a measurement key is part of what the entry says (warmup_ms: issue 12) */
+    xmt_policy_set *sd = load_ok("kernels:\n  - match: saxpy\n    space: {B: [64, 128]}\n"
+                                 "    warmup_ms: 20\n");
+    ck_assert_uint_ne(fa, xmt_entry_fingerprint(xmt_policy_entry(sd, 0)));
+    xmt_policy_free(sd);
     xmt_policy_free(sa);
     xmt_policy_free(sb);
     xmt_policy_free(sc);
