@@ -65,6 +65,7 @@ typedef struct {
 typedef struct {
     int cover[3]; /* grid.d == cdiv(p, block.d) in every launch seen */
     int equal[3]; /* grid.d == p in every launch seen */
+    int cover2[3], equal2[3]; /* another argument that fits as well (equal values) */
     int stride;   /* the grid stayed the same while this argument changed */
 } evidence;
 
@@ -224,7 +225,7 @@ static const char DIMC[3] = {'x', 'y', 'z'};
 static void find_evidence(const shapes *sh, const pinfo *info, size_t np, evidence *ev)
 {
     for (int d = 0; d < 3; d++)
-        ev->cover[d] = ev->equal[d] = -1;
+        ev->cover[d] = ev->equal[d] = ev->cover2[d] = ev->equal2[d] = -1;
     ev->stride = -1;
     if (!sh->nobs) return;
     for (int d = 0; d < 3; d++)
@@ -245,10 +246,13 @@ static void find_evidence(const shapes *sh, const pinfo *info, size_t np, eviden
             /* a block of one thread covers what it equals: one thread per element then, in
              * the dimension tuned (x), one block per row in the others */
             if (!big) continue;
-            if (cover && ev->cover[d] < 0 && (d == 0 || sh->o[0].block[d] > 1))
-                ev->cover[d] = (int)p;
-            else if (equal && ev->equal[d] < 0)
-                ev->equal[d] = (int)p;
+            if (cover && (d == 0 || sh->o[0].block[d] > 1)) {
+                int *slot = ev->cover[d] < 0 ? &ev->cover[d] : &ev->cover2[d];
+                if (*slot < 0) *slot = (int)p;
+            } else if (equal) {
+                int *slot = ev->equal[d] < 0 ? &ev->equal[d] : &ev->equal2[d];
+                if (*slot < 0) *slot = (int)p;
+            }
         }
     /* the same grid while an integer argument changed */
     for (size_t p = 0; p < np && ev->stride < 0; p++) {
@@ -274,18 +278,25 @@ static idiom pick_idiom(const shapes *sh, const evidence *ev, int tuned[3], char
     for (int d = 0; d < 3; d++)
         if (tuned[d] && ev->cover[d] >= 0) {
             int p = ev->cover[d];
+            char alt[96] = "";
+            if (ev->cover2[d] >= 0)
+                snprintf(alt, sizeof alt, " (or p%d, of the same value here: name the right one)",
+                         ev->cover2[d]);
             snprintf(why, cap,
-                     "in every launch seen, grid.%c x block.%c covered p%d (%lld x %lld for "
+                     "in every launch seen, grid.%c x block.%c covered p%d%s (%lld x %lld for "
                      "p%d = %lld): one thread per element, the grid following the block",
-                     DIMC[d], DIMC[d], p, o->grid[d], o->block[d], p, o->v[p]);
+                     DIMC[d], DIMC[d], p, alt, o->grid[d], o->block[d], p, o->v[p]);
             return IDIOM_CDIV;
         }
     for (int d = 0; d < 3; d++)
         if (ev->equal[d] >= 0) {
+            char alt[96] = "";
+            if (ev->equal2[d] >= 0)
+                snprintf(alt, sizeof alt, " (or p%d, of the same value here)", ev->equal2[d]);
             snprintf(why, cap,
-                     "in every launch seen, grid.%c equalled p%d (%lld): one block per row or "
+                     "in every launch seen, grid.%c equalled p%d%s (%lld): one block per row or "
                      "tile, so the program's own grid is kept",
-                     DIMC[d], ev->equal[d], o->grid[d]);
+                     DIMC[d], ev->equal[d], alt, o->grid[d]);
             return IDIOM_GRID0;
         }
     if (ev->stride >= 0) {

@@ -1430,6 +1430,123 @@ def tune_warmup_ms_per_entry():
                "warmup_ms: %s with XMATUNE_WARMUP_MS=%s: clock warm-up %.1f ms" % (entry_ms, env_ms, w))
 
 
+def f32_bits(x):
+    return struct.unpack("<i", struct.pack("<f", x))[0]
+
+
+# The GPU suite's tuning programs (examples/gpu/*.cu) as discover logs them on an H200:
+# kernel, layout (offset, size), recorded values (None: a pointer), grid, block, shared.
+GPU_PROGRAMS = [
+    ("saxpy", "saxpy", "saxpy", [(0, 4), (4, 4), (8, 8), (16, 8), (24, 8)],
+     [1 << 25, f32_bits(2.5), None, None, None], [32, 1, 1], [128, 1, 1], 0),
+    ("transpose", "_Z15transpose_naivePKfPfii", "transpose_naive(float const*, float*, int, int)",
+     [(0, 8), (8, 8), (16, 4), (20, 4)], [None, None, 8192, 8192], [8192, 256, 1], [1, 32, 1], 0),
+    ("atomic_rowsum", "_Z14row_sum_atomicPKfPfii", "row_sum_atomic(float const*, float*, int, int)",
+     [(0, 8), (8, 8), (16, 4), (20, 4)], [None, None, 4096, 16384], [1, 4096, 1], [32, 1, 1], 0),
+    ("inplace_axpb", "axpb_inplace", "axpb_inplace", [(0, 8), (8, 4), (12, 4), (16, 4)],
+     [None, f32_bits(0.999), f32_bits(0.001), 1 << 25], [64, 1, 1], [64, 1, 1], 0),
+    ("fixed_block", "_Z14smooth_tile256PKfPfi", "smooth_tile256(float const*, float*, int)",
+     [(0, 8), (8, 8), (16, 4)], [None, None, 1 << 25], [131072, 1, 1], [256, 1, 1], 0),
+    ("dyn_smem", "_Z13stencil17_dynPKfPfi", "stencil17_dyn(float const*, float*, int)",
+     [(0, 8), (8, 8), (16, 4)], [None, None, 1 << 25], [1048576, 1, 1], [32, 1, 1], 192),
+]
+
+
+@case
+def tool_stub_fill_gpu_programs():
+    """The skeletons the GPU suite's tuning programs get from discover --stub (their launches
+    as an H200 run logs them), with tests/gpu/stub_fill.py's edits, load and evaluate with
+    every candidate of the launch discover recorded; each picks the idiom its launches point
+    to (issue 12, done-when; the GPU run itself is tests/gpu/stub_tune.sh)."""
+    tool = os.environ["XMT_TOOL"]
+    fill = os.path.join(os.path.dirname(POLICIES), "..", "gpu", "stub_fill.py")
+    fake = os.path.join(WORK, "gpu_prog.py")
+    lines = []
+    for _, mangled, name, layout, vals, grid, block, shared in GPU_PROGRAMS:
+        lines.append({"event": "kernel", "kernel": mangled, "name": name, "device": 0,
+                      "params": [{"offset": o, "size": z} for o, z in layout], "params_known": True,
+                      "max_threads": 1024, "static_shared": 0})
+        lines.append({"event": "kernel_summary", "kernel": mangled, "name": name, "device": 0,
+                      "launches": 31, "rewritable": True,
+                      "shapes": [{"grid": grid, "block": block, "shared": shared, "count": 31}],
+                      "args": [{"grid": grid, "block": block, "shared": shared, "values": vals, "count": 31}]})
+    with open(fake, "w") as f:
+        f.write("#!%s\nimport os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
+        for ev in lines:
+            f.write("    f.write(%r)\n" % (json.dumps(ev) + "\n"))
+    os.chmod(fake, 0o755)
+    log, stub = os.path.join(WORK, "gpu.jsonl"), os.path.join(WORK, "gpu-stub.yaml")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"),
+             ASAN_OPTIONS=(os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", log, "--stub", stub, "--", fake], env=e,
+                       capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    ents = {k.split("(")[0]: v for k, v in stub_entries(open(stub).read()).items()}
+    want = {"saxpy": ["params: [p0: i32, p1: f32, p2: ptr, p3: ptr, p4: ptr]", "nothing discover saw"],
+            "transpose_naive": ['grid: ["cdiv(p2, BX)", "cdiv(p2, BY)", grid0.z]',
+                                "covered p2 (or p3, of the same value here"],
+            "row_sum_atomic": ["grid.y equalled p2 (4096)", "\n    launch: {block: [BLOCK], grid: [grid0.x, grid0.y, grid0.z]}"],
+            "axpb_inplace": ["params: [p0: ptr, p1: f32, p2: f32, p3: i32]", "nothing discover saw"],
+            "smooth_tile256": ['\n    launch: {block: [BLOCK], grid: ["cdiv(p2, BLOCK)", grid0.y, grid0.z]}'],
+            "stencil17_dyn": ['grid: ["cdiv(p2, BLOCK)", grid0.y, grid0.z], shared: "max(shared0, cdiv(shared0 * BLOCK, block0.x))"}']}
+    for k, needles in want.items():
+        for n in needles:
+            expect(n in flat(ents[k]), "%s: %r not in\n%s" % (k, n, ents[k]))
+    for prog, mangled, *_ in GPU_PROGRAMS:
+        out = os.path.join(WORK, prog + ".yaml")
+        p = subprocess.run([sys.executable, fill, "fill", prog, stub, out], capture_output=True, text=True)
+        expect(p.returncode == 0, "%s: fill: %s%s" % (prog, p.stdout, p.stderr))
+        p = subprocess.run([tool, "check", "-q", out], capture_output=True, text=True)
+        expect(p.returncode == 0, "%s: the filled stub does not load: %s%s\n%s" % (prog, p.stdout, p.stderr, open(out).read()))
+        p = subprocess.run([tool, "check", "--log", log, out], capture_output=True, text=True)
+        expect(p.returncode == 0, p.stdout + p.stderr)
+        rec = p.stdout[p.stdout.index("launches recorded in"):]
+        rec = rec[rec.index("kernel %s" % GPU_PROGRAMS[[g[0] for g in GPU_PROGRAMS].index(prog)][2]):]
+        rec = rec[:rec.find("\nkernel ") if "\nkernel " in rec else len(rec)]
+        m = re.search(r"space after conditions: (\d+) of (\d+) candidates valid", rec)
+        expect(m and int(m.group(1)) >= 4 and "not evaluated" not in rec, "%s:\n%s" % (prog, rec))
+    # what the fills made: transpose's x follows cols (p3); atomic_rowsum's tolerance
+    t = open(os.path.join(WORK, "transpose.yaml")).read()
+    expect('grid: ["cdiv(p3, BX)", "cdiv(p2, BY)", grid0.z]' in t and "triggers: [p2, p3]" in t, t)
+    a = open(os.path.join(WORK, "atomic_rowsum.yaml")).read()
+    expect("\n    tensors: {p1: {dtype: f32, shape: [p2]}}" in a and
+           "\n    verify: {p1: {rtol: 1.0e-4, atol: 1.0e-3}}" in a, a)
+    s_ = open(os.path.join(WORK, "saxpy.yaml")).read()
+    expect('\n    launch: {block: [BLOCK], grid: ["sm_count * BPS", grid0.y, grid0.z]}' in s_ and
+           s_.count("- mangled:") == 1, s_)
+
+
+@case
+def tool_stub_tune_sim():
+    """tests/gpu/stub_tune.sh --sim: discover, skeleton, fill, check, tune from it and from the
+    hand-written policy, outputs compared, one table; every row ok (issue 12, done-when, on
+    the simulated driver)."""
+    build = os.environ["XMT_BUILD"]
+    script = os.path.join(os.path.dirname(POLICIES), "..", "gpu", "stub_tune.sh")
+    work = os.path.join(WORK, "stub_tune")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_")}
+    e.update(XMATUNE_GPU_WORK=work, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"),
+             ASAN_OPTIONS=(os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
+    if not e["LD_PRELOAD"]:
+        del e["LD_PRELOAD"]
+    p = subprocess.run(["bash", script, "--sim", build], env=e, capture_output=True, text=True, timeout=600)
+    rows = [l for l in p.stdout.splitlines() if l.startswith("| sim_")]
+    expect(p.returncode == 0 and len(rows) == 6, p.stdout + p.stderr[-3000:])
+    for r in rows:
+        cells = [c.strip() for c in r.strip("|").split("|")]
+        expect(cells[-1] == "ok" and cells[-2].startswith("identical"), r)
+    byname = {r.split("|")[1].strip(): r for r in rows}
+    expect("grid-stride loop" in byname["sim_saxpy"] and "none fits" in byname["sim_saxpy"], byname["sim_saxpy"])
+    expect("0 ok, 4 rejected" in byname["sim_block_sum"], byname["sim_block_sum"])
+    expect("yes (" in byname["sim_scale2d"], byname["sim_scale2d"])
+    # and a step not run is a row that says so, with exit status 1 (here: no time left)
+    e.update(XMATUNE_GPU_WORK=os.path.join(WORK, "stub_tune_bad"), XMATUNE_GPU_BUDGET_S="-1")
+    p = subprocess.run(["bash", script, "--sim", build], env=e, capture_output=True, text=True, timeout=600)
+    rows = [l for l in p.stdout.splitlines() if l.startswith("| sim_")]
+    expect(p.returncode == 1 and len(rows) == 6 and all("time budget" in r for r in rows),
+           p.stdout + p.stderr[-2000:])
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
