@@ -221,19 +221,21 @@ def cmd_table(work):
             rc = read(L(step + ".rc"))
             if read(L(step + ".note")):
                 note.append("%s: %s" % (step, read(L(step + ".note"))))
-                break
-            if rc and rc != "0":
-                note.append("%s: exit %s" % (step, rc))
-            elif not rc and step != "hand":
+            elif rc and rc != "0":
+                err = read(L(step + ".stderr")).splitlines()
+                note.append("%s: exit %s%s" % (step, rc, (" (%s)" % err[-1][:120]) if err else ""))
+            elif not rc and (step != "hand" or hand):
                 note.append("%s: not run" % step)
+            if note:
+                break  # the steps after it did not run
         stub_text = read(os.path.join(work, "stubs", prog + ".yaml"))  # the program's entry
         st = [e for e in events(L("stub.jsonl"), "tune") if kernel in e.get("name", "")]
         hd = [e for e in events(L("hand.jsonl"), "tune") if kernel in e.get("name", "")]
         sw = st[0]["winner"] if st else None
         hw = hd[0]["winner"] if hd else None
-        if st and (st[0].get("untuned") or st[0].get("error")):
-            note.append("stub: " + (st[0].get("untuned") or st[0].get("error")))
-        if not st:
+        if not note and st and (st[0].get("untuned") or st[0].get("error")):
+            note.append("stub: " + str(st[0].get("untuned") or st[0].get("error")))
+        if not note and not st:
             note.append("stub: nothing tuned")
         # the stub's winner in the hand-written policy's space: a hand candidate (or the
         # program's own config) with the same grid, block and shared memory
@@ -252,8 +254,10 @@ def cmd_table(work):
         same_h = agree(O("base"), O("hand"), how) if hand else None
         mark = "†" if how != "exact" else ""
         outs = {True: "identical" + mark, False: "DIFFER", None: "—"}
-        if same_s is not True:
+        if not note and same_s is not True:
             note.append("stub outputs " + outs[same_s])
+        if not note and hand and same_h is not True:
+            note.append("hand-written outputs " + outs[same_h])
         if note:
             ok_all = False
         rows.append("| %s | %s | %s | %d ok, %d rejected | %s | %s | %s | %s | %s | %s | %s | %s |" % (
