@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +32,7 @@ typedef struct {
 
 typedef struct {
     unsigned grid[3], block[3], shared;
-    uint32_t null; /* bit j: scalar j not recorded (an untyped 8-byte value that is an address) */
+    int shape; /* its index in shapes[], or -1 when its shape went to "other" */
     int64_t v[MAX_SCALARS];
     uint64_t count;
 } argset_t;
@@ -42,12 +43,13 @@ struct xmt_discover {
     uint64_t launches, other;
     int nshapes;
     shape_t shapes[MAX_SHAPES];
-    /* scalar parameters recorded: their indices, sizes, and whether the signature typed
-     * them (an untyped 8-byte parameter may be a pointer) */
+    /* scalar parameters recorded: their indices and sizes, of nparams (a summary's record
+     * has no layout of its own: these come with the records folded into it) */
+    size_t nparams;
     int nscalars;
     uint16_t scalar[MAX_SCALARS];
-    uint8_t ssize[MAX_SCALARS], styped[MAX_SCALARS];
-    int nargsets;
+    uint8_t ssize[MAX_SCALARS];
+    int nargsets, last; /* last: the set the previous launch matched (most repeat it) */
     uint64_t other_args;
     argset_t argsets[MAX_ARGSETS];
     struct xmt_discover *next;
@@ -86,28 +88,39 @@ static void log_first_sight(const xmt_kernel *k, int device)
     xmt_log_event(ev);
 }
 
-/* Adds one shape's count to d: to an equal shape, a new one while there is room, or to
- * "other". */
-static void add_shape(struct xmt_discover *d, const unsigned grid[3], const unsigned block[3],
-                      unsigned shared, uint64_t count)
+/* The index of a shape in d, or -1. */
+static int find_shape(const struct xmt_discover *d, const unsigned grid[3], const unsigned block[3],
+                      unsigned shared)
 {
     for (int i = 0; i < d->nshapes; i++) {
-        shape_t *s = &d->shapes[i];
+        const shape_t *s = &d->shapes[i];
         if (s->shared == shared && !memcmp(s->grid, grid, sizeof s->grid) &&
-            !memcmp(s->block, block, sizeof s->block)) {
-            s->count += count;
-            return;
-        }
+            !memcmp(s->block, block, sizeof s->block))
+            return i;
+    }
+    return -1;
+}
+
+/* Adds one shape's count to d: to an equal shape, a new one while there is room, or to
+ * "other". Returns its index, or -1 for "other". */
+static int add_shape(struct xmt_discover *d, const unsigned grid[3], const unsigned block[3],
+                     unsigned shared, uint64_t count)
+{
+    int i = find_shape(d, grid, block, shared);
+    if (i >= 0) {
+        d->shapes[i].count += count;
+        return i;
     }
     if (d->nshapes < MAX_SHAPES) {
-        shape_t *s = &d->shapes[d->nshapes++];
+        shape_t *s = &d->shapes[d->nshapes];
         memcpy(s->grid, grid, sizeof s->grid);
         memcpy(s->block, block, sizeof s->block);
         s->shared = shared;
         s->count = count;
-    } else {
-        d->other += count;
+        return d->nshapes++;
     }
+    d->other += count;
+    return -1;
 }
 
 /* The parameter list of a demangled signature, "ns::f<int>(int, float const*)": the
@@ -149,12 +162,13 @@ static int signature_types(const char *sig, const char **start, size_t *len, int
 }
 
 /* Which parameters discover records the values of: those of 8 bytes or less that the
- * signature says are not pointers (or references), else, untyped, every one of 1, 2, 4
- * or 8 bytes (an 8-byte one is told from an address by its value, per launch). Cold:
- * once per kernel and device. */
+ * signature says are not pointers (or references); without a signature (extern "C",
+ * Triton), those of 1, 2 or 4 bytes (an untyped 8-byte one is taken for a pointer, as the
+ * stub takes it). Cold: once per kernel and device. */
 static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
 {
     d->nscalars = 0;
+    d->nparams = k->params_known ? k->nparams : 0;
     if (!k->params_known || !k->nparams || k->nparams > XMT_KERNEL_MAX_PARAMS) return;
     const char *start[XMT_KERNEL_MAX_PARAMS];
     size_t len[XMT_KERNEL_MAX_PARAMS];
@@ -162,21 +176,18 @@ static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
     int typed = nt >= 0 && (size_t)nt == k->nparams;
     for (size_t i = 0; i < k->nparams && d->nscalars < MAX_SCALARS; i++) {
         uint32_t sz = k->sizes[i];
-        if (sz != 1 && sz != 2 && sz != 4 && sz != 8) continue;
+        if (sz != 1 && sz != 2 && sz != 4 && (sz != 8 || !typed)) continue;
         if (typed && (memchr(start[i], '*', len[i]) || memchr(start[i], '&', len[i]))) continue;
         d->scalar[d->nscalars] = (uint16_t)i;
-        d->ssize[d->nscalars] = (uint8_t)sz;
-        d->styped[d->nscalars++] = (uint8_t)typed;
+        d->ssize[d->nscalars++] = (uint8_t)sz;
     }
 }
 
-/* k's shapes on one device, made if make and missing (k->lock held). */
-static struct xmt_discover *device_of(xmt_kernel *k, int device, int make)
+/* k's record of a device it has none of yet (k->lock held; cold). NULL: out of memory. */
+static __attribute__((noinline, cold)) struct xmt_discover *new_device(xmt_kernel *k, int device)
 {
-    struct xmt_discover *d = k->discover;
-    while (d && d->device != device)
-        d = d->next;
-    if (!d && make && (d = calloc(1, sizeof *d))) {
+    struct xmt_discover *d = calloc(1, sizeof *d);
+    if (d) {
         d->device = device;
         pick_scalars(k, d);
         d->next = k->discover;
@@ -185,24 +196,45 @@ static struct xmt_discover *device_of(xmt_kernel *k, int device, int make)
     return d;
 }
 
-/* Adds one argument set's count to d: to an equal set, a new one while there is room,
- * or to "other". */
-static void add_argset(struct xmt_discover *d, const argset_t *a, uint64_t count)
+/* k's shapes on one device, made if make and missing (k->lock held). */
+static inline struct xmt_discover *device_of(xmt_kernel *k, int device, int make)
 {
-    size_t vbytes = (size_t)d->nscalars * sizeof a->v[0];
-    for (int i = 0; i < d->nargsets; i++) {
-        argset_t *s = &d->argsets[i];
-        if (s->shared == a->shared && s->null == a->null && !memcmp(s->v, a->v, vbytes) &&
-            !memcmp(s->grid, a->grid, sizeof s->grid) &&
-            !memcmp(s->block, a->block, sizeof s->block)) {
-            s->count += count;
-            return;
-        }
-    }
+    struct xmt_discover *d = k->discover;
+    while (d && d->device != device)
+        d = d->next;
+    return d || !make ? d : new_device(k, device);
+}
+
+static inline int same_args(const argset_t *s, const argset_t *a, int n)
+{
+    if (s->grid[0] != a->grid[0] || s->block[0] != a->block[0] || s->grid[1] != a->grid[1] ||
+        s->grid[2] != a->grid[2] || s->block[1] != a->block[1] || s->block[2] != a->block[2] ||
+        s->shared != a->shared)
+        return 0;
+    for (int j = 0; j < n; j++)
+        if (s->v[j] != a->v[j]) return 0;
+    return 1;
+}
+
+/* The set of d equal to a (the previous launch's first), or -1. */
+static inline int find_argset(struct xmt_discover *d, const argset_t *a)
+{
+    if (d->last < d->nargsets && same_args(&d->argsets[d->last], a, d->nscalars)) return d->last;
+    for (int i = 0; i < d->nargsets; i++)
+        if (same_args(&d->argsets[i], a, d->nscalars)) return d->last = i;
+    return -1;
+}
+
+/* Adds a set that find_argset did not find, with its shape's index, while there is room;
+ * else counts it as "other". */
+static void new_argset(struct xmt_discover *d, const argset_t *a, int shape, uint64_t count)
+{
     if (d->nargsets < MAX_ARGSETS) {
-        argset_t *s = &d->argsets[d->nargsets++];
-        *s = *a;
+        argset_t *s = &d->argsets[d->nargsets];
+        memcpy(s, a, offsetof(argset_t, v) + sizeof a->v[0] * (size_t)d->nscalars);
+        s->shape = shape;
         s->count = count;
+        d->last = d->nargsets++;
     } else {
         d->other_args += count;
     }
@@ -210,48 +242,43 @@ static void add_argset(struct xmt_discover *d, const argset_t *a, uint64_t count
 
 /* The launch's scalar argument values, where the program put them (kernelParams, or the
  * packed `extra` buffer), sign-extended from their size. 0, or -1 when they cannot be
- * read (a: shape only). */
-static int read_args(const xmt_kernel *k, const struct xmt_discover *d, const xmt_launch *l,
-                     argset_t *a)
+ * read (a: shape only). Per launch: a few loads per scalar, nothing else. */
+static inline int read_args(const xmt_kernel *k, const struct xmt_discover *d, const xmt_launch *l,
+                            argset_t *a)
 {
-    memset(a, 0, sizeof *a);
+    /* only what same_args and new_argset read: no memset of the whole set per launch */
     memcpy(a->grid, l->grid, sizeof a->grid);
     memcpy(a->block, l->block, sizeof a->block);
     a->shared = l->shared;
     uint8_t *buf = NULL;
     size_t size = 0;
-    if (!l->params && (!l->extra || xmt_extra_buffer(l->extra, &buf, &size) != 0)) return -1;
+    void **params = l->params;
+    if (!params && (!l->extra || xmt_extra_buffer(l->extra, &buf, &size) != 0)) return -1;
     for (int j = 0; j < d->nscalars; j++) {
         size_t i = d->scalar[j];
-        const void *p;
-        if (l->params)
-            p = l->params[i];
-        else if (k->offsets[i] + k->sizes[i] <= size)
-            p = buf + k->offsets[i];
-        else
-            return -1;
-        if (!p) return -1;
+        const void *p = params ? params[i] : buf + k->offsets[i];
+        if (!p || (!params && k->offsets[i] + k->sizes[i] > size)) return -1;
         int64_t v;
-        if (d->ssize[j] == 1) {
-            int8_t x;
+        switch (d->ssize[j]) {
+        case 1: {
+            uint8_t x; /* sign-extended by hand (a char's sign is not its value's) */
             memcpy(&x, p, 1);
-            v = x;
-        } else if (d->ssize[j] == 2) {
+            v = (int64_t)x - (x & 0x80 ? 256 : 0);
+            break;
+        }
+        case 2: {
             int16_t x;
             memcpy(&x, p, 2);
             v = x;
-        } else if (d->ssize[j] == 4) {
+            break;
+        }
+        case 4: {
             int32_t x;
             memcpy(&x, p, 4);
             v = x;
-        } else {
-            memcpy(&v, p, 8);
-            /* untyped: an address (at 4 GiB and up, where the driver maps memory) is not a
-             * value to keep, and would make every allocation a new set */
-            if (!d->styped[j] && (uint64_t)v >= (1ull << 32)) {
-                a->null |= 1u << j;
-                v = 0;
-            }
+            break;
+        }
+        default: memcpy(&v, p, 8);
         }
         a->v[j] = v;
     }
@@ -262,7 +289,14 @@ static int read_args(const xmt_kernel *k, const struct xmt_discover *d, const xm
 static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
 {
     for (struct xmt_discover *s = src->discover; s; s = s->next) {
-        struct xmt_discover *d = device_of(dst, s->device, 1);
+        struct xmt_discover *d = device_of(dst, s->device, 0);
+        if (!d && (d = new_device(dst, s->device))) {
+            /* the summary's first: the layout of the record folded into it */
+            d->nparams = s->nparams;
+            d->nscalars = s->nscalars;
+            memcpy(d->scalar, s->scalar, sizeof d->scalar);
+            memcpy(d->ssize, s->ssize, sizeof d->ssize);
+        }
         if (!d) return;
         d->paths |= s->paths;
         d->launches += s->launches;
@@ -271,13 +305,17 @@ static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
             add_shape(d, s->shapes[i].grid, s->shapes[i].block, s->shapes[i].shared,
                       s->shapes[i].count);
         /* the same name, the same layout: the sets go together (else only counted) */
-        int same = d->nscalars == s->nscalars &&
+        int same = d->nparams == s->nparams && d->nscalars == s->nscalars &&
                    !memcmp(d->scalar, s->scalar, sizeof d->scalar[0] * (size_t)d->nscalars);
         for (int i = 0; i < s->nargsets; i++) {
-            if (same)
-                add_argset(d, &s->argsets[i], s->argsets[i].count);
+            const argset_t *a = &s->argsets[i];
+            int at = same ? find_argset(d, a) : -1;
+            if (at >= 0)
+                d->argsets[at].count += a->count;
+            else if (same)
+                new_argset(d, a, find_shape(d, a->grid, a->block, a->shared), a->count);
             else
-                d->other_args += s->argsets[i].count;
+                d->other_args += a->count;
         }
         d->other_args += s->other_args;
         s->launches = s->other = s->other_args = 0;
@@ -327,37 +365,50 @@ void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
         atomic_store_explicit(&registered, 1, memory_order_release);
     }
     pthread_mutex_lock(&k->lock);
-    int first = device_of(k, (int)dev, 0) == NULL;
-    struct xmt_discover *d = device_of(k, (int)dev, 1);
+    struct xmt_discover *d = device_of(k, (int)dev, 0);
+    int first = d == NULL;
+    if (first) d = new_device(k, (int)dev);
     if (!d) {
         pthread_mutex_unlock(&k->lock);
         return;
     }
     d->paths |= path;
     d->launches++;
-    add_shape(d, l->grid, l->block, l->shared, 1);
+    /* A launch like an earlier one (the usual case) finds its set, which knows its shape:
+     * two counts, no search of the shapes. */
     argset_t a;
-    if (read_args(k, d, l, &a) == 0)
-        add_argset(d, &a, 1);
-    else
-        d->other_args++;
+    int readable = read_args(k, d, l, &a) == 0;
+    int at = readable ? find_argset(d, &a) : -1;
+    if (at >= 0) {
+        argset_t *s = &d->argsets[at];
+        s->count++;
+        if (s->shape >= 0)
+            d->shapes[s->shape].count++;
+        else
+            d->other++;
+    } else {
+        int shape = add_shape(d, l->grid, l->block, l->shared, 1);
+        if (readable)
+            new_argset(d, &a, shape, 1);
+        else
+            d->other_args++;
+    }
     pthread_mutex_unlock(&k->lock);
     /* One kernel event per name and device: a module loaded again is no news. */
     if (first && !seen_before(k, (int)dev)) log_first_sight(k, (int)dev);
 }
 
-/* The argument sets into a kernel_summary: "args", one value per parameter (null for a
- * pointer, a struct, or one not recorded), and "other_args". */
-static void args_json(const xmt_kernel *k, const struct xmt_discover *d, json_t *ev)
+/* The argument sets into a kernel_summary: "args", one value per parameter (null for one
+ * not recorded: a pointer, a struct, ...), and "other_args". */
+static void args_json(const struct xmt_discover *d, json_t *ev)
 {
     json_t *sets = json_array();
     for (int i = 0; i < d->nargsets; i++) {
         const argset_t *a = &d->argsets[i];
         json_t *vals = json_array();
-        for (size_t p = 0, j = 0; p < k->nparams && p < XMT_KERNEL_MAX_PARAMS; p++) {
+        for (size_t p = 0, j = 0; p < d->nparams && p < XMT_KERNEL_MAX_PARAMS; p++) {
             if (j < (size_t)d->nscalars && d->scalar[j] == p) {
-                json_array_append_new(
-                    vals, (a->null & (1u << j)) ? json_null() : json_integer((json_int_t)a->v[j]));
+                json_array_append_new(vals, json_integer((json_int_t)a->v[j]));
                 j++;
             } else {
                 json_array_append_new(vals, json_null());
@@ -397,7 +448,7 @@ int xmt_discover_report(xmt_kernel *k, FILE *table)
                                    "rewritable", (d->paths & ~rewritable) == 0);
             if (ev && d->other)
                 json_object_set_new(ev, "other_shapes", json_integer((json_int_t)d->other));
-            if (ev) args_json(k, d, ev);
+            if (ev) args_json(d, ev);
             xmt_log_event(ev);
         }
         if (table) {

@@ -63,10 +63,10 @@ typedef struct {
 
 /* What ties a grid dimension to an argument: its index, or -1. */
 typedef struct {
-    int cover[3]; /* grid.d == cdiv(p, block.d) in every launch seen */
-    int equal[3]; /* grid.d == p in every launch seen */
+    int cover[3];             /* grid.d == cdiv(p, block.d) in every launch seen */
+    int equal[3];             /* grid.d == p in every launch seen */
     int cover2[3], equal2[3]; /* another argument that fits as well (equal values) */
-    int stride;   /* the grid stayed the same while this argument changed */
+    int stride;               /* the grid stayed the same while this argument changed */
 } evidence;
 
 static long long iget(json_t *a, size_t i)
@@ -272,9 +272,10 @@ static void find_evidence(const shapes *sh, const pinfo *info, size_t np, eviden
 }
 
 /* The launch idiom the launches point to, with the reason in why. */
-static idiom pick_idiom(const shapes *sh, const evidence *ev, int tuned[3], char *why, size_t cap)
+/* The idiom the recorded argument values point to (o: the first launch recorded), with
+ * the reason in why; -1 when they point to none. */
+static int value_idiom(const obs *o, const evidence *ev, const int tuned[3], char *why, size_t cap)
 {
-    const obs *o = sh->nobs ? &sh->o[0] : NULL;
     for (int d = 0; d < 3; d++)
         if (tuned[d] && ev->cover[d] >= 0) {
             int p = ev->cover[d];
@@ -306,6 +307,16 @@ static idiom pick_idiom(const shapes *sh, const evidence *ev, int tuned[3], char
                  o->grid[0], o->grid[1], o->grid[2], ev->stride);
         return IDIOM_STRIDE;
     }
+    return -1;
+}
+
+/* The launch idiom the launches point to: by their values, else by how the program's own
+ * grid moved with its block; the reason in why. */
+static idiom pick_idiom(const shapes *sh, const evidence *ev, const int tuned[3], char *why,
+                        size_t cap)
+{
+    int by_value = sh->nobs ? value_idiom(&sh->o[0], ev, tuned, why, cap) : -1;
+    if (by_value >= 0) return (idiom)by_value;
     for (size_t i = 0; i < sh->n; i++)
         for (size_t j = i + 1; j < sh->n; j++) {
             const shape *a = &sh->s[i], *b = &sh->s[j];
@@ -367,6 +378,59 @@ static void pow2_list(long long lo, long long hi, char *buf, size_t cap)
         len += (size_t)snprintf(buf + len, cap - len, "%s%lld", len ? ", " : "", b);
 }
 
+/* The space: BLOCK 64..1024; or per tuned dimension 1..64 (x), 1..32 (y), 1..8 (z) with a
+ * condition on their product (cond empty when none). */
+static void space_lines(const int tuned[3], const char *const *nm, int multi, char *space,
+                        size_t scap, char *cond, size_t ccap)
+{
+    char list[128];
+    cond[0] = 0;
+    if (!multi) {
+        pow2_list(64, 1024, list, sizeof list);
+        snprintf(space, scap, "{BLOCK: [%s]", list);
+        return;
+    }
+    size_t len = (size_t)snprintf(space, scap, "{");
+    char prod[64] = "";
+    size_t lp = 0;
+    static const long long hi[3] = {64, 32, 8};
+    for (int d = 0; d < 3; d++) {
+        if (!tuned[d]) continue;
+        pow2_list(1, hi[d], list, sizeof list);
+        len += (size_t)snprintf(space + len, scap - len, "%s%s: [%s]", len > 1 ? ", " : "", nm[d],
+                                list);
+        lp += (size_t)snprintf(prod + lp, sizeof prod - lp, "%s%s", lp ? " * " : "", nm[d]);
+    }
+    snprintf(cond, ccap, "\"%s >= 32 && %s <= 1024\"", prod, prod);
+}
+
+/* The launch's shared: field (", shared: ...", or empty): dynamic shared memory scaled with
+ * the block's threads and never below the program's own, unless the program passed the
+ * same bytes for different blocks (a fixed tile: kept). Returns 1 for a fixed tile. */
+static int shared_expr(const shapes *sh, const shape *top, const int tuned[3],
+                       const char *const *nm, char *shared, size_t cap)
+{
+    static const char *const b0[3] = {"block0.x", "block0.y", "block0.z"};
+    shared[0] = 0;
+    long long sh_other = -1;
+    for (size_t i = 0; i < sh->n; i++)
+        if (sh->s[i].block[0] * sh->s[i].block[1] * sh->s[i].block[2] !=
+            top->block[0] * top->block[1] * top->block[2])
+            sh_other = sh->s[i].shared;
+    int fixed_tile = top->shared > 0 && sh_other == top->shared;
+    if (top->shared > 0 && !fixed_tile) {
+        char thr[64] = "", thr0[64] = "";
+        size_t lt = 0, l0 = 0;
+        for (int d = 0; d < 3; d++)
+            if (tuned[d]) {
+                lt += (size_t)snprintf(thr + lt, sizeof thr - lt, "%s%s", lt ? " * " : "", nm[d]);
+                l0 += (size_t)snprintf(thr0 + l0, sizeof thr0 - l0, "%s%s", l0 ? " * " : "", b0[d]);
+            }
+        snprintf(shared, cap, ", shared: \"max(shared0, cdiv(shared0 * %s, %s))\"", thr, thr0);
+    }
+    return fixed_tile;
+}
+
 /* The launch lines: the chosen idiom as YAML, the other two as comments. Tuned: x, and
  * every dimension in which the program's block has more than one thread (then BX, BY, BZ
  * and a condition on their product, else BLOCK). */
@@ -386,25 +450,8 @@ static void write_launch(FILE *f, const shapes *sh, const pinfo *info, const evi
     static const char *const b0[3] = {"block0.x", "block0.y", "block0.z"};
     int shape_cdiv = sh->nobs == 0 && pick == IDIOM_CDIV; /* old log: by thread count */
 
-    /* space lines: BLOCK 64..1024; or per dimension, 1..64 (x), 1..32 (y), 1..8 (z) */
-    char space[256], cond[128] = "", list[128];
-    if (!multi) {
-        pow2_list(64, 1024, list, sizeof list);
-        snprintf(space, sizeof space, "{BLOCK: [%s]", list);
-    } else {
-        size_t len = (size_t)snprintf(space, sizeof space, "{");
-        char prod[64] = "";
-        size_t lp = 0;
-        static const long long hi[3] = {64, 32, 8};
-        for (int d = 0; d < 3; d++) {
-            if (!tuned[d]) continue;
-            pow2_list(1, hi[d], list, sizeof list);
-            len += (size_t)snprintf(space + len, sizeof space - len, "%s%s: [%s]",
-                                    len > 1 ? ", " : "", nm[d], list);
-            lp += (size_t)snprintf(prod + lp, sizeof prod - lp, "%s%s", lp ? " * " : "", nm[d]);
-        }
-        snprintf(cond, sizeof cond, "\"%s >= 32 && %s <= 1024\"", prod, prod);
-    }
+    char space[256], cond[128];
+    space_lines(tuned, nm, multi, space, sizeof space, cond, sizeof cond);
     /* the grid of each idiom, per dimension */
     char gc[3][96], gs[3][96];
     for (int d = 0; d < 3; d++) {
@@ -421,26 +468,8 @@ static void write_launch(FILE *f, const shapes *sh, const pinfo *info, const evi
     snprintf(block, sizeof block, "[%s, %s, %s]", tuned[0] ? nm[0] : b0[0],
              tuned[1] ? nm[1] : b0[1], tuned[2] ? nm[2] : b0[2]);
     if (!multi) snprintf(block, sizeof block, "[BLOCK]");
-    /* dynamic shared memory: scaled with the block's threads, never below the program's */
-    char shared[160] = "";
-    long long sh_other = -1;
-    for (size_t i = 0; i < sh->n; i++)
-        if (sh->s[i].block[0] * sh->s[i].block[1] * sh->s[i].block[2] !=
-            top->block[0] * top->block[1] * top->block[2])
-            sh_other = sh->s[i].shared;
-    int fixed_tile = top->shared > 0 && sh_other == top->shared;
-    if (top->shared > 0 && !fixed_tile) {
-        char thr[64] = "", thr0[64] = "";
-        size_t lt = 0, l0 = 0;
-        for (int d = 0; d < 3; d++)
-            if (tuned[d]) {
-                lt += (size_t)snprintf(thr + lt, sizeof thr - lt, "%s%s", lt ? " * " : "", nm[d]);
-                l0 += (size_t)snprintf(thr0 + l0, sizeof thr0 - l0, "%s%s", l0 ? " * " : "", b0[d]);
-            }
-        snprintf(shared, sizeof shared, ", shared: \"max(shared0, cdiv(shared0 * %s, %s))\"", thr,
-                 thr0);
-    }
-
+    char shared[160];
+    int fixed_tile = shared_expr(sh, top, tuned, nm, shared, sizeof shared);
     char text[1024];
     snprintf(text, sizeof text,
              "Launch idiom: %s. A block size the kernel relies on (a shared array, an unrolled "

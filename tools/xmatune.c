@@ -185,7 +185,7 @@ static int apply_sets(const xmt_entry *e, const check_opts *o, void **params, co
     for (size_t i = 0; i < xmt_entry_nparams(e); i++) {
         size_t size;
         xmt_entry_param(e, i, NULL, NULL, &size);
-        if (recorded(o, i) && size <= 8) {
+        if (recorded(o, i) && size <= 8 && params[i]) {
             long long v = o->rec[i]; /* little-endian: its low bytes are the argument */
             memcpy(params[i], &v, size);
         }

@@ -160,6 +160,9 @@ def discover_case(app, scenario):
     for s in d.events("kernel_summary"):
         expect(sum(x["count"] for x in s["shapes"]) + s.get("other_shapes", 0) == s["launches"],
                "shape counts of %s do not add up" % s["name"])
+        # and so do the launches recorded with their argument values (issue 12)
+        expect(sum(x["count"] for x in s["args"]) + s.get("other_args", 0) == s["launches"],
+               "argument set counts of %s do not add up: %r" % (s["name"], s.get("args")))
     return base, d
 
 
@@ -1545,6 +1548,51 @@ def tool_stub_tune_sim():
     rows = [l for l in p.stdout.splitlines() if l.startswith("| sim_")]
     expect(p.returncode == 1 and len(rows) == 6 and all("time budget" in r for r in rows),
            p.stdout + p.stderr[-2000:])
+
+
+@case
+def discover_records_argument_values():
+    """Discover records, per kernel, up to 16 distinct launches with their scalar argument
+    values (docs/log.md, args): from kernelParams and from a packed `extra` buffer, floats
+    as their bits, pointers and structs as null; records of an unloaded module kept under
+    its name; past 16 only counted (issue 12)."""
+    base, d = discover_case("rt", "basic")
+    summ = {e["name"]: e for e in d.events("kernel_summary")}
+    sx = summ["saxpy(int, float, float const*, float*)"]
+    expect(sx["args"] == [{"grid": [4, 1, 1], "block": [32, 1, 1], "shared": 0,
+                           "values": [65536, f32_bits(1.5), None, None], "count": 3}], sx["args"])
+    # vecadd (extern "C": 8-byte parameters taken for pointers), its extra-packed launch too
+    va = summ["vecadd"]
+    expect(all(a["values"] == [None, None, None, 5000] for a in va["args"]) and
+           sum(a["count"] for a in va["args"]) == va["launches"] and "extra" in va["paths"], va)
+    expect(summ["struct_axpy(Params, float const*, float*)"]["args"][0]["values"] == [None, None, None],
+           summ["struct_axpy(Params, float const*, float*)"])
+    s2 = summ["scale2d(float*, int, int, float)"]["args"][0]
+    expect(s2["values"][1:3] == [300, 200] and s2["grid"] == [19, 13, 1], s2)
+    # unloaded and loaded again: one summary, its values kept
+    _, u = discover_case("rt", "unload")
+    for e in u.events("kernel_summary"):
+        expect(e["args"] and not e.get("other_args"), e)
+    # 40 sizes, one grid: 16 sets kept, 24 launches counted; the stub calls it a grid-stride loop
+    _, z = discover_case("rt", "sizes")
+    sz = [e for e in z.events("kernel_summary") if e["kernel"] == "_Z5saxpyifPKfPf"][0]
+    expect(len(sz["args"]) == 16 and sz["other_args"] == 24 and
+           [a["values"][0] for a in sz["args"]] == [4096 + 64 * i for i in range(16)], sz)
+    tool = os.environ["XMT_TOOL"]
+    stub = os.path.join(WORK, "sizes.yaml")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", os.path.join(WORK, "sizes.jsonl"), "--stub", stub, "--",
+                        APPS["rt"], "sizes", os.path.join(WORK, "sizes.out")], env=e, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    ent = open(stub).read()
+    expect('\n    launch: {block: [BLOCK], grid: ["sm_count * BPS", grid0.y, grid0.z]}' in ent and
+           "while p0 changed" in flat(ent) and "\n    triggers: [p0]" in ent, ent)
+    p = subprocess.run([tool, "check", "-q", stub], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    # and it tunes as written, the outputs unchanged
+    base, t = tuned("rt", "sizes", policies=stub)
+    same_output(base, t, "sizes, tuned from the stub")
+    expect(tune_events(t, "saxpy"), "saxpy not tuned")
 
 
 def main():
