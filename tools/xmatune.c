@@ -51,8 +51,8 @@ static void usage_check(FILE *f)
             "  --block0 X[,Y[,Z]]    the program's own block (default 256,1,1)\n"
             "  --shared0 BYTES       the program's own dynamic shared memory (default 0)\n"
             "  --kernel NAME         a kernel's (mangled) name: which entry applies to it\n"
-            "  --log DISCOVER_LOG    evaluate every launch shape a discover run recorded with\n"
-            "                        the entry its kernel gets\n"
+            "  --log DISCOVER_LOG    evaluate every launch a discover run recorded (shape and\n"
+            "                        scalar argument values) with the entry its kernel gets\n"
             "  --all                 list every candidate (default: at most 16)\n"
             "  -q, --quiet           print errors only\n"
             "Exit status: 0 no errors, 1 errors, 2 usage.\n");
