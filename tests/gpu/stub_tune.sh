@@ -60,7 +60,17 @@ work=${XMATUNE_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-stub.XXXXXX")}
 mkdir -p "$work/logs" "$work/out" "$work/stubs" "$work/tmp"
 work=$(cd "$work" && pwd)
 
+# The caller's LD_PRELOAD is cleared, except a sanitizer runtime first in it (a sanitized
+# shim needs it first: LD_PRELOAD=libasan.so:libxmatune.so), which every shim run keeps.
+san=
+case "${LD_PRELOAD:-}" in
+*libasan.so* | *libtsan.so* | *libclang_rt.*)
+    san=${LD_PRELOAD%%:*}
+    case "${san##*/}" in libasan.so* | libtsan.so* | libclang_rt.*) ;; *) san= ;; esac
+    ;;
+esac
 unset LD_PRELOAD
+pre=${san:+$san:}$shim
 for v in $(compgen -e | grep '^XMATUNE_' || true); do unset "$v"; done
 export XMATUNE_SHIM=$shim # the xmatune command preloads this one
 extra_env=()
@@ -139,7 +149,7 @@ while IFS=$'\t' read -r prog kernel cmpm hand cmdline; do
         continue
     fi
     step "$prog" base env "${extra_env[@]}" "${c_base[@]}" || continue
-    step "$prog" disc env "${extra_env[@]}" "$tool" discover --log "$work/logs/$prog.disc.jsonl" \
+    step "$prog" disc env "${extra_env[@]}" ${san:+"LD_PRELOAD=$san"} "$tool" discover --log "$work/logs/$prog.disc.jsonl" \
         --stub "$work/stubs/$prog.stub.yaml" -- "${c_disc[@]}" || continue
     step "$prog" fill "$PY" "$here/stub_fill.py" fill "$prog" "$work/stubs/$prog.stub.yaml" \
         "$work/stubs/$prog.yaml" || continue
@@ -147,11 +157,11 @@ while IFS=$'\t' read -r prog kernel cmpm hand cmdline; do
     step "$prog" check "$tool" check -q "$work/stubs/$prog.yaml" || continue
     "$tool" check --log "$work/logs/$prog.disc.jsonl" "$work/stubs/$prog.yaml" \
         >"$work/logs/$prog.check.txt" 2>&1
-    step "$prog" stub env "${extra_env[@]}" "LD_PRELOAD=$shim" XMATUNE_MODE=tune \
+    step "$prog" stub env "${extra_env[@]}" "LD_PRELOAD=$pre" XMATUNE_MODE=tune \
         "XMATUNE_POLICY=$work/stubs/$prog.yaml" "XMATUNE_LOG=$work/logs/$prog.stub.jsonl" \
         XMATUNE_VERBOSE=1 "${c_stub[@]}"
     if [ "$hand" != - ]; then
-        step "$prog" hand env "${extra_env[@]}" "LD_PRELOAD=$shim" XMATUNE_MODE=tune \
+        step "$prog" hand env "${extra_env[@]}" "LD_PRELOAD=$pre" XMATUNE_MODE=tune \
             "XMATUNE_POLICY=$hand" "XMATUNE_LOG=$work/logs/$prog.hand.jsonl" "${c_hand[@]}"
     fi
 done <"$work/programs.tsv"
