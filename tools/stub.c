@@ -1,8 +1,10 @@
 /*
  * stub: the policy skeleton that `xmatune discover --stub FILE` writes, one entry per
  * kernel seen. Each entry names the kernel exactly, declares its parameters as the
- * driver laid them out, lists its launch shapes as comments, offers the scalar parameters
- * as triggers (never a pointer: its address would make every launch a new key), and
+ * driver laid them out (a float told from an integer by its values where the name has no
+ * types), lists its launch shapes as comments, offers the integer scalars as triggers
+ * (written out for the one the grid follows; never a pointer: its address would make
+ * every launch a new key), and
  * picks one of three launch idioms from what discover saw, saying why, with the other
  * two written out as comments:
  *
@@ -17,12 +19,12 @@
  * dimension whose grid x block covered an integer argument in every launch (grid ==
  * cdiv(n, block)) is one thread per element; a grid dimension equal to an integer
  * argument in every launch counts rows or tiles (kept); a grid that stayed the same while
- * the sizes changed is a grid-stride loop. Without values (an older log), how the
- * program's own grid moved when its own block changed: a grid x block that stays within
- * one block of the same thread count is the cdiv idiom, a grid that stays the same is
- * kept. When nothing fits, the program's own grid is kept, and the comment says so. The
- * skeleton loads as it is (`xmatune check`); its buffer lines are comments, since under
- * `protect: auto` nothing needs declaring except a float-atomic output's tolerance.
+ * the sizes changed is a grid-stride loop. Failing those (or without values: an older
+ * log), how the program's own grid moved when its own block changed: a grid x block that stays
+ * within one block of the same thread count is the cdiv idiom, a grid that stays the same is kept.
+ * When nothing fits, the program's own grid is kept, and the comment says so. The skeleton loads as
+ * it is (`xmatune check`); its buffer lines are comments, since under `protect: auto` nothing needs
+ * declaring except a float-atomic output's tolerance.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -434,9 +436,8 @@ static int shared_expr(const shapes *sh, const shape *top, const int tuned[3],
 /* The launch lines: the chosen idiom as YAML, the other two as comments. Tuned: x, and
  * every dimension in which the program's block has more than one thread (then BX, BY, BZ
  * and a condition on their product, else BLOCK). */
-static void write_launch(FILE *f, const shapes *sh, const pinfo *info, const evidence *ev)
+static void write_launch(FILE *f, const shapes *sh, const evidence *ev)
 {
-    (void)info;
     const shape *top = &sh->s[0];
     for (size_t i = 1; i < sh->n; i++)
         if (sh->s[i].count > top->count) top = &sh->s[i];
@@ -648,7 +649,7 @@ void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
         evidence ev;
         find_evidence(&sh, info, np, &ev);
         write_triggers(f, info, np, &ev);
-        write_launch(f, &sh, info, &ev);
+        write_launch(f, &sh, &ev);
         write_buffers(f, info, np);
     }
 }
