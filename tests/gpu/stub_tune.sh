@@ -60,15 +60,17 @@ work=${XMATUNE_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-stub.XXXXXX")}
 mkdir -p "$work/logs" "$work/out" "$work/stubs" "$work/tmp"
 work=$(cd "$work" && pwd)
 
-# The caller's LD_PRELOAD is cleared, except a sanitizer runtime first in it (a sanitized
-# shim needs it first: LD_PRELOAD=libasan.so:libxmatune.so), which every shim run keeps.
-san=
-case "${LD_PRELOAD:-}" in
-*libasan.so* | *libtsan.so* | *libclang_rt.*)
-    san=${LD_PRELOAD%%:*}
+# The caller's LD_PRELOAD is cleared. A sanitized shim needs its sanitizer runtime first
+# (LD_PRELOAD=libasan.so:libxmatune.so): XMT_PRELOAD_PREFIX="RUNTIME:" (what the sanitized
+# suite sets, scripts/sanitize.sh), or a runtime first in LD_PRELOAD, is kept for every
+# run of the shim (and only there: bash itself cannot run under TSan's).
+san=${XMT_PRELOAD_PREFIX:-}
+san=${san%:}
+if [ -z "$san" ]; then
+    san=${LD_PRELOAD:-}
+    san=${san%%:*}
     case "${san##*/}" in libasan.so* | libtsan.so* | libclang_rt.*) ;; *) san= ;; esac
-    ;;
-esac
+fi
 unset LD_PRELOAD
 pre=${san:+$san:}$shim
 for v in $(compgen -e | grep '^XMATUNE_' || true); do unset "$v"; done

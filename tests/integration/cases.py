@@ -1527,11 +1527,10 @@ def tool_stub_tune_sim():
     build = os.environ["XMT_BUILD"]
     script = os.path.join(os.path.dirname(POLICIES), "..", "gpu", "stub_tune.sh")
     work = os.path.join(WORK, "stub_tune")
-    e = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_")}
-    e.update(XMATUNE_GPU_WORK=work, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"),
+    # (a sanitized suite's runtime reaches the shim's runs through XMT_PRELOAD_PREFIX)
+    e = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_") and k != "LD_PRELOAD"}
+    e.update(XMATUNE_GPU_WORK=work,
              ASAN_OPTIONS=(os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
-    if not e["LD_PRELOAD"]:
-        del e["LD_PRELOAD"]
     p = subprocess.run(["bash", script, "--sim", build], env=e, capture_output=True, text=True, timeout=600)
     rows = [l for l in p.stdout.splitlines() if l.startswith("| sim_")]
     expect(p.returncode == 0 and len(rows) == 6, p.stdout + p.stderr[-3000:])
