@@ -79,7 +79,7 @@ static const opt_desc options[] = {
      "`1`: flush the L2 cache before every timed run (outside the timed window)", NULL},
     {"XMATUNE_WARMUP_MS", T_DOUBLE, OFF(warmup_ms), 0, "50", 0, 10000,
      "run the program's own config for this long before the first candidate, so the GPU "
-     "clock is up",
+     "clock is up, unless the policy entry says otherwise (`warmup_ms:`)",
      NULL},
     {"XMATUNE_BUDGET_MS", T_DOUBLE, OFF(budget_ms), 0, "-1", -1, 1000000000,
      "tuning-time budget per key in ms; past it tuning stops and keeps the best so far; "

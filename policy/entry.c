@@ -109,6 +109,10 @@ double xmt_entry_budget_ms(const xmt_entry *e)
 {
     return e->budget_ms;
 }
+double xmt_entry_warmup_ms(const xmt_entry *e)
+{
+    return e->warmup_ms;
+}
 int xmt_entry_use_mean(const xmt_entry *e)
 {
     return e->use_mean;
@@ -747,6 +751,7 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
     else
         sb(&b, ", statistic default");
     if (e->budget_ms >= 0) sb(&b, ", budget %g ms", e->budget_ms);
+    if (e->warmup_ms >= 0) sb(&b, ", clock warm-up %g ms", e->warmup_ms);
     if (e->l2_flush >= 0) sb(&b, ", l2_flush %s", e->l2_flush ? "true" : "false");
     if (e->protect >= 0) sb(&b, ", protect %s", e->protect ? "declared" : "auto");
     sb(&b, "\n");

@@ -158,6 +158,7 @@ struct xmt_entry {
     int protect;          /* XMT_PROTECT_*, -1 not set */
     uint64_t fingerprint; /* of what the entry says (load.c node_hash) */
     double budget_ms;
+    double warmup_ms; /* clock warm-up by time; -1: XMATUNE_WARMUP_MS */
 };
 
 struct xmt_spec {

@@ -78,6 +78,7 @@ enum {
     K_STATISTIC,
     K_L2FLUSH,
     K_PROTECT,
+    K_WARMUP_MS,
     K_N
 };
 static const char *const entry_keys[K_N] = {
@@ -103,6 +104,7 @@ static const char *const entry_keys[K_N] = {
     "statistic",
     "l2_flush",
     "protect",
+    "warmup_ms",
 };
 
 /* match:, signature: or mangled: (exactly one). */
@@ -125,7 +127,8 @@ static void parse_pattern(ld *L, const yaml_node_t *m, yaml_node_t *const *v)
     snprintf(e->pattern_text, sizeof e->pattern_text, "%s: %s", entry_keys[pk], pat);
 }
 
-/* warmup:, iterations:, budget_ms:, statistic:, l2_flush:, protect: (how to benchmark). */
+/* warmup:, iterations:, budget_ms:, warmup_ms:, statistic:, l2_flush:, protect: (how to
+ * benchmark). */
 static void parse_measure(ld *L, yaml_node_t *const *v)
 {
     struct xmt_entry *e = L->cur;
@@ -134,6 +137,8 @@ static void parse_measure(ld *L, yaml_node_t *const *v)
         v[K_ITERATIONS] ? (int)ld_get_int(L, v[K_ITERATIONS], "iterations", 1, XMT_MAX_ITERATIONS)
                         : -1;
     e->budget_ms = v[K_BUDGET] ? ld_get_double(L, v[K_BUDGET], "budget_ms", 1e-3, 1e9) : -1;
+    /* the same range as XMATUNE_WARMUP_MS; 0 turns the clock warm-up off for this entry */
+    e->warmup_ms = v[K_WARMUP_MS] ? ld_get_double(L, v[K_WARMUP_MS], "warmup_ms", 0, 10000) : -1;
     e->use_mean = -1; /* not set: XMATUNE_STATISTIC decides */
     if (v[K_STATISTIC]) {
         const char *s = ld_scalar(L, v[K_STATISTIC], "statistic");

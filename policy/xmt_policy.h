@@ -183,6 +183,7 @@ int xmt_entry_buffer(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt
 int xmt_entry_warmup(const xmt_entry *e);       /* -1 = not set (caller: XMATUNE_WARMUP, else 5) */
 int xmt_entry_iterations(const xmt_entry *e);   /* -1 = not set (XMATUNE_ITERATIONS, else 10) */
 double xmt_entry_budget_ms(const xmt_entry *e); /* < 0 = none */
+double xmt_entry_warmup_ms(const xmt_entry *e); /* < 0 = not set (caller: XMATUNE_WARMUP_MS) */
 int xmt_entry_use_mean(const xmt_entry *e);     /* -1 not set, 0 median, 1 mean */
 int xmt_entry_l2_flush(const xmt_entry *e);     /* -1 not set, 0/1 as given */
 enum { XMT_PROTECT_AUTO = 0, XMT_PROTECT_DECLARED = 1 };

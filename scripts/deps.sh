@@ -3,7 +3,8 @@
 # Idempotent and quiet: safe to call from every other script.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libyaml-dev libjansson-dev libiberty-dev
-      uthash-dev check valgrind clang python3 clang-format clang-tidy cppcheck)
+      uthash-dev check valgrind clang python3 clang-format clang-tidy cppcheck
+      librsvg2-bin) # rsvg-convert: the report picture's render test (integ_tool_report_svg_html)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,9 +5,11 @@
 
 #include <jansson.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "candidate.h"
 #include "driver.h"
 #include "log.h"
 #include "xmt_policy.h"
@@ -21,12 +23,35 @@ typedef struct {
     uint64_t count;
 } shape_t;
 
+/* Distinct launches (shape and scalar argument values) kept per kernel and device, and
+ * how many scalar parameters are looked at: a small fixed table inside the record, so that
+ * a launch costs a few loads and at most MAX_ARGSETS compares, and never an allocation;
+ * launches that find neither their set nor room are only counted. */
+#define MAX_ARGSETS 16
+#define MAX_SCALARS 16
+
+typedef struct {
+    unsigned grid[3], block[3], shared;
+    int shape; /* its index in shapes[], or -1 when its shape went to "other" */
+    int64_t v[MAX_SCALARS];
+    uint64_t count;
+} argset_t;
+
 struct xmt_discover {
     int device;
     unsigned paths;
     uint64_t launches, other;
     int nshapes;
     shape_t shapes[MAX_SHAPES];
+    /* scalar parameters recorded: their indices and sizes, of nparams (a summary's record
+     * has no layout of its own: these come with the records folded into it) */
+    size_t nparams;
+    int nscalars;
+    uint16_t scalar[MAX_SCALARS];
+    uint8_t ssize[MAX_SCALARS];
+    int nargsets, last; /* last: the set the previous launch matched (most repeat it) */
+    uint64_t other_args;
+    argset_t argsets[MAX_ARGSETS];
     struct xmt_discover *next;
 };
 
@@ -63,49 +88,215 @@ static void log_first_sight(const xmt_kernel *k, int device)
     xmt_log_event(ev);
 }
 
-/* Adds one shape's count to d: to an equal shape, a new one while there is room, or to
- * "other". */
-static void add_shape(struct xmt_discover *d, const unsigned grid[3], const unsigned block[3],
-                      unsigned shared, uint64_t count)
+/* The index of a shape in d, or -1. */
+static int find_shape(const struct xmt_discover *d, const unsigned grid[3], const unsigned block[3],
+                      unsigned shared)
 {
     for (int i = 0; i < d->nshapes; i++) {
-        shape_t *s = &d->shapes[i];
+        const shape_t *s = &d->shapes[i];
         if (s->shared == shared && !memcmp(s->grid, grid, sizeof s->grid) &&
-            !memcmp(s->block, block, sizeof s->block)) {
-            s->count += count;
-            return;
-        }
+            !memcmp(s->block, block, sizeof s->block))
+            return i;
+    }
+    return -1;
+}
+
+/* Adds one shape's count to d: to an equal shape, a new one while there is room, or to
+ * "other". Returns its index, or -1 for "other". */
+static int add_shape(struct xmt_discover *d, const unsigned grid[3], const unsigned block[3],
+                     unsigned shared, uint64_t count)
+{
+    int i = find_shape(d, grid, block, shared);
+    if (i >= 0) {
+        d->shapes[i].count += count;
+        return i;
     }
     if (d->nshapes < MAX_SHAPES) {
-        shape_t *s = &d->shapes[d->nshapes++];
+        shape_t *s = &d->shapes[d->nshapes];
         memcpy(s->grid, grid, sizeof s->grid);
         memcpy(s->block, block, sizeof s->block);
         s->shared = shared;
         s->count = count;
-    } else {
-        d->other += count;
+        return d->nshapes++;
+    }
+    d->other += count;
+    return -1;
+}
+
+/* The parameter list of a demangled signature, "ns::f<int>(int, float const*)": the
+ * start of each of its n top-level types and the length, in start[] and len[]. Returns n,
+ * or -1 when the name has none (extern "C", Triton) or more than cap. */
+static int signature_types(const char *sig, const char **start, size_t *len, int cap)
+{
+    size_t n = strlen(sig);
+    if (!n || sig[n - 1] != ')') return -1;
+    /* the list is the last top-level parenthesis: walk back to its opening one */
+    int depth = 0;
+    size_t open = n;
+    for (size_t i = n; i-- > 0;) {
+        depth += (sig[i] == ')') - (sig[i] == '(');
+        if (depth == 0) {
+            open = i;
+            break;
+        }
+    }
+    if (open == n) return -1;
+    const char *p = sig + open + 1, *end = sig + n - 1;
+    int count = 0;
+    if (p == end) return 0;
+    while (p < end) {
+        const char *q = p;
+        depth = 0;
+        while (q < end && !(depth == 0 && *q == ',')) {
+            depth += (*q == '<' || *q == '(' || *q == '[') - (*q == '>' || *q == ')' || *q == ']');
+            q++;
+        }
+        if (count >= cap) return -1;
+        while (*p == ' ')
+            p++;
+        start[count] = p;
+        len[count++] = (size_t)(q - p);
+        p = q + 1;
+    }
+    return count;
+}
+
+/* Which parameters discover records the values of: those of 8 bytes or less that the
+ * signature says are not pointers (or references); without a signature (extern "C",
+ * Triton), those of 1, 2 or 4 bytes (an untyped 8-byte one is taken for a pointer, as the
+ * stub takes it). Cold: once per kernel and device. */
+static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
+{
+    d->nscalars = 0;
+    d->nparams = k->params_known ? k->nparams : 0;
+    if (!k->params_known || !k->nparams || k->nparams > XMT_KERNEL_MAX_PARAMS) return;
+    const char *start[XMT_KERNEL_MAX_PARAMS];
+    size_t len[XMT_KERNEL_MAX_PARAMS];
+    int nt = k->demangled ? signature_types(k->demangled, start, len, XMT_KERNEL_MAX_PARAMS) : -1;
+    int typed = nt >= 0 && (size_t)nt == k->nparams;
+    for (size_t i = 0; i < k->nparams && d->nscalars < MAX_SCALARS; i++) {
+        uint32_t sz = k->sizes[i];
+        if (sz != 1 && sz != 2 && sz != 4 && (sz != 8 || !typed)) continue;
+        if (typed && (memchr(start[i], '*', len[i]) || memchr(start[i], '&', len[i]))) continue;
+        d->scalar[d->nscalars] = (uint16_t)i;
+        d->ssize[d->nscalars++] = (uint8_t)sz;
     }
 }
 
-/* k's shapes on one device, made if make and missing (k->lock held). */
-static struct xmt_discover *device_of(xmt_kernel *k, int device, int make)
+/* k's record of a device it has none of yet (k->lock held; cold). NULL: out of memory. */
+static __attribute__((noinline, cold)) struct xmt_discover *new_device(xmt_kernel *k, int device)
 {
-    struct xmt_discover *d = k->discover;
-    while (d && d->device != device)
-        d = d->next;
-    if (!d && make && (d = calloc(1, sizeof *d))) {
+    struct xmt_discover *d = calloc(1, sizeof *d);
+    if (d) {
         d->device = device;
+        pick_scalars(k, d);
         d->next = k->discover;
         k->discover = d;
     }
     return d;
 }
 
+/* k's shapes on one device, made if make and missing (k->lock held). */
+static inline struct xmt_discover *device_of(xmt_kernel *k, int device, int make)
+{
+    struct xmt_discover *d = k->discover;
+    while (d && d->device != device)
+        d = d->next;
+    return d || !make ? d : new_device(k, device);
+}
+
+static inline int same_args(const argset_t *s, const argset_t *a, int n)
+{
+    if (s->grid[0] != a->grid[0] || s->block[0] != a->block[0] || s->grid[1] != a->grid[1] ||
+        s->grid[2] != a->grid[2] || s->block[1] != a->block[1] || s->block[2] != a->block[2] ||
+        s->shared != a->shared)
+        return 0;
+    for (int j = 0; j < n; j++)
+        if (s->v[j] != a->v[j]) return 0;
+    return 1;
+}
+
+/* The set of d equal to a (the previous launch's first), or -1. */
+static inline int find_argset(struct xmt_discover *d, const argset_t *a)
+{
+    if (d->last < d->nargsets && same_args(&d->argsets[d->last], a, d->nscalars)) return d->last;
+    for (int i = 0; i < d->nargsets; i++)
+        if (same_args(&d->argsets[i], a, d->nscalars)) return d->last = i;
+    return -1;
+}
+
+/* Adds a set that find_argset did not find, with its shape's index, while there is room;
+ * else counts it as "other". */
+static void new_argset(struct xmt_discover *d, const argset_t *a, int shape, uint64_t count)
+{
+    if (d->nargsets < MAX_ARGSETS) {
+        argset_t *s = &d->argsets[d->nargsets];
+        memcpy(s, a, offsetof(argset_t, v) + sizeof a->v[0] * (size_t)d->nscalars);
+        s->shape = shape;
+        s->count = count;
+        d->last = d->nargsets++;
+    } else {
+        d->other_args += count;
+    }
+}
+
+/* The launch's scalar argument values, where the program put them (kernelParams, or the
+ * packed `extra` buffer), sign-extended from their size. 0, or -1 when they cannot be
+ * read (a: shape only). Per launch: a few loads per scalar, nothing else. */
+static inline int read_args(const xmt_kernel *k, const struct xmt_discover *d, const xmt_launch *l,
+                            argset_t *a)
+{
+    /* only what same_args and new_argset read: no memset of the whole set per launch */
+    memcpy(a->grid, l->grid, sizeof a->grid);
+    memcpy(a->block, l->block, sizeof a->block);
+    a->shared = l->shared;
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    void **params = l->params;
+    if (!params && (!l->extra || xmt_extra_buffer(l->extra, &buf, &size) != 0)) return -1;
+    for (int j = 0; j < d->nscalars; j++) {
+        size_t i = d->scalar[j];
+        const void *p = params ? params[i] : buf + k->offsets[i];
+        if (!p || (!params && k->offsets[i] + k->sizes[i] > size)) return -1;
+        int64_t v;
+        switch (d->ssize[j]) {
+        case 1: {
+            uint8_t x; /* sign-extended by hand (a char's sign is not its value's) */
+            memcpy(&x, p, 1);
+            v = (int64_t)x - (x & 0x80 ? 256 : 0);
+            break;
+        }
+        case 2: {
+            int16_t x;
+            memcpy(&x, p, 2);
+            v = x;
+            break;
+        }
+        case 4: {
+            int32_t x;
+            memcpy(&x, p, 4);
+            v = x;
+            break;
+        }
+        default: memcpy(&v, p, 8);
+        }
+        a->v[j] = v;
+    }
+    return 0;
+}
+
 /* A retired record's shapes go to its name's summary (kernels.c; both locks held). */
 static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
 {
     for (struct xmt_discover *s = src->discover; s; s = s->next) {
-        struct xmt_discover *d = device_of(dst, s->device, 1);
+        struct xmt_discover *d = device_of(dst, s->device, 0);
+        if (!d && (d = new_device(dst, s->device))) {
+            /* the summary's first: the layout of the record folded into it */
+            d->nparams = s->nparams;
+            d->nscalars = s->nscalars;
+            memcpy(d->scalar, s->scalar, sizeof d->scalar);
+            memcpy(d->ssize, s->ssize, sizeof d->ssize);
+        }
         if (!d) return;
         d->paths |= s->paths;
         d->launches += s->launches;
@@ -113,8 +304,22 @@ static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
         for (int i = 0; i < s->nshapes; i++)
             add_shape(d, s->shapes[i].grid, s->shapes[i].block, s->shapes[i].shared,
                       s->shapes[i].count);
-        s->launches = s->other = 0;
-        s->nshapes = 0;
+        /* the same name, the same layout: the sets go together (else only counted) */
+        int same = d->nparams == s->nparams && d->nscalars == s->nscalars &&
+                   !memcmp(d->scalar, s->scalar, sizeof d->scalar[0] * (size_t)d->nscalars);
+        for (int i = 0; i < s->nargsets; i++) {
+            const argset_t *a = &s->argsets[i];
+            int at = same ? find_argset(d, a) : -1;
+            if (at >= 0)
+                d->argsets[at].count += a->count;
+            else if (same)
+                new_argset(d, a, find_shape(d, a->grid, a->block, a->shared), a->count);
+            else
+                d->other_args += a->count;
+        }
+        d->other_args += s->other_args;
+        s->launches = s->other = s->other_args = 0;
+        s->nshapes = s->nargsets = 0;
     }
 }
 
@@ -160,18 +365,63 @@ void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
         atomic_store_explicit(&registered, 1, memory_order_release);
     }
     pthread_mutex_lock(&k->lock);
-    int first = device_of(k, (int)dev, 0) == NULL;
-    struct xmt_discover *d = device_of(k, (int)dev, 1);
+    struct xmt_discover *d = device_of(k, (int)dev, 0);
+    int first = d == NULL;
+    if (first) d = new_device(k, (int)dev);
     if (!d) {
         pthread_mutex_unlock(&k->lock);
         return;
     }
     d->paths |= path;
     d->launches++;
-    add_shape(d, l->grid, l->block, l->shared, 1);
+    /* A launch like an earlier one (the usual case) finds its set, which knows its shape:
+     * two counts, no search of the shapes. */
+    argset_t a;
+    int readable = read_args(k, d, l, &a) == 0;
+    int at = readable ? find_argset(d, &a) : -1;
+    if (at >= 0) {
+        argset_t *s = &d->argsets[at];
+        s->count++;
+        if (s->shape >= 0)
+            d->shapes[s->shape].count++;
+        else
+            d->other++;
+    } else {
+        int shape = add_shape(d, l->grid, l->block, l->shared, 1);
+        if (readable)
+            new_argset(d, &a, shape, 1);
+        else
+            d->other_args++;
+    }
     pthread_mutex_unlock(&k->lock);
     /* One kernel event per name and device: a module loaded again is no news. */
     if (first && !seen_before(k, (int)dev)) log_first_sight(k, (int)dev);
+}
+
+/* The argument sets into a kernel_summary: "args", one value per parameter (null for one
+ * not recorded: a pointer, a struct, ...), and "other_args". */
+static void args_json(const struct xmt_discover *d, json_t *ev)
+{
+    json_t *sets = json_array();
+    for (int i = 0; i < d->nargsets; i++) {
+        const argset_t *a = &d->argsets[i];
+        json_t *vals = json_array();
+        for (size_t p = 0, j = 0; p < d->nparams && p < XMT_KERNEL_MAX_PARAMS; p++) {
+            if (j < (size_t)d->nscalars && d->scalar[j] == p) {
+                json_array_append_new(vals, json_integer((json_int_t)a->v[j]));
+                j++;
+            } else {
+                json_array_append_new(vals, json_null());
+            }
+        }
+        json_array_append_new(sets,
+                              json_pack("{sosos I so sI}", "grid", dim3_json(a->grid), "block",
+                                        dim3_json(a->block), "shared", (json_int_t)a->shared,
+                                        "values", vals, "count", (json_int_t)a->count));
+    }
+    json_object_set_new(ev, "args", sets);
+    if (d->other_args)
+        json_object_set_new(ev, "other_args", json_integer((json_int_t)d->other_args));
 }
 
 int xmt_discover_report(xmt_kernel *k, FILE *table)
@@ -198,6 +448,7 @@ int xmt_discover_report(xmt_kernel *k, FILE *table)
                                    "rewritable", (d->paths & ~rewritable) == 0);
             if (ev && d->other)
                 json_object_set_new(ev, "other_shapes", json_integer((json_int_t)d->other));
+            if (ev) args_json(d, ev);
             xmt_log_event(ev);
         }
         if (table) {

@@ -2,7 +2,9 @@
  * discover: XMATUNE_MODE=discover. Answers "what does my program launch, and can xmatune
  * see it?": once per distinct (kernel, device) a `kernel` event with its names and
  * parameter layout (a kernel of a module loaded again is the same kernel: by name), and at exit a
- * `kernel_summary` with every distinct launch shape and its count, plus a short table on stderr.
+ * `kernel_summary` with every distinct launch shape and its count, and a bounded number of
+ * distinct launches with their scalar argument values (what `xmatune discover --stub` picks a
+ * launch idiom from, and `xmatune check --log` evaluates), plus a short table on stderr.
  * Nothing about the launch changes.
  */
 #ifndef XMT_DISCOVER_H
@@ -13,7 +15,8 @@
 #include "kernels.h"
 #include "launch.h"
 
-/* Records one launch of k (cold path; takes k->lock). */
+/* Records one launch of k (takes k->lock, the kernel's own; allocates only at a kernel's
+ * first launch on a device). */
 void xmt_discover_record(xmt_kernel *k, const xmt_launch *l);
 
 /* Writes k's kernel_summary events (one per device) and, if table is not NULL, its lines

@@ -324,6 +324,7 @@ static void settings(xmt_session *S)
                                           : xmt_opt.statistic == XMT_STAT_MEAN;
     S->flush = xmt_entry_l2_flush(e) >= 0 ? xmt_entry_l2_flush(e) : xmt_opt.l2_flush;
     S->budget_ms = xmt_entry_budget_ms(e) >= 0 ? xmt_entry_budget_ms(e) : xmt_opt.budget_ms;
+    S->warmup_ms = xmt_entry_warmup_ms(e) >= 0 ? xmt_entry_warmup_ms(e) : xmt_opt.warmup_ms;
     S->automatic = xmt_session_protects_auto(e);
 }
 
@@ -813,14 +814,14 @@ static size_t passing(const xmt_session *S)
 static int clock_warm_up(xmt_session *S)
 {
     double w0 = xmt_now_ms();
-    if (xmt_opt.warmup_ms <= 0 ||
+    if (S->warmup_ms <= 0 ||
         w0 - (double)atomic_load(&last_session_end_us) / 1000.0 < CLOCK_STILL_UP_MS)
         return 0;
     for (int i = 0; i < 100000; i++) {
         if (prepare(S, 0, 0) != 0 || run_candidate(S, &S->cands[0]) != 0) return -1;
         if (i % 4 == 3) {
             TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
-            if (xmt_now_ms() - w0 >= xmt_opt.warmup_ms) break;
+            if (xmt_now_ms() - w0 >= S->warmup_ms) break;
         }
     }
     S->ph.clock_warmup += xmt_now_ms() - w0;

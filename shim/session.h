@@ -77,6 +77,7 @@ typedef struct {
     /* settings (the entry's, else the options') */
     int warmup, iterations, mean, flush;
     double budget_ms;
+    double warmup_ms; /* clock warm-up by time */
     /* candidates: [0] the program's own, [1..n] the policy's */
     xmt_cand *cands;
     size_t n, valid;

@@ -2,9 +2,10 @@
  * discover: `xmatune discover [--log LOG] [--stub FILE] [--] PROGRAM [ARGS...]` — the
  * first thing a user runs. It runs PROGRAM under the shim in discover mode, then prints
  * what it launched (`xmatune report` of the log) and, with --stub, writes a policy
- * skeleton for every kernel it saw (tools/stub.c). The skeleton loads as it is
- * (`xmatune check`) but decides nothing about data safety: which buffers need restore,
- * reset_to_zero or verify is for the person who knows the kernel, and the comments say so.
+ * skeleton for every kernel it saw (tools/stub.c), its launch idiom chosen from the
+ * launches recorded. The skeleton loads as it is (`xmatune check`); protect: auto needs no
+ * buffer declared, and what only the person who knows the kernel can say (a float-atomic
+ * output's tolerance, a block size it relies on) is left in comments that say so.
  */
 #include <jansson.h>
 #include <stdio.h>

@@ -1,8 +1,10 @@
 /*
  * stub: the policy skeleton that `xmatune discover --stub FILE` writes, one entry per
  * kernel seen. Each entry names the kernel exactly, declares its parameters as the
- * driver laid them out, lists its launch shapes as comments, offers the scalar parameters
- * as triggers (never a pointer: its address would make every launch a new key), and
+ * driver laid them out (a float told from an integer by its values where the name has no
+ * types), lists its launch shapes as comments, offers the integer scalars as triggers
+ * (written out for the one the grid follows; never a pointer: its address would make
+ * every launch a new key), and
  * picks one of three launch idioms from what discover saw, saying why, with the other
  * two written out as comments:
  *
@@ -12,12 +14,17 @@
  *   - one thread per element, the grid following the block (cdiv);
  *   - a grid-stride loop, where any grid covers the data (sm_count * BPS).
  *
- * Discover records launch shapes (grid, block, shared memory), not argument values, so
- * the only evidence is how the program's own grid moved when its own block changed: a
- * grid × block that stays within one block of the same thread count is the cdiv idiom,
- * a grid that stays the same is not tied to the block (kept). The skeleton loads as it
- * is (`xmatune check`); its buffer lines are comments, since which buffers a kernel
- * writes is for the person who knows it.
+ * Discover records launch shapes and, for a bounded number of distinct launches, the
+ * scalar argument values (docs/log.md, `args`). The evidence, in this order: a tuned
+ * dimension whose grid x block covered an integer argument in every launch (grid ==
+ * cdiv(n, block)) is one thread per element; a grid dimension equal to an integer
+ * argument in every launch counts rows or tiles (kept); a grid that stayed the same while
+ * the sizes changed is a grid-stride loop. Failing those (or without values: an older
+ * log), how the program's own grid moved when its own block changed: a grid x block that stays
+ * within one block of the same thread count is the cdiv idiom, a grid that stays the same is kept.
+ * When nothing fits, the program's own grid is kept, and the comment says so. The skeleton loads as
+ * it is (`xmatune check`); its buffer lines are comments, since under `protect: auto` nothing needs
+ * declaring except a float-atomic output's tolerance.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -35,16 +42,34 @@ typedef struct {
     long long grid[3], block[3], shared, count;
 } shape;
 
+/* One launch discover recorded with its argument values (`args`). */
+typedef struct {
+    long long grid[3], block[3], shared;
+    long long v[STUB_MAX_PARAMS];
+    unsigned char has[STUB_MAX_PARAMS];
+} obs;
+
 typedef struct {
     size_t n;
     shape s[64 * 4]; /* at most 64 per device in the log; a few devices */
+    size_t nobs;
+    obs o[16 * 4]; /* at most 16 per device */
 } shapes;
 
 /* What the stub knows of one parameter. */
 typedef struct {
     long long size;
     int is_ptr, is_int, is_struct; /* is_struct: a by-value struct (bytes(N)) */
+    int as_float;                  /* untyped, 4 bytes, every value seen reads as a float */
 } pinfo;
+
+/* What ties a grid dimension to an argument: its index, or -1. */
+typedef struct {
+    int cover[3];             /* grid.d == cdiv(p, block.d) in every launch seen */
+    int equal[3];             /* grid.d == p in every launch seen */
+    int cover2[3], equal2[3]; /* another argument that fits as well (equal values) */
+    int stride;               /* the grid stayed the same while this argument changed */
+} evidence;
 
 static long long iget(json_t *a, size_t i)
 {
@@ -139,8 +164,9 @@ static size_t write_params(FILE *f, json_t *k, const char *sig, pinfo *info)
         guess_type(size, type, sizeof type);
         if (!typed) {
             info[p].is_ptr = size == 8;
-            info[p].is_int = size == 4 || size == 2 || size == 1;
-            info[p].is_struct = !info[p].is_ptr && !info[p].is_int;
+            info[p].is_int = (size == 4 && !info[p].as_float) || size == 2 || size == 1;
+            info[p].is_struct = !info[p].is_ptr && !info[p].is_int && !info[p].as_float;
+            if (info[p].as_float) snprintf(type, sizeof type, "f32");
         }
         info[p].size = size;
         /* With a demangled signature the types come from it: names alone suffice, but a
@@ -154,20 +180,36 @@ static size_t write_params(FILE *f, json_t *k, const char *sig, pinfo *info)
     }
     fprintf(f, "]%s\n",
             typed ? "   # types from the signature"
-                  : "   # types guessed from sizes (8 bytes: ptr, 4: i32): check them");
+                  : "   # types guessed from sizes (8 bytes: ptr, 4: i32, or f32 when every "
+                    "value seen reads as a float): check them");
     return np;
 }
 
-/* The triggers line: the integer scalars, never a pointer (docs/policy.md §Triggers). */
-static void write_triggers(FILE *f, const pinfo *info, size_t np)
+/* The triggers line: the integer scalars that the grid follows, when discover saw one
+ * (written out), else every integer scalar (a comment to choose from); never a pointer
+ * (docs/policy.md §Triggers). */
+static void write_triggers(FILE *f, const pinfo *info, size_t np, const evidence *ev)
 {
-    char list[1024];
-    size_t len = 0;
-    list[0] = 0;
-    for (size_t p = 0; p < np; p++)
-        if (info[p].is_int && len + 16 < sizeof list)
+    char list[1024], tied[256];
+    size_t len = 0, lt = 0;
+    list[0] = tied[0] = 0;
+    for (size_t p = 0; p < np; p++) {
+        if (!info[p].is_int) continue;
+        if (len + 16 < sizeof list)
             len += (size_t)snprintf(list + len, sizeof list - len, "%sp%zu", len ? ", " : "", p);
-    if (len)
+        int used = ev->stride == (int)p;
+        for (int d = 0; d < 3; d++)
+            used |= ev->cover[d] == (int)p || ev->equal[d] == (int)p;
+        if (used && lt + 16 < sizeof tied)
+            lt += (size_t)snprintf(tied + lt, sizeof tied - lt, "%sp%zu", lt ? ", " : "", p);
+    }
+    if (lt && strcmp(tied, list))
+        fprintf(f,
+                "    triggers: [%s]   # the size the grid follows; others to choose from: [%s]\n",
+                tied, list);
+    else if (lt)
+        fprintf(f, "    triggers: [%s]   # the size the grid follows\n", tied);
+    else if (len)
         fprintf(f,
                 "    # triggers: [%s]   # keep the scalars that decide the best config (a "
                 "size, say)\n",
@@ -179,9 +221,104 @@ static void write_triggers(FILE *f, const pinfo *info, size_t np)
                "key)\n");
 }
 
-/* The launch idiom the shapes point to, with the reason in why. */
-static idiom pick_idiom(const shapes *sh, char *why, size_t cap)
+static const char DIMC[3] = {'x', 'y', 'z'};
+
+/* What the recorded launches tie each grid dimension to (integer arguments only). */
+static void find_evidence(const shapes *sh, const pinfo *info, size_t np, evidence *ev)
 {
+    for (int d = 0; d < 3; d++)
+        ev->cover[d] = ev->equal[d] = ev->cover2[d] = ev->equal2[d] = -1;
+    ev->stride = -1;
+    if (!sh->nobs) return;
+    for (int d = 0; d < 3; d++)
+        for (size_t p = 0; p < np; p++) {
+            if (!info[p].is_int) continue;
+            int cover = 1, equal = 1, big = 0;
+            for (size_t i = 0; i < sh->nobs; i++) {
+                const obs *o = &sh->o[i];
+                long long v = o->v[p], g = o->grid[d], b = o->block[d];
+                if (!o->has[p] || v <= 0 || b <= 0) {
+                    cover = equal = 0;
+                    break;
+                }
+                cover &= g == (v + b - 1) / b;
+                equal &= g == v;
+                big |= g >= 2;
+            }
+            /* a block of one thread covers what it equals: one thread per element then, in
+             * the dimension tuned (x), one block per row in the others */
+            if (!big) continue;
+            if (cover && (d == 0 || sh->o[0].block[d] > 1)) {
+                int *slot = ev->cover[d] < 0 ? &ev->cover[d] : &ev->cover2[d];
+                if (*slot < 0) *slot = (int)p;
+            } else if (equal) {
+                int *slot = ev->equal[d] < 0 ? &ev->equal[d] : &ev->equal2[d];
+                if (*slot < 0) *slot = (int)p;
+            }
+        }
+    /* the same grid while an integer argument changed */
+    for (size_t p = 0; p < np && ev->stride < 0; p++) {
+        if (!info[p].is_int) continue;
+        int differs = 0, same = 1;
+        for (size_t i = 1; i < sh->nobs; i++) {
+            const obs *a = &sh->o[0], *o = &sh->o[i];
+            if (!a->has[p] || !o->has[p]) {
+                same = 0;
+                break;
+            }
+            differs |= o->v[p] != a->v[p];
+            same &= !memcmp(o->grid, a->grid, sizeof a->grid);
+        }
+        if (differs && same) ev->stride = (int)p;
+    }
+}
+
+/* The launch idiom the launches point to, with the reason in why. */
+/* The idiom the recorded argument values point to (o: the first launch recorded), with
+ * the reason in why; -1 when they point to none. */
+static int value_idiom(const obs *o, const evidence *ev, const int tuned[3], char *why, size_t cap)
+{
+    for (int d = 0; d < 3; d++)
+        if (tuned[d] && ev->cover[d] >= 0) {
+            int p = ev->cover[d];
+            char alt[96] = "";
+            if (ev->cover2[d] >= 0)
+                snprintf(alt, sizeof alt, " (or p%d, of the same value here: name the right one)",
+                         ev->cover2[d]);
+            snprintf(why, cap,
+                     "in every launch seen, grid.%c x block.%c covered p%d%s (%lld x %lld for "
+                     "p%d = %lld): one thread per element, the grid following the block",
+                     DIMC[d], DIMC[d], p, alt, o->grid[d], o->block[d], p, o->v[p]);
+            return IDIOM_CDIV;
+        }
+    for (int d = 0; d < 3; d++)
+        if (ev->equal[d] >= 0) {
+            char alt[96] = "";
+            if (ev->equal2[d] >= 0)
+                snprintf(alt, sizeof alt, " (or p%d, of the same value here)", ev->equal2[d]);
+            snprintf(why, cap,
+                     "in every launch seen, grid.%c equalled p%d%s (%lld): one block per row or "
+                     "tile, so the program's own grid is kept",
+                     DIMC[d], ev->equal[d], alt, o->grid[d]);
+            return IDIOM_GRID0;
+        }
+    if (ev->stride >= 0) {
+        snprintf(why, cap,
+                 "the grid stayed (%lld,%lld,%lld) while p%d changed: it does not follow the "
+                 "size, so the kernel loops over its data: a grid-stride loop",
+                 o->grid[0], o->grid[1], o->grid[2], ev->stride);
+        return IDIOM_STRIDE;
+    }
+    return -1;
+}
+
+/* The launch idiom the launches point to: by their values, else by how the program's own
+ * grid moved with its block; the reason in why. */
+static idiom pick_idiom(const shapes *sh, const evidence *ev, const int tuned[3], char *why,
+                        size_t cap)
+{
+    int by_value = sh->nobs ? value_idiom(&sh->o[0], ev, tuned, why, cap) : -1;
+    if (by_value >= 0) return (idiom)by_value;
     for (size_t i = 0; i < sh->n; i++)
         for (size_t j = i + 1; j < sh->n; j++) {
             const shape *a = &sh->s[i], *b = &sh->s[j];
@@ -207,9 +344,11 @@ static idiom pick_idiom(const shapes *sh, char *why, size_t cap)
             }
         }
     snprintf(why, cap,
-             "nothing discover saw tells how this kernel covers its data (it records launch "
-             "shapes, not argument values, and the program never changed this kernel's "
-             "block), so the program's own grid is kept: choose below");
+             "nothing discover saw ties the grid to an integer argument or to the block "
+             "(%s), so the program's own grid is kept: right for one block per row of a "
+             "tensor and for a grid-stride loop, wasteful for one thread per element; choose "
+             "below",
+             sh->nobs ? "one size, one block" : "no argument values recorded");
     return IDIOM_GRID0;
 }
 
@@ -232,76 +371,146 @@ static void comment(FILE *f, const char *text)
     }
 }
 
-/* The block size space: powers of two that fit 1024 threads with the program's own
- * block.y and block.z. */
-static void space_list(const shape *s, char *buf, size_t cap)
+/* The block sizes of one tuned dimension: powers of two from lo up to hi. */
+static void pow2_list(long long lo, long long hi, char *buf, size_t cap)
 {
-    long long yz = s->block[1] * s->block[2], lo = yz > 1 ? 8 : 64;
     size_t len = 0;
     buf[0] = 0;
-    for (long long b = lo; b * yz <= 1024 && len + 8 < cap; b *= 2)
+    for (long long b = lo; b <= hi && len + 8 < cap; b *= 2)
         len += (size_t)snprintf(buf + len, cap - len, "%s%lld", len ? ", " : "", b);
-    if (!len) snprintf(buf, cap, "%lld", s->block[0]);
 }
 
-/* The launch lines: the chosen idiom as YAML, the other two as comments. */
-static void write_launch(FILE *f, const shapes *sh, const pinfo *info, size_t np)
+/* The space: BLOCK 64..1024; or per tuned dimension 1..64 (x), 1..32 (y), 1..8 (z) with a
+ * condition on their product (cond empty when none). */
+static void space_lines(const int tuned[3], const char *const *nm, int multi, char *space,
+                        size_t scap, char *cond, size_t ccap)
 {
-    char why[512], list[128];
-    idiom pick = pick_idiom(sh, why, sizeof why);
+    char list[128];
+    cond[0] = 0;
+    if (!multi) {
+        pow2_list(64, 1024, list, sizeof list);
+        snprintf(space, scap, "{BLOCK: [%s]", list);
+        return;
+    }
+    size_t len = (size_t)snprintf(space, scap, "{");
+    char prod[64] = "";
+    size_t lp = 0;
+    static const long long hi[3] = {64, 32, 8};
+    for (int d = 0; d < 3; d++) {
+        if (!tuned[d]) continue;
+        pow2_list(1, hi[d], list, sizeof list);
+        len += (size_t)snprintf(space + len, scap - len, "%s%s: [%s]", len > 1 ? ", " : "", nm[d],
+                                list);
+        lp += (size_t)snprintf(prod + lp, sizeof prod - lp, "%s%s", lp ? " * " : "", nm[d]);
+    }
+    snprintf(cond, ccap, "\"%s >= 32 && %s <= 1024\"", prod, prod);
+}
+
+/* The launch's shared: field (", shared: ...", or empty): dynamic shared memory scaled with
+ * the block's threads and never below the program's own, unless the program passed the
+ * same bytes for different blocks (a fixed tile: kept). Returns 1 for a fixed tile. */
+static int shared_expr(const shapes *sh, const shape *top, const int tuned[3],
+                       const char *const *nm, char *shared, size_t cap)
+{
+    static const char *const b0[3] = {"block0.x", "block0.y", "block0.z"};
+    shared[0] = 0;
+    long long sh_other = -1;
+    for (size_t i = 0; i < sh->n; i++)
+        if (sh->s[i].block[0] * sh->s[i].block[1] * sh->s[i].block[2] !=
+            top->block[0] * top->block[1] * top->block[2])
+            sh_other = sh->s[i].shared;
+    int fixed_tile = top->shared > 0 && sh_other == top->shared;
+    if (top->shared > 0 && !fixed_tile) {
+        char thr[64] = "", thr0[64] = "";
+        size_t lt = 0, l0 = 0;
+        for (int d = 0; d < 3; d++)
+            if (tuned[d]) {
+                lt += (size_t)snprintf(thr + lt, sizeof thr - lt, "%s%s", lt ? " * " : "", nm[d]);
+                l0 += (size_t)snprintf(thr0 + l0, sizeof thr0 - l0, "%s%s", l0 ? " * " : "", b0[d]);
+            }
+        snprintf(shared, cap, ", shared: \"max(shared0, cdiv(shared0 * %s, %s))\"", thr, thr0);
+    }
+    return fixed_tile;
+}
+
+/* The launch lines: the chosen idiom as YAML, the other two as comments. Tuned: x, and
+ * every dimension in which the program's block has more than one thread (then BX, BY, BZ
+ * and a condition on their product, else BLOCK). */
+static void write_launch(FILE *f, const shapes *sh, const evidence *ev)
+{
     const shape *top = &sh->s[0];
     for (size_t i = 1; i < sh->n; i++)
         if (sh->s[i].count > top->count) top = &sh->s[i];
-    space_list(top, list, sizeof list);
-    const char *block =
-        top->block[1] * top->block[2] > 1 ? "[BLOCK, block0.y, block0.z]" : "[BLOCK]";
-    char n[32] = "N";
-    for (size_t p = 0; p < np; p++)
-        if (info[p].is_int) {
-            snprintf(n, sizeof n, "p%zu", p);
-            break;
-        }
-    char text[768];
+    int tuned[3] = {1, top->block[1] > 1, top->block[2] > 1};
+    int multi = tuned[1] || tuned[2];
+    char why[512];
+    idiom pick = pick_idiom(sh, ev, tuned, why, sizeof why);
+    const char *nm1[3] = {"BLOCK", "", ""}, *nmn[3] = {"BX", "BY", "BZ"};
+    const char *const *nm = multi ? nmn : nm1;
+    static const char *const g0[3] = {"grid0.x", "grid0.y", "grid0.z"};
+    static const char *const b0[3] = {"block0.x", "block0.y", "block0.z"};
+    int shape_cdiv = sh->nobs == 0 && pick == IDIOM_CDIV; /* old log: by thread count */
+
+    char space[256], cond[128];
+    space_lines(tuned, nm, multi, space, sizeof space, cond, sizeof cond);
+    /* the grid of each idiom, per dimension */
+    char gc[3][96], gs[3][96];
+    for (int d = 0; d < 3; d++) {
+        snprintf(gc[d], sizeof gc[d], "%s", g0[d]);
+        snprintf(gs[d], sizeof gs[d], "%s", g0[d]);
+        if (!tuned[d]) continue;
+        if (ev->cover[d] >= 0)
+            snprintf(gc[d], sizeof gc[d], "\"cdiv(p%d, %s)\"", ev->cover[d], nm[d]);
+        else
+            snprintf(gc[d], sizeof gc[d], "\"cdiv(%s * %s, %s)\"", g0[d], b0[d], nm[d]);
+    }
+    snprintf(gs[0], sizeof gs[0], "\"sm_count * BPS\"");
+    char block[64];
+    snprintf(block, sizeof block, "[%s, %s, %s]", tuned[0] ? nm[0] : b0[0],
+             tuned[1] ? nm[1] : b0[1], tuned[2] ? nm[2] : b0[2]);
+    if (!multi) snprintf(block, sizeof block, "[BLOCK]");
+    char shared[160];
+    int fixed_tile = shared_expr(sh, top, tuned, nm, shared, sizeof shared);
+    char text[1024];
     snprintf(text, sizeof text,
              "Launch idiom: %s. A block size the kernel relies on (a shared array, an unrolled "
-             "loop) must stay out of BLOCK.",
+             "loop) must stay out of the space.",
              why);
     comment(f, text);
-    const char *grid0 = "    %slaunch: {block: %s, grid: [grid0.x, grid0.y, grid0.z]}\n";
-    const char *cdiv = "    %slaunch: {block: %s, grid: [\"cdiv(grid0.x * block0.x, BLOCK)\", "
-                       "grid0.y, grid0.z]}\n";
-    if (pick == IDIOM_GRID0) {
-        fprintf(f, "    space: {BLOCK: [%s]}\n", list);
-        fprintf(f, grid0, "", block);
-        if (n[0] != 'N') {
-            fprintf(f,
-                    "    # or, one thread per element (the kernel checks its index against a "
-                    "count, say %s):\n",
-                    n);
-            fprintf(f, "    #   launch: {block: %s, grid: [\"cdiv(%s, BLOCK)\"]}\n", block, n);
-        } else {
-            fprintf(f, "    # or, one thread per element (the kernel checks its index against a "
-                       "count; the same threads as the program's grid):\n");
-            fprintf(f, cdiv, "#   ", block);
-        }
-    } else {
-        fprintf(f, "    space: {BLOCK: [%s]}\n", list);
-        fprintf(f, cdiv, "", block);
-        if (n[0] != 'N')
-            fprintf(f,
-                    "    #   (the same threads as the program's grid; or \"cdiv(%s, BLOCK)\" "
-                    "when %s is the element count)\n",
-                    n, n);
-        fprintf(f, "    # or, one block per row or tile (the grid counts rows: the program's "
-                   "own grid):\n");
-        fprintf(f, grid0, "#   ", block);
+    if (top->shared > 0) {
+        snprintf(text, sizeof text,
+                 fixed_tile
+                     ? "Dynamic shared memory: %lld bytes whatever the block, so it is kept "
+                       "(shared0)."
+                     : "Dynamic shared memory: the program passes %lld bytes for its %lld "
+                       "threads; scaled here with the block's threads and never below that, "
+                       "which fits a kernel staging so much per thread (write the exact size "
+                       "if you know it; a fixed tile: shared: shared0).",
+                 top->shared, top->block[0] * top->block[1] * top->block[2]);
+        comment(f, text);
     }
-    fprintf(f,
-            "    # or, a grid-stride loop (the kernel loops over its data, so any grid "
-            "covers it):\n"
-            "    #   space: {BLOCK: [%s], BPS: [1, 2, 4, 8]}\n"
-            "    #   launch: {block: %s, grid: [\"sm_count * BPS\"]}\n",
-            list, block);
+    static const char *const title[3] = {
+        "one block per row or tile (the grid counts rows: the program's own grid)",
+        "one thread per element (the kernel checks its index; the grid follows the block)",
+        "a grid-stride loop (the kernel loops over its data, so any grid covers it)"};
+    int order[3] = {pick, pick == IDIOM_GRID0 ? IDIOM_CDIV : IDIOM_GRID0,
+                    pick == IDIOM_STRIDE ? IDIOM_CDIV : IDIOM_STRIDE};
+    for (int k = 0; k < 3; k++) {
+        int id = order[k];
+        const char *c = k ? "#   " : "";
+        if (k) fprintf(f, "    # or, %s:\n", title[id]);
+        if (id == IDIOM_STRIDE)
+            fprintf(f, "    %sspace: %s, BPS: [1, 2, 4, 8]}\n", c, space);
+        else
+            fprintf(f, "    %sspace: %s}\n", c, space);
+        if (*cond) fprintf(f, "    %scondition: %s\n", c, cond);
+        const char(*g)[96] = id == IDIOM_STRIDE ? gs : id == IDIOM_CDIV ? gc : NULL;
+        fprintf(f, "    %slaunch: {block: %s, grid: [%s, %s, %s]%s}\n", c, block, g ? g[0] : g0[0],
+                g ? g[1] : g0[1], g ? g[2] : g0[2], shared);
+        if (id == IDIOM_CDIV && k == 0 && shape_cdiv)
+            fprintf(f, "    #   (the same threads as the program's grid; or \"cdiv(N, BLOCK)\" "
+                       "with N the element count)\n");
+    }
 }
 
 /* The buffer lines, commented, naming the pointer parameters. */
@@ -315,20 +524,33 @@ static void write_buffers(FILE *f, const pinfo *info, size_t np)
             len += (size_t)snprintf(list + len, sizeof list - len, "%sp%zu", len ? ", " : "", p);
     if (!len) return;
     fprintf(f,
-            "    # Buffers: a kernel that writes memory it also reads (in place, accumulating)\n"
-            "    # needs them declared before it is tuned; `protect: auto` (landing soon) will\n"
-            "    # make these lines unneeded. Pointers here: %s. docs/policy.md#buffers\n"
-            "    # tensors: {pN: {dtype: f32, shape: [pM]}}   # each buffer's size\n"
-            "    # restore: [pN]   reset_to_zero: [pN]   verify: [pN]\n",
+            "    # Buffers: nothing needs declaring (protect: auto finds what the kernel writes\n"
+            "    # and puts it back). An output of float atomics varies run to run by itself:\n"
+            "    # give it a tolerance, with its size. Pointers here: %s. docs/policy.md#buffers\n"
+            "    # tensors: {pN: {dtype: f32, shape: [pM]}}   # the buffer's element type and "
+            "shape\n"
+            "    # verify: {pN: {rtol: 1.0e-4, atol: 1.0e-3}}   # compared within a tolerance\n",
             list);
 }
 
-/* The shapes a kernel was launched with, on every device, as comments, into sh. */
+/* Reads 4 bytes of a recorded value as a float: one a program would pass (not an integer
+ * that happens to have a float's bits: those read as tiny or huge). */
+static int reads_as_float(long long v)
+{
+    int32_t i = (int32_t)v;
+    float x;
+    memcpy(&x, &i, 4);
+    double a = x < 0 ? -x : x;
+    return (i > (1 << 24) || i < -(1 << 24)) && a >= 1e-6 && a <= 1e7;
+}
+
+/* The shapes a kernel was launched with, on every device, as comments, into sh; and the
+ * launches recorded with their argument values. */
 static void write_shapes(FILE *f, const char *mangled, json_t *summaries, shapes *sh)
 {
     size_t j;
     json_t *s;
-    sh->n = 0;
+    sh->n = sh->nobs = 0;
     json_array_foreach(summaries, j, s)
     {
         const char *m2 = json_string_value(json_object_get(s, "kernel"));
@@ -357,17 +579,47 @@ static void write_shapes(FILE *f, const char *mangled, json_t *summaries, shapes
             else if (n == 8)
                 fprintf(f, "  #   ...\n");
         }
+        json_array_foreach(json_object_get(s, "args"), n, v)
+        {
+            if (sh->nobs >= sizeof sh->o / sizeof sh->o[0]) break;
+            obs *o = &sh->o[sh->nobs++];
+            json_t *g = json_object_get(v, "grid"), *b = json_object_get(v, "block");
+            json_t *vals = json_object_get(v, "values");
+            memset(o, 0, sizeof *o);
+            for (int d = 0; d < 3; d++) {
+                o->grid[d] = iget(g, (size_t)d);
+                o->block[d] = iget(b, (size_t)d);
+            }
+            o->shared = json_integer_value(json_object_get(v, "shared"));
+            for (size_t p = 0; p < json_array_size(vals) && p < STUB_MAX_PARAMS; p++) {
+                json_t *x = json_array_get(vals, p);
+                o->has[p] = json_is_integer(x);
+                o->v[p] = json_integer_value(x);
+            }
+        }
     }
     if (!sh->n) sh->s[sh->n++] = (shape){{1, 1, 1}, {256, 1, 1}, 0, 0};
+}
+
+/* The recorded values of each 4-byte parameter of an untyped kernel: floats, or not. */
+static void guess_floats(const shapes *sh, json_t *k, pinfo *info)
+{
+    json_t *params = json_object_get(k, "params");
+    for (size_t p = 0; p < json_array_size(params) && p < STUB_MAX_PARAMS; p++) {
+        if (json_integer_value(json_object_get(json_array_get(params, p), "size")) != 4) continue;
+        int all = sh->nobs > 0;
+        for (size_t i = 0; i < sh->nobs && all; i++)
+            all = sh->o[i].has[p] && reads_as_float(sh->o[i].v[p]);
+        info[p].as_float = all;
+    }
 }
 
 void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
 {
     fprintf(f, "# A policy skeleton written by `xmatune discover`: one entry per kernel seen.\n"
                "# Delete the kernels not worth tuning, name the parameters, choose triggers (what\n"
-               "# decides the best config) and a launch idiom (each entry offers three), and,\n"
-               "# before tuning anything that writes memory it also reads, declare restore /\n"
-               "# reset_to_zero / verify buffers: docs/policy.md.\n"
+               "# decides the best config) and a launch idiom (each entry offers three), and\n"
+               "# give an output of float atomics a tolerance: docs/policy.md.\n"
                "# Check it with: xmatune check THIS_FILE\n"
                "kernels:\n");
     static shapes sh;
@@ -392,9 +644,12 @@ void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
         fprintf(f, "\n  # %s\n", name);
         write_shapes(f, mangled, summaries, &sh);
         memset(info, 0, sizeof info);
+        guess_floats(&sh, k, info);
         size_t np = write_params(f, k, demangled ? dm : NULL, info);
-        write_triggers(f, info, np);
-        write_launch(f, &sh, info, np);
+        evidence ev;
+        find_evidence(&sh, info, np, &ev);
+        write_triggers(f, info, np, &ev);
+        write_launch(f, &sh, &ev);
         write_buffers(f, info, np);
     }
 }

@@ -51,8 +51,8 @@ static void usage_check(FILE *f)
             "  --block0 X[,Y[,Z]]    the program's own block (default 256,1,1)\n"
             "  --shared0 BYTES       the program's own dynamic shared memory (default 0)\n"
             "  --kernel NAME         a kernel's (mangled) name: which entry applies to it\n"
-            "  --log DISCOVER_LOG    evaluate every launch shape a discover run recorded with\n"
-            "                        the entry its kernel gets\n"
+            "  --log DISCOVER_LOG    evaluate every launch a discover run recorded (shape and\n"
+            "                        scalar argument values) with the entry its kernel gets\n"
             "  --all                 list every candidate (default: at most 16)\n"
             "  -q, --quiet           print errors only\n"
             "Exit status: 0 no errors, 1 errors, 2 usage.\n");
@@ -103,6 +103,11 @@ typedef struct {
     int all, quiet;
     const char *log; /* --log: a discover run's log, its launches evaluated */
     int owned;       /* sets[0..owned) are our copies (resolve_sets) */
+    /* a launch discover recorded: each parameter's value (its bytes, sign-extended), when
+     * rec_has says it was recorded; --set still wins */
+    const long long *rec;
+    const unsigned char *rec_has;
+    size_t nrec;
 } check_opts;
 
 static void print_dims(FILE *f, const xmt_dims *d)
@@ -165,11 +170,26 @@ static int has_param(const xmt_entry *e, const char *base)
     return 0;
 }
 
-/* Applies the --set values that name one of the entry's parameters to params. Returns 0,
- * or -1 with why (the value does not fit the parameter, no such field). */
+/* 1 when parameter i has a value a discover run recorded. */
+static int recorded(const check_opts *o, size_t i)
+{
+    return o->rec_has && i < o->nrec && o->rec_has[i];
+}
+
+/* Applies the recorded values (their bytes, as the launch had them), then the --set values
+ * that name one of the entry's parameters, to params. Returns 0, or -1 with why (the value
+ * does not fit the parameter, no such field). */
 static int apply_sets(const xmt_entry *e, const check_opts *o, void **params, const char **bad,
                       char *why, size_t cap)
 {
+    for (size_t i = 0; i < xmt_entry_nparams(e); i++) {
+        size_t size;
+        xmt_entry_param(e, i, NULL, NULL, &size);
+        if (recorded(o, i) && size <= 8 && params[i]) {
+            long long v = o->rec[i]; /* little-endian: its low bytes are the argument */
+            memcpy(params[i], &v, size);
+        }
+    }
     for (int s = 0; s < o->nsets; s++) {
         char name[256], base[256];
         if (set_split(o->sets[s], name, base, sizeof name) || !has_param(e, base)) continue;
@@ -292,7 +312,7 @@ static int unset_scalar(const xmt_entry *e, const check_opts *o, size_t i, const
 {
     const char *type;
     xmt_entry_param(e, i, name, &type, NULL);
-    if (!strcmp(type, "ptr") || !strncmp(type, "bytes", 5)) return 0;
+    if (!strcmp(type, "ptr") || !strncmp(type, "bytes", 5) || recorded(o, i)) return 0;
     for (int s = 0; s < o->nsets; s++) {
         char n[256], base[256];
         if (!set_split(o->sets[s], n, base, sizeof n) && !strcmp(base, *name)) return 0;
@@ -328,6 +348,40 @@ static void unset_deps(const xmt_entry *e, const check_opts *o, void **params, s
     }
 }
 
+/* The recorded scalar values, " name=value" each (a float as a float). Returns how many. */
+static int print_recorded(const xmt_entry *e, const check_opts *o)
+{
+    int n = 0;
+    for (size_t i = 0; i < xmt_entry_nparams(e); i++) {
+        const char *name, *type;
+        if (!recorded(o, i)) continue;
+        xmt_entry_param(e, i, &name, &type, NULL);
+        if (!strcmp(type, "ptr") || !strncmp(type, "bytes", 5)) continue;
+        int set = 0; /* a --set wins, and is shown as such */
+        for (int k = 0; k < o->nsets && !set; k++) {
+            char sn[256], base[256];
+            set = !set_split(o->sets[k], sn, base, sizeof sn) && !strcmp(base, name);
+        }
+        if (set) continue;
+        long long v = o->rec[i];
+        if (!strcmp(type, "f32")) {
+            int32_t b = (int32_t)v;
+            float x;
+            memcpy(&x, &b, 4);
+            printf(" %s=%g", name, (double)x);
+        } else if (!strcmp(type, "f64")) {
+            double x;
+            memcpy(&x, &v, 8);
+            printf(" %s=%g", name, x);
+        } else {
+            printf(" %s=%lld", name, v);
+        }
+        n++;
+    }
+    if (n) printf(" (recorded)");
+    return n;
+}
+
 /* Evaluates the entry for the example launch the options describe (label: "example
  * launch", or a launch recorded by discover). Returns 0, or 2 after saying why a --set
  * value does not fit. */
@@ -360,7 +414,14 @@ static int summarise_launch(const xmt_entry *e, const check_opts *o, const char 
             if (!set_split(o->sets[s], n, base, sizeof n) && has_param(e, base))
                 given += printf(" %s", o->sets[s]) > 0;
         }
-        printf(given ? " (other arguments 0), " : " every argument 0 (no --set), ");
+        int nrec = print_recorded(e, o), unset = 0;
+        for (size_t i = 0; i < np; i++) {
+            const char *nm;
+            unset += unset_scalar(e, o, i, &nm);
+        }
+        printf(!given && !nrec ? " every argument 0 (no --set), "
+               : unset         ? " (other arguments 0), "
+                               : ", ");
         print_dims(stdout, &o->orig);
         if (*unused) printf("; unset, changing nothing here: %s", unused);
         printf("\n");
@@ -540,8 +601,21 @@ static int check_log_kernel(const xmt_policy_set *set, const check_opts *o, json
         if (json_is_false(json_object_get(s, "rewritable")))
             printf("  (some of its launches come through a path the tuner leaves alone: "
                    "cooperative or cluster launches pass through)\n");
-        json_array_foreach(json_object_get(s, "shapes"), j, sh)
+        /* the launches with their argument values, when discover recorded them */
+        json_t *args = json_object_get(s, "args");
+        int with_values = json_array_size(args) > 0;
+        long long rec[128];
+        unsigned char has[128];
+        json_array_foreach(with_values ? args : json_object_get(s, "shapes"), j, sh)
         {
+            json_t *vals = json_object_get(sh, "values");
+            lo.nrec = json_array_size(vals) < 128 ? json_array_size(vals) : 128;
+            for (size_t p = 0; p < lo.nrec; p++) {
+                has[p] = json_is_integer(json_array_get(vals, p));
+                rec[p] = json_integer_value(json_array_get(vals, p));
+            }
+            lo.rec = rec;
+            lo.rec_has = with_values ? has : NULL;
             json_t *g = json_object_get(sh, "grid"), *b = json_object_get(sh, "block");
             lo.orig.grid = (xmt_dim3){(uint32_t)json_integer_value(json_array_get(g, 0)),
                                       (uint32_t)json_integer_value(json_array_get(g, 1)),
@@ -556,7 +630,10 @@ static int check_log_kernel(const xmt_policy_set *set, const check_opts *o, json
             int r = summarise_launch(e, &lo, label);
             rc = r > rc ? r : rc;
         }
-        if (jint(s, "other_shapes"))
+        if (with_values && jint(s, "other_args"))
+            printf("  (and %lld launches beyond the 16 sets of values discover keeps)\n",
+                   jint(s, "other_args"));
+        else if (!with_values && jint(s, "other_shapes"))
             printf("  (and %lld launches of shapes beyond the 64 discover keeps)\n",
                    jint(s, "other_shapes"));
     }
@@ -570,8 +647,8 @@ static int check_log(const xmt_policy_set *set, const check_opts *o)
     json_t *lists[2] = {json_array(), json_array()};
     int bad = read_jsonl(o->log, collect_log, lists), rc = bad < 0 ? 1 : 0;
     if (bad >= 0) {
-        printf("launches recorded in %s (discover records shapes, not argument values: give "
-               "those with --set)\n",
+        printf("launches recorded in %s (with their scalar argument values, where discover "
+               "recorded them; --set gives or overrides others)\n",
                o->log);
         size_t i;
         json_t *k;

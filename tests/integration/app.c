@@ -295,6 +295,23 @@ static void scenario_saxpy(void)
     dump(y, (size_t)n * 4);
 }
 
+/* saxpy over 40 sizes with the same grid (a grid-stride loop's launches): more distinct
+ * argument values than discover keeps (16). */
+static void scenario_sizes(void)
+{
+    int n0 = 4096, n;
+    float a = 0.5f;
+    CUdeviceptr x = upload((size_t)n0 + 40 * 64, 1), y = upload((size_t)n0 + 40 * 64, 2);
+    CUfunction f = kernel("_Z5saxpyifPKfPf");
+    void *p[] = {&n, &a, &x, &y};
+    for (int i = 0; i < 40; i++) {
+        n = n0 + i * 64;
+        launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
+    }
+    CHECK(cu.cuCtxSynchronize());
+    dump(y, (size_t)n0 + 40 * 64);
+}
+
 /* Protection without declarations: x, y and z are three tensors of one allocation, y in
  * its middle; saxpy updates y in place (and may write nothing else), launched poorly;
  * then stamp, whose result differs every run (a nondeterministic kernel). */
@@ -689,10 +706,11 @@ static void scenario_churn(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr,
-                "usage: %s basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect OUT "
-                "[ITERATIONS]\n",
-                argv[0]);
+        fprintf(
+            stderr,
+            "usage: %s basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes OUT "
+            "[ITERATIONS]\n",
+            argv[0]);
         return 2;
     }
     if (argc > 3) iterations = atoi(argv[3]);
@@ -718,6 +736,8 @@ int main(int argc, char **argv)
         scenario_protect();
     else if (!strcmp(sc, "optin"))
         scenario_optin();
+    else if (!strcmp(sc, "sizes"))
+        scenario_sizes();
     else if (!strcmp(sc, "threads"))
         scenario_threads(ctx);
     else if (!strcmp(sc, "fork"))

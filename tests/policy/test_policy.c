@@ -953,6 +953,7 @@ START_TEST(entry_defaults_and_options)
     ck_assert_int_eq(xmt_entry_warmup(e), -1);
     ck_assert_int_eq(xmt_entry_iterations(e), -1);
     ck_assert(xmt_entry_budget_ms(e) < 0);
+    ck_assert(xmt_entry_warmup_ms(e) < 0);
     ck_assert_int_eq(xmt_entry_use_mean(e), -1); /* XMATUNE_STATISTIC decides */
     ck_assert_int_eq(xmt_entry_l2_flush(e), -1);
     ck_assert_uint_eq(xmt_entry_nbuffers(e), 0);
@@ -962,10 +963,11 @@ START_TEST(entry_defaults_and_options)
     ck_assert_int_eq(xmt_entry_use_mean(e), 0);
     xmt_policy_free(set);
     e = cand_entry(&set, "    pin: {}\n    warmup: 0\n    iterations: 100\n    budget_ms: 250.5\n"
-                         "    statistic: mean\n    l2_flush: true\n");
+                         "    statistic: mean\n    l2_flush: true\n    warmup_ms: 0\n");
     ck_assert_int_eq(xmt_entry_warmup(e), 0);
     ck_assert_int_eq(xmt_entry_iterations(e), 100);
     ck_assert(xmt_entry_budget_ms(e) == 250.5);
+    ck_assert(xmt_entry_warmup_ms(e) == 0);
     ck_assert_int_eq(xmt_entry_use_mean(e), 1);
     ck_assert_int_eq(xmt_entry_l2_flush(e), 1);
     xmt_policy_free(set);
@@ -1328,6 +1330,11 @@ START_TEST(entry_fingerprint)
     ck_assert_uint_ne(fa, xmt_entry_fingerprint(xmt_policy_entry(sc, 0)));
     ck_assert_uint_ne(xmt_entry_fingerprint(xmt_policy_entry(sa, 1)),
                       xmt_entry_fingerprint(xmt_policy_entry(sb, 1)));
+    /* a measurement key is part of what the entry says (warmup_ms: issue 12) */
+    xmt_policy_set *sd = load_ok("kernels:\n  - match: saxpy\n    space: {B: [64, 128]}\n"
+                                 "    warmup_ms: 20\n");
+    ck_assert_uint_ne(fa, xmt_entry_fingerprint(xmt_policy_entry(sd, 0)));
+    xmt_policy_free(sd);
     xmt_policy_free(sa);
     xmt_policy_free(sb);
     xmt_policy_free(sc);
