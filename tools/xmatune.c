@@ -686,6 +686,12 @@ static int check_file(const char *file, const check_opts *o)
             printf("kernel %s -> %s\n", o->kernels[k],
                    m ? xmt_entry_origin(m) : "no entry (runs untuned)");
         }
+    } else if (o->log) {
+        /* -q prints errors only, but a log that cannot be read is still one */
+        json_t *lists[2] = {json_array(), json_array()};
+        if (read_jsonl(o->log, collect_log, lists) < 0) rc = 1;
+        json_decref(lists[0]);
+        json_decref(lists[1]);
     }
     xmt_policy_free(set);
     return rc ? rc : nerr ? 1 : 0;

@@ -16,8 +16,8 @@
  * reload: handles are reused), churn (100k-style module churn beside a module kept
  * loaded; ITERATIONS is the number of cycles), forkexec (fork while tuning, the child
  * execs this program's saxpy scenario), saxpy (the tuning workhorse: one poorly launched
- * saxpy, repeated), optin (a kernel opted into more than 48 KiB of dynamic shared
- * memory). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
+ * saxpy, repeated), sizes (saxpy over 40 sizes, one grid), optin (a kernel opted into
+ * more than 48 KiB of dynamic shared memory). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
  * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
  * prints file:line and the error, and exits 1.
  */

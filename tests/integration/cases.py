@@ -1316,6 +1316,11 @@ def tool_check_log():
     p = subprocess.run([tool, "check", "--log", os.path.join(WORK, "nonexistent.jsonl"), pol],
                        capture_output=True, text=True)
     expect(p.returncode == 1 and "nonexistent.jsonl" in p.stderr, p.stdout + p.stderr)
+    # -q too (it skipped the log and said 0)
+    p = subprocess.run([tool, "check", "-q", "--log", os.path.join(WORK, "nonexistent.jsonl"),
+                        pol], capture_output=True, text=True)
+    expect(p.returncode == 1 and "nonexistent.jsonl" in p.stderr and not p.stdout,
+           p.stdout + p.stderr)
 
 
 def png_pixels(path):
