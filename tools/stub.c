@@ -526,7 +526,8 @@ static void write_buffers(FILE *f, const pinfo *info, size_t np)
     fprintf(f,
             "    # Buffers: nothing needs declaring (protect: auto finds what the kernel writes\n"
             "    # and puts it back). An output of float atomics varies run to run by itself:\n"
-            "    # give it a tolerance, with its size. Pointers here: %s. docs/policy.md#buffers\n"
+            "    # give it a tolerance, with its size. Pointers here: %s.\n"
+            "    # See docs/policy.md#buffers-reset_to_zero-restore-verify\n"
             "    # tensors: {pN: {dtype: f32, shape: [pM]}}   # the buffer's element type and "
             "shape\n"
             "    # verify: {pN: {rtol: 1.0e-4, atol: 1.0e-3}}   # compared within a tolerance\n",
