@@ -13,8 +13,15 @@
 #include "kernels.h"
 #include "launch.h"
 
-/* Records one launch of k (cold path; takes k->lock). */
+/* Records one launch of k (cold path). A launch equal to this thread's last one of k (dims,
+ * device, path) is only counted in a per-thread memo; others take k->lock. */
 void xmt_discover_record(xmt_kernel *k, const xmt_launch *l);
+
+/* Records every thread's memoized launches (before the exit report). */
+void xmt_discover_flush_counts(void);
+
+/* fork(2): the memo's locks held across it; in the child pending launches are dropped. */
+void xmt_discover_atfork(int phase);
 
 /* Writes k's kernel_summary events (one per device) and, if table is not NULL, its lines
  * of the stderr table. Returns the number of devices reported. */
