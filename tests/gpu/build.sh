@@ -82,6 +82,17 @@ build_gpucheck_edges() {
         -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/targets/x86_64-linux/lib/stubs" -lcuda -lm
 }
 
+# The choice-quality benchmark's kernels (tools/bench/choice_quality.py loads this cubin
+# with CuPy's RawModule, under the shim and without it). A job whose "program" is the cubin.
+# shellcheck disable=SC2317  # invoked indirectly, through job
+build_cq_kernels() {
+    set -e
+    "$NVCC" -cubin -O2 -gencode arch=compute_90,code=sm_90 -o "$out/gen/cq_kernels.cubin" \
+        "$root/tools/bench/cq/kernels.cu"
+    printf '#!/bin/sh\n# marker: gen/cq_kernels.cubin is built\n' >"$out/bin/cq_kernels"
+    chmod +x "$out/bin/cq_kernels"
+}
+
 # tests/gpu: interposition
 cu rt_kernels "$here/rt_kernels.cu"
 cu ptds "$here/ptds.cu" --default-stream per-thread
@@ -92,6 +103,7 @@ cu graph "$here/graph.cu"
 cu launch_rate "$here/launch_rate.cu" # launch_rate.sh: launch rate with and without the shim
 job driver_api build_driver_api
 job gpucheck_edges build_gpucheck_edges
+job cq_kernels build_cq_kernels
 
 # examples/gpu: tuning programs (each has <name>.yaml beside it)
 for src in "$root"/examples/gpu/*.cu; do
