@@ -6,7 +6,8 @@
 # Needs nvcc (CUDA 12.8+; checked with 13.0), g++ and xxd. Every program is built for
 # sm_90 plus compute_90 PTX, -O2. Output layout:
 #   BUILD_DIR/bin/<program>      the suite (tests/gpu) and the tuning programs (examples/gpu)
-#   BUILD_DIR/gen/               dmod.cubin, dmod.ptx and the headers embedding them
+#   BUILD_DIR/gen/               dmod.cubin, dmod.ptx and the headers embedding them;
+#                                cq_kernels.cubin (tools/bench/choice_quality.py)
 #   BUILD_DIR/logs/<program>.log compiler output
 #   BUILD_DIR/manifest.txt       the programs built
 # Builds everything it can; exits 1 if anything failed (and says what).
