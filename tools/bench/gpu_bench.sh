@@ -12,6 +12,7 @@
 #   torch and triton for the Triton table, which says "skipped" without them).
 # threads: tools/bench/bench_threads.sh BUILD (the CPU build: bench_launch, nulldrv, the
 #   shim) with 1, 8 and 16 threads pinned one per core.
+# CQ_BUDGET_S (default 240): quality starts no new key after that many seconds.
 # Each prints a header (date, GPU, driver, commit, SM clock before and after) and Markdown
 # tables on stdout, and writes them to $OUT when it is set (gpu-bench-quality.md with
 # choice_quality.json and the tune log; gpu-bench-threads.md). Exit status: 0 when the
@@ -67,7 +68,7 @@ quality)
         header "Choice quality and Triton's way (issue 13, items 1 and 2)" \
             "bash tools/bench/gpu_bench.sh quality $1 $2"
         "$PY" "$here/choice_quality.py" --cubin "$cubin" --shim "$shim" --out "$work" \
-            --budget-s "${CQ_BUDGET_S:-300}"
+            --budget-s "${CQ_BUDGET_S:-240}"
         echo "$?" >"$work/cq.rc"
         echo
         echo "- SM clock after (current, max): $(clock)"
