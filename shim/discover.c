@@ -243,7 +243,13 @@ static void new_argset(struct xmt_discover *d, const argset_t *a, int shape, uin
 /* The launch's scalar argument values, where the program put them (kernelParams, or the
  * packed `extra` buffer), sign-extended from their size. 0, or -1 when they cannot be
  * read (a: shape only). Per launch: a few loads per scalar, nothing else. */
-static inline int read_args(const xmt_kernel *k, const struct xmt_discover *d, const xmt_launch *l,
+typedef struct {
+    int n;
+    uint16_t scalar[MAX_SCALARS];
+    uint8_t ssize[MAX_SCALARS];
+} layout_t;
+
+static inline int read_args(const xmt_kernel *k, const layout_t *d, const xmt_launch *l,
                             argset_t *a)
 {
     /* only what same_args and new_argset read: no memset of the whole set per launch */
@@ -254,7 +260,7 @@ static inline int read_args(const xmt_kernel *k, const struct xmt_discover *d, c
     size_t size = 0;
     void **params = l->params;
     if (!params && (!l->extra || xmt_extra_buffer(l->extra, &buf, &size) != 0)) return -1;
-    for (int j = 0; j < d->nscalars; j++) {
+    for (int j = 0; j < d->n; j++) {
         size_t i = d->scalar[j];
         const void *p = params ? params[i] : buf + k->offsets[i];
         if (!p || (!params && k->offsets[i] + k->sizes[i] > size)) return -1;
@@ -345,6 +351,225 @@ static int seen_before(xmt_kernel *k, int device)
     return seen;
 }
 
+static void layout_of(const struct xmt_discover *d, layout_t *out)
+{
+    out->n = d->nscalars;
+    memcpy(out->scalar, d->scalar, sizeof out->scalar);
+    memcpy(out->ssize, d->ssize, sizeof out->ssize);
+}
+
+/* Records count launches like l of k on dev by path (takes k->lock): the counts, the
+ * argument set (with its shape), and the kernel event at its first sight on that device.
+ * *readable < 0: the values are read here from l into *a (then *readable says whether they
+ * could be, and *lay gets the record's layout, when lay is not NULL); else *a holds them
+ * already (a memo's), read or not. */
+static void record_launch(xmt_kernel *k, const xmt_launch *l, int dev, unsigned path,
+                          uint64_t count, argset_t *a, int *readable, layout_t *lay)
+{
+    if (*readable < 0) { /* the dims, whatever else can be read */
+        memcpy(a->grid, l->grid, sizeof a->grid);
+        memcpy(a->block, l->block, sizeof a->block);
+        a->shared = l->shared;
+    }
+    pthread_mutex_lock(&k->lock);
+    int first = device_of(k, dev, 0) == NULL;
+    struct xmt_discover *d = device_of(k, dev, 1);
+    if (!d) {
+        pthread_mutex_unlock(&k->lock);
+        if (*readable < 0) *readable = 0;
+        return;
+    }
+    if (*readable < 0) {
+        layout_t own;
+        layout_of(d, lay ? lay : &own);
+        *readable = read_args(k, lay ? lay : &own, l, a) == 0;
+    }
+    atomic_fetch_add_explicit(&k->launches, count, memory_order_relaxed);
+    d->paths |= path;
+    d->launches += count;
+    /* A launch like an earlier one (the usual case) finds its set, which knows its shape:
+     * two counts, no search of the shapes. */
+    int at = *readable ? find_argset(d, a) : -1;
+    if (at >= 0) {
+        argset_t *s = &d->argsets[at];
+        s->count += count;
+        if (s->shape >= 0)
+            d->shapes[s->shape].count += count;
+        else
+            d->other += count;
+    } else {
+        int shape = add_shape(d, a->grid, a->block, a->shared, count);
+        if (*readable)
+            new_argset(d, a, shape, count);
+        else
+            d->other_args += count;
+    }
+    pthread_mutex_unlock(&k->lock);
+    /* One kernel event per name and device: a module loaded again is no news. */
+    if (first && !seen_before(k, dev)) log_first_sight(k, dev);
+}
+
+/* ---- the per-thread memo: a launch like this thread's last one of a kernel -----------
+ *
+ * Many threads launching one kernel would all take its k->lock at every launch, and the
+ * lock's cache line would bounce between their cores (with 2 threads on 2 cores, +155 ns
+ * a launch against +29 for one). So each thread remembers, per kernel (8 slots, by
+ * record address), what its last launch recorded: record serial, device, path and
+ * shape. A launch equal to it only counts, in the slot (no lock, no shared write); the
+ * count is recorded as that many launches like it (record_launch) when the slot takes
+ * another launch, at thread exit and before the exit report. (Whatever else is recorded
+ * per launch must be in the slot too, and compared.) */
+#define MEMO_SLOTS 8
+typedef struct {
+    xmt_kernel *k;
+    uint64_t serial; /* k's incarnation (kernels.h): a reused struct is another kernel */
+    int device;
+    unsigned path;
+    int readable;  /* the values in a could be read */
+    argset_t a;    /* the launch: dims and scalar argument values */
+    layout_t lay;  /* which parameters are the scalars (the record's, copied) */
+    _Atomic uint64_t pending; /* launches like this one, not yet recorded */
+} memo_t;
+typedef struct memo_block {
+    memo_t slots[MEMO_SLOTS];
+    pthread_mutex_t lock; /* its owner's slot changes against a flush by another thread */
+    struct memo_block *next;
+} memo_block;
+static __thread memo_block *tls_memo __attribute__((tls_model("initial-exec")));
+static memo_block *memo_blocks; /* every live thread's, for the flush before the report */
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t memo_key;
+static pthread_once_t memo_key_once = PTHREAD_ONCE_INIT;
+static int memo_key_ok;
+
+/* Records a slot's pending launches (its block's lock held). A retired record's go to its
+ * summary; a reused struct's are another kernel's, and are dropped. */
+static void memo_flush(memo_t *m)
+{
+    uint64_t n = atomic_exchange_explicit(&m->pending, 0, memory_order_relaxed);
+    xmt_kernel *k = m->k;
+    if (!n || !k || atomic_load_explicit(&k->serial, memory_order_acquire) != m->serial) return;
+    xmt_kernel *to = atomic_load_explicit(&k->retired_to, memory_order_acquire);
+    if (to) k = to;
+    xmt_launch l = {XMT_K_LAUNCH, 0, NULL, NULL, {0, 0, 0}, {0, 0, 0}, 0, NULL, NULL, NULL, NULL};
+    int readable = m->readable;
+    record_launch(k, &l, m->device, m->path, n, &m->a, &readable, NULL);
+}
+
+static void memo_flush_block(memo_block *b)
+{
+    pthread_mutex_lock(&b->lock);
+    for (int i = 0; i < MEMO_SLOTS; i++)
+        memo_flush(&b->slots[i]);
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* At thread exit: the thread's pending launches are recorded, its block freed. */
+static void memo_release(void *p)
+{
+    memo_block *b = p;
+    pthread_mutex_lock(&memo_lock);
+    memo_flush_block(b);
+    for (memo_block **q = &memo_blocks; *q; q = &(*q)->next)
+        if (*q == b) {
+            *q = b->next;
+            break;
+        }
+    pthread_mutex_unlock(&memo_lock);
+    tls_memo = NULL;
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+}
+
+static void memo_key_create(void)
+{
+    memo_key_ok = pthread_key_create(&memo_key, memo_release) == 0;
+}
+
+/* This thread's slot for k, its block made at the thread's first launch; NULL when it
+ * cannot be (then nothing is memoized). */
+static memo_t *memo_slot(const xmt_kernel *k)
+{
+    memo_block *b = tls_memo;
+    if (__builtin_expect(!b, 0)) {
+        pthread_once(&memo_key_once, memo_key_create);
+        if (!memo_key_ok) return NULL;
+        b = aligned_alloc(64, (sizeof *b + 63) / 64 * 64); /* no line shared */
+        if (!b) return NULL;
+        memset(b, 0, sizeof *b);
+        pthread_mutex_init(&b->lock, NULL);
+        if (pthread_setspecific(memo_key, b) != 0) {
+            pthread_mutex_destroy(&b->lock);
+            free(b);
+            return NULL;
+        }
+        pthread_mutex_lock(&memo_lock);
+        b->next = memo_blocks;
+        memo_blocks = b;
+        pthread_mutex_unlock(&memo_lock);
+        tls_memo = b;
+    }
+    return &b->slots[((uintptr_t)k >> 6) % MEMO_SLOTS];
+}
+
+/* Is l the launch the slot remembers: the same record, device, path, dims and scalar
+ * argument values (read with the slot's copy of the record's layout, no lock)? */
+static inline int memo_hit(const memo_t *m, const xmt_kernel *k, int dev, unsigned path,
+                           const xmt_launch *l)
+{
+    if (m->k != k || m->serial != atomic_load_explicit(&k->serial, memory_order_relaxed) ||
+        m->device != dev || m->path != path)
+        return 0;
+    argset_t a;
+    int readable = read_args(k, &m->lay, l, &a) == 0;
+    if (!readable) {
+        memcpy(a.grid, l->grid, sizeof a.grid);
+        memcpy(a.block, l->block, sizeof a.block);
+        a.shared = l->shared;
+    }
+    return readable == m->readable && same_args(&m->a, &a, readable ? m->lay.n : 0);
+}
+
+/* The slot takes a launch just recorded (its set in a): the launches it held are
+ * recorded first. */
+static void memo_take(memo_t *m, xmt_kernel *k, int dev, unsigned path, const argset_t *a,
+                      int readable, const layout_t *lay)
+{
+    memo_block *b = tls_memo;
+    pthread_mutex_lock(&b->lock);
+    memo_flush(m);
+    m->device = dev;
+    m->path = path;
+    m->readable = readable;
+    m->lay = *lay;
+    memcpy(&m->a, a, offsetof(argset_t, v) + sizeof a->v[0] * (size_t)(readable ? lay->n : 0));
+    m->serial = atomic_load_explicit(&k->serial, memory_order_relaxed);
+    m->k = k;
+    pthread_mutex_unlock(&b->lock);
+}
+
+void xmt_discover_flush_counts(void)
+{
+    pthread_mutex_lock(&memo_lock);
+    for (memo_block *b = memo_blocks; b; b = b->next)
+        memo_flush_block(b);
+    pthread_mutex_unlock(&memo_lock);
+}
+
+void xmt_discover_atfork(int phase)
+{
+    /* memo_lock first, then every block's (the order of a flush); the child drops its
+     * parent's pending launches: its report counts its own. */
+    if (phase == XMT_FORK_PREPARE) pthread_mutex_lock(&memo_lock);
+    for (memo_block *b = memo_blocks; b; b = b->next) {
+        if (phase == XMT_FORK_CHILD)
+            for (int i = 0; i < MEMO_SLOTS; i++)
+                atomic_store_explicit(&b->slots[i].pending, 0, memory_order_relaxed);
+        xmt_fork_mutex(&b->lock, phase);
+    }
+    if (phase != XMT_FORK_PREPARE) pthread_mutex_unlock(&memo_lock);
+}
+
 void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
 {
     CUdevice dev = -1;
@@ -364,38 +589,19 @@ void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
         xmt_kernels_add_parts(&shape_parts);
         atomic_store_explicit(&registered, 1, memory_order_release);
     }
-    pthread_mutex_lock(&k->lock);
-    struct xmt_discover *d = device_of(k, (int)dev, 0);
-    int first = d == NULL;
-    if (first) d = new_device(k, (int)dev);
-    if (!d) {
-        pthread_mutex_unlock(&k->lock);
+    memo_t *m = memo_slot(k);
+    if (m && memo_hit(m, k, (int)dev, path, l)) {
+        /* only this thread writes its slot's count (a flush by another thread exchanges it) */
+        atomic_store_explicit(&m->pending,
+                              atomic_load_explicit(&m->pending, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
         return;
     }
-    d->paths |= path;
-    d->launches++;
-    /* A launch like an earlier one (the usual case) finds its set, which knows its shape:
-     * two counts, no search of the shapes. */
     argset_t a;
-    int readable = read_args(k, d, l, &a) == 0;
-    int at = readable ? find_argset(d, &a) : -1;
-    if (at >= 0) {
-        argset_t *s = &d->argsets[at];
-        s->count++;
-        if (s->shape >= 0)
-            d->shapes[s->shape].count++;
-        else
-            d->other++;
-    } else {
-        int shape = add_shape(d, l->grid, l->block, l->shared, 1);
-        if (readable)
-            new_argset(d, &a, shape, 1);
-        else
-            d->other_args++;
-    }
-    pthread_mutex_unlock(&k->lock);
-    /* One kernel event per name and device: a module loaded again is no news. */
-    if (first && !seen_before(k, (int)dev)) log_first_sight(k, (int)dev);
+    layout_t lay = {0};
+    int readable = -1;
+    record_launch(k, l, (int)dev, path, 1, &a, &readable, &lay);
+    if (m) memo_take(m, k, (int)dev, path, &a, readable, &lay);
 }
 
 /* The argument sets into a kernel_summary: "args", one value per parameter (null for one

@@ -15,9 +15,16 @@
 #include "kernels.h"
 #include "launch.h"
 
-/* Records one launch of k (takes k->lock, the kernel's own; allocates only at a kernel's
- * first launch on a device). */
+/* Records one launch of k (cold path). A launch equal to this thread's last one of k (dims,
+ * scalar argument values, device, path) is only counted in a per-thread memo; others take
+ * k->lock, the kernel's own (allocating only at a kernel's first launch on a device). */
 void xmt_discover_record(xmt_kernel *k, const xmt_launch *l);
+
+/* Records every thread's memoized launches (before the exit report). */
+void xmt_discover_flush_counts(void);
+
+/* fork(2): the memo's locks held across it; in the child pending launches are dropped. */
+void xmt_discover_atfork(int phase);
 
 /* Writes k's kernel_summary events (one per device) and, if table is not NULL, its lines
  * of the stderr table. Returns the number of devices reported. */

@@ -54,8 +54,7 @@ CUresult xmt_dispatch_slow(xmt_kernel *k, xmt_launch *l)
     if (!k || atomic_load_explicit(&k->stale, memory_order_relaxed)) k = xmt_kernels_get(l->f);
     if (!k || k->passthrough) return xmt_launch_call(l);
     if (xmt_opt.mode == XMT_MODE_DISCOVER) {
-        atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
-        xmt_discover_record(k, l);
+        xmt_discover_record(k, l); /* counts k->launches (a memo hit: later, per thread) */
         return xmt_launch_call(l);
     }
     return xmt_tune_launch(k, l);

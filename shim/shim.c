@@ -32,8 +32,9 @@ static void at_exit(void)
  * and a child cannot use CUDA. Taken in this order, released in reverse. */
 static void fork_phase(int phase)
 {
-    void (*const mods[])(int) = {xmt_log_atfork, xmt_cache_atfork, xmt_counters_atfork,
-                                 xmt_kernels_atfork, xmt_tuner_atfork};
+    /* discover's memo first: a thread holding a memo block's lock may take the log's. */
+    void (*const mods[])(int) = {xmt_discover_atfork, xmt_log_atfork,     xmt_cache_atfork,
+                                 xmt_counters_atfork, xmt_kernels_atfork, xmt_tuner_atfork};
     size_t n = sizeof mods / sizeof mods[0];
     for (size_t i = 0; i < n; i++)
         mods[phase == XMT_FORK_PREPARE ? i : n - 1 - i](phase);
@@ -118,6 +119,7 @@ static void report(void)
 {
     uint64_t total = xmt_launches_total();
     xmt_tune_flush_counts();
+    xmt_discover_flush_counts();
     /* The table is built in memory and written at once, so it is not interleaved with the
      * program's own last words. */
     char *buf = NULL;

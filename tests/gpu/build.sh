@@ -6,7 +6,8 @@
 # Needs nvcc (CUDA 12.8+; checked with 13.0), g++ and xxd. Every program is built for
 # sm_90 plus compute_90 PTX, -O2. Output layout:
 #   BUILD_DIR/bin/<program>      the suite (tests/gpu) and the tuning programs (examples/gpu)
-#   BUILD_DIR/gen/               dmod.cubin, dmod.ptx and the headers embedding them
+#   BUILD_DIR/gen/               dmod.cubin, dmod.ptx and the headers embedding them;
+#                                cq_kernels.cubin (tools/bench/choice_quality.py)
 #   BUILD_DIR/logs/<program>.log compiler output
 #   BUILD_DIR/manifest.txt       the programs built
 # Builds everything it can; exits 1 if anything failed (and says what).
@@ -82,6 +83,17 @@ build_gpucheck_edges() {
         -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/targets/x86_64-linux/lib/stubs" -lcuda -lm
 }
 
+# The choice-quality benchmark's kernels (tools/bench/choice_quality.py loads this cubin
+# with CuPy's RawModule, under the shim and without it). A job whose "program" is the cubin.
+# shellcheck disable=SC2317  # invoked indirectly, through job
+build_cq_kernels() {
+    set -e
+    "$NVCC" -cubin -O2 -gencode arch=compute_90,code=sm_90 -o "$out/gen/cq_kernels.cubin" \
+        "$root/tools/bench/cq/kernels.cu"
+    printf '#!/bin/sh\n# marker: gen/cq_kernels.cubin is built\n' >"$out/bin/cq_kernels"
+    chmod +x "$out/bin/cq_kernels"
+}
+
 # tests/gpu: interposition
 cu rt_kernels "$here/rt_kernels.cu"
 cu ptds "$here/ptds.cu" --default-stream per-thread
@@ -92,6 +104,7 @@ cu graph "$here/graph.cu"
 cu launch_rate "$here/launch_rate.cu" # launch_rate.sh: launch rate with and without the shim
 job driver_api build_driver_api
 job gpucheck_edges build_gpucheck_edges
+job cq_kernels build_cq_kernels
 
 # examples/gpu: tuning programs (each has <name>.yaml beside it)
 for src in "$root"/examples/gpu/*.cu; do

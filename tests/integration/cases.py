@@ -10,6 +10,7 @@ usage: cases.py CASE        (ctest runs one case per test; `cases.py --list` lis
 Paths come from the environment that CMake sets: XMT_SHIM, XMT_SIMDIR, XMT_APP_RT,
 XMT_APP_LINKED, XMT_RTLD_NEXT, XMT_POLICIES, XMT_WORK.
 """
+import collections
 import json
 import os
 import time
@@ -163,7 +164,27 @@ def discover_case(app, scenario):
         # and so do the launches recorded with their argument values (issue 12)
         expect(sum(x["count"] for x in s["args"]) + s.get("other_args", 0) == s["launches"],
                "argument set counts of %s do not add up: %r" % (s["name"], s.get("args")))
+    # Each shape's count is what ran with it (the launches a thread's memo only counted
+    # are recorded at the next other launch, at its exit or before the report). Not under
+    # capture: a captured launch is traced only when its graph replays.
+    ran = collections.Counter(traced_shapes(base))
+    seen = collections.Counter()
+    for s in d.events("kernel_summary"):
+        for x in s["shapes"]:
+            seen[(s["kernel"], tuple(x["grid"]), tuple(x["block"]), x["shared"])] += x["count"]
+    replays = any(line.endswith(" replay") for line in base.trace)
+    if not replays and not any(s.get("other_shapes") for s in d.events("kernel_summary")):
+        expect(seen == ran, "shape counts differ from what ran: %s" % sorted((ran - seen) + (seen - ran)))
     return base, d
+
+
+def traced_shapes(r):
+    """(kernel, grid, block, shared) of every launch that ran."""
+    for line in r.trace:
+        f = line.split()
+        d = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+        yield (f[0], tuple(map(int, d["grid"].split(","))), tuple(map(int, d["block"].split(","))),
+               int(d["shared"]))
 
 
 for _app in ("rt", "linked"):

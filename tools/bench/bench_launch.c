@@ -9,17 +9,20 @@
  * and the figure is the launch path: the program's call, the shim (if loaded), the
  * simulated driver's checks and bookkeeping.
  *
- *   bench_launch [-n LAUNCHES] [-t THREADS] [-r REPS] [-w WARMUP] [-b BLOCK] [-g GRID]
+ *   bench_launch [-n LAUNCHES] [-t THREADS] [-r REPS] [-w WARMUP] [-b BLOCK] [-g GRID] [-p]
  *
  * Each of THREADS threads has its own stream and, per repetition, makes LAUNCHES
  * launches back to back, then synchronises its stream; the threads start together at a
  * barrier. A repetition's figure is its wall time (clock_gettime, CLOCK_MONOTONIC, from
- * the barrier to the last thread's end) divided by LAUNCHES: the time one launch takes
- * as each thread sees it, all threads launching at once. Before the first repetition
+ * the first thread's start to the last thread's end, each taken by the thread itself, so
+ * that a main thread the scheduler runs late cannot shorten it) divided by LAUNCHES: the time one
+ * launch takes as each thread sees it, all threads launching at once. Before the first repetition
  * each thread makes WARMUP launches (the first launch of a key is where the shim tunes).
- * Prints one line:
+ * With -p, thread i is pinned to the i-th CPU the process may run on (sched_getaffinity),
+ * one thread per core; it exits 2 when there are fewer CPUs than threads, since two
+ * threads on a core would measure the sharing, not the launch path. Prints one line:
  *
- *   threads=T launches=N reps=R median_ns=M min_ns=m max_ns=x launches_per_s=L
+ *   threads=T launches=N reps=R median_ns=M min_ns=m max_ns=x launches_per_s=L pinned=P
  *
  * (L = T * N / median wall time). For instruction counts run it under callgrind with
  * -r 1: the launch loop is the function launch_loop (never inlined), so
@@ -27,8 +30,10 @@
  * -n give instructions per launch by difference (bench_launch.sh does both).
  * Exits 1 with a message on any failed driver call.
  */
+/* sched_getaffinity, pthread_setaffinity_np: _GNU_SOURCE comes from the build */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +114,7 @@ static double now_ns(void)
 static CUcontext ctx;
 static CUfunction vecadd;
 static long launches = 100000, warmup = 1000;
-static int nthreads = 1, reps = 7;
+static int nthreads = 1, reps = 7, pin;
 static unsigned grid = 1, block = 1;
 static pthread_barrier_t start_bar, end_bar;
 
@@ -118,6 +123,8 @@ typedef struct {
     CUdeviceptr a, b, out;
     int n;
     void *params[4];
+    int cpu;         /* pinned to this CPU (-p), or -1 */
+    double *t0, *t1; /* each repetition's start and end, taken by the thread itself */
 } worker;
 
 /* The measured loop: nothing but launches. Its name is what callgrind's
@@ -131,13 +138,24 @@ __attribute__((noinline)) void launch_loop(worker *w, long count)
 static void *thread_main(void *p)
 {
     worker *w = p;
+    if (w->cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(w->cpu, &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
+            fprintf(stderr, "bench_launch: cannot pin a thread to CPU %d\n", w->cpu);
+            exit(1);
+        }
+    }
     CHECK(cu.cuCtxSetCurrent(ctx));
     launch_loop(w, warmup);
     CHECK(cu.cuStreamSynchronize(w->stream));
     for (int r = 0; r < reps; r++) {
         pthread_barrier_wait(&start_bar);
+        w->t0[r] = now_ns();
         launch_loop(w, launches);
         CHECK(cu.cuStreamSynchronize(w->stream));
+        w->t1[r] = now_ns();
         pthread_barrier_wait(&end_bar);
     }
     return NULL;
@@ -164,7 +182,7 @@ static long arg_long(const char *s, long lo, long hi, const char *what)
 static int parse_args(int argc, char **argv)
 {
     int c;
-    while ((c = getopt(argc, argv, "n:t:r:w:b:g:h")) != -1) {
+    while ((c = getopt(argc, argv, "n:t:r:w:b:g:ph")) != -1) {
         switch (c) {
         case 'n': launches = arg_long(optarg, 1, 1000000000, "-n"); break;
         case 't': nthreads = (int)arg_long(optarg, 1, 256, "-t"); break;
@@ -172,9 +190,10 @@ static int parse_args(int argc, char **argv)
         case 'w': warmup = arg_long(optarg, 0, 1000000000, "-w"); break;
         case 'b': block = (unsigned)arg_long(optarg, 1, 1024, "-b"); break;
         case 'g': grid = (unsigned)arg_long(optarg, 1, 65535, "-g"); break;
+        case 'p': pin = 1; break;
         default:
             fprintf(stderr, "usage: bench_launch [-n LAUNCHES] [-t THREADS] [-r REPS] "
-                            "[-w WARMUP] [-b BLOCK] [-g GRID]\n");
+                            "[-w WARMUP] [-b BLOCK] [-g GRID] [-p]\n");
             return 2;
         }
     }
@@ -199,6 +218,26 @@ static void setup_worker(worker *w)
     w->params[3] = &w->n;
 }
 
+/* -p: thread i on the i-th CPU of the process's affinity mask; nonzero (with a message)
+ * when there are fewer CPUs than threads. */
+static int assign_cpus(worker *ws)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        fprintf(stderr, "bench_launch: sched_getaffinity failed\n");
+        return 1;
+    }
+    int i = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && i < nthreads; cpu++)
+        if (CPU_ISSET(cpu, &set)) ws[i++].cpu = cpu;
+    if (i < nthreads) {
+        fprintf(stderr, "bench_launch: -p: %d threads but %d CPUs to pin them to\n", nthreads,
+                CPU_COUNT(&set));
+        return 1;
+    }
+    return 0;
+}
+
 static void print_result(const double *per)
 {
     double sorted[1000];
@@ -206,9 +245,9 @@ static void print_result(const double *per)
     qsort(sorted, (size_t)reps, sizeof *sorted, cmp_double);
     double med = reps % 2 ? sorted[reps / 2] : (sorted[reps / 2 - 1] + sorted[reps / 2]) / 2;
     printf("threads=%d launches=%ld reps=%d median_ns=%.1f min_ns=%.1f max_ns=%.1f "
-           "launches_per_s=%.0f\n",
-           nthreads, launches, reps, med, sorted[0], sorted[reps - 1],
-           (double)nthreads * 1e9 / med);
+           "launches_per_s=%.0f pinned=%d\n",
+           nthreads, launches, reps, med, sorted[0], sorted[reps - 1], (double)nthreads * 1e9 / med,
+           pin);
 }
 
 int main(int argc, char **argv)
@@ -230,15 +269,28 @@ int main(int argc, char **argv)
     worker *ws = calloc((size_t)nthreads, sizeof *ws);
     pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
     double *per = calloc((size_t)reps, sizeof *per);
-    if (!ws || !tids || !per) {
+    double *stamps = calloc((size_t)nthreads * 2 * (size_t)reps, sizeof *stamps);
+    if (!ws || !tids || !per || !stamps) {
         fprintf(stderr, "bench_launch: out of memory\n");
         free(ws);
         free(tids);
         free(per);
+        free(stamps);
         return 1;
     }
-    for (int i = 0; i < nthreads; i++)
+    for (int i = 0; i < nthreads; i++) {
         setup_worker(&ws[i]);
+        ws[i].cpu = -1;
+        ws[i].t0 = stamps + (size_t)i * 2 * (size_t)reps;
+        ws[i].t1 = ws[i].t0 + reps;
+    }
+    if (pin && assign_cpus(ws) != 0) {
+        free(ws);
+        free(tids);
+        free(per);
+        free(stamps);
+        return 2;
+    }
     pthread_barrier_init(&start_bar, NULL, (unsigned)nthreads + 1);
     pthread_barrier_init(&end_bar, NULL, (unsigned)nthreads + 1);
     for (int i = 0; i < nthreads; i++)
@@ -248,12 +300,18 @@ int main(int argc, char **argv)
         }
     for (int r = 0; r < reps; r++) {
         pthread_barrier_wait(&start_bar);
-        double t0 = now_ns();
         pthread_barrier_wait(&end_bar);
-        per[r] = (now_ns() - t0) / (double)launches;
     }
     for (int i = 0; i < nthreads; i++)
         pthread_join(tids[i], NULL);
+    for (int r = 0; r < reps; r++) {
+        double t0 = stamps[r], t1 = stamps[reps + r]; /* thread 0's */
+        for (int i = 1; i < nthreads; i++) {
+            if (ws[i].t0[r] < t0) t0 = ws[i].t0[r];
+            if (ws[i].t1[r] > t1) t1 = ws[i].t1[r];
+        }
+        per[r] = (t1 - t0) / (double)launches;
+    }
 
     /* The kernel really ran: out[0] = a[0] + b[0] = 0 (the simulated fill is 0xA5). */
     float o = -1;
@@ -261,6 +319,7 @@ int main(int argc, char **argv)
     if (o != 0.0f) {
         fprintf(stderr, "bench_launch: vecadd did not run (out[0] = %g)\n", (double)o);
         free(per);
+        free(stamps);
         free(tids);
         free(ws);
         return 1;
@@ -275,6 +334,7 @@ int main(int argc, char **argv)
 
     print_result(per);
     free(per);
+    free(stamps);
     free(ws);
     free(tids);
     return 0;

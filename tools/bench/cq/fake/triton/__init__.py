@@ -1,0 +1,1 @@
+"""Stand-in triton for the choice_quality dry run (see ../README.md)."""
