@@ -8,6 +8,7 @@
 #ifndef XMT_DISCOVER_H
 #define XMT_DISCOVER_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "kernels.h"
@@ -15,6 +16,10 @@
 
 /* Records one launch of k (cold path; takes k->lock). */
 void xmt_discover_record(xmt_kernel *k, const xmt_launch *l);
+
+/* Adds launches made by graph replays of k on a device (graph.c; takes k->lock). They
+ * are reported apart from direct launches; their shapes are not recorded. */
+void xmt_discover_add_graph(xmt_kernel *k, int device, uint64_t launches);
 
 /* Writes k's kernel_summary events (one per device) and, if table is not NULL, its lines
  * of the stderr table. Returns the number of devices reported. */
