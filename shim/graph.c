@@ -63,7 +63,7 @@ static void untuned(xmt_kernel *k, const char *key_text, const char *why)
     if (!fresh) return;
     xmt_verbose(1, "%s: a graph kernel node with key %s keeps the program's config (%s)",
                 k->demangled, key_text, why);
-    xmt_log_event(json_pack("{sssssssssssss}", "event", "graph_node", "kernel", k->mangled, "name",
+    xmt_log_event(json_pack("{ssssssssssssss}", "event", "graph_node", "kernel", k->mangled, "name",
                             k->demangled, "key", key_text, "outcome", "untuned", "why", why,
                             "policy", xmt_entry_origin(k->entry)));
 }
