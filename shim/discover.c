@@ -225,8 +225,8 @@ int xmt_discover_report(xmt_kernel *k, FILE *table)
             const char *slash = strrchr(origin, '/');
             fprintf(table, "xmatune: %10llu %10llu %6d %4d  %-20.20s %s%s\n",
                     (unsigned long long)d->launches, (unsigned long long)d->graph_launches,
-                    d->nshapes + (d->other ? 1 : 0), d->device,
-                    slash ? slash + 1 : origin, k->demangled,
+                    d->nshapes + (d->other ? 1 : 0), d->device, slash ? slash + 1 : origin,
+                    k->demangled,
                     (d->paths & (XMT_PATH_COOP | XMT_PATH_EX_ATTRS)) ? "  [not rewritable]" : "");
         }
     }

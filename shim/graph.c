@@ -46,8 +46,8 @@ static void untuned(xmt_kernel *k, const char *key_text, const char *why)
 {
     atomic_fetch_add_explicit(&k->graph_untuned, 1, memory_order_relaxed);
     char id[600];
-    int n = snprintf(id, sizeof id, "%llu:%s",
-                     (unsigned long long)atomic_load(&k->serial), key_text);
+    int n =
+        snprintf(id, sizeof id, "%llu:%s", (unsigned long long)atomic_load(&k->serial), key_text);
     if (n < 0) return;
     size_t len = strlen(id);
     int fresh = 0;
@@ -85,8 +85,8 @@ static xmt_kernel *record_of(CUfunction f)
 /* 1 and *out (with its arguments in *a): the node's parameters with the winner's config;
  * 0: the program's own parameters go to the driver. *kp: the kernel, when a policy names
  * it. Only the fields of the caller's struct version are read or written. */
-static int node_rewrite(int ver, const void *in, CUDA_KERNEL_NODE_PARAMS_v2 *out,
-                        xmt_cand_args *a, xmt_kernel **kp)
+static int node_rewrite(int ver, const void *in, CUDA_KERNEL_NODE_PARAMS_v2 *out, xmt_cand_args *a,
+                        xmt_kernel **kp)
 {
     CUDA_KERNEL_NODE_PARAMS_v2 p;
     memset(&p, 0, sizeof p);
@@ -201,7 +201,7 @@ CUresult xmt_graph_exec_set_node(void *real, int ver, CUgraphExec x, CUgraphNode
         }
         r = ((pfn_xset)real)(x, n, params);
     } while (0);
-    if (r == CUDA_SUCCESS && active()) {
+    if (r == CUDA_SUCCESS && params && active()) {
         /* The node may run another kernel now: its replays so far stay with the old one. */
         CUDA_KERNEL_NODE_PARAMS_v2 p;
         memset(&p, 0, sizeof p);
@@ -314,7 +314,7 @@ static void walk(CUgraph g, gexec_t *e, int device, int depth)
     if (depth > MAX_DEPTH || !xmt_drv.cuGraphGetNodes || !xmt_drv.cuGraphNodeGetType ||
         xmt_drv.cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS || n == 0)
         return;
-    CUgraphNode *nodes = malloc(n * sizeof *nodes);
+    CUgraphNode *nodes = malloc(n * sizeof(CUgraphNode));
     if (!nodes) return;
     if (xmt_drv.cuGraphGetNodes(g, nodes, &n) != CUDA_SUCCESS) n = 0;
     for (size_t i = 0; i < n; i++) {

@@ -239,7 +239,8 @@ typedef CUresult (*pfn_gupd2)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo 
 #define GADD_BODY(real, ver) return xmt_graph_add_node(real, ver, ph, g, d, nd, p)
 #define GSET_BODY(real, ver) return xmt_graph_set_node(real, ver, n, p)
 #define GXSET_BODY(real, ver) return xmt_graph_exec_set_node(real, ver, x, n, p)
-#define GINST_BODY(real, ver) return xmt_graph_instantiated(((pfn_ginst)(real))(px, g, e, l, ln), px, g)
+#define GINST_BODY(real, ver)                                                                      \
+    return xmt_graph_instantiated(((pfn_ginst)(real))(px, g, e, l, ln), px, g)
 #define GINSTF_BODY(real, ver) return xmt_graph_instantiated(((pfn_ginstf)(real))(px, g, fl), px, g)
 #define GINSTP_BODY(real, ver) return xmt_graph_instantiated(((pfn_ginstp)(real))(px, g, ip), px, g)
 #define GUPD1_BODY(real, ver) return xmt_graph_updated(((pfn_gupd1)(real))(x, g, e, res), x, g)
@@ -260,7 +261,8 @@ typedef CUresult (*pfn_gupd2)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo 
 #define SIG_GINST(name)                                                                            \
     CUresult name(CUgraphExec *px, CUgraph g, CUgraphNode *e, char *l, size_t ln)
 #define SIG_GINSTF(name) CUresult name(CUgraphExec *px, CUgraph g, unsigned long long fl)
-#define SIG_GINSTP(name) CUresult name(CUgraphExec *px, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *ip)
+#define SIG_GINSTP(name)                                                                           \
+    CUresult name(CUgraphExec *px, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *ip)
 #define SIG_GUPD1(name)                                                                            \
     CUresult name(CUgraphExec x, CUgraph g, CUgraphNode *e, CUgraphExecUpdateResult *res)
 #define SIG_GUPD2(name) CUresult name(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info)
@@ -299,9 +301,11 @@ typedef CUresult (*pfn_gupd2)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo 
     {                                                                                              \
         BODY_##K(REAL(K_##K, i), VER_##K);                                                         \
     }
-#define GRAPH_KINDS(M)                                                                             \
-    M(GADD1) M(GADD2) M(GSET1) M(GSET2) M(GXSET1) M(GXSET2) M(GINST) M(GINSTF) M(GINSTP) M(GUPD1) \
-        M(GUPD2) M(GLAUNCH) M(GXDESTROY)
+/* clang-format off */
+#define GRAPH_KINDS(M) \
+    M(GADD1) M(GADD2) M(GSET1) M(GSET2) M(GXSET1) M(GXSET2) M(GINST) M(GINSTF) M(GINSTP) \
+    M(GUPD1) M(GUPD2) M(GLAUNCH) M(GXDESTROY)
+/* clang-format on */
 #define DEF_G8(K)                                                                                  \
     DEF_G(K, 0) DEF_G(K, 1) DEF_G(K, 2) DEF_G(K, 3) DEF_G(K, 4) DEF_G(K, 5) DEF_G(K, 6) DEF_G(K, 7)
 GRAPH_KINDS(DEF_G8)
@@ -313,11 +317,11 @@ REP8(DEF_EX)
 REP8(DEF_COOP)
 REP8(DEF_UNLOAD)
 
-static void *const wrappers[K_COUNT][NSLOTS] = {
-    LIST8((void *)gp1_w), LIST8((void *)gp2_w),  LIST8((void *)launch_w),
-    LIST8((void *)ex_w),  LIST8((void *)coop_w), LIST8((void *)unload_w),
+static void *const wrappers[K_COUNT][NSLOTS] = {LIST8((void *)gp1_w),    LIST8((void *)gp2_w),
+                                                LIST8((void *)launch_w), LIST8((void *)ex_w),
+                                                LIST8((void *)coop_w),   LIST8((void *)unload_w),
 #define LIST_G(K) LIST8((void *)g_##K##_w),
-    GRAPH_KINDS(LIST_G)
+                                                GRAPH_KINDS(LIST_G)
 #undef LIST_G
 };
 

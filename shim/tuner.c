@@ -720,16 +720,16 @@ void xmt_tune_report(xmt_kernel *k, FILE *table)
                            (json_int_t)rewritten, "passed_through", (json_int_t)passed, "keys",
                            (int)keys, "policy", xmt_entry_origin(k->entry));
     if (ev) /* graph.c's counts: replays' launches apart; nodes added or set */
-        json_object_update_new(ev, json_pack("{sIsIsIsI}", "graph_launches",
-                                             (json_int_t)glaunches, "graph_nodes",
-                                             (json_int_t)gnodes, "graph_nodes_rewritten",
-                                             (json_int_t)grewritten, "graph_nodes_untuned",
-                                             (json_int_t)guntuned));
+        json_object_update_new(ev, json_pack("{sIsIsIsI}", "graph_launches", (json_int_t)glaunches,
+                                             "graph_nodes", (json_int_t)gnodes,
+                                             "graph_nodes_rewritten", (json_int_t)grewritten,
+                                             "graph_nodes_untuned", (json_int_t)guntuned));
     xmt_log_event(ev);
     if (table) {
         char nodes[32] = "-";
-        if (gnodes) snprintf(nodes, sizeof nodes, "%llu/%llu", (unsigned long long)grewritten,
-                             (unsigned long long)gnodes);
+        if (gnodes)
+            snprintf(nodes, sizeof nodes, "%llu/%llu", (unsigned long long)grewritten,
+                     (unsigned long long)gnodes);
         fprintf(table, "xmatune: %10llu %10llu %6u %10llu %11s  %s%s\n",
                 (unsigned long long)launches, (unsigned long long)rewritten, keys,
                 (unsigned long long)glaunches, nodes, k->demangled,

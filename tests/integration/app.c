@@ -16,9 +16,9 @@
  * reload: handles are reused), churn (100k-style module churn beside a module kept
  * loaded; ITERATIONS is the number of cycles), forkexec (fork while tuning, the child
  * execs this program's saxpy scenario), saxpy (the tuning workhorse: one poorly launched
- * saxpy, repeated), graph (graphs built node by node, updated and replayed). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the launches
- * it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call prints file:line and
- * the error, and exits 1.
+ * saxpy, repeated), graph (graphs built node by node, updated and replayed). It writes every output
+ * buffer's bytes to OUT, prints "LAUNCHES n" (the launches it made itself) and, when the shim is
+ * loaded, "SHIM_SAW n". Any failed call prints file:line and the error, and exits 1.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -165,8 +165,8 @@ static void load_api(void)
                            const CUDA_KERNEL_NODE_PARAMS_v1 *) __asm__("cuGraphAddKernelNode");
     extern CUresult xset_v1(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1 *) __asm__(
         "cuGraphExecKernelNodeSetParams");
-    extern CUresult inst_v1(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t) __asm__(
-        "cuGraphInstantiate");
+    extern CUresult inst_v1(CUgraphExec *, CUgraph, CUgraphNode *, char *,
+                            size_t) __asm__("cuGraphInstantiate");
     cu.add_v1 = add_v1;
     cu.xset_v1 = xset_v1;
     cu.inst_v1 = inst_v1;
@@ -627,7 +627,7 @@ static void scenario_capture(void)
 }
 
 static CUDA_KERNEL_NODE_PARAMS_v2 node_params(CUfunction f, unsigned gx, unsigned bx,
-                                               unsigned shared, void **params)
+                                              unsigned shared, void **params)
 {
     CUDA_KERNEL_NODE_PARAMS_v2 p;
     memset(&p, 0, sizeof p);
@@ -650,7 +650,8 @@ static CUDA_KERNEL_NODE_PARAMS_v2 node_params(CUfunction f, unsigned gx, unsigne
  * updated (cuGraphExecUpdate_v2); replays; then an executable node's parameters set
  * (_v1) and replays; a second executable graph from the 5-argument cuGraphInstantiate,
  * replayed once. With argument "nodirect" the direct launches are left out (winners
- * can then only come from the on-disk cache). Prints GRAPH_REPLAYS and GRAPH_KERNELS (kernels the replays ran). */
+ * can then only come from the on-disk cache). Prints GRAPH_REPLAYS and GRAPH_KERNELS (kernels the
+ * replays ran). */
 static void scenario_graph(void)
 {
     int n1 = 1 << 14, n2 = 1 << 13, nc = 1 << 12, nv = 3000, s_ = 3, items = 1;
@@ -658,7 +659,8 @@ static void scenario_graph(void)
     CUdeviceptr x1 = upload((size_t)n1, 31), y1 = upload((size_t)n1, 32);
     CUdeviceptr x2 = upload((size_t)n2, 33), y2 = upload((size_t)n2, 34);
     CUdeviceptr yc = upload((size_t)nc, 35);
-    CUdeviceptr va = upload((size_t)nv, 36), vb = upload((size_t)nv, 37), vo = upload((size_t)nv, 38);
+    CUdeviceptr va = upload((size_t)nv, 36), vb = upload((size_t)nv, 37),
+                vo = upload((size_t)nv, 38);
     CUdeviceptr ri = upload(4096, 39), ro = upload(4096, 40);
     CUfunction saxpy = kernel("_Z5saxpyifPKfPf"), cs = kernel("_Z11chunk_scalePfifi"),
                vecadd = kernel("vecadd"), sr = kernel("_Z8smem_revPKfPfi");
@@ -834,10 +836,11 @@ static void scenario_churn(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr,
-                "usage: %s basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|graph OUT "
-                "[ITERATIONS]\n",
-                argv[0]);
+        fprintf(
+            stderr,
+            "usage: %s basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|graph OUT "
+            "[ITERATIONS]\n",
+            argv[0]);
         return 2;
     }
     if (argc > 3) iterations = atoi(argv[3]);

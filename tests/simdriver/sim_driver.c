@@ -1859,7 +1859,7 @@ static CUresult get_params(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p, int v2)
     if (!p) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim_lock);
     simnode *n = find_node_locked(h);
-    CUresult rc = !n ? CUDA_ERROR_INVALID_HANDLE
+    CUresult rc = !n                       ? CUDA_ERROR_INVALID_HANDLE
                   : n->kind != NODE_KERNEL ? CUDA_ERROR_INVALID_VALUE
                                            : CUDA_SUCCESS;
     if (rc == CUDA_SUCCESS) node_params(n, p, v2);
@@ -1964,7 +1964,7 @@ CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode h, CUgraph *pg)
     if (!pg) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim_lock);
     simnode *n = find_node_locked(h);
-    CUresult rc = !n ? CUDA_ERROR_INVALID_HANDLE
+    CUresult rc = !n                      ? CUDA_ERROR_INVALID_HANDLE
                   : n->kind != NODE_CHILD ? CUDA_ERROR_INVALID_VALUE
                                           : CUDA_SUCCESS;
     if (rc == CUDA_SUCCESS) *pg = (CUgraph)n->child;
@@ -1994,9 +1994,9 @@ CUresult cuGraphNodeGetType(CUgraphNode h, CUgraphNodeType *t)
 {
     SIM_ENTER(cuGraphNodeGetType);
     if (!t) return CUDA_ERROR_INVALID_VALUE;
-    static const CUgraphNodeType types[] = {CU_GRAPH_NODE_TYPE_KERNEL, CU_GRAPH_NODE_TYPE_MEMCPY,
-                                            CU_GRAPH_NODE_TYPE_MEMSET, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-                                            CU_GRAPH_NODE_TYPE_GRAPH};
+    static const CUgraphNodeType types[] = {
+        CU_GRAPH_NODE_TYPE_KERNEL, CU_GRAPH_NODE_TYPE_MEMCPY, CU_GRAPH_NODE_TYPE_MEMSET,
+        CU_GRAPH_NODE_TYPE_EVENT_RECORD, CU_GRAPH_NODE_TYPE_GRAPH};
     pthread_mutex_lock(&sim_lock);
     simnode *n = find_node_locked(h);
     if (n) *t = types[n->kind];
@@ -2036,8 +2036,7 @@ CUresult cuGraphInstantiate(CUgraphExec *pexec, CUgraph g, CUgraphNode *err, cha
     if (log && n) log[0] = '\0';
     return instantiate(pexec, g);
 }
-CUresult cuGraphInstantiate_v2(CUgraphExec *pexec, CUgraph g, CUgraphNode *err, char *log,
-                               size_t n)
+CUresult cuGraphInstantiate_v2(CUgraphExec *pexec, CUgraph g, CUgraphNode *err, char *log, size_t n)
 {
     SIM_ENTER(cuGraphInstantiate_v2);
     (void)err;
@@ -2048,7 +2047,8 @@ static CUresult instantiate_params(CUgraphExec *pexec, CUgraph g, CUDA_GRAPH_INS
 {
     if (!p) return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = instantiate(pexec, g);
-    p->result_out = rc == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+    p->result_out =
+        rc == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
     p->hErrNode_out = NULL;
     return rc;
 }
@@ -2071,7 +2071,8 @@ static int same_topology(const simgraph *a, const simgraph *b)
     if (a->n != b->n) return 0;
     for (int i = 0; i < a->n; i++) {
         if (a->nodes[i]->kind != b->nodes[i]->kind) return 0;
-        if (a->nodes[i]->kind == NODE_CHILD && !same_topology(a->nodes[i]->child, b->nodes[i]->child))
+        if (a->nodes[i]->kind == NODE_CHILD &&
+            !same_topology(a->nodes[i]->child, b->nodes[i]->child))
             return 0;
     }
     return 1;
@@ -2146,7 +2147,8 @@ static CUresult graph_launch(CUgraphExec hx, CUstream h, int ptsz)
     simgraph *x = find_graph_locked(hx, GEXEC_MAGIC);
     simstream *s = x ? sim_stream_locked(h, ptsz, &rc) : NULL;
     if (!x) rc = CUDA_ERROR_INVALID_VALUE;
-    if (s && s->capturing) rc = CUDA_ERROR_NOT_SUPPORTED; /* a replay under capture: not simulated */
+    if (s && s->capturing)
+        rc = CUDA_ERROR_NOT_SUPPORTED; /* a replay under capture: not simulated */
     if (s && rc == CUDA_SUCCESS) {
         g_graph_launches++;
         rc = run_graph_locked(s, x);
