@@ -1408,6 +1408,12 @@ def graph_nodes_get_known_winners():
         ev = [(e["kernel"], e["key"]) for e in t.events("graph_node")]
         expect(sorted(ev) == sorted([(GRAPH_SAXPY, "x.shape=(8192,)"), ("vecadd", "n=3000")]), ev)
         expect(re.search(r"3/5  saxpy.*\[in a graph, not tuned\]", t.stderr), t.stderr)
+        logf = os.path.join(WORK, "graph-report-%s.jsonl" % app)
+        with open(logf, "w") as f:
+            f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
+        p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+        expect(p.returncode == 0 and re.search(r"\| saxpy.*\| %d \| 3/5 rewritten; in a graph, not tuned \|"
+                                               % (3 * R), p.stdout), p.stdout)
 
 
 @case
