@@ -47,43 +47,55 @@ CUresult xmt_launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_candi
         m.cfg = &cfg;
     }
     if (c->nargs == 0) return xmt_launch_call(&m);
+    xmt_cand_args args;
+    if (xmt_candidate_args(k, l->params, l->extra, c, &args) != 0) return xmt_launch_call(l);
+    m.params = args.params_out;
+    m.extra = args.extra_out;
+    CUresult r = xmt_launch_call(&m);
+    xmt_cand_args_free(&args);
+    return r;
+}
 
-    void *params[XMT_KERNEL_MAX_PARAMS];
-    uint64_t values[XMT_MAX_ARG_OVERRIDES];
-    uint8_t packed_stack[4096];
-    uint8_t *packed = NULL;
-    size_t packed_size = 0;
-    void *extra[5];
-    CUresult r;
-    if (l->params) {
-        if (k->nparams > XMT_KERNEL_MAX_PARAMS) return xmt_launch_call(l);
-        memcpy(params, l->params, k->nparams * sizeof *params);
+int xmt_candidate_args(const xmt_kernel *k, void **params, void **extra, const xmt_candidate *c,
+                       xmt_cand_args *a)
+{
+    a->packed = NULL;
+    a->params_out = params;
+    a->extra_out = extra;
+    if (c->nargs == 0) return 0;
+    if (params) {
+        if (k->nparams > XMT_KERNEL_MAX_PARAMS) return -1;
+        memcpy(a->params, params, k->nparams * sizeof *a->params);
         for (unsigned i = 0; i < c->nargs; i++) {
-            values[i] = c->args[i].value; /* little-endian: the low bytes come first */
-            params[c->args[i].param] = &values[i];
+            a->values[i] = c->args[i].value; /* little-endian: the low bytes come first */
+            a->params[c->args[i].param] = &a->values[i];
         }
-        m.params = params;
-        return xmt_launch_call(&m);
+        a->params_out = a->params;
+        return 0;
     }
     uint8_t *buf;
-    if (xmt_extra_buffer(l->extra, &buf, &packed_size) != 0) return xmt_launch_call(l);
-    packed = packed_size <= sizeof packed_stack ? packed_stack : malloc(packed_size);
-    if (!packed) return xmt_launch_call(l);
-    memcpy(packed, buf, packed_size);
+    if (xmt_extra_buffer(extra, &buf, &a->packed_size) != 0) return -1;
+    a->packed = a->packed_size <= sizeof a->packed_stack ? a->packed_stack : malloc(a->packed_size);
+    if (!a->packed) return -1;
+    memcpy(a->packed, buf, a->packed_size);
     for (unsigned i = 0; i < c->nargs; i++) {
         unsigned p = c->args[i].param;
-        if (p < k->nparams && k->offsets[p] + c->args[i].size <= packed_size)
-            memcpy(packed + k->offsets[p], &c->args[i].value, c->args[i].size);
+        if (p < k->nparams && k->offsets[p] + c->args[i].size <= a->packed_size)
+            memcpy(a->packed + k->offsets[p], &c->args[i].value, c->args[i].size);
     }
-    extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
-    extra[1] = packed;
-    extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
-    extra[3] = &packed_size;
-    extra[4] = CU_LAUNCH_PARAM_END;
-    m.extra = extra;
-    r = xmt_launch_call(&m);
-    if (packed != packed_stack) free(packed);
-    return r;
+    a->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+    a->extra[1] = a->packed;
+    a->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+    a->extra[3] = &a->packed_size;
+    a->extra[4] = CU_LAUNCH_PARAM_END;
+    a->extra_out = a->extra;
+    return 0;
+}
+
+void xmt_cand_args_free(xmt_cand_args *a)
+{
+    if (a->packed && a->packed != a->packed_stack) free(a->packed);
+    a->packed = NULL;
 }
 
 CUresult xmt_pass(xmt_kernel *k, const xmt_launch *l)

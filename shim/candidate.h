@@ -17,6 +17,25 @@
 /* The packed argument buffer of an `extra` array and its size; -1 when it has none. */
 int xmt_extra_buffer(void **extra, uint8_t **buf, size_t *size);
 
+/* A candidate's scalar arguments applied to a launch's (or graph node's) arguments, in
+ * copies: params_out/extra_out are what to pass instead (the originals when c has no
+ * overrides). Lives on the caller's stack; free with xmt_cand_args_free. */
+typedef struct {
+    void **params_out, **extra_out;
+    void *params[XMT_KERNEL_MAX_PARAMS];
+    uint64_t values[XMT_MAX_ARG_OVERRIDES];
+    uint8_t packed_stack[4096];
+    uint8_t *packed;
+    size_t packed_size;
+    void *extra[5];
+} xmt_cand_args;
+
+/* 0 and *a filled; -1 when the arguments cannot be found (an `extra` without a buffer,
+ * too many parameters). */
+int xmt_candidate_args(const xmt_kernel *k, void **params, void **extra, const xmt_candidate *c,
+                       xmt_cand_args *a);
+void xmt_cand_args_free(xmt_cand_args *a);
+
 /* Launches l with candidate c's dimensions and scalar arguments (c NULL: as made). */
 CUresult xmt_launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_candidate *c);
 

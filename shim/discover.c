@@ -41,6 +41,7 @@ struct xmt_discover {
     int device;
     unsigned paths;
     uint64_t launches, other;
+    uint64_t graph_launches; /* made by graph replays (graph.c), apart from launches */
     int nshapes;
     shape_t shapes[MAX_SHAPES];
     /* scalar parameters recorded: their indices and sizes, of nparams (a summary's record
@@ -306,6 +307,7 @@ static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
         if (!d) return;
         d->paths |= s->paths;
         d->launches += s->launches;
+        d->graph_launches += s->graph_launches;
         d->other += s->other;
         for (int i = 0; i < s->nshapes; i++)
             add_shape(d, s->shapes[i].grid, s->shapes[i].block, s->shapes[i].shared,
@@ -324,7 +326,7 @@ static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
                 d->other_args += a->count;
         }
         d->other_args += s->other_args;
-        s->launches = s->other = s->other_args = 0;
+        s->launches = s->other = s->other_args = s->graph_launches = 0;
         s->nshapes = s->nargsets = 0;
     }
 }
@@ -630,6 +632,21 @@ static void args_json(const struct xmt_discover *d, json_t *ev)
         json_object_set_new(ev, "other_args", json_integer((json_int_t)d->other_args));
 }
 
+void xmt_discover_add_graph(xmt_kernel *k, int device, uint64_t launches)
+{
+    static atomic_int registered;
+    if (!atomic_load_explicit(&registered, memory_order_acquire)) {
+        xmt_kernels_add_parts(&shape_parts);
+        atomic_store_explicit(&registered, 1, memory_order_release);
+    }
+    pthread_mutex_lock(&k->lock);
+    int first = device_of(k, device, 0) == NULL;
+    struct xmt_discover *d = device_of(k, device, 1);
+    if (d) d->graph_launches += launches;
+    pthread_mutex_unlock(&k->lock);
+    if (d && first && !seen_before(k, device)) log_first_sight(k, device);
+}
+
 int xmt_discover_report(xmt_kernel *k, FILE *table)
 {
     int n = 0;
@@ -652,6 +669,9 @@ int xmt_discover_report(xmt_kernel *k, FILE *table)
                                    xmt_paths_json(d->paths), "shapes", shapes, "policy",
                                    k->entry ? json_string(xmt_entry_origin(k->entry)) : json_null(),
                                    "rewritable", (d->paths & ~rewritable) == 0);
+            if (ev)
+                json_object_set_new(ev, "graph_launches",
+                                    json_integer((json_int_t)d->graph_launches));
             if (ev && d->other)
                 json_object_set_new(ev, "other_shapes", json_integer((json_int_t)d->other));
             if (ev) args_json(d, ev);
@@ -660,9 +680,10 @@ int xmt_discover_report(xmt_kernel *k, FILE *table)
         if (table) {
             const char *origin = k->entry ? xmt_entry_origin(k->entry) : "-";
             const char *slash = strrchr(origin, '/');
-            fprintf(table, "xmatune: %10llu %6d %4d  %-20.20s %s%s\n",
-                    (unsigned long long)d->launches, d->nshapes + (d->other ? 1 : 0), d->device,
-                    slash ? slash + 1 : origin, k->demangled,
+            fprintf(table, "xmatune: %10llu %10llu %6d %4d  %-20.20s %s%s\n",
+                    (unsigned long long)d->launches, (unsigned long long)d->graph_launches,
+                    d->nshapes + (d->other ? 1 : 0), d->device, slash ? slash + 1 : origin,
+                    k->demangled,
                     (d->paths & (XMT_PATH_COOP | XMT_PATH_EX_ATTRS)) ? "  [not rewritable]" : "");
         }
     }

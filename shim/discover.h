@@ -10,6 +10,7 @@
 #ifndef XMT_DISCOVER_H
 #define XMT_DISCOVER_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "kernels.h"
@@ -25,6 +26,10 @@ void xmt_discover_flush_counts(void);
 
 /* fork(2): the memo's locks held across it; in the child pending launches are dropped. */
 void xmt_discover_atfork(int phase);
+
+/* Adds launches made by graph replays of k on a device (graph.c; takes k->lock). They
+ * are reported apart from direct launches; their shapes are not recorded. */
+void xmt_discover_add_graph(xmt_kernel *k, int device, uint64_t launches);
 
 /* Writes k's kernel_summary events (one per device) and, if table is not NULL, its lines
  * of the stderr table. Returns the number of devices reported. */

@@ -18,6 +18,7 @@
 
 #include "dispatch.h"
 #include "driver.h"
+#include "graph.h"
 #include "kernels.h"
 #include "launch.h"
 #include "log.h"
@@ -27,12 +28,79 @@
 
 /* ---- the signatures we interpose, and their names ---------------------------------- */
 
-enum { K_GETPROC1, K_GETPROC2, K_LAUNCH, K_EX, K_COOP, K_UNLOAD, K_COUNT };
+enum {
+    K_GETPROC1,
+    K_GETPROC2,
+    K_LAUNCH,
+    K_EX,
+    K_COOP,
+    K_UNLOAD,
+    K_GADD1,
+    K_GADD2,
+    K_GSET1,
+    K_GSET2,
+    K_GXSET1,
+    K_GXSET2,
+    K_GINST,
+    K_GINSTF,
+    K_GINSTP,
+    K_GUPD1,
+    K_GUPD2,
+    K_GLAUNCH,
+    K_GXDESTROY,
+    K_COUNT
+};
+
+/* Kinds whose _ptsz variant cuGetProcAddress hands out for
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (for the others the flag changes nothing:
+ * UNLOAD's slot field says what the handle names). */
+static int has_ptsz(int kind)
+{
+    return kind == K_LAUNCH || kind == K_EX || kind == K_COOP || kind == K_GLAUNCH ||
+           kind == K_GINSTP;
+}
+
+/* cuGetProcAddress names a base name and a version; some versions of a base name are
+ * another symbol, with another signature, that entries.h lists under its own name. The
+ * newest row at or below the version asked for applies. */
+static const struct {
+    const char *base;
+    int version;
+    const char *symbol;
+} versioned[] = {
+    {"cuGetProcAddress", 12000, "cuGetProcAddress_v2"},
+    {"cuGraphAddKernelNode", 12000, "cuGraphAddKernelNode_v2"},
+    {"cuGraphKernelNodeSetParams", 12000, "cuGraphKernelNodeSetParams_v2"},
+    {"cuGraphExecKernelNodeSetParams", 12000, "cuGraphExecKernelNodeSetParams_v2"},
+    {"cuGraphInstantiate", 11000, "cuGraphInstantiate_v2"},
+    {"cuGraphInstantiate", 12000, "cuGraphInstantiateWithFlags"},
+    {"cuGraphExecUpdate", 12000, "cuGraphExecUpdate_v2"},
+};
+
+static const char *versioned_name(const char *name, int version)
+{
+    const char *best = name;
+    int best_version = -1;
+    for (size_t i = 0; i < sizeof versioned / sizeof versioned[0]; i++)
+        if (version >= versioned[i].version && versioned[i].version > best_version &&
+            strcmp(name, versioned[i].base) == 0) {
+            best = versioned[i].symbol;
+            best_version = versioned[i].version;
+        }
+    return best;
+}
 
 /* cuda.h renames some of the names we list (cuGetProcAddress to _v2, cuCtxDestroy to
  * _v2): undone here, so that each name in entries.h means that symbol exactly. */
 #undef cuGetProcAddress
 #undef cuCtxDestroy
+#undef cuGraphInstantiate
+#undef cuGraphExecUpdate
+#undef cuGraphAddKernelNode
+#undef cuGraphKernelNodeSetParams
+#undef cuGraphExecKernelNodeSetParams
+#undef cuGraphLaunch
+#undef cuGraphInstantiateWithParams
 #define XMT_IF_0(...)
 #define XMT_IF_1(...) __VA_ARGS__
 
@@ -57,6 +125,19 @@ static const struct {
 #define XMT_PTSZ_EX(ptsz, handle) (ptsz)
 #define XMT_PTSZ_COOP(ptsz, handle) (ptsz)
 #define XMT_PTSZ_UNLOAD(ptsz, handle) XMT_WHAT_##handle
+#define XMT_PTSZ_GADD1(ptsz, handle) 0
+#define XMT_PTSZ_GADD2(ptsz, handle) 0
+#define XMT_PTSZ_GSET1(ptsz, handle) 0
+#define XMT_PTSZ_GSET2(ptsz, handle) 0
+#define XMT_PTSZ_GXSET1(ptsz, handle) 0
+#define XMT_PTSZ_GXSET2(ptsz, handle) 0
+#define XMT_PTSZ_GINST(ptsz, handle) 0
+#define XMT_PTSZ_GINSTF(ptsz, handle) 0
+#define XMT_PTSZ_GINSTP(ptsz, handle) (ptsz)
+#define XMT_PTSZ_GUPD1(ptsz, handle) 0
+#define XMT_PTSZ_GUPD2(ptsz, handle) 0
+#define XMT_PTSZ_GLAUNCH(ptsz, handle) (ptsz)
+#define XMT_PTSZ_GXDESTROY(ptsz, handle) 0
 #define XMT_ENTRY(name, kind, ptsz, exported, handle)                                              \
     {#name, K_##kind, XMT_PTSZ_##kind(ptsz, handle)},
 #include "entries.h"
@@ -147,6 +228,88 @@ static CUresult unloaded(CUresult (*real)(void *), int what, void *h)
         return unloaded(REAL(K_UNLOAD, i), slots[K_UNLOAD][i].ptsz, h);                            \
     }
 
+/* The graph calls: graph.c does the work; instantiation and update are told what the
+ * driver made. */
+typedef CUresult (*pfn_ginst)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
+typedef CUresult (*pfn_ginstf)(CUgraphExec *, CUgraph, unsigned long long);
+typedef CUresult (*pfn_ginstp)(CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *);
+typedef CUresult (*pfn_gupd1)(CUgraphExec, CUgraph, CUgraphNode *, CUgraphExecUpdateResult *);
+typedef CUresult (*pfn_gupd2)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *);
+
+#define GADD_BODY(real, ver) return xmt_graph_add_node(real, ver, ph, g, d, nd, p)
+#define GSET_BODY(real, ver) return xmt_graph_set_node(real, ver, n, p)
+#define GXSET_BODY(real, ver) return xmt_graph_exec_set_node(real, ver, x, n, p)
+#define GINST_BODY(real, ver)                                                                      \
+    return xmt_graph_instantiated(((pfn_ginst)(real))(px, g, e, l, ln), px, g)
+#define GINSTF_BODY(real, ver) return xmt_graph_instantiated(((pfn_ginstf)(real))(px, g, fl), px, g)
+#define GINSTP_BODY(real, ver) return xmt_graph_instantiated(((pfn_ginstp)(real))(px, g, ip), px, g)
+#define GUPD1_BODY(real, ver) return xmt_graph_updated(((pfn_gupd1)(real))(x, g, e, res), x, g)
+#define GUPD2_BODY(real, ver) return xmt_graph_updated(((pfn_gupd2)(real))(x, g, info), x, g)
+#define GLAUNCH_BODY(real, ver) return xmt_graph_launch(real, x, s)
+#define GXDESTROY_BODY(real, ver) return xmt_graph_exec_destroy(real, x)
+
+#define SIG_GADD(name, t)                                                                          \
+    CUresult name(CUgraphNode *ph, CUgraph g, const CUgraphNode *d, size_t nd, const t *p)
+#define SIG_GADD1(name) SIG_GADD(name, CUDA_KERNEL_NODE_PARAMS_v1)
+#define SIG_GADD2(name) SIG_GADD(name, CUDA_KERNEL_NODE_PARAMS_v2)
+#define SIG_GSET1(name) CUresult name(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+#define SIG_GSET2(name) CUresult name(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+#define SIG_GXSET1(name)                                                                           \
+    CUresult name(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+#define SIG_GXSET2(name)                                                                           \
+    CUresult name(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+#define SIG_GINST(name)                                                                            \
+    CUresult name(CUgraphExec *px, CUgraph g, CUgraphNode *e, char *l, size_t ln)
+#define SIG_GINSTF(name) CUresult name(CUgraphExec *px, CUgraph g, unsigned long long fl)
+#define SIG_GINSTP(name)                                                                           \
+    CUresult name(CUgraphExec *px, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *ip)
+#define SIG_GUPD1(name)                                                                            \
+    CUresult name(CUgraphExec x, CUgraph g, CUgraphNode *e, CUgraphExecUpdateResult *res)
+#define SIG_GUPD2(name) CUresult name(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info)
+#define SIG_GLAUNCH(name) CUresult name(CUgraphExec x, CUstream s)
+#define SIG_GXDESTROY(name) CUresult name(CUgraphExec x)
+
+#define VER_GADD1 1
+#define VER_GADD2 2
+#define VER_GSET1 1
+#define VER_GSET2 2
+#define VER_GXSET1 1
+#define VER_GXSET2 2
+#define VER_GINST 0
+#define VER_GINSTF 0
+#define VER_GINSTP 0
+#define VER_GUPD1 0
+#define VER_GUPD2 0
+#define VER_GLAUNCH 0
+#define VER_GXDESTROY 0
+#define BODY_GADD1 GADD_BODY
+#define BODY_GADD2 GADD_BODY
+#define BODY_GSET1 GSET_BODY
+#define BODY_GSET2 GSET_BODY
+#define BODY_GXSET1 GXSET_BODY
+#define BODY_GXSET2 GXSET_BODY
+#define BODY_GINST GINST_BODY
+#define BODY_GINSTF GINSTF_BODY
+#define BODY_GINSTP GINSTP_BODY
+#define BODY_GUPD1 GUPD1_BODY
+#define BODY_GUPD2 GUPD2_BODY
+#define BODY_GLAUNCH GLAUNCH_BODY
+#define BODY_GXDESTROY GXDESTROY_BODY
+
+#define DEF_G(K, i)                                                                                \
+    static SIG_##K(g_##K##_w##i)                                                                   \
+    {                                                                                              \
+        BODY_##K(REAL(K_##K, i), VER_##K);                                                         \
+    }
+/* clang-format off */
+#define GRAPH_KINDS(M) \
+    M(GADD1) M(GADD2) M(GSET1) M(GSET2) M(GXSET1) M(GXSET2) M(GINST) M(GINSTF) M(GINSTP) \
+    M(GUPD1) M(GUPD2) M(GLAUNCH) M(GXDESTROY)
+/* clang-format on */
+#define DEF_G8(K)                                                                                  \
+    DEF_G(K, 0) DEF_G(K, 1) DEF_G(K, 2) DEF_G(K, 3) DEF_G(K, 4) DEF_G(K, 5) DEF_G(K, 6) DEF_G(K, 7)
+GRAPH_KINDS(DEF_G8)
+
 REP8(DEF_GP1)
 REP8(DEF_GP2)
 REP8(DEF_LAUNCH)
@@ -154,9 +317,12 @@ REP8(DEF_EX)
 REP8(DEF_COOP)
 REP8(DEF_UNLOAD)
 
-static void *const wrappers[K_COUNT][NSLOTS] = {
-    LIST8((void *)gp1_w), LIST8((void *)gp2_w),  LIST8((void *)launch_w),
-    LIST8((void *)ex_w),  LIST8((void *)coop_w), LIST8((void *)unload_w),
+static void *const wrappers[K_COUNT][NSLOTS] = {LIST8((void *)gp1_w),    LIST8((void *)gp2_w),
+                                                LIST8((void *)launch_w), LIST8((void *)ex_w),
+                                                LIST8((void *)coop_w),   LIST8((void *)unload_w),
+#define LIST_G(K) LIST8((void *)g_##K##_w),
+                                                GRAPH_KINDS(LIST_G)
+#undef LIST_G
 };
 
 /* ---- exported entry points (programs linked with -lcuda) ---------------------------- */
@@ -173,6 +339,19 @@ static void *const wrappers[K_COUNT][NSLOTS] = {
     CUresult name(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,          \
                   unsigned, CUstream, void **)
 #define DECL_UNLOAD(name, t) CUresult name(t)
+#define DECL_GADD1(name, t) SIG_GADD1(name)
+#define DECL_GADD2(name, t) SIG_GADD2(name)
+#define DECL_GSET1(name, t) SIG_GSET1(name)
+#define DECL_GSET2(name, t) SIG_GSET2(name)
+#define DECL_GXSET1(name, t) SIG_GXSET1(name)
+#define DECL_GXSET2(name, t) SIG_GXSET2(name)
+#define DECL_GINST(name, t) SIG_GINST(name)
+#define DECL_GINSTF(name, t) SIG_GINSTF(name)
+#define DECL_GINSTP(name, t) SIG_GINSTP(name)
+#define DECL_GUPD1(name, t) SIG_GUPD1(name)
+#define DECL_GUPD2(name, t) SIG_GUPD2(name)
+#define DECL_GLAUNCH(name, t) SIG_GLAUNCH(name)
+#define DECL_GXDESTROY(name, t) SIG_GXDESTROY(name)
 #define XMT_ENTRY(name, kind, ptsz, exported, handle)                                              \
     XMT_IF_##exported(XMT_EXPORT DECL_##kind(name, handle);)
 #include "entries.h"
@@ -227,12 +406,9 @@ static void *bind_slot(int kind, void *real, int ptsz)
 void *xmt_wrap_proc(const char *name, void *real, int version, cuuint64_t flags)
 {
     int ptsz = 0;
-    int kind = kind_of(name, &ptsz);
+    int kind = kind_of(versioned_name(name, version), &ptsz);
     if (kind < 0 || !real || is_our_export(real)) return real;
-    if (kind == K_GETPROC1 && version >= 12000)
-        kind = K_GETPROC2; /* cuGetProcAddress at 12000+ is the 5-argument _v2 */
-    if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ptsz = 1;
-    if (kind == K_GETPROC1 || kind == K_GETPROC2) ptsz = 0; /* (UNLOAD: what, from kind_of) */
+    if (has_ptsz(kind) && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)) ptsz = 1;
     if (xmt_activate() == XMT_MODE_OFF) return real;
     return bind_slot(kind, real, ptsz);
 }
@@ -349,6 +525,27 @@ static void *export_real(const char *name, _Atomic(void *) *cache)
         if (xmt_opt.mode == XMT_MODE_OFF) return ((CUresult(*)(type))real)(h);                     \
         return unloaded((CUresult(*)(void *))real, XMT_UNLOAD_WHAT(type), (void *)h);              \
     }
+
+/* A graph call's export: the same body as its slot wrappers, with the pointer found once. */
+#define EXPORT_G(K, name)                                                                          \
+    XMT_EXPORT SIG_##K(name)                                                                       \
+    {                                                                                              \
+        EXPORT_REAL(name)                                                                          \
+        BODY_##K(real, VER_##K);                                                                   \
+    }
+#define EXPORT_GADD1(name, ptsz, t) EXPORT_G(GADD1, name)
+#define EXPORT_GADD2(name, ptsz, t) EXPORT_G(GADD2, name)
+#define EXPORT_GSET1(name, ptsz, t) EXPORT_G(GSET1, name)
+#define EXPORT_GSET2(name, ptsz, t) EXPORT_G(GSET2, name)
+#define EXPORT_GXSET1(name, ptsz, t) EXPORT_G(GXSET1, name)
+#define EXPORT_GXSET2(name, ptsz, t) EXPORT_G(GXSET2, name)
+#define EXPORT_GINST(name, ptsz, t) EXPORT_G(GINST, name)
+#define EXPORT_GINSTF(name, ptsz, t) EXPORT_G(GINSTF, name)
+#define EXPORT_GINSTP(name, ptsz, t) EXPORT_G(GINSTP, name)
+#define EXPORT_GUPD1(name, ptsz, t) EXPORT_G(GUPD1, name)
+#define EXPORT_GUPD2(name, ptsz, t) EXPORT_G(GUPD2, name)
+#define EXPORT_GLAUNCH(name, ptsz, t) EXPORT_G(GLAUNCH, name)
+#define EXPORT_GXDESTROY(name, ptsz, t) EXPORT_G(GXDESTROY, name)
 
 /* The definitions, one per exported entry of entries.h. */
 #define XMT_ENTRY(name, kind, ptsz, exported, handle)                                              \

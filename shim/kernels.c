@@ -276,6 +276,10 @@ static xmt_kernel *take_struct(void)
     atomic_store(&k->launches, 0);
     atomic_store(&k->rewritten, 0);
     atomic_store(&k->passed, 0);
+    atomic_store(&k->graph_launches, 0);
+    atomic_store(&k->graph_nodes, 0);
+    atomic_store(&k->graph_rewritten, 0);
+    atomic_store(&k->graph_untuned, 0);
     atomic_store(&k->retired_to, NULL);
     atomic_store(&k->stale, 0);
     k->handle = 0;
@@ -422,6 +426,10 @@ void xmt_kernels_fold(xmt_kernel *dst, xmt_kernel *src)
     atomic_fetch_add(&dst->launches, atomic_exchange(&src->launches, 0));
     atomic_fetch_add(&dst->rewritten, atomic_exchange(&src->rewritten, 0));
     atomic_fetch_add(&dst->passed, atomic_exchange(&src->passed, 0));
+    atomic_fetch_add(&dst->graph_launches, atomic_exchange(&src->graph_launches, 0));
+    atomic_fetch_add(&dst->graph_nodes, atomic_exchange(&src->graph_nodes, 0));
+    atomic_fetch_add(&dst->graph_rewritten, atomic_exchange(&src->graph_rewritten, 0));
+    atomic_fetch_add(&dst->graph_untuned, atomic_exchange(&src->graph_untuned, 0));
     if (!dst->entry) dst->entry = src->entry;
     pthread_mutex_lock(&src->lock); /* always a record's, then its summary's */
     pthread_mutex_lock(&dst->lock);
@@ -552,6 +560,10 @@ static void atfork_child_one(xmt_kernel *r)
     atomic_store(&r->launches, 0);
     atomic_store(&r->rewritten, 0);
     atomic_store(&r->passed, 0);
+    atomic_store(&r->graph_launches, 0);
+    atomic_store(&r->graph_nodes, 0);
+    atomic_store(&r->graph_rewritten, 0);
+    atomic_store(&r->graph_untuned, 0);
     /* its holder, if any, is not in the child (held only for short updates) */
     pthread_mutex_init(&r->lock, NULL);
 }

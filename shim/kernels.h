@@ -61,6 +61,9 @@ typedef struct xmt_kernel {
     int static_shared;             /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
     int max_dynamic_shared; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (the opt-in) */
     atomic_uint_fast64_t launches, rewritten, passed;
+    /* graph.c: launches made by graph replays; kernel nodes added or set (of a kernel a
+     * policy names), those given a winner, those kept untuned for want of one */
+    atomic_uint_fast64_t graph_launches, graph_nodes, graph_rewritten, graph_untuned;
     pthread_mutex_t lock;          /* guards the two lists below */
     struct xmt_discover *discover; /* per-device launch shapes (discover mode) */
     struct xmt_tune_state *tune;   /* per-device key caches (tune/replay) */

@@ -14,6 +14,7 @@
 #include "counters.h"
 #include "discover.h"
 #include "driver.h"
+#include "graph.h"
 #include "kernels.h"
 #include "log.h"
 #include "options.h"
@@ -119,6 +120,7 @@ static void report(void)
 {
     uint64_t total = xmt_launches_total();
     xmt_tune_flush_counts();
+    xmt_graph_flush();
     xmt_discover_flush_counts();
     /* The table is built in memory and written at once, so it is not interleaved with the
      * program's own last words. */
@@ -128,11 +130,11 @@ static void report(void)
     report_ctx c = {table, 0, 0};
     if (table) {
         if (xmt_opt.mode == XMT_MODE_DISCOVER)
-            fprintf(table, "xmatune: %10s %6s %4s  %-20s %s\n", "launches", "shapes", "dev",
-                    "policy", "kernel");
+            fprintf(table, "xmatune: %10s %10s %6s %4s  %-20s %s\n", "launches", "replayed",
+                    "shapes", "dev", "policy", "kernel");
         else
-            fprintf(table, "xmatune: %10s %10s %6s  %s\n", "launches", "rewritten", "keys",
-                    "kernel");
+            fprintf(table, "xmatune: %10s %10s %6s %10s %11s  %s\n", "launches", "rewritten",
+                    "keys", "replayed", "graph nodes", "kernel");
     }
     xmt_kernels_foreach(report_kernel, &c);
     if (table) {
@@ -145,6 +147,22 @@ static void report(void)
                     c.kernels ? buf : "");
         free(buf);
     }
+    unsigned long long replays, unseen, conditional;
+    xmt_graph_totals(&replays, &unseen, &conditional);
+    if (replays || unseen) {
+        char line[400];
+        int n = snprintf(line, sizeof line, "xmatune: graph replays: %llu counted", replays);
+        if (unseen && n > 0 && (size_t)n < sizeof line)
+            n += snprintf(line + n, sizeof line - (size_t)n,
+                          ", %llu of executable graphs the shim did not see made", unseen);
+        if (conditional && n > 0 && (size_t)n < sizeof line)
+            snprintf(line + n, sizeof line - (size_t)n,
+                     " (%llu with conditional nodes: their bodies are not counted)", conditional);
+        fprintf(stderr, "%s\n", line);
+    }
+    xmt_log_event(json_pack("{sssIsIsI}", "event", "graphs", "replays", (json_int_t)replays,
+                            "unseen_replays", (json_int_t)unseen, "conditional_graphs",
+                            (json_int_t)conditional));
     xmt_log_event(json_pack("{sssIsIsisI}", "event", "exit", "launches", (json_int_t)total,
                             "rewritten", (json_int_t)c.rewritten, "kernels", c.kernels, "pid",
                             (json_int_t)getpid()));

@@ -291,6 +291,16 @@ static result_t *find_result(struct xmt_tune_state *ts, const uint8_t *key, size
     return r;
 }
 
+/* A decided choice's config for this launch: 1 and *c, or 0 for the program's own (the
+ * own config won, or the winner's condition does not hold for these arguments). */
+static int choice_config(const xmt_kernel *k, const xmt_launch_view *v, long index,
+                         xmt_candidate *c)
+{
+    if (index == XMT_OWN_CONFIG) return 0;
+    return (index == XMT_PIN_CONFIG ? xmt_entry_pin(k->entry, v, c)
+                                    : xmt_entry_candidate(k->entry, (size_t)index, v, c)) == 1;
+}
+
 /* Runs a decided key: the winner's config recomputed for this launch, or the program's. */
 static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                            const result_t *r, int device)
@@ -301,9 +311,7 @@ static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
         return xmt_pass(k, l);
     }
     xmt_candidate c;
-    int ok = r->index == XMT_PIN_CONFIG
-                 ? xmt_entry_pin(k->entry, v, &c) == 1
-                 : xmt_entry_candidate(k->entry, (size_t)r->index, v, &c) == 1;
+    int ok = choice_config(k, v, r->index, &c);
     memo_store(m, k, device, l, v->params, ok ? &c : NULL);
     if (!ok) /* its condition does not hold for this launch's non-key arguments */
         return xmt_pass(k, l);
@@ -368,6 +376,7 @@ typedef struct {
     int verify_only;           /* that session verifies only */
     int store_on_disk;         /* the outcome goes to the on-disk cache */
     int from_cache;            /* ch came from the disk: tune again if it fails */
+    int cached;                /* ch is a winner the disk holds (verified or not) */
     const xmt_candidate *only; /* the pin or cached config, when verify_only */
     long only_index;           /* its index: XMT_PIN_CONFIG or the cached candidate's */
     xmt_candidate pin;
@@ -439,7 +448,7 @@ static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xm
     }
     int checked = 0;
     if (xmt_cache_find(&p->id, key, kl, (int)dev, &p->ch, &checked)) {
-        if (plan_cached(k, v, checked, p)) return;
+        if ((p->cached = plan_cached(k, v, checked, p))) return;
         p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
     }
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
@@ -547,6 +556,30 @@ static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_v
     return xmt_pass(k, l);
 }
 
+/* What a launch's key and configs are computed from: its arguments, dims and device
+ * (argv: room for arguments packed in `extra`). 0 when they cannot be read. */
+static int launch_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attrs *attrs,
+                       xmt_launch_view *v, CUdevice *dev, const xmt_devinfo **di)
+{
+    void *const *params = launch_args(k, l, argv);
+    *dev = 0;
+    if (!params || !current_device(dev) || !(*di = xmt_device_info(*dev))) return 0;
+    *attrs = (*di)->attrs;
+    attrs->kernel_max_threads = k->max_threads;
+    attrs->kernel_static_shared = k->static_shared;
+    /* The limit that applies to this kernel: the device's per-block limit, or more where
+     * the program opted the kernel into more dynamic shared memory (read with its other
+     * attributes when the kernel was first seen). */
+    int64_t optin = (int64_t)k->max_dynamic_shared + k->static_shared;
+    if (optin > attrs->max_shared_per_block) attrs->max_shared_per_block = optin;
+    *v = (xmt_launch_view){
+        params,
+        k->nparams,
+        {{l->grid[0], l->grid[1], l->grid[2]}, {l->block[0], l->block[1], l->block[2]}, l->shared},
+        attrs};
+    return 1;
+}
+
 static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_launch *l)
 {
     atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
@@ -554,24 +587,11 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
         return xmt_pass(k, l);
     struct xmt_tune_state *ts = state_of(k);
     void *argv[XMT_KERNEL_MAX_PARAMS];
-    void *const *params = launch_args(k, l, argv);
     CUdevice dev = 0;
     const xmt_devinfo *di = NULL;
-    if (!ts || !params || !current_device(&dev) || !(di = xmt_device_info(dev)))
-        return xmt_pass(k, l);
-    xmt_attrs attrs = di->attrs;
-    attrs.kernel_max_threads = k->max_threads;
-    attrs.kernel_static_shared = k->static_shared;
-    /* The limit that applies to this kernel: the device's per-block limit, or more where
-     * the program opted the kernel into more dynamic shared memory (read with its other
-     * attributes when the kernel was first seen). */
-    int64_t optin = (int64_t)k->max_dynamic_shared + k->static_shared;
-    if (optin > attrs.max_shared_per_block) attrs.max_shared_per_block = optin;
-    xmt_launch_view v = {
-        params,
-        k->nparams,
-        {{l->grid[0], l->grid[1], l->grid[2]}, {l->block[0], l->block[1], l->block[2]}, l->shared},
-        &attrs};
+    xmt_attrs attrs;
+    xmt_launch_view v;
+    if (!ts || !launch_view(k, l, argv, &attrs, &v, &dev, &di)) return xmt_pass(k, l);
     uint8_t key[4 + XMT_KEY_MAX];
     size_t kl = launch_key(k, ts, &v, dev, key);
     if (kl == 0) return xmt_pass(k, l);
@@ -591,6 +611,46 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
     result_t *mine = claim_key(ts, key, kl, &r);
     if (!mine) return r ? run_known(k, l, &v, r, (int)dev) : xmt_pass(k, l);
     return decide_key(k, l, &v, (int)dev, mine, &plan, key_text);
+}
+
+int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *key_text,
+                   size_t key_len, const char **why)
+{
+    *why = NULL;
+    snprintf(key_text, key_len, "?");
+    struct xmt_tune_state *ts = state_of(k);
+    void *argv[XMT_KERNEL_MAX_PARAMS];
+    CUdevice dev = 0;
+    const xmt_devinfo *di = NULL;
+    xmt_attrs attrs;
+    xmt_launch_view v;
+    uint8_t key[4 + XMT_KEY_MAX];
+    size_t kl = 0;
+    if (!ts || !launch_view(k, l, argv, &attrs, &v, &dev, &di) ||
+        !(kl = launch_key(k, ts, &v, dev, key))) {
+        *why = "its lookup key cannot be computed";
+        return -1;
+    }
+    if (xmt_entry_key_render(k->entry, key + 4, kl - 4, key_text, key_len) < 0)
+        snprintf(key_text, key_len, "?");
+    result_t *r = find_result(ts, key, kl);
+    long index;
+    if (r && atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE) {
+        index = r->index;
+    } else {
+        /* Not decided here yet: a pin or a winner on disk may decide it without a run. */
+        plan_t plan;
+        plan_new_key(k, &v, di, dev, key + 4, kl - 4, key_text, &plan);
+        if (plan.need_run || (plan.ch.index == XMT_OWN_CONFIG && !plan.cached)) {
+            *why = plan.from_cache ? "its cached winner is not verified in this process yet"
+                   : plan.only_index == XMT_PIN_CONFIG && plan.need_run
+                       ? "its pin is not verified yet"
+                       : "its key has no winner yet";
+            return -1;
+        }
+        index = plan.ch.index;
+    }
+    return choice_config(k, &v, index, c);
 }
 
 /* The fast path of a decided key: this thread launched this kernel with these argument
@@ -657,12 +717,27 @@ void xmt_tune_report(xmt_kernel *k, FILE *table)
     unsigned keys = (k->tune ? k->tune->keys_tuned : 0) + k->keys_retired;
     uint64_t launches = atomic_load(&k->launches), rewritten = atomic_load(&k->rewritten),
              passed = atomic_load(&k->passed);
+    uint64_t glaunches = atomic_load(&k->graph_launches), gnodes = atomic_load(&k->graph_nodes),
+             grewritten = atomic_load(&k->graph_rewritten),
+             guntuned = atomic_load(&k->graph_untuned);
     json_t *ev = json_pack("{sssssssIsIsIsiss}", "event", "kernel_summary", "kernel", k->mangled,
                            "name", k->demangled, "launches", (json_int_t)launches, "rewritten",
                            (json_int_t)rewritten, "passed_through", (json_int_t)passed, "keys",
                            (int)keys, "policy", xmt_entry_origin(k->entry));
+    if (ev) /* graph.c's counts: replays' launches apart; nodes added or set */
+        json_object_update_new(ev, json_pack("{sIsIsIsI}", "graph_launches", (json_int_t)glaunches,
+                                             "graph_nodes", (json_int_t)gnodes,
+                                             "graph_nodes_rewritten", (json_int_t)grewritten,
+                                             "graph_nodes_untuned", (json_int_t)guntuned));
     xmt_log_event(ev);
-    if (table)
-        fprintf(table, "xmatune: %10llu %10llu %6u  %s\n", (unsigned long long)launches,
-                (unsigned long long)rewritten, keys, k->demangled);
+    if (table) {
+        char nodes[32] = "-";
+        if (gnodes)
+            snprintf(nodes, sizeof nodes, "%llu/%llu", (unsigned long long)grewritten,
+                     (unsigned long long)gnodes);
+        fprintf(table, "xmatune: %10llu %10llu %6u %10llu %11s  %s%s\n",
+                (unsigned long long)launches, (unsigned long long)rewritten, keys,
+                (unsigned long long)glaunches, nodes, k->demangled,
+                guntuned ? "  [in a graph, not tuned]" : "");
+    }
 }

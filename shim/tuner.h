@@ -19,12 +19,20 @@
 
 #include "kernels.h"
 #include "launch.h"
+#include "xmt_policy.h"
 
 void xmt_tuner_init(void); /* at activation: reads the on-disk cache */
 
 /* A launch of a kernel with a policy entry (tune or replay mode). Returns the driver's
  * result for the launch actually made. */
 CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l);
+
+/* What a launch with these arguments would run if the key is decided without a
+ * benchmark or a verification (a graph kernel node: nothing may run now): 1 and *c, the
+ * winner's config; 0, the program's own (it won, or the winner does not apply to these
+ * arguments); -1, no winner known (*why says which is missing; key_text: the key). */
+int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *key_text,
+                   size_t key_len, const char **why);
 
 /* Adds every thread's unreported per-kernel counts to the kernels' counters (at exit,
  * before the report; a thread still launching meanwhile may miss a launch or two). */

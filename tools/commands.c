@@ -190,18 +190,28 @@ static void report_kernels(json_t *summaries)
     json_t *e;
     char name[96];
     printf("\n## Kernels\n\n| kernel | launches | rewritten | passed through | keys / shapes "
-           "| policy |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
+           "| policy | replayed | graph nodes |\n| --- | ---: | ---: | ---: | ---: | --- | ---: "
+           "| --- |\n");
     json_array_foreach(summaries, i, e)
     {
         json_t *shapes = json_object_get(e, "shapes");
         long long n = shapes ? (long long)json_array_size(shapes)
                              : json_integer_value(json_object_get(e, "keys"));
         const char *pol = json_string_value(json_object_get(e, "policy"));
-        printf("| %s | %lld | %lld | %lld | %lld | %s |\n",
+        /* graphs (docs/graphs.md): launches made by replays; kernel nodes rewritten/added */
+        long long gn = json_integer_value(json_object_get(e, "graph_nodes")),
+                  gu = json_integer_value(json_object_get(e, "graph_nodes_untuned"));
+        char nodes[96] = "—";
+        if (gn)
+            snprintf(nodes, sizeof nodes, "%lld/%lld rewritten%s",
+                     json_integer_value(json_object_get(e, "graph_nodes_rewritten")), gn,
+                     gu ? "; in a graph, not tuned" : "");
+        printf("| %s | %lld | %lld | %lld | %lld | %s | %lld | %s |\n",
                short_name(sget(e, "name"), name, sizeof name),
                json_integer_value(json_object_get(e, "launches")),
                json_integer_value(json_object_get(e, "rewritten")),
-               json_integer_value(json_object_get(e, "passed_through")), n, pol ? pol : "—");
+               json_integer_value(json_object_get(e, "passed_through")), n, pol ? pol : "—",
+               json_integer_value(json_object_get(e, "graph_launches")), nodes);
     }
 }
 

@@ -101,6 +101,8 @@ cu launch_ex "$here/launch_ex.cu"
 cu launch_paths "$here/launch_paths.cu"
 cu threads "$here/threads.cu"
 cu graph "$here/graph.cu"
+cu graph_explicit "$here/graph_explicit.cu" # graph rows: saxpy.cu's kernel in explicit graphs
+cu graph_captured "$here/graph_explicit.cu" -DXMT_CAPTURE # ... and in captured ones
 cu launch_rate "$here/launch_rate.cu" # launch_rate.sh: launch rate with and without the shim
 job driver_api build_driver_api
 job gpucheck_edges build_gpucheck_edges

@@ -12,6 +12,10 @@
 #      XMATUNE_POLICY=examples/gpu/<prog>.yaml XMATUNE_LOG=logs/<prog>.tune.jsonl
 #      XMATUNE_CACHE=logs/<prog>.cache.jsonl
 #   4. (tuning programs) again with XMATUNE_MODE=replay and that cache: no benchmark
+#   5. (graph programs: saxpy's kernel in explicit and captured graphs) XMATUNE_MODE=replay
+#      with saxpy's cache and XMATUNE_CACHE_VERIFY=0 (a graph node cannot be verified:
+#      nothing may run at node-add or capture time), and again with the default (the
+#      winner, not verified in that process, is not used: replays keep the program's config)
 # and summarize.py compares outputs with the first run (byte for byte; atomic_rowsum
 # within a tolerance, marked so) and prints one Markdown table for (2) and one for (3).
 #
@@ -56,6 +60,10 @@ start=$(date +%s)
         cmpm=exact
         [ "$p" = atomic_rowsum ] && cmpm=f32tol:1e-4:1e-3
         printf '%s\ttune\t%s\t%s\n' "$p" "$cmpm" "$root/examples/gpu/$p.yaml"
+    done
+    # saxpy.cu's kernel in graphs, replayed from the cache saxpy's tune run wrote
+    for p in graph_explicit graph_captured; do
+        printf '%s\tgraph\texact\t%s\n' "$p" "$root/examples/gpu/saxpy.yaml"
     done
 } >"$work/programs.tsv"
 
@@ -159,6 +167,19 @@ while IFS=$'\t' read -r name kind cmpm policy; do
             run_prog "$name" "$kind" replay "LD_PRELOAD=$shim" XMATUNE_MODE=replay \
                 "XMATUNE_POLICY=$policy" "XMATUNE_LOG=$work/logs/$name.replay.jsonl" \
                 "XMATUNE_CACHE=$work/logs/$name.cache.jsonl"
+        fi
+    fi
+    if [ "$kind" = graph ] && [ $have_shim = 1 ]; then
+        cache="$work/logs/saxpy.cache.jsonl"
+        if [ ! -s "$cache" ]; then
+            echo "not run: no cache from saxpy's tune run ($cache)" >"$work/logs/$name.replay.note"
+        else
+            run_prog "$name" "$kind" replay "LD_PRELOAD=$shim" XMATUNE_MODE=replay \
+                "XMATUNE_POLICY=$policy" "XMATUNE_LOG=$work/logs/$name.replay.jsonl" \
+                "XMATUNE_CACHE=$cache" XMATUNE_CACHE_VERIFY=0
+            run_prog "$name" "$kind" replayv "LD_PRELOAD=$shim" XMATUNE_MODE=replay \
+                "XMATUNE_POLICY=$policy" "XMATUNE_LOG=$work/logs/$name.replayv.jsonl" \
+                "XMATUNE_CACHE=$cache"
         fi
     fi
 done <"$work/programs.tsv"

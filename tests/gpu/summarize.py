@@ -43,6 +43,7 @@ class Log:
         self.exists = os.path.exists(path)
         self.bad_lines = 0
         self.starts, self.kernels, self.summaries, self.tunes, self.exits = [], [], [], [], []
+        self.graphs, self.graph_nodes = [], []
         self.other = defaultdict(int)
         if not self.exists:
             return
@@ -61,7 +62,8 @@ class Log:
                     continue
                 kind = ev.get("event")
                 bucket = {"start": self.starts, "kernel": self.kernels, "kernel_summary": self.summaries,
-                          "tune": self.tunes, "exit": self.exits}.get(kind)
+                          "tune": self.tunes, "exit": self.exits, "graphs": self.graphs,
+                          "graph_node": self.graph_nodes}.get(kind)
                 if bucket is not None:
                     bucket.append(ev)
                 else:
@@ -353,9 +355,15 @@ def cmd_report(work):
         if disc.log.bad_lines:
             notes.append(f"{disc.log.bad_lines} unparsable log lines")
         if "graph" in name:
-            g = stdout_value(base.stdout, "GRAPH_REPLAYS")
+            g, gk = stdout_value(base.stdout, "GRAPH_REPLAYS"), stdout_value(base.stdout, "GRAPH_KERNELS")
             if g:
-                notes.append(f"{g} graph replays (cuGraphLaunch) not counted")
+                counted = sum(int(e.get("replays", 0) or 0) for e in disc.log.graphs)
+                glaunch = sum(int(s.get("graph_launches", 0) or 0) for s in disc.log.summaries)
+                notes.append(f"graph replays {counted} counted of {g}; kernel launches by replays "
+                             f"{glaunch} counted of {gk}")
+                if str(counted) != g or str(glaunch) != gk:
+                    all_ok = False
+                    notes.insert(0, "REPLAY COUNT MISMATCH")
         window = stdout_value(disc.stdout, "SHIM_WINDOW")
         if window is not None and seen is not None:
             # The program counted launches in a window (torch.profiler): compare the
@@ -440,6 +448,46 @@ def cmd_report(work):
             if not ok or benched:
                 all_ok = False
             w(f"| {esc(name)} | {len(benched)} | {verified} | {rew_s} | {ptime} | {esc(text)} |")
+        w("")
+    graph_progs = [p for p in progs if p[1] == "graph"]
+    if graph_progs:
+        w("## Graphs: replays from the on-disk cache")
+        w("")
+        w("saxpy.cu's kernel and arguments in graphs (graph_explicit: cudaGraphAddKernelNode and a child "
+          "graph; graph_captured: stream capture), run with `XMATUNE_MODE=replay` and the cache saxpy's "
+          "tune run wrote. *trusted*: `XMATUNE_CACHE_VERIFY=0`; *verify*: the default, under which a graph "
+          "node never gets a winner not yet verified in its process. *Nodes rewritten*: explicit kernel "
+          "nodes given the winner (graph_explicit), or captured launches rewritten (graph_captured). "
+          "*Replay time*: median per replay of the one-node graph (one saxpy kernel), against saxpy's own "
+          "median per launch without the shim and in its replay run (the tuned kernel).")
+        w("")
+        w("| program | cache | replays counted | kernel launches by replays | nodes rewritten | replay time "
+          "| saxpy: no shim / tuned | outputs identical | note |")
+        w("| --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- |")
+        sb, sr = Run(work, "saxpy", "base"), Run(work, "saxpy", "replay")
+        for name, kind, how, policy in graph_progs:
+            base = Run(work, name, "base")
+            for mode, label in (("replay", "trusted"), ("replayv", "verify")):
+                r = Run(work, name, mode)
+                ok, text = compare(base, r, how)
+                note = r.failure() or ""
+                counted = sum(int(e.get("replays", 0) or 0) for e in r.log.graphs)
+                glaunch = sum(int(s.get("graph_launches", 0) or 0) for s in r.log.summaries)
+                if name == "graph_captured":
+                    rew = r.log.rewritten()
+                    rew_s = "—" if rew is None else f"{rew}/{r.log.launches()}"
+                else:
+                    gn = sum(int(s.get("graph_nodes", 0) or 0) for s in r.log.summaries)
+                    gr = sum(int(s.get("graph_nodes_rewritten", 0) or 0) for s in r.log.summaries)
+                    rew_s = f"{gr}/{gn}"
+                whys = sorted({e.get("why", "?") for e in r.log.graph_nodes})
+                if whys:
+                    note = "; ".join([note] + [f"untuned: {x}" for x in whys] if note else [f"untuned: {x}" for x in whys])
+                g = stdout_value(base.stdout, "GRAPH_REPLAYS")
+                if not ok or str(counted) != str(g):
+                    all_ok = False
+                w(f"| {esc(name)} | {label} | {counted} of {g or '—'} | {glaunch} | {rew_s} | {fmt_ms(r.time_ms)} "
+                  f"| {fmt_ms(sb.time_ms)} / {fmt_ms(sr.time_ms)} | {esc(text)} | {esc(note)} |")
         w("")
     w(f"Overall: {'every row identical with matching counts' if all_ok else 'SEE ROWS ABOVE: not all identical/matching'}.")
     print("\n".join(lines))

@@ -17,7 +17,8 @@
  * loaded; ITERATIONS is the number of cycles), forkexec (fork while tuning, the child
  * execs this program's saxpy scenario), saxpy (the tuning workhorse: one poorly launched
  * saxpy, repeated), sizes (saxpy over 40 sizes, one grid), optin (a kernel opted into
- * more than 48 KiB of dynamic shared memory). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
+ * more than 48 KiB of dynamic shared memory), graph (graphs built node by node, updated
+ * and replayed). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
  * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
  * prints file:line and the error, and exits 1.
  */
@@ -37,6 +38,12 @@
 typedef CUresult (*pfn_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, unsigned, CUstream, void **, void **);
 typedef CUresult (*pfn_launch_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
+typedef CUresult (*pfn_add_v2)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                               const CUDA_KERNEL_NODE_PARAMS_v2 *);
+typedef CUresult (*pfn_add_v1)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                               const CUDA_KERNEL_NODE_PARAMS_v1 *);
+typedef CUresult (*pfn_xset_v1)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1 *);
+typedef CUresult (*pfn_inst_v1)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
 typedef CUresult (*pfn_coop)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void **);
 
@@ -67,7 +74,19 @@ typedef CUresult (*pfn_coop)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                                       unsigned, CUlibraryOption *, void **, unsigned))             \
     X(cuLibraryGetKernel, CUresult (*)(CUkernel *, CUlibrary, const char *))                       \
     X(cuLibraryUnload, CUresult (*)(CUlibrary))                                                    \
-    X(cuFuncSetAttribute, CUresult (*)(CUfunction, CUfunction_attribute, int))
+    X(cuFuncSetAttribute, CUresult (*)(CUfunction, CUfunction_attribute, int))                     \
+    X(cuGraphCreate, CUresult (*)(CUgraph *, unsigned))                                            \
+    X(cuGraphAddKernelNode, pfn_add_v2)                                                            \
+    X(cuGraphKernelNodeSetParams, CUresult (*)(CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *))   \
+    X(cuGraphExecKernelNodeSetParams,                                                              \
+      CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *))                  \
+    X(cuGraphAddChildGraphNode,                                                                    \
+      CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph))                  \
+    X(cuGraphExecUpdate, CUresult (*)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *))        \
+    X(cuGraphInstantiateWithParams,                                                                \
+      CUresult (*)(CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *))                       \
+    X(cuGraphExecDestroy, CUresult (*)(CUgraphExec))                                               \
+    X(cuGraphDestroy, CUresult (*)(CUgraph))
 
 static struct {
 #define FIELD(name, type) __typeof__(type) name;
@@ -77,6 +96,10 @@ static struct {
     pfn_launch launch_ptsz; /* per-thread default stream */
     pfn_launch_ex launch_ex;
     pfn_coop coop;
+    /* the older variants of the graph calls (CUDA_KERNEL_NODE_PARAMS_v1, 5 arguments) */
+    pfn_add_v1 add_v1;
+    pfn_xset_v1 xset_v1;
+    pfn_inst_v1 inst_v1;
 } cu;
 
 static int linked_build;
@@ -130,6 +153,25 @@ static void load_api(void)
     cu.cuLibraryGetKernel = cuLibraryGetKernel;
     cu.cuLibraryUnload = cuLibraryUnload;
     cu.cuFuncSetAttribute = cuFuncSetAttribute;
+    cu.cuGraphCreate = cuGraphCreate;
+    cu.cuGraphAddKernelNode = cuGraphAddKernelNode_v2;
+    cu.cuGraphKernelNodeSetParams = cuGraphKernelNodeSetParams_v2;
+    cu.cuGraphExecKernelNodeSetParams = cuGraphExecKernelNodeSetParams_v2;
+    cu.cuGraphAddChildGraphNode = cuGraphAddChildGraphNode;
+    cu.cuGraphExecUpdate = cuGraphExecUpdate_v2;
+    cu.cuGraphInstantiateWithParams = cuGraphInstantiateWithParams;
+    cu.cuGraphExecDestroy = cuGraphExecDestroy;
+    cu.cuGraphDestroy = cuGraphDestroy;
+    /* cuda.h renames these to their newest variants: the old symbols by their names. */
+    extern CUresult add_v1(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                           const CUDA_KERNEL_NODE_PARAMS_v1 *) __asm__("cuGraphAddKernelNode");
+    extern CUresult xset_v1(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1 *) __asm__(
+        "cuGraphExecKernelNodeSetParams");
+    extern CUresult inst_v1(CUgraphExec *, CUgraph, CUgraphNode *, char *,
+                            size_t) __asm__("cuGraphInstantiate");
+    cu.add_v1 = add_v1;
+    cu.xset_v1 = xset_v1;
+    cu.inst_v1 = inst_v1;
     cu.launch = cuLaunchKernel;
     cu.launch_ex = cuLaunchKernelEx;
     cu.coop = cuLaunchCooperativeKernel;
@@ -174,6 +216,10 @@ static void load_api(void)
               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st));
     CHECK(gp1("cuLaunchKernelEx", (void **)&cu.launch_ex, 12000, 0));
     CHECK(gp2("cuLaunchCooperativeKernel", (void **)&cu.coop, 12000, 0, &st));
+    /* The graph calls' older variants, by version as a program built with CUDA 11 asks. */
+    CHECK(gp2("cuGraphAddKernelNode", (void **)&cu.add_v1, 11080, 0, &st));
+    CHECK(gp2("cuGraphExecKernelNodeSetParams", (void **)&cu.xset_v1, 11080, 0, &st));
+    CHECK(gp2("cuGraphInstantiate", (void **)&cu.inst_v1, 11080, 0, &st));
     if (l0 != l1) {
         fprintf(stderr, "flags 0 and 1 gave different cuLaunchKernel variants\n");
         exit(1);
@@ -279,6 +325,7 @@ static void launch(pfn_launch fn, CUfunction f, unsigned gx, unsigned gy, unsign
 /* ---- scenarios ----------------------------------------------------------------------- */
 
 static int iterations = 3;
+static const char *scenario_arg = ""; /* argv[4], for the scenarios that take one */
 
 /* saxpy launched poorly (4 blocks of 32), again and again: in place, so every launch
  * depends on the last one's result. */
@@ -613,6 +660,123 @@ static void scenario_capture(void)
     dump(y, (size_t)n * 4);
 }
 
+static CUDA_KERNEL_NODE_PARAMS_v2 node_params(CUfunction f, unsigned gx, unsigned bx,
+                                              unsigned shared, void **params)
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    memset(&p, 0, sizeof p);
+    p.func = f;
+    p.gridDimX = gx;
+    p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = bx;
+    p.blockDimY = p.blockDimZ = 1;
+    p.sharedMemBytes = shared;
+    p.kernelParams = params;
+    return p;
+}
+
+/* Graphs built node by node (no capture), replayed ITERATIONS times per phase. First,
+ * direct launches of saxpy (n = 1<<14) and chunk_scale (its tile size an argument): in
+ * tune mode their keys get winners here. Graph g: saxpy with that key (a _v1 node),
+ * saxpy with a key never launched directly (n = 1<<13), chunk_scale with its key (in
+ * app_rt a CUkernel in `kern`, func NULL), smem_rev (no policy), and a child graph of
+ * saxpy and vecadd. Replays; then a graph node's parameters set and the executable graph
+ * updated (cuGraphExecUpdate_v2); replays; then an executable node's parameters set
+ * (_v1) and replays; a second executable graph from the 5-argument cuGraphInstantiate,
+ * replayed once. With argument "nodirect" the direct launches are left out (winners
+ * can then only come from the on-disk cache). Prints GRAPH_REPLAYS and GRAPH_KERNELS (kernels the
+ * replays ran). */
+static void scenario_graph(void)
+{
+    int n1 = 1 << 14, n2 = 1 << 13, nc = 1 << 12, nv = 3000, s_ = 3, items = 1;
+    float a1 = 1.5f, a2 = -0.5f, a3 = 0.25f, sc = 1.0001f;
+    CUdeviceptr x1 = upload((size_t)n1, 31), y1 = upload((size_t)n1, 32);
+    CUdeviceptr x2 = upload((size_t)n2, 33), y2 = upload((size_t)n2, 34);
+    CUdeviceptr yc = upload((size_t)nc, 35);
+    CUdeviceptr va = upload((size_t)nv, 36), vb = upload((size_t)nv, 37),
+                vo = upload((size_t)nv, 38);
+    CUdeviceptr ri = upload(4096, 39), ro = upload(4096, 40);
+    CUfunction saxpy = kernel("_Z5saxpyifPKfPf"), cs = kernel("_Z11chunk_scalePfifi"),
+               vecadd = kernel("vecadd"), sr = kernel("_Z8smem_revPKfPfi");
+    (void)s_;
+    void *p1[] = {&n1, &a1, &x1, &y1};
+    void *p2[] = {&n2, &a2, &x2, &y2};
+    void *pc[] = {&yc, &nc, &sc, &items};
+    void *pv[] = {&va, &vb, &vo, &nv};
+    int nr = 4096;
+    void *pr[] = {&ri, &ro, &nr};
+    for (int i = 0; i < 2 && strcmp(scenario_arg, "nodirect") != 0; i++) {
+        launch(cu.launch, saxpy, 4, 1, 32, 1, 0, NULL, p1);
+        launch(cu.launch, cs, (unsigned)nc / 64, 1, 64, 1, 0, NULL, pc);
+    }
+    CHECK(cu.cuCtxSynchronize());
+
+    CUgraph g, child;
+    CUgraphNode nd[5], cn[2];
+    CHECK(cu.cuGraphCreate(&g, 0));
+    CUDA_KERNEL_NODE_PARAMS_v2 q = node_params(saxpy, 4, 32, 0, p1);
+    CHECK(cu.add_v1(&nd[0], g, NULL, 0, (const CUDA_KERNEL_NODE_PARAMS_v1 *)&q));
+    q = node_params(saxpy, 4, 32, 0, p2);
+    CHECK(cu.cuGraphAddKernelNode(&nd[1], g, &nd[0], 1, &q));
+    q = node_params(cs, (unsigned)nc / 64, 64, 0, pc);
+    if (!linked_build) { /* the runtime's way: the CUkernel, no CUfunction */
+        q.kern = (CUkernel)cs;
+        q.func = NULL;
+    }
+    CHECK(cu.cuGraphAddKernelNode(&nd[2], g, &nd[1], 1, &q));
+    q = node_params(sr, 4096 / 256, 256, 1024, pr);
+    CHECK(cu.cuGraphAddKernelNode(&nd[3], g, NULL, 0, &q));
+    CHECK(cu.cuGraphCreate(&child, 0));
+    q = node_params(saxpy, 4, 32, 0, p1);
+    CHECK(cu.cuGraphAddKernelNode(&cn[0], child, NULL, 0, &q));
+    q = node_params(vecadd, (unsigned)(nv + 127) / 128, 128, 0, pv);
+    CHECK(cu.cuGraphAddKernelNode(&cn[1], child, &cn[0], 1, &q));
+    CHECK(cu.cuGraphAddChildGraphNode(&nd[4], g, &nd[2], 1, child));
+    const int kernels = 6; /* 4 nodes + the child's 2 */
+
+    CUgraphExec x;
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip;
+    memset(&ip, 0, sizeof ip);
+    CHECK(cu.cuGraphInstantiateWithParams(&x, g, &ip));
+    CUstream st;
+    CHECK(cu.cuStreamCreate(&st, 0));
+    int replays = 0;
+    for (int i = 0; i < iterations; i++, replays++)
+        CHECK(cu.cuGraphLaunch(x, st));
+    /* Phase 2: node 1's scale changes in the graph, the executable graph is updated. */
+    q = node_params(saxpy, 4, 32, 0, p2);
+    a2 = 0.75f;
+    CHECK(cu.cuGraphKernelNodeSetParams(nd[1], &q));
+    CUgraphExecUpdateResultInfo info;
+    CHECK(cu.cuGraphExecUpdate(x, g, &info));
+    for (int i = 0; i < iterations; i++, replays++)
+        CHECK(cu.cuGraphLaunch(x, st));
+    /* Phase 3: node 0 of the executable graph gets another scale (_v1). */
+    a1 = a3;
+    q = node_params(saxpy, 4, 32, 0, p1);
+    CHECK(cu.xset_v1(x, nd[0], (const CUDA_KERNEL_NODE_PARAMS_v1 *)&q));
+    for (int i = 0; i < iterations; i++, replays++)
+        CHECK(cu.cuGraphLaunch(x, st));
+    CHECK(cu.cuStreamSynchronize(st));
+    CHECK(cu.cuGraphExecDestroy(x));
+    /* A second executable graph of g, from the 5-argument instantiate. */
+    char logbuf[64];
+    CHECK(cu.inst_v1(&x, g, NULL, logbuf, sizeof logbuf));
+    CHECK(cu.cuGraphLaunch(x, st));
+    replays++;
+    CHECK(cu.cuStreamSynchronize(st));
+    CHECK(cu.cuGraphExecDestroy(x));
+    CHECK(cu.cuGraphDestroy(child));
+    CHECK(cu.cuGraphDestroy(g));
+    CHECK(cu.cuStreamDestroy(st));
+    dump(y1, (size_t)n1 * 4);
+    dump(y2, (size_t)n2 * 4);
+    dump(yc, (size_t)nc * 4);
+    dump(vo, (size_t)nv * 4);
+    dump(ro, 4096 * 4);
+    printf("GRAPH_REPLAYS %d\nGRAPH_KERNELS %d\n", replays, replays * kernels);
+}
+
 /* Unload and load again: the driver hands out the same handle values for other
  * kernels; the shim must not take one for the other. */
 static void scenario_unload(void)
@@ -708,12 +872,13 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(
             stderr,
-            "usage: %s basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes OUT "
+            "usage: %s basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|graph OUT "
             "[ITERATIONS]\n",
             argv[0]);
         return 2;
     }
     if (argc > 3) iterations = atoi(argv[3]);
+    if (argc > 4) scenario_arg = argv[4];
     out = fopen(argv[2], "wb");
     if (!out) {
         perror(argv[2]);
@@ -748,6 +913,8 @@ int main(int argc, char **argv)
         scenario_unload();
     else if (!strcmp(sc, "churn"))
         scenario_churn();
+    else if (!strcmp(sc, "graph"))
+        scenario_graph();
     else if (!strcmp(sc, "forkexec"))
         scenario_forkexec(ctx, argv[2]);
     else {

@@ -1637,6 +1637,170 @@ def discover_records_argument_values():
     expect(tune_events(t, "saxpy"), "saxpy not tuned")
 
 
+# ---------------------------------------------------------------- CUDA graphs (issue 15)
+
+GRAPH_SAXPY, GRAPH_CS = "_Z5saxpyifPKfPf", "_Z11chunk_scalePfifi"
+
+
+def graph_summaries(r):
+    """kernel_summary events by mangled name (one device)."""
+    return {e["kernel"]: e for e in r.events("kernel_summary")}
+
+
+def replayed(r, kernel):
+    """(grid, block, shared) of every launch of a kernel that a graph replay ran."""
+    res = []
+    for line in r.trace:
+        f = line.split()
+        if f[0] != kernel or not line.endswith(" replay"):
+            continue
+        d = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+        res.append((tuple(map(int, d["grid"].split(","))), tuple(map(int, d["block"].split(","))),
+                    int(d["shared"])))
+    return res
+
+
+def graph_counts_ok(r, what, every_kernel=True):
+    """Replays counted per kernel, apart from direct launches, in the log and the table
+    (tune mode reports the kernels a policy names: smem_rev has none)."""
+    R, K = r.value("GRAPH_REPLAYS"), r.value("GRAPH_KERNELS")
+    expect(R and K, "%s: no GRAPH_ lines: %s" % (what, r.stdout))
+    s = graph_summaries(r)
+    nodes = {GRAPH_SAXPY: 3, GRAPH_CS: 1, "_Z8smem_revPKfPfi": 1, "vecadd": 1}
+    if not every_kernel:
+        del nodes["_Z8smem_revPKfPfi"]
+        K -= R
+    for k, n in nodes.items():
+        expect(k in s and s[k]["graph_launches"] == n * R,
+               "%s: %s replay launches %s, not %d" % (what, k, s.get(k, {}).get("graph_launches"), n * R))
+    expect(sum(e.get("graph_launches", 0) for e in s.values()) == K, "%s: replay launches" % what)
+    g = r.events("graphs")
+    expect(len(g) == 1 and g[0]["replays"] == R and g[0]["unseen_replays"] == 0, "%s: %r" % (what, g))
+    expect("graph replays: %d counted" % R in r.stderr, "%s: no graph line: %s" % (what, r.stderr))
+
+
+@case
+def graph_discover_counts_replays():
+    for app in ("rt", "linked"):
+        base = run(app, "graph", shim=False)
+        ok(base, "without the shim")
+        d = run(app, "graph", env={"XMATUNE_MODE": "discover"})
+        ok(d, "discover")
+        same_output(base, d, "%s graph discover" % app)
+        saw_every_launch(d, "%s graph discover" % app)
+        graph_counts_ok(d, "%s discover" % app)
+        s = graph_summaries(d)
+        expect(s[GRAPH_SAXPY]["launches"] == 2 and s["vecadd"]["launches"] == 0, s)
+        # a kernel seen only in graphs still has its kernel event and its table line
+        expect(any(e["kernel"] == "vecadd" for e in d.events("kernel")), "no kernel event for vecadd")
+        expect(re.search(r"^xmatune: +0 +%d +0 +0 .*vecadd$" % d.value("GRAPH_REPLAYS"), d.stderr, re.M),
+               d.stderr)
+
+
+@case
+def graph_nodes_get_known_winners():
+    for app in ("rt", "linked"):
+        base, t = tuned(app, "graph")
+        same_output(base, t, "%s graph tune" % app)
+        graph_counts_ok(t, "%s tune" % app, every_kernel=False)
+        # only the two keys launched directly were tuned: never at node-add time
+        tunes = t.events("tune")
+        expect(sorted(e["kernel"] for e in tunes) == [GRAPH_CS, GRAPH_SAXPY], [e["kernel"] for e in tunes])
+        win = {e["kernel"]: e["winner"] for e in tunes}
+        direct = traced(t, GRAPH_SAXPY)
+        expect(direct[-1][1][0] == win[GRAPH_SAXPY]["block"][0], "direct %r, winner %r" % (direct, win))
+        R = t.value("GRAPH_REPLAYS")
+        rs = replayed(t, GRAPH_SAXPY)
+        # per replay: two nodes of the tuned key (n = 1<<14) run the winner exactly as a
+        # direct launch does; the n = 1<<13 node keeps the program's <<<4, 32>>>
+        expect(rs.count(direct[-1]) == 2 * R and rs.count(((4, 1, 1), (32, 1, 1), 0)) == R, rs)
+        cs = replayed(t, GRAPH_CS)
+        expect(cs == [traced(t, GRAPH_CS)[-1]] * R and cs[0][1][0] == win[GRAPH_CS]["block"][0], cs)
+        s = graph_summaries(t)
+        sx = s[GRAPH_SAXPY]
+        expect((sx["graph_nodes"], sx["graph_nodes_rewritten"], sx["graph_nodes_untuned"]) == (5, 3, 2), sx)
+        expect(s[GRAPH_CS]["graph_nodes_rewritten"] == 1 and s["vecadd"]["graph_nodes_untuned"] == 1, s)
+        # one graph_node event per untuned key: saxpy n = 1<<13 (added, then set), vecadd
+        ev = [(e["kernel"], e["key"]) for e in t.events("graph_node")]
+        expect(sorted(ev) == sorted([(GRAPH_SAXPY, "x.shape=(8192,)"), ("vecadd", "n=3000")]), ev)
+        expect(re.search(r"3/5  saxpy.*\[in a graph, not tuned\]", t.stderr), t.stderr)
+        logf = os.path.join(WORK, "graph-report-%s.jsonl" % app)
+        with open(logf, "w") as f:
+            f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
+        p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+        expect(p.returncode == 0 and re.search(r"\| saxpy.*\| %d \| 3/5 rewritten; in a graph, not tuned \|"
+                                               % (3 * R), p.stdout), p.stdout)
+
+
+@case
+def graph_nodes_from_disk_cache():
+    cache = os.path.join(WORK, "graph.cache.jsonl")
+    if os.path.exists(cache):
+        os.remove(cache)
+    base = run("rt", "graph", shim=False, args=["nodirect"])
+    ok(base, "without the shim")
+    # tune mode, no cache, no direct launch: nothing is tuned, every node keeps its config
+    t0 = run("rt", "graph", env={"XMATUNE_POLICY": POLICIES}, args=["nodirect"])
+    ok(t0, "tune, no winner")
+    same_output(base, t0, "no winner")
+    expect(not t0.events("tune"), "tuned at node-add time: %r" % t0.events("tune"))
+    expect(graph_summaries(t0)[GRAPH_SAXPY]["graph_nodes_rewritten"] == 0, t0.events("kernel_summary"))
+    expect(all(e["why"] == "its key has no winner yet" for e in t0.events("graph_node")), t0.events("graph_node"))
+    # a direct-launch run writes the cache
+    t = run("rt", "graph", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache})
+    ok(t, "tune writes the cache")
+    tuned_blocks = {e["kernel"]: e["winner"]["block"][0] for e in t.events("tune")}
+    # replay, trusted cache: the nodes get the winners from the disk
+    r = run("rt", "graph", env={"XMATUNE_MODE": "replay", "XMATUNE_POLICY": POLICIES,
+                                "XMATUNE_CACHE": cache, "XMATUNE_CACHE_VERIFY": "0"}, args=["nodirect"])
+    ok(r, "replay from the cache")
+    same_output(base, r, "replay from the cache")
+    s = graph_summaries(r)
+    expect(s[GRAPH_SAXPY]["graph_nodes_rewritten"] == 3 and s[GRAPH_CS]["graph_nodes_rewritten"] == 1, s)
+    R = r.value("GRAPH_REPLAYS")
+    blocks = [b[0] for _, b, _ in replayed(r, GRAPH_SAXPY)]
+    expect(blocks.count(tuned_blocks[GRAPH_SAXPY]) == 2 * R, (blocks, tuned_blocks))
+    expect(not r.events("tune"), "replay ran a session: %r" % r.events("tune"))
+    # replay, cache verified (the default): a winner not yet verified here is not used
+    v = run("rt", "graph", env={"XMATUNE_MODE": "replay", "XMATUNE_POLICY": POLICIES,
+                                "XMATUNE_CACHE": cache}, args=["nodirect"])
+    ok(v, "replay, verify")
+    same_output(base, v, "replay, verify")
+    s = graph_summaries(v)
+    expect(s[GRAPH_SAXPY]["graph_nodes_rewritten"] == 0, s)
+    expect(any("not verified" in e["why"] for e in v.events("graph_node")), v.events("graph_node"))
+
+
+@case
+def graph_fault_injection():
+    for app in ("rt", "linked"):
+        base = run(app, "graph", shim=False)
+        env = {"XMATUNE_POLICY": POLICIES}
+        # The shim's own queries failing: the program runs as made, its results intact.
+        for f in ("cuGraphGetNodes:0", "cuGraphGetNodes:2", "cuGraphNodeGetType:0", "cuGraphNodeGetType:3",
+                  "cuGraphKernelNodeGetParams_v2:0", "cuGraphChildGraphNodeGetGraph:0"):
+            for mode in ("tune", "discover"):
+                t = run(app, "graph", env=dict(env, XMATUNE_MODE=mode, SIMCUDA_FAIL=f + ":CUDA_ERROR_INVALID_VALUE"))
+                ok(t, "%s %s %s" % (app, mode, f))
+                same_output(base, t, "%s %s %s" % (app, mode, f))
+                saw_every_launch(t, "%s %s" % (app, f))
+        # The driver refusing a node with the winner's config: the program's own goes in.
+        for f in ("cuGraphAddKernelNode:1", "cuGraphAddKernelNode:3", "cuGraphExecKernelNodeSetParams:1"):
+            t = run(app, "graph", env=dict(env, SIMCUDA_FAIL=f + ":CUDA_ERROR_INVALID_VALUE"))
+            ok(t, "%s %s" % (app, f))
+            same_output(base, t, "%s %s" % (app, f))
+            expect("refused a graph kernel node" in t.stderr, t.stderr)
+        # The program's own graph calls failing: it sees exactly the error it would alone.
+        for f in ("cuGraphInstantiateWithParams:1", "cuGraphExecUpdate:1", "cuGraphLaunch:2",
+                  "cuGraphExecDestroy:1", "cuGraphKernelNodeSetParams:1", "cuGraphAddKernelNode:2"):
+            e = {"SIMCUDA_FAIL": f + ":CUDA_ERROR_OUT_OF_MEMORY"}
+            b = run(app, "graph", shim=False, env=e)
+            t = run(app, "graph", env=dict(env, **e))
+            expect(b.rc == 1 and t.rc == 1, "%s %s: rc %d / %d" % (app, f, b.rc, t.rc))
+            err = [l for l in b.stderr.splitlines() if "failed" in l]
+            expect(err and err[0] in t.stderr, "%s %s: %s / %s" % (app, f, b.stderr, t.stderr))
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))

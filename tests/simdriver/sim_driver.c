@@ -407,24 +407,36 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 #define GRAPH_MAGIC 0x47524150u
 #define GEXEC_MAGIC 0x47455845u
 
-enum { NODE_KERNEL, NODE_MEMCPY, NODE_MEMSET, NODE_EVENT };
+#define NODE_MAGIC 0x4e4f4445u
+#define GCHILD_MAGIC 0x4743484cu
+
+enum { NODE_KERNEL, NODE_MEMCPY, NODE_MEMSET, NODE_EVENT, NODE_CHILD };
 typedef struct simevent simevent;
-typedef struct {
+typedef struct simgraph simgraph;
+typedef struct simnode {
+    uint32_t magic; /* NODE_MAGIC while the node exists: its address is its CUgraphNode */
     int kind;
     sim_launch_rec k;
+    void *func, *kern; /* kernel nodes: the handles it was given (GetParams returns them) */
+    CUcontext ctx;
+    void *argp[SIMK_MAXP]; /* GetParams' kernelParams: pointers into k.params */
     void *dst;
     const void *src;
     size_t bytes; /* memcpy bytes, or memset element count */
     unsigned val, elsz;
     simevent *ev;
+    simgraph *child;            /* NODE_CHILD: its own copy of the child graph */
+    const struct simnode *orig; /* in an executable graph: the graph's node it copies */
 } simnode;
 
-typedef struct simgraph {
+/* A graph's nodes are allocated one by one, so that a node's address (its handle) stays
+ * valid while the graph grows. */
+struct simgraph {
     uint32_t magic;
     int n, cap;
-    simnode *nodes;
+    simnode **nodes;
     struct simgraph *next;
-} simgraph;
+};
 
 struct simstream {
     uint32_t magic;
@@ -914,17 +926,31 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s)
     return free_async(p, s, 1);
 }
 
-static CUresult graph_add_locked(simgraph *g, const simnode *n)
+static void graph_free(simgraph *g);
+
+/* Appends a copy of n to g; *out (if not NULL) is the new node. */
+static CUresult graph_add_node_locked(simgraph *g, const simnode *n, simnode **out)
 {
     if (g->n == g->cap) {
         int cap = g->cap ? g->cap * 2 : 16;
-        simnode *nn = realloc(g->nodes, (size_t)cap * sizeof *nn);
+        simnode **nn = realloc(g->nodes, (size_t)cap * sizeof *nn);
         if (!nn) return CUDA_ERROR_OUT_OF_MEMORY;
         g->nodes = nn;
         g->cap = cap;
     }
-    g->nodes[g->n++] = *n;
+    simnode *c = malloc(sizeof *c);
+    if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
+    *c = *n;
+    c->magic = NODE_MAGIC;
+    for (int i = 0; i < SIMK_MAXP; i++)
+        c->argp[i] = c->k.k && i < c->k.k->nparams ? c->k.params + c->k.k->off[i] : NULL;
+    g->nodes[g->n++] = c;
+    if (out) *out = c;
     return CUDA_SUCCESS;
+}
+static CUresult graph_add_locked(simgraph *g, const simnode *n)
+{
+    return graph_add_node_locked(g, n, NULL);
 }
 
 /* Virtual time of a copy or memset: 500 ns plus 1 ns per KB. */
@@ -1208,7 +1234,13 @@ static void uncapture_locked(simstream *s)
 static void graph_free(simgraph *g)
 {
     if (!g) return;
+    for (int i = 0; i < g->n; i++) {
+        if (g->nodes[i]->kind == NODE_CHILD) graph_free(g->nodes[i]->child);
+        g->nodes[i]->magic = 0;
+        free(g->nodes[i]);
+    }
     free(g->nodes);
+    g->magic = 0;
     free(g);
 }
 
@@ -1645,36 +1677,466 @@ CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
 
 /* ------------------------------------------------------------------ graphs */
 
-static simgraph *find_graph_locked(void *h, uint32_t magic)
+/* Graphs run their nodes one after another, in the order they were added (dependencies
+ * are accepted and not needed: a stream is sequential anyway). A child graph node owns a
+ * copy of the child graph (cuGraphChildGraphNodeGetGraph hands out that copy, as the real
+ * driver does); an executable graph is a deep copy whose nodes remember the graph node
+ * they came from, for cuGraphExecKernelNodeSetParams and cuGraphExecUpdate. */
+
+static simgraph *graph_in_locked(simgraph *g, const void *h, uint32_t magic)
 {
-    for (simgraph *g = g_graphs; g; g = g->next)
-        if (g == (simgraph *)h && g->magic == magic) return g;
+    if (g == (const simgraph *)h && g->magic == magic) return g;
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i]->kind == NODE_CHILD) {
+            simgraph *c = graph_in_locked(g->nodes[i]->child, h, magic);
+            if (c) return c;
+        }
+    return NULL;
+}
+static simgraph *find_graph_locked(const void *h, uint32_t magic)
+{
+    if (!h) return NULL;
+    for (simgraph *g = g_graphs; g; g = g->next) {
+        if (g == (const simgraph *)h && g->magic == magic) return g;
+        if (magic == GRAPH_MAGIC && g->magic == GRAPH_MAGIC) {
+            simgraph *c = graph_in_locked(g, h, magic);
+            if (c) return c;
+        }
+    }
     return NULL;
 }
 
-CUresult cuGraphInstantiateWithFlags(CUgraphExec *pexec, CUgraph hg, unsigned long long flags)
+/* A node of a (non-executable) graph, searched through child graphs too. */
+static simnode *node_in_locked(simgraph *g, const void *h)
 {
-    SIM_ENTER(cuGraphInstantiateWithFlags);
-    (void)flags;
+    for (int i = 0; i < g->n; i++) {
+        simnode *n = g->nodes[i];
+        if (n == (const simnode *)h) return n->magic == NODE_MAGIC ? n : NULL;
+        if (n->kind == NODE_CHILD) {
+            simnode *c = node_in_locked(n->child, h);
+            if (c) return c;
+        }
+    }
+    return NULL;
+}
+static simnode *find_node_locked(const void *h)
+{
+    if (!h) return NULL;
+    for (simgraph *g = g_graphs; g; g = g->next)
+        if (g->magic == GRAPH_MAGIC) {
+            simnode *n = node_in_locked(g, h);
+            if (n) return n;
+        }
+    return NULL;
+}
+
+/* The node of executable graph x that copies graph node orig. */
+static simnode *exec_node_locked(simgraph *x, const simnode *orig)
+{
+    for (int i = 0; i < x->n; i++) {
+        simnode *n = x->nodes[i];
+        if (n->orig == orig) return n;
+        if (n->kind == NODE_CHILD) {
+            simnode *c = exec_node_locked(n->child, orig);
+            if (c) return c;
+        }
+    }
+    return NULL;
+}
+
+/* A deep copy of g with magic `magic` (children: GRAPH_MAGIC in graphs, GCHILD_MAGIC in
+ * executables); exec: its nodes remember their originals. NULL when out of memory. */
+static simgraph *clone_locked(const simgraph *g, uint32_t magic, int exec)
+{
+    simgraph *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->magic = magic;
+    for (int i = 0; i < g->n; i++) {
+        simnode n = *g->nodes[i];
+        n.orig = exec ? g->nodes[i] : NULL;
+        if (n.kind == NODE_CHILD &&
+            !(n.child = clone_locked(n.child, exec ? GCHILD_MAGIC : GRAPH_MAGIC, exec))) {
+            graph_free(c);
+            return NULL;
+        }
+        if (graph_add_node_locked(c, &n, NULL) != CUDA_SUCCESS) {
+            if (n.kind == NODE_CHILD) graph_free(n.child);
+            graph_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+CUresult cuGraphCreate(CUgraph *pg, unsigned int flags)
+{
+    SIM_ENTER(cuGraphCreate);
+    if (!pg || flags) return CUDA_ERROR_INVALID_VALUE;
+    simgraph *g = calloc(1, sizeof *g);
+    if (!g) return CUDA_ERROR_OUT_OF_MEMORY;
+    g->magic = GRAPH_MAGIC;
+    pthread_mutex_lock(&sim_lock);
+    g->next = g_graphs;
+    g_graphs = g;
+    pthread_mutex_unlock(&sim_lock);
+    *pg = (CUgraph)g;
+    return CUDA_SUCCESS;
+}
+
+/* v2 is v1 with kern and ctx appended: v1 callers pass kern = NULL. */
+static CUresult kernel_node_rec_locked(simnode *n, const CUDA_KERNEL_NODE_PARAMS_v2 *p, int v2)
+{
+    void *kern = v2 ? (void *)p->kern : NULL;
+    CUfunction h = p->func ? p->func : (CUfunction)kern;
+    unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+    unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+    sim_launch_rec r;
+    CUresult rc =
+        sim_kernel_rec_locked(h, grid, block, p->sharedMemBytes, p->kernelParams, p->extra, &r);
+    if (rc != CUDA_SUCCESS) return rc;
+    n->kind = NODE_KERNEL;
+    n->k = r;
+    n->func = p->func;
+    n->kern = p->func ? NULL : kern;
+    n->ctx = v2 && !p->func ? p->ctx : NULL;
+    for (int i = 0; i < SIMK_MAXP; i++)
+        n->argp[i] = i < r.k->nparams ? n->k.params + r.k->off[i] : NULL;
+    return CUDA_SUCCESS;
+}
+
+static CUresult add_kernel_node(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t nd,
+                                const CUDA_KERNEL_NODE_PARAMS_v2 *p, int v2)
+{
+    if (!ph || !p || (nd && !deps)) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&sim_lock);
+    simgraph *g = find_graph_locked(hg, GRAPH_MAGIC);
+    simnode n;
+    memset(&n, 0, sizeof n);
+    CUresult rc = g ? kernel_node_rec_locked(&n, p, v2) : CUDA_ERROR_INVALID_VALUE;
+    simnode *made = NULL;
+    if (rc == CUDA_SUCCESS) rc = graph_add_node_locked(g, &n, &made);
+    if (rc == CUDA_SUCCESS) *ph = (CUgraphNode)made;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+CUresult cuGraphAddKernelNode(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t nd,
+                              const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+    SIM_ENTER(cuGraphAddKernelNode);
+    CUDA_KERNEL_NODE_PARAMS_v2 q;
+    memset(&q, 0, sizeof q);
+    if (p) memcpy(&q, p, sizeof *p);
+    return add_kernel_node(ph, g, deps, nd, p ? &q : NULL, 0);
+}
+CUresult cuGraphAddKernelNode_v2(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t nd,
+                                 const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    SIM_ENTER(cuGraphAddKernelNode_v2);
+    return add_kernel_node(ph, g, deps, nd, p, 1);
+}
+
+static void node_params(const simnode *n, CUDA_KERNEL_NODE_PARAMS_v2 *p, int v2)
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 q;
+    memset(&q, 0, sizeof q);
+    q.func = n->func;
+    q.gridDimX = n->k.grid[0];
+    q.gridDimY = n->k.grid[1];
+    q.gridDimZ = n->k.grid[2];
+    q.blockDimX = n->k.block[0];
+    q.blockDimY = n->k.block[1];
+    q.blockDimZ = n->k.block[2];
+    q.sharedMemBytes = n->k.shared;
+    q.kernelParams = (void **)n->argp;
+    q.kern = n->kern;
+    q.ctx = n->ctx;
+    memcpy(p, &q, v2 ? sizeof q : sizeof(CUDA_KERNEL_NODE_PARAMS_v1));
+}
+
+static CUresult get_params(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p, int v2)
+{
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simnode *n = find_node_locked(h);
+    CUresult rc = !n                       ? CUDA_ERROR_INVALID_HANDLE
+                  : n->kind != NODE_KERNEL ? CUDA_ERROR_INVALID_VALUE
+                                           : CUDA_SUCCESS;
+    if (rc == CUDA_SUCCESS) node_params(n, p, v2);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+CUresult cuGraphKernelNodeGetParams(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+    SIM_ENTER(cuGraphKernelNodeGetParams);
+    return get_params(n, (CUDA_KERNEL_NODE_PARAMS_v2 *)(void *)p, 0);
+}
+CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    SIM_ENTER(cuGraphKernelNodeGetParams_v2);
+    return get_params(n, p, 1);
+}
+
+/* Sets a kernel node's parameters: of a graph's node (x NULL), or of an executable
+ * graph's copy of it. */
+static CUresult set_params(CUgraphExec hx, CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 *p,
+                           int v2)
+{
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&sim_lock);
+    simnode *n = find_node_locked(h);
+    CUresult rc = CUDA_SUCCESS;
+    if (n && hx) {
+        simgraph *x = find_graph_locked(hx, GEXEC_MAGIC);
+        n = x ? exec_node_locked(x, n) : NULL;
+        if (!x) rc = CUDA_ERROR_INVALID_VALUE;
+    }
+    if (rc == CUDA_SUCCESS && !n) rc = CUDA_ERROR_INVALID_HANDLE;
+    if (rc == CUDA_SUCCESS && n->kind != NODE_KERNEL) rc = CUDA_ERROR_INVALID_VALUE;
+    simnode t;
+    if (rc == CUDA_SUCCESS) {
+        t = *n;
+        rc = kernel_node_rec_locked(&t, p, v2);
+    }
+    if (rc == CUDA_SUCCESS) *n = t;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+static CUresult set_v1(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 q;
+    memset(&q, 0, sizeof q);
+    if (p) memcpy(&q, p, sizeof *p);
+    return set_params(x, n, p ? &q : NULL, 0);
+}
+CUresult cuGraphKernelNodeSetParams(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+    SIM_ENTER(cuGraphKernelNodeSetParams);
+    return set_v1(NULL, n, p);
+}
+CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    SIM_ENTER(cuGraphKernelNodeSetParams_v2);
+    return set_params(NULL, n, p, 1);
+}
+CUresult cuGraphExecKernelNodeSetParams(CUgraphExec x, CUgraphNode n,
+                                        const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+    SIM_ENTER(cuGraphExecKernelNodeSetParams);
+    if (!x) return CUDA_ERROR_INVALID_VALUE;
+    return set_v1(x, n, p);
+}
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNode n,
+                                           const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    SIM_ENTER(cuGraphExecKernelNodeSetParams_v2);
+    if (!x) return CUDA_ERROR_INVALID_VALUE;
+    return set_params(x, n, p, 1);
+}
+
+CUresult cuGraphAddChildGraphNode(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t nd,
+                                  CUgraph child)
+{
+    SIM_ENTER(cuGraphAddChildGraphNode);
+    if (!ph || (nd && !deps)) return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&sim_lock);
+    simgraph *g = find_graph_locked(hg, GRAPH_MAGIC), *c = find_graph_locked(child, GRAPH_MAGIC);
+    simnode n;
+    memset(&n, 0, sizeof n);
+    n.kind = NODE_CHILD;
+    if (!g || !c || g == c)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!(n.child = clone_locked(c, GRAPH_MAGIC, 0)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    simnode *made = NULL;
+    if (rc == CUDA_SUCCESS && (rc = graph_add_node_locked(g, &n, &made)) != CUDA_SUCCESS)
+        graph_free(n.child);
+    if (rc == CUDA_SUCCESS) *ph = (CUgraphNode)made;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+
+CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode h, CUgraph *pg)
+{
+    SIM_ENTER(cuGraphChildGraphNodeGetGraph);
+    if (!pg) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simnode *n = find_node_locked(h);
+    CUresult rc = !n                      ? CUDA_ERROR_INVALID_HANDLE
+                  : n->kind != NODE_CHILD ? CUDA_ERROR_INVALID_VALUE
+                                          : CUDA_SUCCESS;
+    if (rc == CUDA_SUCCESS) *pg = (CUgraph)n->child;
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+
+CUresult cuGraphGetNodes(CUgraph hg, CUgraphNode *nodes, size_t *num)
+{
+    SIM_ENTER(cuGraphGetNodes);
+    if (!num) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_lock);
+    simgraph *g = find_graph_locked(hg, GRAPH_MAGIC);
+    if (g && !nodes) {
+        *num = (size_t)g->n;
+    } else if (g) {
+        size_t i;
+        for (i = 0; i < *num; i++)
+            nodes[i] = i < (size_t)g->n ? (CUgraphNode)g->nodes[i] : NULL;
+        if (*num > (size_t)g->n) *num = (size_t)g->n;
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphNodeGetType(CUgraphNode h, CUgraphNodeType *t)
+{
+    SIM_ENTER(cuGraphNodeGetType);
+    if (!t) return CUDA_ERROR_INVALID_VALUE;
+    static const CUgraphNodeType types[] = {
+        CU_GRAPH_NODE_TYPE_KERNEL, CU_GRAPH_NODE_TYPE_MEMCPY, CU_GRAPH_NODE_TYPE_MEMSET,
+        CU_GRAPH_NODE_TYPE_EVENT_RECORD, CU_GRAPH_NODE_TYPE_GRAPH};
+    pthread_mutex_lock(&sim_lock);
+    simnode *n = find_node_locked(h);
+    if (n) *t = types[n->kind];
+    pthread_mutex_unlock(&sim_lock);
+    return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult instantiate(CUgraphExec *pexec, CUgraph hg)
+{
     if (!pexec) return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = CUDA_SUCCESS;
     pthread_mutex_lock(&sim_lock);
     simgraph *g = find_graph_locked(hg, GRAPH_MAGIC);
-    simgraph *x = g ? calloc(1, sizeof *x) : NULL;
+    simgraph *x = g ? clone_locked(g, GEXEC_MAGIC, 1) : NULL;
     if (!g)
         rc = CUDA_ERROR_INVALID_VALUE;
     else if (!x)
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     else {
-        x->magic = GEXEC_MAGIC;
-        x->n = x->cap = g->n;
-        x->nodes = g->n ? malloc((size_t)g->n * sizeof *x->nodes) : NULL;
-        if (g->n) memcpy(x->nodes, g->nodes, (size_t)g->n * sizeof *x->nodes);
         x->next = g_graphs;
         g_graphs = x;
         *pexec = (CUgraphExec)x;
     }
     pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *pexec, CUgraph hg, unsigned long long flags)
+{
+    SIM_ENTER(cuGraphInstantiateWithFlags);
+    (void)flags;
+    return instantiate(pexec, hg);
+}
+CUresult cuGraphInstantiate(CUgraphExec *pexec, CUgraph g, CUgraphNode *err, char *log, size_t n)
+{
+    SIM_ENTER(cuGraphInstantiate);
+    (void)err;
+    if (log && n) log[0] = '\0';
+    return instantiate(pexec, g);
+}
+CUresult cuGraphInstantiate_v2(CUgraphExec *pexec, CUgraph g, CUgraphNode *err, char *log, size_t n)
+{
+    SIM_ENTER(cuGraphInstantiate_v2);
+    (void)err;
+    if (log && n) log[0] = '\0';
+    return instantiate(pexec, g);
+}
+static CUresult instantiate_params(CUgraphExec *pexec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = instantiate(pexec, g);
+    p->result_out =
+        rc == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+    p->hErrNode_out = NULL;
+    return rc;
+}
+CUresult cuGraphInstantiateWithParams(CUgraphExec *pexec, CUgraph g,
+                                      CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+    SIM_ENTER(cuGraphInstantiateWithParams);
+    return instantiate_params(pexec, g, p);
+}
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *pexec, CUgraph g,
+                                           CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+    SIM_ENTER(cuGraphInstantiateWithParams_ptsz);
+    return instantiate_params(pexec, g, p);
+}
+
+/* Same shape: the same number of nodes of the same kinds, child graphs alike. */
+static int same_topology(const simgraph *a, const simgraph *b)
+{
+    if (a->n != b->n) return 0;
+    for (int i = 0; i < a->n; i++) {
+        if (a->nodes[i]->kind != b->nodes[i]->kind) return 0;
+        if (a->nodes[i]->kind == NODE_CHILD &&
+            !same_topology(a->nodes[i]->child, b->nodes[i]->child))
+            return 0;
+    }
+    return 1;
+}
+/* Takes every node's parameters from g; x's nodes now stand for g's. */
+static void update_from(simgraph *x, const simgraph *g)
+{
+    for (int i = 0; i < x->n; i++) {
+        simnode *n = x->nodes[i];
+        simgraph *child = n->child;
+        *n = *g->nodes[i];
+        n->magic = NODE_MAGIC;
+        n->orig = g->nodes[i];
+        n->child = child;
+        for (int j = 0; j < SIMK_MAXP; j++)
+            n->argp[j] = n->k.k && j < n->k.k->nparams ? n->k.params + n->k.k->off[j] : NULL;
+        if (n->kind == NODE_CHILD) update_from(child, g->nodes[i]->child);
+    }
+}
+static CUresult exec_update(CUgraphExec hx, CUgraph hg, CUgraphExecUpdateResult *res)
+{
+    pthread_mutex_lock(&sim_lock);
+    simgraph *x = find_graph_locked(hx, GEXEC_MAGIC), *g = find_graph_locked(hg, GRAPH_MAGIC);
+    CUresult rc = CUDA_SUCCESS;
+    *res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    if (!x || !g) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        *res = CU_GRAPH_EXEC_UPDATE_ERROR;
+    } else if (!same_topology(x, g)) {
+        rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+        *res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    } else {
+        update_from(x, g);
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+CUresult cuGraphExecUpdate(CUgraphExec x, CUgraph g, CUgraphNode *err, CUgraphExecUpdateResult *res)
+{
+    SIM_ENTER(cuGraphExecUpdate);
+    if (!err || !res) return CUDA_ERROR_INVALID_VALUE;
+    *err = NULL;
+    return exec_update(x, g, res);
+}
+CUresult cuGraphExecUpdate_v2(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info)
+{
+    SIM_ENTER(cuGraphExecUpdate_v2);
+    if (!info) return CUDA_ERROR_INVALID_VALUE;
+    memset(info, 0, sizeof *info);
+    return exec_update(x, g, &info->result);
+}
+
+static CUresult run_graph_locked(simstream *s, const simgraph *x)
+{
+    CUresult rc = CUDA_SUCCESS;
+    for (int i = 0; i < x->n && rc == CUDA_SUCCESS; i++) {
+        const simnode *n = x->nodes[i];
+        if (n->kind == NODE_KERNEL)
+            rc = sim_execute_locked(s, &n->k, 1);
+        else if (n->kind == NODE_CHILD)
+            rc = run_graph_locked(s, n->child);
+        else
+            run_node_locked(s, n);
+    }
     return rc;
 }
 
@@ -1685,15 +2147,11 @@ static CUresult graph_launch(CUgraphExec hx, CUstream h, int ptsz)
     simgraph *x = find_graph_locked(hx, GEXEC_MAGIC);
     simstream *s = x ? sim_stream_locked(h, ptsz, &rc) : NULL;
     if (!x) rc = CUDA_ERROR_INVALID_VALUE;
-    if (s && s->capturing) rc = CUDA_ERROR_NOT_SUPPORTED; /* child graphs: not simulated */
+    if (s && s->capturing)
+        rc = CUDA_ERROR_NOT_SUPPORTED; /* a replay under capture: not simulated */
     if (s && rc == CUDA_SUCCESS) {
         g_graph_launches++;
-        for (int i = 0; i < x->n && rc == CUDA_SUCCESS; i++) {
-            if (x->nodes[i].kind == NODE_KERNEL)
-                rc = sim_execute_locked(s, &x->nodes[i].k, 1);
-            else
-                run_node_locked(s, &x->nodes[i]);
-        }
+        rc = run_graph_locked(s, x);
     }
     pthread_mutex_unlock(&sim_lock);
     return rc;
@@ -1712,7 +2170,9 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec x, CUstream s)
 static CUresult graph_destroy(void *h, uint32_t magic)
 {
     pthread_mutex_lock(&sim_lock);
-    simgraph *g = find_graph_locked(h, magic);
+    simgraph *g = NULL;
+    for (simgraph *t = g_graphs; t; t = t->next) /* top-level ones only */
+        if (t == (simgraph *)h && t->magic == magic) g = t;
     if (g) {
         unlink_graph_locked(g);
         graph_free(g);

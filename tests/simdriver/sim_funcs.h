@@ -146,7 +146,26 @@
     X("cuLaunchKernelEx", 11060, P, cuLaunchKernelEx_ptsz)                                         \
     X("cuLaunchCooperativeKernel", 9000, N, cuLaunchCooperativeKernel)                             \
     X("cuLaunchCooperativeKernel", 9000, P, cuLaunchCooperativeKernel_ptsz)                        \
+    X("cuGraphCreate", 10000, N, cuGraphCreate)                                                    \
+    X("cuGraphAddKernelNode", 10000, N, cuGraphAddKernelNode)                                      \
+    X("cuGraphAddKernelNode", 12000, N, cuGraphAddKernelNode_v2)                                   \
+    X("cuGraphKernelNodeGetParams", 10000, N, cuGraphKernelNodeGetParams)                          \
+    X("cuGraphKernelNodeGetParams", 12000, N, cuGraphKernelNodeGetParams_v2)                       \
+    X("cuGraphKernelNodeSetParams", 10000, N, cuGraphKernelNodeSetParams)                          \
+    X("cuGraphKernelNodeSetParams", 12000, N, cuGraphKernelNodeSetParams_v2)                       \
+    X("cuGraphExecKernelNodeSetParams", 10010, N, cuGraphExecKernelNodeSetParams)                  \
+    X("cuGraphExecKernelNodeSetParams", 12000, N, cuGraphExecKernelNodeSetParams_v2)               \
+    X("cuGraphAddChildGraphNode", 10000, N, cuGraphAddChildGraphNode)                              \
+    X("cuGraphChildGraphNodeGetGraph", 10000, N, cuGraphChildGraphNodeGetGraph)                    \
+    X("cuGraphGetNodes", 10000, N, cuGraphGetNodes)                                                \
+    X("cuGraphNodeGetType", 10000, N, cuGraphNodeGetType)                                          \
+    X("cuGraphInstantiate", 10000, N, cuGraphInstantiate)                                          \
+    X("cuGraphInstantiate", 11000, N, cuGraphInstantiate_v2)                                       \
     X("cuGraphInstantiateWithFlags", 11040, N, cuGraphInstantiateWithFlags)                        \
+    X("cuGraphInstantiateWithParams", 12000, N, cuGraphInstantiateWithParams)                      \
+    X("cuGraphInstantiateWithParams", 12000, P, cuGraphInstantiateWithParams_ptsz)                 \
+    X("cuGraphExecUpdate", 10020, N, cuGraphExecUpdate)                                            \
+    X("cuGraphExecUpdate", 12000, N, cuGraphExecUpdate_v2)                                         \
     A("cuGraphInstantiate", 12000, N, cuGraphInstantiateWithFlags)                                 \
     X("cuGraphLaunch", 10000, N, cuGraphLaunch)                                                    \
     X("cuGraphLaunch", 10000, P, cuGraphLaunch_ptsz)                                               \

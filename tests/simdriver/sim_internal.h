@@ -20,6 +20,12 @@
  * exports the plain, older symbol, so it needs the names free. */
 #undef cuGetProcAddress
 #undef cuEventElapsedTime
+#undef cuGraphInstantiate
+#undef cuGraphExecUpdate
+#undef cuGraphAddKernelNode
+#undef cuGraphKernelNodeGetParams
+#undef cuGraphKernelNodeSetParams
+#undef cuGraphExecKernelNodeSetParams
 
 #define SIM_HIDDEN __attribute__((visibility("hidden")))
 #define SIM_API __attribute__((visibility("default")))
@@ -66,6 +72,19 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned 
                                         unsigned int bz, unsigned int shared, CUstream s,
                                         void **params);
 CUresult cuGraphLaunch_ptsz(CUgraphExec ge, CUstream s);
+CUresult cuGraphInstantiate(CUgraphExec *pexec, CUgraph g, CUgraphNode *err, char *log, size_t n);
+CUresult cuGraphInstantiate_v2(CUgraphExec *pexec, CUgraph g, CUgraphNode *err, char *log,
+                               size_t n);
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *pexec, CUgraph g,
+                                           CUDA_GRAPH_INSTANTIATE_PARAMS *p);
+CUresult cuGraphExecUpdate(CUgraphExec x, CUgraph g, CUgraphNode *err,
+                           CUgraphExecUpdateResult *res);
+CUresult cuGraphAddKernelNode(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t nd,
+                              const CUDA_KERNEL_NODE_PARAMS_v1 *p);
+CUresult cuGraphKernelNodeGetParams(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS_v1 *p);
+CUresult cuGraphKernelNodeSetParams(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v1 *p);
+CUresult cuGraphExecKernelNodeSetParams(CUgraphExec x, CUgraphNode n,
+                                        const CUDA_KERNEL_NODE_PARAMS_v1 *p);
 
 /* ---- call counting and fault injection (sim_driver.c) ---- */
 #define SIM_ENUM_X(base, ver, kind, sym) SIM_F_##sym,
@@ -188,6 +207,12 @@ typedef struct sim_launch_rec {
     unsigned grid[3], block[3], shared;
     unsigned char params[256];
 } sim_launch_rec;
+
+/* A kernel node's launch record from its parameters: the handle (CUfunction or CUkernel)
+ * and dims checked as a launch checks them, the arguments packed (under sim_lock). */
+SIM_HIDDEN CUresult sim_kernel_rec_locked(CUfunction h, const unsigned grid[3],
+                                          const unsigned block[3], unsigned shared, void **params,
+                                          void **extra, sim_launch_rec *r);
 
 /* Records a launch into the stream's capture (under sim_lock). */
 SIM_HIDDEN CUresult sim_capture_launch_locked(simstream *s, const sim_launch_rec *r);

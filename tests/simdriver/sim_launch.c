@@ -504,6 +504,26 @@ static CUresult validate(const simfunc *f, const launch_args *a)
     return CUDA_SUCCESS;
 }
 
+CUresult sim_kernel_rec_locked(CUfunction h, const unsigned grid[3], const unsigned block[3],
+                               unsigned shared, void **params, void **extra, sim_launch_rec *r)
+{
+    launch_args a;
+    memset(&a, 0, sizeof a);
+    memcpy(a.grid, grid, sizeof a.grid);
+    memcpy(a.block, block, sizeof a.block);
+    a.shared = shared;
+    memset(r, 0, sizeof *r);
+    simfunc *f = any_handle_locked(h);
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult rc = validate(f, &a);
+    if (rc != CUDA_SUCCESS) return rc;
+    r->k = f->k;
+    memcpy(r->grid, grid, sizeof r->grid);
+    memcpy(r->block, block, sizeof r->block);
+    r->shared = shared;
+    return pack_params(r, params, extra);
+}
+
 static CUresult launch(CUfunction h, const launch_args *a, void **params, void **extra)
 {
     if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
