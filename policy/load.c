@@ -133,8 +133,8 @@ static void parse_measure(ld *L, yaml_node_t *const *v)
 {
     struct xmt_entry *e = L->cur;
     e->warmup = v[K_WARMUP] ? (int)ld_get_int(L, v[K_WARMUP], "warmup", 0, 1000000) : -1;
-    e->iterations =
-        v[K_ITERATIONS] ? (int)ld_get_int(L, v[K_ITERATIONS], "iterations", 1, XMT_MAX_ITERATIONS)
+    e->iterations = v[K_ITERATIONS]
+                        ? (int)ld_get_int(L, v[K_ITERATIONS], "iterations", 1, XMT_MAX_ITERATIONS)
                         : -1;
     e->budget_ms = v[K_BUDGET] ? ld_get_double(L, v[K_BUDGET], "budget_ms", 1e-3, 1e9) : -1;
     /* the same range as XMATUNE_WARMUP_MS; 0 turns the clock warm-up off for this entry */

@@ -29,7 +29,7 @@ extern "C" {
 /* Limits. A policy that exceeds one gets an error naming the limit. */
 #define XMT_MAX_FILE_BYTES (1 << 20) /* one policy file */
 #define XMT_MAX_YAML_NODES 100000    /* YAML nodes visited per file, aliases expanded */
-#define XMT_MAX_ITERATIONS 10000     /* timed runs per candidate (iterations:, XMATUNE_ITERATIONS) */
+#define XMT_MAX_ITERATIONS 10000     /* timed runs per candidate (iterations:) */
 #define XMT_MAX_YAML_DEPTH 64        /* nested lists and maps, checked before loading */
 #define XMT_MAX_ENTRIES 4096         /* kernel entries per set */
 #define XMT_MAX_PARAMS 128           /* declared kernel parameters */

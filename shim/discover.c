@@ -427,9 +427,9 @@ typedef struct {
     uint64_t serial; /* k's incarnation (kernels.h): a reused struct is another kernel */
     int device;
     unsigned path;
-    int readable;  /* the values in a could be read */
-    argset_t a;    /* the launch: dims and scalar argument values */
-    layout_t lay;  /* which parameters are the scalars (the record's, copied) */
+    int readable;             /* the values in a could be read */
+    argset_t a;               /* the launch: dims and scalar argument values */
+    layout_t lay;             /* which parameters are the scalars (the record's, copied) */
     _Atomic uint64_t pending; /* launches like this one, not yet recorded */
 } memo_t;
 typedef struct memo_block {

@@ -320,8 +320,8 @@ static void settings(xmt_session *S)
     S->iterations = xmt_entry_iterations(e) >= 0 ? xmt_entry_iterations(e) : xmt_opt.iterations;
     if (S->iterations < 1) S->iterations = 1;
     if (S->iterations > XMT_MAX_ITERATIONS) S->iterations = XMT_MAX_ITERATIONS;
-    S->mean = xmt_entry_use_mean(e) >= 0 ? xmt_entry_use_mean(e)
-                                          : xmt_opt.statistic == XMT_STAT_MEAN;
+    S->mean =
+        xmt_entry_use_mean(e) >= 0 ? xmt_entry_use_mean(e) : xmt_opt.statistic == XMT_STAT_MEAN;
     S->flush = xmt_entry_l2_flush(e) >= 0 ? xmt_entry_l2_flush(e) : xmt_opt.l2_flush;
     S->budget_ms = xmt_entry_budget_ms(e) >= 0 ? xmt_entry_budget_ms(e) : xmt_opt.budget_ms;
     S->warmup_ms = xmt_entry_warmup_ms(e) >= 0 ? xmt_entry_warmup_ms(e) : xmt_opt.warmup_ms;

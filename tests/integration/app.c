@@ -872,7 +872,8 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(
             stderr,
-            "usage: %s basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|graph OUT "
+            "usage: %s "
+            "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|graph OUT "
             "[ITERATIONS]\n",
             argv[0]);
         return 2;
