@@ -166,7 +166,7 @@ static char *identity_of(const xmt_cache_id *id, const uint8_t *key, size_t keyl
     if (keylen > MAX_KEY) return NULL;
     xmt_cacherec_hex(key, keylen, key_hex);
     *rec =
-        (xmt_cacherec){id->device, id->kernel, id->code, id->entry, id->entry_fp, key_hex, "", {0}};
+        (xmt_cacherec){id->device, id->kernel, id->code, id->entry, id->entry_fp, key_hex, "", {0}, NULL, 0};
     return xmt_cacherec_identity(rec);
 }
 
