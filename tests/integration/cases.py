@@ -79,6 +79,9 @@ def run(app, scenario, shim=True, env=None, iterations=3, args=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
     e["LD_LIBRARY_PATH"] = SIMDIR
     e["SIMCUDA_TRACE"] = trace
+    # The default cache (XMATUNE_CACHE unset) goes under XDG_CACHE_HOME: a folder of this run's
+    # own, so that no test writes into the real home and no run sees another's winners.
+    e["XDG_CACHE_HOME"] = os.path.join(WORK, tag + ".xdg")
     if shim:
         e["LD_PRELOAD"] = PRELOAD
         e["XMATUNE_LOG"] = log

@@ -111,6 +111,7 @@ def run(work, tag, env_add, shim):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
     e["LD_LIBRARY_PATH"] = SIMDIR
     e.pop("LD_PRELOAD", None)
+    e["XDG_CACHE_HOME"] = os.path.join(work, tag + ".xdg")  # the default cache: never the home
     if shim:
         e["LD_PRELOAD"] = PRELOAD
         e["XMATUNE_WARMUP_MS"] = "0"
