@@ -45,7 +45,7 @@ class Fail(Exception):
 
 def expect(cond, msg):
     if not cond:
-        raise Fail(msg)
+        raise Fail(msg if str(msg) else "expectation failed at line %d" % sys._getframe(1).f_lineno)
 
 
 class Run:
@@ -82,6 +82,7 @@ def run(app, scenario, shim=True, env=None, iterations=3, args=None):
     # The default cache (XMATUNE_CACHE unset) goes under XDG_CACHE_HOME: a folder of this run's
     # own, so that no test writes into the real home and no run sees another's winners.
     e["XDG_CACHE_HOME"] = os.path.join(WORK, tag + ".xdg")
+    shutil.rmtree(e["XDG_CACHE_HOME"], ignore_errors=True)  # a WORK of an earlier ctest run
     if shim:
         e["LD_PRELOAD"] = PRELOAD
         e["XMATUNE_LOG"] = log
@@ -1361,6 +1362,7 @@ def start(scenario, env, tag):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
     e.update({"LD_LIBRARY_PATH": SIMDIR, "LD_PRELOAD": PRELOAD, "XMATUNE_LOG": log,
               "XMATUNE_WARMUP_MS": "0", "XDG_CACHE_HOME": os.path.join(WORK, tag + ".xdg")})
+    shutil.rmtree(e["XDG_CACHE_HOME"], ignore_errors=True)
     e.update(env)
     p = subprocess.Popen([APPS["rt"], scenario, out, "3"], env=e, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -1575,8 +1577,65 @@ def cache_replay_misses_reported():
     expect("saxpy" in names and "vecadd" in names and not t.events("tune"), miss)
     log = [f for f in os.listdir(WORK) if f.endswith(".jsonl") and "basic" in f][-1]
     p = subprocess.run([tool, "report", os.path.join(WORK, log)], capture_output=True, text=True)
-    expect(p.returncode == 0 and "no cached winner" in p.stdout and
+    expect(p.returncode == 0 and "no cached winner" in p.stdout and "| saxpy | x.shape=(65536,) | 0 | 1 |" in p.stdout and
            "| saxpy | x.shape=(65536,) |" in p.stdout, p.stdout + p.stderr)
+
+@case
+def cache_command():
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("cmd")
+    a, b, c2 = (os.path.join(d, n) for n in ("a.jsonl", "b.jsonl", "c.jsonl"))
+    base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=a))
+    n = len(records(a))
+
+    def xc(*args, env=None):
+        e = dict(os.environ)
+        e.pop("XMATUNE_CACHE", None)
+        e.pop("XMATUNE_POLICY", None)
+        e.update(env or {})
+        return subprocess.run([tool, "cache"] + list(args), capture_output=True, text=True, env=e)
+
+    p = xc("list", "--cache", a, "--kernel", "saxpy*")
+    expect(p.returncode == 0 and "| saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout and
+           "vecadd" not in p.stdout, p.stdout + p.stderr)
+    p = xc("list", env={"XMATUNE_CACHE": a})  # from the environment, every record
+    expect(p.stdout.count("\n") == n + 2 and "vecadd" in p.stdout, p.stdout)
+    p = xc("list", "--cache", a, "--device", "Other*")
+    expect(p.stdout.count("\n") == 2, p.stdout)
+    p = xc("show", "--cache", a, "--kernel", "_Z9block_sum*")
+    shown = [json.loads(l) for l in p.stdout.splitlines()]
+    expect(len(shown) == 1 and shown[0]["kernel"].startswith("_Z9block_sum"), p.stdout)
+    # export one kernel's winners, import them into another (empty) cache: used there
+    p = xc("export", b, "--cache", a, "--kernel", "saxpy")
+    expect(p.returncode == 0 and len(records(b)) == 1, p.stderr)
+    p = xc("import", b, "--cache", c2)
+    expect(p.returncode == 0 and len(records(c2)) == 1 and "1 new identity" in p.stderr, p.stderr)
+    p = xc("import", b, "--cache", c2)
+    expect(len(records(c2)) == 1, "imported twice")
+    t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": c2})
+    ev = tune_events(t2, "saxpy")
+    expect(len(ev) == 1 and not ev[0]["benchmarked"], ev)
+    # prune: saxpy's entry edited, its records go; the others stay
+    pol = fresh("cmd-pol")
+    for f in os.listdir(POLICIES):
+        shutil.copy(os.path.join(POLICIES, f), pol)
+    text = open(os.path.join(pol, "saxpy.yaml")).read()
+    open(os.path.join(pol, "saxpy.yaml"), "w").write(text.replace("1024]", "1024, 2048]"))
+    p = xc("prune", "--cache", a)
+    expect(p.returncode == 2 and "which policies" in p.stderr, p.stderr)
+    p = xc("prune", "--cache", a, env={"XMATUNE_POLICY": pol})
+    left = records(a)
+    expect(p.returncode == 0 and len(left) == n - 1 and
+           not any(r["kernel"] == SAXPY for r in left), p.stderr)
+    p = xc("prune", "--cache", a, "--policy", POLICIES)  # nothing more: all known
+    expect("0 of %d record(s) dropped" % (n - 1) in p.stderr, p.stderr)
+    p = xc("clear", "--cache", a, "--kernel", "vecadd")
+    expect(len(records(a)) == n - 2, p.stderr)
+    p = xc("clear", "--cache", a)
+    expect(p.returncode == 0 and records(a) == [] and os.path.exists(a), p.stderr)
+    p = xc("bogus", "--cache", a)
+    expect(p.returncode != 0, "a bad verb was taken")
+
 
 
 def main():
