@@ -140,8 +140,10 @@ int xmt_cachefile_rewrite(const char *path, const char *(*next)(void *ud, size_t
     for (size_t off = 0; !err && off < have;) {
         ssize_t w = write(fd, buf + off, have - off);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) err = w < 0 ? errno : EIO;
-        else off += (size_t)w;
+        if (w <= 0)
+            err = w < 0 ? errno : EIO;
+        else
+            off += (size_t)w;
     }
     if (!err && fsync(fd) != 0) err = errno;
     if (close(fd) != 0 && !err) err = errno;
@@ -226,10 +228,40 @@ typedef struct {
     long long when;
 } claim_t;
 
+/* The next space-separated word of *p into out (cap bytes); 0, or -1 when there is none
+ * or it does not fit. */
+static int word(const char **p, char *out, size_t cap)
+{
+    const char *s = *p;
+    while (*s == ' ')
+        s++;
+    size_t n = strcspn(s, " ");
+    if (n == 0 || n >= cap) return -1;
+    memcpy(out, s, n);
+    out[n] = 0;
+    *p = s + n;
+    return 0;
+}
+
+static int number(const char **p, long long *v)
+{
+    char w[32], *end;
+    if (word(p, w, sizeof w) != 0) return -1;
+    errno = 0;
+    *v = strtoll(w, &end, 10);
+    return *end || errno ? -1 : 0;
+}
+
 static int parse_claim(const char *line, claim_t *c)
 {
-    return sscanf(line, "%63s %ld %llu %39s %lld", c->what, &c->who.pid, &c->who.start,
-                  c->who.boot, &c->when) == 5;
+    long long pid, start;
+    if (word(&line, c->what, sizeof c->what) != 0 || number(&line, &pid) != 0 ||
+        number(&line, &start) != 0 || word(&line, c->who.boot, sizeof c->who.boot) != 0 ||
+        number(&line, &c->when) != 0)
+        return 0;
+    c->who.pid = (long)pid;
+    c->who.start = (unsigned long long)start;
+    return 1;
 }
 
 static int live(const claim_t *c, const who_t *self)
@@ -287,10 +319,7 @@ static int update_claims(const char *path, const char *what, int op, int *theirs
             changed = 1;
             continue;
         }
-        size_t len = strlen(line);
-        memcpy(out + o, line, len);
-        out[o + len] = '\n';
-        o += len + 1;
+        o += (size_t)sprintf(out + o, "%s\n", line); /* fits: out has room for all of in */
         if (!nl) changed = 1;
         if (!nl) break;
     }

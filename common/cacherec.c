@@ -132,8 +132,8 @@ static const char *string(cursor *c)
 static const char *scalar(cursor *c)
 {
     const char *s = c->p;
-    while (c->p < c->end && (isalnum((unsigned char)*c->p) || *c->p == '-' || *c->p == '+' ||
-                             *c->p == '.'))
+    while (c->p < c->end &&
+           (isalnum((unsigned char)*c->p) || *c->p == '-' || *c->p == '+' || *c->p == '.'))
         c->p++;
     size_t n = (size_t)(c->p - s);
     if (n == 0) return NULL;
@@ -211,11 +211,23 @@ static int skip_nested(cursor *c, int depth)
     }
 }
 
-enum { F_V, F_DEVICE, F_KERNEL, F_CODE, F_ENTRY, F_ENTRY_FP, F_KEY, F_KEY_TEXT, F_INDEX,
-       F_LABEL, F_TIME, NFIELDS };
-static const char *const field_names[NFIELDS] = {"v",        "device", "kernel",   "code",
-                                                 "entry",    "entry_fp", "key",    "key_text",
-                                                 "index",    "label",  "time_ms"};
+enum {
+    F_V,
+    F_DEVICE,
+    F_KERNEL,
+    F_CODE,
+    F_ENTRY,
+    F_ENTRY_FP,
+    F_KEY,
+    F_KEY_TEXT,
+    F_INDEX,
+    F_LABEL,
+    F_TIME,
+    NFIELDS
+};
+static const char *const field_names[NFIELDS] = {"v",     "device",   "kernel", "code",
+                                                 "entry", "entry_fp", "key",    "key_text",
+                                                 "index", "label",    "time_ms"};
 
 /* The line's fields, by field_names (NULL: absent or not a scalar; the first of a
  * repeated key counts). 0, or -1 when the line is not one JSON object. */
@@ -302,7 +314,7 @@ static void one_line(const char *line, size_t len, char *scratch,
     size_t i = 0;
     while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
         i++;
-    if (i == len) return; /* blank */
+    if (i == len) return;              /* blank */
     if (len > XMT_CACHEREC_MAX_LINE) { /* no record is that long: not parsed at all */
         ++*bad;
         return;

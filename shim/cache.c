@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <uthash.h>
 
-#include "cacherec.h"
 #include "cachefile.h"
+#include "cacherec.h"
 #include "log.h"
 #include "options.h"
 
@@ -314,11 +314,11 @@ void xmt_cache_load(void)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     size_t heap1 = mallinfo2().uordblks + arena_bytes;
     /* what loading cost, for tools/bench/bench_cache.sh and for people with big caches */
-    xmt_log_event(json_pack("{sssssisisisisfsI}", "event", "cache_load", "path", cache_path,
-                            "records", (int)live, "lines", lines, "bad", bad, "old", old, "ms",
-                            (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-                                (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
-                            "heap_bytes", (json_int_t)(heap1 > heap0 ? heap1 - heap0 : 0)));
+    xmt_log_event(
+        json_pack("{sssssisisisisfsI}", "event", "cache_load", "path", cache_path, "records",
+                  (int)live, "lines", lines, "bad", bad, "old", old, "ms",
+                  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+                  "heap_bytes", (json_int_t)(heap1 > heap0 ? heap1 - heap0 : 0)));
     drop_lock(lk);
     close(fd);
     if (bad < 0)
@@ -340,8 +340,8 @@ static size_t identity_of(const xmt_cache_id *id, const uint8_t *key, size_t key
 {
     if (keylen > MAX_KEY) return 0;
     xmt_cacherec_hex(key, keylen, key_hex);
-    *rec = (xmt_cacherec){id->device, id->kernel,        id->code, id->entry, id->entry_fp,
-                          key_hex,    "",                {0},      NULL,      0};
+    *rec = (xmt_cacherec){id->device, id->kernel, id->code, id->entry, id->entry_fp,
+                          key_hex,    "",         {0},      NULL,      0};
     return identity_into(rec, idbuf, ID_CAP);
 }
 

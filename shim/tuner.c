@@ -31,7 +31,7 @@ typedef struct result {
     UT_hash_handle hh;
     _Atomic int state;
     _Atomic double recheck_ms; /* R_WAITING: when to look at the cache again */
-    long index; /* XMT_OWN_CONFIG, XMT_PIN_CONFIG or a candidate index */
+    long index;                /* XMT_OWN_CONFIG, XMT_PIN_CONFIG or a candidate index */
     char label[160];
     size_t keylen;
     uint8_t key[]; /* device (4 bytes) then the entry's key */
@@ -488,11 +488,8 @@ static int disk_claim(const xmt_kernel *k, const xmt_launch_view *v, CUdevice de
         }
         return 0; /* else tuned again, unclaimed: the policy no longer has that config */
     }
-    case XMT_CACHE_WAIT:
-        return 1;
-    default:
-        p->claimed = 1;
-        return 0;
+    case XMT_CACHE_WAIT: return 1;
+    default: p->claimed = 1; return 0;
     }
 }
 
@@ -603,8 +600,8 @@ static CUresult recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
 
 /* A decided key: run it; a key another thread is tuning: the program's own config; a key
  * another process is tuning: the same, looking at the cache again now and then. */
-static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                          result_t *r, const xmt_devinfo *di, CUdevice dev)
+static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, result_t *r,
+                          const xmt_devinfo *di, CUdevice dev)
 {
     int s = atomic_load_explicit(&r->state, memory_order_acquire);
     if (s == R_DONE) return run_choice(k, l, v, r, (int)dev);

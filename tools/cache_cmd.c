@@ -75,15 +75,15 @@ static void add(void *ud, const xmt_cacherec *r)
         json_object_set_new(s->byid, id, json_integer((json_int_t)s->n));
         x = &s->v[s->n++];
     }
-    *x = (rec_t){id,
-                 line,
-                 strdup(r->device),
-                 strdup(r->kernel),
-                 strdup(r->entry),
-                 strdup(r->entry_fp),
-                 strdup(r->key_text),
-                 r->choice,
-                 0};
+    memset(x, 0, sizeof *x);
+    x->id = id;
+    x->line = line;
+    x->device = strdup(r->device);
+    x->kernel = strdup(r->kernel);
+    x->entry = strdup(r->entry);
+    x->entry_fp = strdup(r->entry_fp);
+    x->key_text = strdup(r->key_text);
+    x->choice = r->choice;
 }
 
 static void free_recs(recs_t *s)
@@ -115,8 +115,9 @@ static int read_recs(const char *path, recs_t *s, int quiet)
     if (!quiet && bad)
         fprintf(stderr, "xmatune: %d line(s) of %s are not cache records\n", bad, path);
     if (!quiet && old)
-        fprintf(stderr, "xmatune: %d record(s) of %s are of an older format (the shim drops them)\n",
-                old, path);
+        fprintf(stderr,
+                "xmatune: %d record(s) of %s are of an older format (the shim drops them)\n", old,
+                path);
     return bad;
 }
 
@@ -224,6 +225,65 @@ static void diag(void *ud, const char *msg)
     fprintf(stderr, "xmatune: %s\n", msg);
 }
 
+/* Writes the selected records to other ("-": stdout). 0, or 1 (said). */
+static int export_recs(const recs_t *s, const filter_t *f, const char *other)
+{
+    int to_stdout = !strcmp(other, "-");
+    FILE *out = to_stdout ? stdout : fopen(other, "w");
+    if (!out) {
+        fprintf(stderr, "xmatune: cannot write %s: %s\n", other, strerror(errno));
+        return 1;
+    }
+    size_t n = 0;
+    for (size_t j = 0; j < s->n; j++)
+        if (selected(f, &s->v[j]) && fputs(s->v[j].line, out) >= 0) n++;
+    int failed = to_stdout ? fflush(out) != 0 : fclose(out) != 0;
+    if (failed) {
+        fprintf(stderr, "xmatune: cannot write %s: %s\n", other, strerror(errno));
+        return 1;
+    }
+    if (!to_stdout) fprintf(stderr, "xmatune: %zu record(s) exported to %s\n", n, other);
+    return 0;
+}
+
+/* Merges the records of other into s and writes s to path (the lock held). 0 or 1. */
+static int import_recs(recs_t *s, const char *path, const char *other)
+{
+    size_t before = s->n;
+    if (read_recs(other, s, 0) < 0) return 1;
+    if (write_recs(path, s) != 0) return 1;
+    fprintf(stderr, "xmatune: %s: %zu new identit%s imported, %zu record(s) now\n", path,
+            s->n - before, s->n - before == 1 ? "y" : "ies", s->n);
+    return 0;
+}
+
+/* The cache to work on: --cache, else XMATUNE_CACHE, else the default, as an absolute
+ * path. 0, or the exit status (said). */
+static int resolve(const char *cache, char *path, size_t cap)
+{
+    char why[4200];
+    if (!cache) cache = getenv("XMATUNE_CACHE");
+    if (cache && !strcmp(cache, "off")) {
+        fprintf(stderr, "xmatune: XMATUNE_CACHE=off: no cache to work on (give --cache FILE)\n");
+        return 2;
+    }
+    if (cache && cache[0]) {
+        char cwd[2048];
+        if (cache[0] == '/') {
+            snprintf(path, cap, "%s", cache);
+        } else if (getcwd(cwd, sizeof cwd)) {
+            snprintf(path, cap, "%s/%s", cwd, cache);
+        } else {
+            fprintf(stderr, "xmatune: cannot tell the current folder: %s\n", strerror(errno));
+            return 1;
+        }
+    } else if (xmt_cachefile_default(path, cap, why, sizeof why) != 0) {
+        fprintf(stderr, "xmatune: no default cache: %s\n", why);
+        return 1;
+    }
+    return 0;
+}
+
 static int usage(void)
 {
     fprintf(stderr,
@@ -258,8 +318,10 @@ int cmd_cache(int argc, char **argv)
         } else if (access(argv[i], F_OK) == 0) {
             cache = argv[i++]; /* `xmatune cache FILE`: list it */
         } else {
-            fprintf(stderr, "xmatune cache: %s is neither list, show, prune, clear, export, "
-                            "import nor a cache file\n", argv[i]);
+            fprintf(stderr,
+                    "xmatune cache: %s is neither list, show, prune, clear, export, "
+                    "import nor a cache file\n",
+                    argv[i]);
             return usage();
         }
     }
@@ -281,30 +343,16 @@ int cmd_cache(int argc, char **argv)
         }
     }
     if (needs_other && !other) return usage();
-    char path[4096], why[4200];
-    if (!cache) cache = getenv("XMATUNE_CACHE");
-    if (cache && !strcmp(cache, "off")) {
-        fprintf(stderr, "xmatune: XMATUNE_CACHE=off: no cache to work on (give --cache FILE)\n");
-        return 2;
-    }
-    if (cache && cache[0]) {
-        if (cache[0] != '/' && strchr(cache, '%') == NULL) {
-            char cwd[2048];
-            if (!getcwd(cwd, sizeof cwd)) return 1;
-            snprintf(path, sizeof path, "%s/%s", cwd, cache);
-        } else {
-            snprintf(path, sizeof path, "%s", cache);
-        }
-    } else if (xmt_cachefile_default(path, sizeof path, why, sizeof why) != 0) {
-        fprintf(stderr, "xmatune: no default cache: %s\n", why);
-        return 1;
-    }
+    char path[4096];
+    int prc = resolve(cache, path, sizeof path);
+    if (prc) return prc;
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
     if (!strcmp(verb, "prune")) {
         if (!policy) policy = getenv("XMATUNE_POLICY");
         if (!policy || !policy[0]) {
-            fprintf(stderr, "xmatune cache prune: which policies? (--policy P or XMATUNE_POLICY)\n");
+            fprintf(stderr,
+                    "xmatune cache prune: which policies? (--policy P or XMATUNE_POLICY)\n");
             return 2;
         }
         if (xmt_policy_load(policy, &set, diag, NULL) != 0) {
@@ -329,20 +377,7 @@ int cmd_cache(int argc, char **argv)
         for (size_t j = 0; j < s.n; j++)
             if (selected(&f, &s.v[j])) fputs(s.v[j].line, stdout);
     } else if (rc == 0 && !strcmp(verb, "export")) {
-        FILE *out = strcmp(other, "-") ? fopen(other, "w") : stdout;
-        if (!out) {
-            fprintf(stderr, "xmatune: cannot write %s: %s\n", other, strerror(errno));
-            rc = 1;
-        } else {
-            for (size_t j = 0; j < s.n; j++)
-                if (selected(&f, &s.v[j]) && fputs(s.v[j].line, out) >= 0) touched++;
-            if ((out != stdout ? fclose(out) : fflush(out)) != 0) {
-                fprintf(stderr, "xmatune: cannot write %s: %s\n", other, strerror(errno));
-                rc = 1;
-            } else if (out != stdout) {
-                fprintf(stderr, "xmatune: %zu record(s) exported to %s\n", touched, other);
-            }
-        }
+        rc = export_recs(&s, &f, other);
     } else if (rc == 0 && (!strcmp(verb, "prune") || !strcmp(verb, "clear"))) {
         for (size_t j = 0; j < s.n; j++)
             if (selected(&f, &s.v[j]) && (!set || !entry_known(set, &s.v[j]))) {
@@ -354,16 +389,7 @@ int cmd_cache(int argc, char **argv)
             fprintf(stderr, "xmatune: %s: %zu of %zu record(s) dropped%s\n", path, touched, total,
                     bad ? " (and the lines that were not records)" : "");
     } else if (rc == 0 && !strcmp(verb, "import")) {
-        size_t before = s.n;
-        int ibad = read_recs(other, &s, 0);
-        if (ibad < 0) {
-            rc = 1;
-        } else {
-            rc = write_recs(path, &s) ? 1 : 0;
-            if (!rc)
-                fprintf(stderr, "xmatune: %s: %zu new identit%s imported, %zu record(s) now\n",
-                        path, s.n - before, s.n - before == 1 ? "y" : "ies", s.n);
-        }
+        rc = import_recs(&s, path, other);
     }
     if (lk >= 0) close(lk);
     free_recs(&s);
