@@ -3,13 +3,14 @@
  */
 #include "cacherec.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yaml.h>
 
 void xmt_cacherec_hex(const uint8_t *key, size_t len, char *out)
 {
@@ -21,92 +22,380 @@ void xmt_cacherec_hex(const uint8_t *key, size_t len, char *out)
     out[2 * len] = 0;
 }
 
-static const char *field(yaml_document_t *doc, yaml_node_t *map, const char *name)
+/* ---- the reader: a small parser for the one shape a record has (a flat JSON object) ----
+ * libyaml took ~7 us a line (a document tree per line); this reads a line in place, in one
+ * pass, with no allocation but one scratch buffer per read. It accepts JSON: an object of
+ * string keys; values that are strings (escapes decoded, \u0000 and lone surrogates refused),
+ * numbers, true, false or null; a nested object or array is skipped (up to MAX_DEPTH deep),
+ * so that a later format's extra fields do not make a line unreadable. */
+
+#define MAX_DEPTH 16
+
+typedef struct {
+    const char *p, *end;
+    char *out; /* where decoded text goes (the scratch buffer) */
+} cursor;
+
+static void ws(cursor *c)
 {
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        yaml_node_t *v = yaml_document_get_node(doc, p->value);
-        if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
-            strcmp((const char *)k->data.scalar.value, name) == 0)
-            return (const char *)v->data.scalar.value;
-    }
-    return NULL;
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\r' || *c->p == '\n'))
+        c->p++;
 }
 
-/* 0 a record, -1 not a record, 1 a record of another format version. */
-static int parse_line(yaml_document_t *doc, xmt_cacherec *r)
+static int hex4(const char *p, unsigned *v)
 {
-    yaml_node_t *root = yaml_document_get_root_node(doc);
-    if (!root || root->type != YAML_MAPPING_NODE) return -1;
-    const char *v = field(doc, root, "v");
-    if (!v || strtol(v, NULL, 10) != XMT_CACHEREC_VERSION)
-        return field(doc, root, "device") ? 1 : -1;
-    const char *index = field(doc, root, "index");
-    const char *label = field(doc, root, "label");
-    const char *t = field(doc, root, "time_ms");
-    r->device = field(doc, root, "device");
-    r->kernel = field(doc, root, "kernel");
-    r->code = field(doc, root, "code");
-    r->entry = field(doc, root, "entry");
-    r->entry_fp = field(doc, root, "entry_fp");
-    r->key_hex = field(doc, root, "key");
-    r->key_text = field(doc, root, "key_text");
+    *v = 0;
+    for (int i = 0; i < 4; i++) {
+        char ch = p[i];
+        unsigned d = ch >= '0' && ch <= '9'   ? (unsigned)(ch - '0')
+                     : ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
+                     : ch >= 'A' && ch <= 'F' ? (unsigned)(ch - 'A' + 10)
+                                              : 16u;
+        if (d == 16) return -1;
+        *v = *v << 4 | d;
+    }
+    return 0;
+}
+
+static char *utf8(char *o, unsigned cp)
+{
+    if (cp < 0x80) {
+        *o++ = (char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (char)(0xc0 | cp >> 6);
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        *o++ = (char)(0xe0 | cp >> 12);
+        *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    } else {
+        *o++ = (char)(0xf0 | cp >> 18);
+        *o++ = (char)(0x80 | (cp >> 12 & 0x3f));
+        *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    }
+    return o;
+}
+
+/* A string at c->p (its opening quote), decoded into c->out; the decoded text, NULL when
+ * it is not a valid JSON string. Decoding never makes text longer than its source. */
+static const char *string(cursor *c)
+{
+    char *start = c->out, *o = c->out;
+    c->p++;
+    for (;;) {
+        const char *q = c->p;
+        while (q < c->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
+            q++;
+        memcpy(o, c->p, (size_t)(q - c->p));
+        o += q - c->p;
+        c->p = q;
+        if (q >= c->end || (unsigned char)*q < 0x20) return NULL;
+        if (*q == '"') break;
+        if (q + 1 >= c->end) return NULL;
+        char e = q[1];
+        c->p = q + 2;
+        switch (e) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '/': *o++ = '/'; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (c->end - c->p < 4 || hex4(c->p, &cp) != 0 || cp == 0) return NULL;
+            c->p += 4;
+            if (cp >= 0xdc00 && cp <= 0xdfff) return NULL;
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+                if (c->end - c->p < 6 || c->p[0] != '\\' || c->p[1] != 'u' ||
+                    hex4(c->p + 2, &lo) != 0 || lo < 0xdc00 || lo > 0xdfff)
+                    return NULL;
+                c->p += 6;
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            }
+            o = utf8(o, cp);
+            break;
+        }
+        default: return NULL;
+        }
+    }
+    c->p++; /* the closing quote */
+    *o++ = 0;
+    c->out = o;
+    return start;
+}
+
+/* A number, true, false or null, copied into c->out as text; NULL when it is none. */
+static const char *scalar(cursor *c)
+{
+    const char *s = c->p;
+    while (c->p < c->end &&
+           (isalnum((unsigned char)*c->p) || *c->p == '-' || *c->p == '+' || *c->p == '.'))
+        c->p++;
+    size_t n = (size_t)(c->p - s);
+    if (n == 0) return NULL;
+    if (!((n == 4 && !memcmp(s, "true", 4)) || (n == 5 && !memcmp(s, "false", 5)) ||
+          (n == 4 && !memcmp(s, "null", 4)))) {
+        /* JSON's number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+        const char *q = s, *e = c->p;
+        if (q < e && *q == '-') q++;
+        if (q < e && *q == '0')
+            q++;
+        else if (q < e && *q >= '1' && *q <= '9')
+            while (q < e && isdigit((unsigned char)*q))
+                q++;
+        else
+            return NULL;
+        if (q < e && *q == '.') {
+            if (++q >= e || !isdigit((unsigned char)*q)) return NULL;
+            while (q < e && isdigit((unsigned char)*q))
+                q++;
+        }
+        if (q < e && (*q == 'e' || *q == 'E')) {
+            q++;
+            if (q < e && (*q == '+' || *q == '-')) q++;
+            if (q >= e || !isdigit((unsigned char)*q)) return NULL;
+            while (q < e && isdigit((unsigned char)*q))
+                q++;
+        }
+        if (q != e) return NULL;
+    }
+    char *o = c->out;
+    memcpy(o, s, n);
+    o[n] = 0;
+    c->out += n + 1;
+    return o;
+}
+
+/* Skips a nested object or array at c->p; 0, or -1 when it is malformed or too deep. Its
+ * strings and scalars are checked as any other (decoded into scratch space that is then
+ * given back). */
+static int skip_nested(cursor *c, int depth)
+{
+    if (depth > MAX_DEPTH) return -1;
+    char close = *c->p == '{' ? '}' : ']';
+    int object = close == '}';
+    c->p++;
+    ws(c);
+    if (c->p < c->end && *c->p == close) {
+        c->p++;
+        return 0;
+    }
+    char *mark = c->out;
+    for (;;) {
+        ws(c);
+        if (object) {
+            if (c->p >= c->end || *c->p != '"' || !string(c)) return -1;
+            ws(c);
+            if (c->p >= c->end || *c->p++ != ':') return -1;
+            ws(c);
+        }
+        if (c->p >= c->end) return -1;
+        if (*c->p == '{' || *c->p == '[') {
+            if (skip_nested(c, depth + 1) != 0) return -1;
+        } else if (!(*c->p == '"' ? string(c) : scalar(c))) {
+            return -1;
+        }
+        c->out = mark;
+        ws(c);
+        if (c->p >= c->end) return -1;
+        if (*c->p == ',') {
+            c->p++;
+            continue;
+        }
+        if (*c->p++ != close) return -1;
+        return 0;
+    }
+}
+
+enum {
+    F_V,
+    F_DEVICE,
+    F_KERNEL,
+    F_CODE,
+    F_ENTRY,
+    F_ENTRY_FP,
+    F_KEY,
+    F_KEY_TEXT,
+    F_INDEX,
+    F_LABEL,
+    F_TIME,
+    NFIELDS
+};
+static const char *const field_names[NFIELDS] = {"v",     "device",   "kernel", "code",
+                                                 "entry", "entry_fp", "key",    "key_text",
+                                                 "index", "label",    "time_ms"};
+
+/* The line's fields, by field_names (NULL: absent or not a scalar; the first of a
+ * repeated key counts). 0, or -1 when the line is not one JSON object. */
+static int parse_object(cursor *c, const char *f[NFIELDS])
+{
+    for (int i = 0; i < NFIELDS; i++)
+        f[i] = NULL;
+    ws(c);
+    if (c->p >= c->end || *c->p++ != '{') return -1;
+    ws(c);
+    if (c->p < c->end && *c->p == '}') {
+        c->p++;
+    } else {
+        for (;;) {
+            ws(c);
+            if (c->p >= c->end || *c->p != '"') return -1;
+            char *mark = c->out;
+            const char *name = string(c);
+            if (!name) return -1;
+            int which = -1;
+            for (int i = 0; i < NFIELDS; i++)
+                if (!f[i] && strcmp(name, field_names[i]) == 0) which = i;
+            c->out = mark; /* the name is no longer needed */
+            ws(c);
+            if (c->p >= c->end || *c->p++ != ':') return -1;
+            ws(c);
+            if (c->p >= c->end) return -1;
+            if (*c->p == '{' || *c->p == '[') {
+                char *m2 = c->out;
+                if (skip_nested(c, 1) != 0) return -1;
+                c->out = m2;
+            } else {
+                const char *v = *c->p == '"' ? string(c) : scalar(c);
+                if (!v) return -1;
+                if (which >= 0) f[which] = v;
+            }
+            ws(c);
+            if (c->p >= c->end) return -1;
+            if (*c->p == ',') {
+                c->p++;
+                continue;
+            }
+            if (*c->p++ != '}') return -1;
+            break;
+        }
+    }
+    ws(c);
+    return c->p == c->end ? 0 : -1;
+}
+
+/* 0 a record, -1 not a record, 1 a record of another format version. scratch has room
+ * for 2 * len + 16 bytes. */
+static int parse_line(const char *line, size_t len, char *scratch, xmt_cacherec *r)
+{
+    cursor c = {line, line + len, scratch};
+    const char *f[NFIELDS];
+    if (parse_object(&c, f) != 0) return -1;
+    if (!f[F_V] || strtol(f[F_V], NULL, 10) != XMT_CACHEREC_VERSION) return f[F_DEVICE] ? 1 : -1;
+    r->device = f[F_DEVICE];
+    r->kernel = f[F_KERNEL];
+    r->code = f[F_CODE];
+    r->entry = f[F_ENTRY];
+    r->entry_fp = f[F_ENTRY_FP];
+    r->key_hex = f[F_KEY];
+    r->key_text = f[F_KEY_TEXT] ? f[F_KEY_TEXT] : "";
+    const char *index = f[F_INDEX];
     if (!r->device || !r->kernel || !r->code || !r->entry || !r->entry_fp || !r->key_hex || !index)
         return -1;
     char *end;
+    errno = 0;
     r->choice.index = strtol(index, &end, 10);
-    if (*end || end == index || r->choice.index < XMT_OWN_CONFIG) return -1;
-    snprintf(r->choice.label, sizeof r->choice.label, "%s", label ? label : "");
-    r->choice.time_ms = t ? strtod(t, NULL) : 0;
-    if (!r->key_text) r->key_text = "";
+    if (*end || end == index || errno || r->choice.index < XMT_OWN_CONFIG) return -1;
+    snprintf(r->choice.label, sizeof r->choice.label, "%s", f[F_LABEL] ? f[F_LABEL] : "");
+    r->choice.time_ms = f[F_TIME] ? strtod(f[F_TIME], NULL) : 0;
+    r->raw = line;
+    r->raw_len = len;
     return 0;
+}
+
+/* One line (without its '\n'): a record for fn, a blank line, or a bad one counted. */
+static void one_line(const char *line, size_t len, char *scratch,
+                     void (*fn)(void *ud, const xmt_cacherec *r), void *ud, int *bad, int *old)
+{
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+        i++;
+    if (i == len) return;              /* blank */
+    if (len > XMT_CACHEREC_MAX_LINE) { /* no record is that long: not parsed at all */
+        ++*bad;
+        return;
+    }
+    xmt_cacherec r;
+    int k = parse_line(line, len, scratch, &r);
+    if (k == 0)
+        fn(ud, &r);
+    else if (k == 1 && old)
+        ++*old;
+    else
+        ++*bad;
+}
+
+#define CHUNK 65536
+
+int xmt_cacherec_read_at(int fd, uint64_t *pos, void (*fn)(void *ud, const xmt_cacherec *r),
+                         void *ud, int *old)
+{
+    /* buf holds a chunk after the start of a line carried over from the last one (at most
+     * MAX_LINE bytes: a longer line is only counted, never kept) */
+    char *buf = malloc(CHUNK + XMT_CACHEREC_MAX_LINE + 2);
+    char *scratch = malloc(2 * XMT_CACHEREC_MAX_LINE + 16);
+    if (old) *old = 0;
+    if (!buf || !scratch) {
+        free(buf);
+        free(scratch);
+        errno = ENOMEM;
+        return -1;
+    }
+    int bad = 0;
+    size_t have = 0;      /* bytes of an unfinished line at buf[0..have) */
+    int too_long = 0;     /* the unfinished line is over the cap (its start was dropped) */
+    uint64_t off = *pos;  /* where the next read starts */
+    uint64_t done = *pos; /* the offset after the last '\n' seen */
+    for (;;) {
+        ssize_t n = pread(fd, buf + have, CHUNK, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            free(buf);
+            free(scratch);
+            return -1;
+        }
+        if (n == 0) break;
+        uint64_t base = off - have; /* the file offset of buf[0] */
+        off += (uint64_t)n;
+        char *p = buf, *end = buf + have + n, *nl;
+        while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+            if (too_long)
+                bad++;
+            else
+                one_line(p, (size_t)(nl - p), scratch, fn, ud, &bad, old);
+            too_long = 0;
+            done = base + (uint64_t)(nl + 1 - buf);
+            p = nl + 1;
+        }
+        have = (size_t)(end - p);
+        if (have > XMT_CACHEREC_MAX_LINE) { /* keep none of it: it is counted at its end */
+            too_long = 1;
+            have = 0;
+        } else {
+            memmove(buf, p, have);
+        }
+    }
+    /* What is left has no '\n': a killed writer's partial line, counted, and not
+     * consumed (the next record is appended after a '\n' that ends it). */
+    if (too_long)
+        bad++;
+    else if (have)
+        one_line(buf, have, scratch, fn, ud, &bad, old);
+    *pos = done;
+    free(buf);
+    free(scratch);
+    return bad;
 }
 
 int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), void *ud, int *old)
 {
-    int dup_fd = dup(fd);
-    FILE *f = dup_fd >= 0 ? fdopen(dup_fd, "r") : NULL;
-    if (!f) {
-        if (dup_fd >= 0) close(dup_fd);
-        return -1;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int bad = 0;
-    if (old) *old = 0;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        if (len == 1 && line[0] == '\n') continue;
-        if (len > XMT_CACHEREC_MAX_LINE) { /* no record is that long: not parsed at all */
-            bad++;
-            continue;
-        }
-        yaml_parser_t parser;
-        yaml_document_t doc;
-        if (!yaml_parser_initialize(&parser)) {
-            bad++;
-            continue;
-        }
-        yaml_parser_set_input_string(&parser, (const unsigned char *)line, (size_t)len);
-        if (yaml_parser_load(&parser, &doc)) {
-            xmt_cacherec r;
-            int k = parse_line(&doc, &r);
-            if (k == 0)
-                fn(ud, &r);
-            else if (k == 1 && old)
-                ++*old;
-            else
-                bad++;
-            yaml_document_delete(&doc);
-        } else {
-            bad++;
-        }
-        yaml_parser_delete(&parser);
-    }
-    free(line);
-    (void)fclose(f); /* read only */
-    return bad;
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    uint64_t pos = at > 0 ? (uint64_t)at : 0;
+    return xmt_cacherec_read_at(fd, &pos, fn, ud, old);
 }
 
 int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec *r), void *ud,

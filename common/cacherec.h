@@ -39,20 +39,29 @@ typedef struct {
     const char *key_hex;  /* the binary lookup key, in hex */
     const char *key_text; /* the key for people ("" when absent) */
     xmt_choice choice;
+    const char *raw; /* the reader's: the line as it is in the file, without '\n' */
+    size_t raw_len;
 } xmt_cacherec;
 
 /* Reads a cache file from fd (read from where it is), one record per line, calling fn
  * for each valid one in file order (later lines win: that is the caller's to apply).
  * Blank lines are ignored; a record of another format version is skipped and counted
- * in *old (when old is not NULL); any other line that is not a record (not JSON, not an
- * object, a required field missing, an index below -1) is skipped and counted. Returns
- * that count. xmt_cacherec_read opens path itself: -1 when it cannot. The parser is libyaml (JSON's
- * flow syntax is YAML): Debian's static jansson loader is not position-independent (it refers to
- * stdin), so the shim links only jansson's writer — and the command reads with the same code, so
- * both skip alike. */
+ * in *old (when old is not NULL); any other line that is not a record (not a JSON
+ * object, a required field missing, an index below -1, longer than the cap) is skipped
+ * and counted. Returns that count, -1 and errno when reading fails. A last line without
+ * '\n' (a killed writer's) is read as any other. xmt_cacherec_read opens path itself: -1
+ * when it cannot. The parser is this module's own (a flat JSON object, one pass in place,
+ * ~0.3 us a record): jansson's loader is not linked into the shim (Debian's static one is
+ * not position-independent) and libyaml's documents cost ~7 us a line. */
 int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec *r), void *ud,
                       int *old);
 int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), void *ud, int *old);
+
+/* As xmt_cacherec_read_fd, from file offset *pos (pread: the descriptor's offset is left
+ * alone); *pos becomes the offset after the last '\n' read, so that reading again from it
+ * reads only what was appended since (a partial last line is read again then). */
+int xmt_cacherec_read_at(int fd, uint64_t *pos, void (*fn)(void *ud, const xmt_cacherec *r),
+                         void *ud, int *old);
 
 /* The record as one line of compact JSON ending in '\n', malloc'd; NULL when out of
  * memory. One write(2) of it with O_APPEND never tears against other processes. */

@@ -44,7 +44,10 @@ static const opt_desc options[] = {
     {"XMATUNE_LOG", T_STR, OFF(log), SZ(log), "", 0, 0,
      "JSON Lines log (`docs/log.md`); `%p` is replaced by the process id; empty: no log", NULL},
     {"XMATUNE_CACHE", T_STR, OFF(cache), SZ(cache), "", 0, 0,
-     "on-disk cache of tuned winners shared by processes; `%p` = process id; empty: none", NULL},
+     "on-disk cache of tuned winners shared by processes (`docs/cache.md`); `%p` = process id; "
+     "unset or empty: `$XDG_CACHE_HOME/xmatune/cache.jsonl` (else `~/.cache/xmatune/cache.jsonl`); "
+     "`off`: none",
+     NULL},
     {"XMATUNE_CACHE_VERIFY", T_BOOL, OFF(cache_verify), 0, "1", 0, 1,
      "`1`: a winner read from the cache is verified once per process and device before its "
      "first use (no timing); `0`: trusted as it is",

@@ -27,7 +27,7 @@ struct xmt_options {
     int mode;                  /* xmt_mode */
     char policy[XMT_PATH_MAX]; /* file or directory of policies */
     char log[XMT_PATH_MAX];    /* JSON Lines log; %p = pid; empty = none */
-    char cache[XMT_PATH_MAX];  /* on-disk cache of winners; %p = pid; empty = none */
+    char cache[XMT_PATH_MAX];  /* on-disk cache; %p = pid; "" = default, off */
     char libcuda[XMT_PATH_MAX];
     int verbose;
     int strict;

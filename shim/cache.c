@@ -5,48 +5,106 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <uthash.h>
 
+#include "cachefile.h"
 #include "cacherec.h"
 #include "log.h"
 #include "options.h"
 
 typedef struct {
-    char *id; /* the record's identity (xmt_cacherec_identity) */
+    char *line; /* the record's line as in the file, with its '\n' (compaction writes it) */
+    size_t line_len;
     xmt_choice choice;
     uint64_t checked; /* bit d: verified (or tuned) on device ordinal d in this process */
     UT_hash_handle hh;
+    char id[]; /* the record's identity (fields joined by \x1f) */
 } record_t;
 
+/* In insertion order (uthash keeps it): compaction writes them in the order first seen. */
 static record_t *records;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Inserts or replaces; takes ownership of id. Called with cache_lock held. Returns the
- * record, NULL when out of memory. */
-static record_t *put(char *id, const xmt_choice *c)
+/* Records and their lines live in an arena of 1 MiB blocks, mapped with MAP_POPULATE:
+ * one system call where malloc would take a page fault every 4 KiB (on a virtual machine
+ * a fault can cost more than parsing the page's records), and records side by side for
+ * the hash chains. A replaced line stays until exit; compaction keeps the file within
+ * twice its live records, so the arena stays within about twice them too. */
+typedef struct arena_blk {
+    struct arena_blk *next;
+    size_t used, cap, mapped;
+    char data[];
+} arena_blk;
+static arena_blk *arena;
+static size_t arena_bytes; /* mapped, for the cache_load event */
+/* uthash's table, malloc'd, is pointed to only from the records, which are in the arena
+ * (not memory a leak checker scans): this global keeps it visibly reachable. */
+static void *volatile table_root;
+#define ARENA_BLOCK (1u << 20)
+
+/* n bytes (16-aligned) from the arena; NULL when out of memory. cache_lock held. */
+static void *arena_alloc(size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    if (!arena || arena->used + n > arena->cap) {
+        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+        size_t sz = sizeof(arena_blk) + cap;
+        void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                       -1, 0);
+        if (p == MAP_FAILED) return NULL;
+        arena_blk *b = p;
+        b->next = arena;
+        b->used = 0;
+        b->cap = cap;
+        b->mapped = sz;
+        arena = b;
+        arena_bytes += sz;
+    }
+    void *r = arena->data + arena->used;
+    arena->used += n;
+    return r;
+}
+
+/* Inserts or replaces the record of identity id (idlen bytes), copying id and line.
+ * Called with cache_lock held. Returns the record, NULL when out of memory. */
+static record_t *put(const char *id, size_t idlen, const xmt_choice *c, const char *line,
+                     size_t line_len)
 {
     record_t *r = NULL;
-    HASH_FIND_STR(records, id, r);
+    HASH_FIND(hh, records, id, idlen, r);
+    char *copy = arena_alloc(line_len + 2);
+    if (!copy) return NULL;
+    memcpy(copy, line, line_len);
+    if (line_len == 0 || line[line_len - 1] != '\n') copy[line_len++] = '\n';
+    copy[line_len] = 0;
     if (r) {
         if (r->choice.index != c->index || strcmp(r->choice.label, c->label)) r->checked = 0;
         r->choice = *c;
-        free(id);
+        r->line = copy;
+        r->line_len = line_len;
         return r;
     }
-    r = calloc(1, sizeof *r);
-    if (!r) {
-        free(id);
-        return NULL;
-    }
-    r->id = id;
+    r = arena_alloc(sizeof *r + idlen + 1);
+    if (!r) return NULL;
+    memset(r, 0, sizeof *r);
+    memcpy(r->id, id, idlen);
+    r->id[idlen] = 0;
+    r->line = copy;
+    r->line_len = line_len;
     r->choice = *c;
-    HASH_ADD_KEYPTR(hh, records, r->id, strlen(r->id), r);
+    HASH_ADD_KEYPTR(hh, records, r->id, idlen, r);
+    table_root = records ? records->hh.tbl : NULL;
     return r;
 }
 
@@ -55,11 +113,32 @@ static uint64_t device_bit(int device)
     return device >= 0 && device < 64 ? 1ull << device : 0;
 }
 
+/* The identity of r into buf (cap bytes): its fields joined with \x1f, as
+ * xmt_cacherec_identity makes it, without an allocation. Its length, 0 when too long. */
+static size_t identity_into(const xmt_cacherec *r, char *buf, size_t cap)
+{
+    const char *f[6] = {r->device, r->kernel, r->code, r->entry, r->entry_fp, r->key_hex};
+    size_t n = 0;
+    for (int i = 0; i < 6; i++) {
+        size_t l = strlen(f[i]);
+        if (n + l + 1 >= cap) return 0;
+        if (i) buf[n++] = '\x1f';
+        memcpy(buf + n, f[i], l);
+        n += l;
+    }
+    buf[n] = 0;
+    return n;
+}
+
+static int lines_read; /* record lines seen by load_one since the count was reset */
+
 static void load_one(void *ud, const xmt_cacherec *r)
 {
     (void)ud;
-    char *id = xmt_cacherec_identity(r);
-    if (id) put(id, &r->choice);
+    char id[XMT_CACHEREC_MAX_LINE + 8];
+    lines_read++;
+    size_t n = identity_into(r, id, sizeof id);
+    if (n) put(id, n, &r->choice, r->raw, r->raw_len);
 }
 
 /* The cache file's absolute path, fixed at load: a program that changes directory
@@ -115,11 +194,93 @@ static int open_cache(const char *path, int flags)
     return open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
 }
 
+/* What the file was when it was last read, so that it is read again only when it has
+ * changed (a writer appended: only the new lines; another process compacted it: all). */
+static struct {
+    int known;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    uint64_t pos; /* the offset after the last whole line read */
+    int lines;    /* lines in the file (records, bad lines and older records) */
+} seen;
+
+static atomic_int no_flock_warned, lock_warned, write_warned;
+
+/* Reads what changed in the open file (st: its fstat) into memory. Called with cache_lock
+ * held. The number of bad lines read, -1 when reading failed. */
+static int refresh_fd(int fd, const struct stat *st, int *old)
+{
+    *old = 0;
+    if (seen.known && st->st_dev == seen.dev && st->st_ino == seen.ino &&
+        st->st_size == seen.size && st->st_mtim.tv_sec == seen.mtime.tv_sec &&
+        st->st_mtim.tv_nsec == seen.mtime.tv_nsec)
+        return 0;
+    uint64_t pos = 0;
+    if (seen.known && st->st_dev == seen.dev && st->st_ino == seen.ino &&
+        (uint64_t)st->st_size >= seen.pos)
+        pos = seen.pos; /* the same file, grown: only what was appended */
+    else
+        seen.lines = 0;
+    uint64_t from = pos;
+    lines_read = 0;
+    int bad = xmt_cacherec_read_at(fd, &pos, load_one, NULL, old);
+    if (bad < 0) return -1;
+    /* a partial last line is read again next time: counted once all the same */
+    seen.lines += pos > from ? lines_read + bad + *old : 0;
+    seen.known = 1;
+    seen.dev = st->st_dev;
+    seen.ino = st->st_ino;
+    seen.size = st->st_size;
+    seen.mtime = st->st_mtim;
+    seen.pos = pos;
+    return bad;
+}
+
+/* Takes the cache's lock (exclusive or shared). -1 when there is none to take: flock does
+ * not work there (said once: appends go on, without compaction or claims) or the lock
+ * file cannot be made (said once, with the real reason). */
+static int take_lock(int exclusive)
+{
+    int fd = xmt_cachefile_lock(cache_path, exclusive);
+    if (fd >= 0) return fd;
+    int e = errno;
+    if (xmt_cachefile_no_flock(e)) {
+        if (xmt_first_time(&no_flock_warned))
+            xmt_warn("flock does not work where the cache %s is (%s; a network file system?): "
+                     "records are appended without compaction, and processes do not agree on "
+                     "who tunes a key",
+                     cache_path, strerror(e));
+    } else if (exclusive && xmt_first_time(&lock_warned)) {
+        xmt_warn("cannot lock the cache %s (%s.lock: %s): records are appended unlocked",
+                 cache_path, cache_path, strerror(e));
+    }
+    return -1;
+}
+
+static void drop_lock(int fd)
+{
+    if (fd >= 0) close(fd); /* closing the last descriptor releases the flock */
+}
+
 void xmt_cache_load(void)
 {
-    char path[XMT_PATH_MAX];
+    char path[XMT_PATH_MAX], why[XMT_PATH_MAX + 64];
     cache_path[0] = 0;
-    if (!xmt_opt.cache[0] || xmt_expand_path(xmt_opt.cache, path, sizeof path) != 0) return;
+    const char *want = xmt_opt.cache;
+    if (strcmp(want, "off") == 0) return;
+    if (!want[0]) {
+        if (xmt_cachefile_default(path, sizeof path, why, sizeof why) != 0) {
+            xmt_warn("no default cache (%s): winners are kept in memory only; set XMATUNE_CACHE "
+                     "to a file, or to off",
+                     why);
+            return;
+        }
+    } else if (xmt_expand_path(want, path, sizeof path) != 0) {
+        xmt_warn("the cache path %s is too long: not used", want);
+        return;
+    }
     if (absolute(path, cache_path, sizeof cache_path) != 0) {
         xmt_warn("the cache path %s is too long: not used", path);
         cache_path[0] = 0;
@@ -142,13 +303,30 @@ void xmt_cache_load(void)
         cache_path[0] = 0;
         return;
     }
-    int old = 0;
+    int lk = take_lock(0); /* a writer's append or rename is never seen half done */
+    struct stat st;
+    int old = 0, bad = -1;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    size_t heap0 = mallinfo2().uordblks + arena_bytes;
     pthread_mutex_lock(&cache_lock);
-    int bad = xmt_cacherec_read_fd(fd, load_one, NULL, &old);
+    if (fstat(fd, &st) == 0) bad = refresh_fd(fd, &st, &old);
+    int e = errno;
+    unsigned live = HASH_COUNT(records);
+    int lines = seen.lines;
     pthread_mutex_unlock(&cache_lock);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    size_t heap1 = mallinfo2().uordblks + arena_bytes;
+    /* what loading cost, for tools/bench/bench_cache.sh and for people with big caches */
+    xmt_log_event(
+        json_pack("{sssssisisisisfsI}", "event", "cache_load", "path", cache_path, "records",
+                  (int)live, "lines", lines, "bad", bad, "old", old, "ms",
+                  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+                  "heap_bytes", (json_int_t)(heap1 > heap0 ? heap1 - heap0 : 0)));
+    drop_lock(lk);
     close(fd);
     if (bad < 0)
-        xmt_warn("cannot read the cache %s: %m", cache_path);
+        xmt_warn("cannot read the cache %s: %s", cache_path, strerror(e));
     else if (bad > 0)
         xmt_warn("%s: %d line(s) are not cache records and were skipped", cache_path, bad);
     if (old > 0)
@@ -157,98 +335,249 @@ void xmt_cache_load(void)
 }
 
 #define MAX_KEY 512 /* bytes of binary key a record may have */
+#define ID_CAP (6 * XMT_PATH_MAX)
 
-/* The record of id and key (its strings pointing into key_hex and id) and its identity,
- * malloc'd; NULL when the key is too long or out of memory. */
-static char *identity_of(const xmt_cache_id *id, const uint8_t *key, size_t keylen,
-                         char key_hex[2 * MAX_KEY + 1], xmt_cacherec *rec)
+/* The record of id and key (its strings pointing into key_hex and id) and its identity in
+ * idbuf; the identity's length, 0 when the key or the identity is too long. */
+static size_t identity_of(const xmt_cache_id *id, const uint8_t *key, size_t keylen,
+                          char key_hex[2 * MAX_KEY + 1], xmt_cacherec *rec, char *idbuf)
 {
-    if (keylen > MAX_KEY) return NULL;
+    if (keylen > MAX_KEY) return 0;
     xmt_cacherec_hex(key, keylen, key_hex);
-    *rec =
-        (xmt_cacherec){id->device, id->kernel, id->code, id->entry, id->entry_fp, key_hex, "", {0}};
-    return xmt_cacherec_identity(rec);
+    *rec = (xmt_cacherec){id->device, id->kernel, id->code, id->entry, id->entry_fp,
+                          key_hex,    "",         {0},      NULL,      0};
+    return identity_into(rec, idbuf, ID_CAP);
+}
+
+/* Looks the identity up; called with cache_lock held. */
+static int find_locked(const char *id, size_t idlen, int device, xmt_choice *out, int *checked)
+{
+    record_t *r = NULL;
+    HASH_FIND(hh, records, id, idlen, r);
+    if (r) {
+        *out = r->choice;
+        *checked = (r->checked & device_bit(device)) != 0;
+    }
+    return r != NULL;
 }
 
 int xmt_cache_find(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
                    xmt_choice *out, int *checked)
 {
-    char key_hex[2 * MAX_KEY + 1];
+    char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
     xmt_cacherec rec;
-    char *id = identity_of(cid, key, keylen, key_hex, &rec);
+    size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
     *checked = 0;
-    if (!id) return 0;
+    if (!n) return 0;
     pthread_mutex_lock(&cache_lock);
-    record_t *r = NULL;
-    HASH_FIND_STR(records, id, r);
-    if (r) {
-        *out = r->choice;
-        *checked = (r->checked & device_bit(device)) != 0;
-    }
+    int found = find_locked(id, n, device, out, checked);
     pthread_mutex_unlock(&cache_lock);
-    free(id);
-    return r != NULL;
+    return found;
 }
 
 void xmt_cache_checked(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device)
 {
-    char key_hex[2 * MAX_KEY + 1];
+    char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
     xmt_cacherec rec;
-    char *id = identity_of(cid, key, keylen, key_hex, &rec);
-    if (!id) return;
+    size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
+    if (!n) return;
     pthread_mutex_lock(&cache_lock);
     record_t *r = NULL;
-    HASH_FIND_STR(records, id, r);
+    HASH_FIND(hh, records, id, n, r);
     if (r) r->checked |= device_bit(device);
     pthread_mutex_unlock(&cache_lock);
-    free(id);
+}
+
+/* The claim's name for an identity: its FNV-1a hash, hex (the claims file stays small
+ * whatever the keys). */
+static void claim_name(const char *id, size_t n, char out[17])
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)id[i]) * 1099511628211ull;
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* Opens the data file for a write and reads what changed. Called with the lock (when there
+ * is one) and cache_lock held. The descriptor, or -1 with *what saying why. */
+static int open_for_write(const char **what, struct stat *st)
+{
+    int fd = open_cache(cache_path, O_RDWR | O_CREAT | O_APPEND); /* read: its last byte */
+    if (fd < 0) {
+        *what = errno == ELOOP ? "it is a symbolic link" : strerror(errno);
+        return -1;
+    }
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        *what = "not a regular file";
+        close(fd);
+        return -1;
+    }
+    int old;
+    (void)refresh_fd(fd, st, &old);
+    return fd;
+}
+
+/* Writes everything in memory through a temporary file renamed over the data file.
+ * Called with the exclusive lock and cache_lock held. */
+static record_t *rewrite_at;
+static const char *next_line(void *ud, size_t *len)
+{
+    (void)ud;
+    record_t *r = rewrite_at;
+    if (!r) return NULL;
+    rewrite_at = r->hh.next;
+    *len = r->line_len;
+    return r->line;
+}
+
+static int compact(const char **what)
+{
+    xmt_cachefile_clean_temps(cache_path); /* a killed process's: no other writer now */
+    rewrite_at = records;
+    if (xmt_cachefile_rewrite(cache_path, next_line, NULL) != 0) {
+        *what = strerror(errno);
+        return -1;
+    }
+    seen.known = 0; /* read again (nothing new: the same records) at the next change */
+    int fd = open_cache(cache_path, O_RDONLY);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        seen.known = 1;
+        seen.dev = st.st_dev;
+        seen.ino = st.st_ino;
+        seen.size = st.st_size;
+        seen.mtime = st.st_mtim;
+        seen.pos = (uint64_t)st.st_size;
+        seen.lines = (int)HASH_COUNT(records);
+    }
+    if (fd >= 0) close(fd);
+    return 0;
 }
 
 /* Appends one line; a line a killed writer left unfinished is ended first, so that the
- * new record is never glued to it. */
-static void append(const char *line, size_t len)
+ * new record is never glued to it. Called with cache_lock (and the lock, when there is
+ * one) held. */
+static int append(int fd, const struct stat *st, const char *line, size_t len, const char **what)
 {
-    static atomic_int warned; /* stores come from any tuning thread */
-    int fd = open_cache(cache_path, O_RDWR | O_CREAT | O_APPEND); /* read: its last byte */
     char last = '\n';
-    const char *what = NULL;
-    if (fd < 0) {
-        what = errno == ELOOP ? "it is a symbolic link" : strerror(errno);
-    } else {
-        struct stat st;
-        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            what = "not a regular file";
-        } else {
-            if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1) last = '\n';
-            if (last != '\n' && write(fd, "\n", 1) != 1) what = strerror(errno);
-            ssize_t w = what ? -1 : write(fd, line, len);
-            if (!what && w < 0) what = strerror(errno);
-            if (!what && (size_t)w != len) what = "short write (the disk may be full)";
-        }
+    if (st->st_size > 0 && pread(fd, &last, 1, st->st_size - 1) != 1) last = '\n';
+    if (last != '\n' && write(fd, "\n", 1) != 1) {
+        *what = strerror(errno);
+        return -1;
     }
-    if (what && xmt_first_time(&warned))
-        xmt_warn("cannot write the cache %s: %s", cache_path, what);
-    if (fd >= 0) close(fd);
+    errno = 0;
+    ssize_t w = write(fd, line, len);
+    if (w < 0) {
+        *what = strerror(errno);
+        return -1;
+    }
+    if ((size_t)w != len) {
+        *what = errno ? strerror(errno) : "short write (the disk may be full)";
+        return -1;
+    }
+    struct stat now;
+    if (fstat(fd, &now) == 0 && seen.known && now.st_ino == seen.ino &&
+        seen.pos == (uint64_t)st->st_size) {
+        /* only our line was added since the last read: no need to read it back */
+        seen.size = now.st_size;
+        seen.mtime = now.st_mtim;
+        seen.pos = (uint64_t)now.st_size;
+        seen.lines += 1 + (last != '\n');
+    }
+    return 0;
 }
 
 void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
                      const char *key_text, const xmt_choice *c)
 {
-    char key_hex[2 * MAX_KEY + 1];
+    char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
     xmt_cacherec rec;
-    char *id = identity_of(cid, key, keylen, key_hex, &rec);
-    if (!id) return;
+    size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
+    if (!n) return;
     rec.key_text = key_text;
     rec.choice = *c;
-    pthread_mutex_lock(&cache_lock);
-    record_t *r = put(id, c);
-    if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
-    pthread_mutex_unlock(&cache_lock);
-    if (!cache_path[0]) return;
     char *line = xmt_cacherec_format(&rec);
     if (!line) return;
-    append(line, strlen(line));
+    size_t len = strlen(line);
+    int lk = cache_path[0] ? take_lock(1) : -1;
+    pthread_mutex_lock(&cache_lock);
+    const char *what = NULL;
+    if (cache_path[0]) {
+        struct stat st;
+        int fd = open_for_write(&what, &st);
+        record_t *r = put(id, n, c, line, len);
+        if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
+        if (fd >= 0) {
+            /* within twice its live records: compaction when the next line would pass that
+             * (only under a working lock: a rename under an unlocked appender loses lines) */
+            int live = (int)HASH_COUNT(records);
+            if (lk >= 0 && seen.lines + 1 > 2 * live && seen.lines + 1 > 8)
+                (void)compact(&what);
+            else
+                (void)append(fd, &st, line, len, &what);
+            close(fd);
+        }
+        if (lk >= 0) {
+            char cn[17];
+            claim_name(id, n, cn);
+            xmt_cachefile_unclaim(cache_path, cn);
+        }
+    } else {
+        record_t *r = put(id, n, c, line, len);
+        if (r) r->checked |= device_bit(device);
+    }
+    pthread_mutex_unlock(&cache_lock);
+    drop_lock(lk);
     free(line);
+    if (what && xmt_first_time(&write_warned))
+        xmt_warn("cannot write the cache %s: %s", cache_path, what);
+}
+
+int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
+                    xmt_choice *out, int *checked)
+{
+    char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
+    xmt_cacherec rec;
+    size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
+    *checked = 0;
+    if (!n || !cache_path[0]) return XMT_CACHE_TUNE;
+    int lk = take_lock(1);
+    pthread_mutex_lock(&cache_lock);
+    int rc = XMT_CACHE_TUNE;
+    int fd = open_cache(cache_path, O_RDONLY);
+    struct stat st;
+    int old;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)refresh_fd(fd, &st, &old);
+    if (fd >= 0) close(fd);
+    if (find_locked(id, n, device, out, checked)) {
+        rc = XMT_CACHE_FOUND;
+    } else if (lk >= 0) {
+        char cn[17];
+        claim_name(id, n, cn);
+        if (xmt_cachefile_claim(cache_path, cn) == XMT_CLAIM_THEIRS) rc = XMT_CACHE_WAIT;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    drop_lock(lk);
+    return rc;
+}
+
+void xmt_cache_unclaim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen)
+{
+    char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
+    xmt_cacherec rec;
+    size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
+    if (!n || !cache_path[0]) return;
+    int lk = take_lock(1);
+    if (lk < 0) return;
+    char cn[17];
+    claim_name(id, n, cn);
+    xmt_cachefile_unclaim(cache_path, cn);
+    drop_lock(lk);
+}
+
+const char *xmt_cache_path(void)
+{
+    return cache_path;
 }
 
 void xmt_cache_atfork(int phase)
@@ -263,8 +592,14 @@ void xmt_cache_free(void)
     HASH_ITER(hh, records, r, tmp)
     {
         HASH_DEL(records, r);
-        free(r->id);
-        free(r);
     }
+    table_root = NULL;
+    while (arena) {
+        arena_blk *next = arena->next;
+        arena_bytes -= arena->mapped;
+        munmap(arena, arena->mapped);
+        arena = next;
+    }
+    memset(&seen, 0, sizeof seen);
     pthread_mutex_unlock(&cache_lock);
 }

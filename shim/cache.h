@@ -1,8 +1,15 @@
 /*
  * cache: the on-disk cache of tuned winners (XMATUNE_CACHE), shared by processes.
  *
- * One JSON object per line (common/cacherec), appended with O_APPEND in a single write,
- * so concurrent processes never tear a line; the last line for a given identity wins. A
+ * One JSON object per line (common/cacherec), appended with O_APPEND in a single write
+ * under an exclusive flock of a separate lock file (common/cachefile), so concurrent
+ * processes never tear a line; the last line for a given identity wins, and a writer
+ * compacts the file (temporary file + rename) when it would pass twice its live records.
+ * It is read again only when it changed (fstat: inode, size, mtime), and then only what
+ * was appended since, when it is the same file. Before tuning a key a process claims it
+ * (common/cachefile's claims); one that finds a live claim runs the program's config.
+ * XMATUNE_CACHE unset or empty: $XDG_CACHE_HOME/xmatune/cache.jsonl (else
+ * ~/.cache/xmatune/cache.jsonl); `off`: no file. A
  * winner is identified by device *model* and driver version (identical GPUs share
  * results; a new driver tunes again), kernel (mangled name and a fingerprint of its
  * code: parameter layout and attributes), policy entry (its pattern and a fingerprint
@@ -42,10 +49,30 @@ int xmt_cache_find(const xmt_cache_id *id, const uint8_t *key, size_t keylen, in
  * records of the same kernel (a module loaded again) use it without another check. */
 void xmt_cache_checked(const xmt_cache_id *id, const uint8_t *key, size_t keylen, int device);
 
-/* Remembers a winner in memory (checked on `device`: it was tuned here) and appends it
- * to the file. key_text is for people. */
+/* Remembers a winner in memory (checked on `device`: it was tuned here) and, under the
+ * file's lock, appends it to the file (or compacts the file, when the line would make it
+ * more than twice its live records) and drops this process's claim on it. key_text is
+ * for people. */
 void xmt_cache_store(const xmt_cache_id *id, const uint8_t *key, size_t keylen, int device,
                      const char *key_text, const xmt_choice *c);
+
+/* What xmt_cache_claim found. */
+enum { XMT_CACHE_TUNE, XMT_CACHE_FOUND, XMT_CACHE_WAIT };
+
+/* Before this process tunes a key no one here has decided: under the file's lock, reads
+ * what changed in the file and claims the key. XMT_CACHE_FOUND (*out and *checked as
+ * xmt_cache_find: another process wrote it meanwhile), XMT_CACHE_WAIT (a live process has
+ * claimed it: run the program's own config and ask again later), or XMT_CACHE_TUNE (this
+ * process claimed it, took over a stale claim, or there is no lock to claim with: tune,
+ * then xmt_cache_store or xmt_cache_unclaim). */
+int xmt_cache_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, int device,
+                    xmt_choice *out, int *checked);
+
+/* Gives up this process's claim on a key it tuned without a winner worth storing. */
+void xmt_cache_unclaim(const xmt_cache_id *id, const uint8_t *key, size_t keylen);
+
+/* The cache file's absolute path ("" when there is none). */
+const char *xmt_cache_path(void);
 
 /* fork(2): cache_lock held across it (XMT_FORK_* phases, common/log.h). */
 void xmt_cache_atfork(int phase);

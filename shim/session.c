@@ -60,6 +60,37 @@ static double statistic(const double *t, int n, int mean)
     return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
+/* A candidate's own noise: the median absolute deviation of its timed runs from their
+ * median, relative to the median (robust against the odd outlier run). 0 with fewer than
+ * 3 runs (no spread can be told). */
+static double rel_spread(const double *t, int n)
+{
+    if (n < 3) return 0;
+    double med = statistic(t, n, 0), dev[XMT_MAX_ITERATIONS];
+    if (!(med > 0)) return 0;
+    for (int i = 0; i < n; i++)
+        dev[i] = fabs(t[i] - med);
+    return statistic(dev, n, 0) / med;
+}
+
+#define TIE_BAND_CAP 0.03 /* a band of noise never wider than 3% (issue 10) */
+
+/* The band within which candidates tie: twice the median, over the timed candidates, of
+ * their relative spread (about two standard errors of the difference of two medians of
+ * 10 runs), capped at TIE_BAND_CAP. A quiet measurement gives 0: the fastest wins. */
+static double tie_band(const xmt_session *S)
+{
+    double *s = malloc((S->n + 1) * sizeof *s);
+    int n = 0;
+    for (size_t i = 0; s && i <= S->n && n < XMT_MAX_ITERATIONS; i++) {
+        const xmt_cand *c = &S->cands[i];
+        if (c->status == XMT_C_OK && c->ntimes > 0) s[n++] = rel_spread(c->times, c->ntimes);
+    }
+    double band = n ? 2 * statistic(s, n, 0) : 0;
+    free(s);
+    return band < TIE_BAND_CAP ? band : TIE_BAND_CAP;
+}
+
 /* Remembers the session's first failure: it is the one reported. */
 static void session_error(xmt_session *S, CUresult r, const char *what)
 {
@@ -941,6 +972,20 @@ static void decide(xmt_session *S)
             for (int t = 0; t < c->ntimes; t++)
                 S->floor_ms += c->times[t];
             S->floor_ms += c->warmed * c->stat;
+        }
+    }
+    if (best && !S->verify_only) {
+        /* Candidates within the noise of the best tie: the first of them in the session's
+         * order wins (the program's own config, then the policy's order), so that
+         * processes measuring the same GPU pick the same winner. */
+        S->tie_band = tie_band(S);
+        for (size_t i = 0; i <= S->n; i++) {
+            xmt_cand *c = &S->cands[i];
+            if (c->status == XMT_C_OK && c->ntimes > 0 &&
+                c->stat <= best->stat * (1 + S->tie_band)) {
+                best = c;
+                break;
+            }
         }
     }
     if (best) {

@@ -110,6 +110,7 @@ typedef struct {
     const char *error_at;
     char untuned[300]; /* why the key keeps the program's own config untuned, or "" */
     double t0, spent_ms, floor_ms;
+    double tie_band;            /* relative: medians within it of the best tied (decide) */
     double progress_ms;         /* when the last progress line was said */
     const char *progress_phase; /* what it says: "verify" 3 of 30 */
     size_t progress_done, progress_total;

@@ -159,6 +159,8 @@ static void log_event(const xmt_session *S)
         json_object_set_new(ev, "l2_flush", json_boolean(S->flush_buf != 0));
         json_object_set_new(ev, "verified", json_boolean(S->any_verify));
         json_object_set_new(ev, "benchmarked", json_boolean(!S->verify_only && S->valid > 0));
+        if (!S->verify_only && S->valid > 0)
+            json_object_set_new(ev, "tie_band", json_real(S->tie_band));
         json_object_set_new(ev, "duration_ms", json_real(S->spent_ms));
         json_object_set_new(ev, "floor_ms", json_real(S->floor_ms));
         json_object_set_new(ev, "phases_ms", phases_json(S));

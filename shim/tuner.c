@@ -21,12 +21,17 @@
 
 /* ---- per-kernel results --------------------------------------------------------------- */
 
-enum { R_TUNING = 0, R_DONE = 1 };
+/* R_WAITING: another process claimed the key on disk; the program's own config runs, and
+ * a launch after recheck_ms looks at the cache again (one thread at a time: it moves the
+ * state to R_TUNING while it does). */
+enum { R_TUNING = 0, R_DONE = 1, R_WAITING = 2 };
+#define RECHECK_MS 200.0
 
 typedef struct result {
     UT_hash_handle hh;
     _Atomic int state;
-    long index; /* XMT_OWN_CONFIG, XMT_PIN_CONFIG or a candidate index */
+    _Atomic double recheck_ms; /* R_WAITING: when to look at the cache again */
+    long index;                /* XMT_OWN_CONFIG, XMT_PIN_CONFIG or a candidate index */
     char label[160];
     size_t keylen;
     uint8_t key[]; /* device (4 bytes) then the entry's key */
@@ -377,6 +382,7 @@ typedef struct {
     int store_on_disk;         /* the outcome goes to the on-disk cache */
     int from_cache;            /* ch came from the disk: tune again if it fails */
     int cached;                /* ch is a winner the disk holds (verified or not) */
+    int claimed;               /* this process claimed the key on disk (cache.h) */
     const xmt_candidate *only; /* the pin or cached config, when verify_only */
     long only_index;           /* its index: XMT_PIN_CONFIG or the cached candidate's */
     xmt_candidate pin;
@@ -453,6 +459,10 @@ static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xm
     }
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
         p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */
+        /* which keys a replay had no winner for: `xmatune report` lists them */
+        xmt_log_event(json_pack("{sssssssssi}", "event", "replay_miss", "kernel", k->mangled,
+                                "name", k->demangled, "key", key_text, "policy",
+                                xmt_entry_origin(e), "device", (int)dev));
         return;
     }
     if (xmt_opt.total_budget_ms >= 0 &&
@@ -466,6 +476,30 @@ static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xm
     p->need_run = 1;
     p->store_on_disk = 1;
     p->verify_only = xmt_entry_ncandidates(e) == 1; /* XMA: a single config is not timed */
+}
+
+/* A tuning about to start: claims the key on disk (cache.h), where another process may
+ * have tuned it meanwhile (then p becomes that winner's plan) or be tuning it now. 1 when
+ * that other process has it (the key waits), else 0. */
+static int disk_claim(const xmt_kernel *k, const xmt_launch_view *v, CUdevice dev, plan_t *p)
+{
+    if (!p->store_on_disk) return 0;
+    int checked = 0;
+    xmt_choice ch;
+    switch (xmt_cache_claim(&p->id, p->key, p->keylen, (int)dev, &ch, &checked)) {
+    case XMT_CACHE_FOUND: {
+        plan_t cached = *p;
+        cached.ch = ch;
+        cached.need_run = cached.verify_only = cached.store_on_disk = 0;
+        if (plan_cached(k, v, checked, &cached)) {
+            *p = cached;
+            if (p->only) p->only = &p->pin; /* it pointed into the copy */
+        }
+        return 0; /* else tuned again, unclaimed: the policy no longer has that config */
+    }
+    case XMT_CACHE_WAIT: return 1;
+    default: p->claimed = 1; return 0;
+    }
 }
 
 /* Claims a key for this thread: NULL and *theirs when another thread has it already. */
@@ -544,15 +578,45 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
     if (p->store_on_disk)
         xmt_cache_store(&p->id, mine->key + 4, mine->keylen - 4, device, key_text, &p->ch);
+    else if (p->claimed) /* nothing worth keeping came of it: another process may try */
+        xmt_cache_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
     return run_choice(k, l, v, mine, device);
 }
 
-/* A decided key: run it; a key another thread is tuning: the program's own config. */
-static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                          const result_t *r, int device)
+static void wait_again(result_t *r)
 {
-    if (atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE)
-        return run_choice(k, l, v, r, device);
+    atomic_store(&r->recheck_ms, xmt_now_ms() + RECHECK_MS);
+    atomic_store_explicit(&r->state, R_WAITING, memory_order_release);
+}
+
+/* A key another process is tuning, looked at again: its winner is in the cache now (it is
+ * used, verified once first), its claim is gone (this process tunes it), or it still
+ * waits. */
+static CUresult recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                        const xmt_devinfo *di, CUdevice dev, result_t *r)
+{
+    char key_text[512];
+    if (xmt_entry_key_render(k->entry, r->key + 4, r->keylen - 4, key_text, sizeof key_text) < 0)
+        snprintf(key_text, sizeof key_text, "?");
+    plan_t plan;
+    plan_new_key(k, v, di, dev, r->key + 4, r->keylen - 4, key_text, &plan);
+    if ((plan.need_run && capturing(xmt_launch_stream(l))) || disk_claim(k, v, dev, &plan)) {
+        wait_again(r);
+        return xmt_pass(k, l);
+    }
+    return decide_key(k, l, v, (int)dev, r, &plan, key_text);
+}
+
+/* A decided key: run it; a key another thread is tuning: the program's own config; a key
+ * another process is tuning: the same, looking at the cache again now and then. */
+static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, result_t *r,
+                          const xmt_devinfo *di, CUdevice dev)
+{
+    int s = atomic_load_explicit(&r->state, memory_order_acquire);
+    if (s == R_DONE) return run_choice(k, l, v, r, (int)dev);
+    if (s == R_WAITING && xmt_now_ms() >= atomic_load(&r->recheck_ms) &&
+        atomic_compare_exchange_strong(&r->state, &s, R_TUNING))
+        return recheck(k, l, v, di, dev, r);
     return xmt_pass(k, l);
 }
 
@@ -596,7 +660,7 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
     size_t kl = launch_key(k, ts, &v, dev, key);
     if (kl == 0) return xmt_pass(k, l);
     result_t *r = find_result(ts, key, kl);
-    if (r) return run_known(k, l, &v, r, (int)dev);
+    if (r) return run_known(k, l, &v, r, di, dev);
 
     /* A new key. */
     char key_text[512];
@@ -609,7 +673,11 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
      * launch outside capture decides. */
     if (plan.need_run && capturing(xmt_launch_stream(l))) return xmt_pass(k, l);
     result_t *mine = claim_key(ts, key, kl, &r);
-    if (!mine) return r ? run_known(k, l, &v, r, (int)dev) : xmt_pass(k, l);
+    if (!mine) return r ? run_known(k, l, &v, r, di, dev) : xmt_pass(k, l);
+    if (disk_claim(k, &v, dev, &plan)) {
+        wait_again(mine);
+        return xmt_pass(k, l);
+    }
     return decide_key(k, l, &v, (int)dev, mine, &plan, key_text);
 }
 

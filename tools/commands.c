@@ -1,6 +1,6 @@
 /*
  * commands: the xmatune subcommands that read what the shim wrote or start a program
- * under it — report (a log as tables), cache (the on-disk cache as a table), options
+ * under it — report (a log as tables), options
  * (the XMATUNE_* table, from the shim's own options table) and run (a program under the
  * shim without typing LD_PRELOAD).
  *
@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cacherec.h"
 #include "options.h"
 #include "report_svg.h"
 #include "xmt_policy.h"
@@ -88,9 +87,44 @@ int read_jsonl(const char *path, int (*fn)(json_t *e, void *ud), void *ud)
 }
 
 typedef struct {
-    json_t *tunes, *summaries;
+    json_t *tunes, *summaries, *misses;
     long long launches, rewritten, processes;
 } report_acc;
+
+/* Keys a replay run had no cached winner for (they ran the program's own config): one
+ * row per kernel and key, with how many times (processes) it was missed. */
+static void report_misses(json_t *misses)
+{
+    json_t *seen = json_object(), *order = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(misses, i, e)
+    {
+        char id[2048];
+        snprintf(id, sizeof id, "%s\x1f%s\x1f%lld", sget(e, "kernel"), sget(e, "key"),
+                 (long long)json_integer_value(json_object_get(e, "device")));
+        json_t *n = json_object_get(seen, id);
+        if (n) {
+            json_integer_set(n, json_integer_value(n) + 1);
+            continue;
+        }
+        json_object_set_new(seen, id, json_integer(1));
+        json_array_append_new(order, json_pack("{sssO}", "id", id, "e", e));
+    }
+    printf("\nReplay: keys with no cached winner (the program's own config ran; tune them):\n\n"
+           "| kernel | key | device | times | policy |\n| --- | --- | ---: | ---: | --- |\n");
+    json_array_foreach(order, i, e)
+    {
+        json_t *m = json_object_get(e, "e");
+        char name[96];
+        printf("| %s | %s | %lld | %lld | %s |\n", short_name(sget(m, "name"), name, sizeof name),
+               sget(m, "key"), (long long)json_integer_value(json_object_get(m, "device")),
+               (long long)json_integer_value(json_object_get(seen, sget(e, "id"))),
+               sget(m, "policy"));
+    }
+    json_decref(order);
+    json_decref(seen);
+}
 
 static int report_event(json_t *e, void *ud)
 {
@@ -100,6 +134,8 @@ static int report_event(json_t *e, void *ud)
         json_array_append(a->tunes, e);
     else if (!strcmp(ev, "kernel_summary"))
         json_array_append(a->summaries, e);
+    else if (!strcmp(ev, "replay_miss"))
+        json_array_append(a->misses, e);
     else if (!strcmp(ev, "exit")) {
         a->processes++;
         a->launches += json_integer_value(json_object_get(e, "launches"));
@@ -241,7 +277,7 @@ int cmd_report(int argc, char **argv)
                 "picture, --html writes a page with the tunings' table and that picture.\n");
         return 2;
     }
-    report_acc acc = {json_array(), json_array(), 0, 0, 0};
+    report_acc acc = {json_array(), json_array(), json_array(), 0, 0, 0};
     long long bad = 0;
     for (int i = first; i < argc; i++) {
         int b = read_jsonl(argv[i], report_event, &acc);
@@ -258,77 +294,14 @@ int cmd_report(int argc, char **argv)
         report_cost(tunes);
     }
     if (json_array_size(summaries)) report_kernels(summaries);
+    if (json_array_size(acc.misses)) report_misses(acc.misses);
+    json_decref(acc.misses);
     int wrote = 0;
     if (svg) wrote |= write_report_svg(svg, tunes);
     if (html) wrote |= write_report_html(html, tunes);
     json_decref(tunes);
     json_decref(summaries);
     return bad || wrote ? 1 : 0;
-}
-
-typedef struct {
-    json_t *order, *byid; /* identities in first-seen order; identity -> last record */
-} cache_acc;
-
-/* Records as the shim reads them (common/cacherec.c), so this table skips exactly the
- * lines the shim skips; each kept as a JSON object for printing. */
-static void cache_record(void *ud, const xmt_cacherec *r)
-{
-    cache_acc *a = ud;
-    char *id = xmt_cacherec_identity(r);
-    if (!id) return;
-    json_t *e =
-        json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:f}", "device", r->device, "kernel", r->kernel,
-                  "entry", r->entry, "key_text", r->key_text, "index", (json_int_t)r->choice.index,
-                  "label", r->choice.label, "time_ms", r->choice.time_ms);
-    if (e) {
-        if (!json_object_get(a->byid, id)) json_array_append_new(a->order, json_string(id));
-        json_object_set_new(a->byid, id, e);
-    }
-    free(id);
-}
-
-int cmd_cache(int argc, char **argv)
-{
-    if (argc != 2) {
-        fprintf(stderr, "usage: xmatune cache FILE\nPrints an on-disk cache (XMATUNE_CACHE): "
-                        "one row per winner, the last line for an identity winning.\n");
-        return 2;
-    }
-    /* Later lines win: keep the last record of each identity, in first-seen order. */
-    cache_acc acc = {json_array(), json_object()};
-    int old = 0;
-    int bad = xmt_cacherec_read(argv[1], cache_record, &acc, &old);
-    if (bad < 0) {
-        fprintf(stderr, "xmatune: cannot read %s: %s\n", argv[1], strerror(errno));
-        json_decref(acc.order);
-        json_decref(acc.byid);
-        return 1;
-    }
-    json_t *order = acc.order, *byid = acc.byid;
-    printf("| device | kernel | key | winner | time | policy entry |\n"
-           "| --- | --- | --- | --- | ---: | --- |\n");
-    size_t i;
-    json_t *idv;
-    json_array_foreach(order, i, idv)
-    {
-        json_t *e = json_object_get(byid, json_string_value(idv));
-        char dm[1024], name[96];
-        xmt_demangle(sget(e, "kernel"), NULL, 0, dm, sizeof dm);
-        long long index = json_integer_value(json_object_get(e, "index"));
-        printf("| %s | %s | %s | %s |", sget(e, "device"), short_name(dm, name, sizeof name),
-               sget(e, "key_text"), index == -1 ? "program's own" : sget(e, "label"));
-        print_time(fget(e, "time_ms"));
-        printf(" %s |\n", sget(e, "entry"));
-    }
-    json_decref(order);
-    json_decref(byid);
-    if (bad) fprintf(stderr, "xmatune: %d line(s) of %s are not cache records\n", bad, argv[1]);
-    if (old)
-        fprintf(stderr,
-                "xmatune: %d record(s) of %s are of an older format (the shim drops them)\n", old,
-                argv[1]);
-    return bad ? 1 : 0;
 }
 
 int cmd_options(int argc, char **argv)

@@ -13,7 +13,6 @@
 int read_jsonl(const char *path, int (*fn)(json_t *e, void *ud), void *ud);
 
 int cmd_report(int argc, char **argv);
-int cmd_cache(int argc, char **argv);
 int cmd_options(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_discover(int argc, char **argv); /* discover.c */

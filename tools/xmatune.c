@@ -7,6 +7,7 @@
  * --block0, --shared0) the key, which candidates are valid and why the others are not,
  * and the buffer sizes; --kernel NAME says which entry a kernel gets.
  */
+#include "cache_cmd.h"
 #include "commands.h"
 #include "xmt_policy.h"
 
@@ -34,7 +35,7 @@ static const subcommand commands[] = {
      "run a program in discover mode: its kernels, shapes, a policy stub"},
     {"run", cmd_run, "run a program under the shim (xmatune run --tune --policy P -- ./app)"},
     {"report", cmd_report, "print a log (XMATUNE_LOG) as tables: tunings, kernels"},
-    {"cache", cmd_cache, "print an on-disk cache (XMATUNE_CACHE) as a table"},
+    {"cache", cmd_cache, "the on-disk cache: list, show, prune, clear, export, import"},
     {"options", cmd_options, "print the XMATUNE_* variables as a Markdown table"},
     {"help", cmd_help, "list the subcommands"},
 };

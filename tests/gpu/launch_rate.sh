@@ -74,7 +74,7 @@ run() {
     local -a e=(env -u LD_PRELOAD)
     local v
     for v in $(env | sed -n 's/^\(XMATUNE_[A-Z_]*\)=.*/\1/p'); do e+=(-u "$v"); done
-    e+=(XMATUNE_LOG= XMATUNE_CACHE= XMATUNE_VERBOSE=0)
+    e+=(XMATUNE_LOG= XMATUNE_CACHE=off XMATUNE_VERBOSE=0)
     case $mode in
     none) ;;
     pass) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_EXCLUDE=tiny) ;;
@@ -138,7 +138,7 @@ done
 # (launch_rate --paired), for pass-through and cache hit. Immune to the per-process drift.
 declare -A pw pr pq
 for m in pass hit; do
-    local_env=(env -u LD_PRELOAD XMATUNE_LOG= XMATUNE_CACHE= XMATUNE_VERBOSE=0 LD_PRELOAD="$shim"
+    local_env=(env -u LD_PRELOAD XMATUNE_LOG= XMATUNE_CACHE=off XMATUNE_VERBOSE=0 LD_PRELOAD="$shim"
         XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_WARMUP_MS=0)
     [ "$m" = pass ] && local_env+=(XMATUNE_EXCLUDE=tiny)
     if timeout 120 "${local_env[@]}" $PIN "$bin" --paired "${PAIRED_BLOCKS:-60}" 5000 >"$work/p.$m" 2>"$work/pe.$m"; then

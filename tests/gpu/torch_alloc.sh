@@ -17,7 +17,7 @@ for conf in "" "expandable_segments:True" "backend:cudaMallocAsync"; do
     PYTORCH_CUDA_ALLOC_CONF=$conf "$PY" "$here/torch_alloc.py" >"$work/base" 2>&1
     brc=$?
     if [ $brc = 77 ]; then echo "| $name | skipped: $(head -1 "$work/base") |"; continue; fi
-    PYTORCH_CUDA_ALLOC_CONF=$conf LD_PRELOAD=$shim XMATUNE_POLICY=$here/torch_alloc.yaml \
+    PYTORCH_CUDA_ALLOC_CONF=$conf XMATUNE_CACHE=off LD_PRELOAD=$shim XMATUNE_POLICY=$here/torch_alloc.yaml \
         XMATUNE_LOG=$work/$name.jsonl "$PY" "$here/torch_alloc.py" >"$work/tuned" 2>"$work/tuned.err"
     trc=$?
     same=no

@@ -46,7 +46,7 @@ class Fail(Exception):
 
 def expect(cond, msg):
     if not cond:
-        raise Fail(msg)
+        raise Fail(msg if str(msg) else "expectation failed at line %d" % sys._getframe(1).f_lineno)
 
 
 class Run:
@@ -80,6 +80,10 @@ def run(app, scenario, shim=True, env=None, iterations=3, args=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
     e["LD_LIBRARY_PATH"] = SIMDIR
     e["SIMCUDA_TRACE"] = trace
+    # The default cache (XMATUNE_CACHE unset) goes under XDG_CACHE_HOME: a folder of this run's
+    # own, so that no test writes into the real home and no run sees another's winners.
+    e["XDG_CACHE_HOME"] = os.path.join(WORK, tag + ".xdg")
+    shutil.rmtree(e["XDG_CACHE_HOME"], ignore_errors=True)  # a WORK of an earlier ctest run
     if shim:
         e["LD_PRELOAD"] = PRELOAD
         e["XMATUNE_LOG"] = log
@@ -1799,6 +1803,320 @@ def graph_fault_injection():
             expect(b.rc == 1 and t.rc == 1, "%s %s: rc %d / %d" % (app, f, b.rc, t.rc))
             err = [l for l in b.stderr.splitlines() if "failed" in l]
             expect(err and err[0] in t.stderr, "%s %s: %s / %s" % (app, f, b.stderr, t.stderr))
+
+
+
+# ---------------------------------------------------------------- the on-disk cache (issue 10)
+
+SAXPY = "_Z5saxpyifPKfPf"
+EX = {"XMATUNE_EXCLUDE": "atomic_sum*"}  # its float atomics sum in another order each run
+
+
+def fresh(name):
+    p = os.path.join(WORK, name)
+    shutil.rmtree(p, ignore_errors=True)
+    os.makedirs(p)
+    return p
+
+
+def records(path):
+    return [json.loads(l) for l in open(path) if l.strip()]
+
+
+def benchmarked(runs):
+    """(kernel, key) -> how many of the runs' tune events benchmarked it."""
+    n = {}
+    for r in runs:
+        for e in r.events("tune"):
+            if e["benchmarked"]:
+                k = (e["kernel"], e["key"])
+                n[k] = n.get(k, 0) + 1
+    return n
+
+
+def start(scenario, env, tag):
+    """Starts app_rt under the shim without waiting: (Popen, out, log)."""
+    out, log = os.path.join(WORK, tag + ".out"), os.path.join(WORK, tag + ".jsonl")
+    for p in (out, log):
+        if os.path.exists(p):
+            os.remove(p)
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
+    e.update({"LD_LIBRARY_PATH": SIMDIR, "LD_PRELOAD": PRELOAD, "XMATUNE_LOG": log,
+              "XMATUNE_WARMUP_MS": "0", "XDG_CACHE_HOME": os.path.join(WORK, tag + ".xdg")})
+    shutil.rmtree(e["XDG_CACHE_HOME"], ignore_errors=True)
+    e.update(env)
+    p = subprocess.Popen([APPS["rt"], scenario, out, "3"], env=e, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    return p, out, log
+
+
+def finish(p, out, log):
+    so, se = p.communicate(timeout=300)
+    events = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+    data = open(out, "rb").read() if os.path.exists(out) else b""
+    return Run(p.returncode, data, so, se, events, [])
+
+
+@case
+def cache_default_location():
+    # XMATUNE_CACHE unset: $XDG_CACHE_HOME/xmatune/cache.jsonl, made 0700; a second run
+    # finds the winner there (verified, not benchmarked).
+    xdg = fresh("xdg")
+    base, t = tuned("rt", "saxpy", env={"XDG_CACHE_HOME": xdg})
+    path = os.path.join(xdg, "xmatune", "cache.jsonl")
+    expect(os.path.exists(path) and records(path)[0]["label"] == "BLOCK=256", os.listdir(xdg))
+    expect(os.stat(os.path.join(xdg, "xmatune")).st_mode & 0o777 == 0o700, "not 0700")
+    t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XDG_CACHE_HOME": xdg})
+    ev = tune_events(t2, "saxpy")
+    expect(len(ev) == 1 and not ev[0]["benchmarked"] and ev[0]["verified"], ev)
+    same_output(base, t2, "from the default cache")
+    # no (or a relative) XDG_CACHE_HOME: ~/.cache/xmatune/cache.jsonl
+    home = fresh("home")
+    run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XDG_CACHE_HOME": "rel", "HOME": home})
+    expect(os.path.exists(os.path.join(home, ".cache", "xmatune", "cache.jsonl")),
+           "no cache under HOME")
+    # off: no file anywhere
+    xdg2 = fresh("xdg-off")
+    t3 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XDG_CACHE_HOME": xdg2,
+                                 "XMATUNE_CACHE": "off"})
+    expect(tune_events(t3, "saxpy")[0]["benchmarked"] and not os.listdir(xdg2), os.listdir(xdg2))
+    # no home at all: one message, tuned in memory
+    t4 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XDG_CACHE_HOME": "", "HOME": ""})
+    ok(t4, "no home")
+    expect(t4.stderr.count("no default cache") == 1, t4.stderr)
+
+
+@case
+def cache_compaction_and_temps():
+    d = fresh("compact")
+    cache = os.path.join(d, "c.jsonl")
+    base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=cache))
+    live = records(cache)
+    n = len(live)
+    expect(n >= 4, live)
+    # 10 copies of each record (a file that only grew), a temporary file a killed
+    # compaction left, and a partial last line
+    with open(cache, "w") as f:
+        for _ in range(10):
+            for r in live:
+                f.write(json.dumps(r) + "\n")
+        f.write('{"v":2,"device":"cut')
+    tmp = cache + ".tmp.99999.abcdef"
+    open(tmp, "w").write("left over\n")
+    ino = os.stat(cache).st_ino
+    # editing saxpy's entry makes a new record: the store compacts the file
+    pol = fresh("compact-pol")
+    for f in os.listdir(POLICIES):
+        shutil.copy(os.path.join(POLICIES, f), pol)
+    text = open(os.path.join(pol, "saxpy.yaml")).read()
+    open(os.path.join(pol, "saxpy.yaml"), "w").write(text.replace("1024]", "1024, 2048]"))
+    t2 = run("rt", "basic", env=dict(EX, XMATUNE_POLICY=pol, XMATUNE_CACHE=cache))
+    ok(t2, "compacting run")
+    same_output(base, t2, "compacting run")
+    recs = records(cache)  # every line parses: the partial one is gone
+    ids = {(r["kernel"], r["entry_fp"], r["key"]) for r in recs}
+    expect(len(recs) == len(ids) == n + 1, "%d lines, %d identities, %d before" %
+           (len(recs), len(ids), n))
+    expect(os.stat(cache).st_ino != ino, "not rewritten by rename")
+    expect(not os.path.exists(tmp), "the leftover temporary file is still there")
+    expect(os.path.exists(cache + ".lock"), "no lock file")
+    # and it still serves: nothing benchmarked
+    t3 = run("rt", "basic", env=dict(EX, XMATUNE_POLICY=pol, XMATUNE_CACHE=cache))
+    expect(not benchmarked([t3]), benchmarked([t3]))
+    same_output(base, t3, "after compaction")
+
+
+@case
+def cache_no_flock():
+    # flock failing (ENOLCK, as on some network file systems): said once, records are
+    # appended all the same, never compacted.
+    d = fresh("noflock")
+    cache = os.path.join(d, "c.jsonl")
+    env = {"XMATUNE_CACHE": cache, "XMATUNE_EXCLUDE": "atomic_sum*",
+           "LD_PRELOAD": PRELOAD_PREFIX + os.environ["XMT_NOFLOCK"] + ":" + SHIM}
+    base, t = tuned("rt", "basic", env=env)
+    expect(t.stderr.count("flock does not work") == 1 and "No locks available" in t.stderr,
+           t.stderr)
+    n = len(records(cache))
+    with open(cache, "a") as f:
+        for _ in range(5):
+            for r in records(cache)[:n]:
+                f.write(json.dumps(r) + "\n")
+    pol = fresh("noflock-pol")
+    for f in os.listdir(POLICIES):
+        shutil.copy(os.path.join(POLICIES, f), pol)
+    text = open(os.path.join(pol, "saxpy.yaml")).read()
+    open(os.path.join(pol, "saxpy.yaml"), "w").write(text.replace("1024]", "1024, 2048]"))
+    env["XMATUNE_POLICY"] = pol
+    t2 = run("rt", "basic", env=env)
+    same_output(base, t2, "without flock")
+    expect(len(records(cache)) == 6 * n + 1, "compacted without a lock: %d" % len(records(cache)))
+
+
+@case
+def cache_32_processes_agree():
+    # 32 processes at once on one cache, the same keys: each key benchmarked once in all,
+    # one record per key, every output the program's; saxpy's BLOCK=64 keeps the device
+    # busy for a while so that processes do find each other's claims.
+    d = fresh("agree")
+    cache = os.path.join(d, "c.jsonl")
+    base = run("rt", "basic", shim=False)
+    env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache, "XMATUNE_WARMUP": "1",
+           "XMATUNE_ITERATIONS": "3", "SIMCUDA_HANG": SAXPY + ":64:150", "XMATUNE_EXCLUDE": "atomic_sum*"}
+    procs = [start("basic", env, "agree-%d" % i) for i in range(32)]
+    runs = [finish(*p) for p in procs]
+    for i, r in enumerate(runs):
+        ok(r, "process %d" % i)
+        same_output(base, r, "process %d" % i)
+    n = benchmarked(runs)
+    expect(n and all(v == 1 for v in n.values()), "benchmarked more than once: %s" % n)
+    recs = records(cache)
+    ids = [(r["kernel"], r["entry_fp"], r["key"]) for r in recs]
+    expect(len(ids) == len(set(ids)) == len(n), "%d records for %d keys" % (len(ids), len(n)))
+    waited = sum(1 for r in runs for e in r.events("tune") if not e["benchmarked"])
+    expect(waited > 0, "no process used another's winner")
+    claims = cache + ".claims"
+    expect(not os.path.exists(claims) or not open(claims).read().strip(),
+           "claims left: %r" % open(claims).read())
+
+
+@case
+def cache_killed_claim_taken_over():
+    # A process killed while tuning saxpy leaves its claim: the next process finds the
+    # claim stale (its process gone), takes it over and tunes; the cache still loads.
+    d = fresh("killed")
+    cache = os.path.join(d, "c.jsonl")
+    env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
+           "SIMCUDA_HANG": SAXPY + ":64:800"}
+    for i in range(3):
+        p, out, log = start("saxpy", env, "killed-%d" % i)
+        time.sleep(0.4)
+        p.kill()
+        p.communicate()
+    claims = open(cache + ".claims").read().split("\n") if os.path.exists(cache + ".claims") else []
+    expect(len([c for c in claims if c.strip()]) == 1, "claims: %r" % claims)
+    base = run("rt", "saxpy", shim=False)
+    t0 = time.time()
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache})
+    ok(t, "after the kills")
+    same_output(base, t, "after the kills")
+    ev = tune_events(t, "saxpy")
+    expect(len(ev) == 1 and ev[0]["benchmarked"] and ev[0]["winner"]["config"] == "BLOCK=256", ev)
+    expect(records(cache)[-1]["label"] == "BLOCK=256", records(cache))
+    expect(time.time() - t0 < 5, "waited for a dead claim")
+    # a live claim is not taken over: a process that finds one runs the program's config
+    p, out, log = start("saxpy", {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache + "2",
+                                  "SIMCUDA_HANG": SAXPY + ":64:1500"}, "live-claim")
+    time.sleep(0.5)
+    t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache + "2"})
+    r = finish(p, out, log)
+    ok(r, "the claimer")
+    ok(t2, "the waiter")
+    same_output(base, t2, "the waiter")
+    expect(not t2.events("tune") and all(x[1] == (32, 1, 1) for x in traced(t2, SAXPY)),
+           "the waiter tuned: %s" % t2.events("tune"))
+    expect(len(tune_events(r, "saxpy")) == 1, r.events("tune"))
+
+
+@case
+def cache_ties_within_noise():
+    # ±2% noise on every timed run: the band (from the runs' spread, at most 3%) is in the
+    # tune event; candidates of equal cost (the program's own config, and the same dims
+    # with dynamic shared memory the simulated kernel does not use) tie, and the
+    # program's own config wins whatever the noise (without the band: one seed in three).
+    pol = os.path.join(WORK, "tie.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: saxpy\n    params: [n, a, x, y]\n"
+                "    tensors: {x: {dtype: f32, shape: [n]}, y: {dtype: f32, shape: [n]}}\n"
+                "    triggers: [x.shape]\n    space: {S: [16, 32]}\n"
+                "    launch: {grid: [4], block: [32], shared: S}\n    restore: [y]\n    verify: [y]\n")
+    bands = []
+    for seed in range(6):
+        t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.02",
+                                    "SIMCUDA_NOISE_SEED": str(seed + 1)})
+        ok(t, "seed %d" % seed)
+        ev = tune_events(t, "saxpy")[0]
+        expect(ev["benchmarked"] and 0 < ev["tie_band"] <= 0.03, ev.get("tie_band"))
+        expect(ev["winner"]["index"] == -1, "seed %d: %s won" % (seed, ev["winner"]))
+        bands.append(ev["tie_band"])
+    # a quiet measurement: no band, the fastest wins
+    base, t = tuned("rt", "saxpy")
+    ev = tune_events(t, "saxpy")[0]
+    expect(ev["tie_band"] == 0 and ev["winner"]["config"] == "BLOCK=256", ev)
+
+
+@case
+def cache_replay_misses_reported():
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("replay-miss")
+    cache = os.path.join(d, "c.jsonl")
+    t = run("rt", "basic", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
+                                "XMATUNE_MODE": "replay"})
+    ok(t, "replay")
+    miss = t.events("replay_miss")
+    names = {e["name"].split("(")[0] for e in miss}
+    expect("saxpy" in names and "vecadd" in names and not t.events("tune"), miss)
+    log = [f for f in os.listdir(WORK) if f.endswith(".jsonl") and "basic" in f][-1]
+    p = subprocess.run([tool, "report", os.path.join(WORK, log)], capture_output=True, text=True)
+    expect(p.returncode == 0 and "no cached winner" in p.stdout and "| saxpy | x.shape=(65536,) | 0 | 1 |" in p.stdout and
+           "| saxpy | x.shape=(65536,) |" in p.stdout, p.stdout + p.stderr)
+
+@case
+def cache_command():
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("cmd")
+    a, b, c2 = (os.path.join(d, n) for n in ("a.jsonl", "b.jsonl", "c.jsonl"))
+    base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=a))
+    n = len(records(a))
+
+    def xc(*args, env=None):
+        e = dict(os.environ)
+        e.pop("XMATUNE_CACHE", None)
+        e.pop("XMATUNE_POLICY", None)
+        e.update(env or {})
+        return subprocess.run([tool, "cache"] + list(args), capture_output=True, text=True, env=e)
+
+    p = xc("list", "--cache", a, "--kernel", "saxpy*")
+    expect(p.returncode == 0 and "| saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout and
+           "vecadd" not in p.stdout, p.stdout + p.stderr)
+    p = xc("list", env={"XMATUNE_CACHE": a})  # from the environment, every record
+    expect(p.stdout.count("\n") == n + 2 and "vecadd" in p.stdout, p.stdout)
+    p = xc("list", "--cache", a, "--device", "Other*")
+    expect(p.stdout.count("\n") == 2, p.stdout)
+    p = xc("show", "--cache", a, "--kernel", "_Z9block_sum*")
+    shown = [json.loads(l) for l in p.stdout.splitlines()]
+    expect(len(shown) == 1 and shown[0]["kernel"].startswith("_Z9block_sum"), p.stdout)
+    # export one kernel's winners, import them into another (empty) cache: used there
+    p = xc("export", b, "--cache", a, "--kernel", "saxpy")
+    expect(p.returncode == 0 and len(records(b)) == 1, p.stderr)
+    p = xc("import", b, "--cache", c2)
+    expect(p.returncode == 0 and len(records(c2)) == 1 and "1 new identity" in p.stderr, p.stderr)
+    p = xc("import", b, "--cache", c2)
+    expect(len(records(c2)) == 1, "imported twice")
+    t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": c2})
+    ev = tune_events(t2, "saxpy")
+    expect(len(ev) == 1 and not ev[0]["benchmarked"], ev)
+    # prune: saxpy's entry edited, its records go; the others stay
+    pol = fresh("cmd-pol")
+    for f in os.listdir(POLICIES):
+        shutil.copy(os.path.join(POLICIES, f), pol)
+    text = open(os.path.join(pol, "saxpy.yaml")).read()
+    open(os.path.join(pol, "saxpy.yaml"), "w").write(text.replace("1024]", "1024, 2048]"))
+    p = xc("prune", "--cache", a)
+    expect(p.returncode == 2 and "which policies" in p.stderr, p.stderr)
+    p = xc("prune", "--cache", a, env={"XMATUNE_POLICY": pol})
+    left = records(a)
+    expect(p.returncode == 0 and len(left) == n - 1 and
+           not any(r["kernel"] == SAXPY for r in left), p.stderr)
+    p = xc("prune", "--cache", a, "--policy", POLICIES)  # nothing more: all known
+    expect("0 of %d record(s) dropped" % (n - 1) in p.stderr, p.stderr)
+    p = xc("clear", "--cache", a, "--kernel", "vecadd")
+    expect(len(records(a)) == n - 2, p.stderr)
+    p = xc("clear", "--cache", a)
+    expect(p.returncode == 0 and records(a) == [] and os.path.exists(a), p.stderr)
+    p = xc("bogus", "--cache", a)
+    expect(p.returncode != 0, "a bad verb was taken")
+
 
 
 def main():

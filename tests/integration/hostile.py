@@ -28,6 +28,7 @@ Debug builds with ASan or TSan, 10-60 times slower at reading a 20 MB file) it i
 which a hang still fails.
 """
 import os
+import shutil
 import shlex
 import subprocess
 import sys
@@ -111,6 +112,8 @@ def run(work, tag, env_add, shim):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
     e["LD_LIBRARY_PATH"] = SIMDIR
     e.pop("LD_PRELOAD", None)
+    e["XDG_CACHE_HOME"] = os.path.join(work, tag + ".xdg")  # the default cache: never the home
+    shutil.rmtree(e["XDG_CACHE_HOME"], ignore_errors=True)
     if shim:
         e["LD_PRELOAD"] = PRELOAD
         e["XMATUNE_WARMUP_MS"] = "0"

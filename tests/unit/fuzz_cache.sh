@@ -14,7 +14,7 @@ command -v "$CC" >/dev/null || CC=clang
 "$CC" -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -I"$root/common" -o "$work/fuzz_cacherec" \
   "$root/tests/unit/fuzz_cacherec.c" "$root/common/cacherec.c" \
-  /usr/lib/x86_64-linux-gnu/libyaml.a /usr/lib/x86_64-linux-gnu/libjansson.a -lm
+  /usr/lib/x86_64-linux-gnu/libjansson.a -lm
 printf '%s\n' '{"v":2,"device":"NVIDIA H200|cc9.0|sm132|drv13000","kernel":"_Z5saxpyifPKfPf","code":"29e34cc3f3d5e881","entry":"match: saxpy","entry_fp":"a30e88fc0fe86d2f","key":"000000010000000000","key_text":"x.shape=(65536,)","index":3,"label":"BLOCK=256","time_ms":0.0047}' >"$work/corpus/v2"
 printf '%s\n' '{"device":"d","kernel":"k","entry":"e","key":"00","index":2}' 'garbage' '{"v":2,"device":"q\"\\x","kernel":"k","code":"c","entry":"e","entry_fp":"f","key":"00","index":-1}' >"$work/corpus/mixed"
 set +e

@@ -340,8 +340,8 @@ START_TEST(cacherec_skips_what_is_not_a_record)
     ck_assert_int_eq(records_seen, 1);
     ck_assert_int_eq(xmt_cacherec_read("/nonexistent/x", count_record, NULL, NULL), -1);
     /* The writer's line reads back as the same record. */
-    xmt_cacherec r = {"GPU \"q\"", "_Z1kv", "c0de", "match: k",
-                      "e17e",      "0a0b",  "n=1",  {3, "B=1", 0.5}};
+    xmt_cacherec r = {"GPU \"q\"", "_Z1kv", "c0de",          "match: k", "e17e",
+                      "0a0b",      "n=1",   {3, "B=1", 0.5}, NULL,       0};
     char *line = xmt_cacherec_format(&r);
     ck_assert_ptr_nonnull(line);
     ck_assert_int_eq(line[strlen(line) - 1], '\n');

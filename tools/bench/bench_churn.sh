@@ -53,7 +53,7 @@ declare -A label=(
 run() {
     local name=$1
     shift
-    local -a e=(env -u LD_PRELOAD LD_LIBRARY_PATH="$libpath" XMATUNE_LOG= XMATUNE_CACHE=
+    local -a e=(env -u LD_PRELOAD LD_LIBRARY_PATH="$libpath" XMATUNE_LOG= XMATUNE_CACHE=off
         XMATUNE_VERBOSE=0 XMATUNE_WARMUP_MS=0)
     local v
     for v in $(env | sed -n 's/^\(\(XMATUNE\|SIMCUDA\)_[A-Z_]*\)=.*/\1/p'); do e+=(-u "$v"); done

@@ -79,7 +79,7 @@ declare -A label=(
 run() {
     local name=$1
     shift
-    local -a e=(env -u LD_PRELOAD LD_LIBRARY_PATH="$simdir" XMATUNE_LOG= XMATUNE_CACHE=
+    local -a e=(env -u LD_PRELOAD LD_LIBRARY_PATH="$simdir" XMATUNE_LOG= XMATUNE_CACHE=off
         XMATUNE_VERBOSE=0)
     # Nothing from the caller's XMATUNE_*/SIMCUDA_* settings leaks in.
     local v

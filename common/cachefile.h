@@ -1,0 +1,62 @@
+/*
+ * cachefile: the on-disk cache's files and how they are shared — the default location,
+ * the lock, atomic compaction and the claims on keys being tuned. The shim
+ * (shim/cache.c) and `xmatune cache` (tools/cache_cmd.c) both use it, so that the
+ * command's writes (prune, clear, import) take the same lock as the shim's.
+ *
+ * Next to the data file P (one record a line, common/cacherec) live:
+ *   P.lock    flock(2)ed by every reader (shared) and writer (exclusive); never replaced
+ *             (a lock on a file that a rename replaces locks nothing);
+ *   P.claims  one line a key a live process is tuning (written under the lock);
+ *   P.tmp.*   a compaction in progress; one left by a killed process is removed by the
+ *             next writer (under the exclusive lock no other writer can be making one).
+ */
+#ifndef XMT_CACHEFILE_H
+#define XMT_CACHEFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define XMT_CACHE_FILE_NAME "cache.jsonl" /* the data file's name in the default folder */
+
+/* The default cache, $XDG_CACHE_HOME/xmatune/cache.jsonl (an absolute XDG_CACHE_HOME
+ * only, as the XDG spec says), else ~/.cache/xmatune/cache.jsonl; the xmatune folder
+ * (and ~/.cache) are created 0700 when missing. 0, or -1 with a reason in why (no home,
+ * a folder that cannot be made). */
+int xmt_cachefile_default(char *out, size_t cap, char *why, size_t why_cap);
+
+/* Locks P.lock (created when missing), shared or exclusive, waiting for it. Returns the
+ * lock's descriptor (close it to unlock), or -1 with errno: ENOLCK, EOPNOTSUPP or ENOSYS
+ * mean flock does not work on that file system (xmt_cachefile_no_flock), anything else
+ * that the lock file cannot be made or opened. */
+int xmt_cachefile_lock(const char *path, int exclusive);
+int xmt_cachefile_no_flock(int err);
+
+/* Replaces P with what next yields (lines ending in '\n', NULL at the end), atomically:
+ * written to a temporary file in P's folder, given P's mode, fsync'd and renamed over P.
+ * Call with the exclusive lock held. 0, or -1 with errno (the temporary file removed). */
+int xmt_cachefile_rewrite(const char *path, const char *(*next)(void *ud, size_t *len), void *ud);
+
+/* Removes P.tmp.* left by a killed process. Call with the exclusive lock held. */
+void xmt_cachefile_clean_temps(const char *path);
+
+/* Claims: who is tuning which key. A claim names its process (pid, its start time and
+ * the boot's id), so a claim whose process is gone is stale and taken over; a claim from
+ * another machine (another boot id) counts as live for XMT_CLAIM_REMOTE_S seconds. */
+#define XMT_CLAIM_REMOTE_S 600
+enum { XMT_CLAIM_MINE, XMT_CLAIM_THEIRS };
+
+/* With the exclusive lock held: claims `what` (a hash of the identity, hex) for this
+ * process unless a live process holds it. XMT_CLAIM_MINE (a stale claim is taken over),
+ * XMT_CLAIM_THEIRS, or -1 and errno when the claims file cannot be written. */
+int xmt_cachefile_claim(const char *path, const char *what);
+
+/* With the exclusive lock held: 1 when a live process other than this one claims what. */
+int xmt_cachefile_claimed(const char *path, const char *what);
+
+/* With the exclusive lock held: drops this process's claim on what (NULL: all of them;
+ * also every stale claim). */
+void xmt_cachefile_unclaim(const char *path, const char *what);
+
+#endif

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# bench_cache.sh -- what loading the on-disk cache costs the shim at start-up: the time
+# and heap of xmt_cache_load (the `cache_load` log event: read, parse, hash every record)
+# for caches of 1,000 / 10,000 / 100,000 live records, and of 10,000 live records in
+# 20,000 lines (the most a compacted cache holds). On the simulated driver, one core
+# (taskset -c 0); the figure is the median of ROUNDS runs. Target (issue 10): 10,000 live
+# records in at most 5 ms, memory proportional to the live records.
+#
+#   bash tools/bench/bench_cache.sh [BUILD_DIR]        (default: <repo>/build)
+#
+# Needs BUILD_DIR/shim/libxmatune.so, BUILD_DIR/simdriver/libcuda.so.1 and
+# BUILD_DIR/tests/integration/app_rt. Prints one Markdown table on stdout.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd) || exit 2
+shim=$build/shim/libxmatune.so
+app=$build/tests/integration/app_rt
+simdir=$build/simdriver
+for f in "$shim" "$app" "$simdir/libcuda.so.1"; do
+  [ -e "$f" ] || { echo "bench_cache: $f is missing (cmake --build $build)" >&2; exit 2; }
+done
+rounds=${ROUNDS:-7}
+work=$(mktemp -d /tmp/xmt-bench-cache.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+pin=()
+command -v taskset >/dev/null && pin=(taskset -c 0)
+
+# records LIVE LINES FILE: LINES lines naming LIVE identities (the later copies win)
+gen() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+live, lines, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+with open(path, "w") as f:
+    for i in range(lines):
+        k = i % live
+        f.write(json.dumps({"v": 2, "device": "NVIDIA H200|cc9.0|sm132|drv13000",
+                            "kernel": "_Z6kernel%dPfS_i" % (k % 50), "code": "29e34cc3f3d5e881",
+                            "entry": "match: kernel%d" % (k % 50), "entry_fp": "a30e88fc0fe86d2f",
+                            "key": "%016x" % k, "key_text": "n=%d" % k, "index": k % 7,
+                            "label": "BLOCK=%d" % (32 << (k % 6)), "time_ms": 0.0047},
+                           separators=(",", ":")) + "\n")
+PY
+}
+
+printf '| cache | lines | bytes | load (median of %d) | per record | heap | heap per live record |\n' "$rounds"
+printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n'
+for spec in 1000:1000 10000:10000 10000:20000 100000:100000; do
+  live=${spec%%:*}
+  lines=${spec##*:}
+  cache=$work/c-$live-$lines.jsonl
+  gen "$live" "$lines" "$cache"
+  ms=()
+  heap=0
+  for ((r = 0; r < rounds; r++)); do
+    log=$work/log-$r.jsonl
+    rm -f "$log"
+    env -u LD_PRELOAD LD_LIBRARY_PATH="$simdir" LD_PRELOAD="$shim" XMATUNE_MODE=replay \
+      XMATUNE_POLICY="$root/tests/integration/policies" XMATUNE_CACHE="$cache" \
+      XMATUNE_LOG="$log" XMATUNE_VERBOSE=0 "${pin[@]}" "$app" saxpy "$work/out" 1 >/dev/null 2>&1
+    read -r m h n < <(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("event") == "cache_load":
+        print(e["ms"], e["heap_bytes"], e["records"])
+' "$log")
+    [ "${n:-0}" = "$live" ] || { echo "bench_cache: loaded ${n:-no} records of $live" >&2; exit 1; }
+    ms+=("$m")
+    heap=$h
+  done
+  med=$(printf '%s\n' "${ms[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  bytes=$(stat -c %s "$cache")
+  awk -v live="$live" -v lines="$lines" -v bytes="$bytes" -v ms="$med" -v heap="$heap" 'BEGIN {
+    printf "| %d live | %d | %.1f MB | %.2f ms | %.0f ns | %.1f MB | %.0f B |\n",
+      live, lines, bytes / 1e6, ms, ms * 1e6 / lines, heap / 1e6, heap / live }'
+done

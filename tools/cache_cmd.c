@@ -1,0 +1,398 @@
+/*
+ * cache_cmd: `xmatune cache list|show|prune|clear|export|import` — the on-disk cache seen
+ * and changed from the command line, with the shim's own reader (common/cacherec) and its
+ * lock and atomic rewrite (common/cachefile), so a command never loses a record that a
+ * running process appends meanwhile.
+ *
+ * Records are kept as the shim keeps them: the last line of each identity, in the order
+ * identities were first seen. --kernel globs (fnmatch) the mangled name or the demangled
+ * one without its parameters; --device globs the device model string.
+ */
+#include "cache_cmd.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cachefile.h"
+#include "cacherec.h"
+#include "xmt_policy.h"
+
+typedef struct {
+    char *id, *line; /* identity; the line, with its '\n' */
+    char *device, *kernel, *entry, *entry_fp, *key_text;
+    xmt_choice choice;
+    int dropped;
+} rec_t;
+
+typedef struct {
+    rec_t *v;
+    size_t n, cap;
+    json_t *byid; /* identity -> index in v */
+} recs_t;
+
+static void add(void *ud, const xmt_cacherec *r)
+{
+    recs_t *s = ud;
+    char *id = xmt_cacherec_identity(r);
+    char *line = malloc(r->raw_len + 2);
+    if (!id || !line) {
+        free(id);
+        free(line);
+        return;
+    }
+    memcpy(line, r->raw, r->raw_len);
+    line[r->raw_len] = '\n';
+    line[r->raw_len + 1] = 0;
+    json_t *at = json_object_get(s->byid, id);
+    rec_t *x;
+    if (at) {
+        x = &s->v[json_integer_value(at)];
+        free(x->id);
+        free(x->line);
+        free(x->device);
+        free(x->kernel);
+        free(x->entry);
+        free(x->entry_fp);
+        free(x->key_text);
+    } else {
+        if (s->n == s->cap) {
+            size_t cap = s->cap ? 2 * s->cap : 64;
+            rec_t *v = realloc(s->v, cap * sizeof *v);
+            if (!v) {
+                free(id);
+                free(line);
+                return;
+            }
+            s->v = v;
+            s->cap = cap;
+        }
+        json_object_set_new(s->byid, id, json_integer((json_int_t)s->n));
+        x = &s->v[s->n++];
+    }
+    memset(x, 0, sizeof *x);
+    x->id = id;
+    x->line = line;
+    x->device = strdup(r->device);
+    x->kernel = strdup(r->kernel);
+    x->entry = strdup(r->entry);
+    x->entry_fp = strdup(r->entry_fp);
+    x->key_text = strdup(r->key_text);
+    x->choice = r->choice;
+}
+
+static void free_recs(recs_t *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        rec_t *x = &s->v[i];
+        free(x->id);
+        free(x->line);
+        free(x->device);
+        free(x->kernel);
+        free(x->entry);
+        free(x->entry_fp);
+        free(x->key_text);
+    }
+    free(s->v);
+    json_decref(s->byid);
+}
+
+/* Reads path into s (a missing file is an empty cache). -1 when it cannot be read. */
+static int read_recs(const char *path, recs_t *s, int quiet)
+{
+    int old = 0;
+    int bad = xmt_cacherec_read(path, add, s, &old);
+    if (bad < 0 && errno == ENOENT) return 0;
+    if (bad < 0) {
+        fprintf(stderr, "xmatune: cannot read %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (!quiet && bad)
+        fprintf(stderr, "xmatune: %d line(s) of %s are not cache records\n", bad, path);
+    if (!quiet && old)
+        fprintf(stderr,
+                "xmatune: %d record(s) of %s are of an older format (the shim drops them)\n", old,
+                path);
+    return bad;
+}
+
+typedef struct {
+    const char *kernel, *device;
+} filter_t;
+
+static int selected(const filter_t *f, const rec_t *x)
+{
+    if (f->device && fnmatch(f->device, x->device, 0) != 0) return 0;
+    if (f->kernel && fnmatch(f->kernel, x->kernel, 0) != 0) {
+        char dm[1024];
+        xmt_demangle(x->kernel, dm, sizeof dm, NULL, 0);
+        if (fnmatch(f->kernel, dm, 0) != 0) return 0;
+    }
+    return 1;
+}
+
+static size_t rewrite_at;
+static recs_t *rewrite_of;
+static const char *next_kept(void *ud, size_t *len)
+{
+    (void)ud;
+    while (rewrite_at < rewrite_of->n && rewrite_of->v[rewrite_at].dropped)
+        rewrite_at++;
+    if (rewrite_at >= rewrite_of->n) return NULL;
+    rec_t *x = &rewrite_of->v[rewrite_at++];
+    *len = strlen(x->line);
+    return x->line;
+}
+
+/* Writes s's records but the dropped ones over path, atomically. 0 or -1 (said). */
+static int write_recs(const char *path, recs_t *s)
+{
+    rewrite_at = 0;
+    rewrite_of = s;
+    xmt_cachefile_clean_temps(path);
+    if (xmt_cachefile_rewrite(path, next_kept, NULL) != 0) {
+        fprintf(stderr, "xmatune: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The exclusive lock for a change; -1 (said) when there is none: a rewrite under a
+ * process appending without the lock would lose its record. */
+static int lock_for_change(const char *path)
+{
+    int fd = xmt_cachefile_lock(path, 1);
+    if (fd >= 0) return fd;
+    if (xmt_cachefile_no_flock(errno))
+        fprintf(stderr,
+                "xmatune: flock does not work where %s is (%s): it is not changed (a process "
+                "appending meanwhile would lose its record)\n",
+                path, strerror(errno));
+    else
+        fprintf(stderr, "xmatune: cannot lock %s (%s.lock): %s\n", path, path, strerror(errno));
+    return -1;
+}
+
+static void print_time(double ms)
+{
+    if (ms >= 1)
+        printf(" %.3f ms |", ms);
+    else
+        printf(" %.2f us |", ms * 1000);
+}
+
+static void list(const recs_t *s, const filter_t *f)
+{
+    printf("| device | kernel | key | winner | time | policy entry |\n"
+           "| --- | --- | --- | --- | ---: | --- |\n");
+    for (size_t i = 0; i < s->n; i++) {
+        const rec_t *x = &s->v[i];
+        if (!selected(f, x)) continue;
+        char dm[1024];
+        xmt_demangle(x->kernel, dm, sizeof dm, NULL, 0);
+        if (strlen(dm) > 95) dm[95] = 0;
+        printf("| %s | %s | %s | %s |", x->device, dm, x->key_text,
+               x->choice.index == XMT_OWN_CONFIG ? "program's own" : x->choice.label);
+        print_time(x->choice.time_ms);
+        printf(" %s |\n", x->entry);
+    }
+}
+
+/* Whether a record's entry is one the policies have: the same pattern and content
+ * fingerprint (either protection variant: shim/tuner.c's cache_id). */
+static int entry_known(const xmt_policy_set *set, const rec_t *x)
+{
+    for (size_t i = 0; i < xmt_policy_count(set); i++) {
+        const xmt_entry *e = xmt_policy_entry(set, i);
+        if (strcmp(xmt_entry_pattern(e), x->entry) != 0) continue;
+        uint64_t fp = xmt_entry_fingerprint(e);
+        char a[17], b[17];
+        snprintf(a, sizeof a, "%016llx", (unsigned long long)fp);
+        snprintf(b, sizeof b, "%016llx", (unsigned long long)(fp ^ 0x9e3779b9ull));
+        if (!strcmp(x->entry_fp, a) || !strcmp(x->entry_fp, b)) return 1;
+    }
+    return 0;
+}
+
+static void diag(void *ud, const char *msg)
+{
+    (void)ud;
+    fprintf(stderr, "xmatune: %s\n", msg);
+}
+
+/* Writes the selected records to other ("-": stdout). 0, or 1 (said). */
+static int export_recs(const recs_t *s, const filter_t *f, const char *other)
+{
+    int to_stdout = !strcmp(other, "-");
+    FILE *out = to_stdout ? stdout : fopen(other, "w");
+    if (!out) {
+        fprintf(stderr, "xmatune: cannot write %s: %s\n", other, strerror(errno));
+        return 1;
+    }
+    size_t n = 0;
+    for (size_t j = 0; j < s->n; j++)
+        if (selected(f, &s->v[j]) && fputs(s->v[j].line, out) >= 0) n++;
+    int failed = to_stdout ? fflush(out) != 0 : fclose(out) != 0;
+    if (failed) {
+        fprintf(stderr, "xmatune: cannot write %s: %s\n", other, strerror(errno));
+        return 1;
+    }
+    if (!to_stdout) fprintf(stderr, "xmatune: %zu record(s) exported to %s\n", n, other);
+    return 0;
+}
+
+/* Merges the records of other into s and writes s to path (the lock held). 0 or 1. */
+static int import_recs(recs_t *s, const char *path, const char *other)
+{
+    size_t before = s->n;
+    if (read_recs(other, s, 0) < 0) return 1;
+    if (write_recs(path, s) != 0) return 1;
+    fprintf(stderr, "xmatune: %s: %zu new identit%s imported, %zu record(s) now\n", path,
+            s->n - before, s->n - before == 1 ? "y" : "ies", s->n);
+    return 0;
+}
+
+/* The cache to work on: --cache, else XMATUNE_CACHE, else the default, as an absolute
+ * path. 0, or the exit status (said). */
+static int resolve(const char *cache, char *path, size_t cap)
+{
+    char why[4200];
+    if (!cache) cache = getenv("XMATUNE_CACHE");
+    if (cache && !strcmp(cache, "off")) {
+        fprintf(stderr, "xmatune: XMATUNE_CACHE=off: no cache to work on (give --cache FILE)\n");
+        return 2;
+    }
+    if (cache && cache[0]) {
+        char cwd[2048];
+        if (cache[0] == '/') {
+            snprintf(path, cap, "%s", cache);
+        } else if (getcwd(cwd, sizeof cwd)) {
+            snprintf(path, cap, "%s/%s", cwd, cache);
+        } else {
+            fprintf(stderr, "xmatune: cannot tell the current folder: %s\n", strerror(errno));
+            return 1;
+        }
+    } else if (xmt_cachefile_default(path, cap, why, sizeof why) != 0) {
+        fprintf(stderr, "xmatune: no default cache: %s\n", why);
+        return 1;
+    }
+    return 0;
+}
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: xmatune cache [list|show|prune|clear|export OUT|import IN] [--cache FILE]\n"
+            "                     [--kernel GLOB] [--device GLOB] [--policy P]\n"
+            "       xmatune cache FILE            (list FILE)\n"
+            "The cache: --cache, else XMATUNE_CACHE, else the default "
+            "($XDG_CACHE_HOME/xmatune/" XMT_CACHE_FILE_NAME ").\n"
+            "  list    a table of the winners (the last record of each identity)\n"
+            "  show    the records themselves, one JSON line each\n"
+            "  prune   drops records of policy entries that no current policy has (the entry\n"
+            "          edited or gone); policies from --policy, else XMATUNE_POLICY\n"
+            "  clear   drops the records selected (all, without --kernel/--device)\n"
+            "  export  writes the records selected to OUT (- for stdout)\n"
+            "  import  merges the records of IN into the cache (IN's win)\n"
+            "Changes are made under the cache's lock, by an atomic rewrite.\n");
+    return 2;
+}
+
+int cmd_cache(int argc, char **argv)
+{
+    const char *verb = "list", *cache = NULL, *policy = NULL, *other = NULL;
+    filter_t f = {NULL, NULL};
+    int i = 1;
+    static const char *const verbs[] = {"list", "show", "prune", "clear", "export", "import", NULL};
+    if (i < argc && argv[i][0] != '-') {
+        int known = 0;
+        for (int v = 0; verbs[v]; v++)
+            if (!strcmp(argv[i], verbs[v])) known = 1;
+        if (known) {
+            verb = argv[i++];
+        } else if (access(argv[i], F_OK) == 0) {
+            cache = argv[i++]; /* `xmatune cache FILE`: list it */
+        } else {
+            fprintf(stderr,
+                    "xmatune cache: %s is neither list, show, prune, clear, export, "
+                    "import nor a cache file\n",
+                    argv[i]);
+            return usage();
+        }
+    }
+    int needs_other = !strcmp(verb, "export") || !strcmp(verb, "import");
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        const char **to = !strcmp(a, "--cache")    ? &cache
+                          : !strcmp(a, "--kernel") ? &f.kernel
+                          : !strcmp(a, "--device") ? &f.device
+                          : !strcmp(a, "--policy") ? &policy
+                                                   : NULL;
+        if (to && i + 1 < argc) {
+            *to = argv[++i];
+        } else if (needs_other && !other && (a[0] != '-' || !strcmp(a, "-"))) {
+            other = a;
+        } else {
+            fprintf(stderr, "xmatune cache: unexpected argument %s\n", a);
+            return usage();
+        }
+    }
+    if (needs_other && !other) return usage();
+    char path[4096];
+    int prc = resolve(cache, path, sizeof path);
+    if (prc) return prc;
+    int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
+    xmt_policy_set *set = NULL;
+    if (!strcmp(verb, "prune")) {
+        if (!policy) policy = getenv("XMATUNE_POLICY");
+        if (!policy || !policy[0]) {
+            fprintf(stderr,
+                    "xmatune cache prune: which policies? (--policy P or XMATUNE_POLICY)\n");
+            return 2;
+        }
+        if (xmt_policy_load(policy, &set, diag, NULL) != 0) {
+            fprintf(stderr, "xmatune cache prune: %s has errors: nothing pruned\n", policy);
+            xmt_policy_free(set);
+            return 1;
+        }
+    }
+    int lk = change ? lock_for_change(path) : xmt_cachefile_lock(path, 0);
+    if (change && lk < 0) {
+        xmt_policy_free(set);
+        return 1;
+    }
+    recs_t s = {NULL, 0, 0, json_object()};
+    int bad = read_recs(path, &s, change);
+    int rc = bad < 0 ? 1 : 0;
+    size_t touched = 0, total = s.n;
+    if (rc == 0 && !strcmp(verb, "list")) {
+        list(&s, &f);
+        rc = bad ? 1 : 0;
+    } else if (rc == 0 && !strcmp(verb, "show")) {
+        for (size_t j = 0; j < s.n; j++)
+            if (selected(&f, &s.v[j])) fputs(s.v[j].line, stdout);
+    } else if (rc == 0 && !strcmp(verb, "export")) {
+        rc = export_recs(&s, &f, other);
+    } else if (rc == 0 && (!strcmp(verb, "prune") || !strcmp(verb, "clear"))) {
+        for (size_t j = 0; j < s.n; j++)
+            if (selected(&f, &s.v[j]) && (!set || !entry_known(set, &s.v[j]))) {
+                s.v[j].dropped = 1;
+                touched++;
+            }
+        rc = write_recs(path, &s) ? 1 : 0;
+        if (!rc)
+            fprintf(stderr, "xmatune: %s: %zu of %zu record(s) dropped%s\n", path, touched, total,
+                    bad ? " (and the lines that were not records)" : "");
+    } else if (rc == 0 && !strcmp(verb, "import")) {
+        rc = import_recs(&s, path, other);
+    }
+    if (lk >= 0) close(lk);
+    free_recs(&s);
+    xmt_policy_free(set);
+    return rc;
+}
