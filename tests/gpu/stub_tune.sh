@@ -159,11 +159,12 @@ while IFS=$'\t' read -r prog kernel cmpm hand cmdline; do
     step "$prog" check "$tool" check -q "$work/stubs/$prog.yaml" || continue
     "$tool" check --log "$work/logs/$prog.disc.jsonl" "$work/stubs/$prog.yaml" \
         >"$work/logs/$prog.check.txt" 2>&1
-    step "$prog" stub env "${extra_env[@]}" "LD_PRELOAD=$pre" XMATUNE_MODE=tune \
+    # XMATUNE_CACHE=off: each run tunes afresh (a cache would serve a rerun's winners)
+    step "$prog" stub env "${extra_env[@]}" "LD_PRELOAD=$pre" XMATUNE_MODE=tune XMATUNE_CACHE=off \
         "XMATUNE_POLICY=$work/stubs/$prog.yaml" "XMATUNE_LOG=$work/logs/$prog.stub.jsonl" \
         XMATUNE_VERBOSE=1 "${c_stub[@]}"
     if [ "$hand" != - ]; then
-        step "$prog" hand env "${extra_env[@]}" "LD_PRELOAD=$pre" XMATUNE_MODE=tune \
+        step "$prog" hand env "${extra_env[@]}" "LD_PRELOAD=$pre" XMATUNE_MODE=tune XMATUNE_CACHE=off \
             "XMATUNE_POLICY=$hand" "XMATUNE_LOG=$work/logs/$prog.hand.jsonl" "${c_hand[@]}"
     fi
 done <"$work/programs.tsv"

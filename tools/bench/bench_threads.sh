@@ -52,7 +52,7 @@ declare -A label=(
 run() { # NAME COMMAND...
     local name=$1
     shift
-    local -a e=(env -u LD_PRELOAD LD_LIBRARY_PATH="$drv" XMATUNE_LOG= XMATUNE_CACHE= XMATUNE_VERBOSE=0)
+    local -a e=(env -u LD_PRELOAD LD_LIBRARY_PATH="$drv" XMATUNE_LOG= XMATUNE_CACHE=off XMATUNE_VERBOSE=0)
     local v
     for v in $(env | sed -n 's/^\(\(XMATUNE\|SIMCUDA\)_[A-Z_]*\)=.*/\1/p'); do e+=(-u "$v"); done
     case $name in
