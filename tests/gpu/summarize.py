@@ -355,7 +355,8 @@ def cmd_report(work):
         if disc.log.bad_lines:
             notes.append(f"{disc.log.bad_lines} unparsable log lines")
         if "graph" in name:
-            g, gk = stdout_value(base.stdout, "GRAPH_REPLAYS"), stdout_value(base.stdout, "GRAPH_KERNELS")
+            g, gk = stdout_value(base.stdout, "GRAPH_REPLAYS"), (stdout_value(base.stdout, "GRAPH_KERNELS")
+                                                                or stdout_value(base.stdout, "GRAPH_KERNELS_EXECUTED"))
             if g:
                 counted = sum(int(e.get("replays", 0) or 0) for e in disc.log.graphs)
                 glaunch = sum(int(s.get("graph_launches", 0) or 0) for s in disc.log.summaries)
