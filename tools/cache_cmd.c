@@ -36,6 +36,18 @@ typedef struct {
     json_t *byid; /* identity -> index in v */
 } recs_t;
 
+/* Frees what a record owns (the struct itself is the array's). */
+static void rec_clear(rec_t *x)
+{
+    free(x->id);
+    free(x->line);
+    free(x->device);
+    free(x->kernel);
+    free(x->entry);
+    free(x->entry_fp);
+    free(x->key_text);
+}
+
 static void add(void *ud, const xmt_cacherec *r)
 {
     recs_t *s = ud;
@@ -53,13 +65,7 @@ static void add(void *ud, const xmt_cacherec *r)
     rec_t *x;
     if (at) {
         x = &s->v[json_integer_value(at)];
-        free(x->id);
-        free(x->line);
-        free(x->device);
-        free(x->kernel);
-        free(x->entry);
-        free(x->entry_fp);
-        free(x->key_text);
+        rec_clear(x);
     } else {
         if (s->n == s->cap) {
             size_t cap = s->cap ? 2 * s->cap : 64;
@@ -89,14 +95,7 @@ static void add(void *ud, const xmt_cacherec *r)
 static void free_recs(recs_t *s)
 {
     for (size_t i = 0; i < s->n; i++) {
-        rec_t *x = &s->v[i];
-        free(x->id);
-        free(x->line);
-        free(x->device);
-        free(x->kernel);
-        free(x->entry);
-        free(x->entry_fp);
-        free(x->key_text);
+        rec_clear(&s->v[i]);
     }
     free(s->v);
     json_decref(s->byid);
