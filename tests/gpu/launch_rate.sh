@@ -92,9 +92,11 @@ run() {
     echo "$line" | sed -n 's/.*launches_per_s=\([0-9.]*\).*/\1/p' >"$work/last.$mode"
     echo "$line" | sed -n 's/.*launches_per_s=\([0-9.]*\) host_us_per_launch=\([0-9.]*\).*/\1 \2/p' >>"$work/$mode"
     if [ "$mode" = hit ]; then
-        # Exit table: "xmatune:   launches  rewritten   keys  kernel"
+        # Exit table: "xmatune:   launches  rewritten   keys   replayed graph nodes  kernel";
+        # only the first two columns and the last are read, so columns added between
+        # them do not break this check.
         local row
-        row=$(grep -E '^xmatune: +[0-9]+ +[0-9]+ +[0-9]+ +tiny' "$work/err" | tail -1)
+        row=$(grep -E '^xmatune: +[0-9]+ +[0-9]+ .* tiny$' "$work/err" | tail -1)
         local l r
         l=$(echo "$row" | awk '{print $2}')
         r=$(echo "$row" | awk '{print $3}')
