@@ -337,21 +337,24 @@ static void walk(CUgraph g, gexec_t *e, int device, int depth)
     free(nodes);
 }
 
-/* (Re)makes x's record from graph g, folding what it had. */
+/* (Re)makes x's record from graph g, folding what it had. The graph is walked before
+ * glock is taken: a walk calls the driver (and the kernel table, which may too), and a
+ * lock held across driver calls could not be taken safely at fork. */
 static void remember(CUgraphExec x, CUgraph g)
 {
     CUdevice dev = -1;
+    gexec_t w = {0};
     XMT_IN_SHIM_SCOPE
     {
         if (!xmt_drv.cuCtxGetDevice || xmt_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS) dev = -1;
+        walk(g, &w, (int)dev, 0);
     }
+    gnode_t *old = w.nodes; /* freed after the lock: w's when unused, else e's old array */
     pthread_mutex_lock(&glock);
     long i = exec_slot(x);
     gexec_t *e = i < 0 ? NULL : atomic_load_explicit(&gtab[i].rec, memory_order_relaxed);
     if (e) {
         fold(e);
-        e->n = 0;
-        e->conditional = 0;
     } else if (i >= 0) {
         e = free_execs;
         if (e)
@@ -361,16 +364,19 @@ static void remember(CUgraphExec x, CUgraph g)
         if (e) {
             atomic_store(&e->replays, 0);
             e->replays_total = 0;
-            e->n = 0;
-            e->conditional = 0;
         }
     }
     if (e) {
-        XMT_IN_SHIM_SCOPE walk(g, e, (int)dev, 0);
+        old = e->nodes;
+        e->nodes = w.nodes;
+        e->n = w.n;
+        e->cap = w.cap;
+        e->conditional = w.conditional;
         if (e->conditional) atomic_fetch_add(&conditional_graphs, 1);
         atomic_store_explicit(&gtab[i].rec, e, memory_order_release);
     }
     pthread_mutex_unlock(&glock);
+    free(old);
     static atomic_int warned;
     if (i < 0 && xmt_first_time(&warned))
         xmt_warn("more than %u executable graphs at once: replays of further ones are not counted",
@@ -379,15 +385,15 @@ static void remember(CUgraphExec x, CUgraph g)
 
 static void node_kernel(CUgraphExec x, CUgraphNode n, CUfunction f)
 {
+    xmt_kernel *k = record_of(f); /* before glock: it may call the driver */
+    if (!k) return;
+    uint64_t serial = atomic_load(&k->serial);
     pthread_mutex_lock(&glock);
     gexec_t *e = exec_find(x);
     if (e) {
         fold(e);
         for (int i = 0; i < e->n; i++)
-            if (e->nodes[i].node == n) {
-                xmt_kernel *k = record_of(f);
-                if (k) e->nodes[i] = (gnode_t){n, k, atomic_load(&k->serial), e->nodes[i].device};
-            }
+            if (e->nodes[i].node == n) e->nodes[i] = (gnode_t){n, k, serial, e->nodes[i].device};
     }
     pthread_mutex_unlock(&glock);
 }
@@ -446,6 +452,19 @@ void xmt_graph_flush(void)
         e->replays_total = 0;
     }
     pthread_mutex_unlock(&glock);
+}
+
+void xmt_graph_atfork(int phase)
+{
+    /* glock before seen_lock: neither holder takes the other, and glock's holder (fold)
+     * may take a kernel's lock and the log's, which shim.c takes after this module's. */
+    if (phase == XMT_FORK_PREPARE) {
+        xmt_fork_mutex(&glock, phase);
+        xmt_fork_mutex(&seen_lock, phase);
+    } else {
+        xmt_fork_mutex(&seen_lock, phase);
+        xmt_fork_mutex(&glock, phase);
+    }
 }
 
 void xmt_graph_totals(unsigned long long *replays, unsigned long long *unseen,

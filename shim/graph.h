@@ -43,6 +43,9 @@ CUresult xmt_graph_exec_destroy(void *real, CUgraphExec x);
 /* At exit, before the report: every live executable graph's replays go to its kernels. */
 void xmt_graph_flush(void);
 
+/* fork(2) handler for the module's locks (shim.c's fork_phase). */
+void xmt_graph_atfork(int phase);
+
 /* Replays of executable graphs the shim never saw made, and graphs with conditional
  * nodes (their bodies not counted): for the exit line. */
 void xmt_graph_totals(unsigned long long *replays, unsigned long long *unseen,

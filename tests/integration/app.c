@@ -18,7 +18,8 @@
  * execs this program's saxpy scenario), saxpy (the tuning workhorse: one poorly launched
  * saxpy, repeated), sizes (saxpy over 40 sizes, one grid), optin (a kernel opted into
  * more than 48 KiB of dynamic shared memory), graph (graphs built node by node, updated
- * and replayed). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
+ * and replayed), graphfork (fork while a thread instantiates, replays and destroys
+ * graphs). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
  * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
  * prints file:line and the error, and exits 1.
  */
@@ -777,6 +778,83 @@ static void scenario_graph(void)
     printf("GRAPH_REPLAYS %d\nGRAPH_KERNELS %d\n", replays, replays * kernels);
 }
 
+/* A thread instantiating, replaying, updating and destroying executable graphs of 64
+ * saxpy nodes (so the shim walks graphs and folds their replays all the time) while the
+ * main thread forks 100 children that exit at once: no child may hang in the shim's
+ * exit report on the graph module's lock. Prints FORK_CHILDREN and FORK_HUNG. */
+typedef struct {
+    CUcontext ctx;
+    volatile int stop;
+    int rounds;
+} graphfork_arg;
+
+static void *graphfork_thread(void *p)
+{
+    graphfork_arg *t = p;
+    CHECK(cu.cuCtxSetCurrent(t->ctx));
+    enum { NODES = 64 };
+    static int n = 1 << 10;
+    static float a = 1.25f;
+    static CUdeviceptr x, y;
+    x = upload((size_t)n, 51);
+    y = upload((size_t)n, 52);
+    static void *pp[] = {&n, &a, &x, &y};
+    CUfunction saxpy = kernel("_Z5saxpyifPKfPf");
+    CUgraph g;
+    CHECK(cu.cuGraphCreate(&g, 0));
+    CUgraphNode prev = NULL, nd;
+    for (int i = 0; i < NODES; i++) {
+        CUDA_KERNEL_NODE_PARAMS_v2 q = node_params(saxpy, 4, 32, 0, pp);
+        CHECK(cu.cuGraphAddKernelNode(&nd, g, prev ? &prev : NULL, prev ? 1 : 0, &q));
+        prev = nd;
+    }
+    CUstream st;
+    CHECK(cu.cuStreamCreate(&st, 0));
+    while (!t->stop) {
+        CUgraphExec ge;
+        CHECK(cu.cuGraphInstantiate(&ge, g, 0));
+        CHECK(cu.cuGraphLaunch(ge, st));
+        CUgraphExecUpdateResultInfo info;
+        CHECK(cu.cuGraphExecUpdate(ge, g, &info));
+        CHECK(cu.cuGraphLaunch(ge, st));
+        CHECK(cu.cuStreamSynchronize(st));
+        CHECK(cu.cuGraphExecDestroy(ge));
+        t->rounds++;
+    }
+    CHECK(cu.cuStreamDestroy(st));
+    CHECK(cu.cuGraphDestroy(g));
+    return NULL;
+}
+
+static void scenario_graphfork(CUcontext ctx)
+{
+    enum { CHILDREN = 100 };
+    graphfork_arg arg = {ctx, 0, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, graphfork_thread, &arg);
+    while (!arg.rounds)
+        usleep(100);
+    int hung = 0;
+    for (int i = 0; i < CHILDREN; i++) {
+        pid_t pid = fork();
+        if (pid == 0) exit(0); /* runs the atexit handlers: the shim's report */
+        if (pid < 0) continue;
+        int st, done = 0;
+        for (int t = 0; t < 5000 && !done; t++) {
+            done = waitpid(pid, &st, WNOHANG) == pid;
+            if (!done) usleep(1000);
+        }
+        if (!done) {
+            hung++;
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+        }
+    }
+    arg.stop = 1;
+    pthread_join(th, NULL);
+    printf("FORK_CHILDREN %d\nFORK_HUNG %d\nGRAPHFORK_ROUNDS %d\n", CHILDREN, hung, arg.rounds);
+}
+
 /* Unload and load again: the driver hands out the same handle values for other
  * kernels; the shim must not take one for the other. */
 static void scenario_unload(void)
@@ -916,6 +994,8 @@ int main(int argc, char **argv)
         scenario_churn();
     else if (!strcmp(sc, "graph"))
         scenario_graph();
+    else if (!strcmp(sc, "graphfork"))
+        scenario_graphfork(ctx);
     else if (!strcmp(sc, "forkexec"))
         scenario_forkexec(ctx, argv[2]);
     else {

@@ -1702,6 +1702,22 @@ def graph_discover_counts_replays():
 
 
 @case
+def graph_fork_children_exit():
+    # 100 children fork and exit while a thread instantiates, replays, updates and
+    # destroys graphs of 64 kernel nodes: none may hang in its exit report on the graph
+    # module's lock (before, the lock was held across the driver calls of a graph walk and
+    # a child inherited it held), in discover mode (replays folded into discover's
+    # records) and tune mode.
+    for mode in ("discover", "tune"):
+        t = run("rt", "graphfork", env={"XMATUNE_MODE": mode, "XMATUNE_POLICY": POLICIES})
+        ok(t, "graphfork, " + mode)
+        expect(t.value("FORK_HUNG") == 0 and t.value("FORK_CHILDREN") == 100,
+               "%s: %s" % (mode, t.stdout + t.stderr[-2000:]))
+        expect(t.value("GRAPHFORK_ROUNDS") > 0, t.stdout)
+        expect(len(t.events("exit")) == 101, "%s: %d exit events" % (mode, len(t.events("exit"))))
+
+
+@case
 def graph_nodes_get_known_winners():
     for app in ("rt", "linked"):
         base, t = tuned(app, "graph")
