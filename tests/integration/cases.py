@@ -2036,25 +2036,29 @@ def cache_killed_claim_taken_over():
 
 @case
 def cache_ties_within_noise():
-    # ±2% noise on every timed run: the band (from the runs' spread, at most 3%) is in the
+    # ±1% noise on every timed run: the band (from the runs' spread, at most 3%) is in the
     # tune event; candidates of equal cost (the program's own config, and the same dims
-    # with dynamic shared memory the simulated kernel does not use) tie, and the
-    # program's own config wins whatever the noise (without the band: one seed in three).
+    # with 8 sizes of dynamic shared memory the simulated kernel does not use) tie, and
+    # the program's own config wins whatever the noise, for 40 seeds (with the first band,
+    # 2 MADs, seed 32 of 40 was lost).
     pol = os.path.join(WORK, "tie.yaml")
     with open(pol, "w") as f:
         f.write("kernels:\n  - match: saxpy\n    params: [n, a, x, y]\n"
                 "    tensors: {x: {dtype: f32, shape: [n]}, y: {dtype: f32, shape: [n]}}\n"
-                "    triggers: [x.shape]\n    space: {S: [16, 32]}\n"
+                "    triggers: [x.shape]\n    space: {S: [16, 32, 48, 64, 80, 96, 112, 128]}\n"
                 "    launch: {grid: [4], block: [32], shared: S}\n    restore: [y]\n    verify: [y]\n")
     bands = []
-    for seed in range(6):
-        t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.02",
+    lost = []
+    for seed in range(40):
+        t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01",
                                     "SIMCUDA_NOISE_SEED": str(seed + 1)})
         ok(t, "seed %d" % seed)
         ev = tune_events(t, "saxpy")[0]
         expect(ev["benchmarked"] and 0 < ev["tie_band"] <= 0.03, ev.get("tie_band"))
-        expect(ev["winner"]["index"] == -1, "seed %d: %s won" % (seed, ev["winner"]))
+        if ev["winner"]["index"] != -1:
+            lost.append((seed, ev["winner"]["config"], ev["tie_band"]))
         bands.append(ev["tie_band"])
+    expect(not lost, "seeds where the program's own config lost the tie: %s" % lost)
     # a quiet measurement: no band, the fastest wins
     base, t = tuned("rt", "saxpy")
     ev = tune_events(t, "saxpy")[0]
