@@ -16,17 +16,59 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The records' hash: eight bytes a step, multiply and fold. uthash's default (Jenkins, a
+ * byte a step) over identities of 100-200 bytes was a quarter of loading a cache. The
+ * file is trusted (its owner is checked) so a hash without a secret seed is enough. */
+static inline unsigned id_hash(const void *key, size_t n)
+{
+    const unsigned char *p = key;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    w = 0;
+    for (size_t i = 0; i < n; i++)
+        w |= (uint64_t)p[i] << (8 * i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return (unsigned)(h ^ h >> 29);
+}
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = id_hash((keyptr), (size_t)(keylen)))
+/* The table's buckets come from the records' arena too (pre-faulted: malloc'd buckets of
+ * a growing table were a page fault every 4 KiB, the largest cost left in loading), and
+ * are never given back one by one (xmt_cache_free unmaps the arena). Out of memory is
+ * not fatal: the record is not added (uthash would exit the program). */
+static void *arena_alloc(size_t n);
+static int add_failed;
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(obj) (add_failed = 1)
+#define uthash_malloc(sz) arena_alloc(sz)
+#define uthash_free(ptr, sz) ((void)(ptr), (void)(sz))
 #include <uthash.h>
+/* Sized for the file at hand when the table is made (xmt_cache_load): a lookup walks its
+ * bucket's chain, a cache miss a record, and at uthash's 32 buckets and growth at 10 a
+ * chain, the walks were most of loading 10,000 records. */
+#undef HASH_INITIAL_NUM_BUCKETS
+#undef HASH_INITIAL_NUM_BUCKETS_LOG2
+static unsigned initial_buckets = 32, initial_buckets_log2 = 5;
+#define HASH_INITIAL_NUM_BUCKETS initial_buckets
+#define HASH_INITIAL_NUM_BUCKETS_LOG2 initial_buckets_log2
 
 #include "cachefile.h"
 #include "cacherec.h"
 #include "log.h"
 #include "options.h"
 
+/* A record as small as it can be (memory is what loading a big cache costs most: fresh
+ * pages): its identity, the choice, and key_text. Compaction writes its line anew from
+ * these (xmt_cacherec_format): a record has no other field. */
 typedef struct {
-    char *line; /* the record's line as in the file, with its '\n' (compaction writes it) */
-    size_t line_len;
-    xmt_choice choice;
+    long index; /* the choice: candidate index, label and time */
+    double time_ms;
+    const char *label; /* in the arena, as key_text */
+    const char *key_text;
     uint64_t checked; /* bit d: verified (or tuned) on device ordinal d in this process */
     UT_hash_handle hh;
     char id[]; /* the record's identity (fields joined by \x1f) */
@@ -48,9 +90,6 @@ typedef struct arena_blk {
 } arena_blk;
 static arena_blk *arena;
 static size_t arena_bytes; /* mapped, for the cache_load event */
-/* uthash's table, malloc'd, is pointed to only from the records, which are in the arena
- * (not memory a leak checker scans): this global keeps it visibly reachable. */
-static void *volatile table_root;
 #define ARENA_BLOCK (1u << 20)
 
 /* n bytes (16-aligned) from the arena; NULL when out of memory. cache_lock held. */
@@ -76,35 +115,65 @@ static void *arena_alloc(size_t n)
     return r;
 }
 
-/* Inserts or replaces the record of identity id (idlen bytes), copying id and line.
- * Called with cache_lock held. Returns the record, NULL when out of memory. */
-static record_t *put(const char *id, size_t idlen, const xmt_choice *c, const char *line,
-                     size_t line_len)
+/* s (NUL-ended) copied into the arena; "" costs nothing. cache_lock held. */
+static const char *arena_str(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0) return "";
+    char *c = arena_alloc(n + 1);
+    if (c) memcpy(c, s, n + 1);
+    return c;
+}
+
+static void choice_of(const record_t *r, xmt_choice *c)
+{
+    c->index = r->index;
+    c->time_ms = r->time_ms;
+    size_t n = strnlen(r->label, sizeof c->label - 1);
+    memcpy(c->label, r->label, n);
+    c->label[n] = 0;
+}
+
+/* Inserts or replaces the record of identity id (idlen bytes), copying id, the choice and
+ * key_text. Called with cache_lock held. Returns the record, NULL when out of memory. */
+static record_t *put(const char *id, size_t idlen, const xmt_choice *c, const char *key_text)
 {
     record_t *r = NULL;
-    HASH_FIND(hh, records, id, idlen, r);
-    char *copy = arena_alloc(line_len + 2);
-    if (!copy) return NULL;
-    memcpy(copy, line, line_len);
-    if (line_len == 0 || line[line_len - 1] != '\n') copy[line_len++] = '\n';
-    copy[line_len] = 0;
+    unsigned hv;
+    HASH_VALUE(id, idlen, hv); /* once, for the lookup and the insertion */
+    HASH_FIND_BYHASHVALUE(hh, records, id, idlen, hv, r);
     if (r) {
-        if (r->choice.index != c->index || strcmp(r->choice.label, c->label)) r->checked = 0;
-        r->choice = *c;
-        r->line = copy;
-        r->line_len = line_len;
+        int same = r->index == c->index && strcmp(r->label, c->label) == 0;
+        if (!same) {
+            const char *label = arena_str(c->label);
+            if (!label) return NULL;
+            r->label = label;
+            r->checked = 0;
+        }
+        if (strcmp(r->key_text, key_text) != 0) {
+            const char *kt = arena_str(key_text);
+            if (!kt) return NULL;
+            r->key_text = kt;
+        }
+        r->index = c->index;
+        r->time_ms = c->time_ms;
         return r;
     }
     r = arena_alloc(sizeof *r + idlen + 1);
-    if (!r) return NULL;
+    const char *label = r ? arena_str(c->label) : NULL, *kt = label ? arena_str(key_text) : NULL;
+    if (!kt) return NULL; /* what was taken stays in the arena: freed at exit */
     memset(r, 0, sizeof *r);
     memcpy(r->id, id, idlen);
     r->id[idlen] = 0;
-    r->line = copy;
-    r->line_len = line_len;
-    r->choice = *c;
-    HASH_ADD_KEYPTR(hh, records, r->id, idlen, r);
-    table_root = records ? records->hh.tbl : NULL;
+    r->index = c->index;
+    r->time_ms = c->time_ms;
+    r->label = label;
+    r->key_text = kt;
+    HASH_ADD_KEYPTR_BYHASHVALUE(hh, records, r->id, idlen, hv, r);
+    if (add_failed) { /* the table could not be made or grown: r is not in it */
+        add_failed = 0;
+        return NULL;
+    }
     return r;
 }
 
@@ -138,7 +207,7 @@ static void load_one(void *ud, const xmt_cacherec *r)
     char id[XMT_CACHEREC_MAX_LINE + 8];
     lines_read++;
     size_t n = identity_into(r, id, sizeof id);
-    if (n) put(id, n, &r->choice, r->raw, r->raw_len);
+    if (n) put(id, n, &r->choice, r->key_text);
 }
 
 /* The cache file's absolute path, fixed at load: a program that changes directory
@@ -310,7 +379,16 @@ void xmt_cache_load(void)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     size_t heap0 = mallinfo2().uordblks + arena_bytes;
     pthread_mutex_lock(&cache_lock);
-    if (fstat(fd, &st) == 0) bad = refresh_fd(fd, &st, &old);
+    int stat_ok = fstat(fd, &st) == 0;
+    if (stat_ok && !records) {
+        /* a bucket for every 128 bytes of file: a record's line is longer than that */
+        initial_buckets_log2 = 5;
+        while (initial_buckets_log2 < 20 &&
+               (1ull << initial_buckets_log2) * 128 < (uint64_t)st.st_size)
+            initial_buckets_log2++;
+        initial_buckets = 1u << initial_buckets_log2;
+    }
+    if (stat_ok) bad = refresh_fd(fd, &st, &old);
     int e = errno;
     unsigned live = HASH_COUNT(records);
     int lines = seen.lines;
@@ -355,7 +433,7 @@ static int find_locked(const char *id, size_t idlen, int device, xmt_choice *out
     record_t *r = NULL;
     HASH_FIND(hh, records, id, idlen, r);
     if (r) {
-        *out = r->choice;
+        choice_of(r, out);
         *checked = (r->checked & device_bit(device)) != 0;
     }
     return r != NULL;
@@ -420,22 +498,46 @@ static int open_for_write(const char **what, struct stat *st)
 /* Writes everything in memory through a temporary file renamed over the data file.
  * Called with the exclusive lock and cache_lock held. */
 static record_t *rewrite_at;
+static char *rewrite_line; /* the last line next_line made */
 static const char *next_line(void *ud, size_t *len)
 {
     (void)ud;
-    record_t *r = rewrite_at;
-    if (!r) return NULL;
-    rewrite_at = r->hh.next;
-    *len = r->line_len;
-    return r->line;
+    free(rewrite_line);
+    rewrite_line = NULL;
+    for (record_t *r; (r = rewrite_at);) {
+        rewrite_at = r->hh.next;
+        /* the identity's six fields back apart, for the writer */
+        char id[ID_CAP];
+        size_t n = strlen(r->id);
+        if (n >= sizeof id) continue;
+        memcpy(id, r->id, n + 1);
+        char *f[6] = {id};
+        int k = 1;
+        for (char *p = id; *p && k < 6; p++)
+            if (*p == '\x1f') {
+                *p = 0;
+                f[k++] = p + 1;
+            }
+        if (k < 6) continue; /* cannot be: put() only takes whole identities */
+        xmt_cacherec rec = {f[0], f[1], f[2], f[3], f[4], f[5], r->key_text, {0}, NULL, 0};
+        choice_of(r, &rec.choice);
+        if (!(rewrite_line = xmt_cacherec_format(&rec))) return NULL; /* out of memory */
+        *len = strlen(rewrite_line);
+        return rewrite_line;
+    }
+    return NULL;
 }
 
 static int compact(const char **what)
 {
     xmt_cachefile_clean_temps(cache_path); /* a killed process's: no other writer now */
     rewrite_at = records;
-    if (xmt_cachefile_rewrite(cache_path, next_line, NULL) != 0) {
-        *what = strerror(errno);
+    int rc = xmt_cachefile_rewrite(cache_path, next_line, NULL);
+    int e = errno;
+    free(rewrite_line);
+    rewrite_line = NULL;
+    if (rc != 0) {
+        *what = strerror(e);
         return -1;
     }
     seen.known = 0; /* read again (nothing new: the same records) at the next change */
@@ -505,7 +607,7 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
     if (cache_path[0]) {
         struct stat st;
         int fd = open_for_write(&what, &st);
-        record_t *r = put(id, n, c, line, len);
+        record_t *r = put(id, n, c, key_text ? key_text : "");
         if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
         if (fd >= 0) {
             /* within twice its live records: compaction when the next line would pass that
@@ -523,7 +625,7 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
             xmt_cachefile_unclaim(cache_path, cn);
         }
     } else {
-        record_t *r = put(id, n, c, line, len);
+        record_t *r = put(id, n, c, key_text ? key_text : "");
         if (r) r->checked |= device_bit(device);
     }
     pthread_mutex_unlock(&cache_lock);
@@ -593,7 +695,6 @@ void xmt_cache_free(void)
     {
         HASH_DEL(records, r);
     }
-    table_root = NULL;
     while (arena) {
         arena_blk *next = arena->next;
         arena_bytes -= arena->mapped;

@@ -2,7 +2,9 @@
  * fuzz_cacherec: libFuzzer target for the on-disk cache's one reader (common/cacherec.c):
  * any bytes as a cache file must be read without a crash, a leak or undefined behaviour,
  * and every record it accepts must format and identify (the writer and the identity
- * the shim and `xmatune cache` use) and read back as the same record.
+ * the shim and `xmatune cache` use) and read back as the same record. Every line it
+ * accepts must also be JSON to jansson, with the same decoded fields (the reader decodes
+ * in place and parses numbers itself: this holds it to a reference).
  * Built and run by tests/unit/fuzz_cache.sh (clang, called by scripts/test.sh).
  */
 #include <stdint.h>
@@ -12,7 +14,42 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cacherec.h"
+
+/* r's line as jansson reads it: an object whose fields are r's. Left out: a line with a
+ * key twice (the reader takes the first, jansson the last), a number jansson cannot hold,
+ * and bytes that are not UTF-8 (the reader passes them through unchecked). */
+static void as_jansson(const xmt_cacherec *r)
+{
+    json_error_t err;
+    json_t *j = json_loadb(r->raw, r->raw_len, JSON_REJECT_DUPLICATES, &err);
+    if (!j) {
+        enum json_error_code code = json_error_code(&err);
+        if (code == json_error_duplicate_key || code == json_error_numeric_overflow ||
+            code == json_error_invalid_utf8)
+            return;
+        abort(); /* the reader took what is not JSON */
+    }
+    if (!json_is_object(j)) abort();
+    const char *names[] = {"device", "kernel", "code", "entry", "entry_fp", "key"};
+    const char *mine[] = {r->device, r->kernel, r->code, r->entry, r->entry_fp, r->key_hex};
+    for (int i = 0; i < 6; i++) {
+        const char *v = json_string_value(json_object_get(j, names[i]));
+        if (!v || strcmp(v, mine[i]) != 0) abort();
+    }
+    json_t *kt = json_object_get(j, "key_text");
+    if (kt && strcmp(json_string_value(kt) ? json_string_value(kt) : "?", r->key_text) != 0)
+        abort();
+    json_t *lb = json_object_get(j, "label");
+    const char *l = lb ? json_string_value(lb) : "";
+    if (!l || strncmp(l, r->choice.label, sizeof r->choice.label - 1) != 0) abort();
+    if (json_integer_value(json_object_get(j, "index")) != r->choice.index) abort();
+    json_t *t = json_object_get(j, "time_ms");
+    if (t && json_is_number(t) && json_number_value(t) != r->choice.time_ms) abort();
+    json_decref(j);
+}
 
 static void again(void *ud, const xmt_cacherec *r)
 {
@@ -27,6 +64,7 @@ static void again(void *ud, const xmt_cacherec *r)
 static void one(void *ud, const xmt_cacherec *r)
 {
     (void)ud;
+    as_jansson(r);
     char *id = xmt_cacherec_identity(r);
     char *line = xmt_cacherec_format(r);
     if (line) {
