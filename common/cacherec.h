@@ -47,12 +47,14 @@ typedef struct {
  * for each valid one in file order (later lines win: that is the caller's to apply).
  * Blank lines are ignored; a record of another format version is skipped and counted
  * in *old (when old is not NULL); any other line that is not a record (not a JSON
- * object, a required field missing, an index below -1, longer than the cap) is skipped
+ * object, a required field missing or of the wrong JSON type (text fields are strings,
+ * v and index numbers), an index below -1, longer than the cap) is skipped
  * and counted. Returns that count, -1 and errno when reading fails. A last line without
  * '\n' (a killed writer's) is read as any other. xmt_cacherec_read opens path itself: -1
  * when it cannot. The parser is this module's own (a flat JSON object, one pass in place,
- * ~0.3 us a record): jansson's loader is not linked into the shim (Debian's static one is
- * not position-independent) and libyaml's documents cost ~7 us a line. */
+ * ~0.2 us a record on the development VM, the writer's own lines fastest): jansson's loader is not
+ * linked into the shim (Debian's static one is not position-independent) and libyaml's documents
+ * cost ~7 us a line. */
 int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec *r), void *ud,
                       int *old);
 int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), void *ud, int *old);

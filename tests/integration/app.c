@@ -563,20 +563,14 @@ static void scenario_threads(CUcontext ctx)
     }
 }
 
-/* A thread launching (and so tuning and logging) while the main thread forks children
- * that exit at once: a child must never hang in the shim's exit report on a lock the
- * launching thread held at the fork. Prints FORK_HUNG (children still running after 5 s,
- * then killed) and FORK_CHILDREN. */
-static void scenario_fork(CUcontext ctx)
+/* Forks n children one after another, each exiting at once (which runs the atexit
+ * handlers: the shim's report); the number still running after 5 s (then killed). */
+static int fork_children(int n)
 {
-    enum { CHILDREN = 100 };
-    pthread_t th;
-    thread_arg arg = {0, ctx};
-    pthread_create(&th, NULL, thread_main, &arg);
     int hung = 0;
-    for (int i = 0; i < CHILDREN; i++) {
+    for (int i = 0; i < n; i++) {
         pid_t pid = fork();
-        if (pid == 0) exit(0); /* runs the atexit handlers: the shim's report */
+        if (pid == 0) exit(0);
         if (pid < 0) continue;
         int st, done = 0;
         for (int t = 0; t < 5000 && !done; t++) {
@@ -589,6 +583,20 @@ static void scenario_fork(CUcontext ctx)
             waitpid(pid, &st, 0);
         }
     }
+    return hung;
+}
+
+/* A thread launching (and so tuning and logging) while the main thread forks children
+ * that exit at once: a child must never hang in the shim's exit report on a lock the
+ * launching thread held at the fork. Prints FORK_HUNG (children still running after 5 s,
+ * then killed) and FORK_CHILDREN. */
+static void scenario_fork(CUcontext ctx)
+{
+    enum { CHILDREN = 100 };
+    pthread_t th;
+    thread_arg arg = {0, ctx};
+    pthread_create(&th, NULL, thread_main, &arg);
+    int hung = fork_children(CHILDREN);
     void *r;
     pthread_join(th, &r);
     fwrite(r, 1, 4096 * 4, out);
@@ -834,22 +842,7 @@ static void scenario_graphfork(CUcontext ctx)
     pthread_create(&th, NULL, graphfork_thread, &arg);
     while (!arg.rounds)
         usleep(100);
-    int hung = 0;
-    for (int i = 0; i < CHILDREN; i++) {
-        pid_t pid = fork();
-        if (pid == 0) exit(0); /* runs the atexit handlers: the shim's report */
-        if (pid < 0) continue;
-        int st, done = 0;
-        for (int t = 0; t < 5000 && !done; t++) {
-            done = waitpid(pid, &st, WNOHANG) == pid;
-            if (!done) usleep(1000);
-        }
-        if (!done) {
-            hung++;
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-        }
-    }
+    int hung = fork_children(CHILDREN);
     arg.stop = 1;
     pthread_join(th, NULL);
     printf("FORK_CHILDREN %d\nFORK_HUNG %d\nGRAPHFORK_ROUNDS %d\n", CHILDREN, hung, arg.rounds);
