@@ -8,8 +8,10 @@
 #
 #   bash tools/bench/bench_cache.sh [BUILD_DIR]        (default: <repo>/build)
 #
-# Needs BUILD_DIR/shim/libxmatune.so, BUILD_DIR/simdriver/libcuda.so.1 and
-# BUILD_DIR/tests/integration/app_rt. Prints one Markdown table on stdout.
+# Needs BUILD_DIR/shim/libxmatune.so, BUILD_DIR/simdriver/libcuda.so.1,
+# BUILD_DIR/tests/integration/app_rt and BUILD_DIR/tools/bench/bench_loadparts. Prints one
+# Markdown table on stdout, then one line from bench_loadparts: the reader alone over the
+# 10,000-record cache, and what a first write of fresh memory costs per MiB here.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -17,7 +19,8 @@ build=$(cd "${1:-$root/build}" && pwd) || exit 2
 shim=$build/shim/libxmatune.so
 app=$build/tests/integration/app_rt
 simdir=$build/simdriver
-for f in "$shim" "$app" "$simdir/libcuda.so.1"; do
+parts=$build/tools/bench/bench_loadparts
+for f in "$shim" "$app" "$simdir/libcuda.so.1" "$parts"; do
   [ -e "$f" ] || { echo "bench_cache: $f is missing (cmake --build $build)" >&2; exit 2; }
 done
 rounds=${ROUNDS:-7}
@@ -75,3 +78,5 @@ for l in open(sys.argv[1]):
     printf "| %d live | %d | %.1f MB | %.2f ms | %.0f ns | %.1f MB | %.0f B |\n",
       live, lines, bytes / 1e6, ms, ms * 1e6 / lines, heap / 1e6, heap / live }'
 done
+echo
+"${pin[@]}" "$parts" "$work/c-10000-10000.jsonl"
