@@ -36,10 +36,10 @@ static inline unsigned id_hash(const void *key, size_t n)
     return (unsigned)(h ^ h >> 29);
 }
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = id_hash((keyptr), (size_t)(keylen)))
-/* The table's buckets come from the records' arena too (pre-faulted: malloc'd buckets of
- * a growing table were a page fault every 4 KiB, the largest cost left in loading), and
- * are never given back one by one (xmt_cache_free unmaps the arena). Out of memory is
- * not fatal: the record is not added (uthash would exit the program). */
+/* uthash is the interned strings' table (the records have their own, below). Its buckets
+ * come from the arena (pre-faulted) and are never given back one by one (xmt_cache_free
+ * unmaps the arena). Out of memory is not fatal: the string is not added (uthash would
+ * exit the program). */
 static void *arena_alloc(size_t n);
 static int add_failed;
 #define HASH_NONFATAL_OOM 1
@@ -47,14 +47,6 @@ static int add_failed;
 #define uthash_malloc(sz) arena_alloc(sz)
 #define uthash_free(ptr, sz) ((void)(ptr), (void)(sz))
 #include <uthash.h>
-/* Sized for the file at hand when the table is made (xmt_cache_load): a lookup walks its
- * bucket's chain, a cache miss a record, and at uthash's 32 buckets and growth at 10 a
- * chain, the walks were most of loading 10,000 records. */
-#undef HASH_INITIAL_NUM_BUCKETS
-#undef HASH_INITIAL_NUM_BUCKETS_LOG2
-static unsigned initial_buckets = 32, initial_buckets_log2 = 5;
-#define HASH_INITIAL_NUM_BUCKETS initial_buckets
-#define HASH_INITIAL_NUM_BUCKETS_LOG2 initial_buckets_log2
 
 #include "cachefile.h"
 #include "cacherec.h"
@@ -63,19 +55,35 @@ static unsigned initial_buckets = 32, initial_buckets_log2 = 5;
 
 /* A record as small as it can be (memory is what loading a big cache costs most: fresh
  * pages): its identity, the choice, and key_text. Compaction writes its line anew from
- * these (xmt_cacherec_format): a record has no other field. */
-typedef struct {
+ * these (xmt_cacherec_format): a record has no other field. The identity is binary: the
+ * interned device, kernel, code, entry and entry_fp (5 pointers: records share them) and
+ * then the key's hex, NUL-ended (see bin_id). */
+typedef struct record {
     long index; /* the choice: candidate index, label and time */
     double time_ms;
-    const char *label; /* in the arena, as key_text */
+    const char *label; /* interned; key_text in the arena */
     const char *key_text;
-    uint64_t checked; /* bit d: verified (or tuned) on device ordinal d in this process */
-    UT_hash_handle hh;
-    char id[]; /* the record's identity (fields joined by \x1f) */
+    uint64_t checked;    /* bit d: verified (or tuned) on device ordinal d in this process */
+    struct record *next; /* in insertion order: compaction writes them in the order first seen */
+    uint32_t hv, idlen;  /* the identity's hash and length */
+    char id[];           /* the record's identity, binary (bin_id) */
 } record_t;
 
-/* In insertion order (uthash keeps it): compaction writes them in the order first seen. */
-static record_t *records;
+/* Strings records share, once each (in the arena), so that equal ones are one pointer. */
+typedef struct {
+    UT_hash_handle hh;
+    char s[];
+} istr_t;
+static istr_t *interned;
+static const char *intern_memo[6]; /* the last string of each slot: the next is often it */
+
+/* The records: a list in insertion order, and an open-addressing table of them by
+ * identity (a slot is a pointer: 8 bytes a record where uthash's handle is 56, and memory
+ * is what loading a big cache costs most). */
+static record_t *records, **records_tail = &records;
+static record_t **slots;
+static size_t nslots, nrecords;   /* nslots a power of 2, at least twice nrecords */
+static size_t initial_slots = 64; /* set from the file's size before the first load */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Records and their lines live in an arena of 1 MiB blocks, mapped with MAP_POPULATE:
@@ -89,8 +97,8 @@ typedef struct arena_blk {
     char data[];
 } arena_blk;
 static arena_blk *arena;
-static size_t arena_bytes; /* mapped, for the cache_load event */
-#define ARENA_BLOCK (1u << 20)
+static size_t arena_bytes;       /* mapped, for the cache_load event */
+#define ARENA_BLOCK (256u << 10) /* small enough that the last block's unused tail is little */
 
 /* n bytes (16-aligned) from the arena; NULL when out of memory. cache_lock held. */
 static void *arena_alloc(size_t n)
@@ -125,6 +133,57 @@ static const char *arena_str(const char *s)
     return c;
 }
 
+/* The one copy of s (slot: which field, for the memo); with add 0, NULL when there is
+ * none (so no record can have it), with add 1, NULL only when out of memory. cache_lock
+ * held. */
+static const char *intern(int slot, const char *s, int add)
+{
+    const char *m = intern_memo[slot];
+    if (m && strcmp(m, s) == 0) return m;
+    size_t n = strlen(s);
+    istr_t *e = NULL;
+    HASH_FIND(hh, interned, s, n, e);
+    if (!e && add) {
+        e = arena_alloc(sizeof *e + n + 1);
+        if (!e) return NULL;
+        memset(e, 0, sizeof *e);
+        memcpy(e->s, s, n + 1);
+        HASH_ADD_KEYPTR(hh, interned, e->s, n, e);
+        if (add_failed) {
+            add_failed = 0;
+            return NULL;
+        }
+    }
+    if (!e) return NULL;
+    intern_memo[slot] = e->s;
+    return e->s;
+}
+
+/* r's binary identity into buf (cap bytes): the five shared fields' interned pointers,
+ * then key_hex and a NUL. Its length without the NUL; 0 when too long, out of memory, or
+ * (add 0) when a field was never interned: no record has it. cache_lock held. */
+static size_t bin_id(const xmt_cacherec *r, char *buf, size_t cap, int add)
+{
+    const char *f[5] = {r->device, r->kernel, r->code, r->entry, r->entry_fp};
+    size_t kl = strlen(r->key_hex);
+    if (sizeof f + kl + 1 > cap) return 0;
+    for (int i = 0; i < 5; i++)
+        if (!(f[i] = intern(i, f[i], add))) return 0;
+    memcpy(buf, f, sizeof f);
+    memcpy(buf + sizeof f, r->key_hex, kl + 1);
+    return sizeof f + kl;
+}
+
+/* The record's fields back from its binary identity (pointing into it and the interned
+ * strings). */
+static void fields_of(const record_t *r, xmt_cacherec *rec)
+{
+    const char *f[5];
+    memcpy(f, r->id, sizeof f);
+    *rec =
+        (xmt_cacherec){f[0], f[1], f[2], f[3], f[4], r->id + sizeof f, r->key_text, {0}, NULL, 0};
+}
+
 static void choice_of(const record_t *r, xmt_choice *c)
 {
     c->index = r->index;
@@ -134,47 +193,91 @@ static void choice_of(const record_t *r, xmt_choice *c)
     c->label[n] = 0;
 }
 
-/* Inserts or replaces the record of identity id (idlen bytes), copying id, the choice and
- * key_text. Called with cache_lock held. Returns the record, NULL when out of memory. */
-static record_t *put(const char *id, size_t idlen, const xmt_choice *c, const char *key_text)
+#define MAX_KEY 512 /* bytes of binary key a record may have */
+#define BIN_ID_CAP (5 * sizeof(char *) + XMT_CACHEREC_MAX_LINE + 1)
+
+/* The record of identity id (n bytes, hash hv), NULL when none (cache_lock held). */
+static record_t *slot_find(const char *id, size_t n, uint32_t hv)
 {
-    record_t *r = NULL;
-    unsigned hv;
-    HASH_VALUE(id, idlen, hv); /* once, for the lookup and the insertion */
-    HASH_FIND_BYHASHVALUE(hh, records, id, idlen, hv, r);
+    for (size_t i = hv & (nslots - 1); nslots && slots[i]; i = (i + 1) & (nslots - 1)) {
+        record_t *r = slots[i];
+        if (r->hv == hv && r->idlen == n && memcmp(r->id, id, n) == 0) return r;
+    }
+    return NULL;
+}
+
+/* Adds r to the table, made or doubled first when it would be over half full; -1 when
+ * out of memory (r is not added). The old slots stay in the arena. cache_lock held. */
+static int slot_add(record_t *r)
+{
+    if (2 * (nrecords + 1) > nslots) {
+        size_t n = nslots ? 2 * nslots : initial_slots;
+        record_t **t = arena_alloc(n * sizeof(record_t *));
+        if (!t) return -1;
+        memset(t, 0, n * sizeof(record_t *));
+        for (size_t i = 0; i < nslots; i++)
+            if (slots[i]) {
+                size_t j = slots[i]->hv & (n - 1);
+                while (t[j])
+                    j = (j + 1) & (n - 1);
+                t[j] = slots[i];
+            }
+        slots = t;
+        nslots = n;
+    }
+    size_t i = r->hv & (nslots - 1);
+    while (slots[i])
+        i = (i + 1) & (nslots - 1);
+    slots[i] = r;
+    nrecords++;
+    *records_tail = r;
+    records_tail = &r->next;
+    return 0;
+}
+
+/* The record of rec's identity, NULL when none (cache_lock held). */
+static record_t *lookup(const xmt_cacherec *rec)
+{
+    char id[BIN_ID_CAP];
+    size_t n = bin_id(rec, id, sizeof id, 0);
+    return n ? slot_find(id, n, id_hash(id, n)) : NULL;
+}
+
+/* Inserts or replaces the record of rec's identity, with the choice and key_text. Called
+ * with cache_lock held. Returns the record, NULL when out of memory. */
+static record_t *put(const xmt_cacherec *rec, const xmt_choice *c, const char *key_text)
+{
+    char id[BIN_ID_CAP];
+    size_t idlen = bin_id(rec, id, sizeof id, 1);
+    if (!idlen) return NULL;
+    uint32_t hv = id_hash(id, idlen); /* once, for the lookup and the insertion */
+    record_t *r = slot_find(id, idlen, hv);
+    const char *label = intern(5, c->label, 1);
+    if (!label) return NULL;
     if (r) {
-        int same = r->index == c->index && strcmp(r->label, c->label) == 0;
-        if (!same) {
-            const char *label = arena_str(c->label);
-            if (!label) return NULL;
-            r->label = label;
-            r->checked = 0;
-        }
+        if (r->index != c->index || r->label != label) r->checked = 0;
         if (strcmp(r->key_text, key_text) != 0) {
             const char *kt = arena_str(key_text);
             if (!kt) return NULL;
             r->key_text = kt;
         }
+        r->label = label;
         r->index = c->index;
         r->time_ms = c->time_ms;
         return r;
     }
     r = arena_alloc(sizeof *r + idlen + 1);
-    const char *label = r ? arena_str(c->label) : NULL, *kt = label ? arena_str(key_text) : NULL;
+    const char *kt = r ? arena_str(key_text) : NULL;
     if (!kt) return NULL; /* what was taken stays in the arena: freed at exit */
     memset(r, 0, sizeof *r);
-    memcpy(r->id, id, idlen);
-    r->id[idlen] = 0;
+    memcpy(r->id, id, idlen + 1);
     r->index = c->index;
     r->time_ms = c->time_ms;
     r->label = label;
     r->key_text = kt;
-    HASH_ADD_KEYPTR_BYHASHVALUE(hh, records, r->id, idlen, hv, r);
-    if (add_failed) { /* the table could not be made or grown: r is not in it */
-        add_failed = 0;
-        return NULL;
-    }
-    return r;
+    r->hv = hv;
+    r->idlen = (uint32_t)idlen;
+    return slot_add(r) == 0 ? r : NULL;
 }
 
 static uint64_t device_bit(int device)
@@ -204,10 +307,8 @@ static int lines_read; /* record lines seen by load_one since the count was rese
 static void load_one(void *ud, const xmt_cacherec *r)
 {
     (void)ud;
-    char id[XMT_CACHEREC_MAX_LINE + 8];
     lines_read++;
-    size_t n = identity_into(r, id, sizeof id);
-    if (n) put(id, n, &r->choice, r->key_text);
+    (void)put(r, &r->choice, r->key_text);
 }
 
 /* The cache file's absolute path, fixed at load: a program that changes directory
@@ -381,16 +482,14 @@ void xmt_cache_load(void)
     pthread_mutex_lock(&cache_lock);
     int stat_ok = fstat(fd, &st) == 0;
     if (stat_ok && !records) {
-        /* a bucket for every 128 bytes of file: a record's line is longer than that */
-        initial_buckets_log2 = 5;
-        while (initial_buckets_log2 < 20 &&
-               (1ull << initial_buckets_log2) * 128 < (uint64_t)st.st_size)
-            initial_buckets_log2++;
-        initial_buckets = 1u << initial_buckets_log2;
+        /* two slots a record (a line is 200-300 bytes): the table is made once */
+        initial_slots = 64;
+        while (initial_slots < ((size_t)1 << 24) && initial_slots * 128 < (uint64_t)st.st_size)
+            initial_slots *= 2;
     }
     if (stat_ok) bad = refresh_fd(fd, &st, &old);
     int e = errno;
-    unsigned live = HASH_COUNT(records);
+    unsigned live = nrecords;
     int lines = seen.lines;
     pthread_mutex_unlock(&cache_lock);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -412,7 +511,6 @@ void xmt_cache_load(void)
                  cache_path, old);
 }
 
-#define MAX_KEY 512 /* bytes of binary key a record may have */
 #define ID_CAP (6 * XMT_PATH_MAX)
 
 /* The record of id and key (its strings pointing into key_hex and id) and its identity in
@@ -427,11 +525,10 @@ static size_t identity_of(const xmt_cache_id *id, const uint8_t *key, size_t key
     return identity_into(rec, idbuf, ID_CAP);
 }
 
-/* Looks the identity up; called with cache_lock held. */
-static int find_locked(const char *id, size_t idlen, int device, xmt_choice *out, int *checked)
+/* Looks rec's identity up; called with cache_lock held. */
+static int find_locked(const xmt_cacherec *rec, int device, xmt_choice *out, int *checked)
 {
-    record_t *r = NULL;
-    HASH_FIND(hh, records, id, idlen, r);
+    record_t *r = lookup(rec);
     if (r) {
         choice_of(r, out);
         *checked = (r->checked & device_bit(device)) != 0;
@@ -448,7 +545,7 @@ int xmt_cache_find(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, i
     *checked = 0;
     if (!n) return 0;
     pthread_mutex_lock(&cache_lock);
-    int found = find_locked(id, n, device, out, checked);
+    int found = find_locked(&rec, device, out, checked);
     pthread_mutex_unlock(&cache_lock);
     return found;
 }
@@ -460,8 +557,7 @@ void xmt_cache_checked(const xmt_cache_id *cid, const uint8_t *key, size_t keyle
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
     if (!n) return;
     pthread_mutex_lock(&cache_lock);
-    record_t *r = NULL;
-    HASH_FIND(hh, records, id, n, r);
+    record_t *r = lookup(&rec);
     if (r) r->checked |= device_bit(device);
     pthread_mutex_unlock(&cache_lock);
 }
@@ -504,28 +600,15 @@ static const char *next_line(void *ud, size_t *len)
     (void)ud;
     free(rewrite_line);
     rewrite_line = NULL;
-    for (record_t *r; (r = rewrite_at);) {
-        rewrite_at = r->hh.next;
-        /* the identity's six fields back apart, for the writer */
-        char id[ID_CAP];
-        size_t n = strlen(r->id);
-        if (n >= sizeof id) continue;
-        memcpy(id, r->id, n + 1);
-        char *f[6] = {id};
-        int k = 1;
-        for (char *p = id; *p && k < 6; p++)
-            if (*p == '\x1f') {
-                *p = 0;
-                f[k++] = p + 1;
-            }
-        if (k < 6) continue; /* cannot be: put() only takes whole identities */
-        xmt_cacherec rec = {f[0], f[1], f[2], f[3], f[4], f[5], r->key_text, {0}, NULL, 0};
-        choice_of(r, &rec.choice);
-        if (!(rewrite_line = xmt_cacherec_format(&rec))) return NULL; /* out of memory */
-        *len = strlen(rewrite_line);
-        return rewrite_line;
-    }
-    return NULL;
+    record_t *r = rewrite_at;
+    if (!r) return NULL;
+    rewrite_at = r->next;
+    xmt_cacherec rec;
+    fields_of(r, &rec);
+    choice_of(r, &rec.choice);
+    if (!(rewrite_line = xmt_cacherec_format(&rec))) return NULL; /* out of memory */
+    *len = strlen(rewrite_line);
+    return rewrite_line;
 }
 
 static int compact(const char **what)
@@ -550,7 +633,7 @@ static int compact(const char **what)
         seen.size = st.st_size;
         seen.mtime = st.st_mtim;
         seen.pos = (uint64_t)st.st_size;
-        seen.lines = (int)HASH_COUNT(records);
+        seen.lines = (int)nrecords;
     }
     if (fd >= 0) close(fd);
     return 0;
@@ -607,12 +690,12 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
     if (cache_path[0]) {
         struct stat st;
         int fd = open_for_write(&what, &st);
-        record_t *r = put(id, n, c, key_text ? key_text : "");
+        record_t *r = put(&rec, c, key_text ? key_text : "");
         if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
         if (fd >= 0) {
             /* within twice its live records: compaction when the next line would pass that
              * (only under a working lock: a rename under an unlocked appender loses lines) */
-            int live = (int)HASH_COUNT(records);
+            int live = (int)nrecords;
             if (lk >= 0 && seen.lines + 1 > 2 * live && seen.lines + 1 > 8)
                 (void)compact(&what);
             else
@@ -625,7 +708,7 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
             xmt_cachefile_unclaim(cache_path, cn);
         }
     } else {
-        record_t *r = put(id, n, c, key_text ? key_text : "");
+        record_t *r = put(&rec, c, key_text ? key_text : "");
         if (r) r->checked |= device_bit(device);
     }
     pthread_mutex_unlock(&cache_lock);
@@ -651,7 +734,7 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     int old;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)refresh_fd(fd, &st, &old);
     if (fd >= 0) close(fd);
-    if (find_locked(id, n, device, out, checked)) {
+    if (find_locked(&rec, device, out, checked)) {
         rc = XMT_CACHE_FOUND;
     } else if (lk >= 0) {
         char cn[17];
@@ -690,11 +773,12 @@ void xmt_cache_atfork(int phase)
 void xmt_cache_free(void)
 {
     pthread_mutex_lock(&cache_lock);
-    record_t *r, *tmp;
-    HASH_ITER(hh, records, r, tmp)
-    {
-        HASH_DEL(records, r);
-    }
+    records = NULL; /* the tables, records and strings are all in the arena */
+    records_tail = &records;
+    slots = NULL;
+    nslots = nrecords = 0;
+    interned = NULL;
+    memset(intern_memo, 0, sizeof intern_memo);
     while (arena) {
         arena_blk *next = arena->next;
         arena_bytes -= arena->mapped;
