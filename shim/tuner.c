@@ -16,6 +16,7 @@
 #include "log.h"
 #include "options.h"
 #include "session.h"
+#include "tls.h"
 #include "tune_event.h"
 #include "xmt_policy.h"
 
@@ -122,10 +123,10 @@ typedef struct memo_block {
     struct memo_block *next;
 } memo_block;
 static __thread memo_t *tls_memo __attribute__((tls_model("initial-exec")));
-static memo_block *memo_blocks; /* every live thread's, for the flush at exit */
-static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t memo_key;
-static pthread_once_t memo_key_once = PTHREAD_ONCE_INIT;
+static void memo_release(void *p);
+/* Every live thread's block, for the flush at exit; each freed at its thread's exit
+ * (memo_release), after its counts are added up. */
+static xmt_tls_list memo_blocks = XMT_TLS_LIST(memo_block, next, NULL, memo_release);
 
 static void memo_flush(memo_t *m)
 {
@@ -145,45 +146,29 @@ static void memo_flush(memo_t *m)
     m->launches = m->rewritten = m->passed = 0;
 }
 
+static void memo_flush_block(void *p)
+{
+    memo_block *b = p;
+    for (int i = 0; i < MEMO_SLOTS; i++)
+        memo_flush(&b->slots[i]);
+}
+
 /* At thread exit: the thread's counts go to the kernels, its block is freed. */
 static void memo_release(void *p)
 {
-    memo_block *b = p;
-    pthread_mutex_lock(&memo_lock);
-    for (int i = 0; i < MEMO_SLOTS; i++)
-        memo_flush(&b->slots[i]);
-    for (memo_block **q = &memo_blocks; *q; q = &(*q)->next)
-        if (*q == b) {
-            *q = b->next;
-            break;
-        }
-    pthread_mutex_unlock(&memo_lock);
+    xmt_tls_unlist(&memo_blocks, p, memo_flush_block);
     tls_memo = NULL;
-    free(b);
+    free(p);
 }
 
-static void memo_key_create(void)
-{
-    if (pthread_key_create(&memo_key, memo_release) != 0) memo_key = (pthread_key_t)-1;
-}
-
+/* This thread's slot for k, its block made at the thread's first decided launch; NULL
+ * when it cannot be (then nothing is memoized). */
 static memo_t *memo_slot(const xmt_kernel *k)
 {
     memo_t *m = tls_memo;
     if (__builtin_expect(!m, 0)) {
-        /* Freed at thread exit (memo_release), after its counts are added up. */
-        pthread_once(&memo_key_once, memo_key_create);
-        memo_block *b = aligned_alloc(64, (sizeof *b + 63) / 64 * 64); /* no line shared */
+        memo_block *b = xmt_tls_new(&memo_blocks);
         if (!b) return NULL;
-        memset(b, 0, sizeof *b);
-        if (memo_key == (pthread_key_t)-1 || pthread_setspecific(memo_key, b) != 0) {
-            free(b);
-            return NULL;
-        }
-        pthread_mutex_lock(&memo_lock);
-        b->next = memo_blocks;
-        memo_blocks = b;
-        pthread_mutex_unlock(&memo_lock);
         m = tls_memo = b->slots;
     }
     return &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
@@ -764,20 +749,19 @@ void xmt_tuner_init(void)
 
 void xmt_tune_flush_counts(void)
 {
-    pthread_mutex_lock(&memo_lock);
-    for (memo_block *b = memo_blocks; b; b = b->next)
-        for (int i = 0; i < MEMO_SLOTS; i++)
-            memo_flush(&b->slots[i]);
-    pthread_mutex_unlock(&memo_lock);
+    pthread_mutex_lock(&memo_blocks.lock);
+    for (memo_block *b = memo_blocks.head; b; b = b->next)
+        memo_flush_block(b);
+    pthread_mutex_unlock(&memo_blocks.lock);
 }
 
 void xmt_tuner_atfork(int phase)
 {
     if (phase == XMT_FORK_CHILD)
-        for (memo_block *b = memo_blocks; b; b = b->next)
+        for (memo_block *b = memo_blocks.head; b; b = b->next)
             for (int i = 0; i < MEMO_SLOTS; i++)
                 b->slots[i].launches = b->slots[i].rewritten = b->slots[i].passed = 0;
-    xmt_fork_mutex(&memo_lock, phase);
+    xmt_fork_mutex(&memo_blocks.lock, phase);
 }
 
 void xmt_tune_report(xmt_kernel *k, FILE *table)
