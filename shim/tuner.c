@@ -629,41 +629,58 @@ static int launch_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attr
     return 1;
 }
 
+/* A launch made ready for a decision: its view and lookup key. v points into argv and
+ * attrs, so a keyed_t is used where it was made and never copied. */
+typedef struct {
+    struct xmt_tune_state *ts;
+    void *argv[XMT_KERNEL_MAX_PARAMS];
+    CUdevice dev;
+    const xmt_devinfo *di;
+    xmt_attrs attrs;
+    xmt_launch_view v;
+    uint8_t key[4 + XMT_KEY_MAX];
+    size_t kl;
+} keyed_t;
+
+/* The opening that tune_launch_slow and xmt_tune_known share: k's tuner state, l's view
+ * and l's key, into q. 0 when any of them cannot be had (l's key cannot be computed). */
+static int launch_keyed(xmt_kernel *k, const xmt_launch *l, keyed_t *q)
+{
+    q->ts = state_of(k);
+    q->dev = 0;
+    q->di = NULL;
+    q->kl = 0;
+    return q->ts && launch_view(k, l, q->argv, &q->attrs, &q->v, &q->dev, &q->di) &&
+           (q->kl = launch_key(k, q->ts, &q->v, q->dev, q->key)) != 0;
+}
+
 static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_launch *l)
 {
     atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
     if (l->kind == XMT_K_COOP || (l->kind == XMT_K_EX && xmt_launch_has_blocking_attrs(l->cfg)))
         return xmt_pass(k, l);
-    struct xmt_tune_state *ts = state_of(k);
-    void *argv[XMT_KERNEL_MAX_PARAMS];
-    CUdevice dev = 0;
-    const xmt_devinfo *di = NULL;
-    xmt_attrs attrs;
-    xmt_launch_view v;
-    if (!ts || !launch_view(k, l, argv, &attrs, &v, &dev, &di)) return xmt_pass(k, l);
-    uint8_t key[4 + XMT_KEY_MAX];
-    size_t kl = launch_key(k, ts, &v, dev, key);
-    if (kl == 0) return xmt_pass(k, l);
-    result_t *r = find_result(ts, key, kl);
-    if (r) return run_known(k, l, &v, r, di, dev);
+    keyed_t q;
+    if (!launch_keyed(k, l, &q)) return xmt_pass(k, l);
+    result_t *r = find_result(q.ts, q.key, q.kl);
+    if (r) return run_known(k, l, &q.v, r, q.di, q.dev);
 
     /* A new key. */
     char key_text[512];
-    if (xmt_entry_key_render(k->entry, key + 4, kl - 4, key_text, sizeof key_text) < 0)
+    if (xmt_entry_key_render(k->entry, q.key + 4, q.kl - 4, key_text, sizeof key_text) < 0)
         snprintf(key_text, sizeof key_text, "?");
     plan_t plan;
-    plan_new_key(k, &v, di, dev, key + 4, kl - 4, key_text, &plan);
+    plan_new_key(k, &q.v, q.di, q.dev, q.key + 4, q.kl - 4, key_text, &plan);
     /* Under capture nothing runs but the launch itself (a rewrite would be baked into the
      * graph): an unverified pin or an untuned key keeps the program's config, and the next
      * launch outside capture decides. */
     if (plan.need_run && capturing(xmt_launch_stream(l))) return xmt_pass(k, l);
-    result_t *mine = claim_key(ts, key, kl, &r);
-    if (!mine) return r ? run_known(k, l, &v, r, di, dev) : xmt_pass(k, l);
-    if (disk_claim(k, &v, dev, &plan)) {
+    result_t *mine = claim_key(q.ts, q.key, q.kl, &r);
+    if (!mine) return r ? run_known(k, l, &q.v, r, q.di, q.dev) : xmt_pass(k, l);
+    if (disk_claim(k, &q.v, q.dev, &plan)) {
         wait_again(mine);
         return xmt_pass(k, l);
     }
-    return decide_key(k, l, &v, (int)dev, mine, &plan, key_text);
+    return decide_key(k, l, &q.v, (int)q.dev, mine, &plan, key_text);
 }
 
 int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *key_text,
@@ -671,29 +688,21 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
 {
     *why = NULL;
     snprintf(key_text, key_len, "?");
-    struct xmt_tune_state *ts = state_of(k);
-    void *argv[XMT_KERNEL_MAX_PARAMS];
-    CUdevice dev = 0;
-    const xmt_devinfo *di = NULL;
-    xmt_attrs attrs;
-    xmt_launch_view v;
-    uint8_t key[4 + XMT_KEY_MAX];
-    size_t kl = 0;
-    if (!ts || !launch_view(k, l, argv, &attrs, &v, &dev, &di) ||
-        !(kl = launch_key(k, ts, &v, dev, key))) {
+    keyed_t q;
+    if (!launch_keyed(k, l, &q)) {
         *why = "its lookup key cannot be computed";
         return -1;
     }
-    if (xmt_entry_key_render(k->entry, key + 4, kl - 4, key_text, key_len) < 0)
+    if (xmt_entry_key_render(k->entry, q.key + 4, q.kl - 4, key_text, key_len) < 0)
         snprintf(key_text, key_len, "?");
-    result_t *r = find_result(ts, key, kl);
+    result_t *r = find_result(q.ts, q.key, q.kl);
     long index;
     if (r && atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE) {
         index = r->index;
     } else {
         /* Not decided here yet: a pin or a winner on disk may decide it without a run. */
         plan_t plan;
-        plan_new_key(k, &v, di, dev, key + 4, kl - 4, key_text, &plan);
+        plan_new_key(k, &q.v, q.di, q.dev, q.key + 4, q.kl - 4, key_text, &plan);
         if (plan.need_run || (plan.ch.index == XMT_OWN_CONFIG && !plan.cached)) {
             *why = plan.from_cache ? "its cached winner is not verified in this process yet"
                    : plan.only_index == XMT_PIN_CONFIG && plan.need_run
@@ -703,7 +712,7 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
         }
         index = plan.ch.index;
     }
-    return choice_config(k, &v, index, c);
+    return choice_config(k, &q.v, index, c);
 }
 
 /* The fast path of a decided key: this thread launched this kernel with these argument
