@@ -12,6 +12,7 @@
 #include "candidate.h"
 #include "driver.h"
 #include "log.h"
+#include "tls.h"
 #include "xmt_policy.h"
 
 /* Distinct shapes kept per kernel and device; launches beyond them are counted as
@@ -438,11 +439,11 @@ typedef struct memo_block {
     struct memo_block *next;
 } memo_block;
 static __thread memo_block *tls_memo __attribute__((tls_model("initial-exec")));
-static memo_block *memo_blocks; /* every live thread's, for the flush before the report */
-static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t memo_key;
-static pthread_once_t memo_key_once = PTHREAD_ONCE_INIT;
-static int memo_key_ok;
+static void memo_init(void *p);
+static void memo_release(void *p);
+/* Every live thread's block, for the flush before the report; each freed at its thread's
+ * exit (memo_release), after its pending launches are recorded. */
+static xmt_tls_list memo_blocks = XMT_TLS_LIST(memo_block, next, memo_init, memo_release);
 
 /* Records a slot's pending launches (its block's lock held). A retired record's go to its
  * summary; a reused struct's are another kernel's, and are dropped. */
@@ -458,34 +459,29 @@ static void memo_flush(memo_t *m)
     record_launch(k, &l, m->device, m->path, n, &m->a, &readable, NULL);
 }
 
-static void memo_flush_block(memo_block *b)
+static void memo_flush_block(void *p)
 {
+    memo_block *b = p;
     pthread_mutex_lock(&b->lock);
     for (int i = 0; i < MEMO_SLOTS; i++)
         memo_flush(&b->slots[i]);
     pthread_mutex_unlock(&b->lock);
 }
 
+static void memo_init(void *p)
+{
+    memo_block *b = p;
+    pthread_mutex_init(&b->lock, NULL);
+}
+
 /* At thread exit: the thread's pending launches are recorded, its block freed. */
 static void memo_release(void *p)
 {
     memo_block *b = p;
-    pthread_mutex_lock(&memo_lock);
-    memo_flush_block(b);
-    for (memo_block **q = &memo_blocks; *q; q = &(*q)->next)
-        if (*q == b) {
-            *q = b->next;
-            break;
-        }
-    pthread_mutex_unlock(&memo_lock);
+    xmt_tls_unlist(&memo_blocks, b, memo_flush_block);
     tls_memo = NULL;
     pthread_mutex_destroy(&b->lock);
     free(b);
-}
-
-static void memo_key_create(void)
-{
-    memo_key_ok = pthread_key_create(&memo_key, memo_release) == 0;
 }
 
 /* This thread's slot for k, its block made at the thread's first launch; NULL when it
@@ -494,21 +490,8 @@ static memo_t *memo_slot(const xmt_kernel *k)
 {
     memo_block *b = tls_memo;
     if (__builtin_expect(!b, 0)) {
-        pthread_once(&memo_key_once, memo_key_create);
-        if (!memo_key_ok) return NULL;
-        b = aligned_alloc(64, (sizeof *b + 63) / 64 * 64); /* no line shared */
+        b = xmt_tls_new(&memo_blocks);
         if (!b) return NULL;
-        memset(b, 0, sizeof *b);
-        pthread_mutex_init(&b->lock, NULL);
-        if (pthread_setspecific(memo_key, b) != 0) {
-            pthread_mutex_destroy(&b->lock);
-            free(b);
-            return NULL;
-        }
-        pthread_mutex_lock(&memo_lock);
-        b->next = memo_blocks;
-        memo_blocks = b;
-        pthread_mutex_unlock(&memo_lock);
         tls_memo = b;
     }
     return &b->slots[((uintptr_t)k >> 6) % MEMO_SLOTS];
@@ -552,24 +535,24 @@ static void memo_take(memo_t *m, xmt_kernel *k, int dev, unsigned path, const ar
 
 void xmt_discover_flush_counts(void)
 {
-    pthread_mutex_lock(&memo_lock);
-    for (memo_block *b = memo_blocks; b; b = b->next)
+    pthread_mutex_lock(&memo_blocks.lock);
+    for (memo_block *b = memo_blocks.head; b; b = b->next)
         memo_flush_block(b);
-    pthread_mutex_unlock(&memo_lock);
+    pthread_mutex_unlock(&memo_blocks.lock);
 }
 
 void xmt_discover_atfork(int phase)
 {
-    /* memo_lock first, then every block's (the order of a flush); the child drops its
+    /* memo_blocks.lock first, then every block's (the order of a flush); the child drops its
      * parent's pending launches: its report counts its own. */
-    if (phase == XMT_FORK_PREPARE) pthread_mutex_lock(&memo_lock);
-    for (memo_block *b = memo_blocks; b; b = b->next) {
+    if (phase == XMT_FORK_PREPARE) pthread_mutex_lock(&memo_blocks.lock);
+    for (memo_block *b = memo_blocks.head; b; b = b->next) {
         if (phase == XMT_FORK_CHILD)
             for (int i = 0; i < MEMO_SLOTS; i++)
                 atomic_store_explicit(&b->slots[i].pending, 0, memory_order_relaxed);
         xmt_fork_mutex(&b->lock, phase);
     }
-    if (phase != XMT_FORK_PREPARE) pthread_mutex_unlock(&memo_lock);
+    if (phase != XMT_FORK_PREPARE) pthread_mutex_unlock(&memo_blocks.lock);
 }
 
 void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "options.h"
 #include "session.h"
+#include "tls.h"
 #include "tune_event.h"
 #include "xmt_policy.h"
 
@@ -122,10 +123,10 @@ typedef struct memo_block {
     struct memo_block *next;
 } memo_block;
 static __thread memo_t *tls_memo __attribute__((tls_model("initial-exec")));
-static memo_block *memo_blocks; /* every live thread's, for the flush at exit */
-static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t memo_key;
-static pthread_once_t memo_key_once = PTHREAD_ONCE_INIT;
+static void memo_release(void *p);
+/* Every live thread's block, for the flush at exit; each freed at its thread's exit
+ * (memo_release), after its counts are added up. */
+static xmt_tls_list memo_blocks = XMT_TLS_LIST(memo_block, next, NULL, memo_release);
 
 static void memo_flush(memo_t *m)
 {
@@ -145,45 +146,29 @@ static void memo_flush(memo_t *m)
     m->launches = m->rewritten = m->passed = 0;
 }
 
+static void memo_flush_block(void *p)
+{
+    memo_block *b = p;
+    for (int i = 0; i < MEMO_SLOTS; i++)
+        memo_flush(&b->slots[i]);
+}
+
 /* At thread exit: the thread's counts go to the kernels, its block is freed. */
 static void memo_release(void *p)
 {
-    memo_block *b = p;
-    pthread_mutex_lock(&memo_lock);
-    for (int i = 0; i < MEMO_SLOTS; i++)
-        memo_flush(&b->slots[i]);
-    for (memo_block **q = &memo_blocks; *q; q = &(*q)->next)
-        if (*q == b) {
-            *q = b->next;
-            break;
-        }
-    pthread_mutex_unlock(&memo_lock);
+    xmt_tls_unlist(&memo_blocks, p, memo_flush_block);
     tls_memo = NULL;
-    free(b);
+    free(p);
 }
 
-static void memo_key_create(void)
-{
-    if (pthread_key_create(&memo_key, memo_release) != 0) memo_key = (pthread_key_t)-1;
-}
-
+/* This thread's slot for k, its block made at the thread's first decided launch; NULL
+ * when it cannot be (then nothing is memoized). */
 static memo_t *memo_slot(const xmt_kernel *k)
 {
     memo_t *m = tls_memo;
     if (__builtin_expect(!m, 0)) {
-        /* Freed at thread exit (memo_release), after its counts are added up. */
-        pthread_once(&memo_key_once, memo_key_create);
-        memo_block *b = aligned_alloc(64, (sizeof *b + 63) / 64 * 64); /* no line shared */
+        memo_block *b = xmt_tls_new(&memo_blocks);
         if (!b) return NULL;
-        memset(b, 0, sizeof *b);
-        if (memo_key == (pthread_key_t)-1 || pthread_setspecific(memo_key, b) != 0) {
-            free(b);
-            return NULL;
-        }
-        pthread_mutex_lock(&memo_lock);
-        b->next = memo_blocks;
-        memo_blocks = b;
-        pthread_mutex_unlock(&memo_lock);
         m = tls_memo = b->slots;
     }
     return &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
@@ -644,41 +629,58 @@ static int launch_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attr
     return 1;
 }
 
+/* A launch made ready for a decision: its view and lookup key. v points into argv and
+ * attrs, so a keyed_t is used where it was made and never copied. */
+typedef struct {
+    struct xmt_tune_state *ts;
+    void *argv[XMT_KERNEL_MAX_PARAMS];
+    CUdevice dev;
+    const xmt_devinfo *di;
+    xmt_attrs attrs;
+    xmt_launch_view v;
+    uint8_t key[4 + XMT_KEY_MAX];
+    size_t kl;
+} keyed_t;
+
+/* The opening that tune_launch_slow and xmt_tune_known share: k's tuner state, l's view
+ * and l's key, into q. 0 when any of them cannot be had (l's key cannot be computed). */
+static int launch_keyed(xmt_kernel *k, const xmt_launch *l, keyed_t *q)
+{
+    q->ts = state_of(k);
+    q->dev = 0;
+    q->di = NULL;
+    q->kl = 0;
+    return q->ts && launch_view(k, l, q->argv, &q->attrs, &q->v, &q->dev, &q->di) &&
+           (q->kl = launch_key(k, q->ts, &q->v, q->dev, q->key)) != 0;
+}
+
 static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_launch *l)
 {
     atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
     if (l->kind == XMT_K_COOP || (l->kind == XMT_K_EX && xmt_launch_has_blocking_attrs(l->cfg)))
         return xmt_pass(k, l);
-    struct xmt_tune_state *ts = state_of(k);
-    void *argv[XMT_KERNEL_MAX_PARAMS];
-    CUdevice dev = 0;
-    const xmt_devinfo *di = NULL;
-    xmt_attrs attrs;
-    xmt_launch_view v;
-    if (!ts || !launch_view(k, l, argv, &attrs, &v, &dev, &di)) return xmt_pass(k, l);
-    uint8_t key[4 + XMT_KEY_MAX];
-    size_t kl = launch_key(k, ts, &v, dev, key);
-    if (kl == 0) return xmt_pass(k, l);
-    result_t *r = find_result(ts, key, kl);
-    if (r) return run_known(k, l, &v, r, di, dev);
+    keyed_t q;
+    if (!launch_keyed(k, l, &q)) return xmt_pass(k, l);
+    result_t *r = find_result(q.ts, q.key, q.kl);
+    if (r) return run_known(k, l, &q.v, r, q.di, q.dev);
 
     /* A new key. */
     char key_text[512];
-    if (xmt_entry_key_render(k->entry, key + 4, kl - 4, key_text, sizeof key_text) < 0)
+    if (xmt_entry_key_render(k->entry, q.key + 4, q.kl - 4, key_text, sizeof key_text) < 0)
         snprintf(key_text, sizeof key_text, "?");
     plan_t plan;
-    plan_new_key(k, &v, di, dev, key + 4, kl - 4, key_text, &plan);
+    plan_new_key(k, &q.v, q.di, q.dev, q.key + 4, q.kl - 4, key_text, &plan);
     /* Under capture nothing runs but the launch itself (a rewrite would be baked into the
      * graph): an unverified pin or an untuned key keeps the program's config, and the next
      * launch outside capture decides. */
     if (plan.need_run && capturing(xmt_launch_stream(l))) return xmt_pass(k, l);
-    result_t *mine = claim_key(ts, key, kl, &r);
-    if (!mine) return r ? run_known(k, l, &v, r, di, dev) : xmt_pass(k, l);
-    if (disk_claim(k, &v, dev, &plan)) {
+    result_t *mine = claim_key(q.ts, q.key, q.kl, &r);
+    if (!mine) return r ? run_known(k, l, &q.v, r, q.di, q.dev) : xmt_pass(k, l);
+    if (disk_claim(k, &q.v, q.dev, &plan)) {
         wait_again(mine);
         return xmt_pass(k, l);
     }
-    return decide_key(k, l, &v, (int)dev, mine, &plan, key_text);
+    return decide_key(k, l, &q.v, (int)q.dev, mine, &plan, key_text);
 }
 
 int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *key_text,
@@ -686,29 +688,21 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
 {
     *why = NULL;
     snprintf(key_text, key_len, "?");
-    struct xmt_tune_state *ts = state_of(k);
-    void *argv[XMT_KERNEL_MAX_PARAMS];
-    CUdevice dev = 0;
-    const xmt_devinfo *di = NULL;
-    xmt_attrs attrs;
-    xmt_launch_view v;
-    uint8_t key[4 + XMT_KEY_MAX];
-    size_t kl = 0;
-    if (!ts || !launch_view(k, l, argv, &attrs, &v, &dev, &di) ||
-        !(kl = launch_key(k, ts, &v, dev, key))) {
+    keyed_t q;
+    if (!launch_keyed(k, l, &q)) {
         *why = "its lookup key cannot be computed";
         return -1;
     }
-    if (xmt_entry_key_render(k->entry, key + 4, kl - 4, key_text, key_len) < 0)
+    if (xmt_entry_key_render(k->entry, q.key + 4, q.kl - 4, key_text, key_len) < 0)
         snprintf(key_text, key_len, "?");
-    result_t *r = find_result(ts, key, kl);
+    result_t *r = find_result(q.ts, q.key, q.kl);
     long index;
     if (r && atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE) {
         index = r->index;
     } else {
         /* Not decided here yet: a pin or a winner on disk may decide it without a run. */
         plan_t plan;
-        plan_new_key(k, &v, di, dev, key + 4, kl - 4, key_text, &plan);
+        plan_new_key(k, &q.v, q.di, q.dev, q.key + 4, q.kl - 4, key_text, &plan);
         if (plan.need_run || (plan.ch.index == XMT_OWN_CONFIG && !plan.cached)) {
             *why = plan.from_cache ? "its cached winner is not verified in this process yet"
                    : plan.only_index == XMT_PIN_CONFIG && plan.need_run
@@ -718,7 +712,7 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
         }
         index = plan.ch.index;
     }
-    return choice_config(k, &v, index, c);
+    return choice_config(k, &q.v, index, c);
 }
 
 /* The fast path of a decided key: this thread launched this kernel with these argument
@@ -764,20 +758,19 @@ void xmt_tuner_init(void)
 
 void xmt_tune_flush_counts(void)
 {
-    pthread_mutex_lock(&memo_lock);
-    for (memo_block *b = memo_blocks; b; b = b->next)
-        for (int i = 0; i < MEMO_SLOTS; i++)
-            memo_flush(&b->slots[i]);
-    pthread_mutex_unlock(&memo_lock);
+    pthread_mutex_lock(&memo_blocks.lock);
+    for (memo_block *b = memo_blocks.head; b; b = b->next)
+        memo_flush_block(b);
+    pthread_mutex_unlock(&memo_blocks.lock);
 }
 
 void xmt_tuner_atfork(int phase)
 {
     if (phase == XMT_FORK_CHILD)
-        for (memo_block *b = memo_blocks; b; b = b->next)
+        for (memo_block *b = memo_blocks.head; b; b = b->next)
             for (int i = 0; i < MEMO_SLOTS; i++)
                 b->slots[i].launches = b->slots[i].rewritten = b->slots[i].passed = 0;
-    xmt_fork_mutex(&memo_lock, phase);
+    xmt_fork_mutex(&memo_blocks.lock, phase);
 }
 
 void xmt_tune_report(xmt_kernel *k, FILE *table)
