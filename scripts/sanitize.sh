@@ -10,7 +10,10 @@
 #    ASan runtime (older than LLVM's fork handlers for its allocator) appears to leave a
 #    child forked while the tuning thread is in malloc deadlocked on the allocator's lock,
 #    at its first allocation or in LeakSanitizer's exit check (1 child of 100 hung in about one run of three; never in
-#    the release, -O0 or TSan runs, which keep the test). TSan runs it.
+#    the release, -O0 or TSan runs, which keep the test). TSan runs it. The same holds
+#    for integ_graph_fork_children_exit (its thread allocates as it walks graphs: 2 of
+#    100 children hung, and one reported false leaks after LeakSanitizer could not stop
+#    the thread it was forked beside).
 #  - build-tsan: ThreadSanitizer build; every integration case but exported_symbols (as
 #    above) and tune_fault_injection (single-threaded, 44 runs: 26 s under TSan, covered
 #    by ASan), which includes the threaded ones (integ_discover_*_threads,
@@ -31,7 +34,7 @@ if [ "$only" != tsan ]; then
     LSAN_OPTIONS="suppressions=$supp:print_suppressions=0" \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" \
-    -E '^integ_(exported_symbols|tune_fork_children_exit)$'
+    -E '^integ_(exported_symbols|tune_fork_children_exit|graph_fork_children_exit)$'
 fi
 
 if [ "$only" != asan ]; then

@@ -26,6 +26,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -792,8 +793,7 @@ static void scenario_graph(void)
  * exit report on the graph module's lock. Prints FORK_CHILDREN and FORK_HUNG. */
 typedef struct {
     CUcontext ctx;
-    volatile int stop;
-    int rounds;
+    atomic_int stop, rounds; /* the main thread reads what the graph thread writes */
 } graphfork_arg;
 
 static void *graphfork_thread(void *p)
@@ -818,7 +818,7 @@ static void *graphfork_thread(void *p)
     }
     CUstream st;
     CHECK(cu.cuStreamCreate(&st, 0));
-    while (!t->stop) {
+    while (!atomic_load(&t->stop)) {
         CUgraphExec ge;
         CHECK(cu.cuGraphInstantiate(&ge, g, 0));
         CHECK(cu.cuGraphLaunch(ge, st));
@@ -827,7 +827,7 @@ static void *graphfork_thread(void *p)
         CHECK(cu.cuGraphLaunch(ge, st));
         CHECK(cu.cuStreamSynchronize(st));
         CHECK(cu.cuGraphExecDestroy(ge));
-        t->rounds++;
+        atomic_fetch_add(&t->rounds, 1);
     }
     CHECK(cu.cuStreamDestroy(st));
     CHECK(cu.cuGraphDestroy(g));
@@ -837,15 +837,16 @@ static void *graphfork_thread(void *p)
 static void scenario_graphfork(CUcontext ctx)
 {
     enum { CHILDREN = 100 };
-    graphfork_arg arg = {ctx, 0, 0};
+    graphfork_arg arg = {.ctx = ctx};
     pthread_t th;
     pthread_create(&th, NULL, graphfork_thread, &arg);
-    while (!arg.rounds)
+    while (!atomic_load(&arg.rounds))
         usleep(100);
     int hung = fork_children(CHILDREN);
-    arg.stop = 1;
+    atomic_store(&arg.stop, 1);
     pthread_join(th, NULL);
-    printf("FORK_CHILDREN %d\nFORK_HUNG %d\nGRAPHFORK_ROUNDS %d\n", CHILDREN, hung, arg.rounds);
+    printf("FORK_CHILDREN %d\nFORK_HUNG %d\nGRAPHFORK_ROUNDS %d\n", CHILDREN, hung,
+           atomic_load(&arg.rounds));
 }
 
 /* Unload and load again: the driver hands out the same handle values for other

@@ -2004,9 +2004,21 @@ def cache_killed_claim_taken_over():
     cache = os.path.join(d, "c.jsonl")
     env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
            "SIMCUDA_HANG": SAXPY + ":64:800"}
+    def claimed(path, before, secs=20):
+        # the claims file holds a claim other than `before` (fixed sleeps lost the race
+        # under ThreadSanitizer, whose processes start slowly)
+        end = time.time() + secs
+        while time.time() < end:
+            now = open(path).read() if os.path.exists(path) else ""
+            if now.strip() and now != before:
+                return now
+            time.sleep(0.02)
+        return None
+    before = ""
     for i in range(3):
         p, out, log = start("saxpy", env, "killed-%d" % i)
-        time.sleep(0.4)
+        before = claimed(cache + ".claims", before)
+        expect(before is not None, "process %d made no claim" % i)
         p.kill()
         p.communicate()
     claims = open(cache + ".claims").read().split("\n") if os.path.exists(cache + ".claims") else []
@@ -2023,7 +2035,7 @@ def cache_killed_claim_taken_over():
     # a live claim is not taken over: a process that finds one runs the program's config
     p, out, log = start("saxpy", {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache + "2",
                                   "SIMCUDA_HANG": SAXPY + ":64:1500"}, "live-claim")
-    time.sleep(0.5)
+    expect(claimed(cache + "2.claims", "") is not None, "the claimer made no claim")
     t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache + "2"})
     r = finish(p, out, log)
     ok(r, "the claimer")
