@@ -269,6 +269,10 @@ enum {
     F_TIME,
     NFIELDS
 };
+/* The fields that are JSON strings in a record (bit i: field i); the others are numbers. */
+#define TEXT_FIELDS                                                                                \
+    (1u << F_DEVICE | 1u << F_KERNEL | 1u << F_CODE | 1u << F_ENTRY | 1u << F_ENTRY_FP |           \
+     1u << F_KEY | 1u << F_KEY_TEXT | 1u << F_LABEL)
 static const char *const field_names[NFIELDS] = {"v",     "device",   "kernel", "code",
                                                  "entry", "entry_fp", "key",    "key_text",
                                                  "index", "label",    "time_ms"};
@@ -369,8 +373,6 @@ static int writers_shape(cursor *c, const char *f[NFIELDS], unsigned *strs)
         {F_TIME, LIT("\",\"time_ms\":")},
     };
 #undef LIT
-    const unsigned text = 1u << F_DEVICE | 1u << F_KERNEL | 1u << F_CODE | 1u << F_ENTRY |
-                          1u << F_ENTRY_FP | 1u << F_KEY | 1u << F_KEY_TEXT | 1u << F_LABEL;
     char *open = NULL; /* the opening quote's byte after the last string value, if any */
     for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
         if ((size_t)(c->end - c->p) < shape[i].len || memcmp(c->p, shape[i].sep, shape[i].len))
@@ -378,7 +380,7 @@ static int writers_shape(cursor *c, const char *f[NFIELDS], unsigned *strs)
         if (open) *open = 0; /* the last string ends here: its closing quote was checked */
         c->p += shape[i].len;
         int fi = shape[i].field;
-        if (text >> fi & 1) {
+        if (TEXT_FIELDS >> fi & 1) {
             char *q = plain_run(c->p, c->end);
             if (q >= c->end || *q != '"') return -1; /* an escape, a control byte, the end */
             f[fi] = c->p;
@@ -390,7 +392,7 @@ static int writers_shape(cursor *c, const char *f[NFIELDS], unsigned *strs)
         }
     }
     if (c->end - c->p != 1 || *c->p != '}') return -1;
-    *strs = text;
+    *strs = TEXT_FIELDS;
     return 0;
 }
 
@@ -462,10 +464,8 @@ static int parse_line(const char *line, size_t len, char *scratch, xmt_cacherec 
     if (!f[F_V] || (strs & 1u << F_V) || small_int(f[F_V], &v) != 0 || v != XMT_CACHEREC_VERSION)
         return f[F_DEVICE] ? 1 : -1;
     /* text fields are strings, numbers are not: the writer's shape and nothing else */
-    const unsigned text = 1u << F_DEVICE | 1u << F_KERNEL | 1u << F_CODE | 1u << F_ENTRY |
-                          1u << F_ENTRY_FP | 1u << F_KEY | 1u << F_KEY_TEXT | 1u << F_LABEL;
     for (int i = 0; i < NFIELDS; i++)
-        if (f[i] && ((strs >> i & 1) != (text >> i & 1))) return -1;
+        if (f[i] && ((strs >> i & 1) != (TEXT_FIELDS >> i & 1))) return -1;
     r->device = f[F_DEVICE];
     r->kernel = f[F_KERNEL];
     r->code = f[F_CODE];
