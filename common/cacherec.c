@@ -445,10 +445,10 @@ static double number(const char *s)
     return neg ? -d : d;
 }
 
-/* 0 a record, -1 not a record, 1 a record of another format version. scratch has room
- * for 2 * len + 16 bytes: the line's copy (parsed in place) and its scalars' text. */
-static int parse_line(const char *line, size_t len, char *scratch, xmt_cacherec *r)
+/* scratch: the line's copy (parsed in place) and its scalars' text */
+int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec *r)
 {
+    if (len > XMT_CACHEREC_MAX_LINE) return -1;
     memcpy(scratch, line, len);
     scratch[len] = 0;
     cursor c = {scratch, scratch + len, scratch + len + 1, 0};
@@ -484,11 +484,13 @@ static int parse_line(const char *line, size_t len, char *scratch, xmt_cacherec 
     r->choice.time_ms = f[F_TIME] ? number(f[F_TIME]) : 0;
     r->raw = line;
     r->raw_len = len;
+    r->offset = 0;
     return 0;
 }
 
-/* One line (without its '\n'): a record for fn, a blank line, or a bad one counted. */
-static void one_line(const char *line, size_t len, char *scratch,
+/* One line (without its '\n', at file offset at): a record for fn, a blank line, or a
+ * bad one counted. */
+static void one_line(const char *line, size_t len, uint64_t at, char *scratch,
                      void (*fn)(void *ud, const xmt_cacherec *r), void *ud, int *bad, int *old)
 {
     size_t i = 0;
@@ -500,10 +502,11 @@ static void one_line(const char *line, size_t len, char *scratch,
         return;
     }
     xmt_cacherec r;
-    int k = parse_line(line, len, scratch, &r);
-    if (k == 0)
+    int k = xmt_cacherec_parse(line, len, scratch, &r);
+    if (k == 0) {
+        r.offset = at;
         fn(ud, &r);
-    else if (k == 1 && old)
+    } else if (k == 1 && old)
         ++*old;
     else
         ++*bad;
@@ -517,7 +520,7 @@ int xmt_cacherec_read_at(int fd, uint64_t *pos, void (*fn)(void *ud, const xmt_c
     /* buf holds a chunk after the start of a line carried over from the last one (at most
      * MAX_LINE bytes: a longer line is only counted, never kept) */
     char *buf = malloc(CHUNK + XMT_CACHEREC_MAX_LINE + 2);
-    char *scratch = malloc(2 * XMT_CACHEREC_MAX_LINE + 16);
+    char *scratch = malloc(XMT_CACHEREC_SCRATCH(XMT_CACHEREC_MAX_LINE));
     if (old) *old = 0;
     if (!buf || !scratch) {
         free(buf);
@@ -546,7 +549,8 @@ int xmt_cacherec_read_at(int fd, uint64_t *pos, void (*fn)(void *ud, const xmt_c
             if (too_long)
                 bad++;
             else
-                one_line(p, (size_t)(nl - p), scratch, fn, ud, &bad, old);
+                one_line(p, (size_t)(nl - p), base + (uint64_t)(p - buf), scratch, fn, ud, &bad,
+                         old);
             too_long = 0;
             done = base + (uint64_t)(nl + 1 - buf);
             p = nl + 1;
@@ -564,7 +568,7 @@ int xmt_cacherec_read_at(int fd, uint64_t *pos, void (*fn)(void *ud, const xmt_c
     if (too_long)
         bad++;
     else if (have)
-        one_line(buf, have, scratch, fn, ud, &bad, old);
+        one_line(buf, have, off - have, scratch, fn, ud, &bad, old);
     *pos = done;
     free(buf);
     free(scratch);

@@ -41,6 +41,7 @@ typedef struct {
     xmt_choice choice;
     const char *raw; /* the reader's: the line as it is in the file, without '\n' */
     size_t raw_len;
+    uint64_t offset; /* the reader's: the file offset of the line's first byte */
 } xmt_cacherec;
 
 /* Reads a cache file from fd (read from where it is), one record per line, calling fn
@@ -64,6 +65,14 @@ int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), vo
  * reads only what was appended since (a partial last line is read again then). */
 int xmt_cacherec_read_at(int fd, uint64_t *pos, void (*fn)(void *ud, const xmt_cacherec *r),
                          void *ud, int *old);
+
+/* One line (without its '\n', at most XMT_CACHEREC_MAX_LINE bytes) as a record, the way
+ * the reader reads each line: 0 a record (*r, its strings in scratch; raw is line, offset
+ * 0), 1 a record of another format version, -1 not a record. scratch holds
+ * XMT_CACHEREC_SCRATCH(len) bytes. For a reader that keeps where records are, not what they
+ * say (the shim's cache), to read one again. */
+#define XMT_CACHEREC_SCRATCH(len) (2 * (size_t)(len) + 16)
+int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec *r);
 
 /* The record as one line of compact JSON ending in '\n', malloc'd; NULL when out of
  * memory. One write(2) of it with O_APPEND never tears against other processes. */

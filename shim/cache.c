@@ -17,13 +17,59 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The records' hash: eight bytes a step, multiply and fold. uthash's default (Jenkins, a
- * byte a step) over identities of 100-200 bytes was a quarter of loading a cache. The
- * file is trusted (its owner is checked) so a hash without a secret seed is enough. */
-static inline unsigned id_hash(const void *key, size_t n)
+#include "cachefile.h"
+#include "cacherec.h"
+#include "log.h"
+#include "options.h"
+
+/* ---- the records: where each one's line is, not what it says ----
+ * Loading a big cache costs its fresh memory most (on a virtual machine the first write of
+ * a page can cost more than parsing the records on it), so a record in memory is 40
+ * bytes: its identity's hash, its choice's hash, the device bits it was checked on, and
+ * where its line is. A lookup reads the line back (pread; once per key and process, the
+ * tuner remembers the answer) and uses it only when it parses as the very record asked
+ * for: a file changed under the process, or two identities of one hash, cost a tuning,
+ * never a wrong winner. */
+
+enum {
+    AT_FILE, /* at.off in the file as last read (cfile), len bytes */
+    AT_MEM,  /* at.line: this process wrote it, or kept it when its file went away */
+    AT_DEAD  /* its line no longer reads back as itself: no record */
+};
+
+typedef struct {
+    uint64_t hv;      /* the identity's hash (rec_hash) */
+    uint64_t choice;  /* the choice's hash (choice_hash): another choice clears checked */
+    uint64_t checked; /* bit d: verified (or tuned) on device ordinal d in this process */
+    union {
+        uint64_t off; /* AT_FILE */
+        char *line;   /* AT_MEM: malloc'd, ending in '\n' and a NUL */
+    } at;
+    uint32_t len;   /* the line's length without '\n' */
+    uint16_t where; /* AT_* */
+    uint16_t epoch; /* AT_FILE: the cfile epoch it was read in */
+} rec_t;
+
+/* The file the AT_FILE records are in: a descriptor of its own, kept open, so that another
+ * process's compaction (a rename) leaves every offset valid; a new file (another inode, or
+ * this one shrunk) is a new epoch, and records it no longer has are copied into memory
+ * from the old one (settle). dev and ino say whether fd is still that file: a program may
+ * close descriptors it did not open. */
+static struct {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+    uint16_t epoch;
+} cfile = {-1, 0, 0, 0};
+
+/* 64-bit multiply-and-fold hash over n bytes, 8 a step, chained from h. The file is
+ * trusted (its owner is checked) and every hit is read back and compared, so a hash
+ * without a secret seed is enough. */
+static uint64_t hash_bytes(uint64_t h, const void *key, size_t n)
 {
     const unsigned char *p = key;
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    uint64_t w;
+    h ^= n * 0x9e3779b97f4a7c15ull;
     for (; n >= 8; p += 8, n -= 8) {
         memcpy(&w, p, 8);
         h = (h ^ w) * 0xff51afd7ed558ccdull;
@@ -33,251 +79,196 @@ static inline unsigned id_hash(const void *key, size_t n)
     for (size_t i = 0; i < n; i++)
         w |= (uint64_t)p[i] << (8 * i);
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    return (unsigned)(h ^ h >> 29);
+    return h ^ h >> 29;
 }
-#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = id_hash((keyptr), (size_t)(keylen)))
-/* uthash is the interned strings' table (the records have their own, below). Its buckets
- * come from the arena (pre-faulted) and are never given back one by one (xmt_cache_free
- * unmaps the arena). Out of memory is not fatal: the string is not added (uthash would
- * exit the program). */
-static void *arena_alloc(size_t n);
-static int add_failed;
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(obj) (add_failed = 1)
-#define uthash_malloc(sz) arena_alloc(sz)
-#define uthash_free(ptr, sz) ((void)(ptr), (void)(sz))
-#include <uthash.h>
 
-#include "cachefile.h"
-#include "cacherec.h"
-#include "log.h"
-#include "options.h"
+/* The identity's hash: device, kernel, code, entry, entry_fp and key, each with its
+ * length (none holds a NUL, so the sequence is unambiguous). */
+static uint64_t rec_hash(const xmt_cacherec *r)
+{
+    const char *f[6] = {r->device, r->kernel, r->code, r->entry, r->entry_fp, r->key_hex};
+    uint64_t h = 0x243f6a8885a308d3ull;
+    for (int i = 0; i < 6; i++)
+        h = hash_bytes(h, f[i], strlen(f[i]));
+    h ^= h >> 33; /* murmur's finalizer: the table uses the low bits */
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ h >> 33;
+}
 
-/* A record as small as it can be (memory is what loading a big cache costs most: fresh
- * pages): its identity, the choice, and key_text. Compaction writes its line anew from
- * these (xmt_cacherec_format): a record has no other field. The identity is binary: the
- * interned device, kernel, code, entry and entry_fp (5 pointers: records share them) and
- * then the key's hex, NUL-ended (see bin_id). */
-typedef struct record {
-    long index; /* the choice: candidate index, label and time */
-    double time_ms;
-    const char *label; /* interned; key_text in the arena */
-    const char *key_text;
-    uint64_t checked;    /* bit d: verified (or tuned) on device ordinal d in this process */
-    struct record *next; /* in insertion order: compaction writes them in the order first seen */
-    uint32_t hv, idlen;  /* the identity's hash and length */
-    char id[];           /* the record's identity, binary (bin_id) */
-} record_t;
+/* The choice's hash: its index and label (what a verification checked; not the time). */
+static uint64_t choice_hash(const xmt_choice *c)
+{
+    int64_t index = c->index;
+    return hash_bytes(hash_bytes(0, &index, sizeof index), c->label, strlen(c->label));
+}
 
-/* Strings records share, once each (in the arena), so that equal ones are one pointer. */
-typedef struct {
-    UT_hash_handle hh;
-    char s[];
-} istr_t;
-static istr_t *interned;
-static const char *intern_memo[6]; /* the last string of each slot: the next is often it */
+static int same_identity(const xmt_cacherec *a, const xmt_cacherec *b)
+{
+    return !strcmp(a->key_hex, b->key_hex) && !strcmp(a->kernel, b->kernel) &&
+           !strcmp(a->code, b->code) && !strcmp(a->entry_fp, b->entry_fp) &&
+           !strcmp(a->entry, b->entry) && !strcmp(a->device, b->device);
+}
 
-/* The records: a list in insertion order, and an open-addressing table of them by
- * identity (a slot is a pointer: 8 bytes a record where uthash's handle is 56, and memory
- * is what loading a big cache costs most). */
-static record_t *records, **records_tail = &records;
-static record_t **slots;
-static size_t nslots, nrecords;   /* nslots a power of 2, at least twice nrecords */
-static size_t initial_slots = 64; /* set from the file's size before the first load */
+/* The records in insertion order (compaction writes them so), and an open-addressing
+ * table over them by hv: slot i holds a record's index + 1, 0 when empty. Both in
+ * anonymous mappings, sized from the file before the first load and grown with mremap
+ * (nothing copied, no page written twice). */
+static rec_t *recs;
+static size_t nrecs, recs_cap, recs_mapped;
+static uint32_t *slots;
+static size_t nslots, slots_mapped; /* nslots a power of 2, at least twice nrecs */
+static size_t want_recs = 64;       /* set from the file's size before the first load */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Records and their lines live in an arena of 1 MiB blocks, mapped with MAP_POPULATE:
- * one system call where malloc would take a page fault every 4 KiB (on a virtual machine
- * a fault can cost more than parsing the page's records), and records side by side for
- * the hash chains. A replaced line stays until exit; compaction keeps the file within
- * twice its live records, so the arena stays within about twice them too. */
-typedef struct arena_blk {
-    struct arena_blk *next;
-    size_t used, cap, mapped;
-    char data[];
-} arena_blk;
-static arena_blk *arena;
-static size_t arena_bytes;       /* mapped, for the cache_load event */
-#define ARENA_BLOCK (256u << 10) /* small enough that the last block's unused tail is little */
+/* Buffers for reading one line back (cache_lock held): 48 KiB of BSS, touched only when
+ * a lookup reads a line. */
+static char linebuf[XMT_CACHEREC_MAX_LINE + 2];
+static char scratch[XMT_CACHEREC_SCRATCH(XMT_CACHEREC_MAX_LINE)];
 
-/* n bytes (16-aligned) from the arena; NULL when out of memory. cache_lock held. */
-static void *arena_alloc(size_t n)
+static size_t page_up(size_t n)
 {
-    n = (n + 15) & ~(size_t)15;
-    if (!arena || arena->used + n > arena->cap) {
-        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
-        size_t sz = sizeof(arena_blk) + cap;
-        void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                       -1, 0);
-        if (p == MAP_FAILED) return NULL;
-        arena_blk *b = p;
-        b->next = arena;
-        b->used = 0;
-        b->cap = cap;
-        b->mapped = sz;
-        arena = b;
-        arena_bytes += sz;
-    }
-    void *r = arena->data + arena->used;
-    arena->used += n;
-    return r;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + pg - 1) / pg * pg;
 }
 
-/* s (NUL-ended) copied into the arena; "" costs nothing. cache_lock held. */
-static const char *arena_str(const char *s)
+/* A mapping of at least n bytes in place of old (of *mapped bytes; NULL: none yet), its
+ * contents kept; NULL when out of memory (old is left as it was). */
+static void *remap(void *old, size_t *mapped, size_t n)
 {
-    size_t n = strlen(s);
-    if (n == 0) return "";
-    char *c = arena_alloc(n + 1);
-    if (c) memcpy(c, s, n + 1);
-    return c;
+    n = page_up(n);
+    void *p = old ? mremap(old, *mapped, n, MREMAP_MAYMOVE)
+                  : mmap(NULL, n, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    *mapped = n;
+    return p;
 }
 
-/* The one copy of s (slot: which field, for the memo); with add 0, NULL when there is
- * none (so no record can have it), with add 1, NULL only when out of memory. cache_lock
- * held. */
-static const char *intern(int slot, const char *s, int add)
+/* The record of hash hv, NULL when none (cache_lock held). */
+static rec_t *find_hv(uint64_t hv)
 {
-    const char *m = intern_memo[slot];
-    if (m && strcmp(m, s) == 0) return m;
-    size_t n = strlen(s);
-    istr_t *e = NULL;
-    HASH_FIND(hh, interned, s, n, e);
-    if (!e && add) {
-        e = arena_alloc(sizeof *e + n + 1);
-        if (!e) return NULL;
-        memset(e, 0, sizeof *e);
-        memcpy(e->s, s, n + 1);
-        HASH_ADD_KEYPTR(hh, interned, e->s, n, e);
-        if (add_failed) {
-            add_failed = 0;
-            return NULL;
-        }
-    }
-    if (!e) return NULL;
-    intern_memo[slot] = e->s;
-    return e->s;
-}
-
-/* r's binary identity into buf (cap bytes): the five shared fields' interned pointers,
- * then key_hex and a NUL. Its length without the NUL; 0 when too long, out of memory, or
- * (add 0) when a field was never interned: no record has it. cache_lock held. */
-static size_t bin_id(const xmt_cacherec *r, char *buf, size_t cap, int add)
-{
-    const char *f[5] = {r->device, r->kernel, r->code, r->entry, r->entry_fp};
-    size_t kl = strlen(r->key_hex);
-    if (sizeof f + kl + 1 > cap) return 0;
-    for (int i = 0; i < 5; i++)
-        if (!(f[i] = intern(i, f[i], add))) return 0;
-    memcpy(buf, f, sizeof f);
-    memcpy(buf + sizeof f, r->key_hex, kl + 1);
-    return sizeof f + kl;
-}
-
-/* The record's fields back from its binary identity (pointing into it and the interned
- * strings). */
-static void fields_of(const record_t *r, xmt_cacherec *rec)
-{
-    const char *f[5];
-    memcpy(f, r->id, sizeof f);
-    *rec =
-        (xmt_cacherec){f[0], f[1], f[2], f[3], f[4], r->id + sizeof f, r->key_text, {0}, NULL, 0};
-}
-
-static void choice_of(const record_t *r, xmt_choice *c)
-{
-    c->index = r->index;
-    c->time_ms = r->time_ms;
-    size_t n = strnlen(r->label, sizeof c->label - 1);
-    memcpy(c->label, r->label, n);
-    c->label[n] = 0;
-}
-
-#define MAX_KEY 512 /* bytes of binary key a record may have */
-#define BIN_ID_CAP (5 * sizeof(char *) + XMT_CACHEREC_MAX_LINE + 1)
-
-/* The record of identity id (n bytes, hash hv), NULL when none (cache_lock held). */
-static record_t *slot_find(const char *id, size_t n, uint32_t hv)
-{
-    for (size_t i = hv & (nslots - 1); nslots && slots[i]; i = (i + 1) & (nslots - 1)) {
-        record_t *r = slots[i];
-        if (r->hv == hv && r->idlen == n && memcmp(r->id, id, n) == 0) return r;
-    }
+    for (size_t i = hv & (nslots - 1); nslots && slots[i]; i = (i + 1) & (nslots - 1))
+        if (recs[slots[i] - 1].hv == hv) return &recs[slots[i] - 1];
     return NULL;
 }
 
-/* Adds r to the table, made or doubled first when it would be over half full; -1 when
- * out of memory (r is not added). The old slots stay in the arena. cache_lock held. */
-static int slot_add(record_t *r)
+/* A new record of hash hv (zeroed but for hv, not yet anywhere: the caller says where),
+ * the table grown first when it would be over half full; NULL when out of memory.
+ * cache_lock held. */
+static rec_t *add(uint64_t hv)
 {
-    if (2 * (nrecords + 1) > nslots) {
-        size_t n = nslots ? 2 * nslots : initial_slots;
-        record_t **t = arena_alloc(n * sizeof(record_t *));
-        if (!t) return -1;
-        memset(t, 0, n * sizeof(record_t *));
-        for (size_t i = 0; i < nslots; i++)
-            if (slots[i]) {
-                size_t j = slots[i]->hv & (n - 1);
-                while (t[j])
-                    j = (j + 1) & (n - 1);
-                t[j] = slots[i];
-            }
+    if (nrecs == UINT32_MAX - 1) return NULL;
+    if (nrecs == recs_cap) {
+        size_t cap = recs_cap ? 2 * recs_cap : want_recs;
+        rec_t *r = remap(recs, &recs_mapped, cap * sizeof *r);
+        if (!r) return NULL;
+        recs = r;
+        recs_cap = recs_mapped / sizeof *r;
+    }
+    if (2 * (nrecs + 1) > nslots) {
+        size_t n = nslots ? 2 * nslots : 64, mapped = 0;
+        while (n < 2 * recs_cap)
+            n *= 2;
+        uint32_t *t = remap(NULL, &mapped, n * sizeof *t); /* zeroed */
+        if (!t) return NULL;
+        for (size_t r = 0; r < nrecs; r++) {
+            size_t j = recs[r].hv & (n - 1);
+            while (t[j])
+                j = (j + 1) & (n - 1);
+            t[j] = (uint32_t)(r + 1);
+        }
+        if (slots) munmap(slots, slots_mapped);
         slots = t;
         nslots = n;
+        slots_mapped = mapped;
     }
-    size_t i = r->hv & (nslots - 1);
+    size_t i = hv & (nslots - 1);
     while (slots[i])
         i = (i + 1) & (nslots - 1);
-    slots[i] = r;
-    nrecords++;
-    *records_tail = r;
-    records_tail = &r->next;
-    return 0;
-}
-
-/* The record of rec's identity, NULL when none (cache_lock held). */
-static record_t *lookup(const xmt_cacherec *rec)
-{
-    char id[BIN_ID_CAP];
-    size_t n = bin_id(rec, id, sizeof id, 0);
-    return n ? slot_find(id, n, id_hash(id, n)) : NULL;
-}
-
-/* Inserts or replaces the record of rec's identity, with the choice and key_text. Called
- * with cache_lock held. Returns the record, NULL when out of memory. */
-static record_t *put(const xmt_cacherec *rec, const xmt_choice *c, const char *key_text)
-{
-    char id[BIN_ID_CAP];
-    size_t idlen = bin_id(rec, id, sizeof id, 1);
-    if (!idlen) return NULL;
-    uint32_t hv = id_hash(id, idlen); /* once, for the lookup and the insertion */
-    record_t *r = slot_find(id, idlen, hv);
-    const char *label = intern(5, c->label, 1);
-    if (!label) return NULL;
-    if (r) {
-        if (r->index != c->index || r->label != label) r->checked = 0;
-        if (strcmp(r->key_text, key_text) != 0) {
-            const char *kt = arena_str(key_text);
-            if (!kt) return NULL;
-            r->key_text = kt;
-        }
-        r->label = label;
-        r->index = c->index;
-        r->time_ms = c->time_ms;
-        return r;
-    }
-    r = arena_alloc(sizeof *r + idlen + 1);
-    const char *kt = r ? arena_str(key_text) : NULL;
-    if (!kt) return NULL; /* what was taken stays in the arena: freed at exit */
+    rec_t *r = &recs[nrecs];
     memset(r, 0, sizeof *r);
-    memcpy(r->id, id, idlen + 1);
-    r->index = c->index;
-    r->time_ms = c->time_ms;
-    r->label = label;
-    r->key_text = kt;
     r->hv = hv;
-    r->idlen = (uint32_t)idlen;
-    return slot_add(r) == 0 ? r : NULL;
+    r->where = AT_DEAD;
+    slots[i] = (uint32_t)++nrecs;
+    return r;
+}
+
+/* Whether descriptor fd is still the file dev/ino. */
+static int fd_is(int fd, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+/* r's line parsed into *out (its strings in scratch), read from fd when it is in a file;
+ * 0, or -1 when it cannot be read or no longer reads as the record of r's hash.
+ * cache_lock held. */
+static int read_back(const rec_t *r, int fd, xmt_cacherec *out)
+{
+    const char *line = r->at.line;
+    if (r->where == AT_DEAD) return -1;
+    if (r->where == AT_FILE) {
+        if (pread(fd, linebuf, r->len, (off_t)r->at.off) != (ssize_t)r->len) return -1;
+        line = linebuf;
+    }
+    return xmt_cacherec_parse(line, r->len, scratch, out) == 0 && rec_hash(out) == r->hv ? 0 : -1;
+}
+
+/* Keeps r's line in memory (from fd, the file it was read from) or, when it no longer
+ * reads back as itself, drops it. cache_lock held. */
+static void keep_in_memory(rec_t *r, int fd)
+{
+    xmt_cacherec got;
+    char *line = read_back(r, fd, &got) == 0 ? malloc(r->len + 2) : NULL;
+    if (!line) {
+        r->where = AT_DEAD;
+        return;
+    }
+    memcpy(line, linebuf, r->len);
+    line[r->len] = '\n';
+    line[r->len + 1] = 0;
+    r->at.line = line;
+    r->where = AT_MEM;
+}
+
+/* After a new file was read (cfile's epoch moved on from old's): the records it did not
+ * have (cleared, pruned, or the file truncated) are kept in memory from the old file,
+ * which is then closed, when it is still that file. cache_lock held. */
+static void settle(int old_fd, dev_t old_dev, ino_t old_ino)
+{
+    int ok = fd_is(old_fd, old_dev, old_ino);
+    for (size_t i = 0; i < nrecs; i++) {
+        rec_t *r = &recs[i];
+        if (r->where != AT_FILE || r->epoch == cfile.epoch) continue;
+        if (ok)
+            keep_in_memory(r, old_fd);
+        else
+            r->where = AT_DEAD;
+    }
+    if (ok) close(old_fd);
+}
+
+/* Points the record of hv (added when new) at its latest line: in the file at off (line
+ * NULL) or in memory (line, malloc'd, ending in '\n': the record owns it from then on).
+ * The record (valid until the next add), or NULL when out of memory (line stays the
+ * caller's). cache_lock held. */
+static rec_t *put(uint64_t hv, uint64_t choice, char *line, uint64_t off, size_t len)
+{
+    rec_t *r = find_hv(hv);
+    if (!r && !(r = add(hv))) return NULL;
+    if (r->choice != choice || r->where == AT_DEAD) r->checked = 0;
+    if (r->where == AT_MEM) free(r->at.line);
+    r->choice = choice;
+    r->len = (uint32_t)len;
+    if (line) {
+        r->where = AT_MEM;
+        r->at.line = line;
+    } else {
+        r->where = AT_FILE;
+        r->epoch = cfile.epoch;
+        r->at.off = off;
+    }
+    return r;
 }
 
 static uint64_t device_bit(int device)
@@ -302,13 +293,28 @@ static size_t identity_into(const xmt_cacherec *r, char *buf, size_t cap)
     return n;
 }
 
+/* The bytes the records take: the pages of the array in use, and the table. */
+static size_t mem_in_use(void)
+{
+    return page_up(nrecs * sizeof(rec_t)) + slots_mapped;
+}
+
+/* The records that have a line (cache_lock held). */
+static size_t live_records(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nrecs; i++)
+        n += recs[i].where != AT_DEAD;
+    return n;
+}
+
 static int lines_read; /* record lines seen by load_one since the count was reset */
 
 static void load_one(void *ud, const xmt_cacherec *r)
 {
     (void)ud;
     lines_read++;
-    (void)put(r, &r->choice, r->key_text);
+    (void)put(rec_hash(r), choice_hash(&r->choice), NULL, r->offset, r->raw_len);
 }
 
 /* The cache file's absolute path, fixed at load: a program that changes directory
@@ -378,25 +384,43 @@ static struct {
 
 static atomic_int no_flock_warned, lock_warned, write_warned;
 
-/* Reads what changed in the open file (st: its fstat) into memory. Called with cache_lock
- * held. The number of bad lines read, -1 when reading failed. */
-static int refresh_fd(int fd, const struct stat *st, int *old)
+/* Reads what changed in the open file (st: its fstat) into memory: what was appended to
+ * the file as last read, or, when it is another file now (or this one shrank), all of it
+ * as a new epoch (settle; all: even when it looks unchanged). Called with cache_lock held. The
+ * number of bad lines read, -1 and errno when reading failed. */
+static int refresh_fd(int fd, const struct stat *st, int *old, int all)
 {
     *old = 0;
-    if (seen.known && st->st_dev == seen.dev && st->st_ino == seen.ino &&
+    if (!all && seen.known && st->st_dev == seen.dev && st->st_ino == seen.ino &&
         st->st_size == seen.size && st->st_mtim.tv_sec == seen.mtime.tv_sec &&
         st->st_mtim.tv_nsec == seen.mtime.tv_nsec)
         return 0;
-    uint64_t pos = 0;
-    if (seen.known && st->st_dev == seen.dev && st->st_ino == seen.ino &&
-        (uint64_t)st->st_size >= seen.pos)
-        pos = seen.pos; /* the same file, grown: only what was appended */
-    else
+    int same = !all && seen.known && st->st_dev == seen.dev && st->st_ino == seen.ino &&
+               (uint64_t)st->st_size >= seen.pos && cfile.fd >= 0 && cfile.dev == st->st_dev &&
+               cfile.ino == st->st_ino;
+    uint64_t pos = same ? seen.pos : 0; /* the same file, grown: only what was appended */
+    int old_fd = cfile.fd;
+    dev_t old_dev = cfile.dev;
+    ino_t old_ino = cfile.ino;
+    if (!same) {
+        int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (nfd < 0) return -1;
+        cfile.fd = nfd;
+        cfile.dev = st->st_dev;
+        cfile.ino = st->st_ino;
+        cfile.epoch++;
         seen.lines = 0;
+    }
     uint64_t from = pos;
     lines_read = 0;
     int bad = xmt_cacherec_read_at(fd, &pos, load_one, NULL, old);
-    if (bad < 0) return -1;
+    int e = errno;
+    if (!same) settle(old_fd, old_dev, old_ino);
+    if (bad < 0) {
+        seen.known = 0; /* read it all again next time */
+        errno = e;
+        return -1;
+    }
     /* a partial last line is read again next time: counted once all the same */
     seen.lines += pos > from ? lines_read + bad + *old : 0;
     seen.known = 1;
@@ -406,6 +430,23 @@ static int refresh_fd(int fd, const struct stat *st, int *old)
     seen.mtime = st->st_mtim;
     seen.pos = pos;
     return bad;
+}
+
+/* Reads the whole file again from its path, as a new epoch: a record's line could not be
+ * read back (a program closed the descriptor, or the file changed in place). 0, or -1.
+ * cache_lock held; the file's lock is not (taking it here could deadlock with a writer
+ * that holds it and waits for cache_lock): a writer's half-written last line is read
+ * again at the next refresh. */
+static int reread(void)
+{
+    if (!cache_path[0]) return -1;
+    int fd = open_cache(cache_path, O_RDONLY), old;
+    struct stat st;
+    int rc = -1;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        rc = refresh_fd(fd, &st, &old, 1) < 0 ? -1 : 0;
+    if (fd >= 0) close(fd);
+    return rc;
 }
 
 /* Takes the cache's lock (exclusive or shared). -1 when there is none to take: flock does
@@ -478,22 +519,19 @@ void xmt_cache_load(void)
     int old = 0, bad = -1;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    size_t heap0 = mallinfo2().uordblks + arena_bytes;
+    size_t heap0 = mallinfo2().uordblks + mem_in_use();
     pthread_mutex_lock(&cache_lock);
     int stat_ok = fstat(fd, &st) == 0;
-    if (stat_ok && !records) {
-        /* two slots a record (a line is 200-300 bytes): the table is made once */
-        initial_slots = 64;
-        while (initial_slots < ((size_t)1 << 24) && initial_slots * 128 < (uint64_t)st.st_size)
-            initial_slots *= 2;
-    }
-    if (stat_ok) bad = refresh_fd(fd, &st, &old);
+    /* the records' array is mapped once, for the lines the file can hold (a record's line
+     * is 200-400 bytes; one of fewer makes it grow, by mremap) */
+    if (stat_ok && !nrecs) want_recs = (size_t)st.st_size / 192 + 64;
+    if (stat_ok) bad = refresh_fd(fd, &st, &old, 0);
     int e = errno;
-    unsigned live = nrecords;
+    unsigned live = live_records();
     int lines = seen.lines;
     pthread_mutex_unlock(&cache_lock);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    size_t heap1 = mallinfo2().uordblks + arena_bytes;
+    size_t heap1 = mallinfo2().uordblks + mem_in_use();
     /* what loading cost, for tools/bench/bench_cache.sh and for people with big caches */
     xmt_log_event(
         json_pack("{sssssisisisisfsI}", "event", "cache_load", "path", cache_path, "records",
@@ -512,6 +550,7 @@ void xmt_cache_load(void)
 }
 
 #define ID_CAP (6 * XMT_PATH_MAX)
+#define MAX_KEY 512 /* bytes of binary key a record may have */
 
 /* The record of id and key (its strings pointing into key_hex and id) and its identity in
  * idbuf; the identity's length, 0 when the key or the identity is too long. */
@@ -520,20 +559,40 @@ static size_t identity_of(const xmt_cache_id *id, const uint8_t *key, size_t key
 {
     if (keylen > MAX_KEY) return 0;
     xmt_cacherec_hex(key, keylen, key_hex);
-    *rec = (xmt_cacherec){id->device, id->kernel, id->code, id->entry, id->entry_fp,
-                          key_hex,    "",         {0},      NULL,      0};
+    *rec = (xmt_cacherec){.device = id->device,
+                          .kernel = id->kernel,
+                          .code = id->code,
+                          .entry = id->entry,
+                          .entry_fp = id->entry_fp,
+                          .key_hex = key_hex,
+                          .key_text = ""};
     return identity_into(rec, idbuf, ID_CAP);
 }
 
-/* Looks rec's identity up; called with cache_lock held. */
-static int find_locked(const xmt_cacherec *rec, int device, xmt_choice *out, int *checked)
+/* Looks q's identity up: its record's line read back and compared field by field. A line
+ * that cannot be read back (the descriptor closed by the program, the file changed in
+ * place) makes the whole file read again, once. Called with cache_lock held. */
+static int find_locked(const xmt_cacherec *q, int device, xmt_choice *out, int *checked)
 {
-    record_t *r = lookup(rec);
-    if (r) {
-        choice_of(r, out);
-        *checked = (r->checked & device_bit(device)) != 0;
+    uint64_t hv = rec_hash(q);
+    for (int again = 0;; again = 1) {
+        rec_t *r = find_hv(hv);
+        if (!r || r->where == AT_DEAD) return 0;
+        xmt_cacherec got;
+        if ((r->where != AT_FILE || fd_is(cfile.fd, cfile.dev, cfile.ino)) &&
+            read_back(r, cfile.fd, &got) == 0) {
+            if (!same_identity(&got, q)) return 0; /* another identity of the same hash */
+            uint64_t ch = choice_hash(&got.choice);
+            if (ch != r->choice) { /* the file was edited in place: what was checked is not this */
+                r->choice = ch;
+                r->checked = 0;
+            }
+            *out = got.choice;
+            *checked = (r->checked & device_bit(device)) != 0;
+            return 1;
+        }
+        if (again || r->where != AT_FILE || reread() != 0) return 0;
     }
-    return r != NULL;
 }
 
 int xmt_cache_find(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
@@ -557,8 +616,8 @@ void xmt_cache_checked(const xmt_cache_id *cid, const uint8_t *key, size_t keyle
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
     if (!n) return;
     pthread_mutex_lock(&cache_lock);
-    record_t *r = lookup(&rec);
-    if (r) r->checked |= device_bit(device);
+    rec_t *r = find_hv(rec_hash(&rec)); /* the caller found it by its full identity */
+    if (r && r->where != AT_DEAD) r->checked |= device_bit(device);
     pthread_mutex_unlock(&cache_lock);
 }
 
@@ -587,63 +646,84 @@ static int open_for_write(const char **what, struct stat *st)
         return -1;
     }
     int old;
-    (void)refresh_fd(fd, st, &old);
+    (void)refresh_fd(fd, st, &old, 0);
     return fd;
 }
 
-/* Writes everything in memory through a temporary file renamed over the data file.
- * Called with the exclusive lock and cache_lock held. */
-static record_t *rewrite_at;
-static char *rewrite_line; /* the last line next_line made */
+/* Compaction: every record's line, in the order records were first seen, through a
+ * temporary file renamed over the data file; then the new file is read (as a new epoch:
+ * the records' offsets are its own). A record whose line no longer reads back as itself
+ * is left out. Called with the exclusive lock and cache_lock held. */
+#define WINDOW (256u << 10) /* the file is read back a window at a time: lines in order */
+static struct {
+    size_t next; /* the record next_line looks at */
+    char *win;   /* WINDOW bytes of the file from off, len of them read */
+    uint64_t off;
+    size_t len;
+} rw;
+
 static const char *next_line(void *ud, size_t *len)
 {
     (void)ud;
-    free(rewrite_line);
-    rewrite_line = NULL;
-    record_t *r = rewrite_at;
-    if (!r) return NULL;
-    rewrite_at = r->next;
-    xmt_cacherec rec;
-    fields_of(r, &rec);
-    choice_of(r, &rec.choice);
-    if (!(rewrite_line = xmt_cacherec_format(&rec))) return NULL; /* out of memory */
-    *len = strlen(rewrite_line);
-    return rewrite_line;
+    while (rw.next < nrecs) {
+        const rec_t *r = &recs[rw.next++];
+        if (r->where == AT_MEM) {
+            *len = r->len + 1;
+            return r->at.line;
+        }
+        if (r->where != AT_FILE) continue;
+        if (r->at.off < rw.off || r->at.off + r->len > rw.off + rw.len) {
+            ssize_t n = pread(cfile.fd, rw.win, WINDOW, (off_t)r->at.off);
+            rw.off = r->at.off;
+            rw.len = n > 0 ? (size_t)n : 0;
+            if (r->len > rw.len) continue; /* the file shrank under us */
+        }
+        const char *line = rw.win + (r->at.off - rw.off);
+        xmt_cacherec got;
+        if (xmt_cacherec_parse(line, r->len, scratch, &got) != 0 || rec_hash(&got) != r->hv)
+            continue;
+        memcpy(linebuf, line, r->len);
+        linebuf[r->len] = '\n';
+        *len = r->len + 1;
+        return linebuf;
+    }
+    return NULL;
 }
 
 static int compact(const char **what)
 {
+    if (!fd_is(cfile.fd, cfile.dev, cfile.ino) && reread() != 0) {
+        *what = "the cache could not be read again";
+        return -1;
+    }
     xmt_cachefile_clean_temps(cache_path); /* a killed process's: no other writer now */
-    rewrite_at = records;
+    rw.next = 0;
+    rw.off = rw.len = 0;
+    if (!(rw.win = malloc(WINDOW))) {
+        *what = strerror(ENOMEM);
+        return -1;
+    }
     int rc = xmt_cachefile_rewrite(cache_path, next_line, NULL);
     int e = errno;
-    free(rewrite_line);
-    rewrite_line = NULL;
+    free(rw.win);
+    rw.win = NULL;
     if (rc != 0) {
         *what = strerror(e);
         return -1;
     }
-    seen.known = 0; /* read again (nothing new: the same records) at the next change */
-    int fd = open_cache(cache_path, O_RDONLY);
-    struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0) {
-        seen.known = 1;
-        seen.dev = st.st_dev;
-        seen.ino = st.st_ino;
-        seen.size = st.st_size;
-        seen.mtime = st.st_mtim;
-        seen.pos = (uint64_t)st.st_size;
-        seen.lines = (int)nrecords;
-    }
-    if (fd >= 0) close(fd);
+    if (reread() != 0) *what = strerror(errno); /* the records stay where they were read */
     return 0;
 }
 
 /* Appends one line; a line a killed writer left unfinished is ended first, so that the
- * new record is never glued to it. Called with cache_lock (and the lock, when there is
- * one) held. */
-static int append(int fd, const struct stat *st, const char *line, size_t len, const char **what)
+ * new record is never glued to it. 0 with *at the line's offset in cfile when nothing
+ * but it was added since the file was last read (else *at is UINT64_MAX: the record keeps
+ * its line in memory), or -1 with *what. Called with cache_lock (and the lock, when there
+ * is one) held. */
+static int append(int fd, const struct stat *st, const char *line, size_t len, const char **what,
+                  uint64_t *at)
 {
+    *at = UINT64_MAX;
     char last = '\n';
     if (st->st_size > 0 && pread(fd, &last, 1, st->st_size - 1) != 1) last = '\n';
     if (last != '\n' && write(fd, "\n", 1) != 1) {
@@ -664,6 +744,9 @@ static int append(int fd, const struct stat *st, const char *line, size_t len, c
     if (fstat(fd, &now) == 0 && seen.known && now.st_ino == seen.ino &&
         seen.pos == (uint64_t)st->st_size) {
         /* only our line was added since the last read: no need to read it back */
+        if (now.st_ino == cfile.ino && now.st_dev == cfile.dev &&
+            (uint64_t)now.st_size == (uint64_t)st->st_size + len + (last != '\n'))
+            *at = (uint64_t)now.st_size - len;
         seen.size = now.st_size;
         seen.mtime = now.st_mtim;
         seen.pos = (uint64_t)now.st_size;
@@ -679,41 +762,39 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
     xmt_cacherec rec;
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
     if (!n) return;
-    rec.key_text = key_text;
+    rec.key_text = key_text ? key_text : "";
     rec.choice = *c;
     char *line = xmt_cacherec_format(&rec);
     if (!line) return;
     size_t len = strlen(line);
+    uint64_t hv = rec_hash(&rec);
     int lk = cache_path[0] ? take_lock(1) : -1;
     pthread_mutex_lock(&cache_lock);
     const char *what = NULL;
-    if (cache_path[0]) {
-        struct stat st;
-        int fd = open_for_write(&what, &st);
-        record_t *r = put(&rec, c, key_text ? key_text : "");
-        if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
-        if (fd >= 0) {
-            /* within twice its live records: compaction when the next line would pass that
-             * (only under a working lock: a rename under an unlocked appender loses lines) */
-            int live = (int)nrecords;
-            if (lk >= 0 && seen.lines + 1 > 2 * live && seen.lines + 1 > 8)
-                (void)compact(&what);
-            else
-                (void)append(fd, &st, line, len, &what);
-            close(fd);
-        }
-        if (lk >= 0) {
-            char cn[17];
-            claim_name(id, n, cn);
-            xmt_cachefile_unclaim(cache_path, cn);
-        }
-    } else {
-        record_t *r = put(&rec, c, key_text ? key_text : "");
-        if (r) r->checked |= device_bit(device);
+    struct stat st;
+    int fd = cache_path[0] ? open_for_write(&what, &st) : -1; /* reads what others wrote */
+    rec_t *r = put(hv, choice_hash(c), line, 0, len - 1);
+    char *mine = r ? NULL : line;            /* the record owns the line, unless out of memory */
+    if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
+    if (fd >= 0) {
+        /* within twice its live records: compaction when the next line would pass that
+         * (only under a working lock: a rename under an unlocked appender loses lines) */
+        int live = (int)live_records();
+        uint64_t at;
+        if (lk >= 0 && seen.lines + 1 > 2 * live && seen.lines + 1 > 8)
+            (void)compact(&what);
+        else if (append(fd, &st, line, len, &what, &at) == 0 && r)
+            (void)put(hv, r->choice, NULL, at, len - 1); /* the line is in the file now */
+        close(fd);
+    }
+    if (cache_path[0] && lk >= 0) {
+        char cn[17];
+        claim_name(id, n, cn);
+        xmt_cachefile_unclaim(cache_path, cn);
     }
     pthread_mutex_unlock(&cache_lock);
     drop_lock(lk);
-    free(line);
+    free(mine);
     if (what && xmt_first_time(&write_warned))
         xmt_warn("cannot write the cache %s: %s", cache_path, what);
 }
@@ -732,7 +813,7 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     int fd = open_cache(cache_path, O_RDONLY);
     struct stat st;
     int old;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)refresh_fd(fd, &st, &old);
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)refresh_fd(fd, &st, &old, 0);
     if (fd >= 0) close(fd);
     if (find_locked(&rec, device, out, checked)) {
         rc = XMT_CACHE_FOUND;
@@ -773,18 +854,16 @@ void xmt_cache_atfork(int phase)
 void xmt_cache_free(void)
 {
     pthread_mutex_lock(&cache_lock);
-    records = NULL; /* the tables, records and strings are all in the arena */
-    records_tail = &records;
+    for (size_t i = 0; i < nrecs; i++)
+        if (recs[i].where == AT_MEM) free(recs[i].at.line);
+    if (recs) munmap(recs, recs_mapped);
+    if (slots) munmap(slots, slots_mapped);
+    recs = NULL;
     slots = NULL;
-    nslots = nrecords = 0;
-    interned = NULL;
-    memset(intern_memo, 0, sizeof intern_memo);
-    while (arena) {
-        arena_blk *next = arena->next;
-        arena_bytes -= arena->mapped;
-        munmap(arena, arena->mapped);
-        arena = next;
-    }
+    nrecs = recs_cap = recs_mapped = nslots = slots_mapped = 0;
+    want_recs = 64;
+    if (fd_is(cfile.fd, cfile.dev, cfile.ino)) close(cfile.fd);
+    cfile.fd = -1;
     memset(&seen, 0, sizeof seen);
     pthread_mutex_unlock(&cache_lock);
 }

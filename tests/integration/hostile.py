@@ -90,7 +90,9 @@ def make_inputs(work, used):
     }
     for key, (name, text) in files.items():
         p[key] = path(name)
-        if key in used and not os.path.exists(p[key]):
+        # written anew for every run: a tuning run compacts a cache it writes to, so a
+        # work folder left by an earlier run holds a one-record cache, not the hostile one
+        if key in used:
             with open(p[key], "w") as f:
                 f.write(text())
     p["@long_globs"] = "*" * 100000

@@ -279,6 +279,232 @@ START_TEST(cache_store_reload_last_wins)
 }
 END_TEST
 
+/* ---- the records point into the file (shim/cache.c keeps where each line is, not what
+ * it says): what happens when the file changes under a process ---- */
+
+static const xmt_cache_id test_id = {"GPU|cc9.0|sm132|drv13000", "_Z1kv", "00aa", "match: k", "77"};
+
+/* Loads the cache at tmpdir/name afresh (the path fixed, the records read). */
+static void cache_at(const char *name, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", tmpdir, name);
+    setenv("XMATUNE_CACHE", path, 1);
+    xmt_options_load(test_warn);
+    xmt_cache_free();
+    xmt_cache_load();
+}
+
+/* Stores key k (one byte) with candidate index, label "B=<index>". */
+static void store_key(uint8_t k, long index)
+{
+    xmt_choice c = {index, "", 0.5};
+    snprintf(c.label, sizeof c.label, "B=%ld", index);
+    xmt_cache_store(&test_id, &k, 1, 0, "n=1", &c);
+}
+
+/* The index cached for key k, -2 when none; *chk whether checked on device 0. */
+static long found(uint8_t k, int *chk)
+{
+    xmt_choice got;
+    int c = 0;
+    long r = xmt_cache_find(&test_id, &k, 1, 0, &got, &c) ? got.index : -2;
+    if (chk) *chk = c;
+    return r;
+}
+
+/* Descriptors of this process open on a file of tmpdir that is gone (replaced by a
+ * rename; Check's own files are deleted ones too). */
+static int deleted_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++) {
+        char link[64], to[512];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t l = readlink(link, to, sizeof to - 1);
+        if (l <= 0) continue;
+        to[l] = 0;
+        n += strncmp(to, tmpdir, strlen(tmpdir)) == 0 && strstr(to, " (deleted)") != NULL;
+    }
+    return n;
+}
+
+/* The descriptor of this process open on path, -1 when none. */
+static int fd_on(const char *path)
+{
+    for (int fd = 0; fd < 1024; fd++) {
+        char link[64], to[512];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t l = readlink(link, to, sizeof to - 1);
+        if (l <= 0) continue;
+        to[l] = 0;
+        if (strcmp(to, path) == 0) return fd;
+    }
+    return -1;
+}
+
+/* Makes key k's record refresh the in-memory view of the file (a claim reads what
+ * changed), then gives the claim back. */
+static void refresh(void)
+{
+    uint8_t k = 200;
+    xmt_choice got;
+    int chk;
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk), XMT_CACHE_TUNE);
+    xmt_cache_unclaim(&test_id, &k, 1);
+}
+
+/* Another process's compaction or `xmatune cache clear` renames a new file over the one
+ * this process read: records the new file has point into it, the others are kept in
+ * memory, and the old file's descriptor is closed. */
+START_TEST(cache_records_outlive_their_file)
+{
+    char path[300], tmp[320];
+    cache_at("outlive.jsonl", path, sizeof path);
+    for (uint8_t k = 1; k <= 3; k++)
+        store_key(k, k);
+    cache_at("outlive.jsonl", path, sizeof path); /* a new process: the lines are in the file */
+    ck_assert_int_eq(found(2, NULL), 2);
+    /* the other process: a file holding key 1 only (another choice), renamed over it */
+    snprintf(tmp, sizeof tmp, "%s.other", path);
+    FILE *f = fopen(tmp, "w");
+    char key_hex[3];
+    uint8_t one = 1;
+    xmt_cacherec_hex(&one, 1, key_hex);
+    xmt_cacherec r = {.device = test_id.device,
+                      .kernel = test_id.kernel,
+                      .code = test_id.code,
+                      .entry = test_id.entry,
+                      .entry_fp = test_id.entry_fp,
+                      .key_hex = key_hex,
+                      .key_text = "n=1",
+                      .choice = {6, "B=6", 0.25}};
+    char *line = xmt_cacherec_format(&r);
+    fputs("\n\n", f); /* at other offsets than before */
+    fputs(line, f);
+    free(line);
+    fclose(f);
+    ck_assert_int_eq(rename(tmp, path), 0);
+    refresh();
+    ck_assert_int_eq(found(1, NULL), 6); /* the new file's */
+    ck_assert_int_eq(found(2, NULL), 2); /* kept from the old one */
+    ck_assert_int_eq(found(3, NULL), 3);
+    ck_assert_int_eq(deleted_fds(), 0); /* the old file is not held open */
+    /* and a compaction by this process writes all three into the file */
+    for (int i = 0; i < 12; i++)
+        store_key(4, 10 + i);
+    cache_at("outlive.jsonl", path, sizeof path);
+    for (uint8_t k = 1; k <= 4; k++)
+        ck_assert_int_eq(found(k, NULL), k == 1 ? 6 : k == 4 ? 21 : k);
+    ck_assert_int_eq(deleted_fds(), 0);
+    xmt_cache_free();
+    ck_assert_int_eq(fd_on(path), -1); /* closed at the end */
+}
+END_TEST
+
+/* Compaction in this process: every record still found, in this process (pointing into
+ * the new file) and in the next, and the file within twice its live records. */
+START_TEST(cache_compaction_keeps_every_record)
+{
+    char path[300];
+    cache_at("compact.jsonl", path, sizeof path);
+    for (uint8_t k = 1; k <= 5; k++)
+        store_key(k, k);
+    for (int i = 0; i < 30; i++)
+        store_key((uint8_t)(1 + i % 2), 100 + i);
+    ck_assert_int_eq(found(1, NULL), 128);
+    ck_assert_int_eq(found(2, NULL), 129);
+    for (uint8_t k = 3; k <= 5; k++)
+        ck_assert_int_eq(found(k, NULL), k);
+    ck_assert_int_eq(deleted_fds(), 0);
+    records_seen = 0;
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, NULL), 0);
+    ck_assert_int_le(records_seen, 10);
+    cache_at("compact.jsonl", path, sizeof path);
+    ck_assert_int_eq(found(1, NULL), 128);
+    for (uint8_t k = 3; k <= 5; k++)
+        ck_assert_int_eq(found(k, NULL), k);
+    xmt_cache_free();
+}
+END_TEST
+
+/* A program that closes descriptors it did not open, and opens another file on the
+ * number: the shim reads its file again by path, and never closes the program's file. */
+START_TEST(cache_descriptor_taken_by_the_program)
+{
+    char path[300];
+    cache_at("fd.jsonl", path, sizeof path);
+    for (uint8_t k = 1; k <= 3; k++)
+        store_key(k, k);
+    cache_at("fd.jsonl", path, sizeof path);
+    int fd = fd_on(path);
+    ck_assert_int_ge(fd, 0);
+    int null = open("/dev/null", O_RDONLY);
+    ck_assert_int_eq(dup2(null, fd), fd); /* the program's file on the shim's number now */
+    close(null);
+    for (uint8_t k = 1; k <= 3; k++)
+        ck_assert_int_eq(found(k, NULL), k);
+    int fd2 = fd_on(path); /* the file's new descriptor, taken over too before the exit */
+    ck_assert_int_ge(fd2, 0);
+    null = open("/dev/null", O_RDONLY);
+    ck_assert_int_eq(dup2(null, fd2), fd2);
+    close(null);
+    xmt_cache_free();
+    ck_assert_int_ne(fcntl(fd2, F_GETFD), -1);
+    close(fd2);
+    ck_assert_int_ne(fcntl(fd, F_GETFD), -1); /* still open: not the shim's to close */
+    char to[64];
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t l = readlink(link, to, sizeof to - 1);
+    ck_assert_int_gt(l, 0);
+    to[l] = 0;
+    ck_assert_str_eq(to, "/dev/null");
+    close(fd);
+}
+END_TEST
+
+/* A file edited in place (same inode, same size): a lookup reads the line as it is now,
+ * and a winner other than the one verified here is not taken as verified. A file cut
+ * short and written anew: what it no longer holds is not found. */
+START_TEST(cache_file_edited_in_place)
+{
+    char path[300];
+    cache_at("edit.jsonl", path, sizeof path);
+    store_key(1, 3);
+    store_key(2, 4);
+    cache_at("edit.jsonl", path, sizeof path);
+    int chk = 1;
+    ck_assert_int_eq(found(1, &chk), 3);
+    ck_assert(!chk); /* read from the file: not verified in this process yet */
+    uint8_t one = 1;
+    xmt_cache_checked(&test_id, &one, 1, 0);
+    ck_assert_int_eq(found(1, &chk), 3);
+    ck_assert(chk);
+    /* "index":3,"label":"B=3" becomes "index":7,"label":"B=7", in place */
+    FILE *f = fopen(path, "r+");
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    char *at = strstr(buf, "\"index\":3,\"label\":\"B=3\"");
+    ck_assert_ptr_nonnull(at);
+    at[8] = '7';
+    at[20] = '7';
+    rewind(f);
+    fwrite(buf, 1, n, f);
+    fclose(f);
+    ck_assert_int_eq(found(1, &chk), 7);
+    ck_assert(!chk); /* another winner than the one verified: verified again */
+    /* cut short and written anew: key 2 only, at another offset (key 1 is gone) */
+    f = fopen(path, "w");
+    fputs("\n", f);
+    fclose(f);
+    store_key(2, 9);
+    ck_assert_int_eq(found(2, NULL), 9);
+    ck_assert_int_eq(found(1, NULL), -2);
+    xmt_cache_free();
+}
+END_TEST
+
 /* A cache file anyone may write, a symlink, a FIFO: refused with a message, never
  * blocking, never written. */
 START_TEST(cache_untrusted_files_refused)
@@ -340,8 +566,14 @@ START_TEST(cacherec_skips_what_is_not_a_record)
     ck_assert_int_eq(records_seen, 1);
     ck_assert_int_eq(xmt_cacherec_read("/nonexistent/x", count_record, NULL, NULL), -1);
     /* The writer's line reads back as the same record. */
-    xmt_cacherec r = {"GPU \"q\"", "_Z1kv", "c0de",          "match: k", "e17e",
-                      "0a0b",      "n=1",   {3, "B=1", 0.5}, NULL,       0};
+    xmt_cacherec r = {.device = "GPU \"q\"",
+                      .kernel = "_Z1kv",
+                      .code = "c0de",
+                      .entry = "match: k",
+                      .entry_fp = "e17e",
+                      .key_hex = "0a0b",
+                      .key_text = "n=1",
+                      .choice = {3, "B=1", 0.5}};
     char *line = xmt_cacherec_format(&r);
     ck_assert_ptr_nonnull(line);
     ck_assert_int_eq(line[strlen(line) - 1], '\n');
@@ -371,6 +603,10 @@ int main(void)
     tcase_add_test(tc, cache_store_reload_last_wins);
     tcase_add_test(tc, cacherec_skips_what_is_not_a_record);
     tcase_add_test(tc, cache_untrusted_files_refused);
+    tcase_add_test(tc, cache_records_outlive_their_file);
+    tcase_add_test(tc, cache_compaction_keeps_every_record);
+    tcase_add_test(tc, cache_descriptor_taken_by_the_program);
+    tcase_add_test(tc, cache_file_edited_in_place);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
