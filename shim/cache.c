@@ -9,6 +9,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,19 +112,56 @@ static int same_identity(const xmt_cacherec *a, const xmt_cacherec *b)
 
 /* The records in insertion order (compaction writes them so), and an open-addressing
  * table over them by hv: slot i holds a record's index + 1, 0 when empty. Both in
- * anonymous mappings, sized from the file before the first load and grown with mremap
- * (nothing copied, no page written twice). */
+ * anonymous mappings sized from the file before the first load. The records' mapping is
+ * reserved for more records than the file can hold and written in advance (prefaulted)
+ * a step at a time as records come, so that a file of few or no records costs no memory;
+ * past its end it grows with mremap (nothing copied). */
 static rec_t *recs;
-static size_t nrecs, recs_cap, recs_mapped;
+static size_t nrecs, recs_cap, recs_mapped, recs_ready; /* ready: bytes prefaulted */
 static uint32_t *slots;
 static size_t nslots, slots_mapped; /* nslots a power of 2, at least twice nrecs */
-static size_t want_recs = 64;       /* set from the file's size before the first load */
+static size_t file_size;            /* the file's size at the first load: sizes both */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+#define PREFAULT_STEP (64u << 10)
 
 /* Buffers for reading one line back (cache_lock held): 48 KiB of BSS, touched only when
  * a lookup reads a line. */
 static char linebuf[XMT_CACHEREC_MAX_LINE + 2];
 static char scratch[XMT_CACHEREC_SCRATCH(XMT_CACHEREC_MAX_LINE)];
+
+/* A line kept in memory (AT_MEM). They are listed from a global: LeakSanitizer does not
+ * scan the records' anonymous mapping, and would call them leaked. */
+typedef struct memline {
+    struct memline *prev, *next;
+    char text[]; /* the line, '\n' and a NUL */
+} memline;
+static memline *memlines;
+
+/* A copy of text[0..len) with '\n' and a NUL, listed; NULL when out of memory. */
+static char *memline_new(const char *text, size_t len)
+{
+    memline *m = malloc(sizeof *m + len + 2);
+    if (!m) return NULL;
+    memcpy(m->text, text, len);
+    m->text[len] = '\n';
+    m->text[len + 1] = 0;
+    m->prev = NULL;
+    m->next = memlines;
+    if (memlines) memlines->prev = m;
+    memlines = m;
+    return m->text;
+}
+
+static void memline_free(char *text)
+{
+    memline *m = (memline *)(void *)(text - offsetof(memline, text));
+    if (m->prev)
+        m->prev->next = m->next;
+    else
+        memlines = m->next;
+    if (m->next) m->next->prev = m->prev;
+    free(m);
+}
 
 static size_t page_up(size_t n)
 {
@@ -132,13 +170,16 @@ static size_t page_up(size_t n)
 }
 
 /* A mapping of at least n bytes in place of old (of *mapped bytes; NULL: none yet), its
- * contents kept; NULL when out of memory (old is left as it was). */
-static void *remap(void *old, size_t *mapped, size_t n)
+ * contents kept, prefaulted when populate; NULL when out of memory (old is left as it
+ * was). */
+static void *remap(void *old, size_t *mapped, size_t n, int populate)
 {
     n = page_up(n);
-    void *p = old ? mremap(old, *mapped, n, MREMAP_MAYMOVE)
-                  : mmap(NULL, n, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    void *p =
+        old ? mremap(old, *mapped, n, MREMAP_MAYMOVE)
+            : mmap(NULL, n, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (populate ? MAP_POPULATE : 0), -1,
+                   0);
     if (p == MAP_FAILED) return NULL;
     *mapped = n;
     return p;
@@ -152,25 +193,34 @@ static rec_t *find_hv(uint64_t hv)
     return NULL;
 }
 
-/* A new record of hash hv (zeroed but for hv, not yet anywhere: the caller says where),
- * the table grown first when it would be over half full; NULL when out of memory.
- * cache_lock held. */
-static rec_t *add(uint64_t hv)
+/* Room for one more record: the mapping reserved or grown, the next step prefaulted
+ * (one system call where page faults would take one each: on a virtual machine a fault
+ * costs more than parsing the records on its page; a kernel without MADV_POPULATE_WRITE
+ * takes the faults). -1 when out of memory. cache_lock held. */
+static int room_for_one(void)
 {
-    if (nrecs == UINT32_MAX - 1) return NULL;
+    if (nrecs == UINT32_MAX - 1) return -1;
     if (nrecs == recs_cap) {
-        size_t cap = recs_cap ? 2 * recs_cap : want_recs;
-        rec_t *r = remap(recs, &recs_mapped, cap * sizeof *r);
-        if (!r) return NULL;
+        /* a record's line is at least ~130 bytes: the file cannot hold more */
+        size_t cap = recs_cap ? 2 * recs_cap : file_size / 128 + 64;
+        rec_t *r = remap(recs, &recs_mapped, cap * sizeof *r, 0);
+        if (!r) return -1;
         recs = r;
         recs_cap = recs_mapped / sizeof *r;
     }
+    if ((nrecs + 1) * sizeof(rec_t) > recs_ready) {
+        size_t n =
+            recs_mapped - recs_ready < PREFAULT_STEP ? recs_mapped - recs_ready : PREFAULT_STEP;
+        (void)madvise((char *)recs + recs_ready, n, MADV_POPULATE_WRITE);
+        recs_ready += n;
+    }
     if (2 * (nrecs + 1) > nslots) {
+        /* a line is 200-400 bytes: twice that many slots, made once for most files */
         size_t n = nslots ? 2 * nslots : 64, mapped = 0;
-        while (n < 2 * recs_cap)
+        while (n < 2 * (file_size / 256 + 32))
             n *= 2;
-        uint32_t *t = remap(NULL, &mapped, n * sizeof *t); /* zeroed */
-        if (!t) return NULL;
+        uint32_t *t = remap(NULL, &mapped, n * sizeof *t, 1); /* zeroed */
+        if (!t) return -1;
         for (size_t r = 0; r < nrecs; r++) {
             size_t j = recs[r].hv & (n - 1);
             while (t[j])
@@ -182,6 +232,14 @@ static rec_t *add(uint64_t hv)
         nslots = n;
         slots_mapped = mapped;
     }
+    return 0;
+}
+
+/* A new record of hash hv (zeroed but for hv, not yet anywhere: the caller says where);
+ * NULL when out of memory. cache_lock held. */
+static rec_t *add(uint64_t hv)
+{
+    if (room_for_one() != 0) return NULL;
     size_t i = hv & (nslots - 1);
     while (slots[i])
         i = (i + 1) & (nslots - 1);
@@ -207,7 +265,7 @@ static int read_back(const rec_t *r, int fd, xmt_cacherec *out)
 {
     const char *line = r->at.line;
     if (r->where == AT_DEAD) return -1;
-    if (r->where == AT_FILE) {
+    if (r->where == AT_FILE) { /* AT_MEM: the line, ending in '\n' past len */
         if (pread(fd, linebuf, r->len, (off_t)r->at.off) != (ssize_t)r->len) return -1;
         line = linebuf;
     }
@@ -219,16 +277,9 @@ static int read_back(const rec_t *r, int fd, xmt_cacherec *out)
 static void keep_in_memory(rec_t *r, int fd)
 {
     xmt_cacherec got;
-    char *line = read_back(r, fd, &got) == 0 ? malloc(r->len + 2) : NULL;
-    if (!line) {
-        r->where = AT_DEAD;
-        return;
-    }
-    memcpy(line, linebuf, r->len);
-    line[r->len] = '\n';
-    line[r->len + 1] = 0;
+    char *line = read_back(r, fd, &got) == 0 ? memline_new(linebuf, r->len) : NULL;
+    r->where = line ? AT_MEM : AT_DEAD;
     r->at.line = line;
-    r->where = AT_MEM;
 }
 
 /* After a new file was read (cfile's epoch moved on from old's): the records it did not
@@ -248,16 +299,20 @@ static void settle(int old_fd, dev_t old_dev, ino_t old_ino)
     if (ok) close(old_fd);
 }
 
-/* Points the record of hv (added when new) at its latest line: in the file at off (line
- * NULL) or in memory (line, malloc'd, ending in '\n': the record owns it from then on).
- * The record (valid until the next add), or NULL when out of memory (line stays the
- * caller's). cache_lock held. */
-static rec_t *put(uint64_t hv, uint64_t choice, char *line, uint64_t off, size_t len)
+/* Points the record of hv (added when new) at its latest line: in the file at off (text
+ * NULL), or in memory (a copy of text, len bytes without its '\n'). The record (valid
+ * until the next add), or NULL when out of memory. cache_lock held. */
+static rec_t *put(uint64_t hv, uint64_t choice, const char *text, uint64_t off, size_t len)
 {
+    char *line = NULL;
+    if (text && !(line = memline_new(text, len))) return NULL;
     rec_t *r = find_hv(hv);
-    if (!r && !(r = add(hv))) return NULL;
+    if (!r && !(r = add(hv))) {
+        if (line) memline_free(line);
+        return NULL;
+    }
     if (r->choice != choice || r->where == AT_DEAD) r->checked = 0;
-    if (r->where == AT_MEM) free(r->at.line);
+    if (r->where == AT_MEM) memline_free(r->at.line);
     r->choice = choice;
     r->len = (uint32_t)len;
     if (line) {
@@ -293,10 +348,10 @@ static size_t identity_into(const xmt_cacherec *r, char *buf, size_t cap)
     return n;
 }
 
-/* The bytes the records take: the pages of the array in use, and the table. */
+/* The bytes the records take: what was prefaulted of their array, and the table. */
 static size_t mem_in_use(void)
 {
-    return page_up(nrecs * sizeof(rec_t)) + slots_mapped;
+    return recs_ready + slots_mapped;
 }
 
 /* The records that have a line (cache_lock held). */
@@ -522,9 +577,7 @@ void xmt_cache_load(void)
     size_t heap0 = mallinfo2().uordblks + mem_in_use();
     pthread_mutex_lock(&cache_lock);
     int stat_ok = fstat(fd, &st) == 0;
-    /* the records' array is mapped once, for the lines the file can hold (a record's line
-     * is 200-400 bytes; one of fewer makes it grow, by mremap) */
-    if (stat_ok && !nrecs) want_recs = (size_t)st.st_size / 192 + 64;
+    if (stat_ok && !nrecs) file_size = (size_t)st.st_size;
     if (stat_ok) bad = refresh_fd(fd, &st, &old, 0);
     int e = errno;
     unsigned live = live_records();
@@ -774,7 +827,6 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
     struct stat st;
     int fd = cache_path[0] ? open_for_write(&what, &st) : -1; /* reads what others wrote */
     rec_t *r = put(hv, choice_hash(c), line, 0, len - 1);
-    char *mine = r ? NULL : line;            /* the record owns the line, unless out of memory */
     if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
     if (fd >= 0) {
         /* within twice its live records: compaction when the next line would pass that
@@ -794,7 +846,7 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
     }
     pthread_mutex_unlock(&cache_lock);
     drop_lock(lk);
-    free(mine);
+    free(line);
     if (what && xmt_first_time(&write_warned))
         xmt_warn("cannot write the cache %s: %s", cache_path, what);
 }
@@ -854,14 +906,13 @@ void xmt_cache_atfork(int phase)
 void xmt_cache_free(void)
 {
     pthread_mutex_lock(&cache_lock);
-    for (size_t i = 0; i < nrecs; i++)
-        if (recs[i].where == AT_MEM) free(recs[i].at.line);
+    while (memlines)
+        memline_free(memlines->text);
     if (recs) munmap(recs, recs_mapped);
     if (slots) munmap(slots, slots_mapped);
     recs = NULL;
     slots = NULL;
-    nrecs = recs_cap = recs_mapped = nslots = slots_mapped = 0;
-    want_recs = 64;
+    nrecs = recs_cap = recs_mapped = recs_ready = nslots = slots_mapped = file_size = 0;
     if (fd_is(cfile.fd, cfile.dev, cfile.ino)) close(cfile.fd);
     cfile.fd = -1;
     memset(&seen, 0, sizeof seen);

@@ -17,6 +17,12 @@
  * records only) and lookup key. It records the candidate's index and label, not its
  * grid: the grid is recomputed from each launch.
  *
+ * In memory a record is where its line is (offset and length in the file as last read,
+ * a hash of its identity and of its choice), not what it says: a lookup reads the line
+ * back and uses it only when it parses as the record asked for. A descriptor of the file
+ * stays open for that; a new file (another process's compaction) is read whole, and
+ * records it lacks are copied into memory from the old one before it is closed.
+ *
  * The file's path is made absolute once, when it is loaded. It is opened with
  * O_NOFOLLOW|O_NONBLOCK and must be a regular file (a symlink, FIFO, device or
  * directory gets one message and is never used); a file anyone may write, or one in a

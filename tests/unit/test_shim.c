@@ -312,33 +312,36 @@ static long found(uint8_t k, int *chk)
     return r;
 }
 
+/* What descriptor fd of this process is open on (as /proc shows it) into to; 0, or -1
+ * when it is not open. */
+static int fd_link(int fd, char *to, size_t cap)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t l = readlink(link, to, cap - 1);
+    if (l <= 0) return -1;
+    to[l] = 0;
+    return 0;
+}
+
 /* Descriptors of this process open on a file of tmpdir that is gone (replaced by a
  * rename; Check's own files are deleted ones too). */
 static int deleted_fds(void)
 {
     int n = 0;
-    for (int fd = 0; fd < 1024; fd++) {
-        char link[64], to[512];
-        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-        ssize_t l = readlink(link, to, sizeof to - 1);
-        if (l <= 0) continue;
-        to[l] = 0;
-        n += strncmp(to, tmpdir, strlen(tmpdir)) == 0 && strstr(to, " (deleted)") != NULL;
-    }
+    char to[512];
+    for (int fd = 0; fd < 1024; fd++)
+        n += fd_link(fd, to, sizeof to) == 0 && strncmp(to, tmpdir, strlen(tmpdir)) == 0 &&
+             strstr(to, " (deleted)") != NULL;
     return n;
 }
 
 /* The descriptor of this process open on path, -1 when none. */
 static int fd_on(const char *path)
 {
-    for (int fd = 0; fd < 1024; fd++) {
-        char link[64], to[512];
-        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-        ssize_t l = readlink(link, to, sizeof to - 1);
-        if (l <= 0) continue;
-        to[l] = 0;
-        if (strcmp(to, path) == 0) return fd;
-    }
+    char to[512];
+    for (int fd = 0; fd < 1024; fd++)
+        if (fd_link(fd, to, sizeof to) == 0 && strcmp(to, path) == 0) return fd;
     return -1;
 }
 
@@ -453,11 +456,7 @@ START_TEST(cache_descriptor_taken_by_the_program)
     close(fd2);
     ck_assert_int_ne(fcntl(fd, F_GETFD), -1); /* still open: not the shim's to close */
     char to[64];
-    char link[64];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t l = readlink(link, to, sizeof to - 1);
-    ck_assert_int_gt(l, 0);
-    to[l] = 0;
+    ck_assert_int_eq(fd_link(fd, to, sizeof to), 0);
     ck_assert_str_eq(to, "/dev/null");
     close(fd);
 }
