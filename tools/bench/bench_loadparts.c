@@ -4,7 +4,7 @@
  *   parse  the record reader over a cache file (common/cacherec.c), nothing kept: the
  *          first read of the process, and the best of 5 more;
  *   touch  the first write of fresh memory, per MiB: mapped with MAP_POPULATE as the
- *          shim's record arena is, then one byte written every 64 (each cache line once).
+ *          shim's record table is, then one byte written every 64 (each cache line once).
  * On a virtual machine whose hypervisor backs guest memory lazily, the second is what a
  * loaded record costs beyond its parsing (the shim's memory per record times this).
  *
