@@ -25,7 +25,7 @@
 
 /* ---- the records: where each one's line is, not what it says ----
  * Loading a big cache costs its fresh memory most (on a virtual machine the first write of
- * a page can cost more than parsing the records on it), so a record in memory is 40
+ * a page can cost more than parsing the records on it), so a record in memory is 32
  * bytes: its identity's hash, its choice's hash, the device bits it was checked on, and
  * where its line is. A lookup reads the line back (pread; once per key and process, the
  * tuner remembers the answer) and uses it only when it parses as the very record asked
@@ -39,17 +39,20 @@ enum {
 };
 
 typedef struct {
-    uint64_t hv;      /* the identity's hash (rec_hash) */
-    uint64_t choice;  /* the choice's hash (choice_hash): another choice clears checked */
-    uint64_t checked; /* bit d: verified (or tuned) on device ordinal d in this process */
+    uint64_t hv; /* the identity's hash (rec_hash) */
     union {
         uint64_t off; /* AT_FILE */
-        char *line;   /* AT_MEM: malloc'd, ending in '\n' and a NUL */
+        char *line;   /* AT_MEM: a memline's text, ending in '\n' and a NUL */
     } at;
-    uint32_t len;   /* the line's length without '\n' */
-    uint16_t where; /* AT_* */
-    uint16_t epoch; /* AT_FILE: the cfile epoch it was read in */
+    uint32_t choice;  /* the choice's hash (choice_hash): another choice clears checked */
+    uint32_t checked; /* bit d: verified (or tuned) on device ordinal d < 32 in this process
+                       * (a device of a higher ordinal verifies at each lookup) */
+    uint16_t len;     /* the line's length without '\n' */
+    uint8_t where;    /* AT_* */
+    uint8_t epoch;    /* AT_FILE: the cfile epoch it was read in (outside a re-read, every
+                       * AT_FILE record has the current one: wrapping is harmless) */
 } rec_t;
+_Static_assert(XMT_CACHEREC_MAX_LINE <= UINT16_MAX, "a record's length fits its len");
 
 /* The file the AT_FILE records are in: a descriptor of its own, kept open, so that another
  * process's compaction (a rename) leaves every offset valid; a new file (another inode, or
@@ -60,7 +63,7 @@ static struct {
     int fd;
     dev_t dev;
     ino_t ino;
-    uint16_t epoch;
+    uint8_t epoch;
 } cfile = {-1, 0, 0, 0};
 
 /* 64-bit multiply-and-fold hash over n bytes, 8 a step, chained from h. The file is
@@ -97,10 +100,11 @@ static uint64_t rec_hash(const xmt_cacherec *r)
 }
 
 /* The choice's hash: its index and label (what a verification checked; not the time). */
-static uint64_t choice_hash(const xmt_choice *c)
+static uint32_t choice_hash(const xmt_choice *c)
 {
     int64_t index = c->index;
-    return hash_bytes(hash_bytes(0, &index, sizeof index), c->label, strlen(c->label));
+    uint64_t h = hash_bytes(hash_bytes(0, &index, sizeof index), c->label, strlen(c->label));
+    return (uint32_t)(h ^ h >> 32);
 }
 
 static int same_identity(const xmt_cacherec *a, const xmt_cacherec *b)
@@ -302,7 +306,7 @@ static void settle(int old_fd, dev_t old_dev, ino_t old_ino)
 /* Points the record of hv (added when new) at its latest line: in the file at off (text
  * NULL), or in memory (a copy of text, len bytes without its '\n'). The record (valid
  * until the next add), or NULL when out of memory. cache_lock held. */
-static rec_t *put(uint64_t hv, uint64_t choice, const char *text, uint64_t off, size_t len)
+static rec_t *put(uint64_t hv, uint32_t choice, const char *text, uint64_t off, size_t len)
 {
     char *line = NULL;
     if (text && !(line = memline_new(text, len))) return NULL;
@@ -314,7 +318,7 @@ static rec_t *put(uint64_t hv, uint64_t choice, const char *text, uint64_t off, 
     if (r->choice != choice || r->where == AT_DEAD) r->checked = 0;
     if (r->where == AT_MEM) memline_free(r->at.line);
     r->choice = choice;
-    r->len = (uint32_t)len;
+    r->len = (uint16_t)len;
     if (line) {
         r->where = AT_MEM;
         r->at.line = line;
@@ -326,9 +330,9 @@ static rec_t *put(uint64_t hv, uint64_t choice, const char *text, uint64_t off, 
     return r;
 }
 
-static uint64_t device_bit(int device)
+static uint32_t device_bit(int device)
 {
-    return device >= 0 && device < 64 ? 1ull << device : 0;
+    return device >= 0 && device < 32 ? 1u << device : 0;
 }
 
 /* The identity of r into buf (cap bytes): its fields joined with \x1f, as
@@ -635,7 +639,7 @@ static int find_locked(const xmt_cacherec *q, int device, xmt_choice *out, int *
         if ((r->where != AT_FILE || fd_is(cfile.fd, cfile.dev, cfile.ino)) &&
             read_back(r, cfile.fd, &got) == 0) {
             if (!same_identity(&got, q)) return 0; /* another identity of the same hash */
-            uint64_t ch = choice_hash(&got.choice);
+            uint32_t ch = choice_hash(&got.choice);
             if (ch != r->choice) { /* the file was edited in place: what was checked is not this */
                 r->choice = ch;
                 r->checked = 0;
@@ -820,6 +824,10 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
     char *line = xmt_cacherec_format(&rec);
     if (!line) return;
     size_t len = strlen(line);
+    if (len - 1 > XMT_CACHEREC_MAX_LINE) { /* no reader would read it back: not kept */
+        free(line);
+        return;
+    }
     uint64_t hv = rec_hash(&rec);
     int lk = cache_path[0] ? take_lock(1) : -1;
     pthread_mutex_lock(&cache_lock);

@@ -504,6 +504,29 @@ START_TEST(cache_file_edited_in_place)
 }
 END_TEST
 
+/* A record too long for any reader (a policy entry's pattern of 17,000 bytes) is not
+ * written: the next load would count it a bad line. */
+START_TEST(cache_line_too_long_not_written)
+{
+    char path[300];
+    cache_at("long.jsonl", path, sizeof path);
+    static char entry[17000];
+    memset(entry, 'x', sizeof entry - 1);
+    xmt_cache_id id = test_id;
+    id.entry = entry;
+    uint8_t k = 1;
+    xmt_choice c = {3, "B=3", 0.5}, got;
+    xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
+    store_key(2, 4);
+    int chk;
+    ck_assert(!xmt_cache_find(&id, &k, 1, 0, &got, &chk));
+    records_seen = 0;
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, NULL), 0); /* no bad line */
+    ck_assert_int_eq(records_seen, 1);
+    xmt_cache_free();
+}
+END_TEST
+
 /* A cache file anyone may write, a symlink, a FIFO: refused with a message, never
  * blocking, never written. */
 START_TEST(cache_untrusted_files_refused)
@@ -606,6 +629,7 @@ int main(void)
     tcase_add_test(tc, cache_compaction_keeps_every_record);
     tcase_add_test(tc, cache_descriptor_taken_by_the_program);
     tcase_add_test(tc, cache_file_edited_in_place);
+    tcase_add_test(tc, cache_line_too_long_not_written);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
