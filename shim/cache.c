@@ -66,9 +66,9 @@ static struct {
     uint8_t epoch;
 } cfile = {-1, 0, 0, 0};
 
-/* 64-bit multiply-and-fold hash over n bytes, 8 a step, chained from h. The file is
- * trusted (its owner is checked) and every hit is read back and compared, so a hash
- * without a secret seed is enough. */
+/* 64-bit multiply-and-fold hash over n bytes, 8 a step, chained from h. A file anyone may
+ * write is refused, and every hit is read back and compared, so a hash without a secret
+ * seed is enough. */
 static uint64_t hash_bytes(uint64_t h, const void *key, size_t n)
 {
     const unsigned char *p = key;
