@@ -843,7 +843,7 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
         uint64_t at;
         if (lk >= 0 && seen.lines + 1 > 2 * live && seen.lines + 1 > 8)
             (void)compact(&what);
-        else if (append(fd, &st, line, len, &what, &at) == 0 && r)
+        else if (append(fd, &st, line, len, &what, &at) == 0 && r && at != UINT64_MAX)
             (void)put(hv, r->choice, NULL, at, len - 1); /* the line is in the file now */
         close(fd);
     }

@@ -504,6 +504,30 @@ START_TEST(cache_file_edited_in_place)
 }
 END_TEST
 
+/* A killed writer's partial last line: the next store ends it and appends after it; the
+ * record then points at its own line (found without reading the file again: the shim's
+ * descriptor on it stays the same). */
+START_TEST(cache_store_after_a_partial_line)
+{
+    char path[300];
+    cache_at("partial.jsonl", path, sizeof path);
+    store_key(1, 3);
+    cache_at("partial.jsonl", path, sizeof path);
+    FILE *f = fopen(path, "a");
+    fputs("{\"v\":2,\"device\":\"trunc", f);
+    fclose(f);
+    store_key(2, 4);
+    int fd = fd_on(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(found(2, NULL), 4);
+    ck_assert_int_eq(fd_on(path), fd); /* not read again */
+    ck_assert_int_eq(found(1, NULL), 3);
+    cache_at("partial.jsonl", path, sizeof path);
+    ck_assert_int_eq(found(2, NULL), 4);
+    xmt_cache_free();
+}
+END_TEST
+
 /* A record too long for any reader (a policy entry's pattern of 17,000 bytes) is not
  * written: the next load would count it a bad line. */
 START_TEST(cache_line_too_long_not_written)
@@ -630,6 +654,7 @@ int main(void)
     tcase_add_test(tc, cache_descriptor_taken_by_the_program);
     tcase_add_test(tc, cache_file_edited_in_place);
     tcase_add_test(tc, cache_line_too_long_not_written);
+    tcase_add_test(tc, cache_store_after_a_partial_line);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
