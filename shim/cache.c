@@ -262,6 +262,13 @@ static int fd_is(int fd, dev_t dev, ino_t ino)
     return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
+/* Whether line (r->len bytes) still reads as r's record: parsed into *out (its strings in
+ * scratch) and of r's hash. cache_lock held. */
+static int reads_as(const rec_t *r, const char *line, xmt_cacherec *out)
+{
+    return xmt_cacherec_parse(line, r->len, scratch, out) == 0 && rec_hash(out) == r->hv;
+}
+
 /* r's line parsed into *out (its strings in scratch), read from fd when it is in a file;
  * 0, or -1 when it cannot be read or no longer reads as the record of r's hash.
  * cache_lock held. */
@@ -273,7 +280,7 @@ static int read_back(const rec_t *r, int fd, xmt_cacherec *out)
         if (pread(fd, linebuf, r->len, (off_t)r->at.off) != (ssize_t)r->len) return -1;
         line = linebuf;
     }
-    return xmt_cacherec_parse(line, r->len, scratch, out) == 0 && rec_hash(out) == r->hv ? 0 : -1;
+    return reads_as(r, line, out) ? 0 : -1;
 }
 
 /* Keeps r's line in memory (from fd, the file it was read from) or, when it no longer
@@ -737,8 +744,7 @@ static const char *next_line(void *ud, size_t *len)
         }
         const char *line = rw.win + (r->at.off - rw.off);
         xmt_cacherec got;
-        if (xmt_cacherec_parse(line, r->len, scratch, &got) != 0 || rec_hash(&got) != r->hv)
-            continue;
+        if (!reads_as(r, line, &got)) continue;
         memcpy(linebuf, line, r->len);
         linebuf[r->len] = '\n';
         *len = r->len + 1;
