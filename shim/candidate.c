@@ -27,25 +27,10 @@ CUresult xmt_launch_as(const xmt_kernel *k, const xmt_launch *l, const xmt_candi
 {
     if (!c) return xmt_launch_call(l);
     xmt_launch m = *l;
-    m.grid[0] = c->dims.grid.x;
-    m.grid[1] = c->dims.grid.y;
-    m.grid[2] = c->dims.grid.z;
-    m.block[0] = c->dims.block.x;
-    m.block[1] = c->dims.block.y;
-    m.block[2] = c->dims.block.z;
-    m.shared = c->dims.shared;
+    const unsigned grid[3] = {c->dims.grid.x, c->dims.grid.y, c->dims.grid.z};
+    const unsigned block[3] = {c->dims.block.x, c->dims.block.y, c->dims.block.z};
     CUlaunchConfig cfg;
-    if (l->kind == XMT_K_EX) {
-        cfg = *l->cfg;
-        cfg.gridDimX = m.grid[0];
-        cfg.gridDimY = m.grid[1];
-        cfg.gridDimZ = m.grid[2];
-        cfg.blockDimX = m.block[0];
-        cfg.blockDimY = m.block[1];
-        cfg.blockDimZ = m.block[2];
-        cfg.sharedMemBytes = m.shared;
-        m.cfg = &cfg;
-    }
+    xmt_launch_set_dims(&m, grid, block, c->dims.shared, &cfg);
     if (c->nargs == 0) return xmt_launch_call(&m);
     xmt_cand_args args;
     if (xmt_candidate_args(k, l->params, l->extra, c, &args) != 0) return xmt_launch_call(l);

@@ -563,11 +563,7 @@ void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
         if (xmt_drv.cuCtxGetDevice && xmt_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS) dev = -1;
     }
 
-    unsigned path = l->kind == XMT_K_COOP ? XMT_PATH_COOP
-                    : l->kind == XMT_K_EX
-                        ? (xmt_launch_has_blocking_attrs(l->cfg) ? XMT_PATH_EX_ATTRS : XMT_PATH_EX)
-                        : XMT_PATH_LAUNCH;
-    if (l->extra) path |= XMT_PATH_EXTRA;
+    unsigned path = xmt_launch_path(l);
 
     static atomic_int registered;
     if (!atomic_load_explicit(&registered, memory_order_acquire)) {

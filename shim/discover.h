@@ -35,14 +35,7 @@ void xmt_discover_add_graph(xmt_kernel *k, int device, uint64_t launches);
  * of the stderr table. Returns the number of devices reported. */
 int xmt_discover_report(xmt_kernel *k, FILE *table);
 
-/* Path bits, as recorded and reported. */
-enum {
-    XMT_PATH_LAUNCH = 1,   /* cuLaunchKernel(_ptsz) */
-    XMT_PATH_EX = 2,       /* cuLaunchKernelEx(_ptsz) without binding attributes */
-    XMT_PATH_EX_ATTRS = 4, /* cuLaunchKernelEx with cooperative/cluster/... attributes */
-    XMT_PATH_COOP = 8,     /* cuLaunchCooperativeKernel(_ptsz) */
-    XMT_PATH_EXTRA = 16,   /* arguments packed in `extra` */
-};
+/* Path bits (XMT_PATH_*): launch.h, beside the launch value. */
 
 /* json array of path names for a bit set. */
 struct json_t;

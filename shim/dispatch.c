@@ -8,45 +8,18 @@
 #include "options.h"
 #include "tuner.h"
 
-CUresult xmt_dispatch_launch_slow(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                                  unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                                  unsigned shared, CUstream s, void **params, void **extra)
-{
-    if (xmt_in_shim)
-        return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
-    xmt_launch l = {XMT_K_LAUNCH, ptsz, real,   f,     {gx, gy, gz}, {bx, by, bz},
-                    shared,       s,    params, extra, NULL};
-    return xmt_dispatch_slow(xmt_kernels_find(f), &l);
-}
-
-CUresult xmt_dispatch_ex_slow(void *real, int ptsz, const CUlaunchConfig *cfg, CUfunction f,
-                              void **params, void **extra)
-{
-    if (xmt_in_shim || !cfg) return ((xmt_pfn_launch_ex)real)(cfg, f, params, extra);
-    xmt_launch l = {XMT_K_EX,
-                    ptsz,
-                    real,
-                    f,
-                    {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
-                    {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ},
-                    cfg->sharedMemBytes,
-                    cfg->hStream,
-                    params,
-                    extra,
-                    cfg};
-    return xmt_dispatch_slow(xmt_kernels_find(f), &l);
-}
-
-CUresult xmt_dispatch_coop_slow(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                                unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
-                                CUstream s, void **params)
-{
-    if (xmt_in_shim)
-        return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, shared, s, params);
-    xmt_launch l = {XMT_K_COOP, ptsz, real,   f,    {gx, gy, gz}, {bx, by, bz},
-                    shared,     s,    params, NULL, NULL};
-    return xmt_dispatch_slow(xmt_kernels_find(f), &l);
-}
+/* The slow half of each launch signature: the shim's own calls and launches that cannot
+ * be made a value go straight to the driver; the others become an xmt_launch. */
+#define XMT_DISPATCH_SLOW_DEF_(K)                                                                  \
+    CUresult xmt_dispatch_##K##_slow(void *real, int ptsz, XMT_PARAMS(K))                          \
+    {                                                                                              \
+        xmt_launch l;                                                                              \
+        if (xmt_in_shim || !xmt_launch_of_##K(&l, real, ptsz, XMT_ARGS(K)))                        \
+            return ((xmt_pfn_##K)real)(XMT_ARGS(K));                                               \
+        return xmt_dispatch_slow(xmt_kernels_find(f), &l);                                         \
+    }
+XMT_LAUNCH_SIGNATURES(XMT_DISPATCH_SLOW_DEF_)
+#undef XMT_DISPATCH_SLOW_DEF_
 
 CUresult xmt_dispatch_slow(xmt_kernel *k, xmt_launch *l)
 {

@@ -5,6 +5,9 @@
  * the handle up, count, call the real pointer. Everything else builds an xmt_launch
  * and goes to xmt_dispatch_slow: first sight of a handle makes its record (kernels.c),
  * then discover mode records the shape (discover.c) and tune/replay go to the tuner.
+ * Both halves are generated for every launch signature from its row (signatures.h):
+ * xmt_dispatch_<KIND> and xmt_dispatch_<KIND>_slow take (real, ptsz, the row's
+ * parameters). Every launch row names its kernel handle `f`.
  */
 #ifndef XMT_DISPATCH_H
 #define XMT_DISPATCH_H
@@ -12,21 +15,10 @@
 #include "counters.h"
 #include "kernels.h"
 #include "launch.h"
+#include "signatures.h"
 
 /* Everything but the fast path. k may be NULL (not seen yet, or forgotten). */
 CUresult xmt_dispatch_slow(xmt_kernel *k, xmt_launch *l);
-
-/* The slow halves, out of line so that the inline fast paths stay small: with their
- * arguments untouched, a pass-through launch ends in a tail jump to the driver. */
-CUresult xmt_dispatch_launch_slow(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                                  unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                                  unsigned shared, CUstream s, void **params, void **extra)
-    __attribute__((noinline, cold));
-CUresult xmt_dispatch_ex_slow(void *real, int ptsz, const CUlaunchConfig *cfg, CUfunction f,
-                              void **params, void **extra) __attribute__((noinline, cold));
-CUresult xmt_dispatch_coop_slow(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy,
-                                unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
-                                CUstream s, void **params) __attribute__((noinline, cold));
 
 /* Is this launch one to pass straight through: a known kernel with nothing to do? (The
  * shim's own launches never come through here — the tuner calls the driver's pointers
@@ -37,40 +29,26 @@ static inline __attribute__((always_inline)) int xmt_dispatch_is_plain(CUfunctio
     return __builtin_expect(k != NULL && k->passthrough, 1);
 }
 
-static inline __attribute__((always_inline)) CUresult
-xmt_dispatch_launch(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                    unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s,
-                    void **params, void **extra)
-{
-    if (xmt_dispatch_is_plain(f)) {
-        xmt_count_launch();
-        return ((xmt_pfn_launch)real)(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
-    }
-    return xmt_dispatch_launch_slow(real, ptsz, f, gx, gy, gz, bx, by, bz, shared, s, params,
-                                    extra);
-}
+/* The slow halves, out of line so that the inline fast paths stay small: with their
+ * arguments untouched, a pass-through launch ends in a tail jump to the driver. */
+#define XMT_DISPATCH_SLOW_DECL_(K)                                                                 \
+    CUresult xmt_dispatch_##K##_slow(void *real, int ptsz, XMT_PARAMS(K))                          \
+        __attribute__((noinline, cold));
+XMT_LAUNCH_SIGNATURES(XMT_DISPATCH_SLOW_DECL_)
+#undef XMT_DISPATCH_SLOW_DECL_
 
-static inline __attribute__((always_inline)) CUresult xmt_dispatch_ex(void *real, int ptsz,
-                                                                      const CUlaunchConfig *cfg,
-                                                                      CUfunction f, void **params,
-                                                                      void **extra)
-{
-    if (xmt_dispatch_is_plain(f)) {
-        xmt_count_launch();
-        return ((xmt_pfn_launch_ex)real)(cfg, f, params, extra);
+/* The fast paths. */
+#define XMT_DISPATCH_FAST_(K)                                                                      \
+    static inline __attribute__((always_inline))                                                   \
+    CUresult xmt_dispatch_##K(void *real, int ptsz, XMT_PARAMS(K))                                 \
+    {                                                                                              \
+        if (xmt_dispatch_is_plain(f)) {                                                            \
+            xmt_count_launch();                                                                    \
+            return ((xmt_pfn_##K)real)(XMT_ARGS(K));                                               \
+        }                                                                                          \
+        return xmt_dispatch_##K##_slow(real, ptsz, XMT_ARGS(K));                                   \
     }
-    return xmt_dispatch_ex_slow(real, ptsz, cfg, f, params, extra);
-}
-
-static inline __attribute__((always_inline)) CUresult
-xmt_dispatch_coop(void *real, int ptsz, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                  unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s, void **params)
-{
-    if (xmt_dispatch_is_plain(f)) {
-        xmt_count_launch();
-        return ((xmt_pfn_launch_coop)real)(f, gx, gy, gz, bx, by, bz, shared, s, params);
-    }
-    return xmt_dispatch_coop_slow(real, ptsz, f, gx, gy, gz, bx, by, bz, shared, s, params);
-}
+XMT_LAUNCH_SIGNATURES(XMT_DISPATCH_FAST_)
+#undef XMT_DISPATCH_FAST_
 
 #endif

@@ -6,16 +6,16 @@
 CUresult xmt_launch_call(const xmt_launch *l)
 {
     switch (l->kind) {
-    case XMT_K_EX: return ((xmt_pfn_launch_ex)l->real)(l->cfg, l->f, l->params, l->extra);
-    case XMT_K_COOP:
-        return ((xmt_pfn_launch_coop)l->real)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                                              l->block[1], l->block[2], l->shared, l->stream,
-                                              l->params);
-    default:
-        return ((xmt_pfn_launch)l->real)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+    case XMT_K_LAUNCH:
+        return ((xmt_pfn_LAUNCH)l->real)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0],
                                          l->block[1], l->block[2], l->shared, l->stream, l->params,
                                          l->extra);
+    case XMT_K_EX: return ((xmt_pfn_EX)l->real)(l->cfg, l->f, l->params, l->extra);
+    case XMT_K_COOP:
+        return ((xmt_pfn_COOP)l->real)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                       l->block[1], l->block[2], l->shared, l->stream, l->params);
     }
+    return CUDA_ERROR_NOT_SUPPORTED; /* not reached: every kind is a case above */
 }
 
 int xmt_launch_has_blocking_attrs(const CUlaunchConfig *cfg)

@@ -1,20 +1,30 @@
 /*
- * launch: one kernel launch as a value, and the primitives on it.
+ * launch: one kernel launch as a value, and the questions asked of its kind.
  *
- * The three launch shapes (cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel,
- * each also _ptsz) become one xmt_launch, which can be called as the program made it,
- * asked for its stream, or checked for attributes that bind its shape. A leaf: it uses
- * nothing of the shim. Where a launch goes is dispatch's business (dispatch.h).
+ * The launch signatures (signatures.h: cuLaunchKernel, cuLaunchKernelEx,
+ * cuLaunchCooperativeKernel, each also _ptsz) become one xmt_launch, which can be called
+ * as the program made it, asked for its stream, or checked for attributes that bind its
+ * shape. Everything that differs by kind is answered here, in switches over the kind
+ * without `default`, so that a new launch signature that is not handled fails the build
+ * (-Wswitch under -Werror) instead of being called with another kind's arguments. A leaf:
+ * it uses nothing of the shim. Where a launch goes is dispatch's business (dispatch.h).
  */
 #ifndef XMT_LAUNCH_H
 #define XMT_LAUNCH_H
 
 #include <cuda.h>
 
-typedef enum { XMT_K_LAUNCH = 0, XMT_K_EX, XMT_K_COOP } xmt_launch_kind;
+#include "signatures.h"
+
+/* One per row of XMT_LAUNCH_SIGNATURES: XMT_K_LAUNCH, XMT_K_EX, XMT_K_COOP. */
+typedef enum {
+#define XMT_LAUNCH_KIND_(K) XMT_K_##K,
+    XMT_LAUNCH_SIGNATURES(XMT_LAUNCH_KIND_)
+#undef XMT_LAUNCH_KIND_
+} xmt_launch_kind;
 
 typedef struct xmt_launch {
-    int kind;   /* xmt_launch_kind */
+    xmt_launch_kind kind;
     int ptsz;   /* came through a _ptsz entry point: stream 0 is the per-thread stream */
     void *real; /* the exact driver entry point the program would have called */
     CUfunction f;
@@ -25,11 +35,47 @@ typedef struct xmt_launch {
     const CUlaunchConfig *cfg; /* XMT_K_EX only */
 } xmt_launch;
 
-typedef CUresult (*xmt_pfn_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                   unsigned, unsigned, CUstream, void **, void **);
-typedef CUresult (*xmt_pfn_launch_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
-typedef CUresult (*xmt_pfn_launch_coop)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                                        unsigned, unsigned, unsigned, CUstream, void **);
+/* Older names of the launch pointer types. */
+typedef xmt_pfn_LAUNCH xmt_pfn_launch;
+typedef xmt_pfn_EX xmt_pfn_launch_ex;
+typedef xmt_pfn_COOP xmt_pfn_launch_coop;
+
+/* ---- a launch made a value: xmt_launch_of_<KIND>(&l, real, ptsz, the row's parameters)
+ * fills l and returns 1, or returns 0 when the call cannot be one (an Ex launch without a
+ * config: the driver's to refuse). One per launch signature. */
+#define XMT_LAUNCH_OF(K)                                                                           \
+    static inline int xmt_launch_of_##K(xmt_launch *l, void *real, int ptsz, XMT_PARAMS(K))
+
+XMT_LAUNCH_OF(LAUNCH)
+{
+    *l = (xmt_launch){XMT_K_LAUNCH, ptsz, real,   f,     {gx, gy, gz}, {bx, by, bz},
+                      shared,       s,    params, extra, NULL};
+    return 1;
+}
+
+XMT_LAUNCH_OF(EX)
+{
+    if (!cfg) return 0;
+    *l = (xmt_launch){XMT_K_EX,
+                      ptsz,
+                      real,
+                      f,
+                      {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
+                      {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ},
+                      cfg->sharedMemBytes,
+                      cfg->hStream,
+                      params,
+                      extra,
+                      cfg};
+    return 1;
+}
+
+XMT_LAUNCH_OF(COOP)
+{
+    *l = (xmt_launch){XMT_K_COOP, ptsz, real,   f,    {gx, gy, gz}, {bx, by, bz},
+                      shared,     s,    params, NULL, NULL};
+    return 1;
+}
 
 /* Calls the real entry point with the launch exactly as the program made it. */
 CUresult xmt_launch_call(const xmt_launch *l);
@@ -37,6 +83,78 @@ CUresult xmt_launch_call(const xmt_launch *l);
 /* Does an Ex launch carry an attribute that the tuner must not touch (cooperative,
  * clusters, programmatic launch, ...)? Benign ones (priority, access policy) do not. */
 int xmt_launch_has_blocking_attrs(const CUlaunchConfig *cfg);
+
+/* ---- the kind questions -------------------------------------------------------------- */
+
+/* May the tuner give this launch another grid, block or shared memory? Not a cooperative
+ * launch (its grid must fit the device at once), nor an Ex launch whose attributes bind
+ * its shape. */
+static inline int xmt_launch_rewritable(const xmt_launch *l)
+{
+    switch (l->kind) {
+    case XMT_K_LAUNCH: return 1;
+    case XMT_K_EX: return !xmt_launch_has_blocking_attrs(l->cfg);
+    case XMT_K_COOP: return 0;
+    }
+    return 0;
+}
+
+/* Discover mode's record of how a kernel was launched: one bit per path, ORed over its
+ * launches (discover.h prints them; the log's `paths`). */
+enum {
+    XMT_PATH_LAUNCH = 1,   /* cuLaunchKernel(_ptsz) */
+    XMT_PATH_EX = 2,       /* cuLaunchKernelEx(_ptsz) without binding attributes */
+    XMT_PATH_EX_ATTRS = 4, /* cuLaunchKernelEx with cooperative/cluster/... attributes */
+    XMT_PATH_COOP = 8,     /* cuLaunchCooperativeKernel(_ptsz) */
+    XMT_PATH_EXTRA = 16,   /* arguments packed in `extra` */
+};
+
+static inline unsigned xmt_launch_path(const xmt_launch *l)
+{
+    unsigned extra = l->extra ? XMT_PATH_EXTRA : 0;
+    switch (l->kind) {
+    case XMT_K_LAUNCH: return XMT_PATH_LAUNCH | extra;
+    case XMT_K_EX:
+        return (xmt_launch_has_blocking_attrs(l->cfg) ? XMT_PATH_EX_ATTRS : XMT_PATH_EX) | extra;
+    case XMT_K_COOP: return XMT_PATH_COOP | extra;
+    }
+    return 0;
+}
+
+/* Does the kind take its dims as arguments (so a rewrite passes other numbers), rather
+ * than in a config (an Ex launch: a copy of its config with other dims)? */
+static inline int xmt_launch_takes_dims(xmt_launch_kind kind)
+{
+    switch (kind) {
+    case XMT_K_LAUNCH:
+    case XMT_K_COOP: return 1;
+    case XMT_K_EX: return 0;
+    }
+    return 0;
+}
+
+/* Gives m (a copy of a launch) the dims grid/block/shared. For a kind that carries them
+ * in a config, that config is copied into *cfg_buf, which must live as long as m. */
+static inline void xmt_launch_set_dims(xmt_launch *m, const unsigned grid[3],
+                                       const unsigned block[3], unsigned shared,
+                                       CUlaunchConfig *cfg_buf)
+{
+    for (int i = 0; i < 3; i++) {
+        m->grid[i] = grid[i];
+        m->block[i] = block[i];
+    }
+    m->shared = shared;
+    if (xmt_launch_takes_dims(m->kind)) return;
+    *cfg_buf = *m->cfg;
+    cfg_buf->gridDimX = grid[0];
+    cfg_buf->gridDimY = grid[1];
+    cfg_buf->gridDimZ = grid[2];
+    cfg_buf->blockDimX = block[0];
+    cfg_buf->blockDimY = block[1];
+    cfg_buf->blockDimZ = block[2];
+    cfg_buf->sharedMemBytes = shared;
+    m->cfg = cfg_buf;
+}
 
 /* The stream the shim's own work for this launch must use: the launch's stream, or the
  * per-thread default stream when stream 0 came through a _ptsz entry point. */

@@ -17,6 +17,7 @@
 #include "graph.h"
 #include "kernels.h"
 #include "log.h"
+#include "modload.h"
 #include "options.h"
 #include "tuner.h"
 #include "xmt_policy.h"
@@ -118,6 +119,13 @@ static void report_kernel(xmt_kernel *k, void *ud)
     }
 }
 
+/* The exit event's module_loads: successful loads by entry point (modload.h). */
+static void add_load(void *ud, const char *entry, unsigned long long ok, unsigned long long failed)
+{
+    (void)failed;
+    if (ok) json_object_set_new((json_t *)ud, entry, json_integer((json_int_t)ok));
+}
+
 static void report(void)
 {
     uint64_t total = xmt_launches_total();
@@ -165,9 +173,11 @@ static void report(void)
     xmt_log_event(json_pack("{sssIsIsI}", "event", "graphs", "replays", (json_int_t)replays,
                             "unseen_replays", (json_int_t)unseen, "conditional_graphs",
                             (json_int_t)conditional));
-    xmt_log_event(json_pack("{sssIsIsisI}", "event", "exit", "launches", (json_int_t)total,
+    json_t *loads = json_object();
+    xmt_modload_each(add_load, loads);
+    xmt_log_event(json_pack("{sssIsIsisIso}", "event", "exit", "launches", (json_int_t)total,
                             "rewritten", (json_int_t)c.rewritten, "kernels", c.kernels, "pid",
-                            (json_int_t)getpid()));
+                            (json_int_t)getpid(), "module_loads", loads));
     xmt_log_close();
 }
 

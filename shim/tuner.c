@@ -657,8 +657,7 @@ static int launch_keyed(xmt_kernel *k, const xmt_launch *l, keyed_t *q)
 static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_launch *l)
 {
     atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
-    if (l->kind == XMT_K_COOP || (l->kind == XMT_K_EX && xmt_launch_has_blocking_attrs(l->cfg)))
-        return xmt_pass(k, l);
+    if (!xmt_launch_rewritable(l)) return xmt_pass(k, l);
     keyed_t q;
     if (!launch_keyed(k, l, &q)) return xmt_pass(k, l);
     result_t *r = find_result(q.ts, q.key, q.kl);
@@ -721,9 +720,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
 {
     memo_t *m = tls_memo;
     CUdevice dev;
-    if (__builtin_expect(m != NULL && l->params != NULL, 1) &&
-        (l->kind == XMT_K_LAUNCH ||
-         (l->kind == XMT_K_EX && !xmt_launch_has_blocking_attrs(l->cfg))) &&
+    if (__builtin_expect(m != NULL && l->params != NULL, 1) && xmt_launch_rewritable(l) &&
         current_device(&dev)) {
         m = &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
         if (memo_hit(m, k, (int)dev, l, (void *const *)l->params)) {

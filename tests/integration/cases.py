@@ -179,6 +179,13 @@ def discover_case(app, scenario):
     replays = any(line.endswith(" replay") for line in base.trace)
     if not replays and not any(s.get("other_shapes") for s in d.events("kernel_summary")):
         expect(seen == ran, "shape counts differ from what ran: %s" % sorted((ran - seen) + (seen - ran)))
+    # Module loads pass through and are counted by entry point: the linked app calls our
+    # exported cuModuleLoadData, the runtime-like one gets cuLibraryLoadData through
+    # cuGetProcAddress (app.c, load_into).
+    loads = d.events("exit")[0].get("module_loads")
+    want = "cuModuleLoadData" if app == "linked" else "cuLibraryLoadData"
+    expect(isinstance(loads, dict) and list(loads) == [want] and loads[want] >= 1,
+           "exit event's module_loads: %r (expected %s only)" % (loads, want))
     return base, d
 
 
@@ -360,7 +367,7 @@ def exported_symbols():
     # (shim/entries.h: exported = 1), plus our dlsym and the xmatune_* API; the version
     # script must say exactly the same.
     src = os.path.join(os.path.dirname(POLICIES), "..", "..", "shim")
-    listed = re.findall(r"^XMT_ENTRY\((\w+), *\w+, *[01], *([01]),", open(os.path.join(src, "entries.h")).read(), re.M)
+    listed = re.findall(r"^XMT_ENTRY\((\w+), *\w+, *[01], *([01])\)", open(os.path.join(src, "entries.h")).read(), re.M)
     expect(len(listed) >= 12, "entries.h parsed: %s" % listed)
     allowed = {n for n, e in listed if e == "1"} | {"dlsym"}
     mapped = set(re.findall(r"^\s*(\w+);", open(os.path.join(src, "xmatune.map")).read(), re.M)) - {"local"}
