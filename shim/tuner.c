@@ -15,6 +15,7 @@
 #include "driver.h"
 #include "log.h"
 #include "options.h"
+#include "plan.h"
 #include "session.h"
 #include "tls.h"
 #include "tune_event.h"
@@ -90,8 +91,6 @@ static struct xmt_tune_state *state_of(xmt_kernel *k)
     pthread_mutex_unlock(&k->lock);
     return s;
 }
-
-static _Atomic uint64_t total_tuning_us;
 
 /* ---- the launch ---------------------------------------------------------------------------- */
 
@@ -356,137 +355,6 @@ static size_t launch_key(xmt_kernel *k, struct xmt_tune_state *ts, const xmt_lau
     return kl + 4;
 }
 
-/* What to do with a key never seen in this process: a pin, the on-disk cache, replay's
- * rule and the total budget decide it without a benchmark; else it is tuned. A pin and
- * a winner from the disk are verified once first (XMATUNE_CACHE_VERIFY=0: a cached one
- * is trusted). */
-typedef struct {
-    xmt_choice ch;
-    int need_run;              /* a session must run (a benchmark, or a verification) */
-    int verify_only;           /* that session verifies only */
-    int store_on_disk;         /* the outcome goes to the on-disk cache */
-    int from_cache;            /* ch came from the disk: tune again if it fails */
-    int cached;                /* ch is a winner the disk holds (verified or not) */
-    int claimed;               /* this process claimed the key on disk (cache.h) */
-    const xmt_candidate *only; /* the pin or cached config, when verify_only */
-    long only_index;           /* its index: XMT_PIN_CONFIG or the cached candidate's */
-    xmt_candidate pin;
-    char code[17], entry_fp[17]; /* the cache identity's fingerprints */
-    xmt_cache_id id;
-    const uint8_t *key; /* the key (its binary form, as the cache has it) */
-    size_t keylen;
-} plan_t;
-
-/* The identity of this kernel's winners on disk (device, code, entry and protection). */
-static void cache_id(const xmt_kernel *k, const xmt_devinfo *di, CUdevice dev, plan_t *p)
-{
-    const xmt_entry *e = k->entry;
-    xmt_code_fingerprint(k, dev, p->code);
-    uint64_t fp = xmt_entry_fingerprint(e) ^ (xmt_session_protects_auto(e) ? 0 : 0x9e3779b9ull);
-    snprintf(p->entry_fp, sizeof p->entry_fp, "%016llx", (unsigned long long)fp);
-    p->id = (xmt_cache_id){di->id, k->mangled, p->code, xmt_entry_pattern(e), p->entry_fp};
-}
-
-static int cached_choice_holds(const xmt_entry *e, const xmt_launch_view *v, const xmt_choice *ch,
-                               xmt_candidate *cc)
-{
-    return ch->index == XMT_OWN_CONFIG ||
-           (ch->index >= 0 && (size_t)ch->index < xmt_entry_ncandidates(e) &&
-            xmt_entry_candidate(e, (size_t)ch->index, v, cc) == 1 &&
-            strcmp(cc->label, ch->label) == 0);
-}
-
-/* A winner from the disk: used as it is when it is the program's own config or
- * XMATUNE_CACHE_VERIFY=0, else verified once in this process first. */
-static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checked, plan_t *p)
-{
-    if (!cached_choice_holds(k->entry, v, &p->ch, &p->pin)) return 0;
-    if (p->ch.index == XMT_OWN_CONFIG || !xmt_opt.cache_verify || checked) return 1;
-    p->need_run = 1;
-    p->verify_only = 1;
-    p->from_cache = 1;
-    p->only = &p->pin;
-    p->only_index = p->ch.index;
-    return 1;
-}
-
-static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_devinfo *di,
-                         CUdevice dev, const uint8_t *key, size_t kl, const char *key_text,
-                         plan_t *p)
-{
-    static atomic_int budget_warned;
-    const xmt_entry *e = k->entry;
-    memset(p, 0, sizeof *p);
-    cache_id(k, di, dev, p);
-    p->key = key;
-    p->keylen = kl;
-    p->ch.index = XMT_OWN_CONFIG;
-    int pin = xmt_entry_pin(e, v, &p->pin);
-    if (pin < 0)
-        xmt_warn("%s: the pin of policy %s is not valid for key %s (%s); tuning instead",
-                 k->demangled, xmt_entry_origin(e), key_text, p->pin.why);
-    if (pin == 1) {
-        p->ch.index = XMT_PIN_CONFIG;
-        snprintf(p->ch.label, sizeof p->ch.label, "%s", p->pin.label);
-        if (xmt_entry_nbuffers(e) > 0 || xmt_session_protects_auto(e)) {
-            /* verified once, never benchmarked */
-            p->need_run = 1;
-            p->verify_only = 1;
-            p->only = &p->pin;
-            p->only_index = XMT_PIN_CONFIG;
-        }
-        return;
-    }
-    int checked = 0;
-    if (xmt_cache_find(&p->id, key, kl, (int)dev, &p->ch, &checked)) {
-        if ((p->cached = plan_cached(k, v, checked, p))) return;
-        p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
-    }
-    if (xmt_opt.mode == XMT_MODE_REPLAY) {
-        p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */
-        /* which keys a replay had no winner for: `xmatune report` lists them */
-        xmt_log_event(json_pack("{sssssssssi}", "event", "replay_miss", "kernel", k->mangled,
-                                "name", k->demangled, "key", key_text, "policy",
-                                xmt_entry_origin(e), "device", (int)dev));
-        return;
-    }
-    if (xmt_opt.total_budget_ms >= 0 &&
-        (double)atomic_load(&total_tuning_us) / 1000.0 > xmt_opt.total_budget_ms) {
-        if (xmt_first_time(&budget_warned))
-            xmt_warn("the total tuning budget (%g ms) is spent; new keys run untuned",
-                     xmt_opt.total_budget_ms);
-        p->ch.index = XMT_OWN_CONFIG;
-        return;
-    }
-    p->need_run = 1;
-    p->store_on_disk = 1;
-    p->verify_only = xmt_entry_ncandidates(e) == 1; /* XMA: a single config is not timed */
-}
-
-/* A tuning about to start: claims the key on disk (cache.h), where another process may
- * have tuned it meanwhile (then p becomes that winner's plan) or be tuning it now. 1 when
- * that other process has it (the key waits), else 0. */
-static int disk_claim(const xmt_kernel *k, const xmt_launch_view *v, CUdevice dev, plan_t *p)
-{
-    if (!p->store_on_disk) return 0;
-    int checked = 0;
-    xmt_choice ch;
-    switch (xmt_cache_claim(&p->id, p->key, p->keylen, (int)dev, &ch, &checked)) {
-    case XMT_CACHE_FOUND: {
-        plan_t cached = *p;
-        cached.ch = ch;
-        cached.need_run = cached.verify_only = cached.store_on_disk = 0;
-        if (plan_cached(k, v, checked, &cached)) {
-            *p = cached;
-            if (p->only) p->only = &p->pin; /* it pointed into the copy */
-        }
-        return 0; /* else tuned again, unclaimed: the policy no longer has that config */
-    }
-    case XMT_CACHE_WAIT: return 1;
-    default: p->claimed = 1; return 0;
-    }
-}
-
 /* Claims a key for this thread: NULL and *theirs when another thread has it already. */
 static result_t *claim_key(struct xmt_tune_state *ts, const uint8_t *key, size_t kl,
                            result_t **theirs)
@@ -508,53 +376,11 @@ static result_t *claim_key(struct xmt_tune_state *ts, const uint8_t *key, size_t
     return mine;
 }
 
-/* Runs the session a plan asks for and returns its choice. */
-static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                              const char *key_text, int device, plan_t *p)
-{
-    xmt_session S;
-    int started =
-        xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only, p->only_index) == 0;
-    xmt_choice ch = S.choice;
-    /* a failed or untuned session decided nothing a later process should trust */
-    if (!started || S.error != CUDA_SUCCESS || S.untuned[0]) p->store_on_disk = 0;
-    if (started) {
-        atomic_fetch_add(&total_tuning_us, (uint64_t)(S.spent_ms * 1000));
-        xmt_tune_event(&S);
-        xmt_session_free(&S);
-    }
-    return ch;
-}
-
-/* A key this thread claimed: decide it (tuning if the plan says so), publish, store. */
-/* Runs what the plan asks; a winner from the disk that fails its check here is dropped
- * and the key tuned again (replay: the program's own config). */
-static void run_plan(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
-                     plan_t *p, const char *key_text)
-{
-    long cached = p->ch.index;
-    p->ch = run_session(k, l, v, key_text, device, p);
-    if (!p->from_cache) return;
-    if (p->ch.index == cached) {
-        xmt_cache_checked(&p->id, p->key, p->keylen, device);
-        return;
-    }
-    int replay = xmt_opt.mode == XMT_MODE_REPLAY;
-    xmt_warn("%s: the cached winner %s for key %s failed verification; %s", k->demangled,
-             p->pin.label, key_text, replay ? "the program's own config runs" : "tuning again");
-    if (replay) return;
-    p->verify_only = xmt_entry_ncandidates(k->entry) == 1;
-    p->only = NULL;
-    p->from_cache = 0;
-    p->store_on_disk = 1;
-    p->ch = run_session(k, l, v, key_text, device, p);
-}
-
 static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
-                           result_t *mine, plan_t *p, const char *key_text)
+                           result_t *mine, xmt_plan *p, const char *key_text)
 {
     struct xmt_tune_state *ts = k->tune;
-    if (p->need_run) run_plan(k, l, v, device, p, key_text);
+    if (p->need_run) xmt_plan_run(k, l, v, device, p, key_text);
     mine->index = p->ch.index;
     snprintf(mine->label, sizeof mine->label, "%s", p->ch.label);
     pthread_mutex_lock(&k->lock);
@@ -583,9 +409,10 @@ static CUresult recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
     char key_text[512];
     if (xmt_entry_key_render(k->entry, r->key + 4, r->keylen - 4, key_text, sizeof key_text) < 0)
         snprintf(key_text, sizeof key_text, "?");
-    plan_t plan;
-    plan_new_key(k, v, di, dev, r->key + 4, r->keylen - 4, key_text, &plan);
-    if ((plan.need_run && capturing(xmt_launch_stream(l))) || disk_claim(k, v, dev, &plan)) {
+    xmt_plan plan;
+    xmt_plan_new_key(k, v, di, dev, r->key + 4, r->keylen - 4, key_text, &plan);
+    if ((plan.need_run && capturing(xmt_launch_stream(l))) ||
+        xmt_plan_claim_on_disk(k, v, dev, &plan)) {
         wait_again(r);
         return xmt_pass(k, l);
     }
@@ -667,15 +494,15 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
     char key_text[512];
     if (xmt_entry_key_render(k->entry, q.key + 4, q.kl - 4, key_text, sizeof key_text) < 0)
         snprintf(key_text, sizeof key_text, "?");
-    plan_t plan;
-    plan_new_key(k, &q.v, q.di, q.dev, q.key + 4, q.kl - 4, key_text, &plan);
+    xmt_plan plan;
+    xmt_plan_new_key(k, &q.v, q.di, q.dev, q.key + 4, q.kl - 4, key_text, &plan);
     /* Under capture nothing runs but the launch itself (a rewrite would be baked into the
      * graph): an unverified pin or an untuned key keeps the program's config, and the next
      * launch outside capture decides. */
     if (plan.need_run && capturing(xmt_launch_stream(l))) return xmt_pass(k, l);
     result_t *mine = claim_key(q.ts, q.key, q.kl, &r);
     if (!mine) return r ? run_known(k, l, &q.v, r, q.di, q.dev) : xmt_pass(k, l);
-    if (disk_claim(k, &q.v, q.dev, &plan)) {
+    if (xmt_plan_claim_on_disk(k, &q.v, q.dev, &plan)) {
         wait_again(mine);
         return xmt_pass(k, l);
     }
@@ -700,8 +527,8 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
         index = r->index;
     } else {
         /* Not decided here yet: a pin or a winner on disk may decide it without a run. */
-        plan_t plan;
-        plan_new_key(k, &q.v, q.di, q.dev, q.key + 4, q.kl - 4, key_text, &plan);
+        xmt_plan plan;
+        xmt_plan_new_key(k, &q.v, q.di, q.dev, q.key + 4, q.kl - 4, key_text, &plan);
         if (plan.need_run || (plan.ch.index == XMT_OWN_CONFIG && !plan.cached)) {
             *why = plan.from_cache ? "its cached winner is not verified in this process yet"
                    : plan.only_index == XMT_PIN_CONFIG && plan.need_run

@@ -1,0 +1,169 @@
+/*
+ * plan: what to do with a key never seen in this process, and doing it (see plan.h).
+ */
+#include "plan.h"
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "options.h"
+#include "session.h"
+#include "tune_event.h"
+
+/* Tuning time spent by this process, every thread (XMATUNE_TOTAL_BUDGET_MS). */
+static _Atomic uint64_t total_tuning_us;
+
+/* The identity of this kernel's winners on disk (device, code, entry and protection). */
+static void cache_id(const xmt_kernel *k, const xmt_devinfo *di, CUdevice dev, xmt_plan *p)
+{
+    const xmt_entry *e = k->entry;
+    xmt_code_fingerprint(k, dev, p->code);
+    uint64_t fp = xmt_entry_fingerprint(e) ^ (xmt_session_protects_auto(e) ? 0 : 0x9e3779b9ull);
+    snprintf(p->entry_fp, sizeof p->entry_fp, "%016llx", (unsigned long long)fp);
+    p->id = (xmt_cache_id){di->id, k->mangled, p->code, xmt_entry_pattern(e), p->entry_fp};
+}
+
+static int cached_choice_holds(const xmt_entry *e, const xmt_launch_view *v, const xmt_choice *ch,
+                               xmt_candidate *cc)
+{
+    return ch->index == XMT_OWN_CONFIG ||
+           (ch->index >= 0 && (size_t)ch->index < xmt_entry_ncandidates(e) &&
+            xmt_entry_candidate(e, (size_t)ch->index, v, cc) == 1 &&
+            strcmp(cc->label, ch->label) == 0);
+}
+
+/* A winner from the disk: used as it is when it is the program's own config or
+ * XMATUNE_CACHE_VERIFY=0, else verified once in this process first. */
+static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checked, xmt_plan *p)
+{
+    if (!cached_choice_holds(k->entry, v, &p->ch, &p->pin)) return 0;
+    if (p->ch.index == XMT_OWN_CONFIG || !xmt_opt.cache_verify || checked) return 1;
+    p->need_run = 1;
+    p->verify_only = 1;
+    p->from_cache = 1;
+    p->only = &p->pin;
+    p->only_index = p->ch.index;
+    return 1;
+}
+
+void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_devinfo *di,
+                      CUdevice dev, const uint8_t *key, size_t kl, const char *key_text,
+                      xmt_plan *p)
+{
+    static atomic_int budget_warned;
+    const xmt_entry *e = k->entry;
+    memset(p, 0, sizeof *p);
+    cache_id(k, di, dev, p);
+    p->key = key;
+    p->keylen = kl;
+    p->ch.index = XMT_OWN_CONFIG;
+    int pin = xmt_entry_pin(e, v, &p->pin);
+    if (pin < 0)
+        xmt_warn("%s: the pin of policy %s is not valid for key %s (%s); tuning instead",
+                 k->demangled, xmt_entry_origin(e), key_text, p->pin.why);
+    if (pin == 1) {
+        p->ch.index = XMT_PIN_CONFIG;
+        snprintf(p->ch.label, sizeof p->ch.label, "%s", p->pin.label);
+        if (xmt_entry_nbuffers(e) > 0 || xmt_session_protects_auto(e)) {
+            /* verified once, never benchmarked */
+            p->need_run = 1;
+            p->verify_only = 1;
+            p->only = &p->pin;
+            p->only_index = XMT_PIN_CONFIG;
+        }
+        return;
+    }
+    int checked = 0;
+    if (xmt_cache_find(&p->id, key, kl, (int)dev, &p->ch, &checked)) {
+        if ((p->cached = plan_cached(k, v, checked, p))) return;
+        p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
+    }
+    if (xmt_opt.mode == XMT_MODE_REPLAY) {
+        p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */
+        /* which keys a replay had no winner for: `xmatune report` lists them */
+        xmt_log_event(json_pack("{sssssssssi}", "event", "replay_miss", "kernel", k->mangled,
+                                "name", k->demangled, "key", key_text, "policy",
+                                xmt_entry_origin(e), "device", (int)dev));
+        return;
+    }
+    if (xmt_opt.total_budget_ms >= 0 &&
+        (double)atomic_load(&total_tuning_us) / 1000.0 > xmt_opt.total_budget_ms) {
+        if (xmt_first_time(&budget_warned))
+            xmt_warn("the total tuning budget (%g ms) is spent; new keys run untuned",
+                     xmt_opt.total_budget_ms);
+        p->ch.index = XMT_OWN_CONFIG;
+        return;
+    }
+    p->need_run = 1;
+    p->store_on_disk = 1;
+    p->verify_only = xmt_entry_ncandidates(e) == 1; /* XMA: a single config is not timed */
+}
+
+/* A tuning about to start: claims the key on disk (cache.h), where another process may
+ * have tuned it meanwhile (then p becomes that winner's plan) or be tuning it now. 1 when
+ * that other process has it (the key waits), else 0. */
+int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevice dev, xmt_plan *p)
+{
+    if (!p->store_on_disk) return 0;
+    int checked = 0;
+    xmt_choice ch;
+    switch (xmt_cache_claim(&p->id, p->key, p->keylen, (int)dev, &ch, &checked)) {
+    case XMT_CACHE_FOUND: {
+        xmt_plan cached = *p;
+        cached.ch = ch;
+        cached.need_run = cached.verify_only = cached.store_on_disk = 0;
+        if (plan_cached(k, v, checked, &cached)) {
+            *p = cached;
+            if (p->only) p->only = &p->pin; /* it pointed into the copy */
+        }
+        return 0; /* else tuned again, unclaimed: the policy no longer has that config */
+    }
+    case XMT_CACHE_WAIT: return 1;
+    default: p->claimed = 1; return 0;
+    }
+}
+
+/* Runs the session a plan asks for and returns its choice. */
+static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                              const char *key_text, int device, xmt_plan *p)
+{
+    xmt_session S;
+    int started =
+        xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only, p->only_index) == 0;
+    xmt_choice ch = S.choice;
+    /* a failed or untuned session decided nothing a later process should trust */
+    if (!started || S.error != CUDA_SUCCESS || S.untuned[0]) p->store_on_disk = 0;
+    if (started) {
+        atomic_fetch_add(&total_tuning_us, (uint64_t)(S.spent_ms * 1000));
+        xmt_tune_event(&S);
+        xmt_session_free(&S);
+    }
+    return ch;
+}
+
+/* A key this thread claimed: decide it (tuning if the plan says so), publish, store. */
+/* Runs what the plan asks; a winner from the disk that fails its check here is dropped
+ * and the key tuned again (replay: the program's own config). */
+void xmt_plan_run(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
+                  xmt_plan *p, const char *key_text)
+{
+    long cached = p->ch.index;
+    p->ch = run_session(k, l, v, key_text, device, p);
+    if (!p->from_cache) return;
+    if (p->ch.index == cached) {
+        xmt_cache_checked(&p->id, p->key, p->keylen, device);
+        return;
+    }
+    int replay = xmt_opt.mode == XMT_MODE_REPLAY;
+    xmt_warn("%s: the cached winner %s for key %s failed verification; %s", k->demangled,
+             p->pin.label, key_text, replay ? "the program's own config runs" : "tuning again");
+    if (replay) return;
+    p->verify_only = xmt_entry_ncandidates(k->entry) == 1;
+    p->only = NULL;
+    p->from_cache = 0;
+    p->store_on_disk = 1;
+    p->ch = run_session(k, l, v, key_text, device, p);
+}

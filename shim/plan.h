@@ -1,0 +1,57 @@
+/*
+ * plan: what to do with a key never seen in this process, and doing it.
+ *
+ * A pin, the on-disk cache, replay's rule and the total budget decide a new key without
+ * a benchmark; else it is tuned. A pin and a winner from the disk are verified once first
+ * (XMATUNE_CACHE_VERIFY=0: a cached one is trusted). Before a tuning starts the key is
+ * claimed on disk, where another process may have decided it meanwhile. The tuner
+ * (tuner.c) owns the key's result and publishes what the plan decided; a session
+ * (session.c) is what the plan runs.
+ */
+#ifndef XMT_PLAN_H
+#define XMT_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "devinfo.h"
+#include "kernels.h"
+#include "launch.h"
+#include "xmt_policy.h"
+
+typedef struct {
+    xmt_choice ch;
+    int need_run;              /* a session must run (a benchmark, or a verification) */
+    int verify_only;           /* that session verifies only */
+    int store_on_disk;         /* the outcome goes to the on-disk cache */
+    int from_cache;            /* ch came from the disk: tune again if it fails */
+    int cached;                /* ch is a winner the disk holds (verified or not) */
+    int claimed;               /* this process claimed the key on disk (cache.h) */
+    const xmt_candidate *only; /* the pin or cached config, when verify_only */
+    long only_index;           /* its index: XMT_PIN_CONFIG or the cached candidate's */
+    xmt_candidate pin;
+    char code[17], entry_fp[17]; /* the cache identity's fingerprints */
+    xmt_cache_id id;
+    const uint8_t *key; /* the key (its binary form, as the cache has it) */
+    size_t keylen;
+} xmt_plan;
+
+/* Fills p for a key never decided in this process (key: its binary form, as the cache
+ * has it; key_text: its rendering, for messages). */
+void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_devinfo *di,
+                      CUdevice dev, const uint8_t *key, size_t kl, const char *key_text,
+                      xmt_plan *p);
+
+/* A tuning about to start: claims the key on disk (cache.h), where another process may
+ * have tuned it meanwhile (then p becomes that winner's plan) or be tuning it now. 1 when
+ * that other process has it (the key waits), else 0. */
+int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevice dev,
+                           xmt_plan *p);
+
+/* Runs what the plan asks (p->need_run): its session, and again as a tuning when a winner
+ * from the disk fails its check (replay: the program's own config). p->ch is the choice. */
+void xmt_plan_run(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
+                  xmt_plan *p, const char *key_text);
+
+#endif
