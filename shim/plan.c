@@ -144,7 +144,6 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
     return ch;
 }
 
-/* A key this thread claimed: decide it (tuning if the plan says so), publish, store. */
 /* Runs what the plan asks; a winner from the disk that fails its check here is dropped
  * and the key tuned again (replay: the program's own config). */
 void xmt_plan_run(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,

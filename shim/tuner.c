@@ -376,6 +376,7 @@ static result_t *claim_key(struct xmt_tune_state *ts, const uint8_t *key, size_t
     return mine;
 }
 
+/* A key this thread claimed: decide it (tuning if the plan says so), publish, store. */
 static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
                            result_t *mine, xmt_plan *p, const char *key_text)
 {
