@@ -37,7 +37,7 @@ typedef struct {
 static const opt_desc options[] = {
     {"XMATUNE_MODE", T_MODE, OFF(mode), 0, "", 0, 0,
      "`off`, `discover`, `tune` or `replay`. Default: `tune` when `XMATUNE_POLICY` is set, "
-     "else `off`",
+     "else `off`; any other value: `off`, with a message",
      NULL},
     {"XMATUNE_POLICY", T_STR, OFF(policy), SZ(policy), "", 0, 0,
      "policy file, or directory of `*.yaml`/`*.yml` files read in name order", NULL},
@@ -164,6 +164,47 @@ static int parse_value(const opt_desc *o, const char *v)
     return -1;
 }
 
+/* What an option accepts, for the message about a bad value: its words or its range. */
+static void allowed(const opt_desc *o, char *out, size_t cap)
+{
+    size_t n = 0;
+    switch (o->type) {
+    case T_MODE: snprintf(out, cap, "one of off, discover, tune, replay"); return;
+    case T_BOOL: snprintf(out, cap, "1, true, yes, on, or 0, false, no, off"); return;
+    case T_INT: snprintf(out, cap, "an integer from %ld to %ld", o->min, o->max); return;
+    case T_DOUBLE: snprintf(out, cap, "a number from %ld to %ld", o->min, o->max); return;
+    case T_STR: snprintf(out, cap, "at most %zu characters", o->size - 1); return;
+    case T_CHOICE:
+        n = (size_t)snprintf(out, cap, "one of");
+        for (int i = 0; o->choices[i] && n < cap; i++)
+            n += (size_t)snprintf(out + n, cap - n, "%s %s", i ? "," : "", o->choices[i]);
+        return;
+    }
+}
+
+static void bad_value(void (*warn)(const char *msg), const opt_desc *o, const char *v)
+{
+    char msg[1024], ok[160];
+    /* a long value is quoted in part, so that the message still says why */
+    size_t vl = strlen(v);
+    char more[48] = "";
+    if (vl > 80) snprintf(more, sizeof more, "... (%zu characters)", vl);
+    allowed(o, ok, sizeof ok);
+    if (o->type == T_MODE)
+        /* DESIGN.md: a misspelt `replay` must never start tuning in production */
+        snprintf(msg, sizeof msg,
+                 "%s=\"%.80s%s\" is not valid (%s); the mode in effect is \"off\": the "
+                 "shim passes every launch through",
+                 o->name, v, more, ok);
+    else
+        snprintf(msg, sizeof msg, "%s=\"%.80s%s\" is not valid (%s); keeping the default \"%s\"",
+                 o->name, v, more, ok, o->def);
+    if (warn)
+        warn(msg);
+    else
+        fprintf(stderr, "xmatune: %s\n", msg);
+}
+
 void xmt_options_load(void (*warn)(const char *msg))
 {
     memset(&xmt_opt, 0, sizeof xmt_opt);
@@ -171,30 +212,22 @@ void xmt_options_load(void (*warn)(const char *msg))
         const opt_desc *o = &options[i];
         if (o->type != T_MODE) (void)parse_value(o, o->def);
     }
+    int mode_bad = 0;
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
         const opt_desc *o = &options[i];
         const char *v = getenv(o->name);
         if (!v || (o->type == T_MODE && !*v)) continue;
         if (parse_value(o, v) == 0) continue;
-        char msg[1024];
-        /* a long value is quoted in part, so that the message still says why */
-        size_t vl = strlen(v);
-        char more[48] = "";
-        if (vl > 80) snprintf(more, sizeof more, "... (%zu characters)", vl);
-        snprintf(msg, sizeof msg, "%s=\"%.80s%s\" is not valid (%s); keeping the default \"%s\"",
-                 o->name, v, more, o->doc, o->type == T_MODE ? "see XMATUNE_POLICY" : o->def);
-        if (warn)
-            warn(msg);
-        else
-            fprintf(stderr, "xmatune: %s\n", msg);
+        if (o->type == T_MODE) mode_bad = 1;
+        bad_value(warn, o, v);
     }
-    /* The mode's default depends on another option: decided after the loop. */
+    /* The mode's default depends on another option: decided after the loop. An unknown
+     * mode is off, not the default. */
     const char *m = getenv("XMATUNE_MODE");
-    int mode_ok = 0;
-    if (m && *m)
-        for (int i = 0; i < 4; i++)
-            mode_ok |= strcmp(m, mode_names[i]) == 0;
-    if (!mode_ok) xmt_opt.mode = xmt_opt.policy[0] ? XMT_MODE_TUNE : XMT_MODE_OFF;
+    if (mode_bad)
+        xmt_opt.mode = XMT_MODE_OFF;
+    else if (!m || !*m)
+        xmt_opt.mode = xmt_opt.policy[0] ? XMT_MODE_TUNE : XMT_MODE_OFF;
 }
 
 static void print_value(FILE *out, const opt_desc *o)

@@ -275,11 +275,26 @@ def bad_option_warns_once():
 
 
 @case
-def bad_mode_keeps_default():
-    r = run("rt", "saxpy", env={"XMATUNE_MODE": "fast", "XMATUNE_POLICY": POLICIES})
-    ok(r, "bad mode")
-    expect("XMATUNE_MODE=\"fast\" is not valid" in r.stderr, r.stderr)
-    expect(r.events("start")[0]["mode"] == "tune", "default with a policy is tune")
+def bad_mode_is_off():
+    # DESIGN.md: an unknown mode means off (pass-through), with a message; a misspelt
+    # `replay` in production must never tune. (It kept the default, tune, before.)
+    base = run("rt", "saxpy", shim=False)
+    for bad in ("fast", "replya", "tunee"):
+        r = run("rt", "saxpy", env={"XMATUNE_MODE": bad, "XMATUNE_POLICY": POLICIES})
+        ok(r, "bad mode")
+        same_output(base, r, "mode %s" % bad)
+        expect(r.trace == base.trace, "launches changed under mode %s" % bad)
+        expect(r.stderr.count("XMATUNE_MODE=\"%s\" is not valid (one of off, discover, tune, "
+                              "replay); the mode in effect is \"off\"" % bad) == 1, r.stderr)
+        expect(not r.events("tune"), "mode %s tuned: %r" % (bad, r.events("tune")[:1]))
+    # the others keep their default, and the message says what is allowed and in effect
+    r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_ITERATIONS": "0",
+                               "XMATUNE_STATISTIC": "Median"})
+    ok(r, "bad values")
+    expect("XMATUNE_ITERATIONS=\"0\" is not valid (an integer from 1 to 10000); keeping the "
+           "default \"10\"" in r.stderr, r.stderr)
+    expect("XMATUNE_STATISTIC=\"Median\" is not valid (one of median, mean); keeping the "
+           "default \"median\"" in r.stderr, r.stderr)
 
 
 @case

@@ -97,7 +97,29 @@ START_TEST(options_bad_values_warn_and_keep_default)
     ck_assert_ptr_nonnull(strstr(err, "xmatune: XMATUNE_WARMUP=\"lots\" is not valid"));
     ck_assert_ptr_nonnull(strstr(err, "xmatune: XMATUNE_ITERATIONS=\"0\" is not valid"));
     ck_assert_ptr_nonnull(strstr(err, "xmatune: XMATUNE_MODE=\"fast\" is not valid"));
-    ck_assert_ptr_nonnull(strstr(err, "keeping the default \"5\""));
+    ck_assert_ptr_nonnull(strstr(err, "the mode in effect is \"off\""));
+    ck_assert_ptr_nonnull(strstr(err, "(an integer from 0 to 1000); keeping the default \"5\""));
+}
+END_TEST
+
+/* DESIGN.md: an unknown mode is off, even with a policy set (it used to keep the
+ * default, tune: a misspelt `replay` in production would tune). */
+START_TEST(options_unknown_mode_is_off)
+{
+    char err[4096];
+    setenv("XMATUNE_POLICY", "p.yaml", 1);
+    setenv("XMATUNE_MODE", "replya", 1);
+    capture_stderr(load, err, sizeof err);
+    ck_assert_int_eq(xmt_opt.mode, XMT_MODE_OFF);
+    ck_assert_ptr_nonnull(strstr(err, "XMATUNE_MODE=\"replya\" is not valid (one of off, "
+                                      "discover, tune, replay); the mode in effect is \"off\""));
+    setenv("XMATUNE_MODE", "replay", 1);
+    capture_stderr(load, err, sizeof err);
+    ck_assert_int_eq(xmt_opt.mode, XMT_MODE_REPLAY);
+    unsetenv("XMATUNE_MODE");
+    capture_stderr(load, err, sizeof err);
+    ck_assert_int_eq(xmt_opt.mode, XMT_MODE_TUNE);
+    unsetenv("XMATUNE_POLICY");
 }
 END_TEST
 
@@ -640,6 +662,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, options_defaults);
     tcase_add_test(tc, options_bad_values_warn_and_keep_default);
+    tcase_add_test(tc, options_unknown_mode_is_off);
     tcase_add_test(tc, options_print_and_markdown);
     tcase_add_test(tc, log_expand_path);
     tcase_add_test(tc, log_messages_capped);
