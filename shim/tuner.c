@@ -14,6 +14,7 @@
 #include "devinfo.h"
 #include "driver.h"
 #include "log.h"
+#include "logevent.h"
 #include "options.h"
 #include "session.h"
 #include "tls.h"
@@ -445,9 +446,8 @@ static void plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xm
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
         p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */
         /* which keys a replay had no winner for: `xmatune report` lists them */
-        xmt_log_event(json_pack("{sssssssssi}", "event", "replay_miss", "kernel", k->mangled,
-                                "name", k->demangled, "key", key_text, "policy",
-                                xmt_entry_origin(e), "device", (int)dev));
+        xmt_log_event(
+            xmt_ev_replay_miss(k->mangled, k->demangled, key_text, xmt_entry_origin(e), (int)dev));
         return;
     }
     if (xmt_opt.total_budget_ms >= 0 &&
@@ -781,16 +781,19 @@ void xmt_tune_report(xmt_kernel *k, FILE *table)
     uint64_t glaunches = atomic_load(&k->graph_launches), gnodes = atomic_load(&k->graph_nodes),
              grewritten = atomic_load(&k->graph_rewritten),
              guntuned = atomic_load(&k->graph_untuned);
-    json_t *ev = json_pack("{sssssssIsIsIsiss}", "event", "kernel_summary", "kernel", k->mangled,
-                           "name", k->demangled, "launches", (json_int_t)launches, "rewritten",
-                           (json_int_t)rewritten, "passed_through", (json_int_t)passed, "keys",
-                           (int)keys, "policy", xmt_entry_origin(k->entry));
-    if (ev) /* graph.c's counts: replays' launches apart; nodes added or set */
-        json_object_update_new(ev, json_pack("{sIsIsIsI}", "graph_launches", (json_int_t)glaunches,
-                                             "graph_nodes", (json_int_t)gnodes,
-                                             "graph_nodes_rewritten", (json_int_t)grewritten,
-                                             "graph_nodes_untuned", (json_int_t)guntuned));
-    xmt_log_event(ev);
+    /* graph.c's counts: replays' launches apart; nodes added or set */
+    xmt_ev_summary_info s = {.kernel = k->mangled,
+                             .name = k->demangled,
+                             .launches = launches,
+                             .rewritten = rewritten,
+                             .passed_through = passed,
+                             .keys = keys,
+                             .graph_launches = glaunches,
+                             .graph_nodes = gnodes,
+                             .graph_nodes_rewritten = grewritten,
+                             .graph_nodes_untuned = guntuned,
+                             .policy = xmt_entry_origin(k->entry)};
+    if (xmt_log_enabled()) xmt_log_event(xmt_ev_kernel_summary(&s));
     if (table) {
         char nodes[32] = "-";
         if (gnodes)
