@@ -5,7 +5,7 @@
  * not, and the buffer sizes; --kernel NAME says which entry a kernel gets.
  */
 #include "check.h"
-#include "commands.h"
+#include "logread.h"
 #include "xmt_policy.h"
 
 #include <jansson.h>
@@ -509,16 +509,6 @@ static int check_entry(const xmt_policy_set *set, const xmt_entry *e, const chec
     return summarise_launch(spec ? spec : e, o, "example launch");
 }
 
-/* Keeps the kernel and kernel_summary events of a discover log. */
-static int collect_log(json_t *ev, void *ud)
-{
-    json_t **lists = ud;
-    const char *kind = json_string_value(json_object_get(ev, "event"));
-    if (kind && !strcmp(kind, "kernel")) json_array_append(lists[0], ev);
-    if (kind && !strcmp(kind, "kernel_summary")) json_array_append(lists[1], ev);
-    return 0;
-}
-
 static long long jint(json_t *o, const char *k)
 {
     return json_integer_value(json_object_get(o, k));
@@ -527,13 +517,13 @@ static long long jint(json_t *o, const char *k)
 /* 1 when the kernel's parameter layout in the log fits the entry; else says why. */
 static int log_layout_fits(const xmt_entry *e, json_t *k)
 {
-    json_t *params = json_object_get(k, "params");
+    json_t *params = json_object_get(k, XMT_F_PARAMS);
     size_t n = json_array_size(params), off[128], size[128];
     char why[512];
-    if (json_is_false(json_object_get(k, "params_known")) || n > 128) return 1;
+    if (json_is_false(json_object_get(k, XMT_F_PARAMS_KNOWN)) || n > 128) return 1;
     for (size_t i = 0; i < n; i++) {
-        off[i] = (size_t)jint(json_array_get(params, i), "offset");
-        size[i] = (size_t)jint(json_array_get(params, i), "size");
+        off[i] = (size_t)jint(json_array_get(params, i), XMT_F_OFFSET);
+        size[i] = (size_t)jint(json_array_get(params, i), XMT_F_SIZE);
     }
     if (xmt_entry_check_layout(e, n, off, size, why, sizeof why) == 0) return 1;
     printf("  the entry does not apply (the kernel passes through): %s\n", why);
@@ -545,35 +535,35 @@ static int log_layout_fits(const xmt_entry *e, json_t *k)
 static int check_log_kernel(const xmt_policy_set *set, const check_opts *o, json_t *k,
                             json_t *summaries)
 {
-    const char *mangled = json_string_value(json_object_get(k, "kernel"));
-    const char *name = json_string_value(json_object_get(k, "name"));
-    long long dev = jint(k, "device");
+    const char *mangled = json_string_value(json_object_get(k, XMT_F_KERNEL));
+    const char *name = json_string_value(json_object_get(k, XMT_F_NAME));
+    long long dev = jint(k, XMT_F_DEVICE);
     const xmt_entry *e = mangled ? xmt_policy_match(set, mangled, NULL, NULL) : NULL;
     printf("kernel %s (device %lld): %s\n", name ? name : "?", dev,
            e ? xmt_entry_origin(e) : "no entry (runs untuned)");
     if (!e || !log_layout_fits(e, k)) return 0;
     check_opts lo = *o;
-    if (jint(k, "max_threads") > 0)
-        xmt_attrs_set(&lo.attrs, "kernel_max_threads", jint(k, "max_threads"));
-    xmt_attrs_set(&lo.attrs, "kernel_static_shared", jint(k, "static_shared"));
+    if (jint(k, XMT_F_MAX_THREADS) > 0)
+        xmt_attrs_set(&lo.attrs, "kernel_max_threads", jint(k, XMT_F_MAX_THREADS));
+    xmt_attrs_set(&lo.attrs, "kernel_static_shared", jint(k, XMT_F_STATIC_SHARED));
     int rc = 0;
     size_t i, j;
     json_t *s, *sh;
     json_array_foreach(summaries, i, s)
     {
-        const char *m2 = json_string_value(json_object_get(s, "kernel"));
-        if (!m2 || strcmp(m2, mangled) || jint(s, "device") != dev) continue;
-        if (json_is_false(json_object_get(s, "rewritable")))
+        const char *m2 = json_string_value(json_object_get(s, XMT_F_KERNEL));
+        if (!m2 || strcmp(m2, mangled) || jint(s, XMT_F_DEVICE) != dev) continue;
+        if (json_is_false(json_object_get(s, XMT_F_REWRITABLE)))
             printf("  (some of its launches come through a path the tuner leaves alone: "
                    "cooperative or cluster launches pass through)\n");
         /* the launches with their argument values, when discover recorded them */
-        json_t *args = json_object_get(s, "args");
+        json_t *args = json_object_get(s, XMT_F_ARGS);
         int with_values = json_array_size(args) > 0;
         long long rec[128];
         unsigned char has[128];
-        json_array_foreach(with_values ? args : json_object_get(s, "shapes"), j, sh)
+        json_array_foreach(with_values ? args : json_object_get(s, XMT_F_SHAPES), j, sh)
         {
-            json_t *vals = json_object_get(sh, "values");
+            json_t *vals = json_object_get(sh, XMT_F_VALUES);
             lo.nrec = json_array_size(vals) < 128 ? json_array_size(vals) : 128;
             for (size_t p = 0; p < lo.nrec; p++) {
                 has[p] = json_is_integer(json_array_get(vals, p));
@@ -581,26 +571,26 @@ static int check_log_kernel(const xmt_policy_set *set, const check_opts *o, json
             }
             lo.rec = rec;
             lo.rec_has = with_values ? has : NULL;
-            json_t *g = json_object_get(sh, "grid"), *b = json_object_get(sh, "block");
+            json_t *g = json_object_get(sh, XMT_F_GRID), *b = json_object_get(sh, XMT_F_BLOCK);
             lo.orig.grid = (xmt_dim3){(uint32_t)json_integer_value(json_array_get(g, 0)),
                                       (uint32_t)json_integer_value(json_array_get(g, 1)),
                                       (uint32_t)json_integer_value(json_array_get(g, 2))};
             lo.orig.block = (xmt_dim3){(uint32_t)json_integer_value(json_array_get(b, 0)),
                                        (uint32_t)json_integer_value(json_array_get(b, 1)),
                                        (uint32_t)json_integer_value(json_array_get(b, 2))};
-            lo.orig.shared = (uint32_t)jint(sh, "shared");
+            lo.orig.shared = (uint32_t)jint(sh, XMT_F_SHARED);
             char label[64];
-            snprintf(label, sizeof label, "recorded launch (%lld time%s)", jint(sh, "count"),
-                     jint(sh, "count") == 1 ? "" : "s");
+            snprintf(label, sizeof label, "recorded launch (%lld time%s)", jint(sh, XMT_F_COUNT),
+                     jint(sh, XMT_F_COUNT) == 1 ? "" : "s");
             int r = summarise_launch(e, &lo, label);
             rc = r > rc ? r : rc;
         }
-        if (with_values && jint(s, "other_args"))
+        if (with_values && jint(s, XMT_F_OTHER_ARGS))
             printf("  (and %lld launches beyond the 16 sets of values discover keeps)\n",
-                   jint(s, "other_args"));
-        else if (!with_values && jint(s, "other_shapes"))
+                   jint(s, XMT_F_OTHER_ARGS));
+        else if (!with_values && jint(s, XMT_F_OTHER_SHAPES))
             printf("  (and %lld launches of shapes beyond the 64 discover keeps)\n",
-                   jint(s, "other_shapes"));
+                   jint(s, XMT_F_OTHER_SHAPES));
     }
     return rc;
 }
@@ -609,23 +599,25 @@ static int check_log_kernel(const xmt_policy_set *set, const check_opts *o, json
  * 2 for a --set that does not fit. */
 static int check_log(const xmt_policy_set *set, const check_opts *o)
 {
-    json_t *lists[2] = {json_array(), json_array()};
-    int bad = read_jsonl(o->log, collect_log, lists), rc = bad < 0 ? 1 : 0;
+    json_t *ev[XMT_EV_COUNT] = {0};
+    json_t *kernels = ev[XMT_EV_KERNEL] = json_array();
+    json_t *summaries = ev[XMT_EV_KERNEL_SUMMARY] = json_array();
+    int bad = xmt_log_collect(o->log, ev), rc = bad < 0 ? 1 : 0;
     if (bad >= 0) {
         printf("launches recorded in %s (with their scalar argument values, where discover "
                "recorded them; --set gives or overrides others)\n",
                o->log);
         size_t i;
         json_t *k;
-        json_array_foreach(lists[0], i, k)
+        json_array_foreach(kernels, i, k)
         {
-            int r = check_log_kernel(set, o, k, lists[1]);
+            int r = check_log_kernel(set, o, k, summaries);
             rc = r > rc ? r : rc;
         }
-        if (!json_array_size(lists[0])) printf("  no kernel: is it a discover log?\n");
+        if (!json_array_size(kernels)) printf("  no kernel: is it a discover log?\n");
     }
-    json_decref(lists[0]);
-    json_decref(lists[1]);
+    json_decref(kernels);
+    json_decref(summaries);
     return rc;
 }
 
@@ -653,10 +645,8 @@ static int check_file(const char *file, const check_opts *o)
         }
     } else if (o->log) {
         /* -q prints errors only, but a log that cannot be read is still one */
-        json_t *lists[2] = {json_array(), json_array()};
-        if (read_jsonl(o->log, collect_log, lists) < 0) rc = 1;
-        json_decref(lists[0]);
-        json_decref(lists[1]);
+        json_t *none[XMT_EV_COUNT] = {0}; /* read only: nothing kept */
+        if (xmt_log_collect(o->log, none) < 0) rc = 1;
     }
     xmt_policy_free(set);
     return rc ? rc : nerr ? 1 : 0;

@@ -2,7 +2,7 @@
  * options_cmd: `xmatune options`, the XMATUNE_* variables as a Markdown table, from the
  * shim's own options table (common/options.c).
  */
-#include "commands.h"
+#include "options_cmd.h"
 
 #include <stdio.h>
 

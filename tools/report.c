@@ -2,11 +2,11 @@
  * report: `xmatune report LOG`, a log as tables (tunings, what tuning cost, kernels,
  * replay misses), and with --svg/--html a picture of its tune events (report_svg.c).
  *
- * This runs as an ordinary program, so it uses jansson's loader (the shim itself only
- * writes JSON). Kernel names are shown demangled, without parameter lists, so that a
- * table stays readable.
+ * The log is read by common/logread's collector, its fields by logevent.h's names (the
+ * shim writes with the same). Kernel names are shown demangled, without parameter lists,
+ * so that a table stays readable.
  */
-#include "commands.h"
+#include "report.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "options.h"
+#include "logread.h"
 #include "report_svg.h"
 #include "xmt_policy.h"
 
@@ -55,39 +55,13 @@ static void print_time(double ms)
 
 static void dims(json_t *o, char *buf, size_t cap)
 {
-    json_t *g = json_object_get(o, "grid"), *b = json_object_get(o, "block");
+    json_t *g = json_object_get(o, XMT_F_GRID), *b = json_object_get(o, XMT_F_BLOCK);
     snprintf(buf, cap, "grid=(%lld,%lld,%lld) block=(%lld,%lld,%lld) shared=%lld",
              json_integer_value(json_array_get(g, 0)), json_integer_value(json_array_get(g, 1)),
              json_integer_value(json_array_get(g, 2)), json_integer_value(json_array_get(b, 0)),
              json_integer_value(json_array_get(b, 1)), json_integer_value(json_array_get(b, 2)),
-             json_integer_value(json_object_get(o, "shared")));
+             json_integer_value(json_object_get(o, XMT_F_SHARED)));
 }
-
-int read_jsonl(const char *path, int (*fn)(json_t *e, void *ud), void *ud)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    int bad = 0;
-    while (getline(&line, &cap, f) > 0) {
-        json_error_t err;
-        json_t *e = json_loads(line, 0, &err);
-        if (!e || fn(e, ud) != 0) bad++;
-        json_decref(e);
-    }
-    free(line);
-    (void)fclose(f); /* read only */
-    return bad;
-}
-
-typedef struct {
-    json_t *tunes, *summaries, *misses;
-    long long launches, rewritten, processes;
-} report_acc;
 
 /* Keys a replay run had no cached winner for (they ran the program's own config): one
  * row per kernel and key, with how many times (processes) it was missed. */
@@ -99,8 +73,8 @@ static void report_misses(json_t *misses)
     json_array_foreach(misses, i, e)
     {
         char id[2048];
-        snprintf(id, sizeof id, "%s\x1f%s\x1f%lld", sget(e, "kernel"), sget(e, "key"),
-                 (long long)json_integer_value(json_object_get(e, "device")));
+        snprintf(id, sizeof id, "%s\x1f%s\x1f%lld", sget(e, XMT_F_KERNEL), sget(e, XMT_F_KEY),
+                 (long long)json_integer_value(json_object_get(e, XMT_F_DEVICE)));
         json_t *n = json_object_get(seen, id);
         if (n) {
             json_integer_set(n, json_integer_value(n) + 1);
@@ -115,31 +89,14 @@ static void report_misses(json_t *misses)
     {
         json_t *m = json_object_get(e, "e");
         char name[96];
-        printf("| %s | %s | %lld | %lld | %s |\n", short_name(sget(m, "name"), name, sizeof name),
-               sget(m, "key"), (long long)json_integer_value(json_object_get(m, "device")),
+        printf("| %s | %s | %lld | %lld | %s |\n",
+               short_name(sget(m, XMT_F_NAME), name, sizeof name), sget(m, XMT_F_KEY),
+               (long long)json_integer_value(json_object_get(m, XMT_F_DEVICE)),
                (long long)json_integer_value(json_object_get(seen, sget(e, "id"))),
-               sget(m, "policy"));
+               sget(m, XMT_F_POLICY));
     }
     json_decref(order);
     json_decref(seen);
-}
-
-static int report_event(json_t *e, void *ud)
-{
-    report_acc *a = ud;
-    const char *ev = sget(e, "event");
-    if (!strcmp(ev, "tune"))
-        json_array_append(a->tunes, e);
-    else if (!strcmp(ev, "kernel_summary"))
-        json_array_append(a->summaries, e);
-    else if (!strcmp(ev, "replay_miss"))
-        json_array_append(a->misses, e);
-    else if (!strcmp(ev, "exit")) {
-        a->processes++;
-        a->launches += json_integer_value(json_object_get(e, "launches"));
-        a->rewritten += json_integer_value(json_object_get(e, "rewritten"));
-    }
-    return 0;
 }
 
 /* Per key: what tuning cost against its floor (the measurements' own GPU time), the
@@ -154,21 +111,21 @@ static void report_cost(json_t *tunes)
            "| ---: | --- | --- |\n");
     json_array_foreach(tunes, i, e)
     {
-        json_t *ph = json_object_get(e, "phases_ms"), *pr = json_object_get(e, "protect");
-        double d = fget(e, "duration_ms"), fl = fget(e, "floor_ms");
-        double apart = ph ? fget(ph, "module_load") + fget(ph, "clock_warmup") : 0;
+        json_t *ph = json_object_get(e, XMT_F_PHASES_MS), *pr = json_object_get(e, XMT_F_PROTECT);
+        double d = fget(e, XMT_F_DURATION_MS), fl = fget(e, XMT_F_FLOOR_MS);
+        double apart = ph ? fget(ph, XMT_F_PH_MODULE_LOAD) + fget(ph, XMT_F_PH_CLOCK_WARMUP) : 0;
         char prot[96] = "—", ratio[32] = "—";
         if (json_is_string(pr))
             snprintf(prot, sizeof prot, "%s", json_string_value(pr));
         else if (json_is_object(pr))
             snprintf(prot, sizeof prot, "auto: %lld output bytes, %lld in place, on the %s",
-                     json_integer_value(json_object_get(pr, "output_bytes")),
-                     json_integer_value(json_object_get(pr, "in_place_bytes")),
-                     sget(pr, "verify_on"));
+                     json_integer_value(json_object_get(pr, XMT_F_OUTPUT_BYTES)),
+                     json_integer_value(json_object_get(pr, XMT_F_IN_PLACE_BYTES)),
+                     sget(pr, XMT_F_VERIFY_ON));
         if (fl > 0) snprintf(ratio, sizeof ratio, "%.2f", (d - apart) / fl);
-        const char *why = json_string_value(json_object_get(e, "untuned"));
+        const char *why = json_string_value(json_object_get(e, XMT_F_UNTUNED));
         printf("| %s | %s | %.1f | %.1f | %.1f | %s | %s | %s |\n",
-               short_name(sget(e, "name"), name, sizeof name), sget(e, "key"), d, apart,
+               short_name(sget(e, XMT_F_NAME), name, sizeof name), sget(e, XMT_F_KEY), d, apart,
                fl > 0 ? fl : 0.0, ratio, prot, why ? why : "");
     }
 }
@@ -183,37 +140,40 @@ static void report_tunings(json_t *tunes)
            "| speed-up | candidates |\n| --- | --- | --- | ---: | --- | ---: | ---: | --- |\n");
     json_array_foreach(tunes, i, e)
     {
-        json_t *own = json_object_get(e, "own"), *win = json_object_get(e, "winner");
+        json_t *own = json_object_get(e, XMT_F_OWN), *win = json_object_get(e, XMT_F_WINNER);
         int ok = 0, skipped = 0, rejected = 0;
         size_t j;
         json_t *c;
-        json_array_foreach(json_object_get(e, "candidates"), j, c)
+        json_array_foreach(json_object_get(e, XMT_F_CANDIDATES), j, c)
         {
-            const char *st = sget(c, "status");
+            const char *st = sget(c, XMT_F_STATUS);
             ok += !strcmp(st, "ok");
             skipped += !strcmp(st, "skipped");
             rejected += !strcmp(st, "rejected");
         }
-        double to = fget(own, "median_ms") >= 0 ? fget(own, "median_ms") : fget(own, "mean_ms");
-        double tw = fget(win, "median_ms") >= 0 ? fget(win, "median_ms") : fget(win, "mean_ms");
+        double to =
+            fget(own, XMT_F_MEDIAN_MS) >= 0 ? fget(own, XMT_F_MEDIAN_MS) : fget(own, XMT_F_MEAN_MS);
+        double tw =
+            fget(win, XMT_F_MEDIAN_MS) >= 0 ? fget(win, XMT_F_MEDIAN_MS) : fget(win, XMT_F_MEAN_MS);
         dims(own, a, sizeof a);
         dims(win, b, sizeof b);
-        printf("| %s | %s | %s |", short_name(sget(e, "name"), name, sizeof name), sget(e, "key"),
-               a);
+        printf("| %s | %s | %s |", short_name(sget(e, XMT_F_NAME), name, sizeof name),
+               sget(e, XMT_F_KEY), a);
         print_time(to);
         printf(" %s%s%s |",
-               json_integer_value(json_object_get(win, "index")) == -1 ? "program's own"
-                                                                       : sget(win, "config"),
-               json_integer_value(json_object_get(win, "index")) == -1 ? "" : ": ",
-               json_integer_value(json_object_get(win, "index")) == -1 ? "" : b);
+               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1
+                   ? "program's own"
+                   : sget(win, XMT_F_CONFIG),
+               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : ": ",
+               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : b);
         print_time(tw);
         if (to > 0 && tw > 0)
             printf(" %.2f× |", to / tw);
         else
             printf(" — |");
         printf(" %d ok, %d skipped, %d rejected%s%s |\n", ok, skipped, rejected,
-               json_is_true(json_object_get(e, "tolerance")) ? " (within tolerance)" : "",
-               json_object_get(e, "error") ? " (error: see log)" : "");
+               json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? " (within tolerance)" : "",
+               json_object_get(e, XMT_F_ERROR) ? " (error: see log)" : "");
     }
 }
 
@@ -228,24 +188,24 @@ static void report_kernels(json_t *summaries)
            "| --- |\n");
     json_array_foreach(summaries, i, e)
     {
-        json_t *shapes = json_object_get(e, "shapes");
-        long long n = shapes ? (long long)json_array_size(shapes)
-                             : json_integer_value(json_object_get(e, "keys"));
-        const char *pol = json_string_value(json_object_get(e, "policy"));
+        json_t *shapes = json_object_get(e, XMT_F_SHAPES);
+        long long n = json_is_array(shapes) ? (long long)json_array_size(shapes)
+                                            : json_integer_value(json_object_get(e, XMT_F_KEYS));
+        const char *pol = json_string_value(json_object_get(e, XMT_F_POLICY));
         /* graphs (docs/graphs.md): launches made by replays; kernel nodes rewritten/added */
-        long long gn = json_integer_value(json_object_get(e, "graph_nodes")),
-                  gu = json_integer_value(json_object_get(e, "graph_nodes_untuned"));
+        long long gn = json_integer_value(json_object_get(e, XMT_F_GRAPH_NODES)),
+                  gu = json_integer_value(json_object_get(e, XMT_F_GRAPH_NODES_UNTUNED));
         char nodes[96] = "—";
         if (gn)
             snprintf(nodes, sizeof nodes, "%lld/%lld rewritten%s",
-                     json_integer_value(json_object_get(e, "graph_nodes_rewritten")), gn,
+                     json_integer_value(json_object_get(e, XMT_F_GRAPH_NODES_REWRITTEN)), gn,
                      gu ? "; in a graph, not tuned" : "");
         printf("| %s | %lld | %lld | %lld | %lld | %s | %lld | %s |\n",
-               short_name(sget(e, "name"), name, sizeof name),
-               json_integer_value(json_object_get(e, "launches")),
-               json_integer_value(json_object_get(e, "rewritten")),
-               json_integer_value(json_object_get(e, "passed_through")), n, pol ? pol : "—",
-               json_integer_value(json_object_get(e, "graph_launches")), nodes);
+               short_name(sget(e, XMT_F_NAME), name, sizeof name),
+               json_integer_value(json_object_get(e, XMT_F_LAUNCHES)),
+               json_integer_value(json_object_get(e, XMT_F_REWRITTEN)),
+               json_integer_value(json_object_get(e, XMT_F_PASSED_THROUGH)), n, pol ? pol : "—",
+               json_integer_value(json_object_get(e, XMT_F_GRAPH_LAUNCHES)), nodes);
     }
 }
 
@@ -275,15 +235,27 @@ int cmd_report(int argc, char **argv)
                 "picture, --html writes a page with the tunings' table and that picture.\n");
         return 2;
     }
-    report_acc acc = {json_array(), json_array(), json_array(), 0, 0, 0};
+    json_t *ev[XMT_EV_COUNT] = {0};
+    ev[XMT_EV_TUNE] = json_array();
+    ev[XMT_EV_KERNEL_SUMMARY] = json_array();
+    ev[XMT_EV_REPLAY_MISS] = json_array();
+    ev[XMT_EV_EXIT] = json_array();
     long long bad = 0;
     for (int i = first; i < argc; i++) {
-        int b = read_jsonl(argv[i], report_event, &acc);
+        int b = xmt_log_collect(argv[i], ev);
         if (b < 0) return 1;
         bad += b;
     }
-    json_t *tunes = acc.tunes, *summaries = acc.summaries;
-    long long launches = acc.launches, rewritten = acc.rewritten, processes = acc.processes;
+    json_t *tunes = ev[XMT_EV_TUNE], *summaries = ev[XMT_EV_KERNEL_SUMMARY];
+    long long launches = 0, rewritten = 0, processes = (long long)json_array_size(ev[XMT_EV_EXIT]);
+    size_t x;
+    json_t *e;
+    json_array_foreach(ev[XMT_EV_EXIT], x, e)
+    {
+        launches += json_integer_value(json_object_get(e, XMT_F_LAUNCHES));
+        rewritten += json_integer_value(json_object_get(e, XMT_F_REWRITTEN));
+    }
+    json_decref(ev[XMT_EV_EXIT]);
     printf("%lld process%s, %lld launches, %lld rewritten%s\n", processes,
            processes == 1 ? "" : "es", launches, rewritten,
            bad ? " (some lines were not JSON)" : "");
@@ -292,8 +264,8 @@ int cmd_report(int argc, char **argv)
         report_cost(tunes);
     }
     if (json_array_size(summaries)) report_kernels(summaries);
-    if (json_array_size(acc.misses)) report_misses(acc.misses);
-    json_decref(acc.misses);
+    if (json_array_size(ev[XMT_EV_REPLAY_MISS])) report_misses(ev[XMT_EV_REPLAY_MISS]);
+    json_decref(ev[XMT_EV_REPLAY_MISS]);
     int wrote = 0;
     if (svg) wrote |= write_report_svg(svg, tunes);
     if (html) wrote |= write_report_html(html, tunes);

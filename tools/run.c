@@ -2,7 +2,7 @@
  * run: `xmatune run [--tune|--discover|...] -- PROGRAM`, a program under the shim without
  * typing LD_PRELOAD.
  */
-#include "commands.h"
+#include "run.h"
 
 #include <errno.h>
 #include <limits.h>

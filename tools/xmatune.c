@@ -4,7 +4,10 @@
  */
 #include "cache_cmd.h"
 #include "check.h"
-#include "commands.h"
+#include "discover.h"
+#include "options_cmd.h"
+#include "report.h"
+#include "run.h"
 
 #include <stdio.h>
 #include <string.h>
