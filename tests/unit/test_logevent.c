@@ -67,7 +67,7 @@ static void read_docs(void)
         const char *bar = strchr(line + 1, '|');
         if (bar) add_backquoted(cur->fields, line + 1, (size_t)(bar - line - 1));
     }
-    fclose(f);
+    (void)fclose(f); /* read only */
 }
 
 static const doc_event *doc_of(const char *name)
@@ -145,8 +145,9 @@ static json_t *round_trip(json_t *built, xmt_event ev)
     char *text = json_dumps(built, JSON_COMPACT | JSON_PRESERVE_ORDER);
     ck_assert_ptr_nonnull(text);
     FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
     fprintf(f, "%s\n", text);
-    fclose(f);
+    ck_assert_int_eq(fclose(f), 0);
     free(text);
     json_t *lists[XMT_EV_COUNT] = {0};
     lists[ev] = json_array();
@@ -215,10 +216,11 @@ START_TEST(collector_sorts_by_kind)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
     fputs("{\"event\":\"start\",\"pid\":1}\nnot json\n{\"event\":\"exit\",\"launches\":3}\n"
           "{\"event\":\"someday\"}\n{\"no_event\":1}\n{\"event\":\"exit\",\"launches\":4}\n",
           f);
-    fclose(f);
+    ck_assert_int_eq(fclose(f), 0);
     json_t *lists[XMT_EV_COUNT] = {0};
     lists[XMT_EV_EXIT] = json_array();
     ck_assert_int_eq(xmt_log_collect(path, lists), 1);
