@@ -21,6 +21,7 @@
 #include "cachefile.h"
 #include "cacherec.h"
 #include "log.h"
+#include "logevent.h"
 #include "options.h"
 
 /* ---- the records: where each one's line is, not what it says ----
@@ -597,11 +598,10 @@ void xmt_cache_load(void)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     size_t heap1 = mallinfo2().uordblks + mem_in_use();
     /* what loading cost, for tools/bench/bench_cache.sh and for people with big caches */
-    xmt_log_event(
-        json_pack("{sssssisisisisfsI}", "event", "cache_load", "path", cache_path, "records",
-                  (int)live, "lines", lines, "bad", bad, "old", old, "ms",
-                  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
-                  "heap_bytes", (json_int_t)(heap1 > heap0 ? heap1 - heap0 : 0)));
+    xmt_log_event(xmt_ev_cache_load(cache_path, (int)live, lines, bad, old,
+                                    (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+                                        (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+                                    heap1 > heap0 ? heap1 - heap0 : 0));
     drop_lock(lk);
     close(fd);
     if (bad < 0)

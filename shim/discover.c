@@ -12,6 +12,7 @@
 #include "candidate.h"
 #include "driver.h"
 #include "log.h"
+#include "logevent.h"
 #include "tls.h"
 #include "xmt_policy.h"
 
@@ -67,27 +68,22 @@ json_t *xmt_paths_json(unsigned paths)
     return a;
 }
 
-static json_t *dim3_json(const unsigned d[3])
-{
-    return json_pack("[III]", (json_int_t)d[0], (json_int_t)d[1], (json_int_t)d[2]);
-}
-
 static void log_first_sight(const xmt_kernel *k, int device)
 {
     if (!xmt_log_enabled()) return;
-    json_t *params = json_array();
-    for (size_t i = 0; i < k->nparams; i++)
-        json_array_append_new(params, json_pack("{sIsI}", "offset", (json_int_t)k->offsets[i],
-                                                "size", (json_int_t)k->sizes[i]));
-    json_t *ev = json_pack("{sssssssisosbsisisi}", "event", "kernel", "kernel", k->mangled, "name",
-                           k->demangled, "device", device, "params", params, "params_known",
-                           k->params_known, "max_threads", k->max_threads, "static_shared",
-                           k->static_shared, "max_dynamic_shared", k->max_dynamic_shared);
-    if (!ev) return;
-    json_object_set_new(ev, "handle", json_string(k->is_cukernel ? "CUkernel" : "CUfunction"));
-    json_object_set_new(ev, "policy",
-                        k->entry ? json_string(xmt_entry_origin(k->entry)) : json_null());
-    xmt_log_event(ev);
+    xmt_ev_kernel_info info = {.kernel = k->mangled,
+                               .name = k->demangled,
+                               .device = device,
+                               .is_cukernel = k->is_cukernel,
+                               .nparams = k->nparams,
+                               .offsets = k->offsets,
+                               .sizes = k->sizes,
+                               .params_known = k->params_known,
+                               .max_threads = k->max_threads,
+                               .static_shared = k->static_shared,
+                               .max_dynamic_shared = k->max_dynamic_shared,
+                               .policy = k->entry ? xmt_entry_origin(k->entry) : NULL};
+    xmt_log_event(xmt_ev_kernel(&info));
 }
 
 /* The index of a shape in d, or -1. */
@@ -585,9 +581,9 @@ void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
     if (m) memo_take(m, k, (int)dev, path, &a, readable, &lay);
 }
 
-/* The argument sets into a kernel_summary: "args", one value per parameter (null for one
- * not recorded: a pointer, a struct, ...), and "other_args". */
-static void args_json(const struct xmt_discover *d, json_t *ev)
+/* A kernel_summary's "args": one value per parameter (null for one not recorded: a
+ * pointer, a struct, ...). */
+static json_t *args_json(const struct xmt_discover *d)
 {
     json_t *sets = json_array();
     for (int i = 0; i < d->nargsets; i++) {
@@ -601,14 +597,9 @@ static void args_json(const struct xmt_discover *d, json_t *ev)
                 json_array_append_new(vals, json_null());
             }
         }
-        json_array_append_new(sets,
-                              json_pack("{sosos I so sI}", "grid", dim3_json(a->grid), "block",
-                                        dim3_json(a->block), "shared", (json_int_t)a->shared,
-                                        "values", vals, "count", (json_int_t)a->count));
+        json_array_append_new(sets, xmt_ev_argset(a->grid, a->block, a->shared, vals, a->count));
     }
-    json_object_set_new(ev, "args", sets);
-    if (d->other_args)
-        json_object_set_new(ev, "other_args", json_integer((json_int_t)d->other_args));
+    return sets;
 }
 
 void xmt_discover_add_graph(xmt_kernel *k, int device, uint64_t launches)
@@ -635,26 +626,24 @@ int xmt_discover_report(xmt_kernel *k, FILE *table)
             json_t *shapes = json_array();
             for (int i = 0; i < d->nshapes; i++) {
                 const shape_t *s = &d->shapes[i];
-                json_array_append_new(shapes, json_pack("{sosos I sI}", "grid", dim3_json(s->grid),
-                                                        "block", dim3_json(s->block), "shared",
-                                                        (json_int_t)s->shared, "count",
-                                                        (json_int_t)s->count));
+                json_array_append_new(shapes, xmt_ev_shape(s->grid, s->block, s->shared, s->count));
             }
             unsigned rewritable = XMT_PATH_LAUNCH | XMT_PATH_EX | XMT_PATH_EXTRA;
-            json_t *ev = json_pack("{sssssssisIsIsIsosososb}", "event", "kernel_summary", "kernel",
-                                   k->mangled, "name", k->demangled, "device", d->device,
-                                   "launches", (json_int_t)d->launches, "rewritten", (json_int_t)0,
-                                   "passed_through", (json_int_t)d->launches, "paths",
-                                   xmt_paths_json(d->paths), "shapes", shapes, "policy",
-                                   k->entry ? json_string(xmt_entry_origin(k->entry)) : json_null(),
-                                   "rewritable", (d->paths & ~rewritable) == 0);
-            if (ev)
-                json_object_set_new(ev, "graph_launches",
-                                    json_integer((json_int_t)d->graph_launches));
-            if (ev && d->other)
-                json_object_set_new(ev, "other_shapes", json_integer((json_int_t)d->other));
-            if (ev) args_json(d, ev);
-            xmt_log_event(ev);
+            xmt_ev_summary_info s = {.kernel = k->mangled,
+                                     .name = k->demangled,
+                                     .discover = 1,
+                                     .device = d->device,
+                                     .launches = d->launches,
+                                     .passed_through = d->launches,
+                                     .paths = xmt_paths_json(d->paths),
+                                     .rewritable = (d->paths & ~rewritable) == 0,
+                                     .shapes = shapes,
+                                     .other_shapes = d->other,
+                                     .args = args_json(d),
+                                     .other_args = d->other_args,
+                                     .graph_launches = d->graph_launches,
+                                     .policy = k->entry ? xmt_entry_origin(k->entry) : NULL};
+            xmt_log_event(xmt_ev_kernel_summary(&s));
         }
         if (table) {
             const char *origin = k->entry ? xmt_entry_origin(k->entry) : "-";

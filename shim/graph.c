@@ -15,6 +15,7 @@
 #include "driver.h"
 #include "kernels.h"
 #include "log.h"
+#include "logevent.h"
 #include "options.h"
 #include "tuner.h"
 #include "xmt_policy.h"
@@ -63,9 +64,8 @@ static void untuned(xmt_kernel *k, const char *key_text, const char *why)
     if (!fresh) return;
     xmt_verbose(1, "%s: a graph kernel node with key %s keeps the program's config (%s)",
                 k->demangled, key_text, why);
-    xmt_log_event(json_pack("{ssssssssssssss}", "event", "graph_node", "kernel", k->mangled, "name",
-                            k->demangled, "key", key_text, "outcome", "untuned", "why", why,
-                            "policy", xmt_entry_origin(k->entry)));
+    xmt_log_event(xmt_ev_graph_node(k->mangled, k->demangled, key_text, "untuned", why,
+                                    xmt_entry_origin(k->entry)));
 }
 
 /* The kernel a node runs: func, or (v2, func NULL) the CUkernel in kern. */

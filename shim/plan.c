@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "logevent.h"
 #include "options.h"
 #include "session.h"
 #include "tune_event.h"
@@ -84,9 +85,8 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
         p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */
         /* which keys a replay had no winner for: `xmatune report` lists them */
-        xmt_log_event(json_pack("{sssssssssi}", "event", "replay_miss", "kernel", k->mangled,
-                                "name", k->demangled, "key", key_text, "policy",
-                                xmt_entry_origin(e), "device", (int)dev));
+        xmt_log_event(
+            xmt_ev_replay_miss(k->mangled, k->demangled, key_text, xmt_entry_origin(e), (int)dev));
         return;
     }
     if (xmt_opt.total_budget_ms >= 0 &&

@@ -17,6 +17,7 @@
 #include "graph.h"
 #include "kernels.h"
 #include "log.h"
+#include "logevent.h"
 #include "modload.h"
 #include "options.h"
 #include "tuner.h"
@@ -83,9 +84,8 @@ static void activate_guarded(void)
                  xmt_mode_name(xmt_opt.mode));
     }
     xmt_tuner_init();
-    xmt_log_event(json_pack("{sssIsssssi}", "event", "start", "pid", (json_int_t)getpid(), "mode",
-                            xmt_mode_name(xmt_opt.mode), "version", XMATUNE_VERSION, "policies",
-                            xmt_policies ? (int)xmt_policy_count(xmt_policies) : 0));
+    xmt_log_event(xmt_ev_start(getpid(), xmt_mode_name(xmt_opt.mode), XMATUNE_VERSION,
+                               xmt_policies ? (int)xmt_policy_count(xmt_policies) : 0));
     atexit(at_exit);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
@@ -170,14 +170,10 @@ static void report(void)
                      " (%llu with conditional nodes: their bodies are not counted)", conditional);
         fprintf(stderr, "%s\n", line);
     }
-    xmt_log_event(json_pack("{sssIsIsI}", "event", "graphs", "replays", (json_int_t)replays,
-                            "unseen_replays", (json_int_t)unseen, "conditional_graphs",
-                            (json_int_t)conditional));
+    xmt_log_event(xmt_ev_graphs(replays, unseen, conditional));
     json_t *loads = json_object();
     xmt_modload_each(add_load, loads);
-    xmt_log_event(json_pack("{sssIsIsisIso}", "event", "exit", "launches", (json_int_t)total,
-                            "rewritten", (json_int_t)c.rewritten, "kernels", c.kernels, "pid",
-                            (json_int_t)getpid(), "module_loads", loads));
+    xmt_log_event(xmt_ev_exit(total, c.rewritten, c.kernels, getpid(), loads));
     xmt_log_close();
 }
 

@@ -8,12 +8,13 @@
 
 #include "driver.h"
 #include "log.h"
+#include "logevent.h"
 #include "options.h"
 
 static json_t *dims_json(const xmt_dims *d)
 {
-    return json_pack("{s[iii]s[iii]si}", "grid", (int)d->grid.x, (int)d->grid.y, (int)d->grid.z,
-                     "block", (int)d->block.x, (int)d->block.y, (int)d->block.z, "shared",
+    return json_pack("{s[iii]s[iii]si}", XMT_F_GRID, (int)d->grid.x, (int)d->grid.y, (int)d->grid.z,
+                     XMT_F_BLOCK, (int)d->block.x, (int)d->block.y, (int)d->block.z, XMT_F_SHARED,
                      (int)d->shared);
 }
 
@@ -71,16 +72,15 @@ static void say_verbose(const xmt_session *S)
 }
 
 /* Where the session's time went; "other" is what no phase accounts for. */
-static json_t *phases_json(const xmt_session *S)
+static xmt_ev_phases phases_of(const xmt_session *S)
 {
     const xmt_phases *p = &S->ph;
     double sum = p->module_load + p->clock_warmup + p->snapshot + p->verification + p->warmup_runs +
                  p->timed_runs + p->restores + p->put_back;
     double other = S->spent_ms - sum;
-    return json_pack("{sfsfsfsfsfsfsfsfsf}", "module_load", p->module_load, "clock_warmup",
-                     p->clock_warmup, "snapshot", p->snapshot, "verification", p->verification,
-                     "warmup_runs", p->warmup_runs, "timed_runs", p->timed_runs, "restores",
-                     p->restores, "put_back", p->put_back, "other", other > 0 ? other : 0.0);
+    return (xmt_ev_phases){p->module_load,  p->clock_warmup, p->snapshot,
+                           p->verification, p->warmup_runs,  p->timed_runs,
+                           p->restores,     p->put_back,     other > 0 ? other : 0.0};
 }
 
 /* What auto protection found: the regions, the bytes of outputs, how they are verified. */
@@ -90,10 +90,18 @@ static json_t *protect_json(const xmt_session *S)
     size_t pure = 0, in_place = 0;
     for (size_t i = 0; i < S->nspans; i++)
         *(S->spans[i].pure ? &pure : &in_place) += S->spans[i].bytes;
-    return json_pack("{sssIsIsIsIss}", "mode", "auto", "regions", (json_int_t)S->regions_found,
-                     "region_bytes", (json_int_t)S->region_bytes, "output_bytes", (json_int_t)pure,
-                     "in_place_bytes", (json_int_t)in_place, "verify_on",
-                     S->verified_on_gpu ? "gpu" : "host");
+    return json_pack("{sssIsIsIsIss}", XMT_F_MODE, "auto", XMT_F_REGIONS,
+                     (json_int_t)S->regions_found, XMT_F_REGION_BYTES, (json_int_t)S->region_bytes,
+                     XMT_F_OUTPUT_BYTES, (json_int_t)pure, XMT_F_IN_PLACE_BYTES,
+                     (json_int_t)in_place, XMT_F_VERIFY_ON, S->verified_on_gpu ? "gpu" : "host");
+}
+
+/* A config's times: its statistic and every timed run. */
+static void times_into(json_t *o, const xmt_session *S, const xmt_cand *c)
+{
+    if (!c->ntimes) return;
+    json_object_set_new(o, S->mean ? XMT_F_MEAN_MS : XMT_F_MEDIAN_MS, json_real(c->stat));
+    json_object_set_new(o, XMT_F_TIMES_MS, times_json(c));
 }
 
 /* One candidate (or the program's own) as the event reports it. */
@@ -101,24 +109,30 @@ static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
 {
     xmt_dims d = c->index == XMT_OWN_CONFIG ? S->v->orig : c->c.dims;
     json_t *o = dims_json(&d);
-    json_object_set_new(o, "config", json_string(c->c.label));
-    json_object_set_new(o, "status",
+    json_object_set_new(o, XMT_F_CONFIG, json_string(c->c.label));
+    json_object_set_new(o, XMT_F_STATUS,
                         json_string(c->status == XMT_C_OK        ? "ok"
                                     : c->status == XMT_C_SKIPPED ? "skipped"
                                                                  : "rejected"));
-    if (c->status != XMT_C_OK) json_object_set_new(o, "why", json_string(c->why));
-    if (c->ntimes) {
-        json_object_set_new(o, S->mean ? "mean_ms" : "median_ms", json_real(c->stat));
-        json_object_set_new(o, "times_ms", times_json(c));
-    }
+    if (c->status != XMT_C_OK) json_object_set_new(o, XMT_F_WHY, json_string(c->why));
+    times_into(o, S, c);
     if (c->c.nargs) {
         json_t *args = json_array();
         for (unsigned a = 0; a < c->c.nargs; a++)
-            json_array_append_new(args, json_pack("{sisI}", "param", (int)c->c.args[a].param,
-                                                  "value", (json_int_t)c->c.args[a].value));
-        json_object_set_new(o, "args", args);
+            json_array_append_new(args, json_pack("{sisI}", XMT_F_PARAM, (int)c->c.args[a].param,
+                                                  XMT_F_VALUE, (json_int_t)c->c.args[a].value));
+        json_object_set_new(o, XMT_F_ARGS, args);
     }
     return o;
+}
+
+/* The error that stopped tuning, "CUDA_ERROR_... at where", or NULL. */
+static json_t *error_json(const xmt_session *S)
+{
+    if (S->error == CUDA_SUCCESS) return NULL;
+    char b[32];
+    return json_sprintf("%s at %s", xmt_cu_name(S->error, b, sizeof b),
+                        S->error_at ? S->error_at : "?");
 }
 
 static void log_event(const xmt_session *S)
@@ -134,50 +148,38 @@ static void log_event(const xmt_session *S)
             json_decref(o); /* the program's own: reported under "own" */
             continue;
         }
-        json_object_set_new(o, "index", json_integer(c->index));
+        json_object_set_new(o, XMT_F_INDEX, json_integer(c->index));
         json_array_append_new(cl, o);
     }
     json_t *owno = dims_json(&S->v->orig);
-    json_object_set_new(owno, "config", json_string(own->c.label));
-    if (own->ntimes) {
-        json_object_set_new(owno, S->mean ? "mean_ms" : "median_ms", json_real(own->stat));
-        json_object_set_new(owno, "times_ms", times_json(own));
-    }
+    json_object_set_new(owno, XMT_F_CONFIG, json_string(own->c.label));
+    times_into(owno, S, own);
     if (!winner) winner = json_deep_copy(owno);
-    json_object_set_new(winner, "index", json_integer(S->choice.index));
-    json_t *ev = json_pack("{sssssssiss}", "event", "tune", "kernel", S->k->mangled, "name",
-                           S->k->demangled, "device", S->device, "key", S->key_text);
-    if (ev) {
-        json_object_set_new(ev, "policy", json_string(xmt_entry_origin(S->k->entry)));
-        json_object_set_new(ev, "own", owno);
-        json_object_set_new(ev, "candidates", cl);
-        json_object_set_new(ev, "winner", winner);
-        json_object_set_new(ev, "statistic", json_string(S->mean ? "mean" : "median"));
-        json_object_set_new(ev, "iterations", json_integer(S->iterations));
-        json_object_set_new(ev, "warmup", json_integer(S->warmup));
-        json_object_set_new(ev, "tolerance", json_boolean(S->tolerance));
-        json_object_set_new(ev, "l2_flush", json_boolean(S->flush_buf != 0));
-        json_object_set_new(ev, "verified", json_boolean(S->any_verify));
-        json_object_set_new(ev, "benchmarked", json_boolean(!S->verify_only && S->valid > 0));
-        if (!S->verify_only && S->valid > 0)
-            json_object_set_new(ev, "tie_band", json_real(S->tie_band));
-        json_object_set_new(ev, "duration_ms", json_real(S->spent_ms));
-        json_object_set_new(ev, "floor_ms", json_real(S->floor_ms));
-        json_object_set_new(ev, "phases_ms", phases_json(S));
-        json_object_set_new(ev, "protect", protect_json(S));
-        if (S->untuned[0]) json_object_set_new(ev, "untuned", json_string(S->untuned));
-        if (S->error != CUDA_SUCCESS) {
-            char b[32];
-            json_object_set_new(ev, "error",
-                                json_sprintf("%s at %s", xmt_cu_name(S->error, b, sizeof b),
-                                             S->error_at ? S->error_at : "?"));
-        }
-        xmt_log_event(ev);
-    } else {
-        json_decref(owno);
-        json_decref(cl);
-        json_decref(winner);
-    }
+    json_object_set_new(winner, XMT_F_INDEX, json_integer(S->choice.index));
+    int benchmarked = !S->verify_only && S->valid > 0;
+    xmt_ev_tune_info t = {.kernel = S->k->mangled,
+                          .name = S->k->demangled,
+                          .device = S->device,
+                          .key = S->key_text,
+                          .policy = xmt_entry_origin(S->k->entry),
+                          .own = owno,
+                          .candidates = cl,
+                          .winner = winner,
+                          .protect = protect_json(S),
+                          .mean = S->mean,
+                          .iterations = S->iterations,
+                          .warmup = S->warmup,
+                          .tolerance = S->tolerance,
+                          .l2_flush = S->flush_buf != 0,
+                          .verified = S->any_verify,
+                          .benchmarked = benchmarked,
+                          .tie_band = S->tie_band,
+                          .duration_ms = S->spent_ms,
+                          .floor_ms = S->floor_ms,
+                          .phases = phases_of(S),
+                          .untuned = S->untuned,
+                          .error = error_json(S)};
+    xmt_log_event(xmt_ev_tune(&t));
 }
 
 void xmt_tune_event(const xmt_session *S)

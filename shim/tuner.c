@@ -14,6 +14,7 @@
 #include "devinfo.h"
 #include "driver.h"
 #include "log.h"
+#include "logevent.h"
 #include "options.h"
 #include "plan.h"
 #include "session.h"
@@ -606,16 +607,19 @@ void xmt_tune_report(xmt_kernel *k, FILE *table)
     uint64_t glaunches = atomic_load(&k->graph_launches), gnodes = atomic_load(&k->graph_nodes),
              grewritten = atomic_load(&k->graph_rewritten),
              guntuned = atomic_load(&k->graph_untuned);
-    json_t *ev = json_pack("{sssssssIsIsIsiss}", "event", "kernel_summary", "kernel", k->mangled,
-                           "name", k->demangled, "launches", (json_int_t)launches, "rewritten",
-                           (json_int_t)rewritten, "passed_through", (json_int_t)passed, "keys",
-                           (int)keys, "policy", xmt_entry_origin(k->entry));
-    if (ev) /* graph.c's counts: replays' launches apart; nodes added or set */
-        json_object_update_new(ev, json_pack("{sIsIsIsI}", "graph_launches", (json_int_t)glaunches,
-                                             "graph_nodes", (json_int_t)gnodes,
-                                             "graph_nodes_rewritten", (json_int_t)grewritten,
-                                             "graph_nodes_untuned", (json_int_t)guntuned));
-    xmt_log_event(ev);
+    /* graph.c's counts: replays' launches apart; nodes added or set */
+    xmt_ev_summary_info s = {.kernel = k->mangled,
+                             .name = k->demangled,
+                             .launches = launches,
+                             .rewritten = rewritten,
+                             .passed_through = passed,
+                             .keys = keys,
+                             .graph_launches = glaunches,
+                             .graph_nodes = gnodes,
+                             .graph_nodes_rewritten = grewritten,
+                             .graph_nodes_untuned = guntuned,
+                             .policy = xmt_entry_origin(k->entry)};
+    if (xmt_log_enabled()) xmt_log_event(xmt_ev_kernel_summary(&s));
     if (table) {
         char nodes[32] = "-";
         if (gnodes)

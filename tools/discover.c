@@ -14,7 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "discover.h"
+#include "logread.h"
+#include "report.h"
+#include "run.h"
 #include "stub.h"
 #include "xmt_policy.h"
 
@@ -25,18 +28,6 @@ static void usage(void)
             "Runs PROGRAM under the shim in discover mode, then prints every kernel it\n"
             "launched with its launch shapes; --stub FILE also writes a policy skeleton for\n"
             "them. LOG defaults to xmatune-discover.jsonl (replaced).\n");
-}
-
-/* Keeps the kernel and kernel_summary events of a log. */
-static int collect(json_t *e, void *ud)
-{
-    json_t **lists = ud;
-    const char *ev = json_string_value(json_object_get(e, "event"));
-    if (ev && !strcmp(ev, "kernel"))
-        json_array_append(lists[0], e);
-    else if (ev && !strcmp(ev, "kernel_summary"))
-        json_array_append(lists[1], e);
-    return 0;
 }
 
 int cmd_discover(int argc, char **argv)
@@ -91,9 +82,10 @@ int cmd_discover(int argc, char **argv)
     char *rargv[] = {"report", (char *)log};
     cmd_report(2, rargv);
     if (stub) {
-        json_t *lists[2] = {json_array(), json_array()}; /* kernel, kernel_summary */
-        (void)read_jsonl(log, collect, lists);
-        json_t *kernels = lists[0], *summaries = lists[1];
+        json_t *ev[XMT_EV_COUNT] = {0};
+        json_t *kernels = ev[XMT_EV_KERNEL] = json_array();
+        json_t *summaries = ev[XMT_EV_KERNEL_SUMMARY] = json_array();
+        (void)xmt_log_collect(log, ev);
         FILE *out = fopen(stub, "w");
         if (!out) {
             perror(stub);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "logevent.h"
 #include "report_svg.h"
 
 #define W 960       /* picture width */
@@ -52,13 +53,13 @@ static const char *str(json_t *o, const char *k)
  * when it was not timed. */
 static double stat_of(json_t *c, double *lo, double *hi)
 {
-    json_t *m = json_object_get(c, "median_ms");
-    if (!json_is_number(m)) m = json_object_get(c, "mean_ms");
+    json_t *m = json_object_get(c, XMT_F_MEDIAN_MS);
+    if (!json_is_number(m)) m = json_object_get(c, XMT_F_MEAN_MS);
     double v = json_is_number(m) ? json_number_value(m) : -1;
     *lo = *hi = v;
     size_t i;
     json_t *t;
-    json_array_foreach(json_object_get(c, "times_ms"), i, t)
+    json_array_foreach(json_object_get(c, XMT_F_TIMES_MS), i, t)
     {
         double x = json_number_value(t);
         if (x < *lo) *lo = x;
@@ -70,7 +71,7 @@ static double stat_of(json_t *c, double *lo, double *hi)
 /* The rows of one tuning: the program's own config, then every candidate. */
 static size_t panel_rows(json_t *e)
 {
-    return 1 + json_array_size(json_object_get(e, "candidates"));
+    return 1 + json_array_size(json_object_get(e, XMT_F_CANDIDATES));
 }
 
 static double sum_times(json_t *c)
@@ -78,7 +79,7 @@ static double sum_times(json_t *c)
     double s = 0;
     size_t i;
     json_t *t;
-    json_array_foreach(json_object_get(c, "times_ms"), i, t) s += json_number_value(t);
+    json_array_foreach(json_object_get(c, XMT_F_TIMES_MS), i, t) s += json_number_value(t);
     return s;
 }
 
@@ -107,7 +108,7 @@ static double px(const axis *a, double v)
 /* One row: label, then a bar and whisker, or the status and why. */
 static void row(FILE *f, json_t *c, const char *label, int winner, const axis *ax, double y)
 {
-    const char *st = str(c, "status");
+    const char *st = str(c, XMT_F_STATUS);
     double lo, hi, v = stat_of(c, &lo, &hi);
     int timed = v >= 0 && (!*st || !strcmp(st, "ok"));
     const char *cls = winner ? "winner" : timed ? "ok" : *st ? st : "ok";
@@ -119,7 +120,7 @@ static void row(FILE *f, json_t *c, const char *label, int winner, const axis *a
                 cls);
         xml_text(f, label);
         fprintf(f, "\">%s", *st ? st : "not timed");
-        const char *why = str(c, "why");
+        const char *why = str(c, XMT_F_WHY);
         if (*why) {
             /* a long reason is cut to fit the picture; the whole of it is the tooltip */
             char cut[80];
@@ -157,9 +158,9 @@ static void row(FILE *f, json_t *c, const char *label, int winner, const axis *a
 /* One panel at y; returns its height. */
 static double panel(FILE *f, json_t *e, double y)
 {
-    json_t *own = json_object_get(e, "own"), *win = json_object_get(e, "winner");
-    json_t *cands = json_object_get(e, "candidates");
-    long long wi = json_integer_value(json_object_get(win, "index"));
+    json_t *own = json_object_get(e, XMT_F_OWN), *win = json_object_get(e, XMT_F_WINNER);
+    json_t *cands = json_object_get(e, XMT_F_CANDIDATES);
+    long long wi = json_integer_value(json_object_get(win, XMT_F_INDEX));
     double max = 0, min = 0, lo, hi, timed = sum_times(own);
     if (stat_of(own, &lo, &hi) >= 0) {
         max = hi;
@@ -181,34 +182,34 @@ static double panel(FILE *f, json_t *e, double y)
         ax.lspan = log(max) - ax.lmin;
     }
     char name[256];
-    snprintf(name, sizeof name, "%.*s", (int)strcspn(str(e, "name"), "("), str(e, "name"));
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(str(e, XMT_F_NAME), "("), str(e, XMT_F_NAME));
     fprintf(f, "<g class=\"panel\" data-key=\"");
-    xml_text(f, str(e, "key"));
+    xml_text(f, str(e, XMT_F_KEY));
     fprintf(f, "\">\n<text x=\"8\" y=\"%.1f\" class=\"title\">", y + 16);
     xml_text(f, name);
     fputs(" — ", f);
-    xml_text(f, str(e, "key"));
+    xml_text(f, str(e, XMT_F_KEY));
     fputs("</text>\n", f);
     char d[32], t[32], fl[32];
-    fmt_ms(d, sizeof d, json_number_value(json_object_get(e, "duration_ms")));
+    fmt_ms(d, sizeof d, json_number_value(json_object_get(e, XMT_F_DURATION_MS)));
     fmt_ms(t, sizeof t, timed);
-    json_t *floor = json_object_get(e, "floor_ms");
+    json_t *floor = json_object_get(e, XMT_F_FLOOR_MS);
     if (json_is_number(floor)) fmt_ms(fl, sizeof fl, json_number_value(floor));
-    fprintf(f, "<text x=\"8\" y=\"%.1f\" class=\"sub\">tuning took %s; %s %s%s%s; %s</text>\n",
-            y + 34, d, json_is_number(floor) ? "floor" : "its timed runs",
-            json_is_number(floor) ? fl : t,
-            json_is_true(json_object_get(e, "tolerance")) ? "; verified within a tolerance" : "",
-            json_object_get(e, "error") ? "; stopped by an error (see the log)" : "",
-            json_is_false(json_object_get(e, "benchmarked")) ? "verified, not timed"
-            : ax.log ? "bars: median, whiskers: range, log scale"
-                     : "bars: median, whiskers: range");
+    fprintf(
+        f, "<text x=\"8\" y=\"%.1f\" class=\"sub\">tuning took %s; %s %s%s%s; %s</text>\n", y + 34,
+        d, json_is_number(floor) ? "floor" : "its timed runs", json_is_number(floor) ? fl : t,
+        json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? "; verified within a tolerance" : "",
+        json_object_get(e, XMT_F_ERROR) ? "; stopped by an error (see the log)" : "",
+        json_is_false(json_object_get(e, XMT_F_BENCHMARKED)) ? "verified, not timed"
+        : ax.log ? "bars: median, whiskers: range, log scale"
+                 : "bars: median, whiskers: range");
     double yy = y + HEAD_H;
     row(f, own, "program's own config", wi == -1, &ax, yy);
     yy += ROW_H;
     json_array_foreach(cands, i, c)
     {
-        long long ci = json_integer_value(json_object_get(c, "index"));
-        row(f, c, str(c, "config"), wi != -1 && ci == wi, &ax, yy);
+        long long ci = json_integer_value(json_object_get(c, XMT_F_INDEX));
+        row(f, c, str(c, XMT_F_CONFIG), wi != -1 && ci == wi, &ax, yy);
         yy += ROW_H;
     }
     fputs("</g>\n", f);
@@ -274,21 +275,23 @@ int write_report_html(const char *path, json_t *tunes)
     json_t *e;
     json_array_foreach(tunes, i, e)
     {
-        json_t *own = json_object_get(e, "own"), *win = json_object_get(e, "winner");
+        json_t *own = json_object_get(e, XMT_F_OWN), *win = json_object_get(e, XMT_F_WINNER);
         double lo, hi, to = stat_of(own, &lo, &hi), tw = stat_of(win, &lo, &hi);
         char a[32] = "—", b[32] = "—", name[256];
         if (to >= 0) fmt_ms(a, sizeof a, to);
         if (tw >= 0) fmt_ms(b, sizeof b, tw);
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(str(e, "name"), "("), str(e, "name"));
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(str(e, XMT_F_NAME), "("),
+                 str(e, XMT_F_NAME));
         fputs("<tr><td>", f);
         xml_text(f, name);
         fputs("</td><td>", f);
-        xml_text(f, str(e, "key"));
+        xml_text(f, str(e, XMT_F_KEY));
         fputs("</td><td>", f);
-        xml_text(f, json_integer_value(json_object_get(win, "index")) == -1 ? "program's own"
-                                                                            : str(win, "config"));
+        xml_text(f, json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1
+                        ? "program's own"
+                        : str(win, XMT_F_CONFIG));
         fprintf(f, "</td><td>%s</td><td>%s</td><td>%zu</td></tr>\n", b, a,
-                json_array_size(json_object_get(e, "candidates")));
+                json_array_size(json_object_get(e, XMT_F_CANDIDATES)));
     }
     fputs("</table>\n", f);
     svg(f, tunes);

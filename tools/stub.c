@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "logevent.h"
 #include "stub.h"
 #include "xmt_policy.h"
 
@@ -151,15 +152,15 @@ static void guess_type(long long size, char *buf, size_t cap)
  * guessed from sizes). Returns the number of parameters. */
 static size_t write_params(FILE *f, json_t *k, const char *sig, pinfo *info)
 {
-    json_t *params = json_object_get(k, "params");
+    json_t *params = json_object_get(k, XMT_F_PARAMS);
     size_t np = json_array_size(params);
     if (np > STUB_MAX_PARAMS) np = STUB_MAX_PARAMS;
     int ns = sig ? signature_params(sig, info, STUB_MAX_PARAMS) : -1;
     int typed = ns >= 0 && (size_t)ns == np;
     fprintf(f, "  - mangled: \"%s\"\n    params: [",
-            json_string_value(json_object_get(k, "kernel")));
+            json_string_value(json_object_get(k, XMT_F_KERNEL)));
     for (size_t p = 0; p < np; p++) {
-        long long size = json_integer_value(json_object_get(json_array_get(params, p), "size"));
+        long long size = json_integer_value(json_object_get(json_array_get(params, p), XMT_F_SIZE));
         char type[64];
         guess_type(size, type, sizeof type);
         if (!typed) {
@@ -554,24 +555,24 @@ static void write_shapes(FILE *f, const char *mangled, json_t *summaries, shapes
     sh->n = sh->nobs = 0;
     json_array_foreach(summaries, j, s)
     {
-        const char *m2 = json_string_value(json_object_get(s, "kernel"));
+        const char *m2 = json_string_value(json_object_get(s, XMT_F_KERNEL));
         if (!m2 || strcmp(m2, mangled)) continue;
         fprintf(f, "  # device %lld: %lld launches%s\n",
-                json_integer_value(json_object_get(s, "device")),
-                json_integer_value(json_object_get(s, "launches")),
-                json_is_false(json_object_get(s, "rewritable"))
+                json_integer_value(json_object_get(s, XMT_F_DEVICE)),
+                json_integer_value(json_object_get(s, XMT_F_LAUNCHES)),
+                json_is_false(json_object_get(s, XMT_F_REWRITABLE))
                     ? " (some through a path the tuner leaves alone: cooperative or "
                       "cluster launches)"
                     : "");
         size_t n;
         json_t *v;
-        json_array_foreach(json_object_get(s, "shapes"), n, v)
+        json_array_foreach(json_object_get(s, XMT_F_SHAPES), n, v)
         {
-            json_t *g = json_object_get(v, "grid"), *b = json_object_get(v, "block");
+            json_t *g = json_object_get(v, XMT_F_GRID), *b = json_object_get(v, XMT_F_BLOCK);
             shape x = {{iget(g, 0), iget(g, 1), iget(g, 2)},
                        {iget(b, 0), iget(b, 1), iget(b, 2)},
-                       json_integer_value(json_object_get(v, "shared")),
-                       json_integer_value(json_object_get(v, "count"))};
+                       json_integer_value(json_object_get(v, XMT_F_SHARED)),
+                       json_integer_value(json_object_get(v, XMT_F_COUNT))};
             if (sh->n < sizeof sh->s / sizeof sh->s[0]) sh->s[sh->n++] = x;
             if (n < 8)
                 fprintf(f, "  #   grid (%lld,%lld,%lld) block (%lld,%lld,%lld) shared %lld: %lld\n",
@@ -580,18 +581,18 @@ static void write_shapes(FILE *f, const char *mangled, json_t *summaries, shapes
             else if (n == 8)
                 fprintf(f, "  #   ...\n");
         }
-        json_array_foreach(json_object_get(s, "args"), n, v)
+        json_array_foreach(json_object_get(s, XMT_F_ARGS), n, v)
         {
             if (sh->nobs >= sizeof sh->o / sizeof sh->o[0]) break;
             obs *o = &sh->o[sh->nobs++];
-            json_t *g = json_object_get(v, "grid"), *b = json_object_get(v, "block");
-            json_t *vals = json_object_get(v, "values");
+            json_t *g = json_object_get(v, XMT_F_GRID), *b = json_object_get(v, XMT_F_BLOCK);
+            json_t *vals = json_object_get(v, XMT_F_VALUES);
             memset(o, 0, sizeof *o);
             for (int d = 0; d < 3; d++) {
                 o->grid[d] = iget(g, (size_t)d);
                 o->block[d] = iget(b, (size_t)d);
             }
-            o->shared = json_integer_value(json_object_get(v, "shared"));
+            o->shared = json_integer_value(json_object_get(v, XMT_F_SHARED));
             for (size_t p = 0; p < json_array_size(vals) && p < STUB_MAX_PARAMS; p++) {
                 json_t *x = json_array_get(vals, p);
                 o->has[p] = json_is_integer(x);
@@ -605,9 +606,10 @@ static void write_shapes(FILE *f, const char *mangled, json_t *summaries, shapes
 /* The recorded values of each 4-byte parameter of an untyped kernel: floats, or not. */
 static void guess_floats(const shapes *sh, json_t *k, pinfo *info)
 {
-    json_t *params = json_object_get(k, "params");
+    json_t *params = json_object_get(k, XMT_F_PARAMS);
     for (size_t p = 0; p < json_array_size(params) && p < STUB_MAX_PARAMS; p++) {
-        if (json_integer_value(json_object_get(json_array_get(params, p), "size")) != 4) continue;
+        if (json_integer_value(json_object_get(json_array_get(params, p), XMT_F_SIZE)) != 4)
+            continue;
         int all = sh->nobs > 0;
         for (size_t i = 0; i < sh->nobs && all; i++)
             all = sh->o[i].has[p] && reads_as_float(sh->o[i].v[p]);
@@ -629,14 +631,14 @@ void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
     json_t *k;
     json_array_foreach(kernels, i, k)
     {
-        const char *mangled = json_string_value(json_object_get(k, "kernel"));
-        const char *name = json_string_value(json_object_get(k, "name"));
+        const char *mangled = json_string_value(json_object_get(k, XMT_F_KERNEL));
+        const char *name = json_string_value(json_object_get(k, XMT_F_NAME));
         if (!mangled || !name) continue;
         /* Only once per kernel, whatever the devices. */
         int dup = 0;
         for (size_t j = 0; j < i && !dup; j++) {
             const char *m2 =
-                json_string_value(json_object_get(json_array_get(kernels, j), "kernel"));
+                json_string_value(json_object_get(json_array_get(kernels, j), XMT_F_KERNEL));
             dup = m2 && !strcmp(m2, mangled);
         }
         if (dup) continue;

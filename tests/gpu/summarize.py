@@ -141,7 +141,7 @@ def cmd_log(paths):
         for s in lg.summaries:
             print(f"   {kname(s)} dev {s.get('device')}: {s.get('launches')} launches, "
                   f"{s.get('rewritten')} rewritten, path {s.get('path')}")
-            for sh in s.get("shapes", [])[:8]:
+            for sh in (s.get("shapes") or [])[:8]:  # null in tune mode
                 print(f"      grid={sh.get('grid')} block={sh.get('block')} shared={sh.get('shared')} "
                       f"x{sh.get('count')}")
         for t in lg.tunes:

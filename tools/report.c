@@ -1,0 +1,275 @@
+/*
+ * report: `xmatune report LOG`, a log as tables (tunings, what tuning cost, kernels,
+ * replay misses), and with --svg/--html a picture of its tune events (report_svg.c).
+ *
+ * The log is read by common/logread's collector, its fields by logevent.h's names (the
+ * shim writes with the same). Kernel names are shown demangled, without parameter lists,
+ * so that a table stays readable.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "logread.h"
+#include "report_svg.h"
+#include "xmt_policy.h"
+
+/* The short name of a kernel for a table: demangled, no parameters, at most `width`. */
+static const char *short_name(const char *name, char *buf, size_t cap)
+{
+    const char *paren = strchr(name, '(');
+    size_t n = paren ? (size_t)(paren - name) : strlen(name);
+    if (n >= cap) n = cap - 1;
+    memcpy(buf, name, n);
+    buf[n] = 0;
+    return buf;
+}
+
+static const char *sget(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+static double fget(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static void print_time(double ms)
+{
+    if (ms < 0)
+        printf(" — |");
+    else if (ms < 1)
+        printf(" %.1f µs |", ms * 1000);
+    else
+        printf(" %.3f ms |", ms);
+}
+
+static void dims(json_t *o, char *buf, size_t cap)
+{
+    json_t *g = json_object_get(o, XMT_F_GRID), *b = json_object_get(o, XMT_F_BLOCK);
+    snprintf(buf, cap, "grid=(%lld,%lld,%lld) block=(%lld,%lld,%lld) shared=%lld",
+             json_integer_value(json_array_get(g, 0)), json_integer_value(json_array_get(g, 1)),
+             json_integer_value(json_array_get(g, 2)), json_integer_value(json_array_get(b, 0)),
+             json_integer_value(json_array_get(b, 1)), json_integer_value(json_array_get(b, 2)),
+             json_integer_value(json_object_get(o, XMT_F_SHARED)));
+}
+
+/* Keys a replay run had no cached winner for (they ran the program's own config): one
+ * row per kernel and key, with how many times (processes) it was missed. */
+static void report_misses(json_t *misses)
+{
+    json_t *seen = json_object(), *order = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(misses, i, e)
+    {
+        char id[2048];
+        snprintf(id, sizeof id, "%s\x1f%s\x1f%lld", sget(e, XMT_F_KERNEL), sget(e, XMT_F_KEY),
+                 (long long)json_integer_value(json_object_get(e, XMT_F_DEVICE)));
+        json_t *n = json_object_get(seen, id);
+        if (n) {
+            json_integer_set(n, json_integer_value(n) + 1);
+            continue;
+        }
+        json_object_set_new(seen, id, json_integer(1));
+        json_array_append_new(order, json_pack("{sssO}", "id", id, "e", e));
+    }
+    printf("\nReplay: keys with no cached winner (the program's own config ran; tune them):\n\n"
+           "| kernel | key | device | times | policy |\n| --- | --- | ---: | ---: | --- |\n");
+    json_array_foreach(order, i, e)
+    {
+        json_t *m = json_object_get(e, "e");
+        char name[96];
+        printf("| %s | %s | %lld | %lld | %s |\n",
+               short_name(sget(m, XMT_F_NAME), name, sizeof name), sget(m, XMT_F_KEY),
+               (long long)json_integer_value(json_object_get(m, XMT_F_DEVICE)),
+               (long long)json_integer_value(json_object_get(seen, sget(e, "id"))),
+               sget(m, XMT_F_POLICY));
+    }
+    json_decref(order);
+    json_decref(seen);
+}
+
+/* Per key: what tuning cost against its floor (the measurements' own GPU time), the
+ * module load and clock warm-up apart, and why a key was left untuned. */
+static void report_cost(json_t *tunes)
+{
+    size_t i;
+    json_t *e;
+    char name[96];
+    printf("\n## Tuning cost\n\n| kernel | key | tuning ms | module load + clock warm-up ms "
+           "| floor ms | rest / floor | protection | untuned |\n| --- | --- | ---: | ---: | ---: "
+           "| ---: | --- | --- |\n");
+    json_array_foreach(tunes, i, e)
+    {
+        json_t *ph = json_object_get(e, XMT_F_PHASES_MS), *pr = json_object_get(e, XMT_F_PROTECT);
+        double d = fget(e, XMT_F_DURATION_MS), fl = fget(e, XMT_F_FLOOR_MS);
+        double apart = ph ? fget(ph, XMT_F_PH_MODULE_LOAD) + fget(ph, XMT_F_PH_CLOCK_WARMUP) : 0;
+        char prot[96] = "—", ratio[32] = "—";
+        if (json_is_string(pr))
+            snprintf(prot, sizeof prot, "%s", json_string_value(pr));
+        else if (json_is_object(pr))
+            snprintf(prot, sizeof prot, "auto: %lld output bytes, %lld in place, on the %s",
+                     json_integer_value(json_object_get(pr, XMT_F_OUTPUT_BYTES)),
+                     json_integer_value(json_object_get(pr, XMT_F_IN_PLACE_BYTES)),
+                     sget(pr, XMT_F_VERIFY_ON));
+        if (fl > 0) snprintf(ratio, sizeof ratio, "%.2f", (d - apart) / fl);
+        const char *why = json_string_value(json_object_get(e, XMT_F_UNTUNED));
+        printf("| %s | %s | %.1f | %.1f | %.1f | %s | %s | %s |\n",
+               short_name(sget(e, XMT_F_NAME), name, sizeof name), sget(e, XMT_F_KEY), d, apart,
+               fl > 0 ? fl : 0.0, ratio, prot, why ? why : "");
+    }
+}
+
+/* The tunings table: each key's own config and winner, their times, the candidates. */
+static void report_tunings(json_t *tunes)
+{
+    size_t i;
+    json_t *e;
+    char name[96], a[128], b[128];
+    printf("\n## Tunings\n\n| kernel | key | program's config | its time | winner | its time "
+           "| speed-up | candidates |\n| --- | --- | --- | ---: | --- | ---: | ---: | --- |\n");
+    json_array_foreach(tunes, i, e)
+    {
+        json_t *own = json_object_get(e, XMT_F_OWN), *win = json_object_get(e, XMT_F_WINNER);
+        int ok = 0, skipped = 0, rejected = 0;
+        size_t j;
+        json_t *c;
+        json_array_foreach(json_object_get(e, XMT_F_CANDIDATES), j, c)
+        {
+            const char *st = sget(c, XMT_F_STATUS);
+            ok += !strcmp(st, "ok");
+            skipped += !strcmp(st, "skipped");
+            rejected += !strcmp(st, "rejected");
+        }
+        double to =
+            fget(own, XMT_F_MEDIAN_MS) >= 0 ? fget(own, XMT_F_MEDIAN_MS) : fget(own, XMT_F_MEAN_MS);
+        double tw =
+            fget(win, XMT_F_MEDIAN_MS) >= 0 ? fget(win, XMT_F_MEDIAN_MS) : fget(win, XMT_F_MEAN_MS);
+        dims(own, a, sizeof a);
+        dims(win, b, sizeof b);
+        printf("| %s | %s | %s |", short_name(sget(e, XMT_F_NAME), name, sizeof name),
+               sget(e, XMT_F_KEY), a);
+        print_time(to);
+        printf(" %s%s%s |",
+               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1
+                   ? "program's own"
+                   : sget(win, XMT_F_CONFIG),
+               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : ": ",
+               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : b);
+        print_time(tw);
+        if (to > 0 && tw > 0)
+            printf(" %.2f× |", to / tw);
+        else
+            printf(" — |");
+        printf(" %d ok, %d skipped, %d rejected%s%s |\n", ok, skipped, rejected,
+               json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? " (within tolerance)" : "",
+               json_object_get(e, XMT_F_ERROR) ? " (error: see log)" : "");
+    }
+}
+
+/* The kernels table: launches, rewrites and keys per kernel. */
+static void report_kernels(json_t *summaries)
+{
+    size_t i;
+    json_t *e;
+    char name[96];
+    printf("\n## Kernels\n\n| kernel | launches | rewritten | passed through | keys / shapes "
+           "| policy | replayed | graph nodes |\n| --- | ---: | ---: | ---: | ---: | --- | ---: "
+           "| --- |\n");
+    json_array_foreach(summaries, i, e)
+    {
+        json_t *shapes = json_object_get(e, XMT_F_SHAPES);
+        long long n = json_is_array(shapes) ? (long long)json_array_size(shapes)
+                                            : json_integer_value(json_object_get(e, XMT_F_KEYS));
+        const char *pol = json_string_value(json_object_get(e, XMT_F_POLICY));
+        /* graphs (docs/graphs.md): launches made by replays; kernel nodes rewritten/added */
+        long long gn = json_integer_value(json_object_get(e, XMT_F_GRAPH_NODES)),
+                  gu = json_integer_value(json_object_get(e, XMT_F_GRAPH_NODES_UNTUNED));
+        char nodes[96] = "—";
+        if (gn)
+            snprintf(nodes, sizeof nodes, "%lld/%lld rewritten%s",
+                     json_integer_value(json_object_get(e, XMT_F_GRAPH_NODES_REWRITTEN)), gn,
+                     gu ? "; in a graph, not tuned" : "");
+        printf("| %s | %lld | %lld | %lld | %lld | %s | %lld | %s |\n",
+               short_name(sget(e, XMT_F_NAME), name, sizeof name),
+               json_integer_value(json_object_get(e, XMT_F_LAUNCHES)),
+               json_integer_value(json_object_get(e, XMT_F_REWRITTEN)),
+               json_integer_value(json_object_get(e, XMT_F_PASSED_THROUGH)), n, pol ? pol : "—",
+               json_integer_value(json_object_get(e, XMT_F_GRAPH_LAUNCHES)), nodes);
+    }
+}
+
+int cmd_report(int argc, char **argv)
+{
+    const char *svg = NULL, *html = NULL;
+    int first = 1;
+    while (first + 1 < argc && (!strcmp(argv[first], "--svg") || !strcmp(argv[first], "--html"))) {
+        *(argv[first][2] == 's' ? &svg : &html) = argv[first + 1];
+        first += 2;
+    }
+    /* the options may also follow the logs */
+    for (int i = first; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--svg") || !strcmp(argv[i], "--html")) {
+            *(argv[i][2] == 's' ? &svg : &html) = argv[i + 1];
+            for (int j = i; j + 2 < argc; j++)
+                argv[j] = argv[j + 2];
+            argc -= 2;
+            i--;
+        }
+    if (argc <= first || argv[first][0] == '-') {
+        fprintf(stderr,
+                "usage: xmatune report [--svg FILE] [--html FILE] LOG...\n"
+                "Prints a log (XMATUNE_LOG) as tables: every tuning (program's config and\n"
+                "time, winner and time, speed-up, candidates), every kernel's launches, and\n"
+                "in discover mode every kernel's launch shapes. --svg draws every tuning as a\n"
+                "picture, --html writes a page with the tunings' table and that picture.\n");
+        return 2;
+    }
+    json_t *ev[XMT_EV_COUNT] = {0};
+    ev[XMT_EV_TUNE] = json_array();
+    ev[XMT_EV_KERNEL_SUMMARY] = json_array();
+    ev[XMT_EV_REPLAY_MISS] = json_array();
+    ev[XMT_EV_EXIT] = json_array();
+    long long bad = 0;
+    for (int i = first; i < argc; i++) {
+        int b = xmt_log_collect(argv[i], ev);
+        if (b < 0) return 1;
+        bad += b;
+    }
+    json_t *tunes = ev[XMT_EV_TUNE], *summaries = ev[XMT_EV_KERNEL_SUMMARY];
+    long long launches = 0, rewritten = 0, processes = (long long)json_array_size(ev[XMT_EV_EXIT]);
+    size_t x;
+    json_t *e;
+    json_array_foreach(ev[XMT_EV_EXIT], x, e)
+    {
+        launches += json_integer_value(json_object_get(e, XMT_F_LAUNCHES));
+        rewritten += json_integer_value(json_object_get(e, XMT_F_REWRITTEN));
+    }
+    json_decref(ev[XMT_EV_EXIT]);
+    printf("%lld process%s, %lld launches, %lld rewritten%s\n", processes,
+           processes == 1 ? "" : "es", launches, rewritten,
+           bad ? " (some lines were not JSON)" : "");
+    if (json_array_size(tunes)) {
+        report_tunings(tunes);
+        report_cost(tunes);
+    }
+    if (json_array_size(summaries)) report_kernels(summaries);
+    if (json_array_size(ev[XMT_EV_REPLAY_MISS])) report_misses(ev[XMT_EV_REPLAY_MISS]);
+    json_decref(ev[XMT_EV_REPLAY_MISS]);
+    int wrote = 0;
+    if (svg) wrote |= write_report_svg(svg, tunes);
+    if (html) wrote |= write_report_html(html, tunes);
+    json_decref(tunes);
+    json_decref(summaries);
+    return bad || wrote ? 1 : 0;
+}
