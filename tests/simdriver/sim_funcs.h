@@ -80,6 +80,16 @@
     X("cuMemcpyAsync", 4000, N, cuMemcpyAsync)                                                     \
     X("cuMemcpyAsync", 7000, P, cuMemcpyAsync_ptsz)                                                \
     X("cuPointerGetAttribute", 4000, N, cuPointerGetAttribute)                                     \
+    X("cuMemCreate", 10020, N, cuMemCreate)                                                        \
+    X("cuMemRelease", 10020, N, cuMemRelease)                                                      \
+    X("cuMemExportToShareableHandle", 10020, N, cuMemExportToShareableHandle)                      \
+    X("cuMemImportFromShareableHandle", 10020, N, cuMemImportFromShareableHandle)                  \
+    X("cuMemGetAllocationGranularity", 10020, N, cuMemGetAllocationGranularity)                    \
+    X("cuMemAddressReserve", 10020, N, cuMemAddressReserve)                                        \
+    X("cuMemAddressFree", 10020, N, cuMemAddressFree)                                              \
+    X("cuMemMap", 10020, N, cuMemMap)                                                              \
+    X("cuMemUnmap", 10020, N, cuMemUnmap)                                                          \
+    X("cuMemSetAccess", 10020, N, cuMemSetAccess)                                                  \
     X("cuStreamCreate", 2000, N, cuStreamCreate)                                                   \
     X("cuStreamCreateWithPriority", 5050, N, cuStreamCreateWithPriority)                           \
     X("cuStreamDestroy", 4000, N, cuStreamDestroy_v2)                                              \
