@@ -128,6 +128,12 @@
     X("cuModuleLoadData", 2000, N, cuModuleLoadData)                                               \
     X("cuModuleLoadDataEx", 2010, N, cuModuleLoadDataEx)                                           \
     X("cuModuleUnload", 2000, N, cuModuleUnload)                                                   \
+    X("cuModuleLoadFatBinary", 2000, N, cuModuleLoadFatBinary)                                     \
+    X("cuLinkCreate", 6050, N, cuLinkCreate_v2)                                                    \
+    X("cuLinkAddData", 6050, N, cuLinkAddData_v2)                                                  \
+    X("cuLinkAddFile", 6050, N, cuLinkAddFile_v2)                                                  \
+    X("cuLinkComplete", 5050, N, cuLinkComplete)                                                   \
+    X("cuLinkDestroy", 5050, N, cuLinkDestroy)                                                     \
     X("cuModuleGetFunction", 2000, N, cuModuleGetFunction)                                         \
     X("cuLibraryLoadData", 12000, N, cuLibraryLoadData)                                            \
     X("cuLibraryLoadFromFile", 12000, N, cuLibraryLoadFromFile)                                    \

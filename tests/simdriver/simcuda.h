@@ -284,6 +284,9 @@ CUresult simcuda_sticky_error(void);
 int simcuda_is_helper(void);
 /* A snapshot of the counters above. */
 void simcuda_get_stats(struct simcuda_stats *out);
+/* Loads a module from image (as cuModuleLoadData does) through no CUDA entry point, so
+ * that no shim wrapping the load calls sees its image: its kernels have "no image". */
+CUresult simcuda_module_load_unseen(CUmodule *m, const void *image);
 /* The cost model's virtual ns of launching kernel `name` (mangled) with this config
  * and these arguments (kernelParams form), noise excluded; -1 for an unknown kernel. */
 double simcuda_cost_ns(const char *name, const unsigned grid[3], const unsigned block[3],

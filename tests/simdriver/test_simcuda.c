@@ -1523,6 +1523,81 @@ START_TEST(role_from_env)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- module images */
+
+static CUresult has_fn(CUmodule m, const char *name)
+{
+    CUfunction f;
+    return cuModuleGetFunction(&f, m, name);
+}
+
+/* An image with a header holds only the kernels it names, however it is loaded. */
+START_TEST(module_images)
+{
+    static const char img[] = "simcuda-image v1\n_Z5saxpyifPKfPf\nvecadd\n\nanything after";
+    CUmodule m;
+    CHECK(cuModuleLoadData(&m, img));
+    CHECK(has_fn(m, "_Z5saxpyifPKfPf"));
+    CHECK(has_fn(m, "vecadd"));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    ck_assert_int_eq(has_fn(m, "anything after"), CUDA_ERROR_NOT_FOUND);
+    CHECK(cuModuleLoadDataEx(&m, img, 0, NULL, NULL));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    CHECK(cuModuleLoadFatBinary(&m, img));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    CHECK(has_fn(m, "vecadd"));
+    CUlibrary lib;
+    CUkernel k;
+    CHECK(cuLibraryLoadData(&lib, img, NULL, NULL, 0, NULL, NULL, 0));
+    CHECK(cuLibraryGetKernel(&k, lib, "vecadd"));
+    ck_assert_int_eq(cuLibraryGetKernel(&k, lib, "_Z8smem_revPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    /* a name the driver has no kernel for: an invalid image */
+    ck_assert_int_eq(cuModuleLoadData(&m, "simcuda-image v1\nnope\n"), CUDA_ERROR_INVALID_IMAGE);
+    /* no header: every kernel, as before */
+    CHECK(cuModuleLoadData(&m, "\x7f"
+                               "ELF whatever"));
+    CHECK(has_fn(m, "_Z9block_sumPKfPfi"));
+    /* from a file */
+    char path[] = "/tmp/simcuda_imageXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_eq(write(fd, img, sizeof img), (ssize_t)sizeof img);
+    close(fd);
+    CHECK(cuModuleLoad(&m, path));
+    CHECK(has_fn(m, "_Z5saxpyifPKfPf"));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    CHECK(cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, NULL, NULL, 0));
+    ck_assert_int_eq(cuLibraryGetKernel(&k, lib, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    /* linked: the union of what was added; the image holds its header */
+    CUlinkState ls;
+    CHECK(cuLinkCreate(0, NULL, NULL, &ls));
+    void *out;
+    size_t size;
+    ck_assert_int_eq(cuLinkComplete(ls, &out, &size), CUDA_ERROR_INVALID_VALUE);
+    static const char img2[] = "simcuda-image v1\n_Z4spinPfii\n";
+    CHECK(cuLinkAddData(ls, CU_JIT_INPUT_CUBIN, (void *)img2, sizeof img2, "b", 0, NULL, NULL));
+    CHECK(cuLinkAddFile(ls, CU_JIT_INPUT_CUBIN, path, 0, NULL, NULL));
+    CHECK(cuLinkComplete(ls, &out, &size));
+    ck_assert_str_eq((const char *)out,
+                     "simcuda-image v1\n_Z5saxpyifPKfPf\nvecadd\n_Z4spinPfii\n\n");
+    ck_assert_uint_eq(size, strlen(out) + 1);
+    CHECK(cuModuleLoadData(&m, out));
+    CHECK(has_fn(m, "_Z4spinPfii"));
+    CHECK(has_fn(m, "vecadd"));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    CHECK(cuLinkDestroy(ls));
+    ck_assert_int_eq(cuLinkDestroy(ls), CUDA_ERROR_INVALID_HANDLE);
+    unlink(path);
+    /* loaded by no entry point: the call counters never saw it */
+    simcuda_reset_calls();
+    CHECK(simcuda_module_load_unseen(&m, img));
+    CHECK(has_fn(m, "vecadd"));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    ck_assert_uint_eq(simcuda_calls("cuModuleLoadData") + simcuda_calls("cuModuleLoadDataEx") +
+                          simcuda_calls("cuModuleLoad") + simcuda_calls("cuLibraryLoadData"),
+                      0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("simdriver");
@@ -1565,6 +1640,7 @@ static Suite *suite(void)
     tcase_add_test(tc, hang_spin_forever);
     tcase_add_test(tc, vmm_local);
     tcase_add_test(tc, vmm_two_process);
+    tcase_add_test(tc, module_images);
     suite_add_tcase(s, tc);
     return s;
 }
