@@ -1,10 +1,12 @@
 /* sim_internal.h: what the simulated driver's source files share.
  *
- * The simulated libcuda.so.1 is three files: sim_kernels.c (the built-in kernels and
+ * The simulated libcuda.so.1 is four files: sim_kernels.c (the built-in kernels and
  * their cost models), sim_driver.c (state, controls, devices, contexts, memory,
- * streams, events, graphs) and sim_launch.c (modules, libraries, function handles,
- * launches, cuGetProcAddress). This header holds the types they pass between them.
- * Nothing here is exported: cross-file helpers carry SIM_HIDDEN. */
+ * streams, events, graphs), sim_launch.c (modules, libraries, the linker, function
+ * handles, launches, cuGetProcAddress) and sim_vmm.c (virtual memory management,
+ * shareable across processes); sim_xmtcheck.c adds the shim's verification kernels.
+ * This header holds the types they pass between them. Nothing here is exported:
+ * cross-file helpers carry SIM_HIDDEN. */
 #ifndef SIM_INTERNAL_H
 #define SIM_INTERNAL_H
 

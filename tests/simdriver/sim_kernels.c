@@ -3,8 +3,8 @@
  * Each kernel is a C function run once per block (run_block) that loops over the
  * block's threads itself, so it sees blockIdx, threadIdx, blockDim and gridDim as a
  * CUDA kernel does and gives the results a real one would -- including wrong ones for
- * configurations it was not written for. Every module the simulated driver loads
- * contains all of them. simcuda.h documents the table and the cost models; keep the
+ * configurations it was not written for. A module holds all of them unless its image
+ * names its own (sim_launch.c). simcuda.h documents the table and the cost models; keep the
  * two in step. */
 #include <math.h>
 #include <pthread.h>

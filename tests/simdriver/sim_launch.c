@@ -1,5 +1,7 @@
 /* sim_launch.c: modules, libraries, function/kernel handles, launches, cuGetProcAddress.
  *
+ * A module holds the kernels its image names (a "simcuda-image v1" header) or, by
+ * default, every kernel; the cuLink* calls merge such images.
  * Handles are addresses inside fixed pools, so a stale or foreign handle can be
  * recognised without dereferencing freed memory, and a module loaded after an unload
  * takes the lowest free slot and hands out the very same handle values (the real

@@ -17,8 +17,9 @@
  * CUDA_ERROR_NOT_INITIALIZED before cuInit.
  *
  * ---------------------------------------------------------------- kernels
- * Every module or library loaded (any path, any image) holds all of these. Mangled
- * names are what cuModuleGetFunction takes and cuFuncGetName/cuKernelGetName give.
+ * Every module or library loaded holds all of these, unless its image names its own
+ * (see "Images" below). Mangled names are what cuModuleGetFunction takes and
+ * cuFuncGetName/cuKernelGetName give.
  * Parameters are packed as a compiler packs them (pointers 8-aligned). "regs" limits
  * threads per block to 65536/regs (rounded down to a warp); above it a launch fails
  * with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. A launch whose kernel touches memory
@@ -153,6 +154,20 @@
  *   SIMCUDA_STICKY=0 turns stickiness off (a fault fails its own launch only). To make
  *   one config of a kernel fault use own_block (faults unless block.x == own), or
  *   SIMCUDA_FAIL=cuLaunchKernel:N:CUDA_ERROR_ILLEGAL_ADDRESS for the Nth launch.
+ * - Images: an image that begins "simcuda-image v1\n" holds only the kernels it names,
+ *   one mangled name a line, up to an empty line or the end of the text (what follows
+ *   is ignored); cuModuleGetFunction/cuLibraryGetKernel of another kernel return
+ *   CUDA_ERROR_NOT_FOUND, and a name the driver has no kernel for makes the load fail
+ *   with CUDA_ERROR_INVALID_IMAGE. Any other image holds every kernel. The kernels are a
+ *   function of the image's bytes alone, so a second process loading the same bytes
+ *   gets the same kernels. cuModuleLoadData/Ex, cuModuleLoadFatBinary and
+ *   cuLibraryLoadData read the image up to its NUL (at most 64 KiB); cuModuleLoad and
+ *   cuLibraryLoadFromFile read the file (one that cannot be read holds every kernel:
+ *   tests load made-up paths). cuLinkCreate/AddData/AddFile/Complete/Destroy:
+ *   cuLinkComplete's image (owned by the link state) is a header naming every kernel
+ *   any added image holds. "No image": load with simcuda_module_load_unseen (below),
+ *   which goes through no CUDA entry point, so a shim wrapping the load calls never
+ *   sees the image of that module's kernels.
  * - Shareable memory (virtual memory management, sim_vmm.c): cuMemCreate makes a memfd
  *   (size a multiple of the 2 MiB granularity, cuMemGetAllocationGranularity; type
  *   PINNED on a device; requestedHandleTypes NONE or POSIX_FILE_DESCRIPTOR, others
