@@ -6,10 +6,13 @@
  * capture, events stamped from those clocks, and graphs replayed by cuGraphLaunch.
  * One mutex, sim_lock, guards all of it: this is a test double, simple beats fast. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -888,9 +891,15 @@ CUresult cuCtxSynchronize_v2(CUcontext h)
 
 /* ------------------------------------------------------------------ memory */
 
+/* An allocation: cuMemAlloc's own pages (mmap), made shareable in place by
+ * cuIpcGetMemHandle (fd >= 0), or another process's allocation that cuIpcOpenMemHandle
+ * mapped here (ipc). */
 typedef struct {
     uintptr_t base;
     size_t size;
+    size_t mapped; /* size rounded up to whole pages */
+    int fd;
+    int ipc;
 } alloc_rec;
 static alloc_rec *g_allocs; /* under sim_lock */
 static size_t g_nallocs, g_capallocs, g_live_bytes;
@@ -925,12 +934,14 @@ int sim_device_count(void)
     return g_ndevices;
 }
 
-/* Device memory is host memory, 256-byte aligned like the real allocator, filled with
- * 0xA5 so that a kernel reading what nobody wrote gets the same garbage every run. */
-static CUresult alloc_locked(CUdeviceptr *dptr, size_t bytes)
+static size_t page_round(size_t n)
 {
-    if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-    if (bytes > SIMCUDA_TOTAL_MEM - g_live_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + pg - 1) / pg * pg;
+}
+
+static CUresult add_alloc_locked(alloc_rec r)
+{
     if (g_nallocs == g_capallocs) {
         size_t cap = g_capallocs ? g_capallocs * 2 : 64;
         alloc_rec *n = realloc(g_allocs, cap * sizeof *n);
@@ -938,28 +949,136 @@ static CUresult alloc_locked(CUdeviceptr *dptr, size_t bytes)
         g_allocs = n;
         g_capallocs = cap;
     }
-    size_t rounded = (bytes + 255) / 256 * 256;
-    void *p = aligned_alloc(256, rounded);
-    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    memset(p, 0xA5, rounded);
-    g_allocs[g_nallocs++] = (alloc_rec){(uintptr_t)p, bytes};
-    g_live_bytes += bytes;
+    g_allocs[g_nallocs++] = r;
+    g_live_bytes += r.size;
     g_alloc_count++;
+    return CUDA_SUCCESS;
+}
+
+/* Device memory is host memory, page-aligned (so beyond the real allocator's 256 bytes)
+ * and mapped by itself so that cuIpcGetMemHandle can make it shareable where it lies,
+ * filled with 0xA5 so that a kernel reading what nobody wrote gets the same garbage
+ * every run. */
+static CUresult alloc_locked(CUdeviceptr *dptr, size_t bytes)
+{
+    if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (bytes > SIMCUDA_TOTAL_MEM - g_live_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t mapped = page_round(bytes);
+    void *p = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(p, 0xA5, mapped);
+    CUresult rc = add_alloc_locked((alloc_rec){(uintptr_t)p, bytes, mapped, -1, 0});
+    if (rc != CUDA_SUCCESS) {
+        munmap(p, mapped);
+        return rc;
+    }
     *dptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
 }
 
-static CUresult free_locked(CUdeviceptr d)
+static void drop_alloc_locked(size_t i)
+{
+    munmap((void *)g_allocs[i].base, g_allocs[i].mapped);
+    if (g_allocs[i].fd >= 0) close(g_allocs[i].fd);
+    g_live_bytes -= g_allocs[i].size;
+    g_allocs[i] = g_allocs[--g_nallocs];
+    g_frees++;
+}
+
+/* Frees the allocation starting at d (ipc: one cuIpcOpenMemHandle mapped, which only
+ * cuIpcCloseMemHandle frees). */
+static CUresult free_locked(CUdeviceptr d, int ipc)
 {
     for (size_t i = 0; i < g_nallocs; i++) {
-        if (g_allocs[i].base != (uintptr_t)d) continue;
-        free((void *)g_allocs[i].base);
-        g_live_bytes -= g_allocs[i].size;
-        g_allocs[i] = g_allocs[--g_nallocs];
-        g_frees++;
+        if (g_allocs[i].base != (uintptr_t)d || g_allocs[i].ipc != ipc) continue;
+        drop_alloc_locked(i);
         return CUDA_SUCCESS;
     }
     return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- legacy IPC: the handle names the exporter's descriptor, opened by the importer
+ * through /proc/<pid>/fd (same user), checked against the inode it was made for. */
+#define IPC_MAGIC 0x53494d4950433031ull /* "SIMIPC01" */
+typedef struct {
+    uint64_t magic, pid, fd, ino, size, mapped;
+} ipc_payload;
+_Static_assert(sizeof(ipc_payload) <= CU_IPC_HANDLE_SIZE, "IPC handle too small");
+
+/* Makes allocation a shareable where it lies: its bytes move to a memfd mapped
+ * MAP_SHARED over the very same pages. */
+static CUresult share_locked(alloc_rec *a)
+{
+    if (a->fd >= 0) return CUDA_SUCCESS;
+    int fd = memfd_create("simcuda-ipc", MFD_CLOEXEC);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (ftruncate(fd, (off_t)a->mapped) != 0 ||
+        pwrite(fd, (void *)a->base, a->mapped, 0) != (ssize_t)a->mapped ||
+        mmap((void *)a->base, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+            MAP_FAILED) {
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->fd = fd;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr d)
+{
+    SIM_ENTER(cuIpcGetMemHandle);
+    if (!h) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&sim_lock);
+    alloc_rec *a = find_alloc_locked((uintptr_t)d);
+    CUresult rc =
+        !a || a->base != (uintptr_t)d || a->ipc ? CUDA_ERROR_INVALID_VALUE : share_locked(a);
+    struct stat st;
+    if (rc == CUDA_SUCCESS && fstat(a->fd, &st) != 0) rc = CUDA_ERROR_OPERATING_SYSTEM;
+    if (rc == CUDA_SUCCESS) {
+        ipc_payload pl = {IPC_MAGIC,           (uint64_t)getpid(), (uint64_t)a->fd,
+                          (uint64_t)st.st_ino, (uint64_t)a->size,  (uint64_t)a->mapped};
+        memset(h, 0, sizeof *h);
+        memcpy(h->reserved, &pl, sizeof pl);
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+
+CUresult cuIpcOpenMemHandle(CUdeviceptr *pd, CUipcMemHandle h, unsigned int flags)
+{
+    SIM_ENTER(cuIpcOpenMemHandle_v2);
+    ipc_payload pl;
+    memcpy(&pl, h.reserved, sizeof pl);
+    if (!pd || pl.magic != IPC_MAGIC || (flags & ~1u)) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    if (pl.pid == (uint64_t)getpid()) return CUDA_ERROR_INVALID_CONTEXT; /* as the real one */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%llu/fd/%llu", (unsigned long long)pl.pid,
+             (unsigned long long)pl.fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_ino != pl.ino) {
+        if (fd >= 0) close(fd);
+        return CUDA_ERROR_INVALID_VALUE; /* the exporter freed it, or is gone */
+    }
+    void *p = mmap(NULL, pl.mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&sim_lock);
+    CUresult rc = add_alloc_locked((alloc_rec){(uintptr_t)p, pl.size, pl.mapped, -1, 1});
+    pthread_mutex_unlock(&sim_lock);
+    if (rc != CUDA_SUCCESS) munmap(p, pl.mapped);
+    if (rc == CUDA_SUCCESS) *pd = (CUdeviceptr)(uintptr_t)p;
+    return rc;
+}
+
+CUresult cuIpcCloseMemHandle(CUdeviceptr d)
+{
+    SIM_ENTER(cuIpcCloseMemHandle);
+    pthread_mutex_lock(&sim_lock);
+    CUresult rc = free_locked(d, 1);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
 SIM_API long simcuda_live_allocations(void)
@@ -999,7 +1118,7 @@ CUresult cuMemFree_v2(CUdeviceptr d)
     if (d == 0) return CUDA_SUCCESS;
     pthread_mutex_lock(&sim_lock);
     CUresult rc = unsafe_call_locked();
-    if (rc == CUDA_SUCCESS) rc = free_locked(d);
+    if (rc == CUDA_SUCCESS) rc = free_locked(d, 0);
     pthread_mutex_unlock(&sim_lock);
     return rc;
 }
@@ -1018,7 +1137,7 @@ static CUresult free_async(CUdeviceptr d, CUstream h, int ptsz)
 {
     CUresult rc = CUDA_SUCCESS;
     pthread_mutex_lock(&sim_lock);
-    if (sim_stream_locked(h, ptsz, &rc)) rc = free_locked(d);
+    if (sim_stream_locked(h, ptsz, &rc)) rc = free_locked(d, 0);
     pthread_mutex_unlock(&sim_lock);
     return rc;
 }

@@ -80,6 +80,9 @@
     X("cuMemcpyAsync", 4000, N, cuMemcpyAsync)                                                     \
     X("cuMemcpyAsync", 7000, P, cuMemcpyAsync_ptsz)                                                \
     X("cuPointerGetAttribute", 4000, N, cuPointerGetAttribute)                                     \
+    X("cuIpcGetMemHandle", 4010, N, cuIpcGetMemHandle)                                             \
+    X("cuIpcOpenMemHandle", 11000, N, cuIpcOpenMemHandle_v2)                                       \
+    X("cuIpcCloseMemHandle", 4010, N, cuIpcCloseMemHandle)                                         \
     X("cuMemCreate", 10020, N, cuMemCreate)                                                        \
     X("cuMemRelease", 10020, N, cuMemRelease)                                                      \
     X("cuMemExportToShareableHandle", 10020, N, cuMemExportToShareableHandle)                      \

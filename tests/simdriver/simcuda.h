@@ -136,9 +136,18 @@
  *   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidate the capture, whose
  *   cuStreamEndCapture then returns CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
  *   cuStreamSynchronize/Query on a capturing stream do the same.
- * - Memory: a CUdeviceptr is 256-aligned host memory filled with 0xA5. cuMemFree_v2 of
+ * - Memory: a CUdeviceptr is host memory filled with 0xA5, each allocation its own
+ *   pages (page-aligned, so 256-aligned as on the real driver). cuMemFree_v2 of
  *   anything but an allocation's start, and copies/memsets past an allocation's end,
  *   return CUDA_ERROR_INVALID_VALUE.
+ * - Legacy IPC: cuIpcGetMemHandle (of an allocation's start; else INVALID_VALUE) moves
+ *   that cuMemAlloc allocation's bytes into a memfd mapped MAP_SHARED where they were,
+ *   and the handle names that descriptor (pid, fd, inode). cuIpcOpenMemHandle in
+ *   another process of the same user opens it through /proc/<pid>/fd and maps it at an
+ *   address of its own, sharing the bytes; in the exporting process it returns
+ *   CUDA_ERROR_INVALID_CONTEXT, and after the exporter freed the allocation (or exited)
+ *   CUDA_ERROR_INVALID_VALUE. The mapping is an allocation there (address range, bounds,
+ *   simcuda_live_allocations) that cuMemFree refuses and cuIpcCloseMemHandle unmaps.
  * - Sticky faults: a kernel that touches memory outside its allocations returns
  *   CUDA_ERROR_ILLEGAL_ADDRESS, and from then on every call of the process that needs a
  *   context (launches, copies, memsets, allocation and free, cuCtxSynchronize,
@@ -189,8 +198,7 @@
  *   reserved space; cuMemRelease drops the handle (mapped memory lives until unmapped);
  *   cuMemAddressFree takes an exact reservation without mappings. cuMemGetInfo and
  *   simcuda_live_allocations do not count this memory (simcuda_live_mappings does).
- *   The legacy cuIpcGetMemHandle/cuIpcOpenMemHandle are not simulated: cuMemAlloc memory
- *   is plain host memory, never shareable.
+
  * - cuGetProcAddress (4 arguments, PFN_cuGetProcAddress_v11030) and cuGetProcAddress_v2
  *   map (base name, cudaVersion, flags) to the newest variant whose version <=
  *   cudaVersion; flags CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM picks the

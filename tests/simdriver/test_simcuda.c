@@ -1598,6 +1598,74 @@ START_TEST(module_images)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- legacy IPC */
+
+/* The helper side of ipc_two_process, `test_simcuda ipc-child HEX`: opens the handle
+ * (hex), runs own_block on the buffer, closes it. Exit 0 when all went well, 7 when the
+ * handle would not open (the parent expects that after freeing). */
+static int ipc_child(const char *hex)
+{
+    CUipcMemHandle h;
+    for (int i = 0; i < CU_IPC_HANDLE_SIZE; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return 2;
+        h.reserved[i] = (char)v;
+    }
+    setup();
+    CUdeviceptr d;
+    CUresult rc = cuIpcOpenMemHandle(&d, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    if (rc == CUDA_ERROR_INVALID_VALUE) return 7;
+    CHECK(rc);
+    CUdeviceptr base;
+    size_t size;
+    CHECK(cuMemGetAddressRange(&base, &size, d + 8));
+    if (base != d || size != 4000) return 3;
+    CHECK_ERR(cuMemFree(d), CUDA_ERROR_INVALID_VALUE);
+    int n = 1000, own = 128;
+    void *args[] = {&d, &n, &own};
+    CHECK(launch1(fn("_Z9own_blockPfii"), cdiv(n, 128), 128, 0, args));
+    CHECK(cuIpcCloseMemHandle(d));
+    CHECK_ERR(cuIpcCloseMemHandle(d), CUDA_ERROR_INVALID_VALUE);
+    return 0;
+}
+
+static pid_t spawn_ipc_child(const CUipcMemHandle *h)
+{
+    char hex[2 * CU_IPC_HANDLE_SIZE + 1];
+    for (int i = 0; i < CU_IPC_HANDLE_SIZE; i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned char)h->reserved[i]);
+    extern char **environ;
+    char *argv[] = {"test_simcuda", "ipc-child", hex, NULL};
+    pid_t pid;
+    ck_assert_int_eq(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ), 0);
+    return pid;
+}
+
+/* cuIpcGetMemHandle on cuMemAlloc memory opens in another process, sharing its bytes. */
+START_TEST(ipc_two_process)
+{
+    const int n = 1000;
+    float *h = ramp(n, 1);
+    CUdeviceptr d = dbuf(h, n);
+    CUipcMemHandle ih;
+    ck_assert_int_eq(cuIpcGetMemHandle(&ih, d + 4), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuIpcGetMemHandle(&ih, d));
+    /* made shareable in place: the bytes are still there */
+    float back[1000];
+    fetch(back, d, n);
+    ck_assert_int_eq(memcmp(back, h, sizeof back), 0);
+    CUdeviceptr self;
+    ck_assert_int_eq(cuIpcOpenMemHandle(&self, ih, 0), CUDA_ERROR_INVALID_CONTEXT);
+    ck_assert_int_eq(wait_exit(spawn_ipc_child(&ih)), 0);
+    fetch(back, d, n);
+    for (int i = 0; i < n; i++)
+        ck_assert_float_eq(back[i], (float)i);
+    CHECK(cuMemFree(d));
+    ck_assert_int_eq(wait_exit(spawn_ipc_child(&ih)), 7);
+    free(h);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("simdriver");
@@ -1641,6 +1709,7 @@ static Suite *suite(void)
     tcase_add_test(tc, vmm_local);
     tcase_add_test(tc, vmm_two_process);
     tcase_add_test(tc, module_images);
+    tcase_add_test(tc, ipc_two_process);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -1648,6 +1717,7 @@ static Suite *suite(void)
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "vmm-child") == 0) return vmm_child(atoi(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "ipc-child") == 0) return ipc_child(argv[2]);
     if (argc == 3 && strcmp(argv[1], "role-child") == 0) {
         setup();
         return simcuda_is_helper();
