@@ -6,11 +6,15 @@
  * capture, events stamped from those clocks, and graphs replayed by cuGraphLaunch.
  * One mutex, sim_lock, guards all of it: this is a test double, simple beats fast. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim_errors.h"
 #include "sim_internal.h"
@@ -19,7 +23,8 @@
 /* SIMCUDA_HANG=kernel:block_x:ms: a launch of that kernel with that block.x keeps the
  * device busy for ms of wall time, as a candidate that takes forever would:
  * cuStreamQuery/cuEventQuery say CUDA_ERROR_NOT_READY and the synchronizing calls
- * sleep until then. Device-wide, for simplicity. */
+ * sleep until then. Device-wide, for simplicity. ms "forever" (or the spin kernel's
+ * hanging config) makes it INFINITY: only killing the process ends the wait. */
 static char g_hang_kernel[128];
 static unsigned g_hang_block;
 static double g_hang_ms;
@@ -39,6 +44,7 @@ static void hang_wait(void)
 {
     double left;
     while ((left = atomic_load(&g_hang_until) - wall_ms()) > 0) {
+        if (left > 100) left = 100; /* so that a hang forever sleeps in finite steps */
         struct timespec ts = {(time_t)(left / 1e3), (long)(fmod(left, 1e3) * 1e6)};
         nanosleep(&ts, NULL);
     }
@@ -71,11 +77,14 @@ static atomic_int g_nrules;
 static atomic_ullong g_faults_injected;
 
 static atomic_int g_fake_capturing;
-static double g_noise;        /* under sim_lock */
-static unsigned g_noise_seed; /* under sim_lock */
-static unsigned g_outlier;    /* under sim_lock */
-static char *g_trace_path;    /* under sim_lock */
-static FILE *g_trace;         /* under sim_lock */
+static atomic_int g_sticky_on = 1; /* SIMCUDA_STICKY */
+static atomic_int g_sticky;        /* the process's sticky error, 0 while none */
+static int g_helper;               /* this process has the helper role (SIMCUDA_ROLE) */
+static double g_noise;             /* under sim_lock */
+static unsigned g_noise_seed;      /* under sim_lock */
+static unsigned g_outlier;         /* under sim_lock */
+static char *g_trace_path;         /* under sim_lock */
+static FILE *g_trace;              /* under sim_lock */
 
 /* Statistics (under sim_lock). */
 static unsigned long long g_launches, g_captured, g_graph_launches, g_alloc_count, g_frees;
@@ -85,6 +94,49 @@ static struct simcuda_launch_info g_last;
 static int name_matches(const char *name, int idx)
 {
     return strcmp(name, g_sym_names[idx]) == 0 || strcmp(name, g_base_names[idx]) == 0;
+}
+
+int sim_is_sticky(CUresult rc)
+{
+    switch (rc) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_ASSERT: return 1;
+    default: return 0;
+    }
+}
+
+CUresult sim_fault(CUresult rc)
+{
+    int none = 0;
+    if (sim_is_sticky(rc) && atomic_load(&g_sticky_on))
+        atomic_compare_exchange_strong(&g_sticky, &none, (int)rc);
+    return rc;
+}
+
+/* Calls that still answer after a sticky error: they need no context's work (device
+ * queries, error names) or only move the calling thread between contexts. */
+static int sticky_exempt(int idx)
+{
+    static const int ok[] = {SIM_F_cuDeviceGet,
+                             SIM_F_cuDeviceGetCount,
+                             SIM_F_cuDeviceGetName,
+                             SIM_F_cuDeviceGetAttribute,
+                             SIM_F_cuDeviceTotalMem_v2,
+                             SIM_F_cuDeviceGetUuid_v2,
+                             SIM_F_cuDevicePrimaryCtxGetState,
+                             SIM_F_cuCtxGetCurrent,
+                             SIM_F_cuCtxSetCurrent,
+                             SIM_F_cuCtxPushCurrent_v2,
+                             SIM_F_cuCtxPopCurrent_v2};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (ok[i] == idx) return 1;
+    return 0;
 }
 
 CUresult sim_enter(int idx, int need_init)
@@ -103,10 +155,12 @@ CUresult sim_enter(int idx, int need_init)
         pthread_mutex_unlock(&g_fault_lock);
         if (rc != CUDA_SUCCESS) {
             atomic_fetch_add(&g_faults_injected, 1);
-            return rc;
+            return sim_fault(rc);
         }
     }
     if (need_init && !atomic_load(&g_inited)) return CUDA_ERROR_NOT_INITIALIZED;
+    int sticky = atomic_load(&g_sticky);
+    if (need_init && sticky && !sticky_exempt(idx)) return (CUresult)sticky;
     return CUDA_SUCCESS;
 }
 
@@ -134,6 +188,21 @@ SIM_API void simcuda_reset_faults(void)
     pthread_mutex_lock(&g_fault_lock);
     atomic_store(&g_nrules, 0);
     pthread_mutex_unlock(&g_fault_lock);
+}
+
+SIM_API void simcuda_set_sticky(int on)
+{
+    atomic_store(&g_sticky_on, on != 0);
+}
+
+SIM_API CUresult simcuda_sticky_error(void)
+{
+    return (CUresult)atomic_load(&g_sticky);
+}
+
+SIM_API int simcuda_is_helper(void)
+{
+    return g_helper;
 }
 
 SIM_API void simcuda_set_capturing(int on)
@@ -219,25 +288,57 @@ static void parse_fail_spec(const char *spec)
     free(copy);
 }
 
-/* The environment switches, read once at the first cuInit. */
+/* Whether this process is a trial helper: SIMCUDA_ROLE=helper|main when set, else
+ * XMATUNE_HELPER set to anything but "" or "0" (what the shim gives its helper). */
+static int helper_role(void)
+{
+    const char *v = getenv("SIMCUDA_ROLE");
+    if (v && *v) {
+        if (strcmp(v, "helper") == 0) return 1;
+        if (strcmp(v, "main") != 0)
+            fprintf(stderr, "simcuda: SIMCUDA_ROLE: expected main or helper, got '%s'\n", v);
+        return 0;
+    }
+    v = getenv("XMATUNE_HELPER");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* SIMCUDA_HANG's value: kernel:block_x:ms, ms a number or "forever". */
+static void parse_hang(const char *v)
+{
+    char ms[32];
+    if (sscanf(v, "%127[^:]:%u:%31s", g_hang_kernel, &g_hang_block, ms) == 3) {
+        char *end;
+        g_hang_ms = strcmp(ms, "forever") == 0 ? INFINITY : strtod(ms, &end);
+        if (isinf(g_hang_ms) || (*end == '\0' && g_hang_ms > 0)) return;
+    }
+    g_hang_ms = 0;
+    fprintf(stderr, "simcuda: SIMCUDA_HANG: expected kernel:block_x:ms|forever, got '%s'\n", v);
+}
+
+/* The environment switches, read once at the first cuInit. SIMCUDA_FAIL, SIMCUDA_TRACE
+ * and SIMCUDA_CAPTURING are the program's (the main role's); a helper reads
+ * SIMCUDA_FAIL_HELPER and SIMCUDA_TRACE_HELPER instead and never fakes capture. */
 static void read_env(void)
 {
     const char *v;
+    g_helper = helper_role();
     if ((v = getenv("SIMCUDA_DEVICES")) && *v) {
         long n = strtol(v, NULL, 10);
         g_ndevices = n < 0 ? 0 : n > SIMCUDA_MAX_DEVICES ? SIMCUDA_MAX_DEVICES : (int)n;
     }
-    if ((v = getenv("SIMCUDA_FAIL")) && *v) parse_fail_spec(v);
-    if ((v = getenv("SIMCUDA_CAPTURING")) && *v && strcmp(v, "0") != 0) simcuda_set_capturing(1);
+    if ((v = getenv(g_helper ? "SIMCUDA_FAIL_HELPER" : "SIMCUDA_FAIL")) && *v) parse_fail_spec(v);
+    if (!g_helper && (v = getenv("SIMCUDA_CAPTURING")) && *v && strcmp(v, "0") != 0)
+        simcuda_set_capturing(1);
     unsigned seed = 1;
     if ((v = getenv("SIMCUDA_NOISE_SEED")) && *v) seed = (unsigned)strtoul(v, NULL, 10);
     if ((v = getenv("SIMCUDA_NOISE")) && *v) simcuda_set_noise(strtod(v, NULL), seed);
     if ((v = getenv("SIMCUDA_NOISE_OUTLIER")) && *v)
         simcuda_set_outlier((unsigned)strtoul(v, NULL, 10));
-    if ((v = getenv("SIMCUDA_TRACE")) && *v) simcuda_set_trace(v);
-    if ((v = getenv("SIMCUDA_HANG")) && *v &&
-        sscanf(v, "%127[^:]:%u:%lf", g_hang_kernel, &g_hang_block, &g_hang_ms) != 3)
-        fprintf(stderr, "simcuda: SIMCUDA_HANG: expected kernel:block_x:ms, got '%s'\n", v);
+    if ((v = getenv(g_helper ? "SIMCUDA_TRACE_HELPER" : "SIMCUDA_TRACE")) && *v)
+        simcuda_set_trace(v);
+    if ((v = getenv("SIMCUDA_HANG")) && *v) parse_hang(v);
+    if ((v = getenv("SIMCUDA_STICKY")) && *v) simcuda_set_sticky(strcmp(v, "0") != 0);
 }
 static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 
@@ -394,6 +495,8 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
     case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: *v = 1; break;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *v = 3; break;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *v = 1; break;
     default: *v = 0; break; /* a valid attribute the simulation has no number for */
     }
     return CUDA_SUCCESS;
@@ -788,9 +891,15 @@ CUresult cuCtxSynchronize_v2(CUcontext h)
 
 /* ------------------------------------------------------------------ memory */
 
+/* An allocation: cuMemAlloc's own pages (mmap), made shareable in place by
+ * cuIpcGetMemHandle (fd >= 0), or another process's allocation that cuIpcOpenMemHandle
+ * mapped here (ipc). */
 typedef struct {
     uintptr_t base;
     size_t size;
+    size_t mapped; /* size rounded up to whole pages */
+    int fd;
+    int ipc;
 } alloc_rec;
 static alloc_rec *g_allocs; /* under sim_lock */
 static size_t g_nallocs, g_capallocs, g_live_bytes;
@@ -802,18 +911,37 @@ static alloc_rec *find_alloc_locked(uintptr_t p)
     return NULL;
 }
 
+/* The allocation or accessible mapping containing p: 1 and *out (range_start/size are
+ * the reservation for a mapping, as the real driver's pointer attributes say), or 0. */
+static int range_locked(uintptr_t p, sim_range *out)
+{
+    alloc_rec *a = find_alloc_locked(p);
+    if (a) {
+        *out = (sim_range){a->base, a->size, a->base, a->size};
+        return 1;
+    }
+    return sim_map_find_locked(p, out);
+}
+
 size_t sim_alloc_avail_locked(uintptr_t p)
 {
     alloc_rec *a = find_alloc_locked(p);
-    return a ? a->size - (p - a->base) : 0;
+    return a ? a->size - (p - a->base) : sim_map_avail_locked(p);
 }
 
-/* Device memory is host memory, 256-byte aligned like the real allocator, filled with
- * 0xA5 so that a kernel reading what nobody wrote gets the same garbage every run. */
-static CUresult alloc_locked(CUdeviceptr *dptr, size_t bytes)
+int sim_device_count(void)
 {
-    if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-    if (bytes > SIMCUDA_TOTAL_MEM - g_live_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+    return g_ndevices;
+}
+
+static size_t page_round(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + pg - 1) / pg * pg;
+}
+
+static CUresult add_alloc_locked(alloc_rec r)
+{
     if (g_nallocs == g_capallocs) {
         size_t cap = g_capallocs ? g_capallocs * 2 : 64;
         alloc_rec *n = realloc(g_allocs, cap * sizeof *n);
@@ -821,28 +949,136 @@ static CUresult alloc_locked(CUdeviceptr *dptr, size_t bytes)
         g_allocs = n;
         g_capallocs = cap;
     }
-    size_t rounded = (bytes + 255) / 256 * 256;
-    void *p = aligned_alloc(256, rounded);
-    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    memset(p, 0xA5, rounded);
-    g_allocs[g_nallocs++] = (alloc_rec){(uintptr_t)p, bytes};
-    g_live_bytes += bytes;
+    g_allocs[g_nallocs++] = r;
+    g_live_bytes += r.size;
     g_alloc_count++;
+    return CUDA_SUCCESS;
+}
+
+/* Device memory is host memory, page-aligned (so beyond the real allocator's 256 bytes)
+ * and mapped by itself so that cuIpcGetMemHandle can make it shareable where it lies,
+ * filled with 0xA5 so that a kernel reading what nobody wrote gets the same garbage
+ * every run. */
+static CUresult alloc_locked(CUdeviceptr *dptr, size_t bytes)
+{
+    if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (bytes > SIMCUDA_TOTAL_MEM - g_live_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t mapped = page_round(bytes);
+    void *p = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(p, 0xA5, mapped);
+    CUresult rc = add_alloc_locked((alloc_rec){(uintptr_t)p, bytes, mapped, -1, 0});
+    if (rc != CUDA_SUCCESS) {
+        munmap(p, mapped);
+        return rc;
+    }
     *dptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
 }
 
-static CUresult free_locked(CUdeviceptr d)
+static void drop_alloc_locked(size_t i)
+{
+    munmap((void *)g_allocs[i].base, g_allocs[i].mapped);
+    if (g_allocs[i].fd >= 0) close(g_allocs[i].fd);
+    g_live_bytes -= g_allocs[i].size;
+    g_allocs[i] = g_allocs[--g_nallocs];
+    g_frees++;
+}
+
+/* Frees the allocation starting at d (ipc: one cuIpcOpenMemHandle mapped, which only
+ * cuIpcCloseMemHandle frees). */
+static CUresult free_locked(CUdeviceptr d, int ipc)
 {
     for (size_t i = 0; i < g_nallocs; i++) {
-        if (g_allocs[i].base != (uintptr_t)d) continue;
-        free((void *)g_allocs[i].base);
-        g_live_bytes -= g_allocs[i].size;
-        g_allocs[i] = g_allocs[--g_nallocs];
-        g_frees++;
+        if (g_allocs[i].base != (uintptr_t)d || g_allocs[i].ipc != ipc) continue;
+        drop_alloc_locked(i);
         return CUDA_SUCCESS;
     }
     return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- legacy IPC: the handle names the exporter's descriptor, opened by the importer
+ * through /proc/<pid>/fd (same user), checked against the inode it was made for. */
+#define IPC_MAGIC 0x53494d4950433031ull /* "SIMIPC01" */
+typedef struct {
+    uint64_t magic, pid, fd, ino, size, mapped;
+} ipc_payload;
+_Static_assert(sizeof(ipc_payload) <= CU_IPC_HANDLE_SIZE, "IPC handle too small");
+
+/* Makes allocation a shareable where it lies: its bytes move to a memfd mapped
+ * MAP_SHARED over the very same pages. */
+static CUresult share_locked(alloc_rec *a)
+{
+    if (a->fd >= 0) return CUDA_SUCCESS;
+    int fd = memfd_create("simcuda-ipc", MFD_CLOEXEC);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (ftruncate(fd, (off_t)a->mapped) != 0 ||
+        pwrite(fd, (void *)a->base, a->mapped, 0) != (ssize_t)a->mapped ||
+        mmap((void *)a->base, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+            MAP_FAILED) {
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->fd = fd;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr d)
+{
+    SIM_ENTER(cuIpcGetMemHandle);
+    if (!h) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&sim_lock);
+    alloc_rec *a = find_alloc_locked((uintptr_t)d);
+    CUresult rc =
+        !a || a->base != (uintptr_t)d || a->ipc ? CUDA_ERROR_INVALID_VALUE : share_locked(a);
+    struct stat st;
+    if (rc == CUDA_SUCCESS && fstat(a->fd, &st) != 0) rc = CUDA_ERROR_OPERATING_SYSTEM;
+    if (rc == CUDA_SUCCESS) {
+        ipc_payload pl = {IPC_MAGIC,           (uint64_t)getpid(), (uint64_t)a->fd,
+                          (uint64_t)st.st_ino, (uint64_t)a->size,  (uint64_t)a->mapped};
+        memset(h, 0, sizeof *h);
+        memcpy(h->reserved, &pl, sizeof pl);
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
+}
+
+CUresult cuIpcOpenMemHandle(CUdeviceptr *pd, CUipcMemHandle h, unsigned int flags)
+{
+    SIM_ENTER(cuIpcOpenMemHandle_v2);
+    ipc_payload pl;
+    memcpy(&pl, h.reserved, sizeof pl);
+    if (!pd || pl.magic != IPC_MAGIC || (flags & ~1u)) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    if (pl.pid == (uint64_t)getpid()) return CUDA_ERROR_INVALID_CONTEXT; /* as the real one */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%llu/fd/%llu", (unsigned long long)pl.pid,
+             (unsigned long long)pl.fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_ino != pl.ino) {
+        if (fd >= 0) close(fd);
+        return CUDA_ERROR_INVALID_VALUE; /* the exporter freed it, or is gone */
+    }
+    void *p = mmap(NULL, pl.mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&sim_lock);
+    CUresult rc = add_alloc_locked((alloc_rec){(uintptr_t)p, pl.size, pl.mapped, -1, 1});
+    pthread_mutex_unlock(&sim_lock);
+    if (rc != CUDA_SUCCESS) munmap(p, pl.mapped);
+    if (rc == CUDA_SUCCESS) *pd = (CUdeviceptr)(uintptr_t)p;
+    return rc;
+}
+
+CUresult cuIpcCloseMemHandle(CUdeviceptr d)
+{
+    SIM_ENTER(cuIpcCloseMemHandle);
+    pthread_mutex_lock(&sim_lock);
+    CUresult rc = free_locked(d, 1);
+    pthread_mutex_unlock(&sim_lock);
+    return rc;
 }
 
 SIM_API long simcuda_live_allocations(void)
@@ -882,7 +1118,7 @@ CUresult cuMemFree_v2(CUdeviceptr d)
     if (d == 0) return CUDA_SUCCESS;
     pthread_mutex_lock(&sim_lock);
     CUresult rc = unsafe_call_locked();
-    if (rc == CUDA_SUCCESS) rc = free_locked(d);
+    if (rc == CUDA_SUCCESS) rc = free_locked(d, 0);
     pthread_mutex_unlock(&sim_lock);
     return rc;
 }
@@ -901,7 +1137,7 @@ static CUresult free_async(CUdeviceptr d, CUstream h, int ptsz)
 {
     CUresult rc = CUDA_SUCCESS;
     pthread_mutex_lock(&sim_lock);
-    if (sim_stream_locked(h, ptsz, &rc)) rc = free_locked(d);
+    if (sim_stream_locked(h, ptsz, &rc)) rc = free_locked(d, 0);
     pthread_mutex_unlock(&sim_lock);
     return rc;
 }
@@ -995,8 +1231,9 @@ static CUresult xfer(simnode *n, CUstream h, int ptsz, int sync, int host_ok)
     simstream *s = sim_stream_locked(h, ptsz, &rc);
     if (s && sync) rc = unsafe_call_locked();
     if (s && rc == CUDA_SUCCESS) {
-        alloc_rec *d = find_alloc_locked((uintptr_t)n->dst);
-        alloc_rec *sr = n->kind == NODE_MEMCPY ? find_alloc_locked((uintptr_t)n->src) : NULL;
+        sim_range tmp;
+        int d = range_locked((uintptr_t)n->dst, &tmp);
+        int sr = n->kind == NODE_MEMCPY && range_locked((uintptr_t)n->src, &tmp);
         if ((d && sim_alloc_avail_locked((uintptr_t)n->dst) < bytes) || (!d && !(host_ok & 1)))
             rc = CUDA_ERROR_INVALID_VALUE;
         if (n->kind == NODE_MEMCPY &&
@@ -1156,8 +1393,8 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
     SIM_ENTER(cuMemGetAddressRange_v2);
     if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&sim_lock);
-    alloc_rec *a = find_alloc_locked((uintptr_t)p);
-    alloc_rec copy = a ? *a : (alloc_rec){0, 0};
+    sim_range copy;
+    int a = range_locked((uintptr_t)p, &copy);
     pthread_mutex_unlock(&sim_lock);
     if (!a) return CUDA_ERROR_NOT_FOUND;
     if (base) *base = (CUdeviceptr)copy.base;
@@ -1171,16 +1408,16 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr
     if (!data) return CUDA_ERROR_INVALID_VALUE;
     simctx *c = sim_current_ctx();
     pthread_mutex_lock(&sim_lock);
-    alloc_rec *a = find_alloc_locked((uintptr_t)p);
-    alloc_rec copy = a ? *a : (alloc_rec){0, 0};
+    sim_range copy;
+    int a = range_locked((uintptr_t)p, &copy);
     pthread_mutex_unlock(&sim_lock);
     if (!a) return CUDA_ERROR_INVALID_VALUE;
     switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = (CUcontext)c; break;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = CU_MEMORYTYPE_DEVICE; break;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; break;
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = copy.base; break;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = copy.size; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = copy.resv_base; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = copy.resv_size; break;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = c ? c->dev : 0; break;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data = 0; break;
     default: return CUDA_ERROR_INVALID_VALUE;
@@ -2211,9 +2448,11 @@ static void trace_locked(const sim_launch_rec *r, double cost, int replay)
         g_trace_path = NULL;
         return;
     }
-    fprintf(g_trace, "%s grid=%u,%u,%u block=%u,%u,%u shared=%u cost_ns=%.0f%s\n", r->k->name,
+    char who[32] = "";
+    if (g_helper) snprintf(who, sizeof who, " helper=%ld", (long)getpid());
+    fprintf(g_trace, "%s grid=%u,%u,%u block=%u,%u,%u shared=%u cost_ns=%.0f%s%s\n", r->k->name,
             r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->shared,
-            cost, replay ? " replay" : "");
+            cost, who, replay ? " replay" : "");
     fflush(g_trace);
 }
 
@@ -2259,6 +2498,7 @@ CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
     g_launches++;
     if (g_hang_ms > 0 && r->block[0] == g_hang_block && !strcmp(r->k->name, g_hang_kernel))
         atomic_store(&g_hang_until, wall_ms() + g_hang_ms);
+    if (e.hang) atomic_store(&g_hang_until, INFINITY);
     double cost = sim_cost(r);
     if (g_noise > 0) {
         double u =
@@ -2273,7 +2513,7 @@ CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
     g_last.shared = r->shared;
     g_last.cost_ns = cost;
     trace_locked(r, cost, replay);
-    return e.fault ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
+    return e.fault ? sim_fault(CUDA_ERROR_ILLEGAL_ADDRESS) : CUDA_SUCCESS;
 }
 
 SIM_API void simcuda_get_stats(struct simcuda_stats *out)

@@ -80,6 +80,19 @@
     X("cuMemcpyAsync", 4000, N, cuMemcpyAsync)                                                     \
     X("cuMemcpyAsync", 7000, P, cuMemcpyAsync_ptsz)                                                \
     X("cuPointerGetAttribute", 4000, N, cuPointerGetAttribute)                                     \
+    X("cuIpcGetMemHandle", 4010, N, cuIpcGetMemHandle)                                             \
+    X("cuIpcOpenMemHandle", 11000, N, cuIpcOpenMemHandle_v2)                                       \
+    X("cuIpcCloseMemHandle", 4010, N, cuIpcCloseMemHandle)                                         \
+    X("cuMemCreate", 10020, N, cuMemCreate)                                                        \
+    X("cuMemRelease", 10020, N, cuMemRelease)                                                      \
+    X("cuMemExportToShareableHandle", 10020, N, cuMemExportToShareableHandle)                      \
+    X("cuMemImportFromShareableHandle", 10020, N, cuMemImportFromShareableHandle)                  \
+    X("cuMemGetAllocationGranularity", 10020, N, cuMemGetAllocationGranularity)                    \
+    X("cuMemAddressReserve", 10020, N, cuMemAddressReserve)                                        \
+    X("cuMemAddressFree", 10020, N, cuMemAddressFree)                                              \
+    X("cuMemMap", 10020, N, cuMemMap)                                                              \
+    X("cuMemUnmap", 10020, N, cuMemUnmap)                                                          \
+    X("cuMemSetAccess", 10020, N, cuMemSetAccess)                                                  \
     X("cuStreamCreate", 2000, N, cuStreamCreate)                                                   \
     X("cuStreamCreateWithPriority", 5050, N, cuStreamCreateWithPriority)                           \
     X("cuStreamDestroy", 4000, N, cuStreamDestroy_v2)                                              \
@@ -118,6 +131,12 @@
     X("cuModuleLoadData", 2000, N, cuModuleLoadData)                                               \
     X("cuModuleLoadDataEx", 2010, N, cuModuleLoadDataEx)                                           \
     X("cuModuleUnload", 2000, N, cuModuleUnload)                                                   \
+    X("cuModuleLoadFatBinary", 2000, N, cuModuleLoadFatBinary)                                     \
+    X("cuLinkCreate", 6050, N, cuLinkCreate_v2)                                                    \
+    X("cuLinkAddData", 6050, N, cuLinkAddData_v2)                                                  \
+    X("cuLinkAddFile", 6050, N, cuLinkAddFile_v2)                                                  \
+    X("cuLinkComplete", 5050, N, cuLinkComplete)                                                   \
+    X("cuLinkDestroy", 5050, N, cuLinkDestroy)                                                     \
     X("cuModuleGetFunction", 2000, N, cuModuleGetFunction)                                         \
     X("cuLibraryLoadData", 12000, N, cuLibraryLoadData)                                            \
     X("cuLibraryLoadFromFile", 12000, N, cuLibraryLoadFromFile)                                    \

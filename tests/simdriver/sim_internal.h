@@ -1,10 +1,12 @@
 /* sim_internal.h: what the simulated driver's source files share.
  *
- * The simulated libcuda.so.1 is three files: sim_kernels.c (the built-in kernels and
+ * The simulated libcuda.so.1 is four files: sim_kernels.c (the built-in kernels and
  * their cost models), sim_driver.c (state, controls, devices, contexts, memory,
- * streams, events, graphs) and sim_launch.c (modules, libraries, function handles,
- * launches, cuGetProcAddress). This header holds the types they pass between them.
- * Nothing here is exported: cross-file helpers carry SIM_HIDDEN. */
+ * streams, events, graphs), sim_launch.c (modules, libraries, the linker, function
+ * handles, launches, cuGetProcAddress) and sim_vmm.c (virtual memory management,
+ * shareable across processes); sim_xmtcheck.c adds the shim's verification kernels.
+ * This header holds the types they pass between them. Nothing here is exported:
+ * cross-file helpers carry SIM_HIDDEN. */
 #ifndef SIM_INTERNAL_H
 #define SIM_INTERNAL_H
 
@@ -105,6 +107,12 @@ SIM_HIDDEN CUresult sim_enter(int idx, int need_init);
         if (enter_rc_ != CUDA_SUCCESS) return enter_rc_;                                           \
     } while (0)
 
+/* Whether rc is one of the errors that a kernel's fault makes sticky on a real GPU. */
+SIM_HIDDEN int sim_is_sticky(CUresult rc);
+/* Returns rc, and when it is a sticky error (and SIMCUDA_STICKY is not 0) makes it the
+ * process's sticky error: every later call that needs a context returns it. */
+SIM_HIDDEN CUresult sim_fault(CUresult rc);
+
 /* ---- the simulated device (sim_driver.c documents the numbers) ---- */
 #define SIM_SM_COUNT 132
 #define SIM_MAX_THREADS 1024
@@ -153,6 +161,7 @@ struct sim_exec {
     unsigned char *base[SIMK_MAXP]; /* pointer params, resolved */
     size_t avail[SIMK_MAXP];        /* bytes from base to the end of its allocation */
     int fault;                      /* set by an out-of-bounds access: ILLEGAL_ADDRESS */
+    int hang;                       /* set by a kernel that never finishes (spin) */
     unsigned char scratch[16];
 };
 
@@ -221,6 +230,21 @@ SIM_HIDDEN CUresult sim_capture_launch_locked(simstream *s, const sim_launch_rec
 SIM_HIDDEN CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay);
 /* Bytes from p to the end of the allocation containing it, 0 when none (under lock). */
 SIM_HIDDEN size_t sim_alloc_avail_locked(uintptr_t p);
+/* Devices the process has (SIMCUDA_DEVICES). */
+SIM_HIDDEN int sim_device_count(void);
+
+/* A mapped range (sim_vmm.c): the mapping and the reservation it lies in. */
+typedef struct {
+    uintptr_t base;
+    size_t size;
+    uintptr_t resv_base;
+    size_t resv_size;
+} sim_range;
+/* The accessible mapping containing p: 1 and *out filled, or 0 (under sim_lock). */
+SIM_HIDDEN int sim_map_find_locked(uintptr_t p, sim_range *out);
+/* Bytes from p to the end of the run of consecutive accessible mappings it lies in,
+ * 0 when none (under sim_lock). */
+SIM_HIDDEN size_t sim_map_avail_locked(uintptr_t p);
 /* Cost of a launch in virtual ns, noise excluded. */
 SIM_HIDDEN double sim_cost(const sim_launch_rec *r);
 

@@ -3,8 +3,8 @@
  * Each kernel is a C function run once per block (run_block) that loops over the
  * block's threads itself, so it sees blockIdx, threadIdx, blockDim and gridDim as a
  * CUDA kernel does and gives the results a real one would -- including wrong ones for
- * configurations it was not written for. Every module the simulated driver loads
- * contains all of them. simcuda.h documents the table and the cost models; keep the
+ * configurations it was not written for. A module holds all of them unless its image
+ * names its own (sim_launch.c). simcuda.h documents the table and the cost models; keep the
  * two in step. */
 #include <math.h>
 #include <pthread.h>
@@ -296,6 +296,46 @@ static double chunk_scale_cost(const sim_exec *e)
     return model_total(e, n, 0.01, shape, n, blocks_of(e) * threads_of(e) * items);
 }
 
+/* own_block(float *out, int n, int own): written for blockDim.x == own only: with it,
+ * out[i] = i for every i < n (grid cdiv(n, own)); with any other block size each
+ * thread writes before out's start, an illegal address (a sticky fault): the kernel
+ * that faults in every configuration but the program's own. */
+static void own_block_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 1), own = simk_i32(e, 2);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if ((int64_t)e->block[0] != own)
+            *simk_fp(e, 0, -1 - i) = (float)i;
+        else if (i < n)
+            *simk_fp(e, 0, i) = (float)i;
+        if (e->fault) return;
+    }
+}
+static double own_block_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 1), 0.01, 256);
+}
+
+/* spin(float *out, int n, int hang_block): grid-stride out[i] = 1; with blockDim.x ==
+ * hang_block it does the same and then never finishes: the device stays busy until the
+ * process is killed (queries say NOT_READY, synchronizing calls block forever). */
+static void spin_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 1);
+    int64_t stride = (int64_t)e->grid[0] * e->block[0];
+    for (unsigned tx = 0; tx < e->block[0]; tx++)
+        for (int64_t i = (int64_t)e->bid[0] * e->block[0] + tx; i < n && !e->fault; i += stride)
+            *simk_fp(e, 0, i) = 1.0f;
+    if ((int64_t)e->block[0] == simk_i32(e, 2)) e->hang = 1;
+}
+static double spin_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 1), 0.01, 256);
+}
+
 #define I32                                                                                        \
     {                                                                                              \
         SIMK_I32, 4, 4                                                                             \
@@ -433,6 +473,28 @@ static simk_def g_kernels[] = {
      0,
      stamp_run,
      stamp_cost,
+     {0},
+     0},
+    {"_Z9own_blockPfii",
+     "own_block(float*, int, int)",
+     3,
+     {PTR, I32, I32},
+     1024,
+     16,
+     0,
+     own_block_run,
+     own_block_cost,
+     {0},
+     0},
+    {"_Z4spinPfii",
+     "spin(float*, int, int)",
+     3,
+     {PTR, I32, I32},
+     1024,
+     16,
+     0,
+     spin_run,
+     spin_cost,
      {0},
      0},
     /* the shim's own verification kernels (sim_xmtcheck.c) */

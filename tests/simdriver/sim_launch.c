@@ -1,11 +1,14 @@
 /* sim_launch.c: modules, libraries, function/kernel handles, launches, cuGetProcAddress.
  *
+ * A module holds the kernels its image names (a "simcuda-image v1" header) or, by
+ * default, every kernel; the cuLink* calls merge such images.
  * Handles are addresses inside fixed pools, so a stale or foreign handle can be
  * recognised without dereferencing freed memory, and a module loaded after an unload
  * takes the lowest free slot and hands out the very same handle values (the real
  * driver reuses handles too; the shim must cope). A CUfunction and a CUkernel of the
  * same kernel are different addresses, and only the cuKernel* calls accept the
  * latter, as on the real driver -- except launches and attributes, which take both. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sim_internal.h"
@@ -33,6 +36,7 @@ typedef struct {
 
 struct simmod {
     int live;
+    unsigned char has[SIMK_MAX]; /* the kernels its image holds */
     simattrs attrs[SIMK_MAX];
     simfunc funcs[SIMK_MAX];
     simfunc kerns[SIMK_MAX]; /* libraries only */
@@ -74,7 +78,70 @@ static simmod *module_locked(const void *h)
     return NULL;
 }
 
-static CUresult load(simmod *pool, void **out)
+/* ---------------------------------------------------------------- images
+ * An image that begins with SIM_IMAGE_MAGIC names the kernels it holds, one mangled name
+ * a line, up to an empty line or the end of the text; anything else holds every kernel.
+ * So the kernels a module holds are a function of its image's bytes alone: a second
+ * process loading the same bytes gets the same kernels. */
+#define SIM_IMAGE_MAGIC "simcuda-image v1\n"
+#define SIM_IMAGE_MAX 65536
+
+/* Fills has[] from a NUL-terminated image: every kernel when it has no header. Returns
+ * CUDA_ERROR_INVALID_IMAGE when the header names a kernel the driver does not have. */
+static CUresult image_kernels(const char *img, unsigned char has[SIMK_MAX])
+{
+    size_t ml = strlen(SIM_IMAGE_MAGIC);
+    memset(has, strncmp(img, SIM_IMAGE_MAGIC, ml) != 0, SIMK_MAX);
+    if (has[0]) return CUDA_SUCCESS;
+    for (const char *p = img + ml; *p && *p != '\n';) {
+        size_t n = strcspn(p, "\r\n");
+        char name[128];
+        if (n >= sizeof name) return CUDA_ERROR_INVALID_IMAGE;
+        memcpy(name, p, n);
+        name[n] = '\0';
+        const simk_def *d = simk_find(name);
+        if (!d) return CUDA_ERROR_INVALID_IMAGE;
+        has[d - simk_get(0)] = 1;
+        p += n;
+        if (*p == '\r') p++;
+        if (*p == '\n') p++;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* The kernels of bytes[0, n) (not NUL-terminated). */
+static CUresult image_kernels_n(const void *bytes, size_t n, unsigned char has[SIMK_MAX])
+{
+    if (n > SIM_IMAGE_MAX) n = SIM_IMAGE_MAX; /* a header is short; the rest is payload */
+    char *t = malloc(n + 1);
+    if (!t) return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(t, bytes, n);
+    t[n] = '\0';
+    CUresult rc = image_kernels(t, has);
+    free(t);
+    return rc;
+}
+
+/* The kernels of the image in file path; a file that cannot be read holds every kernel
+ * (tests load made-up paths). */
+static CUresult file_kernels(const char *path, unsigned char has[SIMK_MAX])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        memset(has, 1, SIMK_MAX);
+        return CUDA_SUCCESS;
+    }
+    char *buf = malloc(SIM_IMAGE_MAX);
+    size_t n = buf ? fread(buf, 1, SIM_IMAGE_MAX, f) : 0;
+    fclose(f);
+    if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult rc = image_kernels_n(buf, n, has);
+    free(buf);
+    return rc;
+}
+
+/* Loads a module (pool g_mods) or library (g_libs) holding the kernels has[] names. */
+static CUresult load_has(simmod *pool, void **out, const unsigned char has[SIMK_MAX])
 {
     if (!out) return CUDA_ERROR_INVALID_VALUE;
     if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
@@ -84,6 +151,7 @@ static CUresult load(simmod *pool, void **out)
         simmod *m = &pool[i];
         if (m->live) continue;
         memset(m, 0, sizeof *m);
+        memcpy(m->has, has, SIMK_MAX);
         for (int k = 0; k < simk_count(); k++) {
             const simk_def *d = simk_get(k);
             m->attrs[k] = (simattrs){SIM_SHARED_DEFAULT - d->static_shared, -1, 0};
@@ -97,6 +165,36 @@ static CUresult load(simmod *pool, void **out)
     }
     pthread_mutex_unlock(&sim_lock);
     return rc;
+}
+
+/* Loads from a NUL-terminated image in memory (cuModuleLoadData's contract). */
+static CUresult load_image(simmod *pool, void **out, const void *image)
+{
+    unsigned char has[SIMK_MAX];
+    if (!image) return CUDA_ERROR_INVALID_VALUE;
+    /* strncmp stops at the first byte that differs: an image without the header is
+     * never read further (tests pass tiny made-up images) */
+    CUresult rc = CUDA_SUCCESS;
+    if (strncmp(image, SIM_IMAGE_MAGIC, strlen(SIM_IMAGE_MAGIC)) != 0)
+        memset(has, 1, SIMK_MAX);
+    else
+        rc = image_kernels_n(image, strnlen(image, SIM_IMAGE_MAX), has);
+    return rc == CUDA_SUCCESS ? load_has(pool, out, has) : rc;
+}
+
+static CUresult load_file(simmod *pool, void **out, const char *path)
+{
+    unsigned char has[SIMK_MAX];
+    if (!path) return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = file_kernels(path, has);
+    return rc == CUDA_SUCCESS ? load_has(pool, out, has) : rc;
+}
+
+/* A module loaded by no CUDA entry point at all, so that no shim wrapping the load
+ * calls can have seen its image: how a test makes a kernel with "no image". */
+SIM_API CUresult simcuda_module_load_unseen(CUmodule *m, const void *image)
+{
+    return load_image(g_mods, (void **)m, image);
 }
 
 static CUresult unload(simmod *pool, void *h)
@@ -115,22 +213,24 @@ static CUresult unload(simmod *pool, void *h)
 CUresult cuModuleLoad(CUmodule *m, const char *path)
 {
     SIM_ENTER(cuModuleLoad);
-    if (!path) return CUDA_ERROR_INVALID_VALUE;
-    return load(g_mods, (void **)m);
+    return load_file(g_mods, (void **)m, path);
 }
 CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
     SIM_ENTER(cuModuleLoadData);
-    if (!image) return CUDA_ERROR_INVALID_VALUE;
-    return load(g_mods, (void **)m);
+    return load_image(g_mods, (void **)m, image);
 }
 CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n, CUjit_option *o,
                             void **v)
 {
     SIM_ENTER(cuModuleLoadDataEx);
     (void)n, (void)o, (void)v;
-    if (!image) return CUDA_ERROR_INVALID_VALUE;
-    return load(g_mods, (void **)m);
+    return load_image(g_mods, (void **)m, image);
+}
+CUresult cuModuleLoadFatBinary(CUmodule *m, const void *fatCubin)
+{
+    SIM_ENTER(cuModuleLoadFatBinary);
+    return load_image(g_mods, (void **)m, fatCubin);
 }
 CUresult cuModuleUnload(CUmodule m)
 {
@@ -142,21 +242,133 @@ CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, v
 {
     SIM_ENTER(cuLibraryLoadData);
     (void)jo, (void)jv, (void)nj, (void)lo, (void)lv, (void)nl;
-    if (!code) return CUDA_ERROR_INVALID_VALUE;
-    return load(g_libs, (void **)lib);
+    return load_image(g_libs, (void **)lib, code);
 }
 CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_option *jo, void **jv,
                                unsigned int nj, CUlibraryOption *lo, void **lv, unsigned int nl)
 {
     SIM_ENTER(cuLibraryLoadFromFile);
     (void)jo, (void)jv, (void)nj, (void)lo, (void)lv, (void)nl;
-    if (!path) return CUDA_ERROR_INVALID_VALUE;
-    return load(g_libs, (void **)lib);
+    return load_file(g_libs, (void **)lib, path);
 }
 CUresult cuLibraryUnload(CUlibrary lib)
 {
     SIM_ENTER(cuLibraryUnload);
     return unload(g_libs, lib);
+}
+
+/* ---------------------------------------------------------------- the linker
+ * cuLinkAddData/AddFile take images; cuLinkComplete gives one image whose header names
+ * every kernel any added image holds (an image without a header: all of them). */
+#define LINK_MAGIC 0x4c494e4bu
+typedef struct simlink {
+    uint32_t magic;
+    int added;
+    unsigned char has[SIMK_MAX];
+    char *out;
+    struct simlink *next;
+} simlink;
+static simlink *g_links; /* live link states, under sim_lock */
+
+/* The live link state st is, or NULL: a stale handle is never dereferenced. */
+static simlink *link_of(CUlinkState st)
+{
+    pthread_mutex_lock(&sim_lock);
+    simlink *l = g_links;
+    while (l && l != (simlink *)st)
+        l = l->next;
+    pthread_mutex_unlock(&sim_lock);
+    return l;
+}
+
+static CUresult link_add(simlink *l, CUresult rc, const unsigned char has[SIMK_MAX])
+{
+    if (rc != CUDA_SUCCESS) return rc;
+    for (int k = 0; k < SIMK_MAX; k++)
+        l->has[k] |= has[k];
+    l->added++;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLinkCreate(unsigned int n, CUjit_option *o, void **v, CUlinkState *out)
+{
+    SIM_ENTER(cuLinkCreate_v2);
+    (void)n, (void)o, (void)v;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
+    simlink *l = calloc(1, sizeof *l);
+    if (!l) return CUDA_ERROR_OUT_OF_MEMORY;
+    l->magic = LINK_MAGIC;
+    pthread_mutex_lock(&sim_lock);
+    l->next = g_links;
+    g_links = l;
+    pthread_mutex_unlock(&sim_lock);
+    *out = (CUlinkState)l;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLinkAddData(CUlinkState st, CUjitInputType type, void *data, size_t size,
+                       const char *name, unsigned int n, CUjit_option *o, void **v)
+{
+    SIM_ENTER(cuLinkAddData_v2);
+    (void)type, (void)name, (void)n, (void)o, (void)v;
+    simlink *l = link_of(st);
+    if (!l) return CUDA_ERROR_INVALID_HANDLE;
+    if (!data || size == 0) return CUDA_ERROR_INVALID_VALUE;
+    unsigned char has[SIMK_MAX];
+    return link_add(l, image_kernels_n(data, strnlen(data, size), has), has);
+}
+
+CUresult cuLinkAddFile(CUlinkState st, CUjitInputType type, const char *path, unsigned int n,
+                       CUjit_option *o, void **v)
+{
+    SIM_ENTER(cuLinkAddFile_v2);
+    (void)type, (void)n, (void)o, (void)v;
+    simlink *l = link_of(st);
+    if (!l) return CUDA_ERROR_INVALID_HANDLE;
+    if (!path) return CUDA_ERROR_INVALID_VALUE;
+    unsigned char has[SIMK_MAX];
+    return link_add(l, file_kernels(path, has), has);
+}
+
+/* The linked image: the header, each kernel on its line, an empty line; NUL-ended.
+ * Owned by the link state (freed by cuLinkDestroy). */
+CUresult cuLinkComplete(CUlinkState st, void **cubin, size_t *size)
+{
+    SIM_ENTER(cuLinkComplete);
+    simlink *l = link_of(st);
+    if (!l) return CUDA_ERROR_INVALID_HANDLE;
+    if (!cubin || !size || l->added == 0) return CUDA_ERROR_INVALID_VALUE;
+    size_t cap = strlen(SIM_IMAGE_MAGIC) + 2;
+    for (int k = 0; k < simk_count(); k++)
+        cap += strlen(simk_get(k)->name) + 1;
+    free(l->out);
+    if (!(l->out = malloc(cap))) return CUDA_ERROR_OUT_OF_MEMORY;
+    strcpy(l->out, SIM_IMAGE_MAGIC);
+    for (int k = 0; k < simk_count(); k++)
+        if (l->has[k]) strcat(strcat(l->out, simk_get(k)->name), "\n");
+    strcat(l->out, "\n");
+    *cubin = l->out;
+    *size = strlen(l->out) + 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLinkDestroy(CUlinkState st)
+{
+    SIM_ENTER(cuLinkDestroy);
+    simlink *l = link_of(st);
+    if (!l) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&sim_lock);
+    for (simlink **pp = &g_links; *pp; pp = &(*pp)->next)
+        if (*pp == l) {
+            *pp = l->next;
+            break;
+        }
+    pthread_mutex_unlock(&sim_lock);
+    l->magic = 0;
+    free(l->out);
+    free(l);
+    return CUDA_SUCCESS;
 }
 
 /* Looks a kernel up by mangled name in a module (want FUNC_MAGIC) or library. */
@@ -170,7 +382,7 @@ static CUresult get_by_name(void **out, const void *mod, const char *name, uint3
     const simk_def *d = simk_find(name);
     if (!m || (magic == KERN_MAGIC && !lib))
         rc = CUDA_ERROR_INVALID_HANDLE;
-    else if (!d)
+    else if (!d || !m->has[d - simk_get(0)])
         rc = CUDA_ERROR_NOT_FOUND;
     else {
         int k = (int)(d - simk_get(0));

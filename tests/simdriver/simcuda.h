@@ -17,8 +17,9 @@
  * CUDA_ERROR_NOT_INITIALIZED before cuInit.
  *
  * ---------------------------------------------------------------- kernels
- * Every module or library loaded (any path, any image) holds all of these. Mangled
- * names are what cuModuleGetFunction takes and cuFuncGetName/cuKernelGetName give.
+ * Every module or library loaded holds all of these, unless its image names its own
+ * (see "Images" below). Mangled names are what cuModuleGetFunction takes and
+ * cuFuncGetName/cuKernelGetName give.
  * Parameters are packed as a compiler packs them (pointers 8-aligned). "regs" limits
  * threads per block to 65536/regs (rounded down to a warp); above it a launch fails
  * with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. A launch whose kernel touches memory
@@ -55,6 +56,16 @@
  *                                 s, int items_per_thread) 0,8,12,16  >= n; y *= s IN PLACE
  *  _Z5stampPfi                    stamp(float* out, int n) 0,8        grid-stride; out[i] =
  *                                                                     stamp launches so far
+ *  _Z9own_blockPfii               own_block(float* out, int n, int    ONLY block.x == own,
+ *                                 own) 0,8,12                         grid cdiv(n, own):
+ *                                                                     out[i] = i; any other
+ *                                                                     block.x writes before
+ *                                                                     out: ILLEGAL_ADDRESS
+ *                                                                     (sticky)
+ *  _Z4spinPfii                    spin(float* out, int n, int         grid-stride out[i] = 1;
+ *                                 hang_block) 0,8,12                  block.x == hang_block
+ *                                                                     then never finishes
+ *                                                                     (busy until killed)
  *  xmt_cmp_bits, xmt_cmp_tol,     the shim's verification kernels     sim_xmtcheck.c: the
  *  xmt_changed                    (shim/gpucheck/kernels.cu)          same results as the PTX
  *
@@ -82,6 +93,7 @@
  *   smem_rev       n       0.010   pen(T, 256, 0.15), whole cost times
  *                                  (1 + 0.5 * shared / 49152)           n
  *   triton add     n       0.010   pen(T, 128, 0.15)                    tiled, 1024
+ *   own_block,spin n       0.010   pen(T, 256, 0.15)                    n
  *   chunk_scale    n       0.010   pen(T, 256, 0.15) * pen(items, 4, 0.1)
  *                                  (active = min(B * T * items, n))     n
  *
@@ -124,9 +136,69 @@
  *   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidate the capture, whose
  *   cuStreamEndCapture then returns CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
  *   cuStreamSynchronize/Query on a capturing stream do the same.
- * - Memory: a CUdeviceptr is 256-aligned host memory filled with 0xA5. cuMemFree_v2 of
+ * - Memory: a CUdeviceptr is host memory filled with 0xA5, each allocation its own
+ *   pages (page-aligned, so 256-aligned as on the real driver). cuMemFree_v2 of
  *   anything but an allocation's start, and copies/memsets past an allocation's end,
  *   return CUDA_ERROR_INVALID_VALUE.
+ * - Legacy IPC: cuIpcGetMemHandle (of an allocation's start; else INVALID_VALUE) moves
+ *   that cuMemAlloc allocation's bytes into a memfd mapped MAP_SHARED where they were,
+ *   and the handle names that descriptor (pid, fd, inode). cuIpcOpenMemHandle in
+ *   another process of the same user opens it through /proc/<pid>/fd and maps it at an
+ *   address of its own, sharing the bytes; in the exporting process it returns
+ *   CUDA_ERROR_INVALID_CONTEXT, and after the exporter freed the allocation (or exited)
+ *   CUDA_ERROR_INVALID_VALUE. The mapping is an allocation there (address range, bounds,
+ *   simcuda_live_allocations) that cuMemFree refuses and cuIpcCloseMemHandle unmaps.
+ * - Sticky faults: a kernel that touches memory outside its allocations returns
+ *   CUDA_ERROR_ILLEGAL_ADDRESS, and from then on every call of the process that needs a
+ *   context (launches, copies, memsets, allocation and free, cuCtxSynchronize,
+ *   cuStreamSynchronize/Query, events, module calls, ...) returns that same error, as
+ *   on a real GPU ("the process must be terminated"); only device queries
+ *   (cuDeviceGet*, cuDevicePrimaryCtxGetState), error names, cuDriverGetVersion,
+ *   cuGetProcAddress and cuCtxGet/Set/Push/PopCurrent still answer. Only a new process
+ *   recovers (another process is unaffected). The same holds for an error injected by
+ *   SIMCUDA_FAIL into any call when it is ILLEGAL_ADDRESS, MISALIGNED_ADDRESS,
+ *   ILLEGAL_INSTRUCTION, LAUNCH_FAILED, HARDWARE_STACK_ERROR, INVALID_PC,
+ *   INVALID_ADDRESS_SPACE or ASSERT; other injected errors (OUT_OF_MEMORY,
+ *   LAUNCH_OUT_OF_RESOURCES, INVALID_VALUE, ...) fail their one call only.
+ *   SIMCUDA_STICKY=0 turns stickiness off (a fault fails its own launch only). To make
+ *   one config of a kernel fault use own_block (faults unless block.x == own), or
+ *   SIMCUDA_FAIL=cuLaunchKernel:N:CUDA_ERROR_ILLEGAL_ADDRESS for the Nth launch.
+ * - Images: an image that begins "simcuda-image v1\n" holds only the kernels it names,
+ *   one mangled name a line, up to an empty line or the end of the text (what follows
+ *   is ignored); cuModuleGetFunction/cuLibraryGetKernel of another kernel return
+ *   CUDA_ERROR_NOT_FOUND, and a name the driver has no kernel for makes the load fail
+ *   with CUDA_ERROR_INVALID_IMAGE. Any other image holds every kernel. The kernels are a
+ *   function of the image's bytes alone, so a second process loading the same bytes
+ *   gets the same kernels. cuModuleLoadData/Ex, cuModuleLoadFatBinary and
+ *   cuLibraryLoadData read the image up to its NUL (at most 64 KiB); cuModuleLoad and
+ *   cuLibraryLoadFromFile read the file (one that cannot be read holds every kernel:
+ *   tests load made-up paths). cuLinkCreate/AddData/AddFile/Complete/Destroy:
+ *   cuLinkComplete's image (owned by the link state) is a header naming every kernel
+ *   any added image holds. "No image": load with simcuda_module_load_unseen (below),
+ *   which goes through no CUDA entry point, so a shim wrapping the load calls never
+ *   sees the image of that module's kernels.
+ * - Shareable memory (virtual memory management, sim_vmm.c): cuMemCreate makes a memfd
+ *   (size a multiple of the 2 MiB granularity, cuMemGetAllocationGranularity; type
+ *   PINNED on a device; requestedHandleTypes NONE or POSIX_FILE_DESCRIPTOR, others
+ *   NOT_SUPPORTED), filled with 0xA5. cuMemExportToShareableHandle (POSIX_FILE_DESCRIPTOR
+ *   only; NOT_PERMITTED when not requested at creation) writes a close-on-exec dup of it
+ *   into an int: hand it to another process with SCM_RIGHTS. There
+ *   cuMemImportFromShareableHandle((void *)(intptr_t)fd) dups it again (the caller keeps
+ *   and closes its own). cuMemAddressReserve(ptr, size, align, addr, 0) reserves
+ *   inaccessible address space: at addr when addr is given, aligned and the whole range
+ *   there is free (mmap MAP_FIXED_NOREPLACE), else anywhere (aligned to max(align, 2
+ *   MiB)): *ptr == addr says the hint was honoured. cuMemMap mmaps the memfd MAP_SHARED
+ *   at the reserved address (ptr, size, offset multiples of 2 MiB; overlapping a mapping:
+ *   CUDA_ERROR_ALREADY_MAPPED), so writes in one process are seen by every process that
+ *   mapped it; cuMemSetAccess must then cover whole mappings, and only then is the
+ *   range memory to copies, memsets, kernels' bounds checks (consecutive mappings are one
+ *   span), cuMemGetAddressRange (the mapping holding the pointer) and
+ *   cuPointerGetAttribute (RANGE_START_ADDR/RANGE_SIZE: the whole reservation, as the
+ *   real driver says for expandable segments). cuMemUnmap takes whole mappings back to
+ *   reserved space; cuMemRelease drops the handle (mapped memory lives until unmapped);
+ *   cuMemAddressFree takes an exact reservation without mappings. cuMemGetInfo and
+ *   simcuda_live_allocations do not count this memory (simcuda_live_mappings does).
+
  * - cuGetProcAddress (4 arguments, PFN_cuGetProcAddress_v11030) and cuGetProcAddress_v2
  *   map (base name, cudaVersion, flags) to the newest variant whose version <=
  *   cudaVersion; flags CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM picks the
@@ -138,7 +210,19 @@
  *   SIMCUDA_HANG=kernel:block_x:ms: a launch of that kernel (mangled name) with that
  *     block.x keeps the device busy for ms of wall time: cuStreamQuery/cuEventQuery
  *     return CUDA_ERROR_NOT_READY, and the synchronizing calls sleep, until then (a
- *     candidate that takes far too long, for the tuner's watchdog).
+ *     candidate that takes far too long, for the tuner's watchdog). ms "forever": busy
+ *     until the process is killed (the synchronizing calls never return), as after the
+ *     spin kernel's hanging config. Applies in every process (a property of the config).
+ *   SIMCUDA_STICKY=0            faults are not sticky (see "Sticky faults" above)
+ *   SIMCUDA_ROLE=main|helper    the process's role; unset: helper when XMATUNE_HELPER is
+ *                               set to anything but "" or "0" (what whoever spawns a
+ *                               trial helper puts in its environment), else main.
+ *                               SIMCUDA_FAIL, SIMCUDA_TRACE and SIMCUDA_CAPTURING apply
+ *                               to the main role only (the program), so that tests keep
+ *                               meaning the program when a helper loads this driver too;
+ *                               a helper reads SIMCUDA_FAIL_HELPER and
+ *                               SIMCUDA_TRACE_HELPER (same syntax) instead.
+ *                               simcuda_is_helper() tells.
  *   SIMCUDA_FAIL=fn:nth:err,... make the nth call (1-based; 0 = every call) of fn return
  *                               err (a number or a CUDA_ERROR_* name). fn is an exported
  *                               symbol (cuMemAlloc_v2) or a base name, which covers all
@@ -150,7 +234,9 @@
  *                               a fixed sequence from SIMCUDA_NOISE_SEED (default 1)
  *   SIMCUDA_NOISE_OUTLIER=N     every Nth executed launch costs 100 times more
  *   SIMCUDA_TRACE=path          append one line per executed kernel:
- *                               "<mangled> grid=X,Y,Z block=X,Y,Z shared=N cost_ns=C[ replay]"
+ *                               "<mangled> grid=X,Y,Z block=X,Y,Z shared=N cost_ns=C[ replay]";
+ *                               a helper's lines (SIMCUDA_TRACE_HELPER, which may name
+ *                               the same file) carry " helper=<pid>" before " replay"
  */
 #ifndef SIMCUDA_H
 #define SIMCUDA_H
@@ -166,6 +252,7 @@ extern "C" {
 #define SIMCUDA_DEVICE_NAME "Simulated GPU"
 #define SIMCUDA_TOTAL_MEM ((size_t)150754820096ull) /* 143771 MiB, as an H200 */
 #define SIMCUDA_MAX_DEVICES 8
+#define SIMCUDA_VMM_GRANULARITY ((size_t)2 << 20) /* cuMemGetAllocationGranularity: 2 MiB */
 
 /* What the last executed kernel was (see simcuda_get_stats). */
 struct simcuda_launch_info {
@@ -206,10 +293,23 @@ unsigned long long simcuda_launch_count(void);
 unsigned long long simcuda_calls(const char *fn);
 /* Sets every call counter to 0. */
 void simcuda_reset_calls(void);
-/* Allocations not freed yet. */
+/* Allocations not freed yet (cuMemAlloc and stream-ordered ones; not mappings). */
 long simcuda_live_allocations(void);
+/* cuMemMap mappings not unmapped yet. */
+long simcuda_live_mappings(void);
+/* SIMCUDA_STICKY at run time: 0 keeps later faults from becoming sticky (one that
+ * already is stays). */
+void simcuda_set_sticky(int on);
+/* The process's sticky error, CUDA_SUCCESS while there is none. */
+CUresult simcuda_sticky_error(void);
+/* Nonzero in a process with the helper role (SIMCUDA_ROLE, XMATUNE_HELPER), as decided
+ * at the first cuInit. */
+int simcuda_is_helper(void);
 /* A snapshot of the counters above. */
 void simcuda_get_stats(struct simcuda_stats *out);
+/* Loads a module from image (as cuModuleLoadData does) through no CUDA entry point, so
+ * that no shim wrapping the load calls sees its image: its kernels have "no image". */
+CUresult simcuda_module_load_unseen(CUmodule *m, const void *image);
 /* The cost model's virtual ns of launching kernel `name` (mangled) with this config
  * and these arguments (kernelParams form), noise excluded; -1 for an unknown kernel. */
 double simcuda_cost_ns(const char *name, const unsigned grid[3], const unsigned block[3],

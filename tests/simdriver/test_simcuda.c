@@ -8,11 +8,17 @@
 #include <check.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim_funcs.h"
@@ -424,13 +430,14 @@ START_TEST(kernel_smem_rev)
         int b = i / 256, valid = n - b * 256 < 256 ? n - b * 256 : 256;
         ck_assert_float_eq(out[i], in[b * 256 + (valid - 1 - (i - b * 256))]);
     }
-    ck_assert_int_eq(launch1(f, cdiv(n, 256), 256, 512, args), CUDA_ERROR_ILLEGAL_ADDRESS);
     /* more than 48 KiB needs the opt-in attribute */
     ck_assert_int_eq(launch1(f, cdiv(n, 256), 256, 65536, args), CUDA_ERROR_INVALID_VALUE);
     CHECK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536));
     CHECK(launch1(f, cdiv(n, 256), 256, 65536, args));
     ck_assert_int_eq(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 300000),
                      CUDA_ERROR_INVALID_VALUE);
+    /* too little shared memory faults (last: the fault is sticky) */
+    ck_assert_int_eq(launch1(f, cdiv(n, 256), 256, 512, args), CUDA_ERROR_ILLEGAL_ADDRESS);
     free(in), free(out);
 }
 END_TEST
@@ -1120,6 +1127,545 @@ START_TEST(many_threads)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- sticky faults, hangs */
+
+/* A kernel fault poisons the process: every later call that needs a context returns
+ * it; device queries and error names still answer. */
+START_TEST(sticky_fault)
+{
+    const int n = 1000;
+    CUdeviceptr d = dbuf(NULL, n);
+    float *h = malloc(n * 4);
+    int nn = n, own = 256;
+    void *args[] = {&d, &nn, &own};
+    CUfunction f = fn("_Z9own_blockPfii");
+    CHECK(launch1(f, cdiv(n, 256), 256, 0, args));
+    fetch(h, d, n);
+    for (int i = 0; i < n; i++)
+        ck_assert_float_eq(h[i], (float)i);
+    ck_assert_int_eq(simcuda_sticky_error(), CUDA_SUCCESS);
+    /* injected non-sticky errors stay what they were: one call fails */
+    simcuda_set_fail("cuLaunchKernel", 1, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    ck_assert_int_eq(launch1(f, cdiv(n, 256), 256, 0, args), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    CHECK(launch1(f, cdiv(n, 256), 256, 0, args));
+    ck_assert_int_eq(simcuda_sticky_error(), CUDA_SUCCESS);
+
+    ck_assert_int_eq(launch1(f, cdiv(n, 128), 128, 0, args), CUDA_ERROR_ILLEGAL_ADDRESS);
+    ck_assert_int_eq(simcuda_sticky_error(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CUevent e;
+    ck_assert_int_eq(cuEventCreate(&e, 0), CUDA_ERROR_ILLEGAL_ADDRESS);
+    ck_assert_int_eq(launch1(f, cdiv(n, 256), 256, 0, args), CUDA_ERROR_ILLEGAL_ADDRESS);
+    ck_assert_int_eq(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    ck_assert_int_eq(cuStreamSynchronize(NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
+    ck_assert_int_eq(cuStreamQuery(NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
+    ck_assert_int_eq(cuMemcpyDtoH(h, d, 4), CUDA_ERROR_ILLEGAL_ADDRESS);
+    ck_assert_int_eq(cuMemFree(d), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CUdeviceptr p;
+    ck_assert_int_eq(cuMemAlloc(&p, 4), CUDA_ERROR_ILLEGAL_ADDRESS);
+    int v;
+    CHECK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
+    const char *name;
+    CHECK(cuGetErrorName(CUDA_ERROR_ILLEGAL_ADDRESS, &name));
+    CUcontext c;
+    CHECK(cuCtxGetCurrent(&c));
+    free(h);
+}
+END_TEST
+
+/* An injected error of a sticky kind is sticky too (any entry point). */
+START_TEST(sticky_injected)
+{
+    simcuda_set_fail("cuMemcpyHtoD", 1, CUDA_ERROR_MISALIGNED_ADDRESS);
+    CUdeviceptr d;
+    CHECK(cuMemAlloc(&d, 16));
+    float h[4] = {0};
+    ck_assert_int_eq(cuMemcpyHtoD(d, h, 16), CUDA_ERROR_MISALIGNED_ADDRESS);
+    ck_assert_int_eq(cuMemcpyHtoD(d, h, 16), CUDA_ERROR_MISALIGNED_ADDRESS);
+    ck_assert_int_eq(cuCtxSynchronize(), CUDA_ERROR_MISALIGNED_ADDRESS);
+    ck_assert_int_eq(simcuda_sticky_error(), CUDA_ERROR_MISALIGNED_ADDRESS);
+}
+END_TEST
+
+/* SIMCUDA_STICKY=0: the old behaviour, a fault fails its own launch only. */
+START_TEST(sticky_off_env)
+{
+    setenv("SIMCUDA_STICKY", "0", 1);
+    setup();
+    const int n = 512;
+    CUdeviceptr d = dbuf(NULL, n);
+    int nn = n, own = 256;
+    void *args[] = {&d, &nn, &own};
+    ck_assert_int_eq(launch1(fn("_Z9own_blockPfii"), 4, 128, 0, args), CUDA_ERROR_ILLEGAL_ADDRESS);
+    ck_assert_int_eq(simcuda_sticky_error(), CUDA_SUCCESS);
+    CHECK(cuCtxSynchronize());
+    CHECK(launch1(fn("_Z9own_blockPfii"), 2, 256, 0, args));
+}
+END_TEST
+
+/* Forks a child that calls fn (a synchronizing call) and exits 0 if it ever returns; the
+ * parent waits for the child's "about to call" byte, then kills it: the child must die
+ * of the signal, not exit. A wrong (returning) fn may race the kill and pass, a right
+ * one never fails: no dependence on the machine's speed. */
+static void expect_blocks_until_killed(CUresult (*fn)(void))
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(p[0]);
+        ssize_t w = write(p[1], "x", 1);
+        (void)w;
+        fn();
+        _exit(0);
+    }
+    close(p[1]);
+    char c;
+    ck_assert_int_eq(read(p[0], &c, 1), 1);
+    close(p[0]);
+    int st = 0;
+    /* it has not returned yet if it is still there: then kill it */
+    if (waitpid(pid, &st, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    }
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the synchronize returned");
+}
+static CUresult sync_ctx(void)
+{
+    return cuCtxSynchronize();
+}
+static CUresult sync_stream(void)
+{
+    return cuStreamSynchronize(NULL);
+}
+
+/* The spin kernel's hanging config: busy until the process is killed. */
+START_TEST(hang_spin_forever)
+{
+    const int n = 300;
+    CUdeviceptr d = dbuf(NULL, n);
+    int nn = n, hang = 64;
+    void *args[] = {&d, &nn, &hang};
+    CUfunction f = fn("_Z4spinPfii");
+    CHECK(launch1(f, cdiv(n, 128), 128, 0, args));
+    CHECK(cuStreamQuery(NULL));
+    CHECK(cuCtxSynchronize());
+    CHECK(launch1(f, cdiv(n, 64), 64, 0, args));
+    ck_assert_int_eq(cuStreamQuery(NULL), CUDA_ERROR_NOT_READY);
+    CUevent e;
+    CHECK(cuEventCreate(&e, 0));
+    CHECK(cuEventRecord(e, NULL));
+    ck_assert_int_eq(cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    expect_blocks_until_killed(sync_ctx);
+    expect_blocks_until_killed(sync_stream);
+    ck_assert_int_eq(cuStreamQuery(NULL), CUDA_ERROR_NOT_READY);
+}
+END_TEST
+
+/* SIMCUDA_HANG=kernel:block:forever does the same to any kernel. */
+START_TEST(hang_env_forever)
+{
+    setenv("SIMCUDA_HANG", "_Z5saxpyifPKfPf:64:forever", 1);
+    setup();
+    CUdeviceptr x = dbuf(NULL, 256), y = dbuf(NULL, 256);
+    int n = 256;
+    float a = 1;
+    void *args[] = {&n, &a, &x, &y};
+    CHECK(launch1(fn("_Z5saxpyifPKfPf"), 2, 128, 0, args));
+    CHECK(cuStreamQuery(NULL));
+    CHECK(launch1(fn("_Z5saxpyifPKfPf"), 4, 64, 0, args));
+    ck_assert_int_eq(cuStreamQuery(NULL), CUDA_ERROR_NOT_READY);
+    expect_blocks_until_killed(sync_stream);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- shareable memory */
+
+static CUmemAllocationProp fd_prop(void)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    return prop;
+}
+
+/* Reserves size bytes (at hint when free), maps h there and makes it accessible. */
+static CUdeviceptr map_at(CUmemGenericAllocationHandle h, size_t size, CUdeviceptr hint)
+{
+    CUdeviceptr va;
+    CHECK(cuMemAddressReserve(&va, size, 0, hint, 0));
+    CHECK(cuMemMap(va, size, 0, h, 0));
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CHECK(cuMemSetAccess(va, size, &acc, 1));
+    return va;
+}
+
+START_TEST(vmm_local)
+{
+    CUmemAllocationProp prop = fd_prop();
+    size_t g;
+    CHECK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    ck_assert_uint_eq(g, 2u << 20);
+    CUmemGenericAllocationHandle h;
+    ck_assert_int_eq(cuMemCreate(&h, g + 4096, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemCreate(&h, 2 * g, &prop, 0));
+    /* reserved but not yet accessible: not memory a copy may touch */
+    CUdeviceptr va;
+    CHECK(cuMemAddressReserve(&va, 2 * g, 0, 0, 0));
+    ck_assert_uint_eq(va % g, 0);
+    CHECK(cuMemMap(va, g, 0, h, 0));
+    ck_assert_int_eq(cuMemMap(va, g, 0, h, 0), CUDA_ERROR_ALREADY_MAPPED);
+    CHECK(cuMemMap(va + g, g, g, h, 0));
+    float one = 1;
+    ck_assert_int_eq(cuMemcpyHtoD(va, &one, 4), CUDA_ERROR_INVALID_VALUE);
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CHECK(cuMemSetAccess(va, 2 * g, &acc, 1));
+    ck_assert_int_eq(simcuda_live_mappings(), 2);
+    /* the range is the mapped chunk; the pointer's range attributes the reservation */
+    CUdeviceptr base, start;
+    size_t size, rsize;
+    CHECK(cuMemGetAddressRange(&base, &size, va + g + 100));
+    ck_assert_uint_eq(base, va + g);
+    ck_assert_uint_eq(size, g);
+    CHECK(cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, va + g + 100));
+    CHECK(cuPointerGetAttribute(&rsize, CU_POINTER_ATTRIBUTE_RANGE_SIZE, va + g + 100));
+    ck_assert_uint_eq(start, va);
+    ck_assert_uint_eq(rsize, 2 * g);
+    /* a kernel across the two chunks: consecutive mappings are one span */
+    int n = (int)(2 * g / 4), own = 256;
+    void *args[] = {&va, &n, &own};
+    CHECK(launch1(fn("_Z9own_blockPfii"), cdiv(n, 256), 256, 0, args));
+    float last;
+    CHECK(cuMemcpyDtoH(&last, va + 2 * g - 4, 4));
+    ck_assert_float_eq(last, (float)(n - 1));
+    /* the same memory mapped at a second address shows the same bytes */
+    CHECK(cuMemRelease(h)); /* the mappings keep it alive */
+    ck_assert_int_eq(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(cuMemUnmap(va, g / 2), CUDA_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(cuMemAddressFree(va, 2 * g), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemUnmap(va, 2 * g));
+    ck_assert_int_eq(simcuda_live_mappings(), 0);
+    ck_assert_int_eq(cuMemGetAddressRange(&base, &size, va), CUDA_ERROR_NOT_FOUND);
+    CHECK(cuMemAddressFree(va, 2 * g));
+    /* a hint that is free is honoured; a taken one is not */
+    CUdeviceptr again, other;
+    CHECK(cuMemAddressReserve(&again, g, 0, va, 0));
+    ck_assert_uint_eq(again, va);
+    CHECK(cuMemAddressReserve(&other, g, 0, va, 0));
+    ck_assert_uint_ne(other, va);
+    CHECK(cuMemAddressFree(again, g));
+    CHECK(cuMemAddressFree(other, g));
+}
+END_TEST
+
+/* The helper side of vmm_two_process, run as `test_simcuda vmm-child SOCKFD`: receives
+ * the memory's descriptor, its address and size, maps it at that address, runs own_block
+ * on it (the parent checks the result), then faults and checks that the fault is
+ * sticky here. Exit status: 0 when all went as expected. */
+static int vmm_child(int sock)
+{
+    uint64_t msg[2];
+    char ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec io = {msg, sizeof msg};
+    struct msghdr m = {0};
+    m.msg_iov = &io, m.msg_iovlen = 1, m.msg_control = ctl, m.msg_controllen = sizeof ctl;
+    if (recvmsg(sock, &m, 0) != (ssize_t)sizeof msg) return 2;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    if (!c || c->cmsg_type != SCM_RIGHTS) return 3;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    setup();
+    if (!simcuda_is_helper()) return 4;
+    /* SIMCUDA_FAIL is the program's; SIMCUDA_FAIL_HELPER is this process's */
+    CUdeviceptr tmp;
+    CHECK_ERR(cuMemAlloc(&tmp, 64), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(cuMemAlloc(&tmp, 64));
+    CUmemGenericAllocationHandle h;
+    CHECK(cuMemImportFromShareableHandle(&h, (void *)(intptr_t)fd,
+                                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    close(fd);
+    CUdeviceptr va = map_at(h, msg[1], msg[0]);
+    if (va != msg[0]) return 5; /* the program's own address */
+    int n = 1000, own = 256;
+    void *args[] = {&va, &n, &own};
+    CHECK(launch1(fn("_Z9own_blockPfii"), cdiv(n, 256), 256, 0, args));
+    CHECK(cuCtxSynchronize());
+    CHECK_ERR(launch1(fn("_Z9own_blockPfii"), cdiv(n, 128), 128, 0, args),
+              CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_ERR(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    return 0;
+}
+
+/* Spawns this test binary as `vmm-child` with extra environment. */
+static pid_t spawn_self(const char *arg, int fd, char *const *env_extra)
+{
+    extern char **environ;
+    char *env[256];
+    int k = 0;
+    for (char **e = environ; *e && k < 200; e++)
+        if (strncmp(*e, "SIMCUDA_", 8) != 0 && strncmp(*e, "XMATUNE_", 8) != 0) env[k++] = *e;
+    for (int i = 0; env_extra[i]; i++)
+        env[k++] = env_extra[i];
+    env[k] = NULL;
+    char fdarg[16];
+    snprintf(fdarg, sizeof fdarg, "%d", fd);
+    char *argv[] = {"test_simcuda", (char *)arg, fdarg, NULL};
+    pid_t pid;
+    ck_assert_int_eq(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, env), 0);
+    return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st), "child died of signal %d", WTERMSIG(st));
+    return WEXITSTATUS(st);
+}
+
+/* Memory exported as a descriptor, handed over SCM_RIGHTS, mapped by a second process at
+ * the same address: what it writes the first sees; its fault is its own; its trace and
+ * fault rules are the helper's. */
+START_TEST(vmm_two_process)
+{
+    CUmemAllocationProp prop = fd_prop();
+    size_t size = SIMCUDA_VMM_GRANULARITY;
+    CUmemGenericAllocationHandle h;
+    CHECK(cuMemCreate(&h, size, &prop, 0));
+    CUdeviceptr va = map_at(h, size, 0);
+    CHECK(cuMemsetD32(va, 0, size / 4));
+    int fd = -1;
+    CHECK(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+    /* memory made without the descriptor handle type cannot be exported */
+    CUmemAllocationProp plain = prop;
+    plain.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    CUmemGenericAllocationHandle h2;
+    CHECK(cuMemCreate(&h2, size, &plain, 0));
+    int fd2;
+    ck_assert_int_eq(
+        cuMemExportToShareableHandle(&fd2, h2, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+        CUDA_ERROR_NOT_PERMITTED);
+    CHECK(cuMemRelease(h2));
+
+    char trace[] = "/tmp/simcuda_helperXXXXXX", mtrace[] = "/tmp/simcuda_mainXXXXXX";
+    close(mkstemp(trace));
+    close(mkstemp(mtrace));
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    char e1[64], e2[64];
+    snprintf(e1, sizeof e1, "SIMCUDA_TRACE_HELPER=%s", trace);
+    snprintf(e2, sizeof e2, "SIMCUDA_TRACE=%s", mtrace);
+    char *extra[] = {"SIMCUDA_ROLE=helper",
+                     e1,
+                     e2,
+                     "SIMCUDA_FAIL=cuLaunchKernel:0:CUDA_ERROR_LAUNCH_FAILED",
+                     "SIMCUDA_FAIL_HELPER=cuMemAlloc_v2:1:CUDA_ERROR_OUT_OF_MEMORY",
+                     NULL};
+    pid_t pid = spawn_self("vmm-child", sv[1], extra);
+    close(sv[1]);
+    uint64_t msg[2] = {va, size};
+    char ctl[CMSG_SPACE(sizeof(int))];
+    memset(ctl, 0, sizeof ctl);
+    struct iovec io = {msg, sizeof msg};
+    struct msghdr m = {0};
+    m.msg_iov = &io, m.msg_iovlen = 1, m.msg_control = ctl, m.msg_controllen = sizeof ctl;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    ck_assert_int_eq(sendmsg(sv[0], &m, 0), (ssize_t)sizeof msg);
+    close(fd);
+    ck_assert_int_eq(wait_exit(pid), 0);
+    close(sv[0]);
+
+    /* its writes are here; its fault is not */
+    float out[1000];
+    CHECK(cuMemcpyDtoH(out, va, sizeof out));
+    for (int i = 0; i < 1000; i++)
+        ck_assert_float_eq(out[i], (float)i);
+    ck_assert_int_eq(simcuda_sticky_error(), CUDA_SUCCESS);
+    CHECK(cuCtxSynchronize());
+
+    /* its launches went to the helper trace, tagged with its pid; none to the program's */
+    FILE *f = fopen(trace, "r");
+    char line[256], want[32];
+    snprintf(want, sizeof want, " helper=%ld", (long)pid);
+    int lines = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        ck_assert_msg(strstr(line, "_Z9own_blockPfii ") == line && strstr(line, want), "%s", line);
+        lines++;
+    }
+    ck_assert_int_eq(lines, 2);
+    if (f) fclose(f);
+    struct stat st;
+    ck_assert_int_eq(stat(mtrace, &st), 0);
+    ck_assert_int_eq(st.st_size, 0);
+    unlink(trace);
+    unlink(mtrace);
+    CHECK(cuMemUnmap(va, size));
+    CHECK(cuMemRelease(h));
+}
+END_TEST
+
+/* The shim marks its helper with XMATUNE_HELPER=1; SIMCUDA_ROLE=main overrides it. */
+START_TEST(role_from_env)
+{
+    char *helper[] = {"XMATUNE_HELPER=1", NULL};
+    char *main_[] = {"XMATUNE_HELPER=1", "SIMCUDA_ROLE=main", NULL};
+    char *plain[] = {NULL};
+    ck_assert_int_eq(wait_exit(spawn_self("role-child", -1, helper)), 1);
+    ck_assert_int_eq(wait_exit(spawn_self("role-child", -1, main_)), 0);
+    ck_assert_int_eq(wait_exit(spawn_self("role-child", -1, plain)), 0);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- module images */
+
+static CUresult has_fn(CUmodule m, const char *name)
+{
+    CUfunction f;
+    return cuModuleGetFunction(&f, m, name);
+}
+
+/* An image with a header holds only the kernels it names, however it is loaded. */
+START_TEST(module_images)
+{
+    static const char img[] = "simcuda-image v1\n_Z5saxpyifPKfPf\nvecadd\n\nanything after";
+    CUmodule m;
+    CHECK(cuModuleLoadData(&m, img));
+    CHECK(has_fn(m, "_Z5saxpyifPKfPf"));
+    CHECK(has_fn(m, "vecadd"));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    ck_assert_int_eq(has_fn(m, "anything after"), CUDA_ERROR_NOT_FOUND);
+    CHECK(cuModuleLoadDataEx(&m, img, 0, NULL, NULL));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    CHECK(cuModuleLoadFatBinary(&m, img));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    CHECK(has_fn(m, "vecadd"));
+    CUlibrary lib;
+    CUkernel k;
+    CHECK(cuLibraryLoadData(&lib, img, NULL, NULL, 0, NULL, NULL, 0));
+    CHECK(cuLibraryGetKernel(&k, lib, "vecadd"));
+    ck_assert_int_eq(cuLibraryGetKernel(&k, lib, "_Z8smem_revPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    /* a name the driver has no kernel for: an invalid image */
+    ck_assert_int_eq(cuModuleLoadData(&m, "simcuda-image v1\nnope\n"), CUDA_ERROR_INVALID_IMAGE);
+    /* no header: every kernel, as before */
+    CHECK(cuModuleLoadData(&m, "\x7f"
+                               "ELF whatever"));
+    CHECK(has_fn(m, "_Z9block_sumPKfPfi"));
+    /* from a file */
+    char path[] = "/tmp/simcuda_imageXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_eq(write(fd, img, sizeof img), (ssize_t)sizeof img);
+    close(fd);
+    CHECK(cuModuleLoad(&m, path));
+    CHECK(has_fn(m, "_Z5saxpyifPKfPf"));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    CHECK(cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, NULL, NULL, 0));
+    ck_assert_int_eq(cuLibraryGetKernel(&k, lib, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    /* linked: the union of what was added; the image holds its header */
+    CUlinkState ls;
+    CHECK(cuLinkCreate(0, NULL, NULL, &ls));
+    void *out;
+    size_t size;
+    ck_assert_int_eq(cuLinkComplete(ls, &out, &size), CUDA_ERROR_INVALID_VALUE);
+    static const char img2[] = "simcuda-image v1\n_Z4spinPfii\n";
+    CHECK(cuLinkAddData(ls, CU_JIT_INPUT_CUBIN, (void *)img2, sizeof img2, "b", 0, NULL, NULL));
+    CHECK(cuLinkAddFile(ls, CU_JIT_INPUT_CUBIN, path, 0, NULL, NULL));
+    CHECK(cuLinkComplete(ls, &out, &size));
+    ck_assert_str_eq((const char *)out,
+                     "simcuda-image v1\n_Z5saxpyifPKfPf\nvecadd\n_Z4spinPfii\n\n");
+    ck_assert_uint_eq(size, strlen(out) + 1);
+    CHECK(cuModuleLoadData(&m, out));
+    CHECK(has_fn(m, "_Z4spinPfii"));
+    CHECK(has_fn(m, "vecadd"));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    CHECK(cuLinkDestroy(ls));
+    ck_assert_int_eq(cuLinkDestroy(ls), CUDA_ERROR_INVALID_HANDLE);
+    unlink(path);
+    /* loaded by no entry point: the call counters never saw it */
+    simcuda_reset_calls();
+    CHECK(simcuda_module_load_unseen(&m, img));
+    CHECK(has_fn(m, "vecadd"));
+    ck_assert_int_eq(has_fn(m, "_Z9block_sumPKfPfi"), CUDA_ERROR_NOT_FOUND);
+    ck_assert_uint_eq(simcuda_calls("cuModuleLoadData") + simcuda_calls("cuModuleLoadDataEx") +
+                          simcuda_calls("cuModuleLoad") + simcuda_calls("cuLibraryLoadData"),
+                      0);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- legacy IPC */
+
+/* The helper side of ipc_two_process, `test_simcuda ipc-child HEX`: opens the handle
+ * (hex), runs own_block on the buffer, closes it. Exit 0 when all went well, 7 when the
+ * handle would not open (the parent expects that after freeing). */
+static int ipc_child(const char *hex)
+{
+    CUipcMemHandle h;
+    for (int i = 0; i < CU_IPC_HANDLE_SIZE; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return 2;
+        h.reserved[i] = (char)v;
+    }
+    setup();
+    CUdeviceptr d;
+    CUresult rc = cuIpcOpenMemHandle(&d, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    if (rc == CUDA_ERROR_INVALID_VALUE) return 7;
+    CHECK(rc);
+    CUdeviceptr base;
+    size_t size;
+    CHECK(cuMemGetAddressRange(&base, &size, d + 8));
+    if (base != d || size != 4000) return 3;
+    CHECK_ERR(cuMemFree(d), CUDA_ERROR_INVALID_VALUE);
+    int n = 1000, own = 128;
+    void *args[] = {&d, &n, &own};
+    CHECK(launch1(fn("_Z9own_blockPfii"), cdiv(n, 128), 128, 0, args));
+    CHECK(cuIpcCloseMemHandle(d));
+    CHECK_ERR(cuIpcCloseMemHandle(d), CUDA_ERROR_INVALID_VALUE);
+    return 0;
+}
+
+static pid_t spawn_ipc_child(const CUipcMemHandle *h)
+{
+    char hex[2 * CU_IPC_HANDLE_SIZE + 1];
+    for (int i = 0; i < CU_IPC_HANDLE_SIZE; i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned char)h->reserved[i]);
+    extern char **environ;
+    char *argv[] = {"test_simcuda", "ipc-child", hex, NULL};
+    pid_t pid;
+    ck_assert_int_eq(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ), 0);
+    return pid;
+}
+
+/* cuIpcGetMemHandle on cuMemAlloc memory opens in another process, sharing its bytes. */
+START_TEST(ipc_two_process)
+{
+    const int n = 1000;
+    float *h = ramp(n, 1);
+    CUdeviceptr d = dbuf(h, n);
+    CUipcMemHandle ih;
+    ck_assert_int_eq(cuIpcGetMemHandle(&ih, d + 4), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuIpcGetMemHandle(&ih, d));
+    /* made shareable in place: the bytes are still there */
+    float back[1000];
+    fetch(back, d, n);
+    ck_assert_int_eq(memcmp(back, h, sizeof back), 0);
+    CUdeviceptr self;
+    ck_assert_int_eq(cuIpcOpenMemHandle(&self, ih, 0), CUDA_ERROR_INVALID_CONTEXT);
+    ck_assert_int_eq(wait_exit(spawn_ipc_child(&ih)), 0);
+    fetch(back, d, n);
+    for (int i = 0; i < n; i++)
+        ck_assert_float_eq(back[i], (float)i);
+    CHECK(cuMemFree(d));
+    ck_assert_int_eq(wait_exit(spawn_ipc_child(&ih)), 7);
+    free(h);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("simdriver");
@@ -1128,6 +1674,9 @@ static Suite *suite(void)
     tcase_add_test(bare, getproc_every_row);
     tcase_add_test(bare, not_initialized);
     tcase_add_test(bare, fault_env);
+    tcase_add_test(bare, sticky_off_env);
+    tcase_add_test(bare, hang_env_forever);
+    tcase_add_test(bare, role_from_env);
     suite_add_tcase(s, bare);
     TCase *tc = tcase_create("driver");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -1154,12 +1703,25 @@ static Suite *suite(void)
     tcase_add_test(tc, extra_packed_args);
     tcase_add_test(tc, launch_validation);
     tcase_add_test(tc, many_threads);
+    tcase_add_test(tc, sticky_fault);
+    tcase_add_test(tc, sticky_injected);
+    tcase_add_test(tc, hang_spin_forever);
+    tcase_add_test(tc, vmm_local);
+    tcase_add_test(tc, vmm_two_process);
+    tcase_add_test(tc, module_images);
+    tcase_add_test(tc, ipc_two_process);
     suite_add_tcase(s, tc);
     return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "vmm-child") == 0) return vmm_child(atoi(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "ipc-child") == 0) return ipc_child(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "role-child") == 0) {
+        setup();
+        return simcuda_is_helper();
+    }
     SRunner *sr = srunner_create(suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
