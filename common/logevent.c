@@ -16,6 +16,7 @@ static const char *const event_names[XMT_EV_COUNT] = {
     [XMT_EV_CACHE_LOAD] = "cache_load",
     [XMT_EV_REPLAY_MISS] = "replay_miss",
     [XMT_EV_EXIT] = "exit",
+    [XMT_EV_MODULE_LOAD] = "module_load",
 };
 
 const char *xmt_event_name(xmt_event ev)
@@ -219,4 +220,12 @@ json_t *xmt_ev_exit(uint64_t launches, uint64_t rewritten, int kernels, long lon
                      (json_int_t)launches, XMT_F_REWRITTEN, (json_int_t)rewritten, XMT_F_KERNELS,
                      kernels, XMT_F_PID, (json_int_t)pid, XMT_F_MODULE_LOADS,
                      module_loads ? module_loads : json_object());
+}
+
+json_t *xmt_ev_module_load(const char *entry, const char *format, uint64_t bytes, const char *kept,
+                           unsigned jit_options)
+{
+    return json_pack("{sssssssIsssi}", XMT_F_EVENT, event_names[XMT_EV_MODULE_LOAD], XMT_F_ENTRY,
+                     entry, XMT_F_FORMAT, format, XMT_F_BYTES, (json_int_t)bytes, XMT_F_KEPT, kept,
+                     XMT_F_JIT_OPTIONS, (int)jit_options);
 }

@@ -25,6 +25,7 @@ typedef enum {
     XMT_EV_CACHE_LOAD,
     XMT_EV_REPLAY_MISS,
     XMT_EV_EXIT,
+    XMT_EV_MODULE_LOAD,
     XMT_EV_COUNT
 } xmt_event;
 
@@ -134,6 +135,12 @@ int xmt_event_of(const json_t *obj);
 /* exit */
 #define XMT_F_KERNELS "kernels"
 #define XMT_F_MODULE_LOADS "module_loads"
+/* module_load */
+#define XMT_F_ENTRY "entry"
+#define XMT_F_FORMAT "format"
+#define XMT_F_BYTES "bytes"
+#define XMT_F_KEPT "kept"
+#define XMT_F_JIT_OPTIONS "jit_options"
 
 json_t *xmt_ev_start(long long pid, const char *mode, const char *version, int policies);
 
@@ -200,6 +207,10 @@ json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int
                           uint64_t heap_bytes);
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,
                            const char *policy, int device);
+/* One module or library load: the entry point, the image's format and size, how the shim
+ * keeps it (kept: "copied", "mapped", "file", "no"), its JIT options. */
+json_t *xmt_ev_module_load(const char *entry, const char *format, uint64_t bytes, const char *kept,
+                           unsigned jit_options);
 /* module_loads: an object of counts by load entry point (taken; NULL: {}). */
 json_t *xmt_ev_exit(uint64_t launches, uint64_t rewritten, int kernels, long long pid,
                     json_t *module_loads);

@@ -140,7 +140,8 @@ static const char *name_of_kind(kind_t kind)
 XMT_LAUNCH_SIGNATURES(XMT_LAUNCH_HANDLER_)
 #undef XMT_LAUNCH_HANDLER_
 
-/* Passed through, and counted (modload.h). */
+/* Passed through, and counted (modload.h): cuLinkComplete (its cubin reaches a load of
+ * its own). */
 #define XMT_PASS_HANDLER_(K)                                                                       \
     XMT_HANDLER(K)                                                                                 \
     {                                                                                              \
@@ -167,16 +168,66 @@ XMT_HANDLER(GETPROC2)
     return getproc_after(((xmt_pfn_GETPROC2)real)(XMT_ARGS(GETPROC2)), sym, pfn, ver, flags);
 }
 
-/* An unload forgets what it unloaded (kernels.c). */
+/* An unload forgets what it unloaded (kernels.c, and the image: modload.c). */
 #define UNLOAD_BODY(K, what)                                                                       \
-    if (xmt_in_shim) return ((xmt_pfn_##K)real)(h);                                                \
-    uintptr_t begun = xmt_kernels_unload_begin(what, h);                                           \
-    CUresult r = ((xmt_pfn_##K)real)(h);                                                           \
-    if (r == CUDA_SUCCESS) xmt_kernels_unloaded(what, h, begun);                                   \
-    return r;
-XMT_HANDLER(UNLOADM){UNLOAD_BODY(UNLOADM, XMT_UNLOAD_MODULE)} XMT_HANDLER(UNLOADL){
-    UNLOAD_BODY(UNLOADL, XMT_UNLOAD_LIBRARY)} XMT_HANDLER(UNLOADC){
-    UNLOAD_BODY(UNLOADC, XMT_UNLOAD_CONTEXT)}
+    do {                                                                                           \
+        if (xmt_in_shim) return ((xmt_pfn_##K)real)(h);                                            \
+        uintptr_t begun = xmt_kernels_unload_begin(what, h);                                       \
+        CUresult r = ((xmt_pfn_##K)real)(h);                                                       \
+        if (r == CUDA_SUCCESS) {                                                                   \
+            xmt_kernels_unloaded(what, h, begun);                                                  \
+            if ((what) != XMT_UNLOAD_CONTEXT) xmt_modload_forget(h);                               \
+        }                                                                                          \
+        return r;                                                                                  \
+    } while (0)
+XMT_HANDLER(UNLOADM)
+{
+    UNLOAD_BODY(UNLOADM, XMT_UNLOAD_MODULE);
+}
+XMT_HANDLER(UNLOADL)
+{
+    UNLOAD_BODY(UNLOADL, XMT_UNLOAD_LIBRARY);
+}
+XMT_HANDLER(UNLOADC)
+{
+    UNLOAD_BODY(UNLOADC, XMT_UNLOAD_CONTEXT);
+}
+
+/* The module and library loads: counted, and kept for the trial helper (modload.h). */
+#define LOAD_BODY(K, owner, library, image, from_file, n, opts, vals)                              \
+    do {                                                                                           \
+        CUresult r = ((xmt_pfn_##K)real)(XMT_ARGS(K));                                             \
+        if (xmt_in_shim) return r;                                                                 \
+        xmt_modload_seen(name_of_kind(K_##K), r);                                                  \
+        if (r == CUDA_SUCCESS && (owner))                                                          \
+            xmt_modload_loaded(name_of_kind(K_##K), *(owner), library, image, from_file, n, opts,  \
+                               vals);                                                              \
+        return r;                                                                                  \
+    } while (0)
+XMT_HANDLER(MLOAD)
+{
+    LOAD_BODY(MLOAD, m, 0, path, 1, 0, NULL, NULL);
+}
+XMT_HANDLER(MLOADDATA)
+{
+    LOAD_BODY(MLOADDATA, m, 0, image, 0, 0, NULL, NULL);
+}
+XMT_HANDLER(MLOADDATAEX)
+{
+    LOAD_BODY(MLOADDATAEX, m, 0, image, 0, n, opts, vals);
+}
+XMT_HANDLER(MLOADFATBIN)
+{
+    LOAD_BODY(MLOADFATBIN, m, 0, fatbin, 0, 0, NULL, NULL);
+}
+XMT_HANDLER(LLOADDATA)
+{
+    LOAD_BODY(LLOADDATA, lib, 1, code, 0, nj, jo, jv);
+}
+XMT_HANDLER(LLOADFILE)
+{
+    LOAD_BODY(LLOADFILE, lib, 1, path, 1, nj, jo, jv);
+}
 
 /* The graph calls: graph.c does the work (the number is the kernel node parameters'
  * version); instantiation and update are told what the driver made. */

@@ -10,9 +10,8 @@
  *                          (switches without `default`: -Wswitch names a missing kind).
  *   XMT_HOOK_SIGNATURES    a call the shim acts on: hook.c has its handler, written as
  *                          XMT_HANDLER(KIND) { ... } over the row's parameter names.
- *   XMT_PASS_SIGNATURES    a call wrapped and passed through (the module and library
- *                          loads, which the trial helper will need): the handler is
- *                          generated, and counts the call (modload.h).
+ *   XMT_PASS_SIGNATURES    a call wrapped and passed through (cuLinkComplete): the
+ *                          handler is generated, and counts the call (modload.h).
  *
  * From the rows follow, for every kind: the typedef xmt_pfn_<KIND>, the wrapper slots
  * (hook.c), the prototypes and definitions of the exported entry points, and for launches
@@ -78,9 +77,10 @@
 #define XMT_HOOK_SIGNATURES(X) \
     X(GETPROC1) X(GETPROC2) X(UNLOADM) X(UNLOADL) X(UNLOADC) \
     X(GADD1) X(GADD2) X(GSET1) X(GSET2) X(GXSET1) X(GXSET2) X(GINST) X(GINSTF) X(GINSTP) \
-    X(GUPD1) X(GUPD2) X(GLAUNCH) X(GXDESTROY)
+    X(GUPD1) X(GUPD2) X(GLAUNCH) X(GXDESTROY) \
+    X(MLOAD) X(MLOADDATA) X(MLOADDATAEX) X(MLOADFATBIN) X(LLOADDATA) X(LLOADFILE)
 #define XMT_PASS_SIGNATURES(X) \
-    X(MLOAD) X(MLOADDATA) X(MLOADDATAEX) X(MLOADFATBIN) X(LLOADDATA) X(LLOADFILE) X(LINKCOMPLETE)
+    X(LINKCOMPLETE)
 /* clang-format on */
 
 #define XMT_ALL_SIGNATURES(X) XMT_LAUNCH_SIGNATURES(X) XMT_HOOK_SIGNATURES(X) XMT_PASS_SIGNATURES(X)

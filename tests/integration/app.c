@@ -70,6 +70,9 @@ typedef CUresult (*pfn_coop)(CUfunction, unsigned, unsigned, unsigned, unsigned,
     X(cuGraphInstantiate, CUresult (*)(CUgraphExec *, CUgraph, unsigned long long))                \
     X(cuGraphLaunch, CUresult (*)(CUgraphExec, CUstream))                                          \
     X(cuModuleLoadData, CUresult (*)(CUmodule *, const void *))                                    \
+    X(cuModuleLoad, CUresult (*)(CUmodule *, const char *))                                        \
+    X(cuModuleLoadDataEx,                                                                          \
+      CUresult (*)(CUmodule *, const void *, unsigned, CUjit_option *, void **))                   \
     X(cuModuleGetFunction, CUresult (*)(CUfunction *, CUmodule, const char *))                     \
     X(cuModuleUnload, CUresult (*)(CUmodule))                                                      \
     X(cuLibraryLoadData, CUresult (*)(CUlibrary *, const void *, CUjit_option *, void **,          \
@@ -149,6 +152,8 @@ static void load_api(void)
     cu.cuGraphInstantiate = cuGraphInstantiateWithFlags;
     cu.cuGraphLaunch = cuGraphLaunch;
     cu.cuModuleLoadData = cuModuleLoadData;
+    cu.cuModuleLoad = cuModuleLoad;
+    cu.cuModuleLoadDataEx = cuModuleLoadDataEx;
     cu.cuModuleGetFunction = cuModuleGetFunction;
     cu.cuModuleUnload = cuModuleUnload;
     cu.cuLibraryLoadData = cuLibraryLoadData;
@@ -341,6 +346,44 @@ static void scenario_saxpy(void)
     for (int i = 0; i < iterations; i++)
         launch(i % 2 ? cu.launch_ptsz : cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
     CHECK(cu.cuCtxSynchronize());
+    dump(y, (size_t)n * 4);
+}
+
+/* Module images the shim must keep for the trial helper, one of each way to pass them: a
+ * copy on the heap (freed after the load, as CuPy and Triton do), a file loaded by path, an
+ * image inside the program with JIT options (log buffers among them). saxpy from each. */
+static void scenario_images(const char *outpath)
+{
+    static const char image_ex[] = "simcuda-image v1\n_Z5saxpyifPKfPf\n";
+    const char *text = "simcuda-image v1\n_Z5saxpyifPKfPf\nvecadd\n";
+    int n = 4096;
+    float a = 0.5f;
+    CUdeviceptr x = upload((size_t)n, 3), y = upload((size_t)n, 4);
+    void *p[] = {&n, &a, &x, &y};
+    CUmodule m[3];
+    char *heap = strdup(text);
+    CHECK(cu.cuModuleLoadData(&m[0], heap));
+    memset(heap, 'x', strlen(heap)); /* the caller's buffer is gone after the load */
+    free(heap);
+    char path[4096];
+    snprintf(path, sizeof path, "%s.image", outpath);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) exit(3);
+    CHECK(cu.cuModuleLoad(&m[1], path));
+    char log[256];
+    CUjit_option opts[] = {CU_JIT_MAX_REGISTERS, CU_JIT_INFO_LOG_BUFFER,
+                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {(void *)(uintptr_t)64, log, (void *)(uintptr_t)sizeof log};
+    CHECK(cu.cuModuleLoadDataEx(&m[2], image_ex, 3, opts, vals));
+    for (int i = 0; i < 3; i++) {
+        CUfunction k;
+        CHECK(cu.cuModuleGetFunction(&k, m[i], "_Z5saxpyifPKfPf"));
+        for (int it = 0; it < iterations; it++)
+            launch(cu.launch, k, 4, 1, 32, 1, 0, NULL, p);
+    }
+    CHECK(cu.cuCtxSynchronize());
+    for (int i = 0; i < 3; i++)
+        CHECK(cu.cuModuleUnload(m[i]));
     dump(y, (size_t)n * 4);
 }
 
@@ -942,12 +985,12 @@ static void scenario_churn(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(
-            stderr,
-            "usage: %s "
-            "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|graph OUT "
-            "[ITERATIONS]\n",
-            argv[0]);
+        fprintf(stderr,
+                "usage: %s "
+                "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|graph|"
+                "images OUT "
+                "[ITERATIONS]\n",
+                argv[0]);
         return 2;
     }
     if (argc > 3) iterations = atoi(argv[3]);
@@ -992,6 +1035,8 @@ int main(int argc, char **argv)
         scenario_graphfork(ctx);
     else if (!strcmp(sc, "forkexec"))
         scenario_forkexec(ctx, argv[2]);
+    else if (!strcmp(sc, "images"))
+        scenario_images(argv[2]);
     else {
         fprintf(stderr, "unknown scenario %s\n", sc);
         return 2;

@@ -209,6 +209,42 @@ for _app in ("rt", "linked"):
 
 
 @case
+def module_images_kept():
+    # Every load is logged with its image's format and size; in tune mode the image is
+    # kept for the trial helper: a pointer when it lies inside the program (mapped), a copy
+    # when the caller may free it, the file's bytes when loaded by path (modload.c).
+    text = "simcuda-image v1\n_Z5saxpyifPKfPf\nvecadd\n"
+    for app in ("rt", "linked"):
+        base = run(app, "images", shim=False)
+        ok(base, "without the shim")
+        for mode, kept in (("discover", ["no", "no", "no"]),
+                           ("tune", ["copied", "file", "mapped"])):
+            env = {"XMATUNE_MODE": mode, "XMATUNE_CACHE": "off"}
+            if mode == "tune":
+                env["XMATUNE_POLICY"] = POLICIES
+            r = run(app, "images", env=env)
+            ok(r, "%s %s" % (app, mode))
+            same_output(base, r, "%s images %s" % (app, mode))
+            loads = r.events("module_load")
+            # load_code's image first (the app's own, static), then the scenario's three
+            expect([e["entry"] for e in loads[1:]] ==
+                   ["cuModuleLoadData", "cuModuleLoad", "cuModuleLoadDataEx"],
+                   "%s %s: loads %r" % (app, mode, loads))
+            expect([e["kept"] for e in loads[1:]] == kept, "%s %s kept: %r" % (app, mode, loads))
+            expect(all(e["format"] == "text" for e in loads), "formats: %r" % loads)
+            expect([e["bytes"] for e in loads[1:]] ==
+                   [len(text) + 1, len(text) + 1, len("simcuda-image v1\n_Z5saxpyifPKfPf\n") + 1],
+                   "sizes: %r" % loads)
+            expect(loads[3]["jit_options"] == 3, "jit options: %r" % loads[3])
+            first = loads[0]
+            expect(first["kept"] == ("mapped" if mode == "tune" else "no") and
+                   first["bytes"] == len("simulated image") + 1, "load_code's image: %r" % first)
+            counts = r.events("exit")[0]["module_loads"]
+            expect(counts.get("cuModuleLoad") == 1 and counts.get("cuModuleLoadDataEx") == 1,
+                   "counts: %r" % counts)
+
+
+@case
 def discover_report():
     base, d = discover_case("rt", "basic")
     kernels = {e["name"]: e for e in d.events("kernel")}
