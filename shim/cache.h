@@ -80,7 +80,7 @@ void xmt_cache_unclaim(const xmt_cache_id *id, const uint8_t *key, size_t keylen
 /* The cache file's absolute path ("" when there is none). */
 const char *xmt_cache_path(void);
 
-/* fork(2): cache_lock held across it (XMT_FORK_* phases, common/log.h). */
+/* fork(2): the cache's lock held across it (XMT_FORK_* phases, common/log.h). */
 void xmt_cache_atfork(int phase);
 
 /* Frees the in-memory copy (at exit). */
