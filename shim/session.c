@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "candidate.h"
+#include "clock.h"
 #include "driver.h"
 #include "log.h"
 #include "options.h"
@@ -31,13 +32,6 @@ static _Atomic uint64_t last_session_end_us; /* CLOCK_MONOTONIC, any thread's se
 
 #define MAX_PIECES 16 /* compared apart per region: see pieces() */
 enum { P_OUT = 0, P_OUTSIDE = 1, P_MIXED = 2 };
-
-double xmt_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -132,7 +132,4 @@ int xmt_session_protects_auto(const xmt_entry *e);
 /* Frees what the session kept for the report. */
 void xmt_session_free(xmt_session *S);
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-double xmt_now_ms(void);
-
 #endif
