@@ -30,8 +30,8 @@ static _Atomic uint64_t last_session_end_us; /* CLOCK_MONOTONIC, any thread's se
 #define WATCHDOG_FACTOR 100
 #define WATCHDOG_MIN_MS 1000.0
 
-#define MAX_PIECES 16 /* compared apart per region: see pieces() */
-enum { P_OUT = 0, P_OUTSIDE = 1, P_MIXED = 2 };
+#define XMT_MAX_PIECES 16 /* compared apart per region: see pieces() */
+enum { XMT_PIECE_OUT = 0, XMT_PIECE_OUTSIDE = 1, XMT_PIECE_MIXED = 2 };
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -487,7 +487,7 @@ static int regions(xmt_session *S)
         return untuned(S, "tuning needs device scratch of %s", why);
     }
     if (f != 0) return untuned(S, "protect: auto cannot protect it: %s", why);
-    size_t nseg = S->nbufs + S->nregs * MAX_PIECES * (2 * S->nbufs + 1) + 1;
+    size_t nseg = S->nbufs + S->nregs * XMT_MAX_PIECES * (2 * S->nbufs + 1) + 1;
     xmt_gc_cmp *segs = realloc(S->segs, nseg * sizeof *segs);
     if (segs) S->segs = segs;
     xmt_gc_result *res = realloc(S->results, nseg * sizeof *res);
@@ -546,33 +546,63 @@ fail:
 /* ---- protect: auto, the program's own config's outputs ---------------------------------- */
 
 /* Flags in each region's `seen` the chunks where the device data differs from its
- * snapshot (against_ref 0) or its reference (1). Returns the differing words, -1 on
- * failure. */
-static int64_t changes(xmt_session *S, int against_ref)
+ * snapshot (against_ref 0) or its reference (1); *words: the differing words. The first
+ * failure's result, else CUDA_SUCCESS. */
+static CUresult xmt_outputs_changes(xmt_gc *gc, xmt_region *regs, size_t nregs, int against_ref,
+                                    uint64_t *words)
 {
-    uint64_t total = 0, n;
-    for (size_t i = 0; i < S->nregs; i++) {
-        xmt_region *g = &S->regs[i];
+    uint64_t n;
+    *words = 0;
+    for (size_t i = 0; i < nregs; i++) {
+        xmt_region *g = &regs[i];
         memset(g->seen, 0, g->nchunks);
-        CUresult r = xmt_gc_changed(&S->gc, g->base, against_ref ? g->ref : g->snap, g->bytes,
+        CUresult r = xmt_gc_changed(gc, g->base, against_ref ? g->ref : g->snap, g->bytes,
                                     XMT_CHUNK_SHIFT, g->seen, &n);
-        if (r != CUDA_SUCCESS) {
-            session_error(S, r, "change detection");
-            return -1;
-        }
-        total += n;
+        if (r != CUDA_SUCCESS) return r;
+        *words += n;
     }
-    return (int64_t)total;
+    return CUDA_SUCCESS;
 }
 
-/* The runs of output chunks (out[c] 1: written whole, 2: updated in place), as spans. */
-static int build_spans(xmt_session *S)
+/* The chunks the last xmt_outputs_changes saw changed become the outputs (out[c] 1:
+ * written whole, until xmt_outputs_in_place says otherwise). Returns their number. */
+static size_t xmt_outputs_mark(xmt_region *regs, size_t nregs)
+{
+    size_t nout = 0;
+    for (size_t i = 0; i < nregs; i++)
+        for (size_t c = 0; c < regs[i].nchunks; c++) {
+            regs[i].out[c] = regs[i].seen[c];
+            nout += regs[i].seen[c];
+        }
+    return nout;
+}
+
+/* After a run from poisoned outputs, compared with the reference: the outputs the last
+ * xmt_outputs_changes saw differ are updated in place (out[c] 2), not written whole.
+ * Returns 1 when there are such, 0 when none, -1 when a chunk that is not an output
+ * changed (two runs wrote different places: not deterministic). */
+static int xmt_outputs_in_place(xmt_region *regs, size_t nregs)
+{
+    int in_place = 0;
+    for (size_t i = 0; i < nregs; i++)
+        for (size_t c = 0; c < regs[i].nchunks; c++)
+            if (regs[i].seen[c]) {
+                if (!regs[i].out[c]) return -1;
+                regs[i].out[c] = 2;
+                in_place = 1;
+            }
+    return in_place;
+}
+
+/* The runs of output chunks (out[c] 1: written whole, 2: updated in place), as spans in
+ * *spans (reallocated; *nspans of them). 0, or -1 when out of memory. */
+static int xmt_outputs_spans(const xmt_region *regs, size_t nregs, xmt_span **spans, size_t *nspans)
 {
     size_t n = 0, cs = (size_t)1 << XMT_CHUNK_SHIFT;
     for (int pass = 0; pass < 2; pass++) {
         n = 0;
-        for (size_t i = 0; i < S->nregs; i++) {
-            const xmt_region *g = &S->regs[i];
+        for (size_t i = 0; i < nregs; i++) {
+            const xmt_region *g = &regs[i];
             for (size_t c = 0; c < g->nchunks; c++) {
                 if (!g->out[c] || (c > 0 && g->out[c - 1] == g->out[c])) continue;
                 size_t e = c;
@@ -580,43 +610,48 @@ static int build_spans(xmt_session *S)
                     e++;
                 if (pass) {
                     size_t end = (e + 1) * cs < g->bytes ? (e + 1) * cs : g->bytes;
-                    S->spans[n] = (xmt_span){g->base + c * cs, g->snap + c * cs, end - c * cs,
+                    (*spans)[n] = (xmt_span){g->base + c * cs, g->snap + c * cs, end - c * cs,
                                              g->out[c] == 1};
                 }
                 n++;
             }
         }
         if (!pass) {
-            free(S->spans);
-            S->spans = calloc(n ? n : 1, sizeof *S->spans);
-            if (!S->spans) return -1;
+            free(*spans);
+            *spans = calloc(n ? n : 1, sizeof **spans);
+            if (!*spans) return -1;
         }
     }
-    S->nspans = n;
+    *nspans = n;
     return 0;
+}
+
+/* Whether declared buffer b is verified within a tolerance. */
+static int tolerant(const xmt_sbuf *b)
+{
+    return (b->b.roles & XMT_BUF_VERIFY) && (b->b.rtol || b->b.atol);
 }
 
 /* The pieces of a region to compare apart: runs of output chunks and runs of other
  * chunks (so that a difference outside the outputs is known without another pass), at
- * most MAX_PIECES, else the whole region as one mixed piece; likewise when a tolerance
- * buffer straddles two pieces. */
-
-static size_t pieces(const xmt_session *S, const xmt_region *g, CUdeviceptr *at, CUdeviceptr *end,
-                     uint8_t *kind)
+ * most XMT_MAX_PIECES, else the whole region as one mixed piece; likewise when a
+ * tolerance buffer straddles two pieces. */
+static size_t pieces(const xmt_region *g, const xmt_sbuf *bufs, size_t nbufs, CUdeviceptr *at,
+                     CUdeviceptr *end, uint8_t *kind)
 {
     size_t n = 0, cs = (size_t)1 << XMT_CHUNK_SHIFT;
     for (size_t c = 0; c < g->nchunks; c++) {
         if (c > 0 && !g->out[c] == !g->out[c - 1]) continue;
-        if (n == MAX_PIECES) goto mixed;
+        if (n == XMT_MAX_PIECES) goto mixed;
         at[n] = g->base + c * cs;
-        kind[n] = g->out[c] ? P_OUT : P_OUTSIDE;
+        kind[n] = g->out[c] ? XMT_PIECE_OUT : XMT_PIECE_OUTSIDE;
         if (n) end[n - 1] = at[n];
         n++;
     }
     if (n) end[n - 1] = g->base + g->bytes;
-    for (size_t j = 0; j < S->nbufs; j++) {
-        const xmt_sbuf *b = &S->bufs[j];
-        if (!(b->b.roles & XMT_BUF_VERIFY) || (!b->b.rtol && !b->b.atol)) continue;
+    for (size_t j = 0; j < nbufs; j++) {
+        const xmt_sbuf *b = &bufs[j];
+        if (!tolerant(b)) continue;
         for (size_t i = 0; i < n; i++)
             if (b->ptr < end[i] && b->ptr + b->b.bytes > end[i] && end[i] < g->base + g->bytes)
                 goto mixed;
@@ -625,32 +660,33 @@ static size_t pieces(const xmt_session *S, const xmt_region *g, CUdeviceptr *at,
 mixed:
     at[0] = g->base;
     end[0] = g->base + g->bytes;
-    kind[0] = P_MIXED;
+    kind[0] = XMT_PIECE_MIXED;
     return 1;
 }
 
-/* One piece's comparisons: bitwise, except the declared verify buffers with a
- * tolerance inside it, compared within it. */
-static void piece_segments(xmt_session *S, const xmt_region *g, CUdeviceptr at, CUdeviceptr end,
-                           uint8_t kind)
+/* One piece's comparisons, appended at segs[*n] (their kinds at kinds[*n]): bitwise,
+ * except the declared verify buffers with a tolerance inside it, compared within it. */
+static void piece_segments(const xmt_region *g, CUdeviceptr at, CUdeviceptr end, uint8_t kind,
+                           const xmt_sbuf *bufs, size_t nbufs, xmt_gc_cmp *segs, uint8_t *kinds,
+                           size_t *n)
 {
     for (;;) {
         const xmt_sbuf *next = NULL;
-        for (size_t j = 0; j < S->nbufs; j++) {
-            const xmt_sbuf *b = &S->bufs[j];
-            if ((b->b.roles & XMT_BUF_VERIFY) && (b->b.rtol || b->b.atol) && b->ptr >= at &&
-                b->ptr + b->b.bytes <= end && (!next || b->ptr < next->ptr))
+        for (size_t j = 0; j < nbufs; j++) {
+            const xmt_sbuf *b = &bufs[j];
+            if (tolerant(b) && b->ptr >= at && b->ptr + b->b.bytes <= end &&
+                (!next || b->ptr < next->ptr))
                 next = b;
         }
         CUdeviceptr stop = next ? next->ptr : end;
         if (stop > at) {
-            S->seg_kind[S->nsegs] = kind;
-            S->segs[S->nsegs++] =
+            kinds[*n] = kind;
+            segs[(*n)++] =
                 (xmt_gc_cmp){g->ref + (at - g->base), at, stop - at, XMT_CMP_BITS, 1, 0, 0};
         }
         if (!next) break;
-        S->seg_kind[S->nsegs] = kind;
-        xmt_gc_cmp *c = &S->segs[S->nsegs++];
+        kinds[*n] = kind;
+        xmt_gc_cmp *c = &segs[(*n)++];
         *c = (xmt_gc_cmp){g->ref + (next->ptr - g->base),
                           next->ptr,
                           next->b.bytes,
@@ -663,17 +699,69 @@ static void piece_segments(xmt_session *S, const xmt_region *g, CUdeviceptr at, 
     }
 }
 
-/* The comparisons of auto protection, piece by piece of every region. */
-static void build_segments(xmt_session *S)
+/* The comparisons of auto protection, piece by piece of every region, into segs and
+ * their kinds (XMT_PIECE_*) into kinds: room for XMT_MAX_PIECES * (2 * nbufs + 1) per
+ * region. Returns how many. */
+static size_t xmt_outputs_segments(const xmt_region *regs, size_t nregs, const xmt_sbuf *bufs,
+                                   size_t nbufs, xmt_gc_cmp *segs, uint8_t *kinds)
 {
-    CUdeviceptr at[MAX_PIECES], end[MAX_PIECES];
-    uint8_t kind[MAX_PIECES];
-    S->nsegs = 0;
-    for (size_t i = 0; i < S->nregs; i++) {
-        size_t n = pieces(S, &S->regs[i], at, end, kind);
+    CUdeviceptr at[XMT_MAX_PIECES], end[XMT_MAX_PIECES];
+    uint8_t kind[XMT_MAX_PIECES];
+    size_t nsegs = 0;
+    for (size_t i = 0; i < nregs; i++) {
+        size_t n = pieces(&regs[i], bufs, nbufs, at, end, kind);
         for (size_t p = 0; p < n; p++)
-            piece_segments(S, &S->regs[i], at[p], end[p], kind[p]);
+            piece_segments(&regs[i], at[p], end[p], kind[p], bufs, nbufs, segs, kinds, &nsegs);
     }
+    return nsegs;
+}
+
+/* Whether a comparison that found a difference (results[i].count) may lie outside the
+ * outputs: its kind is not XMT_PIECE_OUT. */
+static int xmt_outputs_changed_outside(const xmt_gc_result *results, const uint8_t *kinds,
+                                       size_t nsegs)
+{
+    for (size_t i = 0; i < nsegs; i++)
+        if (results[i].count && kinds[i] != XMT_PIECE_OUT) return 1;
+    return 0;
+}
+
+/* Copies back from each region's snapshot the chunks the last xmt_outputs_changes saw
+ * changed outside the outputs (on stream s); *put: the bytes. The first failure's result,
+ * else CUDA_SUCCESS. */
+static CUresult xmt_outputs_put_back_outside(const xmt_region *regs, size_t nregs, CUstream s,
+                                             size_t *put)
+{
+    size_t cs = (size_t)1 << XMT_CHUNK_SHIFT;
+    *put = 0;
+    for (size_t i = 0; i < nregs; i++) {
+        const xmt_region *g = &regs[i];
+        for (size_t k = 0; k < g->nchunks; k++) {
+            if (!g->seen[k] || g->out[k]) continue;
+            size_t len = (k + 1) * cs < g->bytes ? cs : g->bytes - k * cs;
+            CUresult r = xmt_drv.cuMemcpyDtoDAsync(g->base + k * cs, g->snap + k * cs, len, s);
+            if (r != CUDA_SUCCESS) return r;
+            *put += len;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+/* The regions' changes against their snapshot (against_ref 0) or reference (1); 0, or -1
+ * on failure (the session's error). */
+static int changes(xmt_session *S, int against_ref)
+{
+    uint64_t words;
+    CUresult r = xmt_outputs_changes(&S->gc, S->regs, S->nregs, against_ref, &words);
+    if (r == CUDA_SUCCESS) return 0;
+    session_error(S, r, "change detection");
+    return -1;
+}
+
+/* The spans of S's outputs, as they are now marked; 0, or -1 (out of memory). */
+static int build_spans(xmt_session *S)
+{
+    return xmt_outputs_spans(S->regs, S->nregs, &S->spans, &S->nspans);
 }
 
 /* Outputs: the program's own config run on the snapshot; the chunks it changed are its
@@ -684,13 +772,8 @@ static void build_segments(xmt_session *S)
 static int outputs(xmt_session *S)
 {
     xmt_cand *own = &S->cands[0];
-    size_t nout = 0;
     if (verify_run(S, own) != 0 || changes(S, 0) < 0) return -1;
-    for (size_t i = 0; i < S->nregs; i++)
-        for (size_t c = 0; c < S->regs[i].nchunks; c++) {
-            S->regs[i].out[c] = S->regs[i].seen[c];
-            nout += S->regs[i].seen[c];
-        }
+    size_t nout = xmt_outputs_mark(S->regs, S->nregs);
     /* no pointer arguments at all: nothing it writes can be compared (module globals are
      * not seen, as documented); with some, writing none of them means its outputs
      * cannot be told */
@@ -701,19 +784,12 @@ static int outputs(xmt_session *S)
                        "protect: declared)");
     S->out_bytes = nout << XMT_CHUNK_SHIFT;
     if (take_reference(S) != 0 || build_spans(S) != 0) return -1;
-    build_segments(S);
+    S->nsegs = xmt_outputs_segments(S->regs, S->nregs, S->bufs, S->nbufs, S->segs, S->seg_kind);
     if (verify_run(S, own) != 0 || changes(S, 1) < 0) return -1;
-    int in_place = 0;
-    for (size_t i = 0; i < S->nregs; i++)
-        for (size_t c = 0; c < S->regs[i].nchunks; c++)
-            if (S->regs[i].seen[c]) {
-                if (!S->regs[i].out[c])
-                    return untuned(S, "%s",
-                                   "its own config is not deterministic: two runs wrote "
-                                   "different places");
-                S->regs[i].out[c] = 2;
-                in_place = 1;
-            }
+    int in_place = xmt_outputs_in_place(S->regs, S->nregs);
+    if (in_place < 0)
+        return untuned(S, "%s",
+                       "its own config is not deterministic: two runs wrote different places");
     if (!in_place) return 0;
     if (build_spans(S) != 0 || verify_run(S, own) != 0) return -1;
     long d = compare_all(S);
@@ -772,18 +848,9 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
  * back from the snapshot (the outputs are prepared before every run anyway). */
 static int undo(xmt_session *S, xmt_cand *c)
 {
-    size_t cs = (size_t)1 << XMT_CHUNK_SHIFT, put = 0;
+    size_t put = 0;
     if (!S->automatic || changes(S, 0) < 0) return S->automatic ? -1 : 0;
-    for (size_t i = 0; i < S->nregs; i++) {
-        const xmt_region *g = &S->regs[i];
-        for (size_t k = 0; k < g->nchunks; k++) {
-            if (!g->seen[k] || g->out[k]) continue;
-            size_t len = (k + 1) * cs < g->bytes ? cs : g->bytes - k * cs;
-            TRY(S, xmt_drv.cuMemcpyDtoDAsync(g->base + k * cs, g->snap + k * cs, len, S->s),
-                "put back");
-            put += len;
-        }
-    }
+    TRY(S, xmt_outputs_put_back_outside(S->regs, S->nregs, S->s, &put), "put back");
     if (put) {
         size_t l = strlen(c->why);
         snprintf(c->why + l, sizeof c->why - l,
@@ -800,9 +867,7 @@ fail:
 /* Whether the last compare found a difference that may lie outside the outputs. */
 static int changed_outside(const xmt_session *S)
 {
-    for (size_t i = 0; S->automatic && i < S->nsegs; i++)
-        if (S->results[i].count && S->seg_kind[i] != P_OUT) return 1;
-    return 0;
+    return S->automatic && xmt_outputs_changed_outside(S->results, S->seg_kind, S->nsegs);
 }
 
 /* Verify: every candidate once against the program's own config on the same inputs; a
