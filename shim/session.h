@@ -26,6 +26,7 @@
 #include "gpucheck.h"
 #include "kernels.h"
 #include "launch.h"
+#include "outputs.h"
 #include "protect.h"
 #include "xmt_policy.h"
 
@@ -45,23 +46,11 @@ typedef struct {
     CUevent start, end, prep; /* prep: before its restores and resets */
 } xmt_cand;
 
-typedef struct {
-    xmt_buffer b;
-    CUdeviceptr ptr, snap, ref; /* ref: the own config's result (declared verify) */
-} xmt_sbuf;
-
 /* Where the time of a session went (ms), as the tune event reports it. */
 typedef struct {
     double module_load, clock_warmup, snapshot, verification, warmup_runs, timed_runs, restores,
         put_back;
 } xmt_phases;
-
-/* A run of chunks of one region, to restore or poison with one call. */
-typedef struct {
-    CUdeviceptr at, snap;
-    size_t bytes;
-    int pure; /* written whole by the program's own config: poisoned before a verify run */
-} xmt_span;
 
 typedef struct {
     /* what is tuned */
