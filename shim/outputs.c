@@ -9,9 +9,6 @@
 #include "driver.h"
 #include "verify.h"
 
-/* Flags in each region's `seen` the chunks where the device data differs from its
- * snapshot (against_ref 0) or its reference (1); *words: the differing words. The first
- * failure's result, else CUDA_SUCCESS. */
 CUresult xmt_outputs_changes(xmt_gc *gc, xmt_region *regs, size_t nregs, int against_ref,
                              uint64_t *words)
 {
@@ -28,8 +25,6 @@ CUresult xmt_outputs_changes(xmt_gc *gc, xmt_region *regs, size_t nregs, int aga
     return CUDA_SUCCESS;
 }
 
-/* The chunks the last xmt_outputs_changes saw changed become the outputs (out[c] 1:
- * written whole, until xmt_outputs_in_place says otherwise). Returns their number. */
 size_t xmt_outputs_mark(xmt_region *regs, size_t nregs)
 {
     size_t nout = 0;
@@ -41,10 +36,6 @@ size_t xmt_outputs_mark(xmt_region *regs, size_t nregs)
     return nout;
 }
 
-/* After a run from poisoned outputs, compared with the reference: the outputs the last
- * xmt_outputs_changes saw differ are updated in place (out[c] 2), not written whole.
- * Returns 1 when there are such, 0 when none, -1 when a chunk that is not an output
- * changed (two runs wrote different places: not deterministic). */
 int xmt_outputs_in_place(xmt_region *regs, size_t nregs)
 {
     int in_place = 0;
@@ -58,8 +49,6 @@ int xmt_outputs_in_place(xmt_region *regs, size_t nregs)
     return in_place;
 }
 
-/* The runs of output chunks (out[c] 1: written whole, 2: updated in place), as spans in
- * *spans (reallocated; *nspans of them). 0, or -1 when out of memory. */
 int xmt_outputs_spans(const xmt_region *regs, size_t nregs, xmt_span **spans, size_t *nspans)
 {
     size_t n = 0, cs = (size_t)1 << XMT_CHUNK_SHIFT;
@@ -163,9 +152,6 @@ static void piece_segments(const xmt_region *g, CUdeviceptr at, CUdeviceptr end,
     }
 }
 
-/* The comparisons of auto protection, piece by piece of every region, into segs and
- * their kinds (XMT_PIECE_*) into kinds: room for XMT_MAX_PIECES * (2 * nbufs + 1) per
- * region. Returns how many. */
 size_t xmt_outputs_segments(const xmt_region *regs, size_t nregs, const xmt_sbuf *bufs,
                             size_t nbufs, xmt_gc_cmp *segs, uint8_t *kinds)
 {
@@ -180,8 +166,6 @@ size_t xmt_outputs_segments(const xmt_region *regs, size_t nregs, const xmt_sbuf
     return nsegs;
 }
 
-/* Whether a comparison that found a difference (results[i].count) may lie outside the
- * outputs: its kind is not XMT_PIECE_OUT. */
 int xmt_outputs_changed_outside(const xmt_gc_result *results, const uint8_t *kinds, size_t nsegs)
 {
     for (size_t i = 0; i < nsegs; i++)
@@ -189,9 +173,6 @@ int xmt_outputs_changed_outside(const xmt_gc_result *results, const uint8_t *kin
     return 0;
 }
 
-/* Copies back from each region's snapshot the chunks the last xmt_outputs_changes saw
- * changed outside the outputs (on stream s); *put: the bytes. The first failure's result,
- * else CUDA_SUCCESS. */
 CUresult xmt_outputs_put_back_outside(const xmt_region *regs, size_t nregs, CUstream s, size_t *put)
 {
     size_t cs = (size_t)1 << XMT_CHUNK_SHIFT;

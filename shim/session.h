@@ -8,14 +8,14 @@
  * also the regions the pointer arguments reach, protect.c; check the scratch they need;
  * snapshot them before anything runs), outputs (auto: the program's own config run on
  * the snapshot tells which chunks it writes, whether from scratch or in place, and
- * whether it is deterministic), verify (each candidate once against the program's own
- * on the same inputs, compared on the GPU, gpucheck.c), clock warm-up (by time), warm-up
- * runs, timed runs (round-robin, rotating start), put-back, decide. Any driver failure
- * ends the session: the data is put back and the program's own config is the choice. A
- * key that cannot be tuned safely (memory auto cannot protect, a nondeterministic
- * kernel, too little scratch) keeps the program's own config with the reason in
- * `untuned`. Each phase's time is kept for the tune event (tune_event.c), which reads
- * the session until xmt_session_free.
+ * whether it is deterministic; outputs.c), verify (each candidate once against the
+ * program's own on the same inputs, compared on the GPU, gpucheck.c), clock warm-up (by
+ * time), warm-up runs, timed runs (round-robin, rotating start), put-back, decide. Any
+ * driver failure ends the session: the data is put back and the program's own config is
+ * the choice. A key that cannot be tuned safely (memory auto cannot protect, a
+ * nondeterministic kernel, too little scratch) keeps the program's own config with the
+ * reason in `untuned`. Each phase's time is kept for the tune event (tune_event.c), which
+ * reads the session until xmt_session_free.
  */
 #ifndef XMT_SESSION_H
 #define XMT_SESSION_H
