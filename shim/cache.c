@@ -20,6 +20,7 @@
 
 #include "cachefile.h"
 #include "cacherec.h"
+#include "invariant.h"
 #include "log.h"
 #include "options.h"
 
@@ -297,6 +298,72 @@ static rec_t *add(uint64_t hv)
     return r;
 }
 
+/* ---- invariants (shim/invariant.h: debug builds and the unit tests) ----
+ * The index and the records agree: every slot in use points at a record, every record is
+ * found from its hash's slot (so no two records share a hash), as many slots are in use
+ * as there are records; a record in the file is of the file as now read and within what
+ * was read of it; a record in memory has its line, and the lines listed are those of
+ * such records. Run after every change: a load or re-read, a store (compaction is a
+ * re-read). cache.lock held. */
+#if XMT_INVARIANTS
+static void check_records(void)
+{
+    size_t mem = 0;
+    int in_seen =
+        cache.seen.known && cache.seen.dev == cache.cfile.dev && cache.seen.ino == cache.cfile.ino;
+    for (size_t i = 0; i < cache.nrecs; i++) {
+        const rec_t *r = &cache.recs[i];
+        XMT_INVARIANT(find_hv(r->hv) == r, "cache: record %zu is not found from its hash's slot",
+                      i);
+        XMT_INVARIANT(r->len <= XMT_CACHEREC_MAX_LINE, "cache: record %zu is %u bytes long", i,
+                      (unsigned)r->len);
+        if (r->where == AT_FILE) {
+            XMT_INVARIANT(r->epoch == cache.cfile.epoch && cache.cfile.fd >= 0,
+                          "cache: record %zu points into a file no longer read (epoch %u of %u)", i,
+                          (unsigned)r->epoch, (unsigned)cache.cfile.epoch);
+            XMT_INVARIANT(!in_seen || r->at.off + r->len <= cache.seen.pos,
+                          "cache: record %zu's line (at %llu, %u bytes) is past the %llu bytes "
+                          "read of the file",
+                          i, (unsigned long long)r->at.off, (unsigned)r->len,
+                          (unsigned long long)cache.seen.pos);
+        } else if (r->where == AT_MEM) {
+            XMT_INVARIANT(r->at.line && r->at.line[r->len] == '\n' && !r->at.line[r->len + 1],
+                          "cache: record %zu's line in memory is not %u bytes and a newline", i,
+                          (unsigned)r->len);
+            mem++;
+        } else {
+            XMT_INVARIANT(r->where == AT_DEAD, "cache: record %zu is nowhere (%u)", i,
+                          (unsigned)r->where);
+        }
+    }
+    size_t lines = 0;
+    for (const memline *m = cache.memlines; m && lines <= mem; m = m->next, lines++)
+        XMT_INVARIANT(!m->next || m->next->prev == m, "cache: the lines in memory are mislinked");
+    XMT_INVARIANT(lines == mem, "cache: %zu lines listed in memory for %zu records kept there",
+                  lines, mem);
+}
+
+static void check_locked(void)
+{
+    size_t n = cache.nrecs, used = 0;
+    XMT_INVARIANT(n <= cache.recs_cap && cache.recs_cap * sizeof(rec_t) <= cache.recs_mapped &&
+                      cache.recs_ready <= cache.recs_mapped,
+                  "cache: %zu records in room for %zu", n, cache.recs_cap);
+    XMT_INVARIANT(cache.nslots ? !(cache.nslots & (cache.nslots - 1)) && 2 * n <= cache.nslots : !n,
+                  "cache: %zu slots for %zu records", cache.nslots, n);
+    for (size_t i = 0; i < cache.nslots; i++) {
+        XMT_INVARIANT(cache.slots[i] <= n, "cache: slot %zu points at record %u of %zu", i,
+                      (unsigned)cache.slots[i] - 1, n);
+        used += cache.slots[i] != 0;
+    }
+    XMT_INVARIANT(used == n, "cache: %zu slots in use for %zu records", used, n);
+    check_records();
+}
+#define CHECK_LOCKED() check_locked()
+#else
+#define CHECK_LOCKED() ((void)0)
+#endif
+
 /* Whether descriptor fd is still the file dev/ino. */
 static int fd_is(int fd, dev_t dev, ino_t ino)
 {
@@ -507,6 +574,7 @@ static int refresh_fd(int fd, const struct stat *st, int *old, int all)
     if (!same) settle(old_fd, old_dev, old_ino);
     if (bad < 0) {
         cache.seen.known = 0; /* read it all again next time */
+        CHECK_LOCKED();
         errno = e;
         return -1;
     }
@@ -518,6 +586,7 @@ static int refresh_fd(int fd, const struct stat *st, int *old, int all)
     cache.seen.size = st->st_size;
     cache.seen.mtime = st->st_mtim;
     cache.seen.pos = pos;
+    CHECK_LOCKED();
     return bad;
 }
 
@@ -875,6 +944,7 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
         claim_name(id, n, cn);
         xmt_cachefile_unclaim(cache.path, cn);
     }
+    CHECK_LOCKED();
     pthread_mutex_unlock(&cache.lock);
     drop_lock(lk);
     free(line);
@@ -952,6 +1022,7 @@ static void reset_locked(void)
     if (fd_is(cache.cfile.fd, cache.cfile.dev, cache.cfile.ino)) close(cache.cfile.fd);
     cache.cfile.fd = -1;
     memset(&cache.seen, 0, sizeof cache.seen);
+    CHECK_LOCKED();
 }
 
 void xmt_cache_free(void)
@@ -960,3 +1031,28 @@ void xmt_cache_free(void)
     reset_locked();
     pthread_mutex_unlock(&cache.lock);
 }
+
+#if XMT_INVARIANTS
+void xmt_cache_check(void)
+{
+    pthread_mutex_lock(&cache.lock);
+    check_locked();
+    pthread_mutex_unlock(&cache.lock);
+}
+
+void xmt_cache_test_break(int what)
+{
+    pthread_mutex_lock(&cache.lock);
+    for (size_t i = 0; what == XMT_CACHE_BREAK_SLOT && i < cache.nslots; i++)
+        if (cache.slots[i]) {
+            cache.slots[i] = (uint32_t)cache.nrecs + 1;
+            break;
+        }
+    for (size_t i = 0; what == XMT_CACHE_BREAK_OFFSET && i < cache.nrecs; i++)
+        if (cache.recs[i].where == AT_FILE) {
+            cache.recs[i].at.off = cache.seen.pos;
+            break;
+        }
+    pthread_mutex_unlock(&cache.lock);
+}
+#endif

@@ -86,4 +86,13 @@ void xmt_cache_atfork(int phase);
 /* Frees the in-memory copy (at exit). */
 void xmt_cache_free(void);
 
+#ifdef XMT_CHECK_INVARIANTS
+/* Tests (shim/invariant.h): xmt_cache_check runs the checks of the records and their
+ * index now; xmt_cache_test_break breaks them first: a slot pointing past the records,
+ * or a record in the file pointing past what was read of it. */
+enum { XMT_CACHE_BREAK_SLOT, XMT_CACHE_BREAK_OFFSET };
+void xmt_cache_check(void);
+void xmt_cache_test_break(int what);
+#endif
+
 #endif
