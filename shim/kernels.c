@@ -60,7 +60,8 @@ static size_t slot_of(uintptr_t h)
  * slots have a handle as table_used says; the quarantine runs from quar_head to
  * quar_tail, quar_n structs, none of them live; the serials of live, quarantined and
  * summary records are all different and below next_serial. Checked after each insert,
- * retirement and reuse of a struct. table_lock held. */
+ * retirement and reuse of a struct (the table's every slot only every SCAN_EVERY-th
+ * time; a quarantined struct's own slot each time). table_lock held. */
 #if XMT_INVARIANTS
 static int cmp_addr(const void *a, const void *b)
 {
@@ -100,11 +101,25 @@ static void check_owner_list(const xmt_kernel *head, uintptr_t owner, xmt_kernel
     }
 }
 
-/* The lookup table against the live records. */
-static void check_table(xmt_kernel *const *live, size_t n)
+/* The slot of handle h, or NULL when it has none. */
+static struct xmt_kslot *slot_of_handle(uintptr_t h)
 {
-    size_t used = 0, mask = (1u << XMT_KTAB_BITS) - 1;
-    for (size_t i = 0; i <= mask; i++) {
+    for (size_t i = slot_of(h);; i = (i + 1) & ((1u << XMT_KTAB_BITS) - 1)) {
+        uintptr_t k = atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed);
+        if (k == h) return &xmt_ktab[i];
+        if (!k) return NULL;
+    }
+}
+
+/* Every slot of the table against the live records: 16384 of them, so only at every
+ * SCAN_EVERY-th check (and at xmt_kernels_check): a churn of 100k loads and unloads would
+ * otherwise spend minutes here. The checks of each change (check_table) look at the
+ * records instead. */
+#define SCAN_EVERY 64
+static void scan_table(xmt_kernel *const *live, size_t n)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < (1u << XMT_KTAB_BITS); i++) {
         uintptr_t h = atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed);
         xmt_kernel *k = atomic_load_explicit(&xmt_ktab[i].rec, memory_order_relaxed);
         used += h != 0;
@@ -118,13 +133,23 @@ static void check_table(xmt_kernel *const *live, size_t n)
     }
     XMT_INVARIANT(used == table_used, "kernels: %zu table slots have a handle, table_used says %zu",
                   used, table_used);
+}
+
+/* The lookup table against the records: a live record in the table is the one its
+ * handle's slot finds; a quarantined struct is in no slot of its handle. */
+static void check_table(xmt_kernel *const *live, size_t n)
+{
     for (size_t j = 0; j < n; j++) {
-        if (!live[j]->in_table) continue;
-        size_t i = slot_of(live[j]->handle);
-        while (atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed) != live[j]->handle)
-            i = (i + 1) & mask;
-        XMT_INVARIANT(atomic_load_explicit(&xmt_ktab[i].rec, memory_order_relaxed) == live[j],
+        struct xmt_kslot *sl = live[j]->in_table ? slot_of_handle(live[j]->handle) : NULL;
+        XMT_INVARIANT(!live[j]->in_table ||
+                          (sl && atomic_load_explicit(&sl->rec, memory_order_relaxed) == live[j]),
                       "kernels: %s is not the record its handle's slot finds", live[j]->mangled);
+    }
+    for (const xmt_kernel *k = quar_head; k; k = k->next) {
+        struct xmt_kslot *sl = k->handle ? slot_of_handle(k->handle) : NULL;
+        XMT_INVARIANT(!sl || atomic_load_explicit(&sl->rec, memory_order_relaxed) != k,
+                      "kernels: table slot of handle %#lx holds a retired record (serial %llu)",
+                      (unsigned long)k->handle, (unsigned long long)atomic_load(&k->serial));
     }
 }
 
@@ -154,8 +179,9 @@ static void check_quarantine_serials(xmt_kernel *const *live, size_t n, uint64_t
                       serials[i] >= atomic_load(&next_serial) ? "not yet given out" : "not unique");
 }
 
-static void check_locked(void)
+static void check_locked(int scan)
 {
+    static unsigned since_scan;
     size_t n = 0;
     const xmt_kernel *prev = NULL;
     for (const xmt_kernel *k = live_head; k; prev = k, k = k->next, n++) {
@@ -183,6 +209,10 @@ static void check_locked(void)
         for (size_t i = 0; i < n; i++)
             XMT_INVARIANT(on[i] == 1, "kernels: %s is on its owner's lists %u times",
                           live[i]->mangled, on[i]);
+        if (scan || ++since_scan >= SCAN_EVERY) {
+            scan_table(live, n);
+            since_scan = 0;
+        }
         check_table(live, n);
         check_quarantine_serials(live, n, serials);
     }
@@ -190,7 +220,7 @@ static void check_locked(void)
     free(on);
     free(serials);
 }
-#define CHECK_LOCKED() check_locked()
+#define CHECK_LOCKED() check_locked(0)
 #else
 #define CHECK_LOCKED() ((void)0)
 #endif
@@ -764,7 +794,7 @@ void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud)
 void xmt_kernels_check(void)
 {
     pthread_mutex_lock(&table_lock);
-    check_locked();
+    check_locked(1);
     pthread_mutex_unlock(&table_lock);
 }
 
