@@ -30,11 +30,11 @@ xmt_invariant_broken(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("xmatune: invariant broken: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    (void)fputs("xmatune: invariant broken: ", stderr);
+    (void)vfprintf(stderr, fmt, ap);
+    (void)fputc('\n', stderr);
     va_end(ap);
-    fflush(stderr);
+    (void)fflush(stderr);
     abort();
 }
 

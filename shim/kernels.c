@@ -78,7 +78,7 @@ static int cmp_u64(const void *a, const void *b)
 /* Where k is in live (n records sorted by address), or -1. */
 static long live_index(xmt_kernel *const *live, size_t n, const xmt_kernel *k)
 {
-    xmt_kernel *const *at = bsearch(&k, live, n, sizeof *live, cmp_addr);
+    xmt_kernel *const *at = bsearch(&k, live, n, sizeof(xmt_kernel *), cmp_addr);
     return at ? at - live : -1;
 }
 
@@ -190,7 +190,7 @@ static void check_locked(int scan)
                       k->mangled);
     }
     XMT_INVARIANT(live_tail == prev, "kernels: live_tail is not the live list's last record");
-    xmt_kernel **live = malloc((n ? n : 1) * sizeof *live);
+    xmt_kernel **live = malloc((n ? n : 1) * sizeof(xmt_kernel *));
     unsigned *on = calloc(n ? n : 1, sizeof *on);
     uint64_t *serials = malloc((n + quar_n + HASH_COUNT(summaries) + 1) * sizeof *serials);
     if (live && on && serials) { /* out of memory: not checked */
@@ -199,7 +199,7 @@ static void check_locked(int scan)
             live[j] = k;
             serials[j] = atomic_load(&k->serial);
         }
-        qsort(live, n, sizeof *live, cmp_addr);
+        qsort(live, n, sizeof(xmt_kernel *), cmp_addr);
         check_owner_list(unknown_owner, 0, live, n, on);
         for (owner_group *g = owners; g; g = g->hh.next) {
             XMT_INVARIANT(g->head && g->owner, "kernels: owner %#lx has an empty list",
