@@ -18,10 +18,11 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 # The tree's layering rules: tools and the policy library off shim/, no module cycles.
 bash scripts/layering.sh build
 
+# Debug: the invariant checks are on (shim/invariant.h); the churn and cache tests run them.
 cmake -S . -B build-O0 -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-O0 -j"$jobs" --target xmatune simcuda app_rt app_linked rtld_next
 ctest --test-dir build-O0 --output-on-failure \
-  -R 'integ_(setup|rtld_next_keeps_meaning|discover_rt_basic|discover_linked_basic|tune_saxpy_best_wins|exported_symbols)$'
+  -R 'integ_(setup|rtld_next_keeps_meaning|discover_rt_basic|discover_linked_basic|tune_saxpy_best_wins|exported_symbols|churn_rt_tune|churn_linked_discover|tune_disk_cache_and_replay|cache_compaction_and_temps)$'
 
 if [ -x tests/policy/fuzz.sh ] || [ -f tests/policy/fuzz.sh ]; then
   bash tests/policy/fuzz.sh "${XMATUNE_FUZZ_SECONDS:-60}"

@@ -20,6 +20,7 @@
 
 #include "cachefile.h"
 #include "cacherec.h"
+#include "invariant.h"
 #include "log.h"
 #include "logevent.h"
 #include "options.h"
@@ -54,18 +55,6 @@ typedef struct {
                        * AT_FILE record has the current one: wrapping is harmless) */
 } rec_t;
 _Static_assert(XMT_CACHEREC_MAX_LINE <= UINT16_MAX, "a record's length fits its len");
-
-/* The file the AT_FILE records are in: a descriptor of its own, kept open, so that another
- * process's compaction (a rename) leaves every offset valid; a new file (another inode, or
- * this one shrunk) is a new epoch, and records it no longer has are copied into memory
- * from the old one (settle). dev and ino say whether fd is still that file: a program may
- * close descriptors it did not open. */
-static struct {
-    int fd;
-    dev_t dev;
-    ino_t ino;
-    uint8_t epoch;
-} cfile = {-1, 0, 0, 0};
 
 /* 64-bit multiply-and-fold hash over n bytes, 8 a step, chained from h. A file anyone may
  * write is refused, and every hit is read back and compared, so a hash without a secret
@@ -115,32 +104,84 @@ static int same_identity(const xmt_cacherec *a, const xmt_cacherec *b)
            !strcmp(a->entry, b->entry) && !strcmp(a->device, b->device);
 }
 
-/* The records in insertion order (compaction writes them so), and an open-addressing
- * table over them by hv: slot i holds a record's index + 1, 0 when empty. Both in
- * anonymous mappings sized from the file before the first load. The records' mapping is
- * reserved for more records than the file can hold and written in advance (prefaulted)
- * a step at a time as records come, so that a file of few or no records costs no memory;
- * past its end it grows with mremap (nothing copied). */
-static rec_t *recs;
-static size_t nrecs, recs_cap, recs_mapped, recs_ready; /* ready: bytes prefaulted */
-static uint32_t *slots;
-static size_t nslots, slots_mapped; /* nslots a power of 2, at least twice nrecs */
-static size_t file_size;            /* the file's size at the first load: sizes both */
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 #define PREFAULT_STEP (64u << 10)
 
-/* Buffers for reading one line back (cache_lock held): 48 KiB of BSS, touched only when
- * a lookup reads a line. */
-static char linebuf[XMT_CACHEREC_MAX_LINE + 2];
-static char scratch[XMT_CACHEREC_SCRATCH(XMT_CACHEREC_MAX_LINE)];
-
-/* A line kept in memory (AT_MEM). They are listed from a global: LeakSanitizer does not
- * scan the records' anonymous mapping, and would call them leaked. */
+/* A line kept in memory (AT_MEM), on cache.memlines. */
 typedef struct memline {
     struct memline *prev, *next;
     char text[]; /* the line, '\n' and a NUL */
 } memline;
-static memline *memlines;
+
+/* ---- the cache's state, all of it in one place ----
+ * cache.lock guards every field but these: `path` is written by xmt_cache_load only (at
+ * the shim's start, before any launch can reach the cache) and read unlocked after it;
+ * the *_warned flags are atomics of their own (xmt_first_time). Nothing here is read on
+ * the launch path: the tuner asks the cache once per key and remembers the answer. */
+static struct {
+    pthread_mutex_t lock;
+    /* The cache file's absolute path, fixed at load: a program that changes directory
+     * later still writes where it read. Empty: no cache (none set, or refused). */
+    char path[XMT_PATH_MAX];
+    atomic_int no_flock_warned, lock_warned, write_warned;
+
+    /* The file the AT_FILE records are in: a descriptor of its own, kept open, so that
+     * another process's compaction (a rename) leaves every offset valid; a new file
+     * (another inode, or this one shrunk) is a new epoch, and records it no longer has are
+     * copied into memory from the old one (settle). dev and ino say whether fd is still
+     * that file: a program may close descriptors it did not open. */
+    struct {
+        int fd;
+        dev_t dev;
+        ino_t ino;
+        uint8_t epoch;
+    } cfile;
+
+    /* What the file was when it was last read, so that it is read again only when it has
+     * changed (a writer appended: only the new lines; another process compacted it:
+     * all). */
+    struct {
+        int known;
+        dev_t dev;
+        ino_t ino;
+        off_t size;
+        struct timespec mtime;
+        uint64_t pos; /* the offset after the last whole line read */
+        int lines;    /* lines in the file (records, bad lines and older records) */
+    } seen;
+    int lines_read; /* record lines seen by load_one since the count was reset */
+
+    /* The records in insertion order (compaction writes them so), and an open-addressing
+     * table over them by hv: slot i holds a record's index + 1, 0 when empty. Both in
+     * anonymous mappings sized from the file before the first load. The records' mapping
+     * is reserved for more records than the file can hold and written in advance
+     * (prefaulted) a step at a time as records come, so that a file of few or no records
+     * costs no memory; past its end it grows with mremap (nothing copied). */
+    rec_t *recs;
+    size_t nrecs, recs_cap, recs_mapped, recs_ready; /* ready: bytes prefaulted */
+    uint32_t *slots;
+    size_t nslots, slots_mapped; /* nslots a power of 2, at least twice nrecs */
+    size_t file_size;            /* the file's size at the first load: sizes both */
+
+    /* The lines kept in memory (AT_MEM), listed from here: LeakSanitizer does not scan
+     * the records' anonymous mapping, and would call them leaked. */
+    memline *memlines;
+
+    /* Compaction's window on the file (next_line): lines are read back in order. */
+    struct {
+        size_t next; /* the record next_line looks at */
+        char *win;   /* WINDOW bytes of the file from off, len of them read */
+        uint64_t off;
+        size_t len;
+    } rw;
+} cache = {.lock = PTHREAD_MUTEX_INITIALIZER, .cfile = {.fd = -1}};
+
+/* Buffers for reading one line back (cache.lock held): 48 KiB, touched only when a lookup
+ * reads a line. Apart from `cache` because that one has an initializer: in it they would
+ * be 48 KiB of zeros in the shared object's data instead of BSS. */
+static struct {
+    char line[XMT_CACHEREC_MAX_LINE + 2];
+    char parsed[XMT_CACHEREC_SCRATCH(XMT_CACHEREC_MAX_LINE)];
+} cache_bufs;
 
 /* A copy of text[0..len) with '\n' and a NUL, listed; NULL when out of memory. */
 static char *memline_new(const char *text, size_t len)
@@ -151,9 +192,9 @@ static char *memline_new(const char *text, size_t len)
     m->text[len] = '\n';
     m->text[len + 1] = 0;
     m->prev = NULL;
-    m->next = memlines;
-    if (memlines) memlines->prev = m;
-    memlines = m;
+    m->next = cache.memlines;
+    if (cache.memlines) cache.memlines->prev = m;
+    cache.memlines = m;
     return m->text;
 }
 
@@ -163,7 +204,7 @@ static void memline_free(char *text)
     if (m->prev)
         m->prev->next = m->next;
     else
-        memlines = m->next;
+        cache.memlines = m->next;
     if (m->next) m->next->prev = m->prev;
     free(m);
 }
@@ -190,71 +231,139 @@ static void *remap(void *old, size_t *mapped, size_t n, int populate)
     return p;
 }
 
-/* The record of hash hv, NULL when none (cache_lock held). */
+/* The record of hash hv, NULL when none (cache.lock held). */
 static rec_t *find_hv(uint64_t hv)
 {
-    for (size_t i = hv & (nslots - 1); nslots && slots[i]; i = (i + 1) & (nslots - 1))
-        if (recs[slots[i] - 1].hv == hv) return &recs[slots[i] - 1];
+    for (size_t i = hv & (cache.nslots - 1); cache.nslots && cache.slots[i];
+         i = (i + 1) & (cache.nslots - 1))
+        if (cache.recs[cache.slots[i] - 1].hv == hv) return &cache.recs[cache.slots[i] - 1];
     return NULL;
 }
 
 /* Room for one more record: the mapping reserved or grown, the next step prefaulted
  * (one system call where page faults would take one each: on a virtual machine a fault
  * costs more than parsing the records on its page; a kernel without MADV_POPULATE_WRITE
- * takes the faults). -1 when out of memory. cache_lock held. */
+ * takes the faults). -1 when out of memory. cache.lock held. */
 static int room_for_one(void)
 {
-    if (nrecs == UINT32_MAX - 1) return -1;
-    if (nrecs == recs_cap) {
+    if (cache.nrecs == UINT32_MAX - 1) return -1;
+    if (cache.nrecs == cache.recs_cap) {
         /* a record's line is at least ~130 bytes: the file cannot hold more */
-        size_t cap = recs_cap ? 2 * recs_cap : file_size / 128 + 64;
-        rec_t *r = remap(recs, &recs_mapped, cap * sizeof *r, 0);
+        size_t cap = cache.recs_cap ? 2 * cache.recs_cap : cache.file_size / 128 + 64;
+        rec_t *r = remap(cache.recs, &cache.recs_mapped, cap * sizeof *r, 0);
         if (!r) return -1;
-        recs = r;
-        recs_cap = recs_mapped / sizeof *r;
+        cache.recs = r;
+        cache.recs_cap = cache.recs_mapped / sizeof *r;
     }
-    if ((nrecs + 1) * sizeof(rec_t) > recs_ready) {
-        size_t n =
-            recs_mapped - recs_ready < PREFAULT_STEP ? recs_mapped - recs_ready : PREFAULT_STEP;
-        (void)madvise((char *)recs + recs_ready, n, MADV_POPULATE_WRITE);
-        recs_ready += n;
+    if ((cache.nrecs + 1) * sizeof(rec_t) > cache.recs_ready) {
+        size_t n = cache.recs_mapped - cache.recs_ready < PREFAULT_STEP
+                       ? cache.recs_mapped - cache.recs_ready
+                       : PREFAULT_STEP;
+        (void)madvise((char *)cache.recs + cache.recs_ready, n, MADV_POPULATE_WRITE);
+        cache.recs_ready += n;
     }
-    if (2 * (nrecs + 1) > nslots) {
+    if (2 * (cache.nrecs + 1) > cache.nslots) {
         /* a line is 200-400 bytes: twice that many slots, made once for most files */
-        size_t n = nslots ? 2 * nslots : 64, mapped = 0;
-        while (n < 2 * (file_size / 256 + 32))
+        size_t n = cache.nslots ? 2 * cache.nslots : 64, mapped = 0;
+        while (n < 2 * (cache.file_size / 256 + 32))
             n *= 2;
         uint32_t *t = remap(NULL, &mapped, n * sizeof *t, 1); /* zeroed */
         if (!t) return -1;
-        for (size_t r = 0; r < nrecs; r++) {
-            size_t j = recs[r].hv & (n - 1);
+        for (size_t r = 0; r < cache.nrecs; r++) {
+            size_t j = cache.recs[r].hv & (n - 1);
             while (t[j])
                 j = (j + 1) & (n - 1);
             t[j] = (uint32_t)(r + 1);
         }
-        if (slots) munmap(slots, slots_mapped);
-        slots = t;
-        nslots = n;
-        slots_mapped = mapped;
+        if (cache.slots) munmap(cache.slots, cache.slots_mapped);
+        cache.slots = t;
+        cache.nslots = n;
+        cache.slots_mapped = mapped;
     }
     return 0;
 }
 
 /* A new record of hash hv (zeroed but for hv, not yet anywhere: the caller says where);
- * NULL when out of memory. cache_lock held. */
+ * NULL when out of memory. cache.lock held. */
 static rec_t *add(uint64_t hv)
 {
     if (room_for_one() != 0) return NULL;
-    size_t i = hv & (nslots - 1);
-    while (slots[i])
-        i = (i + 1) & (nslots - 1);
-    rec_t *r = &recs[nrecs];
+    size_t i = hv & (cache.nslots - 1);
+    while (cache.slots[i])
+        i = (i + 1) & (cache.nslots - 1);
+    rec_t *r = &cache.recs[cache.nrecs];
     memset(r, 0, sizeof *r);
     r->hv = hv;
     r->where = AT_DEAD;
-    slots[i] = (uint32_t)++nrecs;
+    cache.slots[i] = (uint32_t)++cache.nrecs;
     return r;
 }
+
+/* ---- invariants (shim/invariant.h: debug builds and the unit tests) ----
+ * The index and the records agree: every slot in use points at a record, every record is
+ * found from its hash's slot (so no two records share a hash), as many slots are in use
+ * as there are records; a record in the file is of the file as now read and within what
+ * was read of it; a record in memory has its line, and the lines listed are those of
+ * such records. Run after every change: a load or re-read, a store (compaction is a
+ * re-read). cache.lock held. */
+#if XMT_INVARIANTS
+static void check_records(void)
+{
+    size_t mem = 0;
+    int in_seen =
+        cache.seen.known && cache.seen.dev == cache.cfile.dev && cache.seen.ino == cache.cfile.ino;
+    for (size_t i = 0; i < cache.nrecs; i++) {
+        const rec_t *r = &cache.recs[i];
+        XMT_INVARIANT(find_hv(r->hv) == r, "cache: record %zu is not found from its hash's slot",
+                      i);
+        XMT_INVARIANT(r->len <= XMT_CACHEREC_MAX_LINE, "cache: record %zu is %u bytes long", i,
+                      (unsigned)r->len);
+        if (r->where == AT_FILE) {
+            XMT_INVARIANT(r->epoch == cache.cfile.epoch && cache.cfile.fd >= 0,
+                          "cache: record %zu points into a file no longer read (epoch %u of %u)", i,
+                          (unsigned)r->epoch, (unsigned)cache.cfile.epoch);
+            XMT_INVARIANT(!in_seen || r->at.off + r->len <= cache.seen.pos,
+                          "cache: record %zu's line (at %llu, %u bytes) is past the %llu bytes "
+                          "read of the file",
+                          i, (unsigned long long)r->at.off, (unsigned)r->len,
+                          (unsigned long long)cache.seen.pos);
+        } else if (r->where == AT_MEM) {
+            XMT_INVARIANT(r->at.line && r->at.line[r->len] == '\n' && !r->at.line[r->len + 1],
+                          "cache: record %zu's line in memory is not %u bytes and a newline", i,
+                          (unsigned)r->len);
+            mem++;
+        } else {
+            XMT_INVARIANT(r->where == AT_DEAD, "cache: record %zu is nowhere (%u)", i,
+                          (unsigned)r->where);
+        }
+    }
+    size_t lines = 0;
+    for (const memline *m = cache.memlines; m && lines <= mem; m = m->next, lines++)
+        XMT_INVARIANT(!m->next || m->next->prev == m, "cache: the lines in memory are mislinked");
+    XMT_INVARIANT(lines == mem, "cache: %zu lines listed in memory for %zu records kept there",
+                  lines, mem);
+}
+
+static void check_locked(void)
+{
+    size_t n = cache.nrecs, used = 0;
+    XMT_INVARIANT(n <= cache.recs_cap && cache.recs_cap * sizeof(rec_t) <= cache.recs_mapped &&
+                      cache.recs_ready <= cache.recs_mapped,
+                  "cache: %zu records in room for %zu", n, cache.recs_cap);
+    XMT_INVARIANT(cache.nslots ? !(cache.nslots & (cache.nslots - 1)) && 2 * n <= cache.nslots : !n,
+                  "cache: %zu slots for %zu records", cache.nslots, n);
+    for (size_t i = 0; i < cache.nslots; i++) {
+        XMT_INVARIANT(cache.slots[i] <= n, "cache: slot %zu points at record %u of %zu", i,
+                      (unsigned)cache.slots[i] - 1, n);
+        used += cache.slots[i] != 0;
+    }
+    XMT_INVARIANT(used == n, "cache: %zu slots in use for %zu records", used, n);
+    check_records();
+}
+#define CHECK_LOCKED() check_locked()
+#else
+#define CHECK_LOCKED() ((void)0)
+#endif
 
 /* Whether descriptor fd is still the file dev/ino. */
 static int fd_is(int fd, dev_t dev, ino_t ino)
@@ -264,45 +373,45 @@ static int fd_is(int fd, dev_t dev, ino_t ino)
 }
 
 /* Whether line (r->len bytes) still reads as r's record: parsed into *out (its strings in
- * scratch) and of r's hash. cache_lock held. */
+ * scratch) and of r's hash. cache.lock held. */
 static int reads_as(const rec_t *r, const char *line, xmt_cacherec *out)
 {
-    return xmt_cacherec_parse(line, r->len, scratch, out) == 0 && rec_hash(out) == r->hv;
+    return xmt_cacherec_parse(line, r->len, cache_bufs.parsed, out) == 0 && rec_hash(out) == r->hv;
 }
 
 /* r's line parsed into *out (its strings in scratch), read from fd when it is in a file;
  * 0, or -1 when it cannot be read or no longer reads as the record of r's hash.
- * cache_lock held. */
+ * cache.lock held. */
 static int read_back(const rec_t *r, int fd, xmt_cacherec *out)
 {
     const char *line = r->at.line;
     if (r->where == AT_DEAD) return -1;
     if (r->where == AT_FILE) { /* AT_MEM: the line, ending in '\n' past len */
-        if (pread(fd, linebuf, r->len, (off_t)r->at.off) != (ssize_t)r->len) return -1;
-        line = linebuf;
+        if (pread(fd, cache_bufs.line, r->len, (off_t)r->at.off) != (ssize_t)r->len) return -1;
+        line = cache_bufs.line;
     }
     return reads_as(r, line, out) ? 0 : -1;
 }
 
 /* Keeps r's line in memory (from fd, the file it was read from) or, when it no longer
- * reads back as itself, drops it. cache_lock held. */
+ * reads back as itself, drops it. cache.lock held. */
 static void keep_in_memory(rec_t *r, int fd)
 {
     xmt_cacherec got;
-    char *line = read_back(r, fd, &got) == 0 ? memline_new(linebuf, r->len) : NULL;
+    char *line = read_back(r, fd, &got) == 0 ? memline_new(cache_bufs.line, r->len) : NULL;
     r->where = line ? AT_MEM : AT_DEAD;
     r->at.line = line;
 }
 
 /* After a new file was read (cfile's epoch moved on from old's): the records it did not
  * have (cleared, pruned, or the file truncated) are kept in memory from the old file,
- * which is then closed, when it is still that file. cache_lock held. */
+ * which is then closed, when it is still that file. cache.lock held. */
 static void settle(int old_fd, dev_t old_dev, ino_t old_ino)
 {
     int ok = fd_is(old_fd, old_dev, old_ino);
-    for (size_t i = 0; i < nrecs; i++) {
-        rec_t *r = &recs[i];
-        if (r->where != AT_FILE || r->epoch == cfile.epoch) continue;
+    for (size_t i = 0; i < cache.nrecs; i++) {
+        rec_t *r = &cache.recs[i];
+        if (r->where != AT_FILE || r->epoch == cache.cfile.epoch) continue;
         if (ok)
             keep_in_memory(r, old_fd);
         else
@@ -313,7 +422,7 @@ static void settle(int old_fd, dev_t old_dev, ino_t old_ino)
 
 /* Points the record of hv (added when new) at its latest line: in the file at off (text
  * NULL), or in memory (a copy of text, len bytes without its '\n'). The record (valid
- * until the next add), or NULL when out of memory. cache_lock held. */
+ * until the next add), or NULL when out of memory. cache.lock held. */
 static rec_t *put(uint64_t hv, uint32_t choice, const char *text, uint64_t off, size_t len)
 {
     char *line = NULL;
@@ -332,7 +441,7 @@ static rec_t *put(uint64_t hv, uint32_t choice, const char *text, uint64_t off, 
         r->at.line = line;
     } else {
         r->where = AT_FILE;
-        r->epoch = cfile.epoch;
+        r->epoch = cache.cfile.epoch;
         r->at.off = off;
     }
     return r;
@@ -363,30 +472,24 @@ static size_t identity_into(const xmt_cacherec *r, char *buf, size_t cap)
 /* The bytes the records take: what was prefaulted of their array, and the table. */
 static size_t mem_in_use(void)
 {
-    return recs_ready + slots_mapped;
+    return cache.recs_ready + cache.slots_mapped;
 }
 
-/* The records that have a line (cache_lock held). */
+/* The records that have a line (cache.lock held). */
 static size_t live_records(void)
 {
     size_t n = 0;
-    for (size_t i = 0; i < nrecs; i++)
-        n += recs[i].where != AT_DEAD;
+    for (size_t i = 0; i < cache.nrecs; i++)
+        n += cache.recs[i].where != AT_DEAD;
     return n;
 }
-
-static int lines_read; /* record lines seen by load_one since the count was reset */
 
 static void load_one(void *ud, const xmt_cacherec *r)
 {
     (void)ud;
-    lines_read++;
+    cache.lines_read++;
     (void)put(rec_hash(r), choice_hash(&r->choice), NULL, r->offset, r->raw_len);
 }
-
-/* The cache file's absolute path, fixed at load: a program that changes directory
- * later still writes where it read. Empty: no cache (none set, or refused). */
-static char cache_path[XMT_PATH_MAX];
 
 /* Makes path absolute against the current directory. 0, or -1 when too long. */
 static int absolute(const char *path, char *out, size_t cap)
@@ -437,77 +540,66 @@ static int open_cache(const char *path, int flags)
     return open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
 }
 
-/* What the file was when it was last read, so that it is read again only when it has
- * changed (a writer appended: only the new lines; another process compacted it: all). */
-static struct {
-    int known;
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtime;
-    uint64_t pos; /* the offset after the last whole line read */
-    int lines;    /* lines in the file (records, bad lines and older records) */
-} seen;
-
-static atomic_int no_flock_warned, lock_warned, write_warned;
-
 /* Reads what changed in the open file (st: its fstat) into memory: what was appended to
  * the file as last read, or, when it is another file now (or this one shrank), all of it
- * as a new epoch (settle; all: even when it looks unchanged). Called with cache_lock held. The
+ * as a new epoch (settle; all: even when it looks unchanged). Called with cache.lock held. The
  * number of bad lines read, -1 and errno when reading failed. */
 static int refresh_fd(int fd, const struct stat *st, int *old, int all)
 {
     *old = 0;
-    if (!all && seen.known && st->st_dev == seen.dev && st->st_ino == seen.ino &&
-        st->st_size == seen.size && st->st_mtim.tv_sec == seen.mtime.tv_sec &&
-        st->st_mtim.tv_nsec == seen.mtime.tv_nsec)
+    if (!all && cache.seen.known && st->st_dev == cache.seen.dev && st->st_ino == cache.seen.ino &&
+        st->st_size == cache.seen.size && st->st_mtim.tv_sec == cache.seen.mtime.tv_sec &&
+        st->st_mtim.tv_nsec == cache.seen.mtime.tv_nsec)
         return 0;
-    int same = !all && seen.known && st->st_dev == seen.dev && st->st_ino == seen.ino &&
-               (uint64_t)st->st_size >= seen.pos && cfile.fd >= 0 && cfile.dev == st->st_dev &&
-               cfile.ino == st->st_ino;
-    uint64_t pos = same ? seen.pos : 0; /* the same file, grown: only what was appended */
-    int old_fd = cfile.fd;
-    dev_t old_dev = cfile.dev;
-    ino_t old_ino = cfile.ino;
+    int same = !all && cache.seen.known && st->st_dev == cache.seen.dev &&
+               st->st_ino == cache.seen.ino && (uint64_t)st->st_size >= cache.seen.pos &&
+               cache.cfile.fd >= 0 && cache.cfile.dev == st->st_dev &&
+               cache.cfile.ino == st->st_ino;
+    uint64_t pos = same ? cache.seen.pos : 0; /* the same file, grown: only what was appended */
+    int old_fd = cache.cfile.fd;
+    dev_t old_dev = cache.cfile.dev;
+    ino_t old_ino = cache.cfile.ino;
     if (!same) {
         int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
         if (nfd < 0) return -1;
-        cfile.fd = nfd;
-        cfile.dev = st->st_dev;
-        cfile.ino = st->st_ino;
-        cfile.epoch++;
-        seen.lines = 0;
+        cache.cfile.fd = nfd;
+        cache.cfile.dev = st->st_dev;
+        cache.cfile.ino = st->st_ino;
+        cache.cfile.epoch++;
+        cache.seen.lines = 0;
     }
     uint64_t from = pos;
-    lines_read = 0;
+    cache.lines_read = 0;
     int bad = xmt_cacherec_read_at(fd, &pos, load_one, NULL, old);
     int e = errno;
     if (!same) settle(old_fd, old_dev, old_ino);
     if (bad < 0) {
-        seen.known = 0; /* read it all again next time */
+        cache.seen.known = 0; /* read it all again next time */
+        CHECK_LOCKED();
         errno = e;
         return -1;
     }
     /* a partial last line is read again next time: counted once all the same */
-    seen.lines += pos > from ? lines_read + bad + *old : 0;
-    seen.known = 1;
-    seen.dev = st->st_dev;
-    seen.ino = st->st_ino;
-    seen.size = st->st_size;
-    seen.mtime = st->st_mtim;
-    seen.pos = pos;
+    cache.seen.lines += pos > from ? cache.lines_read + bad + *old : 0;
+    cache.seen.known = 1;
+    cache.seen.dev = st->st_dev;
+    cache.seen.ino = st->st_ino;
+    cache.seen.size = st->st_size;
+    cache.seen.mtime = st->st_mtim;
+    cache.seen.pos = pos;
+    CHECK_LOCKED();
     return bad;
 }
 
 /* Reads the whole file again from its path, as a new epoch: a record's line could not be
  * read back (a program closed the descriptor, or the file changed in place). 0, or -1.
- * cache_lock held; the file's lock is not (taking it here could deadlock with a writer
- * that holds it and waits for cache_lock): a writer's half-written last line is read
+ * cache.lock held; the file's lock is not (taking it here could deadlock with a writer
+ * that holds it and waits for cache.lock): a writer's half-written last line is read
  * again at the next refresh. */
 static int reread(void)
 {
-    if (!cache_path[0]) return -1;
-    int fd = open_cache(cache_path, O_RDONLY), old;
+    if (!cache.path[0]) return -1;
+    int fd = open_cache(cache.path, O_RDONLY), old;
     struct stat st;
     int rc = -1;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
@@ -521,18 +613,18 @@ static int reread(void)
  * file cannot be made (said once, with the real reason). */
 static int take_lock(int exclusive)
 {
-    int fd = xmt_cachefile_lock(cache_path, exclusive);
+    int fd = xmt_cachefile_lock(cache.path, exclusive);
     if (fd >= 0) return fd;
     int e = errno;
     if (xmt_cachefile_no_flock(e)) {
-        if (xmt_first_time(&no_flock_warned))
+        if (xmt_first_time(&cache.no_flock_warned))
             xmt_warn("flock does not work where the cache %s is (%s; a network file system?): "
                      "records are appended without compaction, and processes do not agree on "
                      "who tunes a key",
-                     cache_path, strerror(e));
-    } else if (exclusive && xmt_first_time(&lock_warned)) {
+                     cache.path, strerror(e));
+    } else if (exclusive && xmt_first_time(&cache.lock_warned)) {
         xmt_warn("cannot lock the cache %s (%s.lock: %s): records are appended unlocked",
-                 cache_path, cache_path, strerror(e));
+                 cache.path, cache.path, strerror(e));
     }
     return -1;
 }
@@ -545,7 +637,7 @@ static void drop_lock(int fd)
 void xmt_cache_load(void)
 {
     char path[XMT_PATH_MAX], why[XMT_PATH_MAX + 64];
-    cache_path[0] = 0;
+    cache.path[0] = 0;
     const char *want = xmt_opt.cache;
     if (strcmp(want, "off") == 0) return;
     if (!want[0]) {
@@ -559,26 +651,26 @@ void xmt_cache_load(void)
         xmt_warn("the cache path %s is too long: not used", want);
         return;
     }
-    if (absolute(path, cache_path, sizeof cache_path) != 0) {
+    if (absolute(path, cache.path, sizeof cache.path) != 0) {
         xmt_warn("the cache path %s is too long: not used", path);
-        cache_path[0] = 0;
+        cache.path[0] = 0;
         return;
     }
-    if (!folder_trusted(cache_path)) {
-        cache_path[0] = 0;
+    if (!folder_trusted(cache.path)) {
+        cache.path[0] = 0;
         return;
     }
-    int fd = open_cache(cache_path, O_RDONLY);
+    int fd = open_cache(cache.path, O_RDONLY);
     if (fd < 0) {
         if (errno == ENOENT) return; /* written at the first store */
-        xmt_warn("cannot open the cache %s: %s: not used", cache_path,
+        xmt_warn("cannot open the cache %s: %s: not used", cache.path,
                  errno == ELOOP ? "it is a symbolic link" : strerror(errno));
-        cache_path[0] = 0;
+        cache.path[0] = 0;
         return;
     }
-    if (!trusted(fd, cache_path)) {
+    if (!trusted(fd, cache.path)) {
         close(fd);
-        cache_path[0] = 0;
+        cache.path[0] = 0;
         return;
     }
     int lk = take_lock(0); /* a writer's append or rename is never seen half done */
@@ -587,30 +679,30 @@ void xmt_cache_load(void)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     size_t heap0 = mallinfo2().uordblks + mem_in_use();
-    pthread_mutex_lock(&cache_lock);
+    pthread_mutex_lock(&cache.lock);
     int stat_ok = fstat(fd, &st) == 0;
-    if (stat_ok && !nrecs) file_size = (size_t)st.st_size;
+    if (stat_ok && !cache.nrecs) cache.file_size = (size_t)st.st_size;
     if (stat_ok) bad = refresh_fd(fd, &st, &old, 0);
     int e = errno;
     unsigned live = live_records();
-    int lines = seen.lines;
-    pthread_mutex_unlock(&cache_lock);
+    int lines = cache.seen.lines;
+    pthread_mutex_unlock(&cache.lock);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     size_t heap1 = mallinfo2().uordblks + mem_in_use();
     /* what loading cost, for tools/bench/bench_cache.sh and for people with big caches */
-    xmt_log_event(xmt_ev_cache_load(cache_path, (int)live, lines, bad, old,
+    xmt_log_event(xmt_ev_cache_load(cache.path, (int)live, lines, bad, old,
                                     (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
                                         (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
                                     heap1 > heap0 ? heap1 - heap0 : 0));
     drop_lock(lk);
     close(fd);
     if (bad < 0)
-        xmt_warn("cannot read the cache %s: %s", cache_path, strerror(e));
+        xmt_warn("cannot read the cache %s: %s", cache.path, strerror(e));
     else if (bad > 0)
-        xmt_warn("%s: %d line(s) are not cache records and were skipped", cache_path, bad);
+        xmt_warn("%s: %d line(s) are not cache records and were skipped", cache.path, bad);
     if (old > 0)
         xmt_warn("%s: %d record(s) of an older format were dropped (those keys are tuned again)",
-                 cache_path, old);
+                 cache.path, old);
 }
 
 #define ID_CAP (6 * XMT_PATH_MAX)
@@ -635,7 +727,7 @@ static size_t identity_of(const xmt_cache_id *id, const uint8_t *key, size_t key
 
 /* Looks q's identity up: its record's line read back and compared field by field. A line
  * that cannot be read back (the descriptor closed by the program, the file changed in
- * place) makes the whole file read again, once. Called with cache_lock held. */
+ * place) makes the whole file read again, once. Called with cache.lock held. */
 static int find_locked(const xmt_cacherec *q, int device, xmt_choice *out, int *checked)
 {
     uint64_t hv = rec_hash(q);
@@ -643,8 +735,8 @@ static int find_locked(const xmt_cacherec *q, int device, xmt_choice *out, int *
         rec_t *r = find_hv(hv);
         if (!r || r->where == AT_DEAD) return 0;
         xmt_cacherec got;
-        if ((r->where != AT_FILE || fd_is(cfile.fd, cfile.dev, cfile.ino)) &&
-            read_back(r, cfile.fd, &got) == 0) {
+        if ((r->where != AT_FILE || fd_is(cache.cfile.fd, cache.cfile.dev, cache.cfile.ino)) &&
+            read_back(r, cache.cfile.fd, &got) == 0) {
             if (!same_identity(&got, q)) return 0; /* another identity of the same hash */
             uint32_t ch = choice_hash(&got.choice);
             if (ch != r->choice) { /* the file was edited in place: what was checked is not this */
@@ -667,9 +759,9 @@ int xmt_cache_find(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, i
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
     *checked = 0;
     if (!n) return 0;
-    pthread_mutex_lock(&cache_lock);
+    pthread_mutex_lock(&cache.lock);
     int found = find_locked(&rec, device, out, checked);
-    pthread_mutex_unlock(&cache_lock);
+    pthread_mutex_unlock(&cache.lock);
     return found;
 }
 
@@ -679,10 +771,10 @@ void xmt_cache_checked(const xmt_cache_id *cid, const uint8_t *key, size_t keyle
     xmt_cacherec rec;
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
     if (!n) return;
-    pthread_mutex_lock(&cache_lock);
+    pthread_mutex_lock(&cache.lock);
     rec_t *r = find_hv(rec_hash(&rec)); /* the caller found it by its full identity */
     if (r && r->where != AT_DEAD) r->checked |= device_bit(device);
-    pthread_mutex_unlock(&cache_lock);
+    pthread_mutex_unlock(&cache.lock);
 }
 
 /* The claim's name for an identity: its FNV-1a hash, hex (the claims file stays small
@@ -696,10 +788,10 @@ static void claim_name(const char *id, size_t n, char out[17])
 }
 
 /* Opens the data file for a write and reads what changed. Called with the lock (when there
- * is one) and cache_lock held. The descriptor, or -1 with *what saying why. */
+ * is one) and cache.lock held. The descriptor, or -1 with *what saying why. */
 static int open_for_write(const char **what, struct stat *st)
 {
-    int fd = open_cache(cache_path, O_RDWR | O_CREAT | O_APPEND); /* read: its last byte */
+    int fd = open_cache(cache.path, O_RDWR | O_CREAT | O_APPEND); /* read: its last byte */
     if (fd < 0) {
         *what = errno == ELOOP ? "it is a symbolic link" : strerror(errno);
         return -1;
@@ -717,59 +809,53 @@ static int open_for_write(const char **what, struct stat *st)
 /* Compaction: every record's line, in the order records were first seen, through a
  * temporary file renamed over the data file; then the new file is read (as a new epoch:
  * the records' offsets are its own). A record whose line no longer reads back as itself
- * is left out. Called with the exclusive lock and cache_lock held. */
+ * is left out. Called with the exclusive lock and cache.lock held. */
 #define WINDOW (256u << 10) /* the file is read back a window at a time: lines in order */
-static struct {
-    size_t next; /* the record next_line looks at */
-    char *win;   /* WINDOW bytes of the file from off, len of them read */
-    uint64_t off;
-    size_t len;
-} rw;
 
 static const char *next_line(void *ud, size_t *len)
 {
     (void)ud;
-    while (rw.next < nrecs) {
-        const rec_t *r = &recs[rw.next++];
+    while (cache.rw.next < cache.nrecs) {
+        const rec_t *r = &cache.recs[cache.rw.next++];
         if (r->where == AT_MEM) {
             *len = r->len + 1;
             return r->at.line;
         }
         if (r->where != AT_FILE) continue;
-        if (r->at.off < rw.off || r->at.off + r->len > rw.off + rw.len) {
-            ssize_t n = pread(cfile.fd, rw.win, WINDOW, (off_t)r->at.off);
-            rw.off = r->at.off;
-            rw.len = n > 0 ? (size_t)n : 0;
-            if (r->len > rw.len) continue; /* the file shrank under us */
+        if (r->at.off < cache.rw.off || r->at.off + r->len > cache.rw.off + cache.rw.len) {
+            ssize_t n = pread(cache.cfile.fd, cache.rw.win, WINDOW, (off_t)r->at.off);
+            cache.rw.off = r->at.off;
+            cache.rw.len = n > 0 ? (size_t)n : 0;
+            if (r->len > cache.rw.len) continue; /* the file shrank under us */
         }
-        const char *line = rw.win + (r->at.off - rw.off);
+        const char *line = cache.rw.win + (r->at.off - cache.rw.off);
         xmt_cacherec got;
         if (!reads_as(r, line, &got)) continue;
-        memcpy(linebuf, line, r->len);
-        linebuf[r->len] = '\n';
+        memcpy(cache_bufs.line, line, r->len);
+        cache_bufs.line[r->len] = '\n';
         *len = r->len + 1;
-        return linebuf;
+        return cache_bufs.line;
     }
     return NULL;
 }
 
 static int compact(const char **what)
 {
-    if (!fd_is(cfile.fd, cfile.dev, cfile.ino) && reread() != 0) {
+    if (!fd_is(cache.cfile.fd, cache.cfile.dev, cache.cfile.ino) && reread() != 0) {
         *what = "the cache could not be read again";
         return -1;
     }
-    xmt_cachefile_clean_temps(cache_path); /* a killed process's: no other writer now */
-    rw.next = 0;
-    rw.off = rw.len = 0;
-    if (!(rw.win = malloc(WINDOW))) {
+    xmt_cachefile_clean_temps(cache.path); /* a killed process's: no other writer now */
+    cache.rw.next = 0;
+    cache.rw.off = cache.rw.len = 0;
+    if (!(cache.rw.win = malloc(WINDOW))) {
         *what = strerror(ENOMEM);
         return -1;
     }
-    int rc = xmt_cachefile_rewrite(cache_path, next_line, NULL);
+    int rc = xmt_cachefile_rewrite(cache.path, next_line, NULL);
     int e = errno;
-    free(rw.win);
-    rw.win = NULL;
+    free(cache.rw.win);
+    cache.rw.win = NULL;
     if (rc != 0) {
         *what = strerror(e);
         return -1;
@@ -781,7 +867,7 @@ static int compact(const char **what)
 /* Appends one line; a line a killed writer left unfinished is ended first, so that the
  * new record is never glued to it. 0 with *at the line's offset in cfile when nothing
  * but it was added since the file was last read (else *at is UINT64_MAX: the record keeps
- * its line in memory), or -1 with *what. Called with cache_lock (and the lock, when there
+ * its line in memory), or -1 with *what. Called with cache.lock (and the lock, when there
  * is one) held. */
 static int append(int fd, const struct stat *st, const char *line, size_t len, const char **what,
                   uint64_t *at)
@@ -804,16 +890,16 @@ static int append(int fd, const struct stat *st, const char *line, size_t len, c
         return -1;
     }
     struct stat now;
-    if (fstat(fd, &now) == 0 && seen.known && now.st_ino == seen.ino &&
-        seen.pos == (uint64_t)st->st_size) {
+    if (fstat(fd, &now) == 0 && cache.seen.known && now.st_ino == cache.seen.ino &&
+        cache.seen.pos == (uint64_t)st->st_size) {
         /* only our line was added since the last read: no need to read it back */
-        if (now.st_ino == cfile.ino && now.st_dev == cfile.dev &&
+        if (now.st_ino == cache.cfile.ino && now.st_dev == cache.cfile.dev &&
             (uint64_t)now.st_size == (uint64_t)st->st_size + len + (last != '\n'))
             *at = (uint64_t)now.st_size - len;
-        seen.size = now.st_size;
-        seen.mtime = now.st_mtim;
-        seen.pos = (uint64_t)now.st_size;
-        seen.lines += 1 + (last != '\n');
+        cache.seen.size = now.st_size;
+        cache.seen.mtime = now.st_mtim;
+        cache.seen.pos = (uint64_t)now.st_size;
+        cache.seen.lines += 1 + (last != '\n');
     }
     return 0;
 }
@@ -835,11 +921,11 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
         return;
     }
     uint64_t hv = rec_hash(&rec);
-    int lk = cache_path[0] ? take_lock(1) : -1;
-    pthread_mutex_lock(&cache_lock);
+    int lk = cache.path[0] ? take_lock(1) : -1;
+    pthread_mutex_lock(&cache.lock);
     const char *what = NULL;
     struct stat st;
-    int fd = cache_path[0] ? open_for_write(&what, &st) : -1; /* reads what others wrote */
+    int fd = cache.path[0] ? open_for_write(&what, &st) : -1; /* reads what others wrote */
     rec_t *r = put(hv, choice_hash(c), line, 0, len - 1);
     if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
     if (fd >= 0) {
@@ -847,22 +933,23 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
          * (only under a working lock: a rename under an unlocked appender loses lines) */
         int live = (int)live_records();
         uint64_t at;
-        if (lk >= 0 && seen.lines + 1 > 2 * live && seen.lines + 1 > 8)
+        if (lk >= 0 && cache.seen.lines + 1 > 2 * live && cache.seen.lines + 1 > 8)
             (void)compact(&what);
         else if (append(fd, &st, line, len, &what, &at) == 0 && r && at != UINT64_MAX)
             (void)put(hv, r->choice, NULL, at, len - 1); /* the line is in the file now */
         close(fd);
     }
-    if (cache_path[0] && lk >= 0) {
+    if (cache.path[0] && lk >= 0) {
         char cn[17];
         claim_name(id, n, cn);
-        xmt_cachefile_unclaim(cache_path, cn);
+        xmt_cachefile_unclaim(cache.path, cn);
     }
-    pthread_mutex_unlock(&cache_lock);
+    CHECK_LOCKED();
+    pthread_mutex_unlock(&cache.lock);
     drop_lock(lk);
     free(line);
-    if (what && xmt_first_time(&write_warned))
-        xmt_warn("cannot write the cache %s: %s", cache_path, what);
+    if (what && xmt_first_time(&cache.write_warned))
+        xmt_warn("cannot write the cache %s: %s", cache.path, what);
 }
 
 int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
@@ -872,11 +959,11 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     xmt_cacherec rec;
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
     *checked = 0;
-    if (!n || !cache_path[0]) return XMT_CACHE_TUNE;
+    if (!n || !cache.path[0]) return XMT_CACHE_TUNE;
     int lk = take_lock(1);
-    pthread_mutex_lock(&cache_lock);
+    pthread_mutex_lock(&cache.lock);
     int rc = XMT_CACHE_TUNE;
-    int fd = open_cache(cache_path, O_RDONLY);
+    int fd = open_cache(cache.path, O_RDONLY);
     struct stat st;
     int old;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)refresh_fd(fd, &st, &old, 0);
@@ -886,9 +973,9 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     } else if (lk >= 0) {
         char cn[17];
         claim_name(id, n, cn);
-        if (xmt_cachefile_claim(cache_path, cn) == XMT_CLAIM_THEIRS) rc = XMT_CACHE_WAIT;
+        if (xmt_cachefile_claim(cache.path, cn) == XMT_CLAIM_THEIRS) rc = XMT_CACHE_WAIT;
     }
-    pthread_mutex_unlock(&cache_lock);
+    pthread_mutex_unlock(&cache.lock);
     drop_lock(lk);
     return rc;
 }
@@ -898,37 +985,74 @@ void xmt_cache_unclaim(const xmt_cache_id *cid, const uint8_t *key, size_t keyle
     char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
     xmt_cacherec rec;
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
-    if (!n || !cache_path[0]) return;
+    if (!n || !cache.path[0]) return;
     int lk = take_lock(1);
     if (lk < 0) return;
     char cn[17];
     claim_name(id, n, cn);
-    xmt_cachefile_unclaim(cache_path, cn);
+    xmt_cachefile_unclaim(cache.path, cn);
     drop_lock(lk);
 }
 
 const char *xmt_cache_path(void)
 {
-    return cache_path;
+    return cache.path;
 }
 
+/* A child keeps the parent's records (its own copy of them) and the descriptor they point
+ * into (inherited): nothing to reset there, only the lock to release. */
 void xmt_cache_atfork(int phase)
 {
-    xmt_fork_mutex(&cache_lock, phase);
+    xmt_fork_mutex(&cache.lock, phase);
+}
+
+/* Back to the state of a process that has loaded no file: the records and their lines
+ * freed, the descriptor closed (when it is still ours). The path and the warn-once flags
+ * stay: a store after xmt_cache_free still knows where the file is. cache.lock held. */
+static void reset_locked(void)
+{
+    while (cache.memlines)
+        memline_free(cache.memlines->text);
+    if (cache.recs) munmap(cache.recs, cache.recs_mapped);
+    if (cache.slots) munmap(cache.slots, cache.slots_mapped);
+    cache.recs = NULL;
+    cache.slots = NULL;
+    cache.nrecs = cache.recs_cap = cache.recs_mapped = cache.recs_ready = 0;
+    cache.nslots = cache.slots_mapped = cache.file_size = 0;
+    if (fd_is(cache.cfile.fd, cache.cfile.dev, cache.cfile.ino)) close(cache.cfile.fd);
+    cache.cfile.fd = -1;
+    memset(&cache.seen, 0, sizeof cache.seen);
+    CHECK_LOCKED();
 }
 
 void xmt_cache_free(void)
 {
-    pthread_mutex_lock(&cache_lock);
-    while (memlines)
-        memline_free(memlines->text);
-    if (recs) munmap(recs, recs_mapped);
-    if (slots) munmap(slots, slots_mapped);
-    recs = NULL;
-    slots = NULL;
-    nrecs = recs_cap = recs_mapped = recs_ready = nslots = slots_mapped = file_size = 0;
-    if (fd_is(cfile.fd, cfile.dev, cfile.ino)) close(cfile.fd);
-    cfile.fd = -1;
-    memset(&seen, 0, sizeof seen);
-    pthread_mutex_unlock(&cache_lock);
+    pthread_mutex_lock(&cache.lock);
+    reset_locked();
+    pthread_mutex_unlock(&cache.lock);
 }
+
+#if XMT_INVARIANTS
+void xmt_cache_check(void)
+{
+    pthread_mutex_lock(&cache.lock);
+    check_locked();
+    pthread_mutex_unlock(&cache.lock);
+}
+
+void xmt_cache_test_break(int what)
+{
+    pthread_mutex_lock(&cache.lock);
+    for (size_t i = 0; what == XMT_CACHE_BREAK_SLOT && i < cache.nslots; i++)
+        if (cache.slots[i]) {
+            cache.slots[i] = (uint32_t)cache.nrecs + 1;
+            break;
+        }
+    for (size_t i = 0; what == XMT_CACHE_BREAK_OFFSET && i < cache.nrecs; i++)
+        if (cache.recs[i].where == AT_FILE) {
+            cache.recs[i].at.off = cache.seen.pos;
+            break;
+        }
+    pthread_mutex_unlock(&cache.lock);
+}
+#endif

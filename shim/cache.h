@@ -80,10 +80,19 @@ void xmt_cache_unclaim(const xmt_cache_id *id, const uint8_t *key, size_t keylen
 /* The cache file's absolute path ("" when there is none). */
 const char *xmt_cache_path(void);
 
-/* fork(2): cache_lock held across it (XMT_FORK_* phases, common/log.h). */
+/* fork(2): the cache's lock held across it (XMT_FORK_* phases, common/log.h). */
 void xmt_cache_atfork(int phase);
 
 /* Frees the in-memory copy (at exit). */
 void xmt_cache_free(void);
+
+#ifdef XMT_CHECK_INVARIANTS
+/* Tests (shim/invariant.h): xmt_cache_check runs the checks of the records and their
+ * index now; xmt_cache_test_break breaks them first: a slot pointing past the records,
+ * or a record in the file pointing past what was read of it. */
+enum { XMT_CACHE_BREAK_SLOT, XMT_CACHE_BREAK_OFFSET };
+void xmt_cache_check(void);
+void xmt_cache_test_break(int what);
+#endif
 
 #endif

@@ -11,6 +11,7 @@
 #include <uthash.h>
 
 #include "driver.h"
+#include "invariant.h"
 #include "log.h"
 #include "options.h"
 #include "xmt_policy.h"
@@ -50,6 +51,179 @@ static size_t slot_of(uintptr_t h)
 {
     return (size_t)((h * 0x9E3779B97F4A7C15ull) >> (64 - XMT_KTAB_BITS));
 }
+
+/* ---- invariants (shim/invariant.h: debug builds and the unit tests) ----
+ * The live list is doubly linked from live_head to live_tail and holds no retired
+ * record; every live record is on its owner's list (or the unknown owner's) exactly once,
+ * and those lists hold nothing else; a table slot's record is a live record of that
+ * handle, and a live record marked in_table is the one its handle's slot finds; as many
+ * slots have a handle as table_used says; the quarantine runs from quar_head to
+ * quar_tail, quar_n structs, none of them live; the serials of live, quarantined and
+ * summary records are all different and below next_serial. Checked after each insert,
+ * retirement and reuse of a struct (the table's every slot only every SCAN_EVERY-th
+ * time; a quarantined struct's own slot each time). table_lock held. */
+#if XMT_INVARIANTS
+static int cmp_addr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (xmt_kernel *const *)a, y = (uintptr_t) * (xmt_kernel *const *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Where k is in live (n records sorted by address), or -1. */
+static long live_index(xmt_kernel *const *live, size_t n, const xmt_kernel *k)
+{
+    xmt_kernel *const *at = bsearch(&k, live, n, sizeof(xmt_kernel *), cmp_addr);
+    return at ? at - live : -1;
+}
+
+/* One owner's list: linked both ways, only live records of that owner; each counted in
+ * on[] by its place in live. */
+static void check_owner_list(const xmt_kernel *head, uintptr_t owner, xmt_kernel *const *live,
+                             size_t n, unsigned *on)
+{
+    size_t steps = 0;
+    for (const xmt_kernel *k = head, *prev = NULL; k; prev = k, k = k->next_owner) {
+        XMT_INVARIANT(++steps <= n, "kernels: owner %#lx's list loops", (unsigned long)owner);
+        XMT_INVARIANT(k->prev_owner == prev, "kernels: owner %#lx's list is mislinked at %s",
+                      (unsigned long)owner, k->mangled);
+        long at = live_index(live, n, k);
+        XMT_INVARIANT(at >= 0, "kernels: owner %#lx's list holds a record that is not live",
+                      (unsigned long)owner);
+        XMT_INVARIANT(k->owner == owner, "kernels: %s (owner %#lx) is on owner %#lx's list",
+                      k->mangled, (unsigned long)k->owner, (unsigned long)owner);
+        on[at]++;
+    }
+}
+
+/* The slot of handle h, or NULL when it has none. */
+static struct xmt_kslot *slot_of_handle(uintptr_t h)
+{
+    for (size_t i = slot_of(h);; i = (i + 1) & ((1u << XMT_KTAB_BITS) - 1)) {
+        uintptr_t k = atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed);
+        if (k == h) return &xmt_ktab[i];
+        if (!k) return NULL;
+    }
+}
+
+/* Every slot of the table against the live records: 16384 of them, so only at every
+ * SCAN_EVERY-th check (and at xmt_kernels_check): a churn of 100k loads and unloads would
+ * otherwise spend minutes here. The checks of each change (check_table) look at the
+ * records instead. */
+#define SCAN_EVERY 64
+static void scan_table(xmt_kernel *const *live, size_t n)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < (1u << XMT_KTAB_BITS); i++) {
+        uintptr_t h = atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed);
+        xmt_kernel *k = atomic_load_explicit(&xmt_ktab[i].rec, memory_order_relaxed);
+        used += h != 0;
+        if (!k) continue;
+        XMT_INVARIANT(live_index(live, n, k) >= 0,
+                      "kernels: table slot %zu holds a retired record (serial %llu)", i,
+                      (unsigned long long)atomic_load(&k->serial));
+        XMT_INVARIANT(k->handle == h && k->in_table,
+                      "kernels: table slot %zu (handle %#lx) holds %s of handle %#lx", i,
+                      (unsigned long)h, k->mangled, (unsigned long)k->handle);
+    }
+    XMT_INVARIANT(used == table_used, "kernels: %zu table slots have a handle, table_used says %zu",
+                  used, table_used);
+}
+
+/* The lookup table against the records: a live record in the table is the one its
+ * handle's slot finds; a quarantined struct is in no slot of its handle. */
+static void check_table(xmt_kernel *const *live, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        struct xmt_kslot *sl = live[j]->in_table ? slot_of_handle(live[j]->handle) : NULL;
+        XMT_INVARIANT(!live[j]->in_table ||
+                          (sl && atomic_load_explicit(&sl->rec, memory_order_relaxed) == live[j]),
+                      "kernels: %s is not the record its handle's slot finds", live[j]->mangled);
+    }
+    for (const xmt_kernel *k = quar_head; k; k = k->next) {
+        struct xmt_kslot *sl = k->handle ? slot_of_handle(k->handle) : NULL;
+        XMT_INVARIANT(!sl || atomic_load_explicit(&sl->rec, memory_order_relaxed) != k,
+                      "kernels: table slot of handle %#lx holds a retired record (serial %llu)",
+                      (unsigned long)k->handle, (unsigned long long)atomic_load(&k->serial));
+    }
+}
+
+/* The quarantine and the serials of every record struct (serials[0..n) holds the live
+ * ones' already; room for quar_n and the summaries' more). */
+static void check_quarantine_serials(xmt_kernel *const *live, size_t n, uint64_t *serials)
+{
+    size_t q = 0, m = n;
+    const xmt_kernel *last = NULL;
+    for (const xmt_kernel *k = quar_head; k; last = k, k = k->next) {
+        XMT_INVARIANT(++q <= quar_n, "kernels: the quarantine holds more than its %zu structs",
+                      quar_n);
+        XMT_INVARIANT(live_index(live, n, k) < 0 && !k->in_table,
+                      "kernels: a quarantined struct is live or in the table");
+        serials[m++] = atomic_load(&k->serial);
+    }
+    XMT_INVARIANT(q == quar_n && last == quar_tail,
+                  "kernels: the quarantine's list has %zu structs, quar_n says %zu%s", q, quar_n,
+                  last == quar_tail ? "" : ", and it does not end at quar_tail");
+    for (summary_t *sm = summaries; sm; sm = sm->hh.next)
+        serials[m++] = atomic_load(&sm->k.serial);
+    qsort(serials, m, sizeof *serials, cmp_u64);
+    for (size_t i = 0; i < m; i++)
+        XMT_INVARIANT((!i || serials[i] != serials[i - 1]) &&
+                          serials[i] < atomic_load(&next_serial),
+                      "kernels: serial %llu is %s", (unsigned long long)serials[i],
+                      serials[i] >= atomic_load(&next_serial) ? "not yet given out" : "not unique");
+}
+
+static void check_locked(int scan)
+{
+    static unsigned since_scan;
+    size_t n = 0;
+    const xmt_kernel *prev = NULL;
+    for (const xmt_kernel *k = live_head; k; prev = k, k = k->next, n++) {
+        XMT_INVARIANT(k->prev == prev, "kernels: the live list is mislinked at %s", k->mangled);
+        XMT_INVARIANT(!atomic_load(&k->stale), "kernels: retired %s is on the live list",
+                      k->mangled);
+    }
+    XMT_INVARIANT(live_tail == prev, "kernels: live_tail is not the live list's last record");
+    xmt_kernel **live = malloc((n ? n : 1) * sizeof(xmt_kernel *));
+    unsigned *on = calloc(n ? n : 1, sizeof *on);
+    uint64_t *serials = malloc((n + quar_n + HASH_COUNT(summaries) + 1) * sizeof *serials);
+    if (live && on && serials) { /* out of memory: not checked */
+        size_t j = 0;
+        for (xmt_kernel *k = live_head; k; k = k->next, j++) {
+            live[j] = k;
+            serials[j] = atomic_load(&k->serial);
+        }
+        qsort(live, n, sizeof(xmt_kernel *), cmp_addr);
+        check_owner_list(unknown_owner, 0, live, n, on);
+        for (owner_group *g = owners; g; g = g->hh.next) {
+            XMT_INVARIANT(g->head && g->owner, "kernels: owner %#lx has an empty list",
+                          (unsigned long)g->owner);
+            check_owner_list(g->head, g->owner, live, n, on);
+        }
+        for (size_t i = 0; i < n; i++)
+            XMT_INVARIANT(on[i] == 1, "kernels: %s is on its owner's lists %u times",
+                          live[i]->mangled, on[i]);
+        if (scan || ++since_scan >= SCAN_EVERY) {
+            scan_table(live, n);
+            since_scan = 0;
+        }
+        check_table(live, n);
+        check_quarantine_serials(live, n, serials);
+    }
+    free(live);
+    free(on);
+    free(serials);
+}
+#define CHECK_LOCKED() check_locked(0)
+#else
+#define CHECK_LOCKED() ((void)0)
+#endif
 
 /* The driver's owner queries, found once (not in driver_syms.h: only this module uses
  * them). Missing ones leave owners unknown: such records go at every unload, as before. */
@@ -265,6 +439,7 @@ static xmt_kernel *take_struct(void)
         if (!quar_head) quar_tail = NULL;
         quar_n--;
     }
+    CHECK_LOCKED();
     pthread_mutex_unlock(&table_lock);
     if (!k) {
         k = calloc(1, sizeof *k);
@@ -318,6 +493,7 @@ static xmt_kernel *make_record(CUfunction f)
     if (!k->mangled || !k->demangled) {
         pthread_mutex_lock(&table_lock);
         quarantine_locked(k);
+        CHECK_LOCKED();
         pthread_mutex_unlock(&table_lock);
         return NULL;
     }
@@ -491,6 +667,7 @@ xmt_kernel *xmt_kernels_get(CUfunction f)
     }
     if (cur) {
         quarantine_locked(fresh);
+        CHECK_LOCKED();
         pthread_mutex_unlock(&table_lock);
         return cur;
     }
@@ -504,6 +681,7 @@ xmt_kernel *xmt_kernels_get(CUfunction f)
         table_used++;
         fresh->in_table = 1;
     }
+    CHECK_LOCKED();
     pthread_mutex_unlock(&table_lock);
     return fresh;
 }
@@ -544,6 +722,7 @@ void xmt_kernels_unloaded(int what, const void *handle, uintptr_t begun)
         if (begun) retire_owner_locked(begun); /* the library's functions (its module) */
         retire_owner_locked(0);
     }
+    CHECK_LOCKED();
     pthread_mutex_unlock(&table_lock);
 }
 
@@ -552,6 +731,7 @@ void xmt_kernels_forget_all(void)
     pthread_mutex_lock(&table_lock);
     while (live_head)
         retire_locked(live_head);
+    CHECK_LOCKED();
     pthread_mutex_unlock(&table_lock);
 }
 
@@ -609,3 +789,40 @@ void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud)
         fn(list[i], ud);
     free(list);
 }
+
+#if XMT_INVARIANTS
+void xmt_kernels_check(void)
+{
+    pthread_mutex_lock(&table_lock);
+    check_locked(1);
+    pthread_mutex_unlock(&table_lock);
+}
+
+/* Takes the oldest live record off its owner's list, leaving it live. */
+static void break_owner_locked(void)
+{
+    xmt_kernel *k = live_head, **head = k ? owner_head_locked(k->owner, 0) : NULL;
+    if (!head) return;
+    if (k->prev_owner)
+        k->prev_owner->next_owner = k->next_owner;
+    else
+        *head = k->next_owner;
+    if (k->next_owner) k->next_owner->prev_owner = k->prev_owner;
+}
+
+void xmt_kernels_test_break(int what)
+{
+    pthread_mutex_lock(&table_lock);
+    if (what == XMT_KERNELS_BREAK_OWNER) break_owner_locked();
+    if (what == XMT_KERNELS_BREAK_TABLE && quar_head && live_head && live_head->in_table) {
+        size_t i = slot_of(live_head->handle); /* a retired struct where a live one was */
+        while (atomic_load(&xmt_ktab[i].handle) != live_head->handle)
+            i = (i + 1) & ((1u << XMT_KTAB_BITS) - 1);
+        atomic_store(&xmt_ktab[i].rec, quar_head);
+    }
+    if (what == XMT_KERNELS_BREAK_QUARANTINE) quar_n++;
+    if (what == XMT_KERNELS_BREAK_SERIAL && live_head && live_head->next)
+        atomic_store(&live_head->next->serial, atomic_load(&live_head->serial));
+    pthread_mutex_unlock(&table_lock);
+}
+#endif

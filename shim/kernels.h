@@ -145,4 +145,19 @@ typedef struct {
 } xmt_kernel_parts;
 void xmt_kernels_add_parts(const xmt_kernel_parts *p);
 
+#ifdef XMT_CHECK_INVARIANTS
+/* Tests (shim/invariant.h): xmt_kernels_check runs the checks of the table, the lists and
+ * the quarantine now; xmt_kernels_test_break breaks one first: the oldest live record off
+ * its owner's list, a quarantined struct in a live record's table slot, the quarantine's
+ * count, or a serial given twice. */
+enum {
+    XMT_KERNELS_BREAK_OWNER,
+    XMT_KERNELS_BREAK_TABLE,
+    XMT_KERNELS_BREAK_QUARANTINE,
+    XMT_KERNELS_BREAK_SERIAL
+};
+void xmt_kernels_check(void);
+void xmt_kernels_test_break(int what);
+#endif
+
 #endif

@@ -9,9 +9,11 @@
 #include <time.h>
 
 #include "candidate.h"
+#include "clock.h"
 #include "driver.h"
 #include "log.h"
 #include "options.h"
+#include "outputs.h"
 #include "verify.h"
 
 /* Fills outputs before a verify run, so that bytes left unwritten show: all bits set is
@@ -28,16 +30,6 @@ static _Atomic uint64_t last_session_end_us; /* CLOCK_MONOTONIC, any thread's se
  * WATCHDOG_MIN_MS, is reported while it lasts; when it ends, tuning of the key stops. */
 #define WATCHDOG_FACTOR 100
 #define WATCHDOG_MIN_MS 1000.0
-
-#define MAX_PIECES 16 /* compared apart per region: see pieces() */
-enum { P_OUT = 0, P_OUTSIDE = 1, P_MIXED = 2 };
-
-double xmt_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -493,7 +485,7 @@ static int regions(xmt_session *S)
         return untuned(S, "tuning needs device scratch of %s", why);
     }
     if (f != 0) return untuned(S, "protect: auto cannot protect it: %s", why);
-    size_t nseg = S->nbufs + S->nregs * MAX_PIECES * (2 * S->nbufs + 1) + 1;
+    size_t nseg = S->nbufs + S->nregs * XMT_MAX_PIECES * (2 * S->nbufs + 1) + 1;
     xmt_gc_cmp *segs = realloc(S->segs, nseg * sizeof *segs);
     if (segs) S->segs = segs;
     xmt_gc_result *res = realloc(S->results, nseg * sizeof *res);
@@ -551,135 +543,21 @@ fail:
 }
 /* ---- protect: auto, the program's own config's outputs ---------------------------------- */
 
-/* Flags in each region's `seen` the chunks where the device data differs from its
- * snapshot (against_ref 0) or its reference (1). Returns the differing words, -1 on
- * failure. */
-static int64_t changes(xmt_session *S, int against_ref)
+/* The regions' changes against their snapshot (against_ref 0) or reference (1); 0, or -1
+ * on failure (the session's error). */
+static int changes(xmt_session *S, int against_ref)
 {
-    uint64_t total = 0, n;
-    for (size_t i = 0; i < S->nregs; i++) {
-        xmt_region *g = &S->regs[i];
-        memset(g->seen, 0, g->nchunks);
-        CUresult r = xmt_gc_changed(&S->gc, g->base, against_ref ? g->ref : g->snap, g->bytes,
-                                    XMT_CHUNK_SHIFT, g->seen, &n);
-        if (r != CUDA_SUCCESS) {
-            session_error(S, r, "change detection");
-            return -1;
-        }
-        total += n;
-    }
-    return (int64_t)total;
+    uint64_t words;
+    CUresult r = xmt_outputs_changes(&S->gc, S->regs, S->nregs, against_ref, &words);
+    if (r == CUDA_SUCCESS) return 0;
+    session_error(S, r, "change detection");
+    return -1;
 }
 
-/* The runs of output chunks (out[c] 1: written whole, 2: updated in place), as spans. */
+/* The spans of S's outputs, as they are now marked; 0, or -1 (out of memory). */
 static int build_spans(xmt_session *S)
 {
-    size_t n = 0, cs = (size_t)1 << XMT_CHUNK_SHIFT;
-    for (int pass = 0; pass < 2; pass++) {
-        n = 0;
-        for (size_t i = 0; i < S->nregs; i++) {
-            const xmt_region *g = &S->regs[i];
-            for (size_t c = 0; c < g->nchunks; c++) {
-                if (!g->out[c] || (c > 0 && g->out[c - 1] == g->out[c])) continue;
-                size_t e = c;
-                while (e + 1 < g->nchunks && g->out[e + 1] == g->out[c])
-                    e++;
-                if (pass) {
-                    size_t end = (e + 1) * cs < g->bytes ? (e + 1) * cs : g->bytes;
-                    S->spans[n] = (xmt_span){g->base + c * cs, g->snap + c * cs, end - c * cs,
-                                             g->out[c] == 1};
-                }
-                n++;
-            }
-        }
-        if (!pass) {
-            free(S->spans);
-            S->spans = calloc(n ? n : 1, sizeof *S->spans);
-            if (!S->spans) return -1;
-        }
-    }
-    S->nspans = n;
-    return 0;
-}
-
-/* The pieces of a region to compare apart: runs of output chunks and runs of other
- * chunks (so that a difference outside the outputs is known without another pass), at
- * most MAX_PIECES, else the whole region as one mixed piece; likewise when a tolerance
- * buffer straddles two pieces. */
-
-static size_t pieces(const xmt_session *S, const xmt_region *g, CUdeviceptr *at, CUdeviceptr *end,
-                     uint8_t *kind)
-{
-    size_t n = 0, cs = (size_t)1 << XMT_CHUNK_SHIFT;
-    for (size_t c = 0; c < g->nchunks; c++) {
-        if (c > 0 && !g->out[c] == !g->out[c - 1]) continue;
-        if (n == MAX_PIECES) goto mixed;
-        at[n] = g->base + c * cs;
-        kind[n] = g->out[c] ? P_OUT : P_OUTSIDE;
-        if (n) end[n - 1] = at[n];
-        n++;
-    }
-    if (n) end[n - 1] = g->base + g->bytes;
-    for (size_t j = 0; j < S->nbufs; j++) {
-        const xmt_sbuf *b = &S->bufs[j];
-        if (!(b->b.roles & XMT_BUF_VERIFY) || (!b->b.rtol && !b->b.atol)) continue;
-        for (size_t i = 0; i < n; i++)
-            if (b->ptr < end[i] && b->ptr + b->b.bytes > end[i] && end[i] < g->base + g->bytes)
-                goto mixed;
-    }
-    return n;
-mixed:
-    at[0] = g->base;
-    end[0] = g->base + g->bytes;
-    kind[0] = P_MIXED;
-    return 1;
-}
-
-/* One piece's comparisons: bitwise, except the declared verify buffers with a
- * tolerance inside it, compared within it. */
-static void piece_segments(xmt_session *S, const xmt_region *g, CUdeviceptr at, CUdeviceptr end,
-                           uint8_t kind)
-{
-    for (;;) {
-        const xmt_sbuf *next = NULL;
-        for (size_t j = 0; j < S->nbufs; j++) {
-            const xmt_sbuf *b = &S->bufs[j];
-            if ((b->b.roles & XMT_BUF_VERIFY) && (b->b.rtol || b->b.atol) && b->ptr >= at &&
-                b->ptr + b->b.bytes <= end && (!next || b->ptr < next->ptr))
-                next = b;
-        }
-        CUdeviceptr stop = next ? next->ptr : end;
-        if (stop > at) {
-            S->seg_kind[S->nsegs] = kind;
-            S->segs[S->nsegs++] =
-                (xmt_gc_cmp){g->ref + (at - g->base), at, stop - at, XMT_CMP_BITS, 1, 0, 0};
-        }
-        if (!next) break;
-        S->seg_kind[S->nsegs] = kind;
-        xmt_gc_cmp *c = &S->segs[S->nsegs++];
-        *c = (xmt_gc_cmp){g->ref + (next->ptr - g->base),
-                          next->ptr,
-                          next->b.bytes,
-                          0,
-                          1,
-                          next->b.rtol,
-                          next->b.atol};
-        c->kind = xmt_verify_kind(next->b.dtype, next->b.rtol, next->b.atol, &c->es);
-        at = next->ptr + next->b.bytes;
-    }
-}
-
-/* The comparisons of auto protection, piece by piece of every region. */
-static void build_segments(xmt_session *S)
-{
-    CUdeviceptr at[MAX_PIECES], end[MAX_PIECES];
-    uint8_t kind[MAX_PIECES];
-    S->nsegs = 0;
-    for (size_t i = 0; i < S->nregs; i++) {
-        size_t n = pieces(S, &S->regs[i], at, end, kind);
-        for (size_t p = 0; p < n; p++)
-            piece_segments(S, &S->regs[i], at[p], end[p], kind[p]);
-    }
+    return xmt_outputs_spans(S->regs, S->nregs, &S->spans, &S->nspans);
 }
 
 /* Outputs: the program's own config run on the snapshot; the chunks it changed are its
@@ -690,13 +568,8 @@ static void build_segments(xmt_session *S)
 static int outputs(xmt_session *S)
 {
     xmt_cand *own = &S->cands[0];
-    size_t nout = 0;
     if (verify_run(S, own) != 0 || changes(S, 0) < 0) return -1;
-    for (size_t i = 0; i < S->nregs; i++)
-        for (size_t c = 0; c < S->regs[i].nchunks; c++) {
-            S->regs[i].out[c] = S->regs[i].seen[c];
-            nout += S->regs[i].seen[c];
-        }
+    size_t nout = xmt_outputs_mark(S->regs, S->nregs);
     /* no pointer arguments at all: nothing it writes can be compared (module globals are
      * not seen, as documented); with some, writing none of them means its outputs
      * cannot be told */
@@ -707,19 +580,12 @@ static int outputs(xmt_session *S)
                        "protect: declared)");
     S->out_bytes = nout << XMT_CHUNK_SHIFT;
     if (take_reference(S) != 0 || build_spans(S) != 0) return -1;
-    build_segments(S);
+    S->nsegs = xmt_outputs_segments(S->regs, S->nregs, S->bufs, S->nbufs, S->segs, S->seg_kind);
     if (verify_run(S, own) != 0 || changes(S, 1) < 0) return -1;
-    int in_place = 0;
-    for (size_t i = 0; i < S->nregs; i++)
-        for (size_t c = 0; c < S->regs[i].nchunks; c++)
-            if (S->regs[i].seen[c]) {
-                if (!S->regs[i].out[c])
-                    return untuned(S, "%s",
-                                   "its own config is not deterministic: two runs wrote "
-                                   "different places");
-                S->regs[i].out[c] = 2;
-                in_place = 1;
-            }
+    int in_place = xmt_outputs_in_place(S->regs, S->nregs);
+    if (in_place < 0)
+        return untuned(S, "%s",
+                       "its own config is not deterministic: two runs wrote different places");
     if (!in_place) return 0;
     if (build_spans(S) != 0 || verify_run(S, own) != 0) return -1;
     long d = compare_all(S);
@@ -778,18 +644,9 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
  * back from the snapshot (the outputs are prepared before every run anyway). */
 static int undo(xmt_session *S, xmt_cand *c)
 {
-    size_t cs = (size_t)1 << XMT_CHUNK_SHIFT, put = 0;
+    size_t put = 0;
     if (!S->automatic || changes(S, 0) < 0) return S->automatic ? -1 : 0;
-    for (size_t i = 0; i < S->nregs; i++) {
-        const xmt_region *g = &S->regs[i];
-        for (size_t k = 0; k < g->nchunks; k++) {
-            if (!g->seen[k] || g->out[k]) continue;
-            size_t len = (k + 1) * cs < g->bytes ? cs : g->bytes - k * cs;
-            TRY(S, xmt_drv.cuMemcpyDtoDAsync(g->base + k * cs, g->snap + k * cs, len, S->s),
-                "put back");
-            put += len;
-        }
-    }
+    TRY(S, xmt_outputs_put_back_outside(S->regs, S->nregs, S->s, &put), "put back");
     if (put) {
         size_t l = strlen(c->why);
         snprintf(c->why + l, sizeof c->why - l,
@@ -806,9 +663,7 @@ fail:
 /* Whether the last compare found a difference that may lie outside the outputs. */
 static int changed_outside(const xmt_session *S)
 {
-    for (size_t i = 0; S->automatic && i < S->nsegs; i++)
-        if (S->results[i].count && S->seg_kind[i] != P_OUT) return 1;
-    return 0;
+    return S->automatic && xmt_outputs_changed_outside(S->results, S->seg_kind, S->nsegs);
 }
 
 /* Verify: every candidate once against the program's own config on the same inputs; a

@@ -8,14 +8,14 @@
  * also the regions the pointer arguments reach, protect.c; check the scratch they need;
  * snapshot them before anything runs), outputs (auto: the program's own config run on
  * the snapshot tells which chunks it writes, whether from scratch or in place, and
- * whether it is deterministic), verify (each candidate once against the program's own
- * on the same inputs, compared on the GPU, gpucheck.c), clock warm-up (by time), warm-up
- * runs, timed runs (round-robin, rotating start), put-back, decide. Any driver failure
- * ends the session: the data is put back and the program's own config is the choice. A
- * key that cannot be tuned safely (memory auto cannot protect, a nondeterministic
- * kernel, too little scratch) keeps the program's own config with the reason in
- * `untuned`. Each phase's time is kept for the tune event (tune_event.c), which reads
- * the session until xmt_session_free.
+ * whether it is deterministic; outputs.c), verify (each candidate once against the
+ * program's own on the same inputs, compared on the GPU, gpucheck.c), clock warm-up (by
+ * time), warm-up runs, timed runs (round-robin, rotating start), put-back, decide. Any
+ * driver failure ends the session: the data is put back and the program's own config is
+ * the choice. A key that cannot be tuned safely (memory auto cannot protect, a
+ * nondeterministic kernel, too little scratch) keeps the program's own config with the
+ * reason in `untuned`. Each phase's time is kept for the tune event (tune_event.c), which
+ * reads the session until xmt_session_free.
  */
 #ifndef XMT_SESSION_H
 #define XMT_SESSION_H
@@ -26,6 +26,7 @@
 #include "gpucheck.h"
 #include "kernels.h"
 #include "launch.h"
+#include "outputs.h"
 #include "protect.h"
 #include "xmt_policy.h"
 
@@ -45,23 +46,11 @@ typedef struct {
     CUevent start, end, prep; /* prep: before its restores and resets */
 } xmt_cand;
 
-typedef struct {
-    xmt_buffer b;
-    CUdeviceptr ptr, snap, ref; /* ref: the own config's result (declared verify) */
-} xmt_sbuf;
-
 /* Where the time of a session went (ms), as the tune event reports it. */
 typedef struct {
     double module_load, clock_warmup, snapshot, verification, warmup_runs, timed_runs, restores,
         put_back;
 } xmt_phases;
-
-/* A run of chunks of one region, to restore or poison with one call. */
-typedef struct {
-    CUdeviceptr at, snap;
-    size_t bytes;
-    int pure; /* written whole by the program's own config: poisoned before a verify run */
-} xmt_span;
 
 typedef struct {
     /* what is tuned */
@@ -131,8 +120,5 @@ int xmt_session_protects_auto(const xmt_entry *e);
 
 /* Frees what the session kept for the report. */
 void xmt_session_free(xmt_session *S);
-
-/* Milliseconds of CLOCK_MONOTONIC. */
-double xmt_now_ms(void);
 
 #endif

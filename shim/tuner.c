@@ -11,6 +11,7 @@
 
 #include "cache.h"
 #include "candidate.h"
+#include "clock.h"
 #include "devinfo.h"
 #include "driver.h"
 #include "log.h"

@@ -5,10 +5,12 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -655,6 +657,72 @@ START_TEST(cacherec_skips_what_is_not_a_record)
 }
 END_TEST
 
+/* Runs fn in a child process with its stderr read back: 1 when the child aborted saying
+ * "xmatune: invariant broken: " and, in what follows, want. */
+static int aborts_saying(void (*fn)(void), const char *want)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    fflush(stderr);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(p[1], 2);
+        close(p[0]);
+        fn();
+        _exit(0);
+    }
+    close(p[1]);
+    char buf[1024];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof buf - 1 && (r = read(p[0], buf + n, sizeof buf - 1 - n)) > 0)
+        n += (size_t)r;
+    buf[n] = 0;
+    close(p[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    const char *said = strstr(buf, "xmatune: invariant broken: ");
+    return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && said && strstr(said, want);
+}
+
+static void break_slot(void)
+{
+    xmt_cache_test_break(XMT_CACHE_BREAK_SLOT);
+    xmt_cache_check();
+}
+
+static void break_offset(void)
+{
+    xmt_cache_test_break(XMT_CACHE_BREAK_OFFSET);
+    xmt_cache_check();
+}
+
+/* The cache's invariant checks (shim/invariant.h) hold through stores and a reload, and
+ * stop the process, saying what broke, on an index slot that points past the records and
+ * on a record that points past what was read of the file. */
+START_TEST(cache_invariants_checked)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/inv.jsonl", tmpdir);
+    setenv("XMATUNE_CACHE", path, 1);
+    xmt_options_load(test_warn);
+    xmt_cache_free();
+    xmt_cache_load();
+    xmt_choice a = {3, "BLOCK=256", 0.5};
+    for (uint8_t k = 0; k < 40; k++)
+        xmt_cache_store(&test_id, &k, 1, 0, "n=1", &a); /* checked after each */
+    xmt_cache_check();
+    ck_assert(aborts_saying(break_slot, "cache: slot "));
+    ck_assert(aborts_saying(break_offset, "past the"));
+    xmt_cache_free();
+    xmt_cache_load(); /* checked after the load */
+    xmt_cache_check();
+    ck_assert(aborts_saying(break_offset, "past the"));
+    xmt_cache_free();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("shim");
@@ -678,6 +746,7 @@ int main(void)
     tcase_add_test(tc, cache_file_edited_in_place);
     tcase_add_test(tc, cache_line_too_long_not_written);
     tcase_add_test(tc, cache_store_after_a_partial_line);
+    tcase_add_test(tc, cache_invariants_checked);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
