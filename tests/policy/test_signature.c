@@ -1,0 +1,201 @@
+/* test_signature.c - Check unit tests of the signature reader (policy/signature.c).
+ *
+ * The cases are data: signatures.tsv, one awkward name a line (see its header for the
+ * columns), so that real names from a GPU run's logs can be appended without touching C.
+ * A mangled row is demangled both ways the project does (xmt_demangle, and the shim's
+ * own cplus_demangle with the return type) and both texts must read alike, with the
+ * name libiberty itself gives. Every prefix of every row is read from an allocation of
+ * its exact size, so that a read past the end shows under ASan.
+ */
+#include "xmt_policy.h"
+
+#include <check.h>
+#include <libiberty/demangle.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXP 64
+
+static const char *tsv_path;
+
+/* The classes of the parameters as the table writes them: "ptr:f32, i32, struct". */
+static void classes(const xmt_sig_param *p, int n, char *buf, size_t cap)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && i < MAXP && at < cap; i++) {
+        char one[32];
+        switch (p[i].cls) {
+        case XMT_SIG_POINTER:
+            if (p[i].dtype >= 0)
+                snprintf(one, sizeof one, "ptr:%s", xmt_dtype_name((xmt_dtype)p[i].dtype));
+            else
+                snprintf(one, sizeof one, "ptr");
+            break;
+        case XMT_SIG_FUNCPTR: snprintf(one, sizeof one, "fnptr"); break;
+        case XMT_SIG_INT:
+            snprintf(one, sizeof one, "%c%u", p[i].is_signed ? 'i' : 'u', p[i].bytes * 8);
+            break;
+        case XMT_SIG_FLOAT:
+            if (p[i].dtype >= 0)
+                snprintf(one, sizeof one, "%s", xmt_dtype_name((xmt_dtype)p[i].dtype));
+            else
+                snprintf(one, sizeof one, "f%u", p[i].bytes * 8);
+            break;
+        case XMT_SIG_STRUCT: snprintf(one, sizeof one, "struct"); break;
+        default: snprintf(one, sizeof one, "?"); break;
+        }
+        at += (size_t)snprintf(buf + at, cap - at, "%s%s", i ? ", " : "", one);
+    }
+    if (n < 0) snprintf(buf, cap, "-");
+}
+
+/* Reads text and compares with the row; appends a line to err on a mismatch. */
+static int check_text(const char *what, const char *text, const char *name, int nparams,
+                      const char *cls, char *err, size_t cap)
+{
+    xmt_sig s;
+    xmt_sig_param p[MAXP];
+    char got[4096];
+    int n = xmt_sig_read(text, &s, p, MAXP);
+    classes(p, n, got, sizeof got);
+    int ok = n == nparams && s.nparams == n && s.name_len == strlen(name) &&
+             !strncmp(s.name, name, s.name_len) && !strcmp(got, cls);
+    if (ok && n >= 0) {
+        /* the list is the text's "(...)" that the parameters lie in */
+        ok = s.list && s.list[0] == '(' && s.list[s.list_len - 1] == ')';
+        for (int i = 0; ok && i < n && i < MAXP; i++)
+            ok = p[i].text >= s.list && p[i].text + p[i].len <= s.list + s.list_len;
+    }
+    if (!ok) {
+        size_t at = strlen(err);
+        snprintf(
+            err + at, cap - at,
+            "%s \"%s\":\n  name \"%.*s\" (want \"%s\"), %d params (want %d), [%s] (want [%s])\n",
+            what, text, (int)s.name_len, s.name, name, n, nparams, got, cls);
+    }
+    return ok;
+}
+
+/* A mangled row: both demangled forms, and libiberty's own name. */
+static void check_mangled(const char *in, const char *name, int np, const char *cls, char *err,
+                          size_t cap)
+{
+    static char dname[16384], dsig[16384];
+    if (xmt_demangle(in, dname, sizeof dname, dsig, sizeof dsig) != 1) {
+        check_text("undemangled", in, name, np, cls, err, cap); /* "_Zgarbage" stays as is */
+        return;
+    }
+    check_text("xmt_demangle's", dsig, name, np, cls, err, cap);
+    if (strcmp(dname, name)) {
+        size_t at = strlen(err);
+        snprintf(err + at, cap - at, "%s: xmt_demangle's name \"%s\", want \"%s\"\n", in, dname,
+                 name);
+    }
+    char *shim = cplus_demangle(in, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES); /* shim/kernels.c */
+    char *base = cplus_demangle(in, DMGL_ANSI);
+    if (shim) check_text("the shim's", shim, name, np, cls, err, cap);
+    if (!base || strcmp(base, name)) {
+        size_t at = strlen(err);
+        snprintf(err + at, cap - at, "%s: libiberty's name \"%s\", want \"%s\"\n", in,
+                 base ? base : "(none)", name);
+    }
+    free(shim);
+    free(base);
+}
+
+/* Every prefix of text, each from an allocation of its exact size. */
+static void read_prefixes(const char *text)
+{
+    size_t n = strlen(text);
+    for (size_t i = 0; i <= n; i++) {
+        char *c = malloc(i + 1);
+        ck_assert_ptr_nonnull(c);
+        memcpy(c, text, i);
+        c[i] = 0;
+        xmt_sig s;
+        xmt_sig_param p[4];
+        int r = xmt_sig_read(c, &s, p, 4);
+        ck_assert(r >= -1);
+        ck_assert(s.name >= c && s.name + s.name_len <= c + i);
+        free(c);
+    }
+}
+
+START_TEST(table)
+{
+    FILE *f = fopen(tsv_path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", tsv_path);
+    static char line[16384], err[1 << 16];
+    err[0] = 0;
+    int rows = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#') continue;
+        char *in = line, *name = strchr(in, '\t');
+        char *np = name ? strchr(++name, '\t') : NULL;
+        char *cls = np ? strchr(++np, '\t') : NULL;
+        ck_assert_msg(cls != NULL, "a row needs four columns: %s", line);
+        name[-1] = np[-1] = *cls++ = 0;
+        int n = strcmp(np, "-") ? atoi(np) : -1;
+        size_t before = strlen(err);
+        if (in[0] == '_' && in[1] == 'Z')
+            check_mangled(in, name, n, cls, err, sizeof err);
+        else
+            check_text("", in, name, n, cls, err, sizeof err);
+        bad += strlen(err) != before;
+        read_prefixes(in);
+        rows++;
+    }
+    fclose(f);
+    ck_assert_msg(rows >= 40, "only %d rows in %s", rows, tsv_path);
+    if (bad) fputs(err, stderr); /* Check caps its own message's length */
+    ck_assert_msg(bad == 0, "%d of %d rows read wrong (above)", bad, rows);
+}
+END_TEST
+
+START_TEST(edges)
+{
+    xmt_sig s;
+    xmt_sig_param p[2];
+    ck_assert_int_eq(xmt_sig_read(NULL, &s, NULL, 0), -1);
+    ck_assert_uint_eq(s.name_len, 0);
+    ck_assert_ptr_null(s.list);
+    /* more parameters than room: the count, and only cap filled */
+    p[1].cls = XMT_SIG_STRUCT;
+    ck_assert_int_eq(xmt_sig_read("k(float*, int, double)", &s, p, 1), 3);
+    ck_assert_int_eq(p[0].cls, XMT_SIG_POINTER);
+    ck_assert_int_eq(p[1].cls, XMT_SIG_STRUCT); /* untouched */
+    ck_assert_int_eq(xmt_sig_read("k(float*, int)", &s, NULL, 0), 2);
+    /* the text of a parameter points into the signature, trimmed */
+    const char *t = "void k<(int)128>( float const* ,  int )";
+    ck_assert_int_eq(xmt_sig_read(t, &s, p, 2), 2);
+    ck_assert_int_eq((int)p[0].len, 12);
+    ck_assert(!strncmp(p[0].text, "float const*", 12));
+    ck_assert(!strncmp(p[1].text, "int", p[1].len) && p[1].len == 3);
+    ck_assert_ptr_eq(s.list, strchr(t + 16, '('));
+    ck_assert_uint_eq(s.list_len, strlen(s.list));
+}
+END_TEST
+
+static Suite *signature_suite(void)
+{
+    Suite *s = suite_create("signature");
+    TCase *t = tcase_create("read");
+    tcase_add_test(t, table);
+    tcase_add_test(t, edges);
+    tcase_set_timeout(t, 60);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    tsv_path = argc > 1 ? argv[1] : "signatures.tsv";
+    SRunner *sr = srunner_create(signature_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
