@@ -63,8 +63,9 @@ size_t xmt_policy_count(const xmt_policy_set *set);
 /* The i-th entry in load order (for tools); NULL when out of range. */
 const xmt_entry *xmt_policy_entry(const xmt_policy_set *set, size_t i);
 
-/* Demangles with libiberty. name: without return type and parameter list
- * ("ns::foo<float, 128>"); sig: name plus parameter list, without return type
+/* Demangles with libiberty. name: without return type and parameter list, as
+ * xmt_sig_read reads it from sig ("ns::foo<float, 128>"); sig: name plus parameter
+ * list, without return type
  * ("ns::foo<float, 128>(float*, int)"). A name that does not demangle (extern "C",
  * Triton) comes back unchanged in both. Either buffer may be NULL. Returns 1 when
  * demangled, 0 when returned as is, -1 when a buffer was too small (truncated). */
