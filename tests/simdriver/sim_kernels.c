@@ -269,6 +269,24 @@ static double stamp_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 1), 0.01, 256);
 }
 
+/* ref_accum(float& y, int n) and cast_accum<(char)1>(float* y, int n, long cookie):
+ * y[i] += 1 for i < n, IN PLACE; the cookie is not read. Names the shim must read through
+ * its signature reader: a reference is a pointer, "(char)1" is no parameter list. */
+static void accum_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 1);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 0, i) += 1.0f;
+    }
+}
+static double accum_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 1), 0.01, 256);
+}
+
 /* chunk_scale(float *y, int n, float s, int items_per_thread): thread g scales the
  * items_per_thread elements from g*items_per_thread, in place. Right for any config
  * whose grid*block*items covers n. Cost prefers block 256 and 4 items per thread. */
@@ -433,6 +451,28 @@ static simk_def g_kernels[] = {
      0,
      stamp_run,
      stamp_cost,
+     {0},
+     0},
+    {"_Z9ref_accumRfi",
+     "ref_accum(float&, int)",
+     2,
+     {PTR, I32},
+     1024,
+     16,
+     0,
+     accum_run,
+     accum_cost,
+     {0},
+     0},
+    {"_Z10cast_accumILc1EEvPfil",
+     "void cast_accum<(char)1>(float*, int, long)",
+     3,
+     {PTR, I32, U64},
+     1024,
+     16,
+     0,
+     accum_run,
+     accum_cost,
      {0},
      0},
     /* the shim's own verification kernels (sim_xmtcheck.c) */

@@ -55,6 +55,10 @@
  *                                 s, int items_per_thread) 0,8,12,16  >= n; y *= s IN PLACE
  *  _Z5stampPfi                    stamp(float* out, int n) 0,8        grid-stride; out[i] =
  *                                                                     stamp launches so far
+ *  _Z9ref_accumRfi                ref_accum(float& y, int n) 0,8      any with grid.x*block.x
+ *                                                                     >= n; y[i] += 1 IN PLACE
+ *  _Z10cast_accumILc1EEvPfil      cast_accum<(char)1>(float* y, int   the same; the cookie
+ *                                 n, long cookie) 0,8,16              is not read
  *  xmt_cmp_bits, xmt_cmp_tol,     the shim's verification kernels     sim_xmtcheck.c: the
  *  xmt_changed                    (shim/gpucheck/kernels.cu)          same results as the PTX
  *
