@@ -42,14 +42,7 @@ int xmt_demangle(const char *mangled, char *name, size_t name_cap, char *sig, si
         return rc ? -1 : 0;
     }
     /* the name is the signature's, as the one reader reads it (signature.c) */
-    xmt_sig sg;
-    xmt_sig_read(full, &sg, NULL, 0);
-    if (name && name_cap) {
-        size_t n = sg.name_len < name_cap ? sg.name_len : name_cap - 1;
-        memmove(name, sg.name, n);
-        name[n] = 0;
-        rc |= n < sg.name_len ? -1 : 0;
-    }
+    if (name && name_cap && xmt_sig_name(full, name, name_cap) >= name_cap) rc = -1;
     rc |= copy_out(sig, sig_cap, full);
     free(full);
     return rc ? -1 : 1;

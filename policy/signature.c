@@ -302,3 +302,15 @@ int xmt_sig_read(const char *demangled, xmt_sig *sig, xmt_sig_param *params, siz
     sig->nparams = split(open + 1, le - 1, params, params ? cap : 0);
     return sig->nparams;
 }
+
+size_t xmt_sig_name(const char *demangled, char *buf, size_t cap)
+{
+    xmt_sig s;
+    xmt_sig_read(demangled, &s, NULL, 0);
+    if (cap) {
+        size_t n = s.name_len < cap ? s.name_len : cap - 1;
+        memcpy(buf, s.name, n);
+        buf[n] = 0;
+    }
+    return s.name_len;
+}

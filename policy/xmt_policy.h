@@ -110,6 +110,9 @@ typedef struct {
  * up to the terminating NUL, allocates nothing. Returns sig->nparams (which may exceed
  * cap: only cap parameters are filled). */
 int xmt_sig_read(const char *demangled, xmt_sig *sig, xmt_sig_param *params, size_t cap);
+/* The name xmt_sig_read reads (no return type, no list) copied into buf (truncated at
+ * cap - 1, always terminated when cap > 0), for tables and messages. Returns its length. */
+size_t xmt_sig_name(const char *demangled, char *buf, size_t cap);
 
 /* The entry for a kernel, or NULL. Precedence when several entries match: mangled: (exact)
  * over signature: over match:; then the pattern with more literal (non-wildcard)

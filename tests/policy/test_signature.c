@@ -176,6 +176,11 @@ START_TEST(edges)
     ck_assert(!strncmp(p[1].text, "int", p[1].len) && p[1].len == 3);
     ck_assert_ptr_eq(s.list, strchr(t + 16, '('));
     ck_assert_uint_eq(s.list_len, strlen(s.list));
+    /* the name alone, copied and truncated */
+    char b[8];
+    ck_assert_uint_eq(xmt_sig_name(t, b, sizeof b), 11);
+    ck_assert_str_eq(b, "k<(int)");
+    ck_assert_uint_eq(xmt_sig_name("triton_poi_fused_add_0", NULL, 0), 22);
 }
 END_TEST
 
