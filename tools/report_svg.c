@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "report_svg.h"
+#include "xmt_policy.h"
 
 #define W 960       /* picture width */
 #define LABEL_W 330 /* candidate labels */
@@ -181,7 +182,7 @@ static double panel(FILE *f, json_t *e, double y)
         ax.lspan = log(max) - ax.lmin;
     }
     char name[256];
-    snprintf(name, sizeof name, "%.*s", (int)strcspn(str(e, "name"), "("), str(e, "name"));
+    xmt_sig_name(str(e, "name"), name, sizeof name);
     fprintf(f, "<g class=\"panel\" data-key=\"");
     xml_text(f, str(e, "key"));
     fprintf(f, "\">\n<text x=\"8\" y=\"%.1f\" class=\"title\">", y + 16);
@@ -279,7 +280,7 @@ int write_report_html(const char *path, json_t *tunes)
         char a[32] = "—", b[32] = "—", name[256];
         if (to >= 0) fmt_ms(a, sizeof a, to);
         if (tw >= 0) fmt_ms(b, sizeof b, tw);
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(str(e, "name"), "("), str(e, "name"));
+        xmt_sig_name(str(e, "name"), name, sizeof name);
         fputs("<tr><td>", f);
         xml_text(f, name);
         fputs("</td><td>", f);

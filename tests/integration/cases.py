@@ -1045,6 +1045,8 @@ def tool_report_cache_options():
     expect("| saxpy | x.shape=(65536,) | grid=(4,1,1) block=(32,1,1) shared=0 |" in p.stdout, p.stdout)
     expect("| block_sum | n=5120 |" in p.stdout and "program's own" in p.stdout, p.stdout)
     expect(re.search(r"\| atomic_sum .*within tolerance", p.stdout), p.stdout)
+    # a template's name as match: sees it, by the one signature reader: no return type
+    expect("| tile_copy<128> |" in p.stdout and "void tile_copy" not in p.stdout, p.stdout)
     p = subprocess.run([tool, "cache", cache], capture_output=True, text=True)
     expect(p.returncode == 0 and
            "| Simulated GPU|cc9.0|sm132|drv13000 | saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout,
@@ -1497,6 +1499,10 @@ def tool_report_svg_html():
         want = "program's own config" if ev["winner"]["index"] == -1 else ev["winner"]["config"]
         expect(len(winners) == 1 and winners[0].get("data-config") == want, (ev["key"], [w.attrib for w in winners]))
     expect({"ok", "winner", "rejected", "skipped"} <= statuses, statuses)
+    titles = ["".join(e.itertext()) for e in ET.parse(svg).getroot().iter(ns + "text")
+              if e.get("class") == "title"]
+    expect(any(x.startswith("tile_copy<128> — ") for x in titles) and
+           not any(x.startswith("void ") for x in titles), titles)
     page = open(html).read()
     expect(page.startswith("<!DOCTYPE html>") and "<svg" in page and "<table>" in page
            and "src=" not in page and "href=" not in page, "the page is not self-contained")
