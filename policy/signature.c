@@ -66,8 +66,9 @@ static void trim(const char **b, const char **e)
 static int ends_with_word(const char *b, const char *e, const char *w)
 {
     size_t n = strlen(w);
-    return (size_t)(e - b) > n && !strncmp(e - n, w, n) &&
-           (isspace((unsigned char)e[-n - 1]) || e[-n - 1] == ')');
+    if ((size_t)(e - b) <= n) return 0;
+    const char *at = e - n; /* after the check above: at > b */
+    return !strncmp(at, w, n) && (isspace((unsigned char)at[-1]) || at[-1] == ')');
 }
 
 /* The end of the parameter list: e without trailing " [clone .cold]" suffixes and the

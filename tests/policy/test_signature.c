@@ -134,10 +134,13 @@ START_TEST(table)
         line[strcspn(line, "\r\n")] = 0;
         if (!line[0] || line[0] == '#') continue;
         char *in = line, *name = strchr(in, '\t');
-        char *np = name ? strchr(++name, '\t') : NULL;
-        char *cls = np ? strchr(++np, '\t') : NULL;
-        ck_assert_msg(cls != NULL, "a row needs four columns: %s", line);
-        name[-1] = np[-1] = *cls++ = 0;
+        char *np = name ? strchr(name + 1, '\t') : NULL;
+        char *cls = np ? strchr(np + 1, '\t') : NULL;
+        if (!name || !np || !cls) {
+            ck_abort_msg("a row needs four columns: %s", line);
+            break;
+        }
+        *name++ = *np++ = *cls++ = 0;
         int n = strcmp(np, "-") ? atoi(np) : -1;
         size_t before = strlen(err);
         if (in[0] == '_' && in[1] == 'Z')
