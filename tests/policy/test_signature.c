@@ -5,19 +5,22 @@
  * A mangled row is demangled both ways the project does (xmt_demangle, and the shim's
  * own cplus_demangle with the return type) and both texts must read alike, with the
  * name libiberty itself gives. Every prefix of every row is read from an allocation of
- * its exact size, so that a read past the end shows under ASan.
+ * its exact size, so that a read past the end shows under ASan. gpu_suite_names.tsv holds
+ * the kernels a GPU-suite discover run logged (mangled, demangled, the driver's parameter
+ * sizes): the reader must count what the driver counts and size what it sizes alike.
  */
 #include "xmt_policy.h"
 
 #include <check.h>
 #include <libiberty/demangle.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAXP 64
 
-static const char *tsv_path;
+static const char *tsv_path, *gpu_path;
 
 /* The classes of the parameters as the table writes them: "ptr:f32, i32, struct". */
 static void classes(const xmt_sig_param *p, int n, char *buf, size_t cap)
@@ -158,6 +161,87 @@ START_TEST(table)
 }
 END_TEST
 
+/* Appends a formatted line to err. */
+static void appendf(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void appendf(char *err, size_t cap, const char *fmt, ...)
+{
+    size_t at = strlen(err);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err + at, cap - at, fmt, ap);
+    va_end(ap);
+}
+
+/* One row of gpu_suite_names.tsv; appends to err what does not hold. */
+static void check_gpu_row(char *mangled, const char *demangled, char *sizes, char *err, size_t cap)
+{
+    xmt_sig s, s2;
+    xmt_sig_param p[MAXP], p2[MAXP];
+    static char dname[16384], dsig[16384];
+    char c1[4096], c2[4096];
+    long sz[MAXP];
+    int nsz = 0;
+    for (char *t = strtok(sizes, ","); t && nsz < MAXP; t = strtok(NULL, ","))
+        sz[nsz++] = atol(t);
+    int n = xmt_sig_read(demangled, &s, p, MAXP);
+    int dm = xmt_demangle(mangled, dname, sizeof dname, dsig, sizeof dsig);
+    int n2 = xmt_sig_read(dsig, &s2, p2, MAXP);
+    classes(p, n, c1, sizeof c1);
+    classes(p2, n2, c2, sizeof c2);
+    /* the log's name (with return type) and xmt_demangle's read alike */
+    if (n != n2 || strcmp(c1, c2) || s.name_len != s2.name_len ||
+        strncmp(s.name, s2.name, s.name_len))
+        appendf(err, cap, "%s: the log's and xmt_demangle's forms differ: %d [%s] / %d [%s]\n",
+                mangled, n, c1, n2, c2);
+    else if (dm == 1 && (strlen(dname) != s.name_len || strncmp(dname, s.name, s.name_len)))
+        appendf(err, cap, "%s: xmt_demangle's name \"%s\"\n", mangled, dname);
+    else if (n < 0 ? dm == 1 : n != nsz)
+        appendf(err, cap, "%s: %d parameters, the driver %d\n", mangled, n, nsz);
+    else
+        for (int i = 0; i < n && i < MAXP; i++) {
+            /* what the reader knows of a size must be the driver's */
+            long want = p[i].bytes;
+            if (want && sz[i] != want) {
+                appendf(err, cap, "%s: parameter %d (%.*s, %s) is %ld bytes, the driver %ld\n",
+                        mangled, i, (int)p[i].len, p[i].text, c1, want, sz[i]);
+                break;
+            }
+        }
+}
+
+/* The names a GPU-suite run's discover logged (PyTorch, CUB, cuBLAS, CuPy, Triton, the
+ * suite's own), with the parameter sizes the driver gave: the reader's count, and every
+ * size it knows (pointers 8, scalars their width), must be the driver's. */
+START_TEST(gpu_suite_names)
+{
+    FILE *f = fopen(gpu_path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", gpu_path);
+    static char line[1 << 16], err[1 << 16];
+    err[0] = 0;
+    int rows = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#') continue;
+        char *dem = strchr(line, '\t');
+        char *sizes = dem ? strchr(dem + 1, '\t') : NULL;
+        if (!dem || !sizes) {
+            ck_abort_msg("a row needs three columns: %s", line);
+            break;
+        }
+        *dem++ = *sizes++ = 0;
+        size_t before = strlen(err);
+        check_gpu_row(line, dem, sizes, err, sizeof err);
+        bad += strlen(err) != before;
+        rows++;
+    }
+    fclose(f);
+    if (bad) fputs(err, stderr);
+    ck_assert_msg(rows >= 50, "only %d rows in %s", rows, gpu_path);
+    ck_assert_msg(bad == 0, "%d of %d rows read wrong (above)", bad, rows);
+}
+END_TEST
+
 START_TEST(edges)
 {
     xmt_sig s;
@@ -193,6 +277,7 @@ static Suite *signature_suite(void)
     TCase *t = tcase_create("read");
     tcase_add_test(t, table);
     tcase_add_test(t, edges);
+    tcase_add_test(t, gpu_suite_names);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;
@@ -201,6 +286,7 @@ static Suite *signature_suite(void)
 int main(int argc, char **argv)
 {
     tsv_path = argc > 1 ? argv[1] : "signatures.tsv";
+    gpu_path = argc > 2 ? argv[2] : "gpu_suite_names.tsv";
     SRunner *sr = srunner_create(signature_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
