@@ -126,8 +126,9 @@ static int add_shape(struct xmt_discover *d, const unsigned grid[3], const unsig
 }
 
 /* Which parameters discover records the values of: those of 8 bytes or less that the
- * signature says are not pointers (references and function pointers neither: the one
- * reader, xmt_sig_read, classes them); without a signature (extern "C",
+ * signature (as xmt_sig_read classes it) says are integers or floats, not pointers,
+ * references, function pointers or structs (a small struct may hold a pointer: PyTorch's
+ * std::array<char*, 1>); without a signature (extern "C",
  * Triton), those of 1, 2 or 4 bytes (an untyped 8-byte one is taken for a pointer, as the
  * stub takes it). Cold: once per kernel and device. */
 static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
@@ -141,7 +142,7 @@ static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
     for (size_t i = 0; i < k->nparams && d->nscalars < MAX_SCALARS; i++) {
         uint32_t sz = k->sizes[i];
         if (sz != 1 && sz != 2 && sz != 4 && (sz != 8 || !typed)) continue;
-        if (typed && (p[i].cls == XMT_SIG_POINTER || p[i].cls == XMT_SIG_FUNCPTR)) continue;
+        if (typed && p[i].cls != XMT_SIG_INT && p[i].cls != XMT_SIG_FLOAT) continue;
         d->scalar[d->nscalars] = (uint16_t)i;
         d->ssize[d->nscalars++] = (uint8_t)sz;
     }

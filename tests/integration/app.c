@@ -387,7 +387,8 @@ static void scenario_protect(void)
 
 /* Kernels whose names only the signature reader reads right: ref_accum(float&, int), whose
  * reference is a pointer to protect, and cast_accum<(char)1>(float*, int, long), whose long
- * holds a device address that is not a pointer argument. Both add 1 in place. */
+ * holds a device address that is not a pointer argument. Both add 1 in place. Then
+ * pair_accum(Pair, float*), whose 8-byte struct discover must not record as a scalar. */
 static void scenario_sigs(void)
 {
     int n = 1 << 12;
@@ -399,6 +400,14 @@ static void scenario_sigs(void)
         launch(cu.launch, rf, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, pr);
         launch(cu.launch, cf, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, pc);
     }
+    struct {
+        int n;
+        float add;
+    } pair = {n, 0.5f};
+    CUfunction pf = kernel("_Z10pair_accum4PairPf");
+    void *pp[] = {&pair, &z};
+    for (int i = 0; i < iterations; i++)
+        launch(cu.launch, pf, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, pp);
     CHECK(cu.cuCtxSynchronize());
     dump(y, (size_t)n * 4);
     dump(z, (size_t)n * 4);

@@ -1678,6 +1678,15 @@ def discover_records_argument_values():
            summ["struct_axpy(Params, float const*, float*)"])
     s2 = summ["scale2d(float*, int, int, float)"]["args"][0]
     expect(s2["values"][1:3] == [300, 200] and s2["grid"] == [19, 13, 1], s2)
+    # signatures as the one reader classes them (issue 23): a reference and an 8-byte
+    # struct by value are not scalars; a non-type template argument's cast hides nothing
+    base, d = discover_case("rt", "sigs")
+    summ = {e["name"]: e for e in d.events("kernel_summary")}
+    for name, want in (("ref_accum(float&, int)", [None, 4096]),
+                       ("pair_accum(Pair, float*)", [None, None]),
+                       ("void cast_accum<(char)1>(float*, int, long)", [None, 4096])):
+        expect(name in summ and summ[name]["args"][0]["values"][:2] == want,
+               (name, summ.get(name, list(summ))))
     # unloaded and loaded again: one summary, its values kept
     _, u = discover_case("rt", "unload")
     for e in u.events("kernel_summary"):

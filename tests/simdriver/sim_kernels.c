@@ -287,6 +287,29 @@ static double accum_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 1), 0.01, 256);
 }
 
+/* pair_accum(Pair p, float* y), Pair {int n; float add;} (8 bytes by value): y[i] += p.add
+ * for i < p.n, IN PLACE. A struct no bigger than a pointer, which discover must not take
+ * for a scalar. */
+static void pair_accum_run(sim_exec *e)
+{
+    int32_t n;
+    float add;
+    memcpy(&n, e->params + e->k->off[0], 4);
+    memcpy(&add, e->params + e->k->off[0] + 4, 4);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 1, i) += add;
+    }
+}
+static double pair_accum_cost(const sim_exec *e)
+{
+    int32_t n;
+    memcpy(&n, e->params + e->k->off[0], 4);
+    return elementwise(e, n, 0.01, 256);
+}
+
 /* chunk_scale(float *y, int n, float s, int items_per_thread): thread g scales the
  * items_per_thread elements from g*items_per_thread, in place. Right for any config
  * whose grid*block*items covers n. Cost prefers block 256 and 4 items per thread. */
@@ -473,6 +496,17 @@ static simk_def g_kernels[] = {
      0,
      accum_run,
      accum_cost,
+     {0},
+     0},
+    {"_Z10pair_accum4PairPf",
+     "pair_accum(Pair, float*)",
+     2,
+     {{SIMK_BYTES, 8, 4}, PTR},
+     1024,
+     16,
+     0,
+     pair_accum_run,
+     pair_accum_cost,
      {0},
      0},
     /* the shim's own verification kernels (sim_xmtcheck.c) */

@@ -59,6 +59,8 @@
  *                                                                     >= n; y[i] += 1 IN PLACE
  *  _Z10cast_accumILc1EEvPfil      cast_accum<(char)1>(float* y, int   the same; the cookie
  *                                 n, long cookie) 0,8,16              is not read
+ *  _Z10pair_accum4PairPf          pair_accum(Pair p, float* y), Pair  grid.x*block.x >= p.n;
+ *                                 {int n; float add;} 0,8             y[i] += p.add IN PLACE
  *  xmt_cmp_bits, xmt_cmp_tol,     the shim's verification kernels     sim_xmtcheck.c: the
  *  xmt_changed                    (shim/gpucheck/kernels.cu)          same results as the PTX
  *
