@@ -1,11 +1,12 @@
 /* match.c - which policy entry applies to a kernel.
  *
  * Kernels arrive as mangled names. libiberty (static, so the shim does not drag
- * libstdc++ into every process) demangles them into the name without return type and
- * parameters, matched by match:, and the name with its parameter list, matched by
- * signature:; mangled: compares the raw name. Names that do not demangle (extern "C",
- * Triton) are used as they are. When an entry names parameters without types, the types
- * come from the demangled parameter list here, into a per-signature copy of the entry.
+ * libstdc++ into every process) demangles them into the signature without return type,
+ * matched by signature:, and the signature reader (signature.c) reads from it the name
+ * without parameters, matched by match:; mangled: compares the raw name. Names that do
+ * not demangle (extern "C", Triton) are used as they are. When an entry names
+ * parameters without types, the types come from the reader's classes of the parameters,
+ * into a per-signature copy of the entry.
  */
 #include "entry.h"
 #include "types.h"
@@ -31,23 +32,20 @@ static int copy_out(char *dst, size_t cap, const char *src)
 
 int xmt_demangle(const char *mangled, char *name, size_t name_cap, char *sig, size_t sig_cap)
 {
-    char *full = NULL, *base = NULL;
-    int rc = 0, dem = 0;
-    if (mangled && mangled[0] == '_' && mangled[1] == 'Z') {
+    char *full = NULL;
+    int rc = 0;
+    if (mangled && mangled[0] == '_' && mangled[1] == 'Z')
         full = cplus_demangle(mangled, DMGL_PARAMS | DMGL_ANSI | DMGL_RET_DROP);
-        base = cplus_demangle(mangled, DMGL_ANSI);
-    }
-    if (full && base) {
-        dem = 1;
-        rc |= copy_out(name, name_cap, base);
-        rc |= copy_out(sig, sig_cap, full);
-    } else {
+    if (!full) {
         rc |= copy_out(name, name_cap, mangled ? mangled : "");
         rc |= copy_out(sig, sig_cap, mangled ? mangled : "");
+        return rc ? -1 : 0;
     }
+    /* the name is the signature's, as the one reader reads it (signature.c) */
+    if (name && name_cap && xmt_sig_name(full, name, name_cap) >= name_cap) rc = -1;
+    rc |= copy_out(sig, sig_cap, full);
     free(full);
-    free(base);
-    return rc ? -1 : dem;
+    return rc ? -1 : 1;
 }
 
 /* Glob: '*' any run, '?' one character, '\' quotes the next; '[' is literal because C++
@@ -141,97 +139,43 @@ static void diagf(xmt_diag_fn diag, void *ud, const char *fmt, ...)
     if (diag) diag(ud, msg);
 }
 
-/* The parameter list of sig after name: "(int, float const*)" -> its inner text. */
-static int param_list(const char *name, const char *sig, const char **b, const char **end)
-{
-    size_t nl = strlen(name);
-    const char *p;
-    if (strncmp(sig, name, nl) == 0 && sig[nl] == '(') {
-        p = sig + nl;
-    } else {
-        /* find the last top-level '(' ... ')' */
-        int depth = 0;
-        const char *q = sig + strlen(sig);
-        p = NULL;
-        while (q > sig) {
-            q--;
-            if (*q == ')') depth++;
-            if (*q == '(' && --depth == 0) {
-                p = q;
-                break;
-            }
-        }
-        if (!p) return -1;
-    }
-    int depth = 0;
-    const char *q = p;
-    for (; *q; q++) {
-        if (*q == '(' || *q == '<' || *q == '[') depth++;
-        if (*q == ')' || *q == '>' || *q == ']') {
-            if (--depth == 0 && *q == ')') break;
-        }
-    }
-    if (*q != ')') return -1;
-    *b = p + 1;
-    *end = q;
-    return 0;
-}
-
 /* Builds the specialised copy of e for signature sig, or NULL with why set. */
-static struct xmt_entry *specialise(const struct xmt_entry *e, const char *name, const char *sig,
-                                    char *why, size_t cap)
+static struct xmt_entry *specialise(const struct xmt_entry *e, const char *sig, char *why,
+                                    size_t cap)
 {
-    const char *b, *end;
-    if (param_list(name, sig, &b, &end)) {
+    xmt_sig sg;
+    xmt_sig_param ps[XMT_MAX_PARAMS];
+    int ns = xmt_sig_read(sig, &sg, ps, XMT_MAX_PARAMS);
+    if (ns < 0) {
         snprintf(why, cap,
                  "the kernel name carries no parameter types; declare them (e.g. params: [n: i32, "
                  "x: ptr])");
         return NULL;
     }
+    if ((unsigned)ns != e->nparams) {
+        snprintf(why, cap, "the signature has %d parameter%s, the policy names %u", ns,
+                 ns == 1 ? "" : "s", e->nparams);
+        return NULL;
+    }
     uint8_t types[XMT_MAX_PARAMS];
     uint32_t sizes[XMT_MAX_PARAMS];
-    unsigned n = 0;
-    const char *s = b;
-    while (s < end && *s == ' ')
-        s++;
-    int empty = (s == end) || (end - s == 4 && !strncmp(s, "void", 4));
-    while (!empty && s <= end) {
-        int depth = 0;
-        const char *q = s;
-        while (q < end && !(depth == 0 && *q == ',')) {
-            if (*q == '(' || *q == '<' || *q == '[') depth++;
-            if (*q == ')' || *q == '>' || *q == ']') depth--;
-            q++;
-        }
-        char t[256];
-        size_t tl = (size_t)(q - s);
-        if (tl >= sizeof t) tl = sizeof t - 1;
-        memcpy(t, s, tl);
-        t[tl] = 0;
-        if (n >= XMT_MAX_PARAMS) break;
-        int pe;
-        uint32_t sz;
-        int ty = xmt_type_parse(t, &pe, &sz);
-        if (n < e->nparams && e->params[n].type == XMT_PT_UNKNOWN && ty < 0) {
+    unsigned n = (unsigned)ns;
+    for (unsigned i = 0; i < n; i++) {
+        /* a pointer or reference is a ptr, a scalar its dtype; the rest must be declared */
+        const xmt_sig_param *q = &ps[i];
+        int ty = q->cls == XMT_SIG_POINTER                                             ? XMT_PT_PTR
+                 : (q->cls == XMT_SIG_INT || q->cls == XMT_SIG_FLOAT) && q->dtype >= 0 ? q->dtype
+                                                                                       : -1;
+        if (e->params[i].type == XMT_PT_UNKNOWN && ty < 0) {
             snprintf(
                 why, cap,
-                "parameter %s has type '%s' in the signature, which is not a scalar or pointer; "
+                "parameter %s has type '%.*s' in the signature, which is not a scalar or pointer; "
                 "declare it (e.g. %s: bytes(N))",
-                e->params[n].name, t, e->params[n].name);
+                e->params[i].name, (int)q->len, q->text, e->params[i].name);
             return NULL;
         }
-        types[n] = ty < 0 ? XMT_PT_UNKNOWN : (uint8_t)ty;
-        sizes[n] = ty < 0 ? 0 : sz;
-        n++;
-        s = q + 1;
-        while (s < end && *s == ' ')
-            s++;
-        if (q >= end) break;
-    }
-    if (n != e->nparams) {
-        snprintf(why, cap, "the signature has %u parameter%s, the policy names %u", n,
-                 n == 1 ? "" : "s", e->nparams);
-        return NULL;
+        types[i] = ty < 0 ? XMT_PT_UNKNOWN : (uint8_t)ty;
+        sizes[i] = ty < 0 ? 0 : ty == XMT_PT_PTR ? 8 : q->bytes;
     }
     struct xmt_entry *c = malloc(sizeof *c);
     if (!c) {
@@ -278,8 +222,8 @@ bad:
 }
 
 static const xmt_entry *specialised(struct xmt_policy_set *set, const struct xmt_entry *e,
-                                    const char *mangled, const char *name, const char *sig,
-                                    xmt_diag_fn diag, void *ud)
+                                    const char *mangled, const char *sig, xmt_diag_fn diag,
+                                    void *ud)
 {
     pthread_mutex_lock(&set->mu);
     struct xmt_spec *s;
@@ -295,7 +239,7 @@ static const xmt_entry *specialised(struct xmt_policy_set *set, const struct xmt
             return NULL;
         }
         s->base = e;
-        s->e = specialise(e, name, sig, why, sizeof why);
+        s->e = specialise(e, sig, why, sizeof why);
         if (!s->e)
             diagf(diag, ud, "%s: entry (%s) matches kernel %s but does not apply: %s", e->origin,
                   e->pattern_text, mangled, why);
@@ -349,7 +293,7 @@ const xmt_entry *xmt_policy_match(const xmt_policy_set *cset, const char *mangle
               best->origin, name, nmatch, list, best->origin, kind_word(best->patkind));
     }
     const xmt_entry *r = best;
-    if (best && best->needs_sig) r = specialised(set, best, mangled, name, sig, diag, ud);
+    if (best && best->needs_sig) r = specialised(set, best, mangled, sig, diag, ud);
     free(name);
     free(sig);
     return r;

@@ -8,23 +8,21 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct {
+struct type_name {
     const char *name;
     int type;
-} type_names[] = {
-    {"i8", XMT_DT_I8},
-    {"i16", XMT_DT_I16},
-    {"i32", XMT_DT_I32},
-    {"i64", XMT_DT_I64},
-    {"u8", XMT_DT_U8},
-    {"u16", XMT_DT_U16},
-    {"u32", XMT_DT_U32},
-    {"u64", XMT_DT_U64},
-    {"f16", XMT_DT_F16},
-    {"bf16", XMT_DT_BF16},
-    {"f32", XMT_DT_F32},
-    {"f64", XMT_DT_F64},
+};
+
+/* The policy language's own spellings (docs/policy.md), never read from a signature. */
+static const struct type_name policy_names[] = {
+    {"i8", XMT_DT_I8},   {"i16", XMT_DT_I16},   {"i32", XMT_DT_I32}, {"i64", XMT_DT_I64},
+    {"u8", XMT_DT_U8},   {"u16", XMT_DT_U16},   {"u32", XMT_DT_U32}, {"u64", XMT_DT_U64},
+    {"f16", XMT_DT_F16}, {"bf16", XMT_DT_BF16}, {"f32", XMT_DT_F32}, {"f64", XMT_DT_F64},
     {"ptr", XMT_PT_PTR},
+};
+
+/* C and CUDA spellings, as libiberty writes them in signatures (and policies may too). */
+static const struct type_name c_names[] = {
     {"char", XMT_DT_I8},
     {"signed char", XMT_DT_I8},
     {"int8_t", XMT_DT_I8},
@@ -56,7 +54,21 @@ static const struct {
     {"c10::BFloat16", XMT_DT_BF16},
     {"float", XMT_DT_F32},
     {"double", XMT_DT_F64},
+    {"wchar_t", XMT_DT_I32},
+    {"char8_t", XMT_DT_U8},
+    {"char16_t", XMT_DT_U16},
+    {"char32_t", XMT_DT_U32},
 };
+
+#define NAMES(t) (sizeof(t) / sizeof(t)[0])
+
+/* The type of a stripped name in table t (n rows), -1 when not there. */
+static int lookup(const struct type_name *t, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s, t[i].name) == 0) return t[i].type;
+    return -1;
+}
 
 const char *xmt_dtype_name(xmt_dtype t)
 {
@@ -124,19 +136,23 @@ int xmt_type_parse(const char *s, int *pointee, uint32_t *size)
     if (n && t[n - 1] == '*') {
         while (n && t[n - 1] == '*')
             t[--n] = 0;
-        for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
-            if (type_names[i].type != XMT_PT_PTR && strcmp(t, type_names[i].name) == 0)
-                *pointee = type_names[i].type;
+        int pe = lookup(policy_names, NAMES(policy_names), t);
+        if (pe < 0) pe = lookup(c_names, NAMES(c_names), t);
+        *pointee = pe == XMT_PT_PTR ? -1 : pe;
         *size = 8;
         return XMT_PT_PTR;
     }
-    for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
-        if (strcmp(t, type_names[i].name) == 0) {
-            int ty = type_names[i].type;
-            *size = ty == XMT_PT_PTR ? 8 : (uint32_t)xmt_dtype_size((xmt_dtype)ty);
-            return ty;
-        }
-    return -1;
+    int ty = lookup(policy_names, NAMES(policy_names), t);
+    if (ty < 0) ty = lookup(c_names, NAMES(c_names), t);
+    if (ty >= 0) *size = ty == XMT_PT_PTR ? 8 : (uint32_t)xmt_dtype_size((xmt_dtype)ty);
+    return ty;
+}
+
+int xmt_ctype_parse(const char *s)
+{
+    char t[256];
+    strip_type(s, t, sizeof t);
+    return lookup(c_names, NAMES(c_names), t);
 }
 
 int xmt_dtype_parse(const char *s)

@@ -15,6 +15,9 @@
  * Returns the XMT_DT_* / XMT_PT_PTR type, -1 unknown; *pointee = pointer's dtype or -1. */
 int xmt_type_parse(const char *s, int *pointee, uint32_t *size);
 const char *xmt_type_name(unsigned t);
+/* A C scalar type as a signature spells it ("unsigned int", "float const", "c10::Half"):
+ * its XMT_DT_*, -1 when it is none (the policy spellings "i32", "ptr" are not C). */
+int xmt_ctype_parse(const char *s);
 /* A tensor dtype: "f32", "float", ... or "bytes"; XMT_DT_*, -1 unknown (pointers too). */
 int xmt_dtype_parse(const char *s);
 

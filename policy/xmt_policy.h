@@ -63,12 +63,56 @@ size_t xmt_policy_count(const xmt_policy_set *set);
 /* The i-th entry in load order (for tools); NULL when out of range. */
 const xmt_entry *xmt_policy_entry(const xmt_policy_set *set, size_t i);
 
-/* Demangles with libiberty. name: without return type and parameter list
- * ("ns::foo<float, 128>"); sig: name plus parameter list, without return type
+/* Demangles with libiberty. name: without return type and parameter list, as
+ * xmt_sig_read reads it from sig ("ns::foo<float, 128>"); sig: name plus parameter
+ * list, without return type
  * ("ns::foo<float, 128>(float*, int)"). A name that does not demangle (extern "C",
  * Triton) comes back unchanged in both. Either buffer may be NULL. Returns 1 when
  * demangled, 0 when returned as is, -1 when a buffer was too small (truncated). */
 int xmt_demangle(const char *mangled, char *name, size_t name_cap, char *sig, size_t sig_cap);
+
+/* --- demangled signatures (policy/signature.c) --------------------------------------- */
+/* The one reader of demangled C++ signatures: everything in xmatune that asks what a
+ * kernel's name or parameters are asks this. What one parameter's type is: */
+typedef enum {
+    XMT_SIG_UNKNOWN = 0, /* empty, "...", or not readable */
+    XMT_SIG_POINTER,     /* '*' at the type's top level, or a reference (& or &&): passed as
+                            a pointer ("float const* __restrict", "float&", "float (*) [4]") */
+    XMT_SIG_FUNCPTR,     /* a pointer or reference to a function: "void (*)(int)" */
+    XMT_SIG_INT,         /* an integer (bool and the char types too): bytes, is_signed */
+    XMT_SIG_FLOAT,       /* float, double, __half, __nv_bfloat16, c10::Half, ...: bytes */
+    XMT_SIG_STRUCT       /* anything else, passed by value (structs, enums, member pointers) */
+} xmt_sig_class;
+typedef struct {
+    const char *text; /* the type as written in the signature (points into it), trimmed */
+    size_t len;
+    xmt_sig_class cls;
+    int dtype;      /* XMT_DT_* of an INT or FLOAT, of a POINTER's pointee when that is one
+                       scalar ("float const*": f32), else -1 */
+    unsigned bytes; /* INT and FLOAT: width; POINTER and FUNCPTR: 8; else 0 (unknown) */
+    int is_signed;  /* INT: 1 signed, 0 unsigned */
+} xmt_sig_param;
+typedef struct {
+    const char *name; /* points into the signature: the name without return type and
+                         parameter list, what match: globs ("ns::foo<float, 128>"); the
+                         whole text (trimmed) when there is no list */
+    size_t name_len;
+    const char *list; /* the parameter list with its parentheses, "(float*, int)"; NULL
+                         when there is none */
+    size_t list_len;
+    int nparams; /* -1 when there is no list (extern "C", Triton) or it cannot be read */
+} xmt_sig;
+/* Reads a demangled name (with or without return type, "void k<(int)128>(float*, int)"
+ * or "k<(int)128>(float*, int)"; cv/ref qualifiers and " [clone .x]" after the list are
+ * skipped) into *sig and the first cap parameters into params (may be NULL when cap is
+ * 0). A name that is not a function signature (extern "C", Triton, NULL, or text whose
+ * parentheses do not balance) has no list: nparams -1, name the whole text. Reads only
+ * up to the terminating NUL, allocates nothing. Returns sig->nparams (which may exceed
+ * cap: only cap parameters are filled). */
+int xmt_sig_read(const char *demangled, xmt_sig *sig, xmt_sig_param *params, size_t cap);
+/* The name xmt_sig_read reads (no return type, no list) copied into buf (truncated at
+ * cap - 1, always terminated when cap > 0), for tables and messages. Returns its length. */
+size_t xmt_sig_name(const char *demangled, char *buf, size_t cap);
 
 /* The entry for a kernel, or NULL. Precedence when several entries match: mangled: (exact)
  * over signature: over match:; then the pattern with more literal (non-wildcard)

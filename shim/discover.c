@@ -121,46 +121,10 @@ static int add_shape(struct xmt_discover *d, const unsigned grid[3], const unsig
     return -1;
 }
 
-/* The parameter list of a demangled signature, "ns::f<int>(int, float const*)": the
- * start of each of its n top-level types and the length, in start[] and len[]. Returns n,
- * or -1 when the name has none (extern "C", Triton) or more than cap. */
-static int signature_types(const char *sig, const char **start, size_t *len, int cap)
-{
-    size_t n = strlen(sig);
-    if (!n || sig[n - 1] != ')') return -1;
-    /* the list is the last top-level parenthesis: walk back to its opening one */
-    int depth = 0;
-    size_t open = n;
-    for (size_t i = n; i-- > 0;) {
-        depth += (sig[i] == ')') - (sig[i] == '(');
-        if (depth == 0) {
-            open = i;
-            break;
-        }
-    }
-    if (open == n) return -1;
-    const char *p = sig + open + 1, *end = sig + n - 1;
-    int count = 0;
-    if (p == end) return 0;
-    while (p < end) {
-        const char *q = p;
-        depth = 0;
-        while (q < end && !(depth == 0 && *q == ',')) {
-            depth += (*q == '<' || *q == '(' || *q == '[') - (*q == '>' || *q == ')' || *q == ']');
-            q++;
-        }
-        if (count >= cap) return -1;
-        while (*p == ' ')
-            p++;
-        start[count] = p;
-        len[count++] = (size_t)(q - p);
-        p = q + 1;
-    }
-    return count;
-}
-
 /* Which parameters discover records the values of: those of 8 bytes or less that the
- * signature says are not pointers (or references); without a signature (extern "C",
+ * signature (as xmt_sig_read classes it) says are integers or floats, not pointers,
+ * references, function pointers or structs (a small struct may hold a pointer: PyTorch's
+ * std::array<char*, 1>); without a signature (extern "C",
  * Triton), those of 1, 2 or 4 bytes (an untyped 8-byte one is taken for a pointer, as the
  * stub takes it). Cold: once per kernel and device. */
 static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
@@ -168,14 +132,13 @@ static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
     d->nscalars = 0;
     d->nparams = k->params_known ? k->nparams : 0;
     if (!k->params_known || !k->nparams || k->nparams > XMT_KERNEL_MAX_PARAMS) return;
-    const char *start[XMT_KERNEL_MAX_PARAMS];
-    size_t len[XMT_KERNEL_MAX_PARAMS];
-    int nt = k->demangled ? signature_types(k->demangled, start, len, XMT_KERNEL_MAX_PARAMS) : -1;
-    int typed = nt >= 0 && (size_t)nt == k->nparams;
+    xmt_sig sig;
+    xmt_sig_param p[XMT_KERNEL_MAX_PARAMS];
+    int typed = xmt_sig_read(k->demangled, &sig, p, XMT_KERNEL_MAX_PARAMS) == (int)k->nparams;
     for (size_t i = 0; i < k->nparams && d->nscalars < MAX_SCALARS; i++) {
         uint32_t sz = k->sizes[i];
         if (sz != 1 && sz != 2 && sz != 4 && (sz != 8 || !typed)) continue;
-        if (typed && (memchr(start[i], '*', len[i]) || memchr(start[i], '&', len[i]))) continue;
+        if (typed && p[i].cls != XMT_SIG_INT && p[i].cls != XMT_SIG_FLOAT) continue;
         d->scalar[d->nscalars] = (uint16_t)i;
         d->ssize[d->nscalars++] = (uint8_t)sz;
     }

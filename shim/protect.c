@@ -16,29 +16,19 @@ typedef struct {
     size_t bytes;
 } span_t;
 
-/* Which parameters the demangled signature says are pointers: 1 and ptr[] filled when it
- * lists exactly n parameters, else 0 (no signature: extern "C", Triton). */
+/* Which parameters the demangled signature says are pointers (references too; not
+ * function pointers, which point at code): 1 and ptr[] filled when it lists exactly n
+ * parameters, else 0 (no signature: extern "C", Triton). */
 static int signature_pointers(const char *sig, size_t n, uint8_t *ptr)
 {
-    const char *open = sig ? strchr(sig, '(') : NULL;
-    if (!open || n == 0) return 0;
-    size_t i = 0;
-    int depth = 0, star = 0, any = 0;
-    for (const char *s = open + 1; *s; s++) {
-        int end = *s == ')' && depth == 0;
-        if (end || (*s == ',' && depth == 0)) {
-            if (i >= n || !any) return 0;
-            ptr[i++] = (uint8_t)star;
-            star = any = 0;
-            if (end) return i == n;
-            continue;
-        }
-        if (*s == '<' || *s == '(' || *s == '[') depth++;
-        if (*s == '>' || *s == ')' || *s == ']') depth--;
-        if (depth == 0 && *s == '*') star = 1;
-        if (*s != ' ') any = 1;
-    }
-    return 0;
+    xmt_sig s;
+    xmt_sig_param p[XMT_KERNEL_MAX_PARAMS];
+    if (n == 0 || n > XMT_KERNEL_MAX_PARAMS ||
+        xmt_sig_read(sig, &s, p, XMT_KERNEL_MAX_PARAMS) != (int)n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        ptr[i] = p[i].cls == XMT_SIG_POINTER;
+    return 1;
 }
 
 /* What the driver says about p: 1 device memory (range in *sp), 0 not memory it knows,

@@ -257,9 +257,7 @@ static void progress(xmt_session *S, const char *phase, size_t done, size_t tota
     if (now - S->t0 < 1000 || now - S->progress_ms < 1000) return;
     S->progress_ms = now;
     char name[64];
-    const char *paren = strchr(S->k->demangled, '(');
-    size_t len = paren ? (size_t)(paren - S->k->demangled) : strlen(S->k->demangled);
-    snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), S->k->demangled);
+    xmt_sig_name(S->k->demangled, name, sizeof name);
     xmt_progress("tuning %s [%s]: %s %zu/%zu", name, S->key_text, phase, done, total);
 }
 

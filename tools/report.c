@@ -20,14 +20,11 @@
 #include "report_svg.h"
 #include "xmt_policy.h"
 
-/* The short name of a kernel for a table: demangled, no parameters, at most `width`. */
+/* The short name of a kernel for a table: demangled, no return type or parameters (as
+ * match: sees it), at most cap - 1 characters. */
 static const char *short_name(const char *name, char *buf, size_t cap)
 {
-    const char *paren = strchr(name, '(');
-    size_t n = paren ? (size_t)(paren - name) : strlen(name);
-    if (n >= cap) n = cap - 1;
-    memcpy(buf, name, n);
-    buf[n] = 0;
+    xmt_sig_name(name, buf, cap);
     return buf;
 }
 

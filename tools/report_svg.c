@@ -19,6 +19,7 @@
 
 #include "logevent.h"
 #include "report_svg.h"
+#include "xmt_policy.h"
 
 #define W 960       /* picture width */
 #define LABEL_W 330 /* candidate labels */
@@ -182,7 +183,7 @@ static double panel(FILE *f, json_t *e, double y)
         ax.lspan = log(max) - ax.lmin;
     }
     char name[256];
-    snprintf(name, sizeof name, "%.*s", (int)strcspn(str(e, XMT_F_NAME), "("), str(e, XMT_F_NAME));
+    xmt_sig_name(str(e, XMT_F_NAME), name, sizeof name);
     fprintf(f, "<g class=\"panel\" data-key=\"");
     xml_text(f, str(e, XMT_F_KEY));
     fprintf(f, "\">\n<text x=\"8\" y=\"%.1f\" class=\"title\">", y + 16);
@@ -280,8 +281,7 @@ int write_report_html(const char *path, json_t *tunes)
         char a[32] = "—", b[32] = "—", name[256];
         if (to >= 0) fmt_ms(a, sizeof a, to);
         if (tw >= 0) fmt_ms(b, sizeof b, tw);
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(str(e, XMT_F_NAME), "("),
-                 str(e, XMT_F_NAME));
+        xmt_sig_name(str(e, XMT_F_NAME), name, sizeof name);
         fputs("<tr><td>", f);
         xml_text(f, name);
         fputs("</td><td>", f);

@@ -77,60 +77,23 @@ static long long iget(json_t *a, size_t i)
     return json_integer_value(json_array_get(a, i));
 }
 
-/* The scalar type names the policy language knows (docs/policy.md §Parameters), as
- * libiberty writes them. Returns 1 integer, 2 floating point, 0 not a scalar. */
-static int scalar_kind(const char *t)
-{
-    static const char *const ints[] = {
-        "char",           "signed char", "unsigned char",     "bool",     "short",
-        "unsigned short", "int",         "unsigned int",      "unsigned", "long",
-        "unsigned long",  "long long",   "unsigned long long"};
-    static const char *const floats[] = {"float",         "double",    "half",         "__half",
-                                         "__nv_bfloat16", "c10::Half", "c10::BFloat16"};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if (!strcmp(t, ints[i])) return 1;
-    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
-        if (!strcmp(t, floats[i])) return 2;
-    return 0;
-}
-
-/* The parameter types of a demangled signature ("f(int, float const*, Params)") into
- * info[]: pointer, integer, or a struct. Returns how many, or -1 when it cannot tell. */
+/* The parameter kinds of a demangled signature ("f(int, float const*, Params)") into
+ * info[], as the policy library reads them (xmt_sig_read): a pointer or reference; an
+ * integer or a float that the policy language has a type for; else a struct, which the
+ * entry must declare (bytes(N)), as the matcher would refuse it untyped. Returns how
+ * many, or -1 when the name has no parameter list. */
 static int signature_params(const char *sig, pinfo *info, size_t cap)
 {
-    int depth = 0;
-    const char *p = sig;
-    for (; *p && !(*p == '(' && depth == 0); p++)
-        depth += (*p == '<') - (*p == '>');
-    if (*p != '(') return -1;
-    p++;
-    size_t n = 0;
-    while (*p && *p != ')' && n < cap) {
-        char t[256];
-        size_t len = 0;
-        depth = 0;
-        while (*p && !(depth == 0 && (*p == ',' || *p == ')'))) {
-            depth += (*p == '<' || *p == '(') - (*p == '>' || *p == ')');
-            if (len + 1 < sizeof t) t[len++] = *p;
-            p++;
-        }
-        t[len] = 0;
-        if (*p == ',') p++;
-        while (*p == ' ')
-            p++;
-        const char *c = t;
-        if (!strncmp(c, "const ", 6)) c += 6;
-        char base[256];
-        snprintf(base, sizeof base, "%s", c);
-        char *q = strstr(base, " const");
-        if (q && !q[6]) *q = 0;
-        info[n].is_ptr = strchr(t, '*') || strchr(t, '&');
-        int k = info[n].is_ptr ? 0 : scalar_kind(base);
-        info[n].is_int = k == 1;
-        info[n].is_struct = !info[n].is_ptr && k == 0;
-        n++;
+    xmt_sig s;
+    xmt_sig_param p[STUB_MAX_PARAMS];
+    int n = xmt_sig_read(sig, &s, p, STUB_MAX_PARAMS);
+    for (int i = 0; i < n && (size_t)i < cap && i < STUB_MAX_PARAMS; i++) {
+        int scalar = (p[i].cls == XMT_SIG_INT || p[i].cls == XMT_SIG_FLOAT) && p[i].dtype >= 0;
+        info[i].is_ptr = p[i].cls == XMT_SIG_POINTER;
+        info[i].is_int = scalar && p[i].cls == XMT_SIG_INT;
+        info[i].is_struct = !info[i].is_ptr && !scalar;
     }
-    return (int)n;
+    return n;
 }
 
 /* A parameter type from its size alone (extern "C" and Triton names carry no types). */

@@ -428,6 +428,34 @@ static void scenario_protect(void)
     CHECK(cu.cuCtxSynchronize());
 }
 
+/* Kernels whose names only the signature reader reads right: ref_accum(float&, int), whose
+ * reference is a pointer to protect, and cast_accum<(char)1>(float*, int, long), whose long
+ * holds a device address that is not a pointer argument. Both add 1 in place. Then
+ * pair_accum(Pair, float*), whose 8-byte struct discover must not record as a scalar. */
+static void scenario_sigs(void)
+{
+    int n = 1 << 12;
+    CUdeviceptr y = upload((size_t)n, 2), z = upload((size_t)n, 3), other = upload(64, 4);
+    long cookie = (long)other;
+    CUfunction rf = kernel("_Z9ref_accumRfi"), cf = kernel("_Z10cast_accumILc1EEvPfil");
+    void *pr[] = {&y, &n}, *pc[] = {&z, &n, &cookie};
+    for (int i = 0; i < iterations; i++) {
+        launch(cu.launch, rf, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, pr);
+        launch(cu.launch, cf, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, pc);
+    }
+    struct {
+        int n;
+        float add;
+    } pair = {n, 0.5f};
+    CUfunction pf = kernel("_Z10pair_accum4PairPf");
+    void *pp[] = {&pair, &z};
+    for (int i = 0; i < iterations; i++)
+        launch(cu.launch, pf, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, pp);
+    CHECK(cu.cuCtxSynchronize());
+    dump(y, (size_t)n * 4);
+    dump(z, (size_t)n * 4);
+}
+
 /* smem_rev opted into 64 KiB of dynamic shared memory (above the device's 48 KiB per
  * block), launched with 1 KiB: candidates between 48 and 64 KiB are the program's to ask. */
 static void scenario_optin(void)
@@ -987,8 +1015,8 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr,
                 "usage: %s "
-                "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|graph|"
-                "images OUT "
+                "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|sigs|"
+                "graph|images OUT "
                 "[ITERATIONS]\n",
                 argv[0]);
         return 2;
@@ -1017,6 +1045,8 @@ int main(int argc, char **argv)
         scenario_protect();
     else if (!strcmp(sc, "optin"))
         scenario_optin();
+    else if (!strcmp(sc, "sigs"))
+        scenario_sigs();
     else if (!strcmp(sc, "sizes"))
         scenario_sizes();
     else if (!strcmp(sc, "threads"))

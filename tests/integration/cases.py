@@ -875,6 +875,22 @@ def protect_auto_shared_allocation_and_nondeterminism():
 
 
 @case
+def protect_auto_reads_signatures():
+    """protect: auto types a C++ kernel's arguments with the one signature reader (issue 23):
+    ref_accum(float&, int)'s reference is a pointer, so its buffer is protected (it was
+    taken for a scalar, and the timed runs added into the program's output); in
+    cast_accum<(char)1>(float*, int, long) the cast "(char)1" is no parameter list, so
+    the long is known not to be a pointer though it holds a device address (it was
+    probed, as for a name without types)."""
+    base, t = tuned("rt", "sigs", policies=AUTO)
+    same_output(base, t, "ref_accum and cast_accum add in place")
+    r = protect_of(tune_events(t, "ref_accum")[0])
+    expect(r["regions"] == 1 and r["in_place_bytes"] == 4096 * 4, r)
+    c = protect_of(tune_events(t, "cast_accum")[0])
+    expect(c["regions"] == 1 and c["in_place_bytes"] == 4096 * 4, c)
+
+
+@case
 def protect_auto_partial_coverage_rejected():
     base, t = tuned("rt", "basic", policies=PARTIAL)
     same_output(base, t, "partial configs")
@@ -1087,6 +1103,8 @@ def tool_report_cache_options():
     expect("| saxpy | x.shape=(65536,) | grid=(4,1,1) block=(32,1,1) shared=0 |" in p.stdout, p.stdout)
     expect("| block_sum | n=5120 |" in p.stdout and "program's own" in p.stdout, p.stdout)
     expect(re.search(r"\| atomic_sum .*within tolerance", p.stdout), p.stdout)
+    # a template's name as match: sees it, by the one signature reader: no return type
+    expect("| tile_copy<128> |" in p.stdout and "void tile_copy" not in p.stdout, p.stdout)
     p = subprocess.run([tool, "cache", cache], capture_output=True, text=True)
     expect(p.returncode == 0 and
            "| Simulated GPU|cc9.0|sm132|drv13000 | saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout,
@@ -1128,6 +1146,47 @@ def tool_discover_stub():
     expect(text.count("- mangled:") == 10, "one entry per kernel: %d" % text.count("- mangled:"))
     p = subprocess.run([tool, "check", "-q", stub], capture_output=True, text=True)
     expect(p.returncode == 0, "the stub does not load: " + p.stdout + p.stderr)
+
+
+@case
+def tool_stub_signature_kinds():
+    """The stub reads parameter kinds with the policy library's signature reader (issue 23):
+    a reference is a pointer, a struct holding a pointer (PyTorch's at::detail::Array<char*,
+    2>) and a function pointer are declared bytes(N) (the matcher refuses them untyped), and
+    a non-type template argument's cast "(char)1" is no parameter list. Each entry applies
+    to its kernel."""
+    tool = os.environ["XMT_TOOL"]
+    kernels = [("_Z1kILc1EEvRfi", "void k<(char)1>(float&, int)", [(0, 8), (8, 4)]),
+               ("_Z10vec_kernelILi4EEviN2at6detail5ArrayIPcLi2EEE",
+                "void vec_kernel<4>(int, at::detail::Array<char*, 2>)", [(0, 4), (8, 16)]),
+               ("_Z9fp_kernelPFviEPfi", "fp_kernel(void (*)(int), float*, int)", [(0, 8), (8, 8), (16, 4)])]
+    fake = os.path.join(WORK, "sig_prog.py")
+    with open(fake, "w") as f:
+        f.write("#!%s\nimport os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
+        for mangled, name, layout in kernels:
+            for ev in ({"event": "kernel", "kernel": mangled, "name": name, "device": 0,
+                        "params": [{"offset": o, "size": z} for o, z in layout], "params_known": True,
+                        "max_threads": 1024, "static_shared": 0},
+                       {"event": "kernel_summary", "kernel": mangled, "name": name, "device": 0,
+                        "launches": 2, "rewritable": True,
+                        "shapes": [{"grid": [64, 1, 1], "block": [256, 1, 1], "shared": 0, "count": 2}]}):
+                f.write("    f.write(%r)\n" % (json.dumps(ev) + "\n"))
+    os.chmod(fake, 0o755)
+    log, stub = os.path.join(WORK, "sig.jsonl"), os.path.join(WORK, "sig-stub.yaml")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"),
+             ASAN_OPTIONS=(os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", log, "--stub", stub, "--", fake], env=e,
+                       capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    text = open(stub).read()
+    for needle in ("params: [p0, p1]   # types from the signature",
+                   "params: [p0, p1: {bytes: 16}]   # types from the signature",
+                   "params: [p0: {bytes: 8}, p1, p2]   # types from the signature"):
+        expect(needle in text, "%r not in\n%s" % (needle, text))
+    for mangled, _, _ in kernels:
+        p = subprocess.run([tool, "check", "--kernel", mangled, stub], capture_output=True, text=True)
+        expect(p.returncode == 0 and "matches %s" % mangled in p.stdout and
+               "another entry wins" not in p.stdout, p.stdout + p.stderr)
 
 
 def flat(entry):
@@ -1498,6 +1557,10 @@ def tool_report_svg_html():
         want = "program's own config" if ev["winner"]["index"] == -1 else ev["winner"]["config"]
         expect(len(winners) == 1 and winners[0].get("data-config") == want, (ev["key"], [w.attrib for w in winners]))
     expect({"ok", "winner", "rejected", "skipped"} <= statuses, statuses)
+    titles = ["".join(e.itertext()) for e in ET.parse(svg).getroot().iter(ns + "text")
+              if e.get("class") == "title"]
+    expect(any(x.startswith("tile_copy<128> — ") for x in titles) and
+           not any(x.startswith("void ") for x in titles), titles)
     page = open(html).read()
     expect(page.startswith("<!DOCTYPE html>") and "<svg" in page and "<table>" in page
            and "src=" not in page and "href=" not in page, "the page is not self-contained")
@@ -1673,6 +1736,15 @@ def discover_records_argument_values():
            summ["struct_axpy(Params, float const*, float*)"])
     s2 = summ["scale2d(float*, int, int, float)"]["args"][0]
     expect(s2["values"][1:3] == [300, 200] and s2["grid"] == [19, 13, 1], s2)
+    # signatures as the one reader classes them (issue 23): a reference and an 8-byte
+    # struct by value are not scalars; a non-type template argument's cast hides nothing
+    base, d = discover_case("rt", "sigs")
+    summ = {e["name"]: e for e in d.events("kernel_summary")}
+    for name, want in (("ref_accum(float&, int)", [None, 4096]),
+                       ("pair_accum(Pair, float*)", [None, None]),
+                       ("void cast_accum<(char)1>(float*, int, long)", [None, 4096])):
+        expect(name in summ and summ[name]["args"][0]["values"][:2] == want,
+               (name, summ.get(name, list(summ))))
     # unloaded and loaded again: one summary, its values kept
     _, u = discover_case("rt", "unload")
     for e in u.events("kernel_summary"):

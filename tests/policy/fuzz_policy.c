@@ -3,8 +3,9 @@
  * The input is loaded as a policy file; every entry that loads is then exercised the way
  * the shim would (match, key, render, candidates, pin, buffers) over arguments taken from
  * the input's own bytes, so that evaluation faults are reached too. A first byte of '='
- * makes the rest a standalone expression instead. Built by tests/policy/fuzz.sh (or by
- * CMake when the compiler is clang).
+ * makes the rest a standalone expression instead; a first byte of '~' a kernel name, read
+ * by the signature reader (and demangled first when it is mangled). Built by tests/policy/fuzz.sh
+ * (or by CMake when the compiler is clang).
  */
 #include "xmt_policy.h"
 
@@ -34,6 +35,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int f;
         char err[256];
         xmt_expr_eval_string(t, &v, &d, &i, &f, err, sizeof err);
+        free(t);
+        return 0;
+    }
+    if (size > 0 && data[0] == '~') {
+        char *t = malloc(size); /* exactly the name and its NUL: a read past it shows */
+        if (!t) return 0;
+        memcpy(t, data + 1, size - 1);
+        t[size - 1] = 0;
+        xmt_sig sg;
+        xmt_sig_param ps[8];
+        char name[64], sig[4096];
+        xmt_sig_read(t, &sg, ps, 8);
+        if (xmt_demangle(t, name, sizeof name, sig, sizeof sig) == 1) xmt_sig_read(sig, &sg, ps, 8);
         free(t);
         return 0;
     }

@@ -1068,6 +1068,18 @@ START_TEST(params_from_signature)
     ck_assert_ptr_null(xmt_policy_match(set, "_Z1k3Foo", cap_diag, NULL));
     ck_assert_ptr_nonnull(strstr(diags, "parameter s has type 'Foo'"));
     xmt_policy_free(set);
+    /* a reference is passed as a pointer (it was "not a scalar or pointer"); match: sees
+     * the name with its non-type template argument, cast included */
+    set = load_ok("kernels:\n  - match: 'k<(char)1>'\n    params: [x, n]\n    pin: {}\n");
+    diags[0] = 0;
+    e = xmt_policy_match(set, "_Z1kILc1EEvRfi", cap_diag, NULL); /* k<(char)1>(float&, int) */
+    ck_assert_msg(e != NULL, "%s", diags);
+    xmt_entry_param(e, 0, &name, &type, &size);
+    ck_assert_str_eq(type, "ptr");
+    ck_assert_uint_eq(size, 8);
+    xmt_entry_param(e, 1, &name, &type, &size);
+    ck_assert_str_eq(type, "i32");
+    xmt_policy_free(set);
 }
 END_TEST
 

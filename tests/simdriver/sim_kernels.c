@@ -269,6 +269,47 @@ static double stamp_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 1), 0.01, 256);
 }
 
+/* ref_accum(float& y, int n) and cast_accum<(char)1>(float* y, int n, long cookie):
+ * y[i] += 1 for i < n, IN PLACE; the cookie is not read. Names the shim must read through
+ * its signature reader: a reference is a pointer, "(char)1" is no parameter list. */
+static void accum_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 1);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 0, i) += 1.0f;
+    }
+}
+static double accum_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 1), 0.01, 256);
+}
+
+/* pair_accum(Pair p, float* y), Pair {int n; float add;} (8 bytes by value): y[i] += p.add
+ * for i < p.n, IN PLACE. A struct no bigger than a pointer, which discover must not take
+ * for a scalar. */
+static void pair_accum_run(sim_exec *e)
+{
+    int32_t n;
+    float add;
+    memcpy(&n, e->params + e->k->off[0], 4);
+    memcpy(&add, e->params + e->k->off[0] + 4, 4);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 1, i) += add;
+    }
+}
+static double pair_accum_cost(const sim_exec *e)
+{
+    int32_t n;
+    memcpy(&n, e->params + e->k->off[0], 4);
+    return elementwise(e, n, 0.01, 256);
+}
+
 /* chunk_scale(float *y, int n, float s, int items_per_thread): thread g scales the
  * items_per_thread elements from g*items_per_thread, in place. Right for any config
  * whose grid*block*items covers n. Cost prefers block 256 and 4 items per thread. */
@@ -495,6 +536,39 @@ static simk_def g_kernels[] = {
      0,
      spin_run,
      spin_cost,
+     {0},
+     0},
+    {"_Z9ref_accumRfi",
+     "ref_accum(float&, int)",
+     2,
+     {PTR, I32},
+     1024,
+     16,
+     0,
+     accum_run,
+     accum_cost,
+     {0},
+     0},
+    {"_Z10cast_accumILc1EEvPfil",
+     "void cast_accum<(char)1>(float*, int, long)",
+     3,
+     {PTR, I32, U64},
+     1024,
+     16,
+     0,
+     accum_run,
+     accum_cost,
+     {0},
+     0},
+    {"_Z10pair_accum4PairPf",
+     "pair_accum(Pair, float*)",
+     2,
+     {{SIMK_BYTES, 8, 4}, PTR},
+     1024,
+     16,
+     0,
+     pair_accum_run,
+     pair_accum_cost,
      {0},
      0},
     /* the shim's own verification kernels (sim_xmtcheck.c) */

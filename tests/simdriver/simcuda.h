@@ -66,6 +66,12 @@
  *                                 hang_block) 0,8,12                  block.x == hang_block
  *                                                                     then never finishes
  *                                                                     (busy until killed)
+ *  _Z9ref_accumRfi                ref_accum(float& y, int n) 0,8      any with grid.x*block.x
+ *                                                                     >= n; y[i] += 1 IN PLACE
+ *  _Z10cast_accumILc1EEvPfil      cast_accum<(char)1>(float* y, int   the same; the cookie
+ *                                 n, long cookie) 0,8,16              is not read
+ *  _Z10pair_accum4PairPf          pair_accum(Pair p, float* y), Pair  grid.x*block.x >= p.n;
+ *                                 {int n; float add;} 0,8             y[i] += p.add IN PLACE
  *  xmt_cmp_bits, xmt_cmp_tol,     the shim's verification kernels     sim_xmtcheck.c: the
  *  xmt_changed                    (shim/gpucheck/kernels.cu)          same results as the PTX
  *
