@@ -257,21 +257,31 @@ static gexec_t *exec_find(CUgraphExec x)
     return NULL;
 }
 
-/* The slot of x, made if missing (glock held); -1 when the table is full. */
+/* The slot of x, made if missing (glock held); -1 when the table is full. A slot whose
+ * graph was destroyed (its record gone) is taken again for a new handle: a long-running
+ * program makes many more graphs than the table holds, and its driver may never reuse a
+ * handle. Reusing one is safe for lock-free readers: a slot's handle never goes back to
+ * 0, so no probe sequence is cut short, and a reader that still finds the destroyed
+ * handle is replaying a destroyed graph (the program's error). */
 static long exec_slot(CUgraphExec x)
 {
     uintptr_t h = (uintptr_t)x;
     size_t i = slot_of(h);
+    long reuse = -1;
     for (size_t probes = 0; probes < (1u << GTAB_BITS); probes++) {
         uintptr_t k = atomic_load_explicit(&gtab[i].handle, memory_order_relaxed);
         if (k == h) return (long)i;
         if (k == 0) {
+            if (reuse >= 0) break;
             atomic_store_explicit(&gtab[i].handle, h, memory_order_release);
             return (long)i;
         }
+        if (reuse < 0 && !atomic_load_explicit(&gtab[i].rec, memory_order_relaxed))
+            reuse = (long)i;
         i = (i + 1) & ((1u << GTAB_BITS) - 1);
     }
-    return -1;
+    if (reuse >= 0) atomic_store_explicit(&gtab[reuse].handle, h, memory_order_release);
+    return reuse;
 }
 
 /* e's replays since the last fold go to its kernels (glock held). */

@@ -920,6 +920,39 @@ static void scenario_graphfork(CUcontext ctx)
            atomic_load(&arg.rounds));
 }
 
+/* A long-running program's graphs: ITERATIONS executable graphs of one saxpy node, each
+ * replayed 3 times and destroyed, at most 64 alive at once. */
+static void scenario_graphchurn(void)
+{
+    int n = 1024;
+    float a = 1.0001f;
+    CUdeviceptr x = upload((size_t)n, 51), y = upload((size_t)n, 52);
+    CUfunction saxpy = kernel("_Z5saxpyifPKfPf");
+    void *p[] = {&n, &a, &x, &y};
+    CUgraph g;
+    CUgraphNode nd;
+    CHECK(cu.cuGraphCreate(&g, 0));
+    CUDA_KERNEL_NODE_PARAMS_v2 q = node_params(saxpy, 4, 32, 0, p);
+    CHECK(cu.cuGraphAddKernelNode(&nd, g, NULL, 0, &q));
+    CUstream st;
+    CHECK(cu.cuStreamCreate(&st, 0));
+    CUgraphExec ring[64] = {0};
+    long replays = 0;
+    for (int i = 0; i < iterations; i++) {
+        CUgraphExec *x = &ring[i % 64];
+        if (*x) CHECK(cu.cuGraphExecDestroy(*x));
+        CHECK(cu.cuGraphInstantiate(x, g, 0));
+        for (int r = 0; r < 3; r++, replays++)
+            CHECK(cu.cuGraphLaunch(*x, st));
+    }
+    CHECK(cu.cuStreamSynchronize(st));
+    for (int i = 0; i < 64; i++)
+        if (ring[i]) CHECK(cu.cuGraphExecDestroy(ring[i]));
+    CHECK(cu.cuGraphDestroy(g));
+    printf("GRAPH_REPLAYS %ld\n", replays);
+    dump(y, (size_t)n * 4);
+}
+
 /* Unload and load again: the driver hands out the same handle values for other
  * kernels; the shim must not take one for the other. */
 static void scenario_unload(void)
@@ -1016,7 +1049,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s "
                 "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|sigs|"
-                "graph|images OUT "
+                "graph|graphchurn|images OUT "
                 "[ITERATIONS]\n",
                 argv[0]);
         return 2;
@@ -1065,6 +1098,8 @@ int main(int argc, char **argv)
         scenario_graphfork(ctx);
     else if (!strcmp(sc, "forkexec"))
         scenario_forkexec(ctx, argv[2]);
+    else if (!strcmp(sc, "graphchurn"))
+        scenario_graphchurn();
     else if (!strcmp(sc, "images"))
         scenario_images(argv[2]);
     else {

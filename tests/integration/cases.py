@@ -245,6 +245,26 @@ def module_images_kept():
 
 
 @case
+def graph_churn_reuses_slots():
+    # A long-running program makes and destroys executable graphs (at most 64 alive) with a
+    # driver that never reuses a handle: the shim's table reuses destroyed graphs' slots, so
+    # every replay is counted (it filled up after 4096 graphs and lost the rest's replays).
+    n = 5000
+    for mode in ("discover", "tune"):
+        env = {"XMATUNE_MODE": mode, "SIMCUDA_UNIQUE_HANDLES": "1", "XMATUNE_CACHE": "off"}
+        if mode == "tune":
+            env["XMATUNE_POLICY"] = POLICIES
+        r = run("rt", "graphchurn", env=env, iterations=n)
+        ok(r, mode)
+        expect(r.value("GRAPH_REPLAYS") == 3 * n, r.stdout)
+        expect("executable graphs at once" not in r.stderr, r.stderr[-500:])
+        g = r.events("graphs")[0]
+        expect(g["replays"] == 3 * n and g["unseen_replays"] == 0, "%s: %r" % (mode, g))
+        s = [e for e in r.events("kernel_summary") if e["kernel"] == "_Z5saxpyifPKfPf"]
+        expect(s and sum(e["graph_launches"] for e in s) == 3 * n, "%s: %r" % (mode, s))
+
+
+@case
 def discover_report():
     base, d = discover_case("rt", "basic")
     kernels = {e["name"]: e for e in d.events("kernel")}

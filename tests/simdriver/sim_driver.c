@@ -83,6 +83,10 @@ static int g_helper;               /* this process has the helper role (SIMCUDA_
 static double g_noise;             /* under sim_lock */
 static unsigned g_noise_seed;      /* under sim_lock */
 static unsigned g_outlier;         /* under sim_lock */
+/* SIMCUDA_UNIQUE_HANDLES: destroyed executable graphs stay allocated (g_graveyard, listed
+ * for leak checkers), so that no handle is handed out twice, as by a driver whose handles
+ * are counters; by default they are freed and malloc may reuse their addresses. */
+static int g_unique_handles;
 static char *g_trace_path;         /* under sim_lock */
 static FILE *g_trace;              /* under sim_lock */
 
@@ -339,6 +343,7 @@ static void read_env(void)
         simcuda_set_trace(v);
     if ((v = getenv("SIMCUDA_HANG")) && *v) parse_hang(v);
     if ((v = getenv("SIMCUDA_STICKY")) && *v) simcuda_set_sticky(strcmp(v, "0") != 0);
+    if ((v = getenv("SIMCUDA_UNIQUE_HANDLES")) && *v) g_unique_handles = strcmp(v, "0") != 0;
 }
 static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 
@@ -2404,6 +2409,8 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec x, CUstream s)
     return graph_launch(x, s, 1);
 }
 
+static simgraph *g_graveyard; /* under sim_lock */
+
 static CUresult graph_destroy(void *h, uint32_t magic)
 {
     pthread_mutex_lock(&sim_lock);
@@ -2412,7 +2419,14 @@ static CUresult graph_destroy(void *h, uint32_t magic)
         if (t == (simgraph *)h && t->magic == magic) g = t;
     if (g) {
         unlink_graph_locked(g);
-        graph_free(g);
+        if (g_unique_handles && magic == GEXEC_MAGIC) {
+            /* kept, so that no later executable graph gets its address as its handle */
+            g->magic = 0;
+            g->next = g_graveyard;
+            g_graveyard = g;
+        } else {
+            graph_free(g);
+        }
     }
     pthread_mutex_unlock(&sim_lock);
     return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;

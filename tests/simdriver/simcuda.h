@@ -220,6 +220,9 @@
  *     until the process is killed (the synchronizing calls never return), as after the
  *     spin kernel's hanging config. Applies in every process (a property of the config).
  *   SIMCUDA_STICKY=0            faults are not sticky (see "Sticky faults" above)
+ *   SIMCUDA_UNIQUE_HANDLES=1    a destroyed executable graph's handle is never handed out
+ *                               again (default: its memory is freed, and malloc may give
+ *                               the next one the same address)
  *   SIMCUDA_ROLE=main|helper    the process's role; unset: helper when XMATUNE_HELPER is
  *                               set to anything but "" or "0" (what whoever spawns a
  *                               trial helper puts in its environment), else main.
