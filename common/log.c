@@ -20,6 +20,8 @@ static atomic_int messages_printed;
 static atomic_int messages_dropped;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static int log_fd = -1;
+static dev_t log_dev;         /* the file log_fd was opened on: a program that closes its */
+static ino_t log_ino;         /* descriptors (a daemon's start-up sweep) may reuse the number */
 static atomic_int log_failed; /* read without log_lock by xmt_log_enabled */
 
 static void vmessage(const char *fmt, va_list ap)
@@ -111,10 +113,25 @@ int xmt_log_enabled(void)
     return xmt_opt.log[0] != 0 && !log_failed;
 }
 
-/* Opens the log on first use. Called with log_lock held. */
+/* Is log_fd still the file the log opened? A program that closed it, or closed it and
+ * opened something else that got the same number, must never get our lines. */
+static int log_fd_is_ours(void)
+{
+    struct stat st;
+    return fstat(log_fd, &st) == 0 && st.st_dev == log_dev && st.st_ino == log_ino;
+}
+
+/* Opens the log on first use, and again when the program took its descriptor away (the
+ * number is left alone: it is the program's now). Called with log_lock held. */
 static int open_log(void)
 {
-    if (log_fd >= 0) return 0;
+    if (log_fd >= 0 && log_fd_is_ours()) return 0;
+    if (log_fd >= 0) {
+        log_fd = -1;
+        static atomic_int said;
+        if (xmt_first_time(&said))
+            xmt_warn("the program closed the log's descriptor; the log is opened again");
+    }
     if (log_failed) return -1;
     char path[XMT_PATH_MAX];
     if (xmt_expand_path(xmt_opt.log, path, sizeof path) != 0) {
@@ -143,6 +160,8 @@ static int open_log(void)
         xmt_warn("the log %s is not a file, FIFO or device; no log is written", path);
         return -1;
     }
+    log_dev = st.st_dev;
+    log_ino = st.st_ino;
     return 0;
 }
 
@@ -195,7 +214,7 @@ void xmt_log_close(void)
         if (n > 0) (void)!write(2, line, (size_t)n);
     }
     pthread_mutex_lock(&log_lock);
-    if (log_fd >= 0) close(log_fd);
+    if (log_fd >= 0 && log_fd_is_ours()) close(log_fd);
     log_fd = -1;
     pthread_mutex_unlock(&log_lock);
 }

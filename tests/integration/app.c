@@ -24,6 +24,7 @@
  * prints file:line and the error, and exits 1.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -920,6 +921,30 @@ static void scenario_graphfork(CUcontext ctx)
            atomic_load(&arg.rounds));
 }
 
+/* A daemon's start-up sweep: every descriptor but the output closed, then a file of its
+ * own opened (it gets the lowest number, the log's before), then more launches. The
+ * shim's lines must never reach that file, and its log must go on. */
+static void scenario_closefds(const char *outpath)
+{
+    int n = 1000;
+    CUdeviceptr a = upload((size_t)n, 61), b = upload((size_t)n, 62), o = upload((size_t)n, 63);
+    float al = 0.5f;
+    void *ps[] = {&n, &al, &a, &o};
+    launch(cu.launch, kernel("_Z5saxpyifPKfPf"), 4, 1, 32, 1, 0, NULL, ps);
+    CHECK(cu.cuCtxSynchronize());
+    for (int fd = 3; fd < 1024; fd++)
+        if (fd != fileno(out)) close(fd);
+    char path[4096];
+    snprintf(path, sizeof path, "%s.own", outpath);
+    int own = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (own < 0) exit(3);
+    void *pv[] = {&a, &b, &o, &n};
+    launch(cu.launch, kernel("vecadd"), (unsigned)(n + 127) / 128, 1, 128, 1, 0, NULL, pv);
+    CHECK(cu.cuCtxSynchronize());
+    dump(o, (size_t)n * 4);
+    printf("OWN_FD %d\n", own);
+}
+
 /* A long-running program's graphs: ITERATIONS executable graphs of one saxpy node, each
  * replayed 3 times and destroyed, at most 64 alive at once. */
 static void scenario_graphchurn(void)
@@ -1049,7 +1074,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s "
                 "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|sigs|"
-                "graph|graphchurn|images OUT "
+                "graph|graphchurn|images|closefds OUT "
                 "[ITERATIONS]\n",
                 argv[0]);
         return 2;
@@ -1098,6 +1123,8 @@ int main(int argc, char **argv)
         scenario_graphfork(ctx);
     else if (!strcmp(sc, "forkexec"))
         scenario_forkexec(ctx, argv[2]);
+    else if (!strcmp(sc, "closefds"))
+        scenario_closefds(argv[2]);
     else if (!strcmp(sc, "graphchurn"))
         scenario_graphchurn();
     else if (!strcmp(sc, "images"))

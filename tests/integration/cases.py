@@ -265,6 +265,28 @@ def graph_churn_reuses_slots():
 
 
 @case
+def log_survives_closed_descriptors():
+    # A program that closes every descriptor (a daemon's start-up sweep) and opens a file of
+    # its own, which gets the log's old number: the shim writes nothing into that file and
+    # opens its log again (it used to lose the log for good, or write into the program's
+    # file). No trace file here: the simulated driver's would be swept too.
+    for app in ("rt", "linked"):
+        base = run(app, "closefds", shim=False, env={"SIMCUDA_TRACE": ""})
+        ok(base, "without the shim")
+        r = run(app, "closefds", env={"XMATUNE_MODE": "discover", "XMATUNE_CACHE": "off",
+                                      "SIMCUDA_TRACE": ""})
+        ok(r, app)
+        same_output(base, r, "%s closefds" % app)
+        own = [f for f in os.listdir(WORK) if f.endswith(".own") and "closefds" in f]
+        sizes = [os.path.getsize(os.path.join(WORK, f)) for f in own]
+        expect(sizes and not any(sizes), "the shim wrote into the program's file: %r" % own)
+        names = [e["kernel"] for e in r.events("kernel")]
+        expect("_Z5saxpyifPKfPf" in names and "vecadd" in names, "kernel events: %r" % names)
+        expect(r.events("exit"), "no exit event after the sweep")
+        expect(r.stderr.count("the program closed the log's descriptor") == 1, r.stderr)
+
+
+@case
 def discover_report():
     base, d = discover_case("rt", "basic")
     kernels = {e["name"]: e for e in d.events("kernel")}
