@@ -121,6 +121,23 @@ static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
     return o;
 }
 
+/* Whether the clock warm-up ran and, when not, why: a test or a reader learns from the log
+ * that a tuning followed another closely enough to skip it, instead of assuming so. */
+static json_t *clock_warmup_json(const xmt_session *S)
+{
+    json_t *o = json_pack("{sbsf}", "ran", S->warmup_fate == XMT_WARMUP_RAN, "still_up_ms",
+                          XMT_CLOCK_STILL_UP_MS);
+    if (S->since_last_ms >= 0)
+        json_object_set_new(o, "since_last_tuning_ms", json_real(S->since_last_ms));
+    const char *off = "warm-up time 0 (XMATUNE_WARMUP_MS or the entry's warmup_ms)";
+    if (S->warmup_fate == XMT_WARMUP_OFF)
+        json_object_set_new(o, "why", json_string(off));
+    else if (S->warmup_fate == XMT_WARMUP_STILL_UP)
+        json_object_set_new(o, "why",
+                            json_sprintf("another tuning ended %.1f ms before", S->since_last_ms));
+    return o;
+}
+
 static void log_event(const xmt_session *S)
 {
     const xmt_cand *own = &S->cands[0];
@@ -172,6 +189,8 @@ static void log_event(const xmt_session *S)
                                 json_sprintf("%s at %s", xmt_cu_name(S->error, b, sizeof b),
                                              S->error_at ? S->error_at : "?"));
         }
+        if (S->warmup_fate != XMT_WARMUP_NOT_REACHED)
+            json_object_set_new(ev, "clock_warmup", clock_warmup_json(S));
         xmt_log_event(ev);
     } else {
         json_decref(owno);

@@ -148,6 +148,20 @@ def tune_events(r, name_part):
     return [e for e in r.events("tune") if name_part in e["name"]]
 
 
+def clock_warmup_as_said(ev, warmup_ms):
+    """A benchmarked tune event's clock_warmup agrees with its phases and its own rule: it
+    ran (for warmup_ms at least) unless another tuning ended less than still_up_ms before,
+    and then it says how long before."""
+    cw = ev.get("clock_warmup")
+    expect(isinstance(cw, dict), "no clock_warmup in %s" % ev)
+    w, gap, up = ev["phases_ms"]["clock_warmup"], cw.get("since_last_tuning_ms"), cw["still_up_ms"]
+    if cw["ran"]:
+        expect(w >= warmup_ms and (gap is None or gap >= up) and "why" not in cw, (w, cw))
+    else:
+        expect(w == 0 and gap is not None and gap < up, (w, cw))
+        expect(cw["why"] == "another tuning ended %.1f ms before" % gap, cw)
+
+
 # ---------------------------------------------------------------- foundation (issue 2)
 
 def discover_case(app, scenario):
@@ -766,7 +780,11 @@ def protect_auto_undeclared_output():
     expect(winner_block(ev) == [256, 1, 1], ev["winner"])
     ph = ev["phases_ms"]
     expect(ev["floor_ms"] > 0 and ph["timed_runs"] > 0 and ph["verification"] > 0, ev)
-    expect(abs(sum(ph.values()) - ev["duration_ms"]) < 0.05 * ev["duration_ms"] + 0.5, ph)
+    # the phases are parts of duration_ms (whatever the machine's speed): "other" is the rest
+    named = sum(v for k, v in ph.items() if k != "other")
+    # (1e-6 ms: the rounding of sums of differences of clock readings)
+    expect(named <= ev["duration_ms"] + 1e-6 and ph["other"] >= 0, (ph, ev["duration_ms"]))
+    expect(abs(named + ph["other"] - ev["duration_ms"]) <= 1e-6, (ph, ev["duration_ms"]))
     logf = os.path.join(WORK, "auto-report.jsonl")
     with open(logf, "w") as f:
         f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
@@ -791,10 +809,14 @@ def protect_auto_in_place_accumulating_extern_c():
         expect(evs, "%s not tuned" % name)
         for ev in evs:
             expect(not ev.get("untuned") and not ev.get("error"), ev)
-    # the clock warm-up: once, for the first key; the next ones follow within 200 ms
+    # the clock warm-up: for the first key; a later key skips it when another tuning ended
+    # less than the rule's still_up_ms before, and its event says so (how far apart the
+    # tunings are depends on the machine: the test reads it, never assumes it)
     evs = t.events("tune")
-    expect(evs[0]["phases_ms"]["clock_warmup"] >= 45, evs[0]["phases_ms"])
-    expect(all(e["phases_ms"]["clock_warmup"] == 0 for e in evs[1:]), [e["phases_ms"] for e in evs])
+    expect(evs[0]["clock_warmup"]["ran"] and "since_last_tuning_ms" not in evs[0]["clock_warmup"],
+           evs[0])
+    for ev in evs:
+        clock_warmup_as_said(ev, 50)
     acc = protect_of(tune_events(t, "atomic_sum")[0])
     expect(acc["in_place_bytes"] > 0, acc)  # accumulates: restored, not poisoned
     vec = protect_of(tune_events(t, "vecadd")[0])  # extern "C", no params declared
@@ -1467,7 +1489,7 @@ def tune_warmup_ms_per_entry():
     """warmup_ms: in an entry overrides XMATUNE_WARMUP_MS for that entry's keys, both ways
     (issue 12, item 2)."""
     src = open(os.path.join(AUTO, "saxpy.yaml")).read()
-    for entry_ms, env_ms, lo, hi in (("40", "0", 35, None), ("0", "200", None, 0)):
+    for entry_ms, env_ms, lo, hi in (("40", "0", 40, None), ("0", "200", None, 0)):
         d = os.path.join(WORK, "warm%s" % entry_ms)
         os.makedirs(d, exist_ok=True)
         open(os.path.join(d, "saxpy.yaml"), "w").write(src.rstrip("\n") + "\n    warmup_ms: %s\n" % entry_ms)
@@ -1478,6 +1500,8 @@ def tune_warmup_ms_per_entry():
         w = evs[0]["phases_ms"]["clock_warmup"]
         expect((lo is None or w >= lo) and (hi is None or w <= hi),
                "warmup_ms: %s with XMATUNE_WARMUP_MS=%s: clock warm-up %.1f ms" % (entry_ms, env_ms, w))
+        cw = evs[0]["clock_warmup"]  # the first tuning in its process: nothing to skip it for
+        expect(cw["ran"] if lo else (not cw["ran"] and cw["why"].startswith("warm-up time 0")), cw)
 
 
 def f32_bits(x):
