@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim_errors.h"
 #include "sim_internal.h"
@@ -19,11 +20,15 @@
 /* SIMCUDA_HANG=kernel:block_x:ms: a launch of that kernel with that block.x keeps the
  * device busy for ms of wall time, as a candidate that takes forever would:
  * cuStreamQuery/cuEventQuery say CUDA_ERROR_NOT_READY and the synchronizing calls
- * sleep until then. Device-wide, for simplicity. */
+ * sleep until then. Device-wide, for simplicity. With SIMCUDA_HANG_UNTIL=path the hang
+ * lasts until that file exists instead: a test ends it when it has seen what it waits
+ * for, however slow the machine is. */
 static char g_hang_kernel[128];
 static unsigned g_hang_block;
 static double g_hang_ms;
 static _Atomic double g_hang_until; /* CLOCK_MONOTONIC ms */
+static char g_hang_file[4096];      /* SIMCUDA_HANG_UNTIL, or "" */
+static _Atomic int g_hang_held;     /* a hang waits for g_hang_file */
 
 static double wall_ms(void)
 {
@@ -33,10 +38,18 @@ static double wall_ms(void)
 }
 static int hang_busy(void)
 {
+    if (atomic_load(&g_hang_held)) {
+        if (access(g_hang_file, F_OK) != 0) return 1;
+        atomic_store(&g_hang_held, 0);
+    }
     return wall_ms() < atomic_load(&g_hang_until);
 }
 static void hang_wait(void)
 {
+    while (atomic_load(&g_hang_held) && hang_busy()) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
     double left;
     while ((left = atomic_load(&g_hang_until) - wall_ms()) > 0) {
         struct timespec ts = {(time_t)(left / 1e3), (long)(fmod(left, 1e3) * 1e6)};
@@ -238,6 +251,8 @@ static void read_env(void)
     if ((v = getenv("SIMCUDA_HANG")) && *v &&
         sscanf(v, "%127[^:]:%u:%lf", g_hang_kernel, &g_hang_block, &g_hang_ms) != 3)
         fprintf(stderr, "simcuda: SIMCUDA_HANG: expected kernel:block_x:ms, got '%s'\n", v);
+    if ((v = getenv("SIMCUDA_HANG_UNTIL")) && *v)
+        snprintf(g_hang_file, sizeof g_hang_file, "%s", v);
 }
 static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 
@@ -2257,8 +2272,13 @@ CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
     free(e.smem);
 
     g_launches++;
-    if (g_hang_ms > 0 && r->block[0] == g_hang_block && !strcmp(r->k->name, g_hang_kernel))
-        atomic_store(&g_hang_until, wall_ms() + g_hang_ms);
+    if ((g_hang_ms > 0 || g_hang_file[0]) && r->block[0] == g_hang_block &&
+        !strcmp(r->k->name, g_hang_kernel)) {
+        if (g_hang_file[0])
+            atomic_store(&g_hang_held, 1);
+        else
+            atomic_store(&g_hang_until, wall_ms() + g_hang_ms);
+    }
     double cost = sim_cost(r);
     if (g_noise > 0) {
         double u =

@@ -139,6 +139,9 @@
  *     block.x keeps the device busy for ms of wall time: cuStreamQuery/cuEventQuery
  *     return CUDA_ERROR_NOT_READY, and the synchronizing calls sleep, until then (a
  *     candidate that takes far too long, for the tuner's watchdog).
+ *   SIMCUDA_HANG_UNTIL=path     such a hang lasts until path exists instead of ms: a test
+ *                               creates the file once it has seen what it waits for (a
+ *                               message, a claim), so no wait depends on the machine's speed
  *   SIMCUDA_FAIL=fn:nth:err,... make the nth call (1-based; 0 = every call) of fn return
  *                               err (a number or a CUDA_ERROR_* name). fn is an exported
  *                               symbol (cuMemAlloc_v2) or a base name, which covers all
