@@ -163,6 +163,7 @@ static void tune_fields(json_t *ev, const xmt_ev_tune_info *t)
     if (t->untuned && t->untuned[0])
         json_object_set_new(ev, XMT_F_UNTUNED, json_string(t->untuned));
     if (t->error) json_object_set_new(ev, XMT_F_ERROR, t->error);
+    if (t->clock_warmup) json_object_set_new(ev, XMT_F_CLOCK_WARMUP, t->clock_warmup);
 }
 
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
@@ -176,6 +177,7 @@ json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
         json_decref(t->winner);
         json_decref(t->protect);
         json_decref(t->error);
+        json_decref(t->clock_warmup);
         return NULL;
     }
     tune_fields(ev, t);

@@ -104,6 +104,7 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_PROTECT "protect"
 #define XMT_F_UNTUNED "untuned"
 #define XMT_F_ERROR "error"
+#define XMT_F_CLOCK_WARMUP "clock_warmup"
 #define XMT_F_INDEX "index"
 #define XMT_F_CONFIG "config"
 #define XMT_F_STATUS "status"
@@ -195,8 +196,9 @@ typedef struct {
     double tie_band; /* written when benchmarked */
     double duration_ms, floor_ms;
     xmt_ev_phases phases;
-    const char *untuned; /* or NULL / "": absent */
-    json_t *error;       /* or NULL: absent */
+    const char *untuned;  /* or NULL / "": absent */
+    json_t *error;        /* or NULL: absent */
+    json_t *clock_warmup; /* or NULL (the session did not reach it): absent */
 } xmt_ev_tune_info;
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t);
 

@@ -20,9 +20,6 @@
  * NaN in every float type (it spreads through any arithmetic that reads it) and -1 in
  * every integer type. */
 #define POISON 0xFF
-/* A tuning that ended this recently left the GPU clock up: no clock warm-up needed. */
-#define CLOCK_STILL_UP_MS 200.0
-
 static _Atomic uint64_t last_session_end_us; /* CLOCK_MONOTONIC, any thread's session */
 
 /* The watchdog: a wait for candidate runs that lasts longer than WATCHDOG_FACTOR times
@@ -699,14 +696,29 @@ static size_t passing(const xmt_session *S)
     return n;
 }
 
+/* Whether the clock warm-up runs, in S->warmup_fate, with the time since another tuning
+ * ended (S->since_last_ms, -1 when none has in this process): the tune event reports both,
+ * so that the rule's choice can be read rather than assumed. 1 when it runs. */
+static int clock_warm_up_needed(xmt_session *S, double w0)
+{
+    uint64_t last = atomic_load(&last_session_end_us);
+    /* another thread's tuning may have ended after w0: the clock is up all the same */
+    S->since_last_ms = last ? fmax(0.0, w0 - (double)last / 1000.0) : -1;
+    if (S->warmup_ms <= 0)
+        S->warmup_fate = XMT_WARMUP_OFF;
+    else if (last && S->since_last_ms < XMT_CLOCK_STILL_UP_MS)
+        S->warmup_fate = XMT_WARMUP_STILL_UP;
+    else
+        S->warmup_fate = XMT_WARMUP_RAN;
+    return S->warmup_fate == XMT_WARMUP_RAN;
+}
+
 /* The GPU by time with the program's own config, so that the clock is up before the
  * first candidate is timed; not when a tuning just ended (the clock is still up). */
 static int clock_warm_up(xmt_session *S)
 {
     double w0 = xmt_now_ms();
-    if (S->warmup_ms <= 0 ||
-        w0 - (double)atomic_load(&last_session_end_us) / 1000.0 < CLOCK_STILL_UP_MS)
-        return 0;
+    if (!clock_warm_up_needed(S, w0)) return 0;
     for (int i = 0; i < 100000; i++) {
         if (prepare(S, 0, 0) != 0 || run_candidate(S, &S->cands[0]) != 0) return -1;
         if (i % 4 == 3) {

@@ -52,6 +52,17 @@ typedef struct {
         put_back;
 } xmt_phases;
 
+/* A tuning that ended this recently left the GPU clock up: no clock warm-up needed. */
+#define XMT_CLOCK_STILL_UP_MS 200.0
+
+/* What became of a session's clock warm-up (the tune event's `clock_warmup`). */
+enum {
+    XMT_WARMUP_NOT_REACHED = 0, /* nothing was to be timed, or the session stopped before */
+    XMT_WARMUP_RAN,
+    XMT_WARMUP_OFF,      /* warmup_ms is 0 */
+    XMT_WARMUP_STILL_UP, /* another tuning ended less than XMT_CLOCK_STILL_UP_MS before */
+};
+
 typedef struct {
     /* what is tuned */
     xmt_kernel *k;
@@ -66,7 +77,9 @@ typedef struct {
     /* settings (the entry's, else the options') */
     int warmup, iterations, mean, flush;
     double budget_ms;
-    double warmup_ms; /* clock warm-up by time */
+    double warmup_ms;     /* clock warm-up by time */
+    int warmup_fate;      /* XMT_WARMUP_*: whether it ran, and why not */
+    double since_last_ms; /* at the warm-up: since another tuning ended; -1: none did */
     /* candidates: [0] the program's own, [1..n] the policy's */
     xmt_cand *cands;
     size_t n, valid;

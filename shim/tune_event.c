@@ -135,6 +135,23 @@ static json_t *error_json(const xmt_session *S)
                         S->error_at ? S->error_at : "?");
 }
 
+/* Whether the clock warm-up ran and, when not, why: a test or a reader learns from the log
+ * that a tuning followed another closely enough to skip it, instead of assuming so. */
+static json_t *clock_warmup_json(const xmt_session *S)
+{
+    json_t *o = json_pack("{sbsf}", "ran", S->warmup_fate == XMT_WARMUP_RAN, "still_up_ms",
+                          XMT_CLOCK_STILL_UP_MS);
+    if (S->since_last_ms >= 0)
+        json_object_set_new(o, "since_last_tuning_ms", json_real(S->since_last_ms));
+    const char *off = "warm-up time 0 (XMATUNE_WARMUP_MS or the entry's warmup_ms)";
+    if (S->warmup_fate == XMT_WARMUP_OFF)
+        json_object_set_new(o, "why", json_string(off));
+    else if (S->warmup_fate == XMT_WARMUP_STILL_UP)
+        json_object_set_new(o, "why",
+                            json_sprintf("another tuning ended %.1f ms before", S->since_last_ms));
+    return o;
+}
+
 static void log_event(const xmt_session *S)
 {
     const xmt_cand *own = &S->cands[0];
@@ -157,28 +174,30 @@ static void log_event(const xmt_session *S)
     if (!winner) winner = json_deep_copy(owno);
     json_object_set_new(winner, XMT_F_INDEX, json_integer(S->choice.index));
     int benchmarked = !S->verify_only && S->valid > 0;
-    xmt_ev_tune_info t = {.kernel = S->k->mangled,
-                          .name = S->k->demangled,
-                          .device = S->device,
-                          .key = S->key_text,
-                          .policy = xmt_entry_origin(S->k->entry),
-                          .own = owno,
-                          .candidates = cl,
-                          .winner = winner,
-                          .protect = protect_json(S),
-                          .mean = S->mean,
-                          .iterations = S->iterations,
-                          .warmup = S->warmup,
-                          .tolerance = S->tolerance,
-                          .l2_flush = S->flush_buf != 0,
-                          .verified = S->any_verify,
-                          .benchmarked = benchmarked,
-                          .tie_band = S->tie_band,
-                          .duration_ms = S->spent_ms,
-                          .floor_ms = S->floor_ms,
-                          .phases = phases_of(S),
-                          .untuned = S->untuned,
-                          .error = error_json(S)};
+    xmt_ev_tune_info t = {
+        .kernel = S->k->mangled,
+        .name = S->k->demangled,
+        .device = S->device,
+        .key = S->key_text,
+        .policy = xmt_entry_origin(S->k->entry),
+        .own = owno,
+        .candidates = cl,
+        .winner = winner,
+        .protect = protect_json(S),
+        .mean = S->mean,
+        .iterations = S->iterations,
+        .warmup = S->warmup,
+        .tolerance = S->tolerance,
+        .l2_flush = S->flush_buf != 0,
+        .verified = S->any_verify,
+        .benchmarked = benchmarked,
+        .tie_band = S->tie_band,
+        .duration_ms = S->spent_ms,
+        .floor_ms = S->floor_ms,
+        .phases = phases_of(S),
+        .untuned = S->untuned,
+        .error = error_json(S),
+        .clock_warmup = S->warmup_fate != XMT_WARMUP_NOT_REACHED ? clock_warmup_json(S) : NULL};
     xmt_log_event(xmt_ev_tune(&t));
 }
 

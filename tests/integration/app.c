@@ -636,17 +636,23 @@ static void scenario_threads(CUcontext ctx)
     }
 }
 
+/* A child still running this long after it was told to exit is taken for hung: a limit
+ * that only tells a deadlock from a slow or busy machine (a child exits in milliseconds,
+ * seconds under ThreadSanitizer). */
+#define CHILD_HANG_MS 60000
+
 /* Forks n children one after another, each exiting at once (which runs the atexit
- * handlers: the shim's report); the number still running after 5 s (then killed). */
+ * handlers: the shim's report); the number still running after CHILD_HANG_MS (then
+ * killed). After the first such child no more are forked: one hang fails the test. */
 static int fork_children(int n)
 {
     int hung = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !hung; i++) {
         pid_t pid = fork();
         if (pid == 0) exit(0);
         if (pid < 0) continue;
         int st, done = 0;
-        for (int t = 0; t < 5000 && !done; t++) {
+        for (int t = 0; t < CHILD_HANG_MS && !done; t++) {
             done = waitpid(pid, &st, WNOHANG) == pid;
             if (!done) usleep(1000);
         }
@@ -661,8 +667,8 @@ static int fork_children(int n)
 
 /* A thread launching (and so tuning and logging) while the main thread forks children
  * that exit at once: a child must never hang in the shim's exit report on a lock the
- * launching thread held at the fork. Prints FORK_HUNG (children still running after 5 s,
- * then killed) and FORK_CHILDREN. */
+ * launching thread held at the fork. Prints FORK_HUNG (children still running after
+ * CHILD_HANG_MS, then killed) and FORK_CHILDREN. */
 static void scenario_fork(CUcontext ctx)
 {
     enum { CHILDREN = 100 };
@@ -680,7 +686,8 @@ static void scenario_fork(CUcontext ctx)
 /* A tuning process forks while a thread of it tunes and logs, and the child execs a CUDA
  * program (this one, scenario saxpy, writing OUT.child) under the LD_PRELOAD it inherits:
  * the child starts a shim of its own and must finish with its own right output. Prints
- * CHILD_RC (the child's exit status, or -1 if it was killed or hung past 30 s). */
+ * CHILD_RC (the child's exit status, or -1 if it was killed or hung past 2 * CHILD_HANG_MS:
+ * it starts a shim and tunes). */
 static void scenario_forkexec(CUcontext ctx, const char *outpath)
 {
     pthread_t th;
@@ -696,7 +703,7 @@ static void scenario_forkexec(CUcontext ctx, const char *outpath)
         _exit(127);
     }
     int st = 0, rc = -1;
-    for (int t = 0; pid > 0 && t < 30000; t++) {
+    for (int t = 0; pid > 0 && t < 2 * CHILD_HANG_MS; t++) {
         if (waitpid(pid, &st, WNOHANG) == pid) {
             rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
             break;

@@ -49,6 +49,19 @@ def expect(cond, msg):
         raise Fail(msg if str(msg) else "expectation failed at line %d" % sys._getframe(1).f_lineno)
 
 
+def wait_for(cond, what, secs=300):
+    """Polls cond() until it holds and returns its value: the way tests wait for an event
+    (a message, a claim, a file). secs only guards against a hang: nothing expects an event
+    within any time, so a slow or busy machine passes as a fast one does."""
+    end = time.monotonic() + secs
+    while True:
+        v = cond()
+        if v:
+            return v
+        expect(time.monotonic() < end, "waited %d s for %s" % (secs, what))
+        time.sleep(0.02)
+
+
 class Run:
     """One run of a program: its exit code, output bytes, stdout, stderr, log, trace."""
 
@@ -146,6 +159,20 @@ def traced(r, kernel):
 
 def tune_events(r, name_part):
     return [e for e in r.events("tune") if name_part in e["name"]]
+
+
+def clock_warmup_as_said(ev, warmup_ms):
+    """A benchmarked tune event's clock_warmup agrees with its phases and its own rule: it
+    ran (for warmup_ms at least) unless another tuning ended less than still_up_ms before,
+    and then it says how long before."""
+    cw = ev.get("clock_warmup")
+    expect(isinstance(cw, dict), "no clock_warmup in %s" % ev)
+    w, gap, up = ev["phases_ms"]["clock_warmup"], cw.get("since_last_tuning_ms"), cw["still_up_ms"]
+    if cw["ran"]:
+        expect(w >= warmup_ms and (gap is None or gap >= up) and "why" not in cw, (w, cw))
+    else:
+        expect(w == 0 and gap is not None and gap < up, (w, cw))
+        expect(cw["why"] == "another tuning ended %.1f ms before" % gap, cw)
 
 
 # ---------------------------------------------------------------- foundation (issue 2)
@@ -424,16 +451,37 @@ def log_fifo_and_devices():
     ok(r, "a FIFO log without a reader")
     same_output(base, r, "a FIFO log without a reader")
     expect("is a FIFO with no reader; no log is written" in r.stderr, r.stderr)
-    # With a reader it is a log like any other.
+    # With a reader it is a log like any other. The reader is open before the program
+    # starts (opening a FIFO to read without waiting for a writer), and a thread drains it
+    # while the program runs (so the writer never blocks on a full pipe) and after it ends.
+    import select
     import threading
-    got = []
-    t = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    got, done = [], threading.Event()
+    def drain():
+        while True:
+            select.select([rfd], [], [], 0.05)
+            try:
+                b = os.read(rfd, 65536)
+            except BlockingIOError:
+                continue
+            if b:
+                got.append(b)
+            elif done.is_set():
+                return
+            else:  # no writer yet, or it closed: the program may still be running
+                done.wait(0.02)
+    t = threading.Thread(target=drain)
     t.start()
-    time.sleep(0.2)
-    r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_LOG": fifo})
-    t.join(30)
+    try:
+        r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_LOG": fifo})
+    finally:
+        done.set()
+        t.join()
+        os.close(rfd)
+    got = b"".join(got).decode()
     ok(r, "a FIFO log with a reader")
-    expect(got and '"event":"start"' in got[0] and '"event":"exit"' in got[0], got)
+    expect('"event":"start"' in got and '"event":"exit"' in got, got)
     # A character device stays a valid log; a directory is not one.
     r = run("rt", "saxpy", env={"XMATUNE_MODE": "discover", "XMATUNE_LOG": "/dev/null"})
     ok(r, "/dev/null as the log")
@@ -821,23 +869,33 @@ def tune_l2_flush():
 
 @case
 def tune_watchdog():
-    # BLOCK=64 keeps the simulated GPU busy for 2.5 s: the watchdog speaks after 1 s
-    # (the floor of its limit), tuning of the key stops when the wait ends, and the
-    # program's own config runs; outputs and exit code are unchanged.
+    # BLOCK=64 keeps the simulated GPU busy until the test lets it go, which it does once
+    # the watchdog has spoken (after 1 s at least, the floor of its limit, or 100 times the
+    # program's own first run): tuning of the key stops when the wait ends, the program's
+    # own config runs, and outputs and exit code are unchanged. No wait is timed.
     base = run("rt", "saxpy", shim=False)
-    t0 = time.time()
-    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_PROGRESS": "1",
-                                "SIMCUDA_HANG": "_Z5saxpyifPKfPf:64:2500"})
-    took = time.time() - t0
+    release, trace = os.path.join(WORK, "watchdog.release"), os.path.join(WORK, "watchdog.trace")
+    for f in (release, trace):
+        if os.path.exists(f):
+            os.remove(f)
+    p, out, log = start("saxpy", {"XMATUNE_POLICY": POLICIES, "XMATUNE_PROGRESS": "1",
+                                  "SIMCUDA_HANG": SAXPY + ":64:0", "SIMCUDA_HANG_UNTIL": release,
+                                  "SIMCUDA_TRACE": trace}, "watchdog", stderr_file=True)
+    wait_for(lambda: "has run for" in open(p.stderr_path).read(), "the watchdog's message")
+    open(release, "w").close()
+    t = finish(p, out, log)
     ok(t, "a config that runs far too long")
     same_output(base, t, "watchdog")
     expect(t.stderr.count("has run for") == 1 and "BLOCK=64" in t.stderr, t.stderr)
     ev = tune_events(t, "saxpy")[0]
     expect("watchdog" in ev.get("error", "") and ev["winner"]["index"] == -1, ev)
-    expect(2.4 < took < 10, "took %.1f s" % took)
-    # the session ran past a second: progress lines, at most one a second
+    # tuning stopped when that wait ended: BLOCK=64 ran once, for its verification
+    t.trace = open(trace).read().splitlines()
+    expect(len([x for x in traced(t, SAXPY) if x[1] == (64, 1, 1)]) == 1, t.trace)
+    # the session ran past a second: progress lines, at most one a second of the session's
+    # own duration (the first comes with the watchdog's message, a second at least in)
     n = t.stderr.count("xmatune: tuning saxpy [x.shape=(65536,)]: verify 1/6")
-    expect(1 <= n <= 2, t.stderr)
+    expect(1 <= n <= ev["duration_ms"] // 1000, (n, ev["duration_ms"], t.stderr))
     q = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "SIMCUDA_HANG": "_Z5saxpyifPKfPf:64:1500"})
     expect("xmatune: tuning" not in q.stderr, "progress without a terminal: %s" % q.stderr)
 
@@ -866,7 +924,11 @@ def protect_auto_undeclared_output():
     expect(winner_block(ev) == [256, 1, 1], ev["winner"])
     ph = ev["phases_ms"]
     expect(ev["floor_ms"] > 0 and ph["timed_runs"] > 0 and ph["verification"] > 0, ev)
-    expect(abs(sum(ph.values()) - ev["duration_ms"]) < 0.05 * ev["duration_ms"] + 0.5, ph)
+    # the phases are parts of duration_ms (whatever the machine's speed): "other" is the rest
+    named = sum(v for k, v in ph.items() if k != "other")
+    # (1e-6 ms: the rounding of sums of differences of clock readings)
+    expect(named <= ev["duration_ms"] + 1e-6 and ph["other"] >= 0, (ph, ev["duration_ms"]))
+    expect(abs(named + ph["other"] - ev["duration_ms"]) <= 1e-6, (ph, ev["duration_ms"]))
     logf = os.path.join(WORK, "auto-report.jsonl")
     with open(logf, "w") as f:
         f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
@@ -891,10 +953,14 @@ def protect_auto_in_place_accumulating_extern_c():
         expect(evs, "%s not tuned" % name)
         for ev in evs:
             expect(not ev.get("untuned") and not ev.get("error"), ev)
-    # the clock warm-up: once, for the first key; the next ones follow within 200 ms
+    # the clock warm-up: for the first key; a later key skips it when another tuning ended
+    # less than the rule's still_up_ms before, and its event says so (how far apart the
+    # tunings are depends on the machine: the test reads it, never assumes it)
     evs = t.events("tune")
-    expect(evs[0]["phases_ms"]["clock_warmup"] >= 45, evs[0]["phases_ms"])
-    expect(all(e["phases_ms"]["clock_warmup"] == 0 for e in evs[1:]), [e["phases_ms"] for e in evs])
+    expect(evs[0]["clock_warmup"]["ran"] and "since_last_tuning_ms" not in evs[0]["clock_warmup"],
+           evs[0])
+    for ev in evs:
+        clock_warmup_as_said(ev, 50)
     acc = protect_of(tune_events(t, "atomic_sum")[0])
     expect(acc["in_place_bytes"] > 0, acc)  # accumulates: restored, not poisoned
     vec = protect_of(tune_events(t, "vecadd")[0])  # extern "C", no params declared
@@ -1630,7 +1696,7 @@ def tune_warmup_ms_per_entry():
     """warmup_ms: in an entry overrides XMATUNE_WARMUP_MS for that entry's keys, both ways
     (issue 12, item 2)."""
     src = open(os.path.join(AUTO, "saxpy.yaml")).read()
-    for entry_ms, env_ms, lo, hi in (("40", "0", 35, None), ("0", "200", None, 0)):
+    for entry_ms, env_ms, lo, hi in (("40", "0", 40, None), ("0", "200", None, 0)):
         d = os.path.join(WORK, "warm%s" % entry_ms)
         os.makedirs(d, exist_ok=True)
         open(os.path.join(d, "saxpy.yaml"), "w").write(src.rstrip("\n") + "\n    warmup_ms: %s\n" % entry_ms)
@@ -1641,6 +1707,8 @@ def tune_warmup_ms_per_entry():
         w = evs[0]["phases_ms"]["clock_warmup"]
         expect((lo is None or w >= lo) and (hi is None or w <= hi),
                "warmup_ms: %s with XMATUNE_WARMUP_MS=%s: clock warm-up %.1f ms" % (entry_ms, env_ms, w))
+        cw = evs[0]["clock_warmup"]  # the first tuning in its process: nothing to skip it for
+        expect(cw["ran"] if lo else (not cw["ran"] and cw["why"].startswith("warm-up time 0")), cw)
 
 
 def f32_bits(x):
@@ -1739,7 +1807,10 @@ def tool_stub_tune_sim():
     work = os.path.join(WORK, "stub_tune")
     # (a sanitized suite's runtime reaches the shim's runs through XMT_PRELOAD_PREFIX)
     e = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_") and k != "LD_PRELOAD"}
-    e.update(XMATUNE_GPU_WORK=work,
+    # The script's time budget (150 s) and per-step limit (60 s) are for a GPU machine's
+    # by-hand runs: here ctest's own limit guards against a hang, so that a sanitized
+    # suite on a busy machine never runs out of them.
+    e.update(XMATUNE_GPU_WORK=work, XMATUNE_GPU_BUDGET_S="100000", XMATUNE_GPU_TIMEOUT="500",
              ASAN_OPTIONS=(os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
     p = subprocess.run(["bash", script, "--sim", build], env=e, capture_output=True, text=True, timeout=600)
     rows = [l for l in p.stdout.splitlines() if l.startswith("| sim_")]
@@ -2025,10 +2096,12 @@ def benchmarked(runs):
     return n
 
 
-def start(scenario, env, tag):
-    """Starts app_rt under the shim without waiting: (Popen, out, log)."""
+def start(scenario, env, tag, stderr_file=False):
+    """Starts app_rt under the shim without waiting: (Popen, out, log). stderr_file: its
+    stderr goes to a file (p.stderr_path), which a test can read while it runs."""
     out, log = os.path.join(WORK, tag + ".out"), os.path.join(WORK, tag + ".jsonl")
-    for p in (out, log):
+    err = os.path.join(WORK, tag + ".stderr")
+    for p in (out, log, err):
         if os.path.exists(p):
             os.remove(p)
     e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
@@ -2037,12 +2110,15 @@ def start(scenario, env, tag):
     shutil.rmtree(e["XDG_CACHE_HOME"], ignore_errors=True)
     e.update(env)
     p = subprocess.Popen([APPS["rt"], scenario, out, "3"], env=e, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=open(err, "w") if stderr_file else subprocess.PIPE, text=True)
+    p.stderr_path = err if stderr_file else None
     return p, out, log
 
 
 def finish(p, out, log):
     so, se = p.communicate(timeout=300)
+    if p.stderr_path:
+        se = open(p.stderr_path).read()
     events = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
     data = open(out, "rb").read() if os.path.exists(out) else b""
     return Run(p.returncode, data, so, se, events, [])
@@ -2154,7 +2230,12 @@ def cache_32_processes_agree():
     base = run("rt", "basic", shim=False)
     env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache, "XMATUNE_WARMUP": "1",
            "XMATUNE_ITERATIONS": "3", "SIMCUDA_HANG": SAXPY + ":64:150", "XMATUNE_EXCLUDE": "atomic_sum*"}
-    procs = [start("basic", env, "agree-%d" % i) for i in range(32)]
+    procs = [start("basic", env, "agree-%d" % i) for i in range(31)]
+    # The last starts once a winner is on disk (or all the others are done), so that one
+    # process at least uses another's winner however the others' timing falls out.
+    wait_for(lambda: (os.path.exists(cache) and "\n" in open(cache).read()) or
+             all(p[0].poll() is not None for p in procs), "a winner on disk")
+    procs.append(start("basic", env, "agree-31"))
     runs = [finish(*p) for p in procs]
     for i, r in enumerate(runs):
         ok(r, "process %d" % i)
@@ -2175,20 +2256,20 @@ def cache_32_processes_agree():
 def cache_killed_claim_taken_over():
     # A process killed while tuning saxpy leaves its claim: the next process finds the
     # claim stale (its process gone), takes it over and tunes; the cache still loads.
+    # BLOCK=64 keeps the simulated GPU busy until a file exists: the claimers hold their
+    # claims until the test is done with them, however slowly anything runs.
     d = fresh("killed")
     cache = os.path.join(d, "c.jsonl")
+    release = os.path.join(d, "release")
     env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
-           "SIMCUDA_HANG": SAXPY + ":64:800"}
-    def claimed(path, before, secs=20):
+           "SIMCUDA_HANG": SAXPY + ":64:0", "SIMCUDA_HANG_UNTIL": release}
+    def claimed(path, before):
         # the claims file holds a claim other than `before` (fixed sleeps lost the race
         # under ThreadSanitizer, whose processes start slowly)
-        end = time.time() + secs
-        while time.time() < end:
-            now = open(path).read() if os.path.exists(path) else ""
-            if now.strip() and now != before:
-                return now
-            time.sleep(0.02)
-        return None
+        def now():
+            text = open(path).read() if os.path.exists(path) else ""
+            return text if text.strip() and text != before else None
+        return wait_for(now, "a claim in %s" % path)
     before = ""
     for i in range(3):
         p, out, log = start("saxpy", env, "killed-%d" % i)
@@ -2199,19 +2280,21 @@ def cache_killed_claim_taken_over():
     claims = open(cache + ".claims").read().split("\n") if os.path.exists(cache + ".claims") else []
     expect(len([c for c in claims if c.strip()]) == 1, "claims: %r" % claims)
     base = run("rt", "saxpy", shim=False)
-    t0 = time.time()
     t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache})
     ok(t, "after the kills")
     same_output(base, t, "after the kills")
     ev = tune_events(t, "saxpy")
     expect(len(ev) == 1 and ev[0]["benchmarked"] and ev[0]["winner"]["config"] == "BLOCK=256", ev)
     expect(records(cache)[-1]["label"] == "BLOCK=256", records(cache))
-    expect(time.time() - t0 < 5, "waited for a dead claim")
+    # no launch waited for the dead claim: every one ran the winner (a waiting launch runs
+    # the program's own config)
+    s = [x for x in t.events("kernel_summary") if x["kernel"] == SAXPY]
+    expect(len(s) == 1 and s[0]["launches"] == s[0]["rewritten"] == 3, s)
     # a live claim is not taken over: a process that finds one runs the program's config
-    p, out, log = start("saxpy", {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache + "2",
-                                  "SIMCUDA_HANG": SAXPY + ":64:1500"}, "live-claim")
+    p, out, log = start("saxpy", dict(env, XMATUNE_CACHE=cache + "2"), "live-claim")
     expect(claimed(cache + "2.claims", "") is not None, "the claimer made no claim")
     t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache + "2"})
+    open(release, "w").close()
     r = finish(p, out, log)
     ok(r, "the claimer")
     ok(t2, "the waiter")

@@ -24,11 +24,15 @@
  * device busy for ms of wall time, as a candidate that takes forever would:
  * cuStreamQuery/cuEventQuery say CUDA_ERROR_NOT_READY and the synchronizing calls
  * sleep until then. Device-wide, for simplicity. ms "forever" (or the spin kernel's
- * hanging config) makes it INFINITY: only killing the process ends the wait. */
+ * hanging config) makes it INFINITY: only killing the process ends the wait. With
+ * SIMCUDA_HANG_UNTIL=path the hang lasts until that file exists instead: a test ends it
+ * when it has seen what it waits for, however slow the machine is. */
 static char g_hang_kernel[128];
 static unsigned g_hang_block;
 static double g_hang_ms;
 static _Atomic double g_hang_until; /* CLOCK_MONOTONIC ms */
+static char g_hang_file[4096];      /* SIMCUDA_HANG_UNTIL, or "" */
+static _Atomic int g_hang_held;     /* a hang waits for g_hang_file */
 
 static double wall_ms(void)
 {
@@ -38,10 +42,18 @@ static double wall_ms(void)
 }
 static int hang_busy(void)
 {
+    if (atomic_load(&g_hang_held)) {
+        if (access(g_hang_file, F_OK) != 0) return 1;
+        atomic_store(&g_hang_held, 0);
+    }
     return wall_ms() < atomic_load(&g_hang_until);
 }
 static void hang_wait(void)
 {
+    while (atomic_load(&g_hang_held) && hang_busy()) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
     double left;
     while ((left = atomic_load(&g_hang_until) - wall_ms()) > 0) {
         if (left > 100) left = 100; /* so that a hang forever sleeps in finite steps */
@@ -87,8 +99,8 @@ static unsigned g_outlier;         /* under sim_lock */
  * for leak checkers), so that no handle is handed out twice, as by a driver whose handles
  * are counters; by default they are freed and malloc may reuse their addresses. */
 static int g_unique_handles;
-static char *g_trace_path;         /* under sim_lock */
-static FILE *g_trace;              /* under sim_lock */
+static char *g_trace_path; /* under sim_lock */
+static FILE *g_trace;      /* under sim_lock */
 
 /* Statistics (under sim_lock). */
 static unsigned long long g_launches, g_captured, g_graph_launches, g_alloc_count, g_frees;
@@ -344,6 +356,8 @@ static void read_env(void)
     if ((v = getenv("SIMCUDA_HANG")) && *v) parse_hang(v);
     if ((v = getenv("SIMCUDA_STICKY")) && *v) simcuda_set_sticky(strcmp(v, "0") != 0);
     if ((v = getenv("SIMCUDA_UNIQUE_HANDLES")) && *v) g_unique_handles = strcmp(v, "0") != 0;
+    if ((v = getenv("SIMCUDA_HANG_UNTIL")) && *v)
+        snprintf(g_hang_file, sizeof g_hang_file, "%s", v);
 }
 static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 
@@ -2510,8 +2524,13 @@ CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
     free(e.smem);
 
     g_launches++;
-    if (g_hang_ms > 0 && r->block[0] == g_hang_block && !strcmp(r->k->name, g_hang_kernel))
-        atomic_store(&g_hang_until, wall_ms() + g_hang_ms);
+    if ((g_hang_ms > 0 || g_hang_file[0]) && r->block[0] == g_hang_block &&
+        !strcmp(r->k->name, g_hang_kernel)) {
+        if (g_hang_file[0])
+            atomic_store(&g_hang_held, 1);
+        else
+            atomic_store(&g_hang_until, wall_ms() + g_hang_ms);
+    }
     if (e.hang) atomic_store(&g_hang_until, INFINITY);
     double cost = sim_cost(r);
     if (g_noise > 0) {

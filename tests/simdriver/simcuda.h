@@ -219,6 +219,9 @@
  *     candidate that takes far too long, for the tuner's watchdog). ms "forever": busy
  *     until the process is killed (the synchronizing calls never return), as after the
  *     spin kernel's hanging config. Applies in every process (a property of the config).
+ *   SIMCUDA_HANG_UNTIL=path     such a hang lasts until path exists instead of ms: a test
+ *                               creates the file once it has seen what it waits for (a
+ *                               message, a claim), so no wait depends on the machine's speed
  *   SIMCUDA_STICKY=0            faults are not sticky (see "Sticky faults" above)
  *   SIMCUDA_UNIQUE_HANDLES=1    a destroyed executable graph's handle is never handed out
  *                               again (default: its memory is freed, and malloc may give

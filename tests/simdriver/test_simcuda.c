@@ -687,6 +687,36 @@ START_TEST(fault_env)
 }
 END_TEST
 
+/* SIMCUDA_HANG with SIMCUDA_HANG_UNTIL: the hanging launch keeps the device busy until the
+ * file exists, however long that takes; other launches do not hang. */
+START_TEST(hang_until_file)
+{
+    char path[] = "/tmp/simcuda_hangXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    unlink(path);
+    setenv("SIMCUDA_HANG", "_Z5saxpyifPKfPf:64:0", 1);
+    setenv("SIMCUDA_HANG_UNTIL", path, 1);
+    setup();
+    CUdeviceptr x = dbuf(NULL, 64), y = dbuf(NULL, 64);
+    int n = 64;
+    float a = 1;
+    void *args[] = {&n, &a, &x, &y};
+    CHECK(cuLaunchKernel(fn("_Z5saxpyifPKfPf"), 2, 1, 1, 32, 1, 1, 0, NULL, args, NULL));
+    CHECK(cuStreamQuery(NULL));
+    CHECK(cuLaunchKernel(fn("_Z5saxpyifPKfPf"), 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL));
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(cuStreamQuery(NULL), CUDA_ERROR_NOT_READY);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    CHECK(cuStreamSynchronize(NULL));
+    CHECK(cuStreamQuery(NULL));
+    unlink(path);
+}
+END_TEST
+
 START_TEST(trace_file)
 {
     char path[] = "/tmp/simcuda_traceXXXXXX";
@@ -1677,6 +1707,7 @@ static Suite *suite(void)
     tcase_add_test(bare, sticky_off_env);
     tcase_add_test(bare, hang_env_forever);
     tcase_add_test(bare, role_from_env);
+    tcase_add_test(bare, hang_until_file);
     suite_add_tcase(s, bare);
     TCase *tc = tcase_create("driver");
     tcase_add_checked_fixture(tc, setup, teardown);

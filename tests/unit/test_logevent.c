@@ -122,7 +122,8 @@ static json_t *build(xmt_event ev, int variant)
                               .warmup = 5,
                               .benchmarked = 1,
                               .untuned = "why",
-                              .error = json_string("CUDA_ERROR_UNKNOWN at x")};
+                              .error = json_string("CUDA_ERROR_UNKNOWN at x"),
+                              .clock_warmup = json_object()};
         return xmt_ev_tune(&t);
     }
     case XMT_EV_GRAPH_NODE:
