@@ -15,4 +15,10 @@
  * LD_PRELOAD=libasan.so:libxmatune.so, and that runtime must stay first. Else 0. */
 size_t xmt_preload_sanitizer_first(const char *preload);
 
+/* Writes into out (cap bytes) the preload list without the shim: every entry that is
+ * self (the shim's own path) or whose file name is libxmatune.so. The other entries keep
+ * their order, ':'-separated (the loader accepts ':' and ' '). Returns 0, or -1 when out
+ * is too small. */
+int xmt_preload_without(const char *preload, const char *self, char *out, size_t cap);
+
 #endif

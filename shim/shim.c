@@ -19,6 +19,7 @@
 #include "log.h"
 #include "modload.h"
 #include "options.h"
+#include "trialproc.h"
 #include "tuner.h"
 #include "xmt_policy.h"
 
@@ -38,7 +39,7 @@ static void fork_phase(int phase)
      * memo: a thread holding a memo block's lock may take the log's. */
     void (*const mods[])(int) = {xmt_graph_atfork, xmt_discover_atfork, xmt_log_atfork,
                                  xmt_cache_atfork, xmt_counters_atfork, xmt_kernels_atfork,
-                                 xmt_tuner_atfork};
+                                 xmt_tuner_atfork, xmt_trial_atfork};
     size_t n = sizeof mods / sizeof mods[0];
     for (size_t i = 0; i < n; i++)
         mods[phase == XMT_FORK_PREPARE ? i : n - 1 - i](phase);
