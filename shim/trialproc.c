@@ -124,10 +124,10 @@ static void free_env(char **env)
     free(env);
 }
 
-/* Spawns the helper on a new channel; *fd gets the program's end. The helper forks once
- * to leave the program's tree: its first process exits at once and is reaped here (or
- * already was, by a program that reaps every child: ECHILD is fine). 0, or -1 with why. */
-static int spawn(int *fd, char *why, size_t wcap)
+/* Spawns the helper on a new channel; *fd gets the program's end, *pid the process
+ * spawned (the helper's first process: it forks once to leave the program's tree, then
+ * exits; reap_first reaps it). 0, or -1 with why. */
+static int spawn(int *fd, pid_t *pid, char *why, size_t wcap)
 {
     char path[4096];
     if (helper_path(path, sizeof path, why, wcap) != 0) return -1;
@@ -154,8 +154,7 @@ static int spawn(int *fd, char *why, size_t wcap)
     posix_spawnattr_setsigdefault(&at, &dflt);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     char *argv[] = {path, NULL};
-    pid_t pid = -1;
-    int e = env ? posix_spawn(&pid, path, &fa, &at, argv, env) : ENOMEM;
+    int e = env ? posix_spawn(pid, path, &fa, &at, argv, env) : ENOMEM;
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     free_env(env);
@@ -165,10 +164,21 @@ static int spawn(int *fd, char *why, size_t wcap)
         snprintf(why, wcap, "cannot start %.400s: %s", path, strerror(e));
         return -1;
     }
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-    }
     *fd = sv[0];
     return 0;
+}
+
+/* Reaps the helper's first process. Waited for only when it is not the helper itself
+ * (the helper detached, so it exits at once) or it was killed (a failed start; pidfd, taken
+ * while it was still an unreaped child, so never a recycled pid). ECHILD is fine: a
+ * program that reaps every child, or ignores SIGCHLD, got it first. */
+static void reap_first(pid_t first, int pidfd, int helper_pid, int failed)
+{
+    if (failed && pidfd >= 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+    if (pidfd >= 0) close(pidfd);
+    if (!failed && first == helper_pid) return; /* it could not detach: a zombie at the end */
+    while (waitpid(first, NULL, 0) < 0 && errno == EINTR) {
+    }
 }
 
 /* Is the helper's end closed (the process gone)? Asked without waiting. */
@@ -244,18 +254,22 @@ static int start(helper_t *h, int device, char *why, size_t wcap)
     double t0 = now_ms();
     h->fd = h->pidfd = -1;
     h->pid = 0;
-    if (spawn(&h->fd, why, wcap) != 0) return -1;
+    pid_t first = -1;
+    if (spawn(&h->fd, &first, why, wcap) != 0) return -1;
+    int first_fd = (int)syscall(SYS_pidfd_open, first, 0);
     xmt_tp_msg m = {.type = XMT_TP_HELLO};
     m.u.hello = (xmt_tp_hello){XMT_TP_VERSION, (int32_t)getpid(), device};
-    if (ask(h, &m, XMT_TP_READY, why, wcap) != 0) {
-        discard(h);
-        return -1;
+    int r = ask(h, &m, XMT_TP_READY, why, wcap);
+    if (r == 0) {
+        h->pid = m.u.ready.pid;
+        h->pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
+        if (m.u.ready.status != 0 || hung_up(h->fd))
+            snprintf(why, wcap, "the helper could not open device %d: %s", device,
+                     m.u.ready.status ? m.u.ready.name : "it exited");
+        r = m.u.ready.status != 0 || hung_up(h->fd) ? -1 : 0;
     }
-    h->pid = m.u.ready.pid;
-    h->pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
-    if (m.u.ready.status != 0 || hung_up(h->fd)) {
-        snprintf(why, wcap, "the helper could not open device %d: %s", device,
-                 m.u.ready.status ? m.u.ready.name : "it exited");
+    reap_first(first, first_fd, h->pid, r != 0);
+    if (r != 0) {
         discard(h);
         return -1;
     }

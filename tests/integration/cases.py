@@ -1183,10 +1183,8 @@ def tool_discover_stub_idioms():
              ks("floaty", [([64, 1, 1], [64, 1, 1])], [([64, 1, 1], [64, 1, 1], [None, half, 1 << 25])],
                 (8, 4, 4))]
     fake = os.path.join(WORK, "fake_prog.py")
-    with open(fake, "w") as f:
-        f.write("#!%s\nimport json, os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
-        for k, s_ in fakes:
-            f.write("    f.write(%r)\n    f.write(%r)\n" % (json.dumps(k) + "\n", json.dumps(s_) + "\n"))
+    with open(fake, "w") as f:  # answers nothing, ever, and ignores its channel closing
+        f.write("#!/bin/sh\necho $$ > %s\nexec sleep 100000\n" % pidfile)
     os.chmod(fake, 0o755)
     stub2 = os.path.join(WORK, "stub2.yaml")
     # (under a sanitized suite, the sanitizer's leak report on the Python interpreter itself
@@ -2159,6 +2157,144 @@ def cache_command():
     p = xc("bogus", "--cache", a)
     expect(p.returncode != 0, "a bad verb was taken")
 
+
+
+# ---- the trial helper (issue 24: its process, channel and lifecycle) ---------------------
+
+TRIAL = {"XMATUNE_TRIALS": "process", "XMATUNE_POLICY": POLICIES}
+
+
+def helper_pids(r):
+    return [e["pid"] for e in r.events("trial_helper") if e["what"] in ("started", "restarted")]
+
+
+def helper_whats(r):
+    return [e["what"] for e in r.events("trial_helper")]
+
+
+def gone(pid):
+    """No such process, or a zombie that nobody has reaped yet: it runs no more."""
+    try:
+        st = open("/proc/%d/stat" % pid).read()
+    except OSError:
+        return True
+    return st[st.rindex(")") + 2] in "ZX"
+
+
+def wait_gone(pids, what):
+    """Waits for every helper to end (an event, polled; the deadline only catches a leak)."""
+    import time
+    end = time.monotonic() + 120
+    while any(not gone(p) for p in pids):
+        expect(time.monotonic() < end, "%s: helper(s) %s still run" %
+               (what, [p for p in pids if not gone(p)]))
+        time.sleep(0.01)
+
+
+@case
+def trial_helper_once_per_device():
+    """XMATUNE_TRIALS=process: one helper for the device, started at the first key that
+    needs a trial and reused (pinged) for the other 11; those keys keep the program's own
+    config (trials cannot run in the helper yet), said once; auto and inline start none."""
+    base = run("rt", "trial", shim=False, iterations=12, args=["exit"])
+    ok(base, "without the shim")
+    r = run("rt", "trial", env=TRIAL, iterations=12, args=["exit"])
+    ok(r, "process")
+    same_output(r, base, "process")
+    expect(helper_whats(r) == ["started"], r.log)
+    ev = r.events("trial_helper")[0]
+    expect(ev["device"] == 0 and ev["name"] == "Simulated GPU" and ev["ms"] >= 0, ev)
+    expect(ev["uuid"] is None or re.match(r"^[0-9a-f]{32}$", ev["uuid"]), ev)
+    expect(r.stderr.count("cannot run in the trial helper yet") == 1, r.stderr)
+    expect(r.events("tune") == [], "a key was tuned in the program: %s" % r.events("tune"))
+    wait_gone(helper_pids(r), "process")
+    for mode in ("auto", "inline"):
+        q = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS=mode), iterations=12, args=["exit"])
+        ok(q, mode)
+        expect(q.events("trial_helper") == [], "%s: %s" % (mode, q.events("trial_helper")))
+        expect(q.events("tune"), "%s: nothing tuned" % mode)
+    q = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS="sideways"), iterations=2, args=["exit"])
+    ok(q, "a bad value")
+    expect("XMATUNE_TRIALS" in q.stderr and q.events("trial_helper") == [], q.stderr)
+
+
+@case
+def trial_helper_ends_with_the_program():
+    """However the program ends or treats its children — exit, _exit, SIGKILL, a forked
+    child that exits, reaping every child in a loop, SIGCHLD ignored — nothing hangs, the
+    one helper serves to the end, and no helper remains afterwards."""
+    for how in ("exit", "_exit", "kill", "fork", "waitall", "sigign"):
+        r = run("rt", "trial", env=TRIAL, iterations=4, args=[how])
+        expect(r.rc == (-9 if how == "kill" else 0), "%s: exit %d\n%s" % (how, r.rc, r.stderr))
+        expect(helper_whats(r) == ["started"], "%s: %s" % (how, r.log))
+        wait_gone(helper_pids(r), how)
+
+
+@case
+def trial_helper_restarts_capped():
+    """A helper killed under the program is found gone at the next key and restarted, 3
+    times; the 4th time the device falls back for good, with one logged reason."""
+    base = run("rt", "trial", shim=False, iterations=6, args=["respawn"])
+    r = run("rt", "trial", env=TRIAL, iterations=6, args=["respawn"])
+    ok(r, "respawn")
+    same_output(r, base, "respawn")
+    expect(helper_whats(r) == ["started", "gone", "restarted", "gone", "restarted", "gone",
+                               "restarted", "gone", "fallback"], r.log)
+    fb = r.events("trial_helper")[-1]
+    expect("restarted 3 times" in fb["why"], fb)
+    expect([e["restarts"] for e in r.events("trial_helper") if e["what"] == "restarted"] ==
+           [1, 2, 3], r.log)
+    expect(r.stderr.count("trial helper for device 0 is not available") == 1, r.stderr)
+    wait_gone(helper_pids(r), "respawn")
+
+
+def lone_shim(name):
+    """A copy of the shim in a folder of its own (WORK/name/shim/), for a helper that is
+    missing or fake beside it (WORK/name/trial/xmatune-trial)."""
+    d = os.path.join(WORK, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "shim"))
+    os.makedirs(os.path.join(d, "trial"))
+    copy = os.path.join(d, "shim", "libxmatune.so")
+    shutil.copy2(SHIM, copy)
+    return d, PRELOAD_PREFIX + copy
+
+
+@case
+def trial_helper_missing_falls_back():
+    """No helper beside the shim: one logged reason, the program's output as without it."""
+    d, pre = lone_shim("missing")
+    base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
+    r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre), iterations=3, args=["exit"])
+    ok(r, "missing helper")
+    same_output(r, base, "missing helper")
+    expect(helper_whats(r) == ["fallback"], r.log)
+    expect("no trial helper beside the shim" in r.events("trial_helper")[0]["why"], r.log)
+    expect(r.stderr.count("trial helper for device 0 is not available") == 1, r.stderr)
+
+
+@case
+def trial_helper_hung_is_ended():
+    """A helper that never answers is given up after XMATUNE_TRIAL_TIMEOUT_MS: it is
+    killed and its channel closed, the device falls back, the program goes on unharmed."""
+    d, pre = lone_shim("hung")
+    fake = os.path.join(d, "trial", "xmatune-trial")
+    pidfile = os.path.join(d, "fake.pid")
+    with open(fake, "w") as f:
+        f.write("#!%s\nimport os\nfd = int(os.environ['XMATUNE_TRIAL_FD'])\n"
+                "open(%r, 'w').write(str(os.getpid()))\n"
+                "while os.read(fd, 65536):\n    pass\n" % (sys.executable, pidfile))
+    os.chmod(fake, 0o755)
+    base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
+    r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre, XMATUNE_TRIAL_TIMEOUT_MS="300"),
+            iterations=3, args=["exit"])
+    ok(r, "hung helper")
+    same_output(r, base, "hung helper")
+    expect(helper_whats(r) == ["fallback"], r.log)
+    expect("hung: no answer to HELLO within 300 ms" in r.events("trial_helper")[0]["why"], r.log)
+    # killed at the deadline: gone, even if it was killed before it could say its pid
+    if os.path.exists(pidfile) and open(pidfile).read().strip():
+        wait_gone([int(open(pidfile).read())], "hung helper")
 
 
 def main():
