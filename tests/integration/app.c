@@ -25,6 +25,7 @@
  * prints file:line and the error, and exits 1.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -394,12 +395,56 @@ static void wait_gone(int pid)
     }
 }
 
+/* A forked child that outlives the program: it must not keep the helper alive (the
+ * shim closes the channel in the child). Its stdio closed (the test's pipes end with the
+ * parent), it waits for the parent to end, then for the helper to, at most a minute, and
+ * writes its verdict to OUT.child: "helper ended" or "helper outlived the program". */
+static void outliving_child(const char *out_path)
+{
+    int helper = trial_helper_pid(), null = open("/dev/null", O_RDWR);
+    pid_t parent = getppid();
+    for (int fd = 0; fd < 3; fd++)
+        dup2(null, fd);
+    while (getppid() == parent)
+        usleep(1000);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", helper);
+    for (int ms = 0; ms < 60000 && helper > 0 && access(path, F_OK) == 0; ms++) {
+        FILE *f = fopen(path, "r");
+        char st[512] = "";
+        size_t n = f ? fread(st, 1, sizeof st - 1, f) : 0;
+        if (f) fclose(f);
+        st[n] = 0;
+        const char *e = strrchr(st, ')');
+        if (!e || e[2] == 'Z') break;
+        usleep(1000);
+    }
+    char verdict[4096];
+    snprintf(verdict, sizeof verdict, "%s.child", out_path);
+    FILE *v = fopen(verdict, "w");
+    if (v) {
+        int alive = helper > 0 && access(path, F_OK) == 0;
+        if (alive) { /* a zombie is gone too */
+            FILE *f = fopen(path, "r");
+            char st[512] = "";
+            size_t n = f ? fread(st, 1, sizeof st - 1, f) : 0;
+            if (f) fclose(f);
+            st[n] = 0;
+            const char *e = strrchr(st, ')');
+            alive = e && e[2] != 'Z';
+        }
+        fputs(alive ? "helper outlived the program" : "helper ended", v);
+        fclose(v);
+    }
+    _exit(0);
+}
+
 /* The trial helper's lifecycle (XMATUNE_TRIALS=process starts one at the first key that
  * needs tuning). saxpy over ITERATIONS keys, one launch each; what happens between or
  * after them is the argument: exit, _exit, kill (SIGKILL itself), fork (a child that
- * exits), waitall (reap every child in a loop), sigign (SIGCHLD ignored from the
- * start), respawn (SIGKILL the helper the log names after every key). */
-static void scenario_trial(void)
+ * exits), outlive (a child that outlives the program), waitall (reap every child in a loop), sigign
+ * (SIGCHLD ignored from the start), respawn (SIGKILL the helper the log names after every key). */
+static void scenario_trial(const char *out_path)
 {
     const char *how = scenario_arg;
     int n0 = 4096, n;
@@ -419,6 +464,9 @@ static void scenario_trial(void)
         } else if (!strcmp(how, "waitall")) {
             while (waitpid(-1, NULL, 0) > 0) {
             }
+        } else if (!strcmp(how, "outlive") && i == 0) {
+            fflush(NULL);
+            if (fork() == 0) outliving_child(out_path);
         } else if (!strcmp(how, "fork") && i == 0) {
             fflush(NULL);
             pid_t c = fork();
@@ -1048,7 +1096,7 @@ int main(int argc, char **argv)
     else if (!strcmp(sc, "sizes"))
         scenario_sizes();
     else if (!strcmp(sc, "trial"))
-        scenario_trial();
+        scenario_trial(argv[2]);
     else if (!strcmp(sc, "threads"))
         scenario_threads(ctx);
     else if (!strcmp(sc, "fork"))

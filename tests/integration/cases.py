@@ -2183,7 +2183,6 @@ def gone(pid):
 
 def wait_gone(pids, what):
     """Waits for every helper to end (an event, polled; the deadline only catches a leak)."""
-    import time
     end = time.monotonic() + 120
     while any(not gone(p) for p in pids):
         expect(time.monotonic() < end, "%s: helper(s) %s still run" %
@@ -2221,13 +2220,21 @@ def trial_helper_once_per_device():
 @case
 def trial_helper_ends_with_the_program():
     """However the program ends or treats its children — exit, _exit, SIGKILL, a forked
-    child that exits, reaping every child in a loop, SIGCHLD ignored — nothing hangs, the
+    child that exits or one that outlives it (its copy of the channel closed at the fork:
+    the child waits for the helper to end, up to a minute), reaping every child in a loop, SIGCHLD ignored — nothing hangs, the
     one helper serves to the end, and no helper remains afterwards."""
-    for how in ("exit", "_exit", "kill", "fork", "waitall", "sigign"):
+    for how in ("exit", "_exit", "kill", "fork", "outlive", "waitall", "sigign"):
         r = run("rt", "trial", env=TRIAL, iterations=4, args=[how])
         expect(r.rc == (-9 if how == "kill" else 0), "%s: exit %d\n%s" % (how, r.rc, r.stderr))
         expect(helper_whats(r) == ["started"], "%s: %s" % (how, r.log))
         wait_gone(helper_pids(r), how)
+        if how == "outlive":
+            verdict = os.path.join(WORK, "rt-trial-%d.out.child" % _counter[0])
+            end = time.monotonic() + 120
+            while not os.path.exists(verdict) or not open(verdict).read():
+                expect(time.monotonic() < end, "the outliving child said nothing")
+                time.sleep(0.01)
+            expect(open(verdict).read() == "helper ended", open(verdict).read())
 
 
 @case
