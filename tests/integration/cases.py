@@ -1248,7 +1248,8 @@ def tool_install_prefix():
     """cmake --install into a temporary prefix: the library, the command, the example
     policies and the docs; the installed command finds the installed library by itself and
     tunes from there; a build configured for /usr installs into the multiarch library
-    directory and finds it there too (issue 12, Deliver item 5)."""
+    directory and finds it there too (issue 12, Deliver item 5); the installed shim starts
+    the installed trial helper."""
     build = os.environ["XMT_BUILD"]
     src = os.path.abspath(os.path.join(os.path.dirname(POLICIES), "..", ".."))
 
@@ -1258,7 +1259,7 @@ def tool_install_prefix():
         expect(p.returncode == 0, p.stdout + p.stderr)
         for f in ("bin/xmatune", libdir + "/libxmatune.so", "share/xmatune/examples/policies/saxpy.yaml",
                   "share/xmatune/examples/gpu/saxpy.cu", "share/doc/xmatune/README.md",
-                  "share/doc/xmatune/policy.md"):
+                  "share/doc/xmatune/policy.md", "libexec/xmatune/xmatune-trial"):
             expect(os.path.exists(os.path.join(prefix, f)), "%s not installed: %s" % (f, p.stdout))
         tool = os.path.join(prefix, "bin", "xmatune")
         p = subprocess.run([tool, "check", "-q", os.path.join(prefix, "share/xmatune/examples/policies")],
@@ -1281,6 +1282,15 @@ def tool_install_prefix():
         close_floats(open(out, "rb").read(), base.out, 1e-4, 1e-4, "tuned from the installed tree")
         tunes = [json.loads(l) for l in open(log) if '"event":"tune"' in l]
         expect(any("saxpy" in t["name"] for t in tunes), "nothing tuned from the installed tree")
+        # the installed shim starts the installed trial helper (libexec/xmatune/)
+        os.remove(log)
+        e.update(XMATUNE_TRIALS="process")
+        del e["LD_DEBUG"]
+        p = subprocess.run([tool, "run", "--tune", "--policy", POLICIES, "--log", log, "--",
+                            APPS["rt"], "trial", out, "2", "exit"], env=e, capture_output=True, text=True)
+        expect(p.returncode == 0, p.stdout + p.stderr[-3000:])
+        started = [json.loads(l) for l in open(log) if '"started"' in l]
+        expect(len(started) == 1, "the installed trial helper did not start: %s" % p.stderr)
 
     install_and_tune(build, os.path.join(WORK, "prefix"), "lib")
     if PRELOAD_PREFIX:
@@ -1291,7 +1301,7 @@ def tool_install_prefix():
     expect(p.returncode == 0, p.stdout + p.stderr)
     libdir = re.search(r"^CMAKE_INSTALL_LIBDIR:PATH=(.*)$", open(os.path.join(b2, "CMakeCache.txt")).read(), re.M)
     expect(libdir and libdir.group(1) != "lib", "no multiarch library directory here: %r" % libdir)
-    p = subprocess.run(["cmake", "--build", b2, "-j2", "--target", "xmatune", "xmatune-cmd"],
+    p = subprocess.run(["cmake", "--build", b2, "-j2", "--target", "xmatune", "xmatune-cmd", "xmatune-trial"],
                        capture_output=True, text=True)
     expect(p.returncode == 0, p.stdout[-3000:] + p.stderr)
     install_and_tune(b2, os.path.join(WORK, "prefix-usr"), libdir.group(1))
