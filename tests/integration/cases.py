@@ -1183,8 +1183,10 @@ def tool_discover_stub_idioms():
              ks("floaty", [([64, 1, 1], [64, 1, 1])], [([64, 1, 1], [64, 1, 1], [None, half, 1 << 25])],
                 (8, 4, 4))]
     fake = os.path.join(WORK, "fake_prog.py")
-    with open(fake, "w") as f:  # answers nothing, ever, and ignores its channel closing
-        f.write("#!/bin/sh\necho $$ > %s\nexec sleep 100000\n" % pidfile)
+    with open(fake, "w") as f:
+        f.write("#!%s\nimport json, os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
+        for k, s_ in fakes:
+            f.write("    f.write(%r)\n    f.write(%r)\n" % (json.dumps(k) + "\n", json.dumps(s_) + "\n"))
     os.chmod(fake, 0o755)
     stub2 = os.path.join(WORK, "stub2.yaml")
     # (under a sanitized suite, the sanitizer's leak report on the Python interpreter itself
@@ -2297,10 +2299,8 @@ def trial_helper_hung_is_ended():
     d, pre = lone_shim("hung")
     fake = os.path.join(d, "trial", "xmatune-trial")
     pidfile = os.path.join(d, "fake.pid")
-    with open(fake, "w") as f:
-        f.write("#!%s\nimport os\nfd = int(os.environ['XMATUNE_TRIAL_FD'])\n"
-                "open(%r, 'w').write(str(os.getpid()))\n"
-                "while os.read(fd, 65536):\n    pass\n" % (sys.executable, pidfile))
+    with open(fake, "w") as f:  # answers nothing, ever, and ignores its channel closing
+        f.write("#!/bin/sh\necho $$ > %s\nexec sleep 100000\n" % pidfile)
     os.chmod(fake, 0o755)
     base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
     r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre, XMATUNE_TRIAL_TIMEOUT_MS="300"),
