@@ -192,7 +192,7 @@ int main(void)
         return 2;
     }
     chan = (int)fd;
-    signal(SIGPIPE, SIG_IGN);
+    (void)signal(SIGPIPE, SIG_IGN);
     detach();
     close_others();
     pthread_t w;
