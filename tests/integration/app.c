@@ -444,9 +444,45 @@ static void outliving_child(const char *out_path)
  * after them is the argument: exit, _exit, kill (SIGKILL itself), fork (a child that
  * exits), outlive (a child that outlives the program), waitall (reap every child in a loop), sigign
  * (SIGCHLD ignored from the start), respawn (SIGKILL the helper the log names after every key). */
+/* trial, twodev: saxpy keys on devices 0 and 1 in turn (ITERATIONS keys each), each
+ * device's buffers in its own primary context: one helper per device. */
+static void scenario_trial_twodev(void)
+{
+    CUcontext ctx[2];
+    CUdeviceptr x[2], y[2];
+    int n0 = 4096, n;
+    float a = 0.5f;
+    size_t cap = (size_t)n0 + (size_t)iterations * 64;
+    for (int d = 0; d < 2; d++) {
+        CUdevice dev;
+        CHECK(cu.cuDeviceGet(&dev, d));
+        CHECK(cu.cuDevicePrimaryCtxRetain(&ctx[d], dev));
+        CHECK(cu.cuCtxSetCurrent(ctx[d]));
+        x[d] = upload(cap, 1);
+        y[d] = upload(cap, 2);
+    }
+    CUfunction f = kernel("_Z5saxpyifPKfPf");
+    for (int i = 0; i < 2 * iterations; i++) {
+        int d = i % 2;
+        void *p[] = {&n, &a, &x[d], &y[d]};
+        n = n0 + (i / 2) * 64;
+        CHECK(cu.cuCtxSetCurrent(ctx[d]));
+        launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
+        CHECK(cu.cuCtxSynchronize());
+    }
+    for (int d = 0; d < 2; d++) {
+        CHECK(cu.cuCtxSetCurrent(ctx[d]));
+        dump(y[d], cap * 4);
+    }
+}
+
 static void scenario_trial(const char *out_path)
 {
     const char *how = scenario_arg;
+    if (!strcmp(how, "twodev")) {
+        scenario_trial_twodev();
+        return;
+    }
     int n0 = 4096, n;
     float a = 0.5f;
     size_t cap = (size_t)n0 + (size_t)iterations * 64;

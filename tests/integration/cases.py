@@ -2205,7 +2205,7 @@ def wait_gone(pids, what):
 @case
 def trial_helper_once_per_device():
     """XMATUNE_TRIALS=process: one helper for the device, started at the first key that
-    needs a trial and reused (pinged) for the other 11; those keys keep the program's own
+    needs a trial and reused (pinged) for the other 11 (and one per device with two); those keys keep the program's own
     config (trials cannot run in the helper yet), said once; auto and inline start none."""
     base = run("rt", "trial", shim=False, iterations=12, args=["exit"])
     ok(base, "without the shim")
@@ -2219,6 +2219,16 @@ def trial_helper_once_per_device():
     expect(r.stderr.count("cannot run in the trial helper yet") == 1, r.stderr)
     expect(r.events("tune") == [], "a key was tuned in the program: %s" % r.events("tune"))
     wait_gone(helper_pids(r), "process")
+    # two devices, keys on each in turn: a helper each, each reused
+    base = run("rt", "trial", shim=False, iterations=3, args=["twodev"], env={"SIMCUDA_DEVICES": "2"})
+    ok(base, "two devices without the shim")
+    r = run("rt", "trial", env=dict(TRIAL, SIMCUDA_DEVICES="2"), iterations=3, args=["twodev"])
+    ok(r, "two devices")
+    same_output(r, base, "two devices")
+    evs = r.events("trial_helper")
+    expect(sorted((e["what"], e["device"]) for e in evs) == [("started", 0), ("started", 1)], evs)
+    expect(len(set(helper_pids(r))) == 2, evs)
+    wait_gone(helper_pids(r), "two devices")
     for mode in ("auto", "inline"):
         q = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS=mode), iterations=12, args=["exit"])
         ok(q, mode)
