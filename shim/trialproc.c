@@ -275,8 +275,7 @@ static int start(helper_t *h, int device, char *why, size_t wcap)
     }
     h->state = H_LIVE;
     log_event(h->restarts ? "restarted" : "started", device, h, now_ms() - t0, &m.u.ready, NULL);
-    xmt_verbose(1, "xmatune: trial helper for device %d: pid %d (%s)\n", device, h->pid,
-                m.u.ready.name);
+    xmt_verbose(1, "trial helper for device %d: pid %d (%s)", device, h->pid, m.u.ready.name);
     return 0;
 }
 

@@ -61,7 +61,10 @@ static void *watchdog(void *arg)
 
 /* Leaves the program's process tree: the intermediate process exits at once (the shim
  * reaps it), so the helper is never a child that the program's waitpid(-1) waits for or
- * reaps. Before any CUDA call, so the fork is of a plain process. */
+ * reaps. Before any CUDA call, so the fork is of a plain process. No PR_SET_PDEATHSIG:
+ * it fires when the spawning *thread* ends (a program's tuning thread may end long
+ * before the program), and the helper is no longer the program's child anyway; the
+ * watchdog's end-of-channel is what ties the two lives together. */
 static void detach(void)
 {
     pid_t c = fork();
