@@ -378,6 +378,23 @@ static int trial_helper_pid(void)
     return pid;
 }
 
+/* Waits until process pid is in state st (T: stopped) or gone. */
+static void wait_state(int pid, char want)
+{
+    char path[64], st[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        if (!f) return;
+        size_t n = fread(st, 1, sizeof st - 1, f);
+        fclose(f);
+        st[n] = 0;
+        const char *e = strrchr(st, ')');
+        if (!e || e[2] == want || e[2] == 'Z') return;
+        usleep(1000);
+    }
+}
+
 /* Waits until process pid is gone (no such process, or a zombie nobody reaps yet). */
 static void wait_gone(int pid)
 {
@@ -497,6 +514,9 @@ static void scenario_trial(const char *out_path)
         if (!strcmp(how, "respawn")) {
             int pid = trial_helper_pid();
             if (pid > 0 && kill(pid, SIGKILL) == 0) wait_gone(pid);
+        } else if (!strcmp(how, "stop") && i == 0) {
+            int pid = trial_helper_pid();
+            if (pid > 0 && kill(pid, SIGSTOP) == 0) wait_state(pid, 'T');
         } else if (!strcmp(how, "waitall")) {
             while (waitpid(-1, NULL, 0) > 0) {
             }

@@ -2277,6 +2277,20 @@ def trial_helper_restarts_capped():
     wait_gone(helper_pids(r), "respawn")
 
 
+@case
+def trial_helper_hung_is_killed_and_replaced():
+    """A helper that stops answering (SIGSTOP) is killed when a ping gets no answer within
+    XMATUNE_TRIAL_TIMEOUT_MS, reported gone as hung, and replaced at once."""
+    r = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIAL_TIMEOUT_MS="5000"), iterations=3,
+            args=["stop"])
+    ok(r, "stopped helper")
+    expect(helper_whats(r) == ["started", "gone", "restarted"], r.log)
+    g = r.events("trial_helper")[1]
+    expect("hung: no answer to PING within 5000 ms" in g["why"], g)
+    expect(g["pid"] == helper_pids(r)[0], r.log)
+    wait_gone(helper_pids(r), "stopped helper")
+
+
 def lone_shim(name):
     """A copy of the shim in a folder of its own (WORK/name/shim/), for a helper that is
     missing or fake beside it (WORK/name/trial/xmatune-trial)."""
