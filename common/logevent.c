@@ -17,6 +17,7 @@ static const char *const event_names[XMT_EV_COUNT] = {
     [XMT_EV_REPLAY_MISS] = "replay_miss",
     [XMT_EV_EXIT] = "exit",
     [XMT_EV_MODULE_LOAD] = "module_load",
+    [XMT_EV_TRIAL_HELPER] = "trial_helper",
 };
 
 const char *xmt_event_name(xmt_event ev)
@@ -230,4 +231,23 @@ json_t *xmt_ev_module_load(const char *entry, const char *format, uint64_t bytes
     return json_pack("{sssssssIsssi}", XMT_F_EVENT, event_names[XMT_EV_MODULE_LOAD], XMT_F_ENTRY,
                      entry, XMT_F_FORMAT, format, XMT_F_BYTES, (json_int_t)bytes, XMT_F_KEPT, kept,
                      XMT_F_JIT_OPTIONS, (int)jit_options);
+}
+
+json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double ms, int restarts,
+                            int answered, int has_uuid, const char *uuid_hex, const char *name,
+                            const char *why)
+{
+    json_t *ev = json_pack("{sssssi}", XMT_F_EVENT, event_names[XMT_EV_TRIAL_HELPER], XMT_F_WHAT,
+                           what, XMT_F_DEVICE, device);
+    if (!ev) return NULL;
+    if (pid) json_object_set_new(ev, XMT_F_PID, json_integer((json_int_t)pid));
+    if (ms >= 0) json_object_set_new(ev, XMT_F_MS, json_real(ms));
+    if (restarts) json_object_set_new(ev, XMT_F_RESTARTS, json_integer(restarts));
+    if (answered) {
+        json_object_set_new(ev, XMT_F_UUID,
+                            has_uuid && uuid_hex ? json_string(uuid_hex) : json_null());
+        json_object_set_new(ev, XMT_F_NAME, json_string(name ? name : ""));
+    }
+    if (why) json_object_set_new(ev, XMT_F_WHY, json_string(why));
+    return ev;
 }

@@ -26,6 +26,7 @@ typedef enum {
     XMT_EV_REPLAY_MISS,
     XMT_EV_EXIT,
     XMT_EV_MODULE_LOAD,
+    XMT_EV_TRIAL_HELPER,
     XMT_EV_COUNT
 } xmt_event;
 
@@ -138,6 +139,12 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_MODULE_LOADS "module_loads"
 /* module_load */
 #define XMT_F_ENTRY "entry"
+/* trial_helper */
+#define XMT_F_WHAT "what"
+#define XMT_F_MS "ms"
+#define XMT_F_UUID "uuid"
+#define XMT_F_RESTARTS "restarts"
+#define XMT_F_WHY "why"
 #define XMT_F_FORMAT "format"
 #define XMT_F_BYTES "bytes"
 #define XMT_F_KEPT "kept"
@@ -213,6 +220,12 @@ json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key
  * keeps it (kept: "copied", "mapped", "file", "no"), its JIT options. */
 json_t *xmt_ev_module_load(const char *entry, const char *format, uint64_t bytes, const char *kept,
                            unsigned jit_options);
+/* The trial helper of a device started, restarted, gone or given up (fallback). Optional
+ * fields are absent when: pid 0, ms < 0, restarts 0, uuid_hex and name NULL (no answer
+ * yet; has_uuid 0 writes a null uuid), why NULL. */
+json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double ms, int restarts,
+                            int answered, int has_uuid, const char *uuid_hex, const char *name,
+                            const char *why);
 /* module_loads: an object of counts by load entry point (taken; NULL: {}). */
 json_t *xmt_ev_exit(uint64_t launches, uint64_t rewritten, int kernels, long long pid,
                     json_t *module_loads);

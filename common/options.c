@@ -15,9 +15,10 @@ struct xmt_options xmt_opt = {.max_messages = 100};
 typedef enum { T_MODE, T_BOOL, T_INT, T_DOUBLE, T_STR, T_CHOICE } opt_type;
 
 /* The words of a T_CHOICE option; the field holds the index of the one given. */
-static const char *const stat_words[] = {"median", "mean", NULL};      /* xmt_statistic */
-static const char *const protect_words[] = {"auto", "declared", NULL}; /* XMT_PROTECT_* */
-static const char *const verify_on_words[] = {"gpu", "host", NULL};    /* XMT_VERIFY_ON_* */
+static const char *const stat_words[] = {"median", "mean", NULL};              /* xmt_statistic */
+static const char *const protect_words[] = {"auto", "declared", NULL};         /* XMT_PROTECT_* */
+static const char *const verify_on_words[] = {"gpu", "host", NULL};            /* XMT_VERIFY_ON_* */
+static const char *const trials_words[] = {"auto", "process", "inline", NULL}; /* xmt_trials */
 
 typedef struct {
     const char *name;
@@ -78,6 +79,16 @@ static const opt_desc options[] = {
      "`gpu`: comparisons run as the shim's own kernels; `host`: on the CPU (slower; the "
      "fallback when the kernels cannot load)",
      verify_on_words},
+    {"XMATUNE_TRIALS", T_CHOICE, OFF(trials), 0, "auto", 0, 0,
+     "where candidates run (issue 24: in progress, `docs/tuning.md`): `auto` and `inline` run "
+     "them in the program's own process, as before; `process` starts the trial helper "
+     "(`xmatune-trial`) and, since candidates cannot run there yet, keeps the program's own "
+     "config for every key that would need a trial",
+     trials_words},
+    {"XMATUNE_TRIAL_TIMEOUT_MS", T_INT, OFF(trial_timeout_ms), 0, "30000", 1, 3600000,
+     "the trial helper's deadline for one answer (its start included), in ms; past it the "
+     "helper is ended as hung",
+     NULL},
     {"XMATUNE_L2_FLUSH", T_BOOL, OFF(l2_flush), 0, "0", 0, 1,
      "`1`: flush the L2 cache before every timed run (outside the timed window)", NULL},
     {"XMATUNE_WARMUP_MS", T_DOUBLE, OFF(warmup_ms), 0, "50", 0, 10000,

@@ -20,6 +20,8 @@ typedef enum {
 
 typedef enum { XMT_STAT_MEDIAN = 0, XMT_STAT_MEAN } xmt_statistic;
 typedef enum { XMT_VERIFY_ON_GPU = 0, XMT_VERIFY_ON_HOST } xmt_verify_on;
+/* Where candidates run (issue 24: in progress; docs/tuning.md says what holds today). */
+typedef enum { XMT_TRIALS_AUTO = 0, XMT_TRIALS_PROCESS, XMT_TRIALS_INLINE } xmt_trials;
 
 #define XMT_PATH_MAX 4096
 
@@ -41,11 +43,13 @@ struct xmt_options {
     char include[1024];     /* kernel patterns (globs, ',' separated) that may be tuned */
     char exclude[1024];     /* kernel patterns never tuned */
     int max_messages;
-    int protect;       /* XMT_PROTECT_* of xmt_policy.h: 0 auto, 1 declared */
-    double scratch_mb; /* < 0: half the free device memory */
-    int verify_on;     /* xmt_verify_on */
-    int cache_verify;  /* verify a cached winner once before its first use */
-    int progress;      /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */
+    int protect;          /* XMT_PROTECT_* of xmt_policy.h: 0 auto, 1 declared */
+    double scratch_mb;    /* < 0: half the free device memory */
+    int verify_on;        /* xmt_verify_on */
+    int cache_verify;     /* verify a cached winner once before its first use */
+    int progress;         /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */
+    int trials;           /* xmt_trials */
+    int trial_timeout_ms; /* the trial helper's deadline for one answer */
 };
 
 extern struct xmt_options xmt_opt;

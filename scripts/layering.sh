@@ -11,6 +11,8 @@
 #  3. common/ includes nothing of shim/, policy's public header only.
 #  4. Within each folder, modules do not use each other in a cycle. A module is x.c and
 #     x.h (or x.S); see rule 4 below for what "uses" means.
+#  5. The trial helper (trial/) includes nothing of shim/ or policy/, and the shim nothing
+#     of trial/: the two meet only in the protocol's one header, common/trialproto.h.
 #
 #   bash scripts/layering.sh [BUILD_DIR]   (default build/; without one, includes only)
 #   LAYERING_ROOT=DIR checks another tree (the self-test, tests/layering/run.sh, does).
@@ -48,13 +50,15 @@ check_reach() {
 check_reach tools "tools common policy" "shim"
 check_reach policy "policy" "shim common"
 [ -d common ] && check_reach common "common policy" "shim"
+[ -d trial ] && check_reach trial "trial common" "shim policy"
+[ -d trial ] && check_reach shim "shim common policy" "trial"
 
 # CMake: a tool target compiling sources or adding include folders from shim/.
 while IFS= read -r f; do
   while IFS=: read -r line text; do
     say "$f:$line: the command's build uses shim/ sources or headers: $text"
   done < <(grep -n '' "$f" | sed 's/^\([0-9]*:[^#]*\)#.*/\1/' | grep 'shim/\|/shim\b')
-done < <(git ls-files 'tools/CMakeLists.txt' 'tools/*/CMakeLists.txt' 'policy/CMakeLists.txt' 'common/CMakeLists.txt')
+done < <(git ls-files 'tools/CMakeLists.txt' 'tools/*/CMakeLists.txt' 'policy/CMakeLists.txt' 'common/CMakeLists.txt' 'trial/CMakeLists.txt')
 
 # -- 4: module cycles within each product folder. Module x uses module y when x.c or x.h
 # includes "y.h" of the same folder, or (given a build) when x's object file needs a
@@ -73,7 +77,7 @@ symbol_edges() { # DIR: "x y" for every undefined symbol of x.o that y.o defines
   done | awk '$1 == "D" { def[$3] = $2 } $1 == "U" { use[NR] = $2 " " $3 }
     END { for (i in use) { split(use[i], a, " "); if ((a[2] in def) && def[a[2]] != a[1]) print a[1], def[a[2]] } }'
 }
-for dir in shim policy common tools; do
+for dir in shim policy common tools trial; do
   [ -d "$dir" ] || continue
   edges=$(
     {

@@ -3,7 +3,7 @@
 # (.clang-format), cppcheck (warning, performance, portability) and clang-tidy (.clang-tidy,
 # through build-lint/compile_commands.json). Exits non-zero on any finding that
 # scripts/lint.supp does not list. About a minute on 2 cores, nearly all clang-tidy.
-# clang-tidy covers shim/, policy/, common/ and tools/ (the code that ships), including
+# clang-tidy covers shim/, policy/, common/, tools/ and trial/ (the code that ships), including
 # readability-function-size: no function over 100 lines but those lint.supp names.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ fail=0
 
 mapfile -t all < <(git ls-files '*.c' '*.h' | grep -v '^tests/gpu/')
 fmt=("${all[@]}")
-mapfile -t tidy < <(git ls-files 'shim/*.c' 'policy/*.c' 'common/*.c' 'tools/*.c')
+mapfile -t tidy < <(git ls-files 'shim/*.c' 'policy/*.c' 'common/*.c' 'tools/*.c' 'trial/*.c')
 
 echo "lint: clang-format (${#fmt[@]} files)"
 clang-format --dry-run -Werror "${fmt[@]}" || fail=1
@@ -27,7 +27,7 @@ cppcheck -q -j"$jobs" --error-exitcode=1 --enable=warning,performance,portabilit
   --std=c11 -D_GNU_SOURCE -D__GNUC__ -D__x86_64__ --suppress=missingIncludeSystem \
   --suppressions-list=build-lint/cppcheck.supp \
   -Ishim -Ipolicy -Icommon -Itools -Itests/simdriver -I"$cuda_inc" \
-  shim policy $(ls -d common 2>/dev/null) tools tests/simdriver tests/integration tests/unit tests/policy || fail=1
+  shim policy $(ls -d common trial 2>/dev/null) tools tests/simdriver tests/integration tests/unit tests/policy || fail=1
 
 echo "lint: clang-tidy (${#tidy[@]} files)"
 # clang-tidy exits non-zero on any finding; what counts is what lint.supp does not list.

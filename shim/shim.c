@@ -20,6 +20,7 @@
 #include "logevent.h"
 #include "modload.h"
 #include "options.h"
+#include "trialproc.h"
 #include "tuner.h"
 #include "xmt_policy.h"
 
@@ -35,11 +36,12 @@ static void at_exit(void)
  * and a child cannot use CUDA. Taken in this order, released in reverse. */
 static void fork_phase(int phase)
 {
-    /* graphs first (a replay fold takes a kernel's lock and the log's), then discover's
-     * memo: a thread holding a memo block's lock may take the log's. */
-    void (*const mods[])(int) = {xmt_graph_atfork, xmt_discover_atfork, xmt_log_atfork,
-                                 xmt_cache_atfork, xmt_counters_atfork, xmt_kernels_atfork,
-                                 xmt_tuner_atfork, xmt_modload_atfork};
+    /* the trial helpers' first (their holder logs), graphs next (a replay fold takes a
+     * kernel's lock and the log's), then discover's memo: a thread holding a memo block's
+     * lock may take the log's. */
+    void (*const mods[])(int) = {xmt_trial_atfork,   xmt_graph_atfork, xmt_discover_atfork,
+                                 xmt_log_atfork,     xmt_cache_atfork, xmt_counters_atfork,
+                                 xmt_kernels_atfork, xmt_tuner_atfork, xmt_modload_atfork};
     size_t n = sizeof mods / sizeof mods[0];
     for (size_t i = 0; i < n; i++)
         mods[phase == XMT_FORK_PREPARE ? i : n - 1 - i](phase);

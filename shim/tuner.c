@@ -20,6 +20,7 @@
 #include "plan.h"
 #include "session.h"
 #include "tls.h"
+#include "trialproc.h"
 #include "tune_event.h"
 #include "xmt_policy.h"
 
@@ -383,6 +384,10 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
                            result_t *mine, xmt_plan *p, const char *key_text)
 {
     struct xmt_tune_state *ts = k->tune;
+    if (p->need_run && xmt_trial_refuses(device)) { /* no trial may run here */
+        p->need_run = p->store_on_disk = p->from_cache = 0;
+        p->ch = (xmt_choice){.index = XMT_OWN_CONFIG};
+    }
     if (p->need_run) xmt_plan_run(k, l, v, device, p, key_text);
     mine->index = p->ch.index;
     snprintf(mine->label, sizeof mine->label, "%s", p->ch.label);

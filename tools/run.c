@@ -3,6 +3,7 @@
  * typing LD_PRELOAD.
  */
 #include "run.h"
+#include "preload.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -49,22 +50,6 @@ static int find_shim(char *out, size_t cap)
     return -1;
 }
 
-/* The length of LD_PRELOAD's first entry when it is a sanitizer runtime (libasan.so,
- * libtsan.so, clang's libclang_rt.*): a sanitized build of the shim runs with
- * LD_PRELOAD=libasan.so:libxmatune.so, and that runtime must stay first. Else 0. */
-static size_t sanitizer_first(const char *preload)
-{
-    if (!preload) return 0;
-    size_t n = strcspn(preload, ": ");
-    const char *base = preload;
-    for (size_t i = 0; i < n; i++)
-        if (preload[i] == '/') base = preload + i + 1;
-    if (!strncmp(base, "libasan.so", 10) || !strncmp(base, "libtsan.so", 10) ||
-        !strncmp(base, "libclang_rt.", 12))
-        return n;
-    return 0;
-}
-
 int cmd_run(int argc, char **argv)
 {
     int i = 1;
@@ -109,7 +94,7 @@ int cmd_run(int argc, char **argv)
     }
     const char *old = getenv("LD_PRELOAD");
     char pre[2 * PATH_MAX];
-    size_t san = sanitizer_first(old);
+    size_t san = xmt_preload_sanitizer_first(old);
     const char *rest = old ? old + san : "";
     rest += strspn(rest, ": ");
     if (snprintf(pre, sizeof pre, "%.*s%s%s%s%s", (int)san, old ? old : "", san ? ":" : "", shim,

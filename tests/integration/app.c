@@ -19,7 +19,8 @@
  * saxpy, repeated), sizes (saxpy over 40 sizes, one grid), optin (a kernel opted into
  * more than 48 KiB of dynamic shared memory), graph (graphs built node by node, updated
  * and replayed), graphfork (fork while a thread instantiates, replays and destroys
- * graphs). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
+ * graphs), trial (the trial helper's lifecycle; argv[4] says how the program treats it).
+ * It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
  * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
  * prints file:line and the error, and exits 1.
  */
@@ -403,6 +404,179 @@ static void scenario_sizes(void)
     }
     CHECK(cu.cuCtxSynchronize());
     dump(y, (size_t)n0 + 40 * 64);
+}
+
+/* The pid of the trial helper that the shim's log (XMATUNE_LOG) names last, or 0. */
+static int trial_helper_pid(void)
+{
+    const char *path = getenv("XMATUNE_LOG");
+    FILE *f = path ? fopen(path, "r") : NULL;
+    char line[4096];
+    int pid = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "\"pid\":");
+        if (strstr(line, "\"trial_helper\"") && strstr(line, "started\"") && p) pid = atoi(p + 6);
+    }
+    if (f) fclose(f);
+    return pid;
+}
+
+/* Waits until process pid is in state st (T: stopped) or gone. */
+static void wait_state(int pid, char want)
+{
+    char path[64], st[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        if (!f) return;
+        size_t n = fread(st, 1, sizeof st - 1, f);
+        fclose(f);
+        st[n] = 0;
+        const char *e = strrchr(st, ')');
+        if (!e || e[2] == want || e[2] == 'Z') return;
+        usleep(1000);
+    }
+}
+
+/* Waits until process pid is gone (no such process, or a zombie nobody reaps yet). */
+static void wait_gone(int pid)
+{
+    char path[64], st[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        if (!f) return;
+        size_t n = fread(st, 1, sizeof st - 1, f);
+        fclose(f);
+        st[n] = 0;
+        const char *e = strrchr(st, ')');
+        if (!e || e[2] == 'Z' || e[2] == 'X') return;
+        usleep(1000);
+    }
+}
+
+/* A forked child that outlives the program: it must not keep the helper alive (the
+ * shim closes the channel in the child). Its stdio closed (the test's pipes end with the
+ * parent), it waits for the parent to end, then for the helper to, at most a minute, and
+ * writes its verdict to OUT.child: "helper ended" or "helper outlived the program". */
+static void outliving_child(const char *out_path)
+{
+    int helper = trial_helper_pid(), null = open("/dev/null", O_RDWR);
+    pid_t parent = getppid();
+    for (int fd = 0; fd < 3; fd++)
+        dup2(null, fd);
+    while (getppid() == parent)
+        usleep(1000);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", helper);
+    for (int ms = 0; ms < 60000 && helper > 0 && access(path, F_OK) == 0; ms++) {
+        FILE *f = fopen(path, "r");
+        char st[512] = "";
+        size_t n = f ? fread(st, 1, sizeof st - 1, f) : 0;
+        if (f) fclose(f);
+        st[n] = 0;
+        const char *e = strrchr(st, ')');
+        if (!e || e[2] == 'Z') break;
+        usleep(1000);
+    }
+    char verdict[4096];
+    snprintf(verdict, sizeof verdict, "%s.child", out_path);
+    FILE *v = fopen(verdict, "w");
+    if (v) {
+        int alive = helper > 0 && access(path, F_OK) == 0;
+        if (alive) { /* a zombie is gone too */
+            FILE *f = fopen(path, "r");
+            char st[512] = "";
+            size_t n = f ? fread(st, 1, sizeof st - 1, f) : 0;
+            if (f) fclose(f);
+            st[n] = 0;
+            const char *e = strrchr(st, ')');
+            alive = e && e[2] != 'Z';
+        }
+        fputs(alive ? "helper outlived the program" : "helper ended", v);
+        fclose(v);
+    }
+    _exit(0);
+}
+
+/* The trial helper's lifecycle (XMATUNE_TRIALS=process starts one at the first key that
+ * needs tuning). saxpy over ITERATIONS keys, one launch each; what happens between or
+ * after them is the argument: exit, _exit, kill (SIGKILL itself), fork (a child that
+ * exits), outlive (a child that outlives the program), waitall (reap every child in a loop), sigign
+ * (SIGCHLD ignored from the start), respawn (SIGKILL the helper the log names after every key). */
+/* trial, twodev: saxpy keys on devices 0 and 1 in turn (ITERATIONS keys each), each
+ * device's buffers in its own primary context: one helper per device. */
+static void scenario_trial_twodev(void)
+{
+    CUcontext ctx[2];
+    CUdeviceptr x[2], y[2];
+    int n0 = 4096, n;
+    float a = 0.5f;
+    size_t cap = (size_t)n0 + (size_t)iterations * 64;
+    for (int d = 0; d < 2; d++) {
+        CUdevice dev;
+        CHECK(cu.cuDeviceGet(&dev, d));
+        CHECK(cu.cuDevicePrimaryCtxRetain(&ctx[d], dev));
+        CHECK(cu.cuCtxSetCurrent(ctx[d]));
+        x[d] = upload(cap, 1);
+        y[d] = upload(cap, 2);
+    }
+    CUfunction f = kernel("_Z5saxpyifPKfPf");
+    for (int i = 0; i < 2 * iterations; i++) {
+        int d = i % 2;
+        void *p[] = {&n, &a, &x[d], &y[d]};
+        n = n0 + (i / 2) * 64;
+        CHECK(cu.cuCtxSetCurrent(ctx[d]));
+        launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
+        CHECK(cu.cuCtxSynchronize());
+    }
+    for (int d = 0; d < 2; d++) {
+        CHECK(cu.cuCtxSetCurrent(ctx[d]));
+        dump(y[d], cap * 4);
+    }
+}
+
+static void scenario_trial(const char *out_path)
+{
+    const char *how = scenario_arg;
+    if (!strcmp(how, "twodev")) {
+        scenario_trial_twodev();
+        return;
+    }
+    int n0 = 4096, n;
+    float a = 0.5f;
+    size_t cap = (size_t)n0 + (size_t)iterations * 64;
+    CUdeviceptr x = upload(cap, 1), y = upload(cap, 2);
+    CUfunction f = kernel("_Z5saxpyifPKfPf");
+    void *p[] = {&n, &a, &x, &y};
+    if (!strcmp(how, "sigign")) signal(SIGCHLD, SIG_IGN);
+    for (int i = 0; i < iterations; i++) {
+        n = n0 + i * 64;
+        launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
+        CHECK(cu.cuCtxSynchronize());
+        if (!strcmp(how, "respawn")) {
+            int pid = trial_helper_pid();
+            if (pid > 0 && kill(pid, SIGKILL) == 0) wait_gone(pid);
+        } else if (!strcmp(how, "stop") && i == 0) {
+            int pid = trial_helper_pid();
+            if (pid > 0 && kill(pid, SIGSTOP) == 0) wait_state(pid, 'T');
+        } else if (!strcmp(how, "waitall")) {
+            while (waitpid(-1, NULL, 0) > 0) {
+            }
+        } else if (!strcmp(how, "outlive") && i == 0) {
+            fflush(NULL);
+            if (fork() == 0) outliving_child(out_path);
+        } else if (!strcmp(how, "fork") && i == 0) {
+            fflush(NULL);
+            pid_t c = fork();
+            if (c == 0) exit(0);
+            CHECK(c > 0 && waitpid(c, NULL, 0) == c ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+        }
+    }
+    dump(y, cap * 4);
+    fflush(NULL);
+    if (!strcmp(how, "_exit")) _exit(0);
+    if (!strcmp(how, "kill")) raise(SIGKILL);
 }
 
 /* Protection without declarations: x, y and z are three tensors of one allocation, y in
@@ -1114,6 +1288,8 @@ int main(int argc, char **argv)
         scenario_sigs();
     else if (!strcmp(sc, "sizes"))
         scenario_sizes();
+    else if (!strcmp(sc, "trial"))
+        scenario_trial(argv[2]);
     else if (!strcmp(sc, "threads"))
         scenario_threads(ctx);
     else if (!strcmp(sc, "fork"))

@@ -1468,7 +1468,8 @@ def tool_install_prefix():
     """cmake --install into a temporary prefix: the library, the command, the example
     policies and the docs; the installed command finds the installed library by itself and
     tunes from there; a build configured for /usr installs into the multiarch library
-    directory and finds it there too (issue 12, Deliver item 5)."""
+    directory and finds it there too (issue 12, Deliver item 5); the installed shim starts
+    the installed trial helper."""
     build = os.environ["XMT_BUILD"]
     src = os.path.abspath(os.path.join(os.path.dirname(POLICIES), "..", ".."))
 
@@ -1478,7 +1479,7 @@ def tool_install_prefix():
         expect(p.returncode == 0, p.stdout + p.stderr)
         for f in ("bin/xmatune", libdir + "/libxmatune.so", "share/xmatune/examples/policies/saxpy.yaml",
                   "share/xmatune/examples/gpu/saxpy.cu", "share/doc/xmatune/README.md",
-                  "share/doc/xmatune/policy.md"):
+                  "share/doc/xmatune/policy.md", "libexec/xmatune/xmatune-trial"):
             expect(os.path.exists(os.path.join(prefix, f)), "%s not installed: %s" % (f, p.stdout))
         tool = os.path.join(prefix, "bin", "xmatune")
         p = subprocess.run([tool, "check", "-q", os.path.join(prefix, "share/xmatune/examples/policies")],
@@ -1501,6 +1502,15 @@ def tool_install_prefix():
         close_floats(open(out, "rb").read(), base.out, 1e-4, 1e-4, "tuned from the installed tree")
         tunes = [json.loads(l) for l in open(log) if '"event":"tune"' in l]
         expect(any("saxpy" in t["name"] for t in tunes), "nothing tuned from the installed tree")
+        # the installed shim starts the installed trial helper (libexec/xmatune/)
+        os.remove(log)
+        e.update(XMATUNE_TRIALS="process")
+        del e["LD_DEBUG"]
+        p = subprocess.run([tool, "run", "--tune", "--policy", POLICIES, "--log", log, "--",
+                            APPS["rt"], "trial", out, "2", "exit"], env=e, capture_output=True, text=True)
+        expect(p.returncode == 0, p.stdout + p.stderr[-3000:])
+        started = [json.loads(l) for l in open(log) if '"started"' in l]
+        expect(len(started) == 1, "the installed trial helper did not start: %s" % p.stderr)
 
     install_and_tune(build, os.path.join(WORK, "prefix"), "lib")
     if PRELOAD_PREFIX:
@@ -1511,7 +1521,7 @@ def tool_install_prefix():
     expect(p.returncode == 0, p.stdout + p.stderr)
     libdir = re.search(r"^CMAKE_INSTALL_LIBDIR:PATH=(.*)$", open(os.path.join(b2, "CMakeCache.txt")).read(), re.M)
     expect(libdir and libdir.group(1) != "lib", "no multiarch library directory here: %r" % libdir)
-    p = subprocess.run(["cmake", "--build", b2, "-j2", "--target", "xmatune", "xmatune-cmd"],
+    p = subprocess.run(["cmake", "--build", b2, "-j2", "--target", "xmatune", "xmatune-cmd", "xmatune-trial"],
                        capture_output=True, text=True)
     expect(p.returncode == 0, p.stdout[-3000:] + p.stderr)
     install_and_tune(b2, os.path.join(WORK, "prefix-usr"), libdir.group(1))
@@ -2417,6 +2427,173 @@ def cache_command():
     p = xc("bogus", "--cache", a)
     expect(p.returncode != 0, "a bad verb was taken")
 
+
+
+# ---- the trial helper (issue 24: its process, channel and lifecycle) ---------------------
+
+TRIAL = {"XMATUNE_TRIALS": "process", "XMATUNE_POLICY": POLICIES}
+
+
+def helper_pids(r):
+    return [e["pid"] for e in r.events("trial_helper") if e["what"] in ("started", "restarted")]
+
+
+def helper_whats(r):
+    return [e["what"] for e in r.events("trial_helper")]
+
+
+def gone(pid):
+    """No such process, or a zombie that nobody has reaped yet: it runs no more."""
+    try:
+        st = open("/proc/%d/stat" % pid).read()
+    except OSError:
+        return True
+    return st[st.rindex(")") + 2] in "ZX"
+
+
+def wait_gone(pids, what):
+    """Waits for every helper to end (an event, polled; the deadline only catches a leak)."""
+    end = time.monotonic() + 120
+    while any(not gone(p) for p in pids):
+        expect(time.monotonic() < end, "%s: helper(s) %s still run" %
+               (what, [p for p in pids if not gone(p)]))
+        time.sleep(0.01)
+
+
+@case
+def trial_helper_once_per_device():
+    """XMATUNE_TRIALS=process: one helper for the device, started at the first key that
+    needs a trial and reused (pinged) for the other 11 (and one per device with two); those keys keep the program's own
+    config (trials cannot run in the helper yet), said once; auto and inline start none."""
+    base = run("rt", "trial", shim=False, iterations=12, args=["exit"])
+    ok(base, "without the shim")
+    r = run("rt", "trial", env=TRIAL, iterations=12, args=["exit"])
+    ok(r, "process")
+    same_output(r, base, "process")
+    expect(helper_whats(r) == ["started"], r.log)
+    ev = r.events("trial_helper")[0]
+    expect(ev["device"] == 0 and ev["name"] == "Simulated GPU" and ev["ms"] >= 0, ev)
+    expect(ev["uuid"] is None or re.match(r"^[0-9a-f]{32}$", ev["uuid"]), ev)
+    expect(r.stderr.count("cannot run in the trial helper yet") == 1, r.stderr)
+    expect(r.events("tune") == [], "a key was tuned in the program: %s" % r.events("tune"))
+    wait_gone(helper_pids(r), "process")
+    # two devices, keys on each in turn: a helper each, each reused
+    base = run("rt", "trial", shim=False, iterations=3, args=["twodev"], env={"SIMCUDA_DEVICES": "2"})
+    ok(base, "two devices without the shim")
+    r = run("rt", "trial", env=dict(TRIAL, SIMCUDA_DEVICES="2"), iterations=3, args=["twodev"])
+    ok(r, "two devices")
+    same_output(r, base, "two devices")
+    evs = r.events("trial_helper")
+    expect(sorted((e["what"], e["device"]) for e in evs) == [("started", 0), ("started", 1)], evs)
+    expect(len(set(helper_pids(r))) == 2, evs)
+    wait_gone(helper_pids(r), "two devices")
+    for mode in ("auto", "inline"):
+        q = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS=mode), iterations=12, args=["exit"])
+        ok(q, mode)
+        expect(q.events("trial_helper") == [], "%s: %s" % (mode, q.events("trial_helper")))
+        expect(q.events("tune"), "%s: nothing tuned" % mode)
+    q = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS="sideways"), iterations=2, args=["exit"])
+    ok(q, "a bad value")
+    expect("XMATUNE_TRIALS" in q.stderr and q.events("trial_helper") == [], q.stderr)
+
+
+@case
+def trial_helper_ends_with_the_program():
+    """However the program ends or treats its children — exit, _exit, SIGKILL, a forked
+    child that exits or one that outlives it (its copy of the channel closed at the fork:
+    the child waits for the helper to end, up to a minute), reaping every child in a loop, SIGCHLD ignored — nothing hangs, the
+    one helper serves to the end, and no helper remains afterwards."""
+    for how in ("exit", "_exit", "kill", "fork", "outlive", "waitall", "sigign"):
+        r = run("rt", "trial", env=TRIAL, iterations=4, args=[how])
+        expect(r.rc == (-9 if how == "kill" else 0), "%s: exit %d\n%s" % (how, r.rc, r.stderr))
+        expect(helper_whats(r) == ["started"], "%s: %s" % (how, r.log))
+        wait_gone(helper_pids(r), how)
+        if how == "outlive":
+            verdict = os.path.join(WORK, "rt-trial-%d.out.child" % _counter[0])
+            end = time.monotonic() + 120
+            while not os.path.exists(verdict) or not open(verdict).read():
+                expect(time.monotonic() < end, "the outliving child said nothing")
+                time.sleep(0.01)
+            expect(open(verdict).read() == "helper ended", open(verdict).read())
+
+
+@case
+def trial_helper_restarts_capped():
+    """A helper killed under the program is found gone at the next key and restarted, 3
+    times; the 4th time the device falls back for good, with one logged reason."""
+    base = run("rt", "trial", shim=False, iterations=6, args=["respawn"])
+    r = run("rt", "trial", env=TRIAL, iterations=6, args=["respawn"])
+    ok(r, "respawn")
+    same_output(r, base, "respawn")
+    expect(helper_whats(r) == ["started", "gone", "restarted", "gone", "restarted", "gone",
+                               "restarted", "gone", "fallback"], r.log)
+    fb = r.events("trial_helper")[-1]
+    expect("restarted 3 times" in fb["why"], fb)
+    expect([e["restarts"] for e in r.events("trial_helper") if e["what"] == "restarted"] ==
+           [1, 2, 3], r.log)
+    expect(r.stderr.count("trial helper for device 0 is not available") == 1, r.stderr)
+    wait_gone(helper_pids(r), "respawn")
+
+
+@case
+def trial_helper_hung_is_killed_and_replaced():
+    """A helper that stops answering (SIGSTOP) is killed when a ping gets no answer within
+    XMATUNE_TRIAL_TIMEOUT_MS, reported gone as hung, and replaced at once."""
+    r = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIAL_TIMEOUT_MS="5000"), iterations=3,
+            args=["stop"])
+    ok(r, "stopped helper")
+    expect(helper_whats(r) == ["started", "gone", "restarted"], r.log)
+    g = r.events("trial_helper")[1]
+    expect("hung: no answer to PING within 5000 ms" in g["why"], g)
+    expect(g["pid"] == helper_pids(r)[0], r.log)
+    wait_gone(helper_pids(r), "stopped helper")
+
+
+def lone_shim(name):
+    """A copy of the shim in a folder of its own (WORK/name/shim/), for a helper that is
+    missing or fake beside it (WORK/name/trial/xmatune-trial)."""
+    d = os.path.join(WORK, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "shim"))
+    os.makedirs(os.path.join(d, "trial"))
+    copy = os.path.join(d, "shim", "libxmatune.so")
+    shutil.copy2(SHIM, copy)
+    return d, PRELOAD_PREFIX + copy
+
+
+@case
+def trial_helper_missing_falls_back():
+    """No helper beside the shim: one logged reason, the program's output as without it."""
+    d, pre = lone_shim("missing")
+    base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
+    r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre), iterations=3, args=["exit"])
+    ok(r, "missing helper")
+    same_output(r, base, "missing helper")
+    expect(helper_whats(r) == ["fallback"], r.log)
+    expect("no trial helper beside the shim" in r.events("trial_helper")[0]["why"], r.log)
+    expect(r.stderr.count("trial helper for device 0 is not available") == 1, r.stderr)
+
+
+@case
+def trial_helper_hung_is_ended():
+    """A helper that never answers is given up after XMATUNE_TRIAL_TIMEOUT_MS: it is
+    killed and its channel closed, the device falls back, the program goes on unharmed."""
+    d, pre = lone_shim("hung")
+    fake = os.path.join(d, "trial", "xmatune-trial")
+    pidfile = os.path.join(d, "fake.pid")
+    with open(fake, "w") as f:  # answers nothing, ever, and ignores its channel closing
+        f.write("#!/bin/sh\necho $$ > %s\nexec sleep 100000\n" % pidfile)
+    os.chmod(fake, 0o755)
+    base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
+    r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre, XMATUNE_TRIAL_TIMEOUT_MS="300"),
+            iterations=3, args=["exit"])
+    ok(r, "hung helper")
+    same_output(r, base, "hung helper")
+    expect(helper_whats(r) == ["fallback"], r.log)
+    expect("hung: no answer to HELLO within 300 ms" in r.events("trial_helper")[0]["why"], r.log)
+    # killed at the deadline: gone, even if it was killed before it could say its pid
+    if os.path.exists(pidfile) and open(pidfile).read().strip():
+        wait_gone([int(open(pidfile).read())], "hung helper")
 
 
 def main():
