@@ -276,8 +276,7 @@ static long exec_slot(CUgraphExec x)
             atomic_store_explicit(&gtab[i].handle, h, memory_order_release);
             return (long)i;
         }
-        if (reuse < 0 && !atomic_load_explicit(&gtab[i].rec, memory_order_relaxed))
-            reuse = (long)i;
+        if (reuse < 0 && !atomic_load_explicit(&gtab[i].rec, memory_order_relaxed)) reuse = (long)i;
         i = (i + 1) & ((1u << GTAB_BITS) - 1);
     }
     if (reuse >= 0) atomic_store_explicit(&gtab[reuse].handle, h, memory_order_release);

@@ -19,7 +19,13 @@
 /* Fills outputs before a verify run, so that bytes left unwritten show: all bits set is
  * NaN in every float type (it spreads through any arithmetic that reads it) and -1 in
  * every integer type. */
+/* What outputs are filled with before a verify run, so that a byte a candidate does not
+ * write cannot pass for one it wrote: 0xFF first; a candidate whose first run matches runs
+ * again from 0x00. A byte left unwritten equals the poison, and no reference byte equals
+ * both, so a candidate that passes both writes every byte the program's own config writes
+ * whole, whatever the data (an answer of all 0xFF bytes, a fill with -1, included). */
 #define POISON 0xFF
+#define POISON2 0x00
 static _Atomic uint64_t last_session_end_us; /* CLOCK_MONOTONIC, any thread's session */
 
 /* The watchdog: a wait for candidate runs that lasts longer than WATCHDOG_FACTOR times
@@ -107,12 +113,12 @@ static void session_error(xmt_session *S, CUresult r, const char *what)
 /* Auto protection's outputs before a verify run: those the program's own config writes
  * whole are poisoned, those it updates in place restored from the snapshot. With
  * all_restore, every output is restored (the put-back, the determinism run). */
-static int prepare_outputs(xmt_session *S, int all_restore)
+static int prepare_outputs(xmt_session *S, int all_restore, unsigned char poison)
 {
     for (size_t i = 0; i < S->nspans; i++) {
         const xmt_span *p = &S->spans[i];
         if (p->pure && !all_restore)
-            TRY(S, xmt_drv.cuMemsetD8Async(p->at, POISON, p->bytes, S->s), "poison");
+            TRY(S, xmt_drv.cuMemsetD8Async(p->at, poison, p->bytes, S->s), "poison");
         else
             TRY(S, xmt_drv.cuMemcpyDtoDAsync(p->at, p->snap, p->bytes, S->s), "restore");
     }
@@ -128,7 +134,8 @@ fail:
  * and auto finds out which); and flushes L2. */
 static int prepare(xmt_session *S, int poison, int flush)
 {
-    if (poison && prepare_outputs(S, 0) != 0) return -1;
+    unsigned char pattern = poison == 2 ? POISON2 : POISON;
+    if (poison && prepare_outputs(S, 0, pattern) != 0) return -1;
     for (size_t i = 0; i < S->nbufs; i++) {
         xmt_sbuf *b = &S->bufs[i];
         if (b->b.roles & XMT_BUF_RESTORE)
@@ -136,7 +143,7 @@ static int prepare(xmt_session *S, int poison, int flush)
         else if (b->b.roles & XMT_BUF_RESET)
             TRY(S, xmt_drv.cuMemsetD8Async(b->ptr, 0, b->b.bytes, S->s), "reset_to_zero");
         else if (poison && !S->automatic && (b->b.roles & XMT_BUF_VERIFY))
-            TRY(S, xmt_drv.cuMemsetD8Async(b->ptr, POISON, b->b.bytes, S->s), "poison");
+            TRY(S, xmt_drv.cuMemsetD8Async(b->ptr, pattern, b->b.bytes, S->s), "poison");
     }
     if (flush && S->flush_buf)
         TRY(S, xmt_drv.cuMemsetD8Async(S->flush_buf, 0, S->flush_bytes, S->s), "l2 flush");
@@ -150,7 +157,7 @@ static int put_back(xmt_session *S)
 {
     if (!S->snapshots_taken) return 0;
     double t0 = xmt_now_ms();
-    if (prepare_outputs(S, 1) != 0) return -1;
+    if (prepare_outputs(S, 1, POISON) != 0) return -1;
     /* a failure before the outputs were known: the whole regions (what ran may have
      * changed any byte of them) */
     for (size_t i = 0; !S->nspans && i < S->nregs; i++)
@@ -307,16 +314,37 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
     return fired ? -1 : 0;
 }
 
-/* One run of a candidate for verification, from poisoned outputs, waited for. Returns as
- * run_candidate. The program's own first run sets the watchdog's measure. */
-static int verify_run(xmt_session *S, xmt_cand *c)
+/* One run of a candidate for verification, from outputs poisoned with the first pattern
+ * (pattern 1) or the second (2), waited for. Returns as run_candidate. The program's own
+ * first run sets the watchdog's measure. */
+static int verify_run_from(xmt_session *S, xmt_cand *c, int pattern)
 {
-    if (prepare(S, 1, 0) != 0) return -1;
+    if (prepare(S, pattern, 0) != 0) return -1;
     double t0 = xmt_now_ms();
     int r = run_candidate(S, c);
     if (r != 0) return r;
     if (wait_runs(S, NULL, 1, c) != 0) return -1;
     if (c == &S->cands[0] && S->own_ms == 0) S->own_ms = xmt_now_ms() - t0;
+    return 0;
+}
+
+static int verify_run(xmt_session *S, xmt_cand *c)
+{
+    return verify_run_from(S, c, 1);
+}
+
+/* Does a verify run poison anything (outputs the own config writes whole, or declared
+ * verify-only buffers)? Only then can a byte left unwritten pass, and a second pattern
+ * tell. */
+static int poisons_any(const xmt_session *S)
+{
+    for (size_t i = 0; S->automatic && i < S->nspans; i++)
+        if (S->spans[i].pure) return 1;
+    for (size_t i = 0; !S->automatic && i < S->nbufs; i++) {
+        const xmt_sbuf *b = &S->bufs[i];
+        if ((b->b.roles & XMT_BUF_VERIFY) && !(b->b.roles & (XMT_BUF_RESTORE | XMT_BUF_RESET)))
+            return 1;
+    }
     return 0;
 }
 
@@ -677,9 +705,22 @@ static int verify(xmt_session *S)
         if (r > 0) continue;
         long d = compare_all(S);
         if (d == -2) return -1;
+        int second = 0;
+        if (d < 0 && poisons_any(S)) { /* again from the other pattern: every byte written? */
+            second = 1;
+            if ((r = verify_run_from(S, c, 2)) < 0) return -1;
+            if (r > 0) continue;
+            if ((d = compare_all(S)) == -2) return -1;
+        }
         if (d < 0) continue;
         c->status = XMT_C_REJECTED;
         describe(S, c, d);
+        if (second) {
+            size_t l = strlen(c->why);
+            snprintf(c->why + l, sizeof c->why - l,
+                     " (from outputs filled with 0x00; from 0xFF it matched: it leaves output "
+                     "bytes unwritten)");
+        }
         if (changed_outside(S) && undo(S, c) != 0) return -1;
     }
     S->ph.verification += xmt_now_ms() - t0;

@@ -1126,6 +1126,22 @@ static void scenario_closefds(const char *outpath)
     printf("OWN_FD %d\n", own);
 }
 
+/* fill_m1 launched with grid 16 x block 256 on n = 4096, its output zeroed before each
+ * launch: a config with fewer threads leaves part of it 0 (and, while tuning, 0xFF). */
+static void scenario_fillm1(void)
+{
+    int n = 4096;
+    CUdeviceptr o = upload((size_t)n, 71);
+    void *p[] = {&o, &n};
+    CUfunction f = kernel("_Z7fill_m1Pii");
+    for (int i = 0; i < iterations; i++) {
+        CHECK(cu.cuMemsetD8(o, 0, (size_t)n * 4));
+        launch(cu.launch, f, 16, 1, 256, 1, 0, NULL, p);
+    }
+    CHECK(cu.cuCtxSynchronize());
+    dump(o, (size_t)n * 4);
+}
+
 /* A long-running program's graphs: ITERATIONS executable graphs of one saxpy node, each
  * replayed 3 times and destroyed, at most 64 alive at once. */
 static void scenario_graphchurn(void)
@@ -1255,7 +1271,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s "
                 "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|sigs|"
-                "graph|graphchurn|images|closefds OUT "
+                "graph|graphchurn|images|closefds|fillm1 OUT "
                 "[ITERATIONS]\n",
                 argv[0]);
         return 2;
@@ -1308,6 +1324,8 @@ int main(int argc, char **argv)
         scenario_forkexec(ctx, argv[2]);
     else if (!strcmp(sc, "closefds"))
         scenario_closefds(argv[2]);
+    else if (!strcmp(sc, "fillm1"))
+        scenario_fillm1();
     else if (!strcmp(sc, "graphchurn"))
         scenario_graphchurn();
     else if (!strcmp(sc, "images"))

@@ -314,6 +314,36 @@ def log_survives_closed_descriptors():
 
 
 @case
+def verify_poison_cannot_pass_as_output():
+    # fill_m1's right answer is every byte 0xFF, the first poison: a candidate with a
+    # quarter or half of the threads left the rest as poison and passed (and, being
+    # cheaper, won: 3/4 of every later output wrong). A second verify run from 0x00 shows
+    # the unwritten bytes, under auto protection and a declared verify: alike.
+    pol = os.path.join(WORK, "fill_m1.yaml")
+    for protect in ("auto", "declared"):
+        extra = "    protect: declared\n    tensors: {out: {dtype: i32, shape: [n]}}\n    verify: [out]\n" \
+            if protect == "declared" else ""
+        with open(pol, "w") as f:
+            f.write("kernels:\n  - match: fill_m1\n    params: [out, n]\n    triggers: [n]\n"
+                    "    space: {BLOCK: [64, 128, 256, 512]}\n"
+                    "    launch: {grid: [16], block: [BLOCK]}\n" + extra)
+        for app in ("rt", "linked"):
+            base = run(app, "fillm1", shim=False)
+            ok(base, "without the shim")
+            r = run(app, "fillm1", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off"})
+            ok(r, "%s %s" % (app, protect))
+            same_output(base, r, "%s fillm1 %s" % (app, protect))
+            ev = r.events("tune")
+            expect(len(ev) == 1, "tune events: %r" % ev)
+            st = {c["config"]: (c["status"], c.get("why", "")) for c in ev[0]["candidates"]}
+            for bad in ("BLOCK=64", "BLOCK=128"):
+                expect(st[bad][0] == "rejected" and "leaves output bytes unwritten" in st[bad][1],
+                       "%s %s %s: %r" % (app, protect, bad, st[bad]))
+            expect(st["BLOCK=512"][0] == "ok", "%s: %r" % (protect, st))
+            expect(ev[0]["winner"]["config"] != "BLOCK=64", ev[0]["winner"])
+
+
+@case
 def discover_report():
     base, d = discover_case("rt", "basic")
     kernels = {e["name"]: e for e in d.events("kernel")}

@@ -269,6 +269,24 @@ static double stamp_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 1), 0.01, 256);
 }
 
+/* fill_m1(int* out, int n): out[i] = -1 (every byte 0xFF, the shim's first poison) for
+ * i = blockIdx.x * blockDim.x + threadIdx.x < n: one thread per element, so a config with
+ * fewer threads than n leaves the rest unwritten. */
+static void fill_m1_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 1), m1 = -1;
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) memcpy(simk_fp(e, 0, i), &m1, 4);
+    }
+}
+static double fill_m1_cost(const sim_exec *e)
+{
+    return elementwise(e, (double)e->grid[0] * e->block[0], 0.01, 256);
+}
+
 /* ref_accum(float& y, int n) and cast_accum<(char)1>(float* y, int n, long cookie):
  * y[i] += 1 for i < n, IN PLACE; the cookie is not read. Names the shim must read through
  * its signature reader: a reference is a pointer, "(char)1" is no parameter list. */
@@ -514,6 +532,17 @@ static simk_def g_kernels[] = {
      0,
      stamp_run,
      stamp_cost,
+     {0},
+     0},
+    {"_Z7fill_m1Pii",
+     "fill_m1(int*, int)",
+     2,
+     {PTR, I32},
+     1024,
+     16,
+     0,
+     fill_m1_run,
+     fill_m1_cost,
      {0},
      0},
     {"_Z9own_blockPfii",

@@ -56,6 +56,10 @@
  *                                 s, int items_per_thread) 0,8,12,16  >= n; y *= s IN PLACE
  *  _Z5stampPfi                    stamp(float* out, int n) 0,8        grid-stride; out[i] =
  *                                                                     stamp launches so far
+ *  _Z7fill_m1Pii                  fill_m1(int* out, int n) 0,8        grid.x*block.x >= n (one
+ *                                                                     thread per element):
+ *                                                                     out[i] = -1, all bytes
+ *                                                                     0xFF
  *  _Z9own_blockPfii               own_block(float* out, int n, int    ONLY block.x == own,
  *                                 own) 0,8,12                         grid cdiv(n, own):
  *                                                                     out[i] = i; any other
