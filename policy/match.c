@@ -252,6 +252,13 @@ static struct xmt_entry *specialise(const struct xmt_entry *e, const char *name,
     }
     for (unsigned i = 0; i < n; i++) {
         const xmt_param *p = &e->params[i];
+        if (p->type != XMT_PT_UNKNOWN && types[i] != XMT_PT_UNKNOWN && e->psizes[i] != sizes[i]) {
+            /* a declared type must agree with the signature (xmatune check compares them) */
+            snprintf(why, cap,
+                     "parameter %s is declared with %u bytes, the signature's type has %u", p->name,
+                     (unsigned)e->psizes[i], (unsigned)sizes[i]);
+            goto bad;
+        }
         if (p->type != XMT_PT_UNKNOWN) {
             c->ptypes[i] = e->ptypes[i];
             c->psizes[i] = e->psizes[i];
@@ -353,4 +360,34 @@ const xmt_entry *xmt_policy_match(const xmt_policy_set *cset, const char *mangle
     free(name);
     free(sig);
     return r;
+}
+
+int xmt_entry_check_signature(const xmt_entry *e, const char *mangled, char *why, size_t cap)
+{
+    char *name, *sig;
+    if (!e || !mangled || demangle_alloc(mangled, &name, &sig)) {
+        snprintf(why, cap, "cannot demangle the name");
+        return 1;
+    }
+    const char *b, *end;
+    int rc = 0;
+    if (param_list(name, sig, &b, &end)) {
+        snprintf(why, cap, "the kernel name carries no parameter types");
+        rc = e->needs_sig ? -1 : 1;
+        if (e->needs_sig)
+            snprintf(why, cap,
+                     "the kernel name carries no parameter types; declare them (e.g. params: [n: "
+                     "i32, x: ptr])");
+    } else {
+        struct xmt_entry *c = specialise(e, name, sig, why, cap);
+        rc = c ? 0 : -1;
+        if (c) {
+            free(c->ptypes);
+            free(c->psizes);
+            free(c);
+        }
+    }
+    free(name);
+    free(sig);
+    return rc;
 }

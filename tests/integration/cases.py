@@ -1358,7 +1358,7 @@ def tool_check_log():
     open(pol, "w").write("kernels:\n  - mangled: vecadd\n    params: [a: ptr, b: ptr]\n"
                          "    pin: {launch: {block: [128]}}\n")
     p = subprocess.run([tool, "check", "--log", log, pol], capture_output=True, text=True)
-    expect(p.returncode == 0 and "the entry does not apply (the kernel passes through): policy: 2 params"
+    expect(p.returncode == 1 and "the entry does not apply (the kernel passes through): policy: 2 params"
            in p.stdout, p.stdout + p.stderr)
     p = subprocess.run([tool, "check", "--log", os.path.join(WORK, "nonexistent.jsonl"), pol],
                        capture_output=True, text=True)
@@ -1368,6 +1368,50 @@ def tool_check_log():
                         pol], capture_output=True, text=True)
     expect(p.returncode == 1 and "nonexistent.jsonl" in p.stderr and not p.stdout,
            p.stdout + p.stderr)
+
+
+@case
+def tool_check_names_why():
+    """xmatune check says the real reason an entry cannot apply (issue 27, item 1): the
+    parameter count or a declared type against the kernel's signature, with --kernel and
+    with --log, and exits 1; an entry that matches no kernel of the log is warned about."""
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("check-why")
+    k = "_Z5saxpyifPKfPf"
+    pols = {"untyped3": "params: [n, a, x]", "typed3": "params: [n: i32, a: f32, x: ptr]",
+            "badtype": "params: [n: i32, a: f64, x: ptr, y: ptr]"}
+    whys = {"untyped3": "the signature has 4 parameters, the policy names 3",
+            "typed3": "the signature has 4 parameters, the policy names 3",
+            "badtype": "parameter a is declared with 8 bytes, the signature's type has 4"}
+    for name, params in pols.items():
+        pol = os.path.join(d, name + ".yaml")
+        open(pol, "w").write("kernels:\n  - match: saxpy\n    %s\n    space: {BLOCK: [64, 128]}\n"
+                             "    launch: {block: [BLOCK], grid: [\"cdiv(n, BLOCK)\"]}\n" % params)
+        p = subprocess.run([tool, "check", "--kernel", k, pol], capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        expect(p.returncode == 1, (name, out))
+        expect("but does not apply to it (the kernel runs untuned): " + whys[name] in p.stdout, (name, out))
+        expect("another entry wins" not in out and "give --kernel" not in out, (name, out))
+        expect(("kernel %s -> " % k) in p.stdout and whys[name] in p.stdout.split("kernel %s -> " % k)[1],
+               (name, out))
+    # the typed entry that fits still applies, exit 0
+    pol = os.path.join(d, "fits.yaml")
+    open(pol, "w").write("kernels:\n  - match: saxpy\n    params: [n: i32, a: f32, x: ptr, y: ptr]\n"
+                         "    space: {BLOCK: [64, 128]}\n    launch: {block: [BLOCK], grid: [\"cdiv(n, BLOCK)\"]}\n"
+                         "  - match: saxyp\n    params: [n: i32]\n    pin: {launch: {block: [64]}}\n")
+    p = subprocess.run([tool, "check", "--kernel", k, pol], capture_output=True, text=True)
+    expect(p.returncode == 0 and "kernel %s -> %s:2\n" % (k, pol) in p.stdout, p.stdout + p.stderr)
+    # --log: the reason, a non-zero exit, and the entry that matches nothing warned about
+    dl = run("rt", "basic", env={"XMATUNE_MODE": "discover"})
+    ok(dl, "discover")
+    log = os.path.join(WORK, [f for f in os.listdir(WORK) if f.startswith("rt-basic") and f.endswith(".jsonl")][-1])
+    p = subprocess.run([tool, "check", "--log", log, os.path.join(d, "untyped3.yaml")],
+                       capture_output=True, text=True)
+    expect(p.returncode == 1 and "no entry applies (runs untuned): " in p.stdout and
+           whys["untyped3"] in p.stdout, p.stdout + p.stderr)
+    p = subprocess.run([tool, "check", "--log", log, pol], capture_output=True, text=True)
+    expect(p.returncode == 0 and "warning: %s:6 (match: saxyp) matches no kernel in" % pol in p.stderr and
+           "(match: saxpy) matches no kernel" not in p.stderr, p.stdout + p.stderr)
 
 
 def png_pixels(path):
