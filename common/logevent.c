@@ -205,11 +205,11 @@ json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int
 }
 
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,
-                           const char *policy, int device)
+                           const char *policy, int device, const char *cause)
 {
-    return json_pack("{sssssssssssi}", XMT_F_EVENT, event_names[XMT_EV_REPLAY_MISS], XMT_F_KERNEL,
+    return json_pack("{sssssssssssiss}", XMT_F_EVENT, event_names[XMT_EV_REPLAY_MISS], XMT_F_KERNEL,
                      kernel, XMT_F_NAME, name, XMT_F_KEY, key, XMT_F_POLICY, policy, XMT_F_DEVICE,
-                     device);
+                     device, XMT_F_CAUSE, cause);
 }
 
 json_t *xmt_ev_exit(uint64_t launches, uint64_t rewritten, int kernels, long long pid,

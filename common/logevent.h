@@ -41,6 +41,7 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_DEVICE "device"
 #define XMT_F_POLICY "policy"
 #define XMT_F_KEY "key"
+#define XMT_F_CAUSE "cause"
 #define XMT_F_PID "pid"
 #define XMT_F_LAUNCHES "launches"
 #define XMT_F_REWRITTEN "rewritten"
@@ -198,8 +199,9 @@ json_t *xmt_ev_graph_node(const char *kernel, const char *name, const char *key,
 json_t *xmt_ev_graphs(uint64_t replays, uint64_t unseen_replays, uint64_t conditional_graphs);
 json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int old, double ms,
                           uint64_t heap_bytes);
+/* cause: why the replay had no winner, in words (shim/misscause.h). */
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,
-                           const char *policy, int device);
+                           const char *policy, int device, const char *cause);
 /* module_loads: an object of counts by load entry point (taken; NULL: {}). */
 json_t *xmt_ev_exit(uint64_t launches, uint64_t rewritten, int kernels, long long pid,
                     json_t *module_loads);

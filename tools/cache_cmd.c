@@ -9,6 +9,7 @@
  * one without its parameters; --device globs the device model string.
  */
 #include "cache_cmd.h"
+#include "report.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -179,7 +180,9 @@ static int lock_for_change(const char *path)
 
 static void print_time(double ms)
 {
-    if (ms >= 1)
+    if (!(ms > 0)) /* not timed: a pin, a single config, the program's own when alone */
+        printf(" — |");
+    else if (ms >= 1)
         printf(" %.3f ms |", ms);
     else
         printf(" %.2f us |", ms * 1000);
@@ -195,10 +198,13 @@ static void list(const recs_t *s, const filter_t *f)
         char dm[1024];
         xmt_demangle(x->kernel, dm, sizeof dm, NULL, 0);
         if (strlen(dm) > 95) dm[95] = 0;
-        printf("| %s | %s | %s | %s |", x->device, dm, x->key_text,
-               x->choice.index == XMT_OWN_CONFIG ? "program's own" : x->choice.label);
+        char c[5][1024];
+        printf("| %s | %s | %s | %s |", xmt_md_cell(x->device, c[0], sizeof c[0]),
+               xmt_md_cell(dm, c[1], sizeof c[1]), xmt_md_cell(x->key_text, c[2], sizeof c[2]),
+               xmt_md_cell(x->choice.index == XMT_OWN_CONFIG ? "program's own" : x->choice.label,
+                           c[3], sizeof c[3]));
         print_time(x->choice.time_ms);
-        printf(" %s |\n", x->entry);
+        printf(" %s |\n", xmt_md_cell(x->entry, c[4], sizeof c[4]));
     }
 }
 

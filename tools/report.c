@@ -37,6 +37,17 @@ static const char *sget(json_t *o, const char *k)
     return s ? s : "";
 }
 
+const char *xmt_md_cell(const char *s, char *buf, size_t cap)
+{
+    size_t at = 0;
+    for (; s && *s && at + 3 < cap; s++) {
+        if (*s == '|') buf[at++] = '\\';
+        buf[at++] = *s;
+    }
+    buf[at] = 0;
+    return buf;
+}
+
 static double fget(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
@@ -83,17 +94,21 @@ static void report_misses(json_t *misses)
         json_object_set_new(seen, id, json_integer(1));
         json_array_append_new(order, json_pack("{sssO}", "id", id, "e", e));
     }
-    printf("\nReplay: keys with no cached winner (the program's own config ran; tune them):\n\n"
-           "| kernel | key | device | times | policy |\n| --- | --- | ---: | ---: | --- |\n");
+    printf(
+        "\nReplay: keys with no cached winner (the program's own config ran; tune them):\n\n"
+        "| kernel | key | device | times | policy | cause |\n| --- | --- | ---: | ---: | --- | --- "
+        "|\n");
     json_array_foreach(order, i, e)
     {
         json_t *m = json_object_get(e, "e");
         char name[96];
-        printf("| %s | %s | %lld | %lld | %s |\n",
+        const char *cause = json_string_value(json_object_get(m, XMT_F_CAUSE));
+        char cell[1024];
+        printf("| %s | %s | %lld | %lld | %s | %s |\n",
                short_name(sget(m, XMT_F_NAME), name, sizeof name), sget(m, XMT_F_KEY),
                (long long)json_integer_value(json_object_get(m, XMT_F_DEVICE)),
                (long long)json_integer_value(json_object_get(seen, sget(e, "id"))),
-               sget(m, XMT_F_POLICY));
+               sget(m, XMT_F_POLICY), cause ? xmt_md_cell(cause, cell, sizeof cell) : "—");
     }
     json_decref(order);
     json_decref(seen);

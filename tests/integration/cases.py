@@ -2173,6 +2173,57 @@ def cache_replay_misses_reported():
            (dsum, rsum))
 
 @case
+def replay_miss_says_why():
+    """Each replay miss gets one line on stderr with its cause, and the replay_miss event a
+    cause field (issue 27, item 2: a cache from another driver ran every key untuned and
+    nothing said so, even with -v)."""
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("miss-why")
+    a = os.path.join(d, "a.jsonl")
+    tuned("rt", "saxpy", env=dict(EX, XMATUNE_CACHE=a))
+    recs = records(a)
+    expect(recs and all("|drv" in r["device"] for r in recs), recs)
+
+    def replay(path):
+        t = run("rt", "saxpy", env=dict(EX, XMATUNE_POLICY=POLICIES, XMATUNE_CACHE=path,
+                                         XMATUNE_MODE="replay"))
+        ok(t, "replay")
+        return t
+
+    t = replay(a)  # the same cache: no miss
+    expect(not t.events("replay_miss") and "no cached winner" not in t.stderr, t.stderr)
+    variants = {
+        "driver": (lambda r: dict(r, device=r["device"].rsplit("|drv", 1)[0] + "|drv1"),
+                   "another driver: the cache has drv1, this is drv"),
+        "device": (lambda r: dict(r, device="Other GPU|cc8.0|sm108|" + r["device"].rsplit("|", 1)[1]),
+                   "another device: the cache has Other GPU|cc8.0|sm108|"),
+        "entry": (lambda r: dict(r, entry_fp="0123456789abcdef"), "the policy entry changed since it was tuned"),
+        "key": (lambda r: dict(r, key="00" + r["key"]), "no record for this key (the cache has"),
+        "kernel": (lambda r: dict(r, kernel="_Z5otherv"), "no record of this kernel in"),
+    }
+    for name, (edit, cause) in variants.items():
+        path = os.path.join(d, name + ".jsonl")
+        with open(path, "w") as f:
+            for r in recs:
+                f.write(json.dumps(edit(r)) + "\n")
+        t = replay(path)
+        miss = t.events("replay_miss")
+        expect(miss and all(cause in m.get("cause", "") for m in miss), (name, miss))
+        lines = [l for l in t.stderr.splitlines() if "no cached winner" in l]
+        expect(len(lines) == len(miss) and all(l.startswith("xmatune: replay: ") and cause in l
+                                               and "the program's own config runs" in l
+                                               for l in lines), (name, t.stderr))
+        if name == "driver":
+            log = [f for f in os.listdir(WORK) if f.endswith(".jsonl") and "saxpy" in f][-1]
+            p = subprocess.run([tool, "report", os.path.join(WORK, log)], capture_output=True, text=True)
+            expect(p.returncode == 0 and "| policy | cause |" in p.stdout and
+                   "another driver: the cache has drv1" in p.stdout, p.stdout + p.stderr)
+    t = replay("off")
+    expect(all("no cache file" in m.get("cause", "") for m in t.events("replay_miss")) and
+           t.events("replay_miss"), t.events("replay_miss"))
+
+
+@case
 def cache_command():
     tool = os.environ["XMT_TOOL"]
     d = fresh("cmd")
