@@ -2214,13 +2214,25 @@ def replay_miss_says_why():
                                                and "the program's own config runs" in l
                                                for l in lines), (name, t.stderr))
         if name == "driver":
-            log = [f for f in os.listdir(WORK) if f.endswith(".jsonl") and "saxpy" in f][-1]
-            p = subprocess.run([tool, "report", os.path.join(WORK, log)], capture_output=True, text=True)
+            log = os.path.join(d, "driver-run.jsonl")
+            with open(log, "w") as f:
+                f.write("".join(json.dumps(e) + "\n" for e in t.log))
+            p = subprocess.run([tool, "report", log], capture_output=True, text=True)
             expect(p.returncode == 0 and "| policy | cause |" in p.stdout and
                    "another driver: the cache has drv1" in p.stdout, p.stdout + p.stderr)
     t = replay("off")
     expect(all("no cache file" in m.get("cause", "") for m in t.events("replay_miss")) and
            t.events("replay_miss"), t.events("replay_miss"))
+    # cache list: '|' in a device string escaped in its Markdown table, and no "0.00 us" for
+    # a winner that was never timed (issue 27, items 6 and 9)
+    path = os.path.join(d, "untimed.jsonl")
+    with open(path, "w") as f:
+        for r in recs:
+            f.write(json.dumps(dict(r, time_ms=0)) + "\n")
+    p = subprocess.run([tool, "cache", "list", "--cache", path], capture_output=True, text=True)
+    row = [l for l in p.stdout.splitlines() if "saxpy" in l]
+    expect(p.returncode == 0 and row and "Simulated GPU\\|cc9.0\\|sm132\\|drv" in row[0] and
+           "0.00 us" not in row[0] and "| — |" in row[0] and row[0].count(" | ") == 5, p.stdout + p.stderr)
 
 
 @case
