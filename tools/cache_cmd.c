@@ -289,23 +289,29 @@ static int resolve(const char *cache, char *path, size_t cap)
     return 0;
 }
 
+static int usage_to(FILE *f)
+{
+    fprintf(f, "usage: xmatune cache [list|show|prune|clear|export OUT|import IN] [--cache FILE]\n"
+               "                     [--kernel GLOB] [--device GLOB] [--policy P]\n"
+               "       xmatune cache FILE            (list FILE)\n"
+               "The cache: --cache, else XMATUNE_CACHE, else the default "
+               "($XDG_CACHE_HOME/xmatune/" XMT_CACHE_FILE_NAME ").\n"
+               "  list    a table of the winners (the last record of each identity)\n"
+               "  show    the records themselves, one JSON line each\n"
+               "  prune   drops records of policy entries that no current policy has (the entry\n"
+               "          edited or gone); policies from --policy, else XMATUNE_POLICY\n"
+               "  clear   drops the records selected (all, without --kernel/--device)\n"
+               "  export  writes the records selected to OUT (- for stdout)\n"
+               "  import  merges the records of IN into the cache (IN's win)\n"
+               "Changes are made under the cache's lock, by an atomic rewrite. A cache (or IN)\n"
+               "that does not exist is an error; only import and the --cache of a first tuning\n"
+               "create one.\n");
+    return 2;
+}
+
 static int usage(void)
 {
-    fprintf(stderr,
-            "usage: xmatune cache [list|show|prune|clear|export OUT|import IN] [--cache FILE]\n"
-            "                     [--kernel GLOB] [--device GLOB] [--policy P]\n"
-            "       xmatune cache FILE            (list FILE)\n"
-            "The cache: --cache, else XMATUNE_CACHE, else the default "
-            "($XDG_CACHE_HOME/xmatune/" XMT_CACHE_FILE_NAME ").\n"
-            "  list    a table of the winners (the last record of each identity)\n"
-            "  show    the records themselves, one JSON line each\n"
-            "  prune   drops records of policy entries that no current policy has (the entry\n"
-            "          edited or gone); policies from --policy, else XMATUNE_POLICY\n"
-            "  clear   drops the records selected (all, without --kernel/--device)\n"
-            "  export  writes the records selected to OUT (- for stdout)\n"
-            "  import  merges the records of IN into the cache (IN's win)\n"
-            "Changes are made under the cache's lock, by an atomic rewrite.\n");
-    return 2;
+    return usage_to(stderr);
 }
 
 int cmd_cache(int argc, char **argv)
@@ -313,6 +319,11 @@ int cmd_cache(int argc, char **argv)
     const char *verb = "list", *cache = NULL, *policy = NULL, *other = NULL;
     filter_t f = {NULL, NULL};
     int i = 1;
+    for (int h = 1; h < argc; h++)
+        if (!strcmp(argv[h], "--help") || !strcmp(argv[h], "-h")) {
+            usage_to(stdout);
+            return 0;
+        }
     static const char *const verbs[] = {"list", "show", "prune", "clear", "export", "import", NULL};
     if (i < argc && argv[i][0] != '-') {
         int known = 0;
@@ -351,6 +362,16 @@ int cmd_cache(int argc, char **argv)
     char path[4096];
     int prc = resolve(cache, path, sizeof path);
     if (prc) return prc;
+    /* a missing cache is a typo more often than not: said, and no file (nor its lock)
+     * made; only import creates one */
+    if (strcmp(verb, "import") && access(path, F_OK) != 0) {
+        fprintf(stderr, "xmatune cache: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    if (!strcmp(verb, "import") && access(other, R_OK) != 0) {
+        fprintf(stderr, "xmatune cache import: %s: %s\n", other, strerror(errno));
+        return 1;
+    }
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
     if (!strcmp(verb, "prune")) {

@@ -241,14 +241,17 @@ int cmd_report(int argc, char **argv)
             argc -= 2;
             i--;
         }
+    int help = argc > first && (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h"));
     if (argc <= first || argv[first][0] == '-') {
-        fprintf(stderr,
+        if (argc > first && !help)
+            fprintf(stderr, "xmatune report: unknown option %s\n", argv[first]);
+        fprintf(help ? stdout : stderr,
                 "usage: xmatune report [--svg FILE] [--html FILE] LOG...\n"
                 "Prints a log (XMATUNE_LOG) as tables: every tuning (program's config and\n"
                 "time, winner and time, speed-up, candidates), every kernel's launches, and\n"
                 "in discover mode every kernel's launch shapes. --svg draws every tuning as a\n"
                 "picture, --html writes a page with the tunings' table and that picture.\n");
-        return 2;
+        return help ? 0 : 2;
     }
     json_t *ev[XMT_EV_COUNT] = {0};
     ev[XMT_EV_TUNE] = json_array();

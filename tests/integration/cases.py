@@ -1053,7 +1053,7 @@ def tool_report_cache_options():
     expect(re.search(r"\| atomic_sum .*within tolerance", p.stdout), p.stdout)
     p = subprocess.run([tool, "cache", cache], capture_output=True, text=True)
     expect(p.returncode == 0 and
-           "| Simulated GPU|cc9.0|sm132|drv13000 | saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout,
+           "| Simulated GPU\\|cc9.0\\|sm132\\|drv13000 | saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout,
            p.stdout + p.stderr)
     # Lines that are not records: skipped and counted exactly as the shim's reader does
     # (one reader, common/cacherec.c), never printed as an empty row.
@@ -1275,7 +1275,10 @@ def tool_install_prefix():
         expect(p.returncode == 0, p.stdout + p.stderr)
         for f in ("bin/xmatune", libdir + "/libxmatune.so", "share/xmatune/examples/policies/saxpy.yaml",
                   "share/xmatune/examples/gpu/saxpy.cu", "share/doc/xmatune/README.md",
-                  "share/doc/xmatune/policy.md"):
+                  "share/man/man1/xmatune.1") + tuple(
+                      # every doc the README links, under the name its link uses
+                      "share/doc/xmatune/" + m for m in
+                      sorted(set(re.findall(r"\(?(docs/[\w-]+\.(?:md|svg))", open(os.path.join(src, "README.md")).read())))):
             expect(os.path.exists(os.path.join(prefix, f)), "%s not installed: %s" % (f, p.stdout))
         tool = os.path.join(prefix, "bin", "xmatune")
         p = subprocess.run([tool, "check", "-q", os.path.join(prefix, "share/xmatune/examples/policies")],
@@ -1308,7 +1311,7 @@ def tool_install_prefix():
     expect(p.returncode == 0, p.stdout + p.stderr)
     libdir = re.search(r"^CMAKE_INSTALL_LIBDIR:PATH=(.*)$", open(os.path.join(b2, "CMakeCache.txt")).read(), re.M)
     expect(libdir and libdir.group(1) != "lib", "no multiarch library directory here: %r" % libdir)
-    p = subprocess.run(["cmake", "--build", b2, "-j2", "--target", "xmatune", "xmatune-cmd"],
+    p = subprocess.run(["cmake", "--build", b2, "-j2", "--target", "xmatune", "xmatune-cmd", "xmatune-man"],
                        capture_output=True, text=True)
     expect(p.returncode == 0, p.stdout[-3000:] + p.stderr)
     install_and_tune(b2, os.path.join(WORK, "prefix-usr"), libdir.group(1))
@@ -1412,6 +1415,72 @@ def tool_check_names_why():
     p = subprocess.run([tool, "check", "--log", log, pol], capture_output=True, text=True)
     expect(p.returncode == 0 and "warning: %s:6 (match: saxyp) matches no kernel in" % pol in p.stderr and
            "(match: saxpy) matches no kernel" not in p.stderr, p.stdout + p.stderr)
+
+
+@case
+def tool_cli_strict():
+    """A strict, uniform CLI (issue 27, item 3): --help on every subcommand and at the top,
+    help CMD, --version, the man page from the command's own table; missing paths are
+    errors (no file made); a discover whose program does not start keeps the last log;
+    run's options; a repeated -v raises the level."""
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("cli")
+
+    def x(*args, env=None, cwd=None):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_")}
+        e.update(env or {})
+        return subprocess.run([tool] + list(args), capture_output=True, text=True, env=e, cwd=cwd)
+
+    cmds = ["check", "discover", "run", "report", "cache", "options", "man"]
+    for c in cmds:
+        p = x(c, "--help")
+        expect(p.returncode == 0 and p.stdout.startswith("usage: xmatune " + c) and not p.stderr,
+               (c, p.stdout, p.stderr))
+        h = x("help", c)
+        expect(h.returncode == 0 and h.stdout == p.stdout, (c, h.stdout, h.stderr))
+    p = x("--help")
+    expect(p.returncode == 0 and all("  %-8s " % c in p.stdout for c in cmds), p.stdout + p.stderr)
+    p = x("help", "bogus")
+    expect(p.returncode == 2 and "unknown command" in p.stderr, p.stdout + p.stderr)
+    p = x("--version")
+    expect(p.returncode == 0 and re.match(r"xmatune \d+\.\d+\.\d+\n$", p.stdout), p.stdout)
+    p = x("options", "--bogus")
+    expect(p.returncode == 2 and "unexpected argument --bogus" in p.stderr and not p.stdout, p.stdout)
+    # the man page: every subcommand and its --help text, troff-escaped
+    p = x("man")
+    expect(p.returncode == 0 and p.stdout.startswith(".TH XMATUNE 1") and
+           all(".SS %s\n" % c in p.stdout for c in cmds) and "\\-\\-kernel NAME" in p.stdout,
+           p.stdout[:2000])
+    built = os.path.join(os.environ["XMT_BUILD"], "tools", "xmatune.1")
+    expect(open(built).read() == p.stdout, "the build's xmatune.1 is not `xmatune man`")
+    # missing paths: errors, and nothing created
+    for args in (["cache", "list", "--cache", "TYPO"], ["cache", "clear", "--cache", "TYPO"],
+                 ["cache", "show", "--cache", "TYPO"], ["cache", "import", "MISSING", "--cache", "new.jsonl"]):
+        p = x(*args, cwd=d)
+        expect(p.returncode == 1 and "No such file" in p.stderr, (args, p.stdout, p.stderr))
+    expect(os.listdir(d) == [], os.listdir(d))
+    p = x("run", "--tune", "--policy", os.path.join(d, "missing/"), "--", "true")
+    expect(p.returncode == 1 and "--policy" in p.stderr and "No such file" in p.stderr, p.stderr)
+    p = x("run", "--libcuda", os.path.join(d, "nolib.so"), "--", "true")
+    expect(p.returncode == 1 and "--libcuda" in p.stderr, p.stderr)
+    p = x("run", "--bogus", "--", "true")
+    expect(p.returncode == 2 and "unknown option --bogus" in p.stderr, p.stderr)
+    # run's options become the variables; each -v raises the level
+    show = "echo $XMATUNE_VERBOSE $XMATUNE_INCLUDE $XMATUNE_EXCLUDE $XMATUNE_BUDGET_MS $XMATUNE_ITERATIONS " \
+           "$XMATUNE_WARMUP $XMATUNE_LIBCUDA"
+    p = x("run", "-v", "-v", "--include", "sax*", "--exclude", "atomic*", "--budget", "50",
+          "--iterations", "7", "--warmup", "2", "--libcuda", tool, "--", "sh", "-c", show,
+          env={"XMATUNE_SHIM": SHIM})
+    expect(p.returncode == 0 and p.stdout == "2 sax* atomic* 50 7 2 %s\n" % tool, p.stdout + p.stderr)
+    # discover: a program that does not start keeps the last good log, and says so
+    log = os.path.join(d, "disc.jsonl")
+    e = {"LD_LIBRARY_PATH": SIMDIR, "XMATUNE_SHIM": SHIM, "LD_PRELOAD": PRELOAD_PREFIX.rstrip(":")}
+    p = x("discover", "--log", log, "--", APPS["rt"], "basic", os.path.join(d, "d.out"), env=e)
+    expect(p.returncode == 0 and os.path.getsize(log) > 0, p.stdout + p.stderr)
+    good = open(log).read()
+    p = x("discover", "--log", log, "--", os.path.join(d, "no-such-program"), env=e)
+    expect(p.returncode == 127 and "did not start" in p.stderr and "the last log is kept in" in p.stderr
+           and open(log).read() == good and not os.path.exists(log + ".new"), p.stdout + p.stderr)
 
 
 def png_pixels(path):
