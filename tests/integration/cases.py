@@ -845,6 +845,8 @@ def protect_auto_partial_coverage_rejected():
     for ev in tune_events(t, "vecadd"):
         rej = [c for c in ev["candidates"] if c["status"] == "rejected"]
         expect(len(rej) == 2 and all("(an output)" in c["why"] for c in rej), ev["candidates"])
+        # named in the policy's terms (issue 27, item 6), not "allocation 0x..., byte N"
+        expect(all(re.match(r"out \(an output\), byte \d+: ", c["why"]) for c in rej), ev["candidates"])
         expect(ev["winner"]["index"] == -1, ev["winner"])
         # nothing passed verification: no clock warm-up, nothing timed
         expect(ev["phases_ms"]["clock_warmup"] == 0 and ev["floor_ms"] == 0, ev["phases_ms"])
