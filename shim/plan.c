@@ -152,6 +152,7 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
     xmt_session S;
     int started =
         xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only, p->only_index) == 0;
+    S.from_cache = p->from_cache;
     xmt_choice ch = S.choice;
     /* a failed or untuned session decided nothing a later process should trust */
     if (!started || S.error != CUDA_SUCCESS || S.untuned[0]) p->store_on_disk = 0;

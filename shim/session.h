@@ -73,6 +73,7 @@ typedef struct {
     int verify_only;           /* a pin or a single config: verified, not benchmarked */
     const xmt_candidate *only; /* that config, or NULL */
     long only_index;           /* its index: XMT_PIN_CONFIG, or a cached winner's */
+    int from_cache;            /* that winner came from the disk (set by plan.c, logged) */
     CUstream s;
     /* settings (the entry's, else the options') */
     int warmup, iterations, mean, flush;

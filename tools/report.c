@@ -121,7 +121,10 @@ static void report_cost(json_t *tunes)
     size_t i;
     json_t *e;
     char name[96];
-    printf("\n## Tuning cost\n\n| kernel | key | tuning ms | module load + clock warm-up ms "
+    printf("\n## Tuning cost\n\nfloor: what the measurements cost on the GPU alone (every timed "
+           "run's kernel time, plus each candidate's warm-up runs); rest / floor: the tuning's "
+           "other time (module load and clock warm-up apart) against it.\n\n"
+           "| kernel | key | tuning ms | module load + clock warm-up ms "
            "| floor ms | rest / floor | protection | untuned |\n| --- | --- | ---: | ---: | ---: "
            "| ---: | --- | --- |\n");
     json_array_foreach(tunes, i, e)
@@ -175,20 +178,46 @@ static void report_tunings(json_t *tunes)
         printf("| %s | %s | %s |", short_name(sget(e, XMT_F_NAME), name, sizeof name),
                sget(e, XMT_F_KEY), a);
         print_time(to);
-        printf(" %s%s%s |",
+        int cached = json_is_true(json_object_get(e, XMT_F_FROM_CACHE));
+        printf(" %s%s%s%s |",
                json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1
                    ? "program's own"
                    : sget(win, XMT_F_CONFIG),
                json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : ": ",
-               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : b);
+               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : b,
+               cached ? " (from the cache, verified: not tuned here)" : "");
         print_time(tw);
-        if (to > 0 && tw > 0)
+        if (cached)
+            printf(" — |");
+        else if (to > 0 && tw > 0)
             printf(" %.2f× |", to / tw);
         else
             printf(" — |");
         printf(" %d ok, %d skipped, %d rejected%s%s |\n", ok, skipped, rejected,
                json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? " (within tolerance)" : "",
                json_object_get(e, XMT_F_ERROR) ? " (error: see log)" : "");
+    }
+}
+
+/* Every rejected candidate with its reason, in the policy's terms (the parameter whose
+ * data differed): the table above only counts them. */
+static void report_rejections(json_t *tunes)
+{
+    size_t i, j;
+    json_t *e, *c;
+    char name[96];
+    int any = 0;
+    json_array_foreach(tunes, i, e)
+    {
+        json_array_foreach(json_object_get(e, XMT_F_CANDIDATES), j, c)
+        {
+            if (strcmp(sget(c, XMT_F_STATUS), "rejected")) continue;
+            if (!any++)
+                printf("\nRejected candidates (they ran and their results differed from the "
+                       "program's own config's):\n\n");
+            printf("- %s, %s: %s: %s\n", short_name(sget(e, XMT_F_NAME), name, sizeof name),
+                   sget(e, XMT_F_KEY), sget(c, XMT_F_CONFIG), sget(c, XMT_F_WHY));
+        }
     }
 }
 
@@ -279,6 +308,7 @@ int cmd_report(int argc, char **argv)
            bad ? " (some lines were not JSON)" : "");
     if (json_array_size(tunes)) {
         report_tunings(tunes);
+        report_rejections(tunes);
         report_cost(tunes);
     }
     if (json_array_size(summaries)) report_kernels(summaries);

@@ -842,6 +842,19 @@ def protect_auto_shared_allocation_and_nondeterminism():
 def protect_auto_partial_coverage_rejected():
     base, t = tuned("rt", "basic", policies=PARTIAL)
     same_output(base, t, "partial configs")
+    # the verbose line says the own config was not timed, not "stays (nan ms)"; floor explained
+    v = run("rt", "basic", env={"XMATUNE_POLICY": PARTIAL, "XMATUNE_VERBOSE": "1"})
+    ok(v, "verbose")
+    line = [l for l in v.stderr.splitlines() if "vecadd" in l and "stays" in l]
+    expect(line and "nan" not in line[0] and "stays (not timed: no other config passed)" in line[0]
+           and "floor 0.0 ms: the GPU time of the measurements alone" in line[0], v.stderr)
+    # the text report lists the rejected candidates with their reasons
+    logf = os.path.join(WORK, "partial-report.jsonl")
+    with open(logf, "w") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in t.log))
+    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    expect(re.search(r"^- vecadd, \(no triggers\): config \d: out \(an output\), byte \d+: \d+ of", p.stdout, re.M) and
+           "floor: what the measurements cost on the GPU alone" in p.stdout, p.stdout)
     for ev in tune_events(t, "vecadd"):
         rej = [c for c in ev["candidates"] if c["status"] == "rejected"]
         expect(len(rej) == 2 and all("(an output)" in c["why"] for c in rej), ev["candidates"])
@@ -2263,6 +2276,15 @@ def replay_miss_says_why():
 
     t = replay(a)  # the same cache: no miss
     expect(not t.events("replay_miss") and "no cached winner" not in t.stderr, t.stderr)
+    # the key decided from the cache is marked so, not shown as a tuning (issue 27, item 6)
+    tunes = t.events("tune")
+    expect(tunes and all(e["from_cache"] is True and not e["benchmarked"] for e in tunes), tunes)
+    log = os.path.join(d, "cached-run.jsonl")
+    with open(log, "w") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in t.log))
+    p = subprocess.run([tool, "report", log], capture_output=True, text=True)
+    row = [l for l in p.stdout.splitlines() if l.startswith("| saxpy | x.shape")][0]
+    expect("(from the cache, verified: not tuned here) |" in row and row.count("| — |") >= 1, p.stdout)
     variants = {
         "driver": (lambda r: dict(r, device=r["device"].rsplit("|drv", 1)[0] + "|drv1"),
                    "another driver: the cache has drv1, this is drv"),
