@@ -1590,6 +1590,24 @@ def tool_report_svg_html():
         want = "program's own config" if ev["winner"]["index"] == -1 else ev["winner"]["config"]
         expect(len(winners) == 1 and winners[0].get("data-config") == want, (ev["key"], [w.attrib for w in winners]))
     expect({"ok", "winner", "rejected", "skipped"} <= statuses, statuses)
+    # issue 27, item 6: the own config in a colour of its own, an axis per benchmarked
+    # panel, the speed-up said, and reasons wrapped whole, never cut
+    root = ET.parse(svg).getroot()
+    text = "".join(root.itertext())
+    expect(all("own" in [e for e in g.iter() if "cand" in (e.get("class") or "").split()][0].get("class").split()
+               for g in panels), "the own config's mark lacks its class")
+    expect(".own{fill:" in open(svg).read(), "no colour for the own config")
+    axes = [g for g in root.iter(ns + "g") if g.get("class") == "axis"]
+    timed = sum(1 for ev in tunes if ev["benchmarked"] and ev["own"].get("median_ms"))
+    expect(len(axes) == timed and axes, (len(axes), timed))
+    for ev in tunes:
+        if ev["benchmarked"] and ev["winner"]["index"] >= 0:
+            own, win = ev["own"].get("median_ms"), ev["winner"].get("median_ms")
+            expect("speed-up %.2f× over the program's own config" % (own / win) in text, (own, win))
+        for c in ev["candidates"]:
+            if c.get("why"):
+                words = c["why"].split()
+                expect(all(w in text for w in words) and "…" not in text, c["why"])
     page = open(html).read()
     expect(page.startswith("<!DOCTYPE html>") and "<svg" in page and "<table>" in page
            and "src=" not in page and "href=" not in page, "the page is not self-contained")
