@@ -254,21 +254,33 @@ fail:
     return -1;
 }
 
-/* A progress line once a second while the session runs longer than a second:
- * "xmatune: tuning saxpy [n=16777216]: verify 12/30". */
+/* Keys whose tuning started in this process, for the progress lines. */
+static atomic_uint sessions_started;
+
+/* A progress line once a second while the session runs longer than a second: "xmatune:
+ * tuning saxpy [n=16777216] (key 3 in this process, 30 candidates): verify 12/30, about
+ * 4 s left in this phase". The estimate is the phase's pace so far: the phases after it
+ * (timed rounds after verify) are not in it. */
 static void progress(xmt_session *S, const char *phase, size_t done, size_t total)
 {
+    double now = xmt_now_ms();
+    if (!S->progress_key) S->progress_key = atomic_fetch_add(&sessions_started, 1) + 1;
+    if (phase != S->progress_phase || done < S->progress_done) S->progress_phase_ms = now;
     S->progress_phase = phase;
     S->progress_done = done;
     S->progress_total = total;
-    double now = xmt_now_ms();
     if (now - S->t0 < 1000 || now - S->progress_ms < 1000) return;
     S->progress_ms = now;
-    char name[64];
+    char name[64], left[64] = "";
     const char *paren = strchr(S->k->demangled, '(');
     size_t len = paren ? (size_t)(paren - S->k->demangled) : strlen(S->k->demangled);
     snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), S->k->demangled);
-    xmt_progress("tuning %s [%s]: %s %zu/%zu", name, S->key_text, phase, done, total);
+    if (done > 0 && done < total)
+        snprintf(left, sizeof left, ", about %.0f s left in this phase",
+                 (now - S->progress_phase_ms) / (double)done * (double)(total - done) / 1000.0 +
+                     0.5);
+    xmt_progress("tuning %s [%s] (key %u in this process, %zu candidates): %s %zu/%zu%s", name,
+                 S->key_text, S->progress_key, S->n, phase, done, total, left);
 }
 
 /* The candidate whose run has not finished yet, among those of a timed round. */
@@ -785,10 +797,10 @@ static void name_argument(const xmt_session *S, const xmt_region *rg, CUdevicept
     param_name(S->k, best, pn, sizeof pn);
     if (count > 1)
         snprintf(out, cap,
-                 "%s (%s; one allocation serves %s: the first differing byte is in %s's "
-                 "range), byte %llu",
-                 pn, is_out ? "an output" : "outside the outputs", all, pn,
-                 (unsigned long long)(addr - bp));
+                 "%s (%s), byte %llu (one allocation serves %s: named is the one that points "
+                 "nearest below the first differing byte)",
+                 pn, is_out ? "an output" : "outside the outputs", (unsigned long long)(addr - bp),
+                 all);
     else
         snprintf(out, cap, "%s (%s), byte %llu", pn, is_out ? "an output" : "outside the outputs",
                  (unsigned long long)(addr - bp));

@@ -115,7 +115,9 @@ typedef struct {
     double progress_ms;         /* when the last progress line was said */
     const char *progress_phase; /* what it says: "verify" 3 of 30 */
     size_t progress_done, progress_total;
-    double own_ms; /* wall time of the program's own config's first run (the watchdog) */
+    double progress_phase_ms; /* when that phase began: the estimate of the time left */
+    unsigned progress_key;    /* this session's key, counted in the process (1, 2, ...) */
+    double own_ms;            /* wall time of the program's own config's first run (the watchdog) */
     xmt_phases ph;
     xmt_choice choice;
 } xmt_session;

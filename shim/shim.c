@@ -149,7 +149,10 @@ static void report(void)
     xmt_kernels_foreach(report_kernel, &c);
     if (table) {
         fclose(table);
-        if (xmt_opt.mode == XMT_MODE_DISCOVER || xmt_opt.verbose || c.kernels)
+        /* the table is discover's answer; in the other modes it is noise on the program's
+         * stderr unless asked for (XMATUNE_VERBOSE): warnings are said apart, when they
+         * happen, and the log has the counts */
+        if (xmt_opt.mode == XMT_MODE_DISCOVER || xmt_opt.verbose)
             fprintf(stderr, "xmatune: %s: %llu launches, %d kernel%s%s\n%s",
                     xmt_mode_name(xmt_opt.mode), (unsigned long long)total, c.kernels,
                     c.kernels == 1 ? "" : "s",
