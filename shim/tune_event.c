@@ -43,6 +43,9 @@ static void say_verbose(const xmt_session *S)
         }
     if (S->untuned[0])
         xmt_verbose(1, "%s: not tuned for %s: %s", S->k->demangled, S->key_text, S->untuned);
+    else if (S->verify_only && S->from_cache)
+        xmt_verbose(1, "%s: config %s from the cache (verified here, not benchmarked) for %s",
+                    S->k->demangled, S->choice.label, S->key_text);
     else if (S->verify_only)
         xmt_verbose(1, "%s: config %s used without benchmark (%s) for %s", S->k->demangled,
                     S->choice.label, S->any_verify ? "verified" : "single config", S->key_text);
