@@ -2392,7 +2392,8 @@ def exit_table_only_verbose():
     bad = os.path.join(d, "p")
     os.makedirs(bad)
     shutil.copy(os.path.join(POLICIES, "saxpy.yaml"), bad)
-    open(os.path.join(bad, "typo.yaml"), "w").write("kernels:\n  - match: vecadd\n    spce: {B: [1]}\n")
+    open(os.path.join(bad, "typo.yaml"), "w").write("kernels:\n  - match: vecadd\n    spce: {B: [1]}\n"
+                                                    "  - match: saxyp\n    pin: {launch: {block: [64]}}\n")
     head = "launches  rewritten   keys"
     t = run("rt", "saxpy", env={"XMATUNE_POLICY": bad})
     ok(t, "tune")
@@ -2400,6 +2401,10 @@ def exit_table_only_verbose():
     expect("unknown key 'spce'" in t.stderr, "the warning was not shown: " + t.stderr)
     v = run("rt", "saxpy", env={"XMATUNE_POLICY": bad, "XMATUNE_VERBOSE": "1"})
     expect(head in v.stderr and "tune: 3 launches, 1 kernel with a policy" in v.stderr, v.stderr)
+    # an entry that matched no kernel is said under -v (issue 27, item 1), and only there
+    said = "typo.yaml:4 (match: saxyp) matched no kernel this process launched"
+    expect(said in v.stderr and "(match: saxpy) matched no kernel" not in v.stderr, v.stderr)
+    expect(said not in t.stderr, t.stderr)
     dd = run("rt", "saxpy", env={"XMATUNE_MODE": "discover"})
     expect("launches   replayed shapes" in dd.stderr, dd.stderr)
 
