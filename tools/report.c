@@ -253,6 +253,36 @@ static void report_kernels(json_t *summaries)
     }
 }
 
+/* Discover mode: every kernel's distinct launch shapes, with how many launches each. */
+static void report_shapes(json_t *summaries)
+{
+    size_t i, j;
+    json_t *e, *sh;
+    char name[96], d[160];
+    int any = 0;
+    json_array_foreach(summaries, i, e)
+    {
+        json_t *shapes = json_object_get(e, XMT_F_SHAPES);
+        if (!json_is_array(shapes)) continue;
+        if (!any++)
+            printf("\n## Launch shapes\n\n| kernel | device | launch shape | launches |\n"
+                   "| --- | ---: | --- | ---: |\n");
+        json_array_foreach(shapes, j, sh)
+        {
+            dims(sh, d, sizeof d);
+            printf("| %s | %lld | %s | %lld |\n",
+                   short_name(sget(e, XMT_F_NAME), name, sizeof name),
+                   json_integer_value(json_object_get(e, XMT_F_DEVICE)), d,
+                   json_integer_value(json_object_get(sh, XMT_F_COUNT)));
+        }
+        long long other = json_integer_value(json_object_get(e, XMT_F_OTHER_SHAPES));
+        if (other)
+            printf("| %s | %lld | (other shapes, beyond the 64 kept) | %lld |\n",
+                   short_name(sget(e, XMT_F_NAME), name, sizeof name),
+                   json_integer_value(json_object_get(e, XMT_F_DEVICE)), other);
+    }
+}
+
 int cmd_report(int argc, char **argv)
 {
     const char *svg = NULL, *html = NULL;
@@ -311,7 +341,10 @@ int cmd_report(int argc, char **argv)
         report_rejections(tunes);
         report_cost(tunes);
     }
-    if (json_array_size(summaries)) report_kernels(summaries);
+    if (json_array_size(summaries)) {
+        report_kernels(summaries);
+        report_shapes(summaries);
+    }
     if (json_array_size(ev[XMT_EV_REPLAY_MISS])) report_misses(ev[XMT_EV_REPLAY_MISS]);
     json_decref(ev[XMT_EV_REPLAY_MISS]);
     int wrote = 0;

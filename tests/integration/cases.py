@@ -228,6 +228,15 @@ def discover_report():
     expect(len(va["shapes"]) == 3, "vecadd shapes %r" % va["shapes"])
     expect("xmatune:" in d.stderr and "launches" in d.stderr, "no table on stderr")
     expect("saxpy(int, float, float const*, float*)" in d.stderr, "table lacks saxpy")
+    # xmatune report prints every kernel's launch shapes, as its --help promises, not only
+    # their count (issue 27, item 9)
+    logf = os.path.join(WORK, "discover-report.jsonl")
+    with open(logf, "w") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in d.log))
+    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    rows = [l for l in p.stdout.splitlines() if l.startswith("| vecadd | 0 | grid=")]
+    expect("## Launch shapes" in p.stdout and len(rows) == 3 and
+           "| vecadd | 0 | grid=(79,1,1) block=(64,1,1) shared=0 | 3 |" in rows, p.stdout)
 
 
 @case
