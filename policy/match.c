@@ -177,6 +177,23 @@ static int param_list(const char *name, const char *sig, const char **b, const c
     return 0;
 }
 
+/* 1 when each declared type has the size of the signature's type at its place (where
+ * the signature's type is a scalar or a pointer), else 0 with why set: xmatune check
+ * compares them. */
+static int declared_fit(const struct xmt_entry *e, const uint8_t *types, const uint32_t *sizes,
+                        unsigned n, char *why, size_t cap)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (e->params[i].type != XMT_PT_UNKNOWN && types[i] != XMT_PT_UNKNOWN &&
+            e->psizes[i] != sizes[i]) {
+            snprintf(why, cap,
+                     "parameter %s is declared with %u bytes, the signature's type has %u",
+                     e->params[i].name, (unsigned)e->psizes[i], (unsigned)sizes[i]);
+            return 0;
+        }
+    return 1;
+}
+
 /* Builds the specialised copy of e for signature sig, or NULL with why set. */
 static struct xmt_entry *specialise(const struct xmt_entry *e, const char *name, const char *sig,
                                     char *why, size_t cap)
@@ -250,15 +267,9 @@ static struct xmt_entry *specialise(const struct xmt_entry *e, const char *name,
         snprintf(why, cap, "out of memory");
         return NULL;
     }
+    if (!declared_fit(e, types, sizes, n, why, cap)) goto bad;
     for (unsigned i = 0; i < n; i++) {
         const xmt_param *p = &e->params[i];
-        if (p->type != XMT_PT_UNKNOWN && types[i] != XMT_PT_UNKNOWN && e->psizes[i] != sizes[i]) {
-            /* a declared type must agree with the signature (xmatune check compares them) */
-            snprintf(why, cap,
-                     "parameter %s is declared with %u bytes, the signature's type has %u", p->name,
-                     (unsigned)e->psizes[i], (unsigned)sizes[i]);
-            goto bad;
-        }
         if (p->type != XMT_PT_UNKNOWN) {
             c->ptypes[i] = e->ptypes[i];
             c->psizes[i] = e->psizes[i];

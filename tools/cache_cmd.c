@@ -314,6 +314,17 @@ static int usage(void)
     return usage_to(stderr);
 }
 
+/* A missing cache is a typo more often than not: said (1), and no file nor its lock made;
+ * only import creates one, from an IN that must exist. 0 when the paths are there. */
+static int path_missing(const char *verb, const char *path, const char *other)
+{
+    int import = !strcmp(verb, "import");
+    if (access(import ? other : path, import ? R_OK : F_OK) == 0) return 0;
+    fprintf(stderr, "xmatune cache%s: %s: %s\n", import ? " import" : "", import ? other : path,
+            strerror(errno));
+    return 1;
+}
+
 int cmd_cache(int argc, char **argv)
 {
     const char *verb = "list", *cache = NULL, *policy = NULL, *other = NULL;
@@ -362,16 +373,7 @@ int cmd_cache(int argc, char **argv)
     char path[4096];
     int prc = resolve(cache, path, sizeof path);
     if (prc) return prc;
-    /* a missing cache is a typo more often than not: said, and no file (nor its lock)
-     * made; only import creates one */
-    if (strcmp(verb, "import") && access(path, F_OK) != 0) {
-        fprintf(stderr, "xmatune cache: %s: %s\n", path, strerror(errno));
-        return 1;
-    }
-    if (!strcmp(verb, "import") && access(other, R_OK) != 0) {
-        fprintf(stderr, "xmatune cache import: %s: %s\n", other, strerror(errno));
-        return 1;
-    }
+    if (path_missing(verb, path, other)) return 1;
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
     if (!strcmp(verb, "prune")) {
