@@ -187,9 +187,7 @@ static void report_tunings(json_t *tunes)
                json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : b,
                cached ? " (from the cache, verified: not tuned here)" : "");
         print_time(tw);
-        if (cached)
-            printf(" — |");
-        else if (to > 0 && tw > 0)
+        if (!cached && to > 0 && tw > 0) /* a cached winner's speed-up was not measured here */
             printf(" %.2f× |", to / tw);
         else
             printf(" — |");

@@ -230,7 +230,7 @@ static void draw_axis(FILE *f, const axis *ax, double y)
     double ticks[16];
     int n = 0;
     if (ax->log) {
-        for (double e = ceil(ax->lmin / log(10)); e <= floor(log10(ax->max)) && n < 16; e++)
+        for (int e = (int)ceil(ax->lmin / log(10)); e <= (int)floor(log10(ax->max)) && n < 16; e++)
             ticks[n++] = pow(10, e);
     } else {
         for (int i = 0; i <= 4; i++)

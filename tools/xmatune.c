@@ -101,15 +101,15 @@ static char *help_text(const subcommand *c)
 {
     FILE *tmp = tmpfile();
     if (!tmp) return NULL;
-    fflush(stdout);
+    (void)fflush(stdout);
     int saved = dup(STDOUT_FILENO);
     char *text = NULL;
     if (saved >= 0 && dup2(fileno(tmp), STDOUT_FILENO) >= 0) {
         char *hargv[] = {(char *)c->name, "--help", NULL};
         c->fn(2, hargv);
-        fflush(stdout);
-        dup2(saved, STDOUT_FILENO);
-        off_t n = lseek(fileno(tmp), 0, SEEK_END);
+        int flushed = fflush(stdout) == 0;
+        int back = dup2(saved, STDOUT_FILENO) >= 0;
+        off_t n = flushed && back ? lseek(fileno(tmp), 0, SEEK_END) : -1;
         if (n >= 0 && (text = calloc(1, (size_t)n + 1)) &&
             pread(fileno(tmp), text, (size_t)n, 0) != (ssize_t)n) {
             free(text);
@@ -117,7 +117,7 @@ static char *help_text(const subcommand *c)
         }
     }
     if (saved >= 0) close(saved);
-    fclose(tmp);
+    (void)fclose(tmp);
     return text;
 }
 
