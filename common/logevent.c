@@ -156,6 +156,7 @@ static void tune_fields(json_t *ev, const xmt_ev_tune_info *t)
     json_object_set_new(ev, XMT_F_L2_FLUSH, json_boolean(t->l2_flush));
     json_object_set_new(ev, XMT_F_VERIFIED, json_boolean(t->verified));
     json_object_set_new(ev, XMT_F_BENCHMARKED, json_boolean(t->benchmarked));
+    json_object_set_new(ev, XMT_F_FROM_CACHE, json_boolean(t->from_cache));
     if (t->benchmarked) json_object_set_new(ev, XMT_F_TIE_BAND, json_real(t->tie_band));
     json_object_set_new(ev, XMT_F_DURATION_MS, json_real(t->duration_ms));
     json_object_set_new(ev, XMT_F_FLOOR_MS, json_real(t->floor_ms));
@@ -209,11 +210,11 @@ json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int
 }
 
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,
-                           const char *policy, int device)
+                           const char *policy, int device, const char *cause)
 {
-    return json_pack("{sssssssssssi}", XMT_F_EVENT, event_names[XMT_EV_REPLAY_MISS], XMT_F_KERNEL,
+    return json_pack("{sssssssssssiss}", XMT_F_EVENT, event_names[XMT_EV_REPLAY_MISS], XMT_F_KERNEL,
                      kernel, XMT_F_NAME, name, XMT_F_KEY, key, XMT_F_POLICY, policy, XMT_F_DEVICE,
-                     device);
+                     device, XMT_F_CAUSE, cause);
 }
 
 json_t *xmt_ev_exit(uint64_t launches, uint64_t rewritten, int kernels, long long pid,

@@ -43,6 +43,8 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_DEVICE "device"
 #define XMT_F_POLICY "policy"
 #define XMT_F_KEY "key"
+#define XMT_F_CAUSE "cause"
+#define XMT_F_FROM_CACHE "from_cache"
 #define XMT_F_PID "pid"
 #define XMT_F_LAUNCHES "launches"
 #define XMT_F_REWRITTEN "rewritten"
@@ -200,6 +202,7 @@ typedef struct {
     int mean; /* statistic: mean, else median */
     int iterations, warmup;
     int tolerance, l2_flush, verified, benchmarked;
+    int from_cache;  /* a winner from the disk cache, verified here: not a tuning */
     double tie_band; /* written when benchmarked */
     double duration_ms, floor_ms;
     xmt_ev_phases phases;
@@ -214,8 +217,9 @@ json_t *xmt_ev_graph_node(const char *kernel, const char *name, const char *key,
 json_t *xmt_ev_graphs(uint64_t replays, uint64_t unseen_replays, uint64_t conditional_graphs);
 json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int old, double ms,
                           uint64_t heap_bytes);
+/* cause: why the replay had no winner, in words (shim/misscause.h). */
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,
-                           const char *policy, int device);
+                           const char *policy, int device, const char *cause);
 /* One module or library load: the entry point, the image's format and size, how the shim
  * keeps it (kept: "copied", "mapped", "file", "no"), its JIT options. */
 json_t *xmt_ev_module_load(const char *entry, const char *format, uint64_t bytes, const char *kept,

@@ -54,7 +54,8 @@ static const opt_desc options[] = {
      "first use (no timing); `0`: trusted as it is",
      NULL},
     {"XMATUNE_VERBOSE", T_INT, OFF(verbose), 0, "0", 0, 3,
-     "`1` prints the options in effect and one line per tuning (like `XMA_PRINT_AUTOTUNING`); "
+     "`1` prints the options in effect, one line per tuning (like `XMA_PRINT_AUTOTUNING`) "
+     "and the exit table (launches, rewrites, keys per kernel; discover prints it always); "
      "`2` also every candidate",
      NULL},
     {"XMATUNE_STRICT", T_BOOL, OFF(strict), 0, "0", 0, 1,

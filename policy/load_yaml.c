@@ -186,6 +186,50 @@ int ld_valid_ident(const char *s)
 
 /* Walks a mapping: every key must be a scalar, appear once, and be one of allowed (NULL:
  * any). Fills vals[i] with the value node of allowed[i], or NULL. */
+/* The edit distance between a and b (insert, delete, substitute), capped at 9: short
+ * names only. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[32];
+    if (la > 30 || lb > 30) return 9;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb] < 9 ? row[lb] : 9;
+}
+
+/* Reports one unknown key, with the nearest allowed one when it is a likely typo. */
+static void unknown_key(ld *L, const yaml_node_t *k, const char *what, const char *ks,
+                        const char *const *allowed, size_t nallowed)
+{
+    char list[512];
+    size_t at = 0, best = 9, bi = 0;
+    list[0] = 0;
+    for (size_t j = 0; j < nallowed && at < sizeof list; j++) {
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "", allowed[j]);
+        size_t d = edit_distance(ks, allowed[j]);
+        if (d < best) {
+            best = d;
+            bi = j;
+        }
+    }
+    char hint[96] = "";
+    if (best <= 2) snprintf(hint, sizeof hint, "; did you mean '%s'?", allowed[bi]);
+    ld_report(L, k->start_mark, "%s: unknown key '%s' (expected one of: %s)%s", what, ks, list,
+              hint);
+}
+
 void ld_map_keys(ld *L, const yaml_node_t *m, const char *what, const char *const *allowed,
                  size_t nallowed, yaml_node_t **vals)
 {
@@ -193,6 +237,7 @@ void ld_map_keys(ld *L, const yaml_node_t *m, const char *what, const char *cons
         ld_fail(L, m, "%s: expected a mapping, found %s", what, ld_kind_name(m));
     for (size_t i = 0; i < nallowed; i++)
         vals[i] = NULL;
+    int nunknown = 0;
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
         yaml_node_t *k = ld_node(L, p->key);
         if (k->type != YAML_SCALAR_NODE)
@@ -210,16 +255,15 @@ void ld_map_keys(ld *L, const yaml_node_t *m, const char *what, const char *cons
         for (i = 0; i < nallowed; i++)
             if (strcmp(allowed[i], ks) == 0) break;
         if (i == nallowed) {
-            char list[512];
-            size_t at = 0;
-            list[0] = 0;
-            for (size_t j = 0; j < nallowed && at < sizeof list; j++)
-                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "",
-                                       allowed[j]);
-            ld_fail(L, k, "%s: unknown key '%s' (expected one of: %s)", what, ks, list);
+            unknown_key(L, k, what, ks, allowed, nallowed);
+            nunknown++;
+            continue;
         }
         vals[i] = ld_node(L, p->value);
     }
+    /* every unknown key said in one pass (five typos used to take five runs), then the
+     * entry is dropped as for any other error */
+    if (nunknown) longjmp(L->jb, 1);
 }
 
 /* Only the duplicate check, for mappings whose keys are user names. */

@@ -139,6 +139,23 @@ static void diagf(xmt_diag_fn diag, void *ud, const char *fmt, ...)
     if (diag) diag(ud, msg);
 }
 
+/* 1 when each declared type has the size of the signature's type at its place (where
+ * the signature's type is a scalar or a pointer), else 0 with why set: xmatune check
+ * compares them. */
+static int declared_fit(const struct xmt_entry *e, const uint8_t *types, const uint32_t *sizes,
+                        unsigned n, char *why, size_t cap)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (e->params[i].type != XMT_PT_UNKNOWN && types[i] != XMT_PT_UNKNOWN &&
+            e->psizes[i] != sizes[i]) {
+            snprintf(why, cap,
+                     "parameter %s is declared with %u bytes, the signature's type has %u",
+                     e->params[i].name, (unsigned)e->psizes[i], (unsigned)sizes[i]);
+            return 0;
+        }
+    return 1;
+}
+
 /* Builds the specialised copy of e for signature sig, or NULL with why set. */
 static struct xmt_entry *specialise(const struct xmt_entry *e, const char *sig, char *why,
                                     size_t cap)
@@ -194,6 +211,7 @@ static struct xmt_entry *specialise(const struct xmt_entry *e, const char *sig, 
         snprintf(why, cap, "out of memory");
         return NULL;
     }
+    if (!declared_fit(e, types, sizes, n, why, cap)) goto bad;
     for (unsigned i = 0; i < n; i++) {
         const xmt_param *p = &e->params[i];
         if (p->type != XMT_PT_UNKNOWN) {
@@ -297,4 +315,35 @@ const xmt_entry *xmt_policy_match(const xmt_policy_set *cset, const char *mangle
     free(name);
     free(sig);
     return r;
+}
+
+int xmt_entry_check_signature(const xmt_entry *e, const char *mangled, char *why, size_t cap)
+{
+    char *name, *sig;
+    if (!e || !mangled || demangle_alloc(mangled, &name, &sig)) {
+        snprintf(why, cap, "cannot demangle the name");
+        return 1;
+    }
+    int rc = 0;
+    xmt_sig sg;
+    xmt_sig_param ps[XMT_MAX_PARAMS];
+    if (xmt_sig_read(sig, &sg, ps, XMT_MAX_PARAMS) < 0) {
+        snprintf(why, cap, "the kernel name carries no parameter types");
+        rc = e->needs_sig ? -1 : 1;
+        if (e->needs_sig)
+            snprintf(why, cap,
+                     "the kernel name carries no parameter types; declare them (e.g. params: [n: "
+                     "i32, x: ptr])");
+    } else {
+        struct xmt_entry *c = specialise(e, sig, why, cap);
+        rc = c ? 0 : -1;
+        if (c) {
+            free(c->ptypes);
+            free(c->psizes);
+            free(c);
+        }
+    }
+    free(name);
+    free(sig);
+    return rc;
 }

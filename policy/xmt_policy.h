@@ -123,6 +123,12 @@ size_t xmt_sig_name(const char *demangled, char *buf, size_t cap);
  * returned. Takes a lock and may allocate: call it once per kernel, not per launch. */
 const xmt_entry *xmt_policy_match(const xmt_policy_set *set, const char *mangled, xmt_diag_fn diag,
                                   void *ud);
+/* Does the entry fit that kernel's demangled signature: the parameter count, each declared
+ * type's size, the types an untyped name takes from it? 0 fits, -1 does not (why says
+ * what differs), 1 cannot tell (an extern "C" or Triton name carries no types; why says
+ * so). For xmatune check: the shim decides with xmt_policy_match() and the driver's
+ * layout. */
+int xmt_entry_check_signature(const xmt_entry *e, const char *mangled, char *why, size_t cap);
 /* Does this entry's pattern match that kernel (no precedence, no warning)? 1/0. */
 int xmt_entry_matches(const xmt_entry *e, const char *mangled);
 

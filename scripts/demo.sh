@@ -26,26 +26,37 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   nvcc -O2 -gencode arch=compute_90,code=[sm_90,compute_90] -gencode arch=compute_80,code=sm_80 \
     -o "$work/saxpy" examples/gpu/saxpy.cu
   run=("$work/saxpy" "$work/out")
-  policy=examples/gpu/saxpy.yaml
+  policy=$PWD/examples/gpu/saxpy.yaml
   env_extra=()
 else
   echo "== no GPU here: a program on the simulated driver (tests/simdriver)"
-  run=("$build/tests/integration/app_rt" basic "$work/out")
-  policy=tests/integration/policies
+  run=("$(cd "$build" && pwd)/tests/integration/app_rt" basic "$work/out")
+  policy=$PWD/tests/integration/policies
   env_extra=(LD_LIBRARY_PATH="$(cd "$build" && pwd)/simdriver" XMATUNE_WARMUP_MS=0)
 fi
 
+xmatune=$(cd "$build" && pwd)/tools/xmatune
+# Each step prints the complete command it runs, quoted, so that it can be pasted into a
+# shell as it is: the environment it needs (the simulated driver's LD_LIBRARY_PATH), the
+# command by its full path. `xmatune run` and `discover` set LD_PRELOAD themselves.
+step() {
+  local title=$1
+  shift
+  echo
+  echo "== $title"
+  printf '$'
+  printf ' %q' "$@"
+  echo
+  env "$@"
+}
+
+step "1. discover: what the program launches, and a policy skeleton for its kernels" \
+  "${env_extra[@]}" "$xmatune" discover --log "$work/discover.jsonl" --stub "$work/stub.yaml" \
+  -- "${run[@]}"
+echo "(the skeleton, to fill in: $work/stub.yaml; the policy used below: $policy)"
+step "2. tune: benchmark the policy's configs once per key, rewrite every later launch" \
+  "${env_extra[@]}" "$xmatune" run --tune --policy "$policy" --log "$work/tune.jsonl" \
+  --cache "$work/cache.jsonl" -v -- "${run[@]}" 2>&1 | grep -v '^xmatune: XMATUNE_'
+step "3. the tuning log, as a report" "$xmatune" report "$work/tune.jsonl" || true
 echo
-echo "== 1. discover: XMATUNE_MODE=discover ${run[*]}"
-env "${env_extra[@]}" LD_PRELOAD="$shim" XMATUNE_MODE=discover XMATUNE_POLICY="$policy" \
-  XMATUNE_LOG="$work/discover.jsonl" "${run[@]}"
-echo
-echo "== 2. tune: XMATUNE_POLICY=$policy XMATUNE_VERBOSE=1 ${run[*]}"
-env "${env_extra[@]}" LD_PRELOAD="$shim" XMATUNE_POLICY="$policy" XMATUNE_VERBOSE=1 \
-  XMATUNE_LOG="$work/tune.jsonl" XMATUNE_CACHE="$work/cache.jsonl" "${run[@]}" 2>&1 |
-  grep -v '^xmatune: XMATUNE_'
-echo
-echo "== 3. the tuning log, as a report: xmatune report $work/tune.jsonl"
-"$build/tools/xmatune" report "$work/tune.jsonl" || true
-echo
-echo "Logs and the cache are in $work (schema: docs/log.md)."
+echo "Logs, the skeleton and the cache are in $work (schema: docs/log.md)."

@@ -12,16 +12,16 @@ jobs=$(nproc)
 # deps.sh installed rsvg-convert: the report picture's render test must not skip
 export XMT_REQUIRE_RSVG=1
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$jobs"
-ctest --test-dir build --output-on-failure -j"$jobs"
+cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-test -j"$jobs"
+ctest --test-dir build-test --output-on-failure -j"$jobs"
 # The tree's layering rules: tools and the policy library off shim/, no module cycles.
-bash scripts/layering.sh build
+bash scripts/layering.sh build-test
 
 # Debug: the invariant checks are on (shim/invariant.h); the churn and cache tests run them.
-cmake -S . -B build-O0 -DCMAKE_BUILD_TYPE=Debug >/dev/null
-cmake --build build-O0 -j"$jobs" --target xmatune simcuda app_rt app_linked rtld_next
-ctest --test-dir build-O0 --output-on-failure \
+cmake -S . -B build-test-O0 -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-test-O0 -j"$jobs" --target xmatune simcuda app_rt app_linked rtld_next
+ctest --test-dir build-test-O0 --output-on-failure \
   -R 'integ_(setup|rtld_next_keeps_meaning|discover_rt_basic|discover_linked_basic|tune_saxpy_best_wins|exported_symbols|churn_rt_tune|churn_linked_discover|tune_disk_cache_and_replay|cache_compaction_and_temps)$'
 
 if [ -x tests/policy/fuzz.sh ] || [ -f tests/policy/fuzz.sh ]; then

@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "logevent.h"
+#include "misscause.h"
 #include "options.h"
 #include "session.h"
 #include "tune_event.h"
@@ -50,6 +51,25 @@ static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checke
     return 1;
 }
 
+/* A replay without a winner for a key: one line with its cause on stderr (a replay that
+ * silently ran untuned looked like one that worked) and a replay_miss event, which
+ * `xmatune report` lists. stale: the cache had a record whose config the policy no longer
+ * offers for this launch. */
+static void replay_miss(const xmt_kernel *k, const xmt_plan *p, const char *key_text, int dev,
+                        int stale)
+{
+    char cause[512];
+    if (stale)
+        snprintf(cause, sizeof cause,
+                 "the cached winner is no longer a valid candidate of the policy for this launch");
+    else
+        xmt_miss_cause(xmt_cache_path(), &p->id, p->key, p->keylen, cause, sizeof cause);
+    xmt_warn("replay: %s, key %s: no cached winner (%s); the program's own config runs",
+             k->demangled, key_text, cause);
+    xmt_log_event(xmt_ev_replay_miss(k->mangled, k->demangled, key_text, xmt_entry_origin(k->entry),
+                                     dev, cause));
+}
+
 void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_devinfo *di,
                       CUdevice dev, const uint8_t *key, size_t kl, const char *key_text,
                       xmt_plan *p)
@@ -77,16 +97,15 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
         }
         return;
     }
-    int checked = 0;
+    int checked = 0, stale = 0;
     if (xmt_cache_find(&p->id, key, kl, (int)dev, &p->ch, &checked)) {
         if ((p->cached = plan_cached(k, v, checked, p))) return;
         p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
+        stale = 1;
     }
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
         p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */
-        /* which keys a replay had no winner for: `xmatune report` lists them */
-        xmt_log_event(
-            xmt_ev_replay_miss(k->mangled, k->demangled, key_text, xmt_entry_origin(e), (int)dev));
+        replay_miss(k, p, key_text, (int)dev, stale);
         return;
     }
     if (xmt_opt.total_budget_ms >= 0 &&
@@ -133,6 +152,7 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
     xmt_session S;
     int started =
         xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only, p->only_index) == 0;
+    S.from_cache = p->from_cache;
     xmt_choice ch = S.choice;
     /* a failed or untuned session decided nothing a later process should trust */
     if (!started || S.error != CUDA_SUCCESS || S.untuned[0]) p->store_on_disk = 0;

@@ -250,19 +250,31 @@ fail:
     return -1;
 }
 
-/* A progress line once a second while the session runs longer than a second:
- * "xmatune: tuning saxpy [n=16777216]: verify 12/30". */
+/* Keys whose tuning started in this process, for the progress lines. */
+static atomic_uint sessions_started;
+
+/* A progress line once a second while the session runs longer than a second: "xmatune:
+ * tuning saxpy [n=16777216] (key 3 in this process, 30 candidates): verify 12/30, about
+ * 4 s left in this phase". The estimate is the phase's pace so far: the phases after it
+ * (timed rounds after verify) are not in it. */
 static void progress(xmt_session *S, const char *phase, size_t done, size_t total)
 {
+    double now = xmt_now_ms();
+    if (!S->progress_key) S->progress_key = atomic_fetch_add(&sessions_started, 1) + 1;
+    if (phase != S->progress_phase || done < S->progress_done) S->progress_phase_ms = now;
     S->progress_phase = phase;
     S->progress_done = done;
     S->progress_total = total;
-    double now = xmt_now_ms();
     if (now - S->t0 < 1000 || now - S->progress_ms < 1000) return;
     S->progress_ms = now;
-    char name[64];
+    char name[64], left[64] = "";
     xmt_sig_name(S->k->demangled, name, sizeof name);
-    xmt_progress("tuning %s [%s]: %s %zu/%zu", name, S->key_text, phase, done, total);
+    if (done > 0 && done < total)
+        snprintf(left, sizeof left, ", about %.0f s left in this phase",
+                 (now - S->progress_phase_ms) / (double)done * (double)(total - done) / 1000.0 +
+                     0.5);
+    xmt_progress("tuning %s [%s] (key %u in this process, %zu candidates): %s %zu/%zu%s", name,
+                 S->key_text, S->progress_key, S->n, phase, done, total, left);
 }
 
 /* The candidate whose run has not finished yet, among those of a timed round. */
@@ -627,13 +639,69 @@ static int outputs(xmt_session *S)
 
 /* ---- verification ------------------------------------------------------------------------- */
 
+/* The pointer argument i, when it points into region rg: 1 and *p. */
+static int points_into(const xmt_session *S, size_t i, const xmt_region *rg, CUdeviceptr *p)
+{
+    if (i >= S->v->nparams || i >= S->k->nparams || S->k->sizes[i] != 8 || !S->v->params[i])
+        return 0;
+    memcpy(p, S->v->params[i], 8);
+    return *p >= rg->base && *p < rg->base + rg->bytes;
+}
+
+/* Parameter i's name in the policy ("p1", "y"), else "parameter i". */
+static void param_name(const xmt_kernel *k, size_t i, char *out, size_t cap)
+{
+    const char *name = NULL;
+    if (xmt_entry_param(k->entry, i, &name, NULL, NULL) && name)
+        snprintf(out, cap, "%s", name);
+    else
+        snprintf(out, cap, "parameter %zu", i);
+}
+
+/* Names, in the policy's terms, the pointer argument whose data holds addr (a byte of
+ * region rg that differed): the one pointing into rg nearest below addr, with the byte's
+ * offset from where it points. One allocation can serve several arguments: then it says
+ * so and names them. Writes "" when no argument points into rg (a pointer inside a
+ * struct). */
+static void name_argument(const xmt_session *S, const xmt_region *rg, CUdeviceptr addr, int is_out,
+                          char *out, size_t cap)
+{
+    size_t best = (size_t)-1, at = 0;
+    CUdeviceptr bp = 0, p;
+    char all[192] = "", pn[64];
+    int count = 0;
+    for (size_t i = 0; i < S->v->nparams; i++) {
+        if (!points_into(S, i, rg, &p)) continue;
+        param_name(S->k, i, pn, sizeof pn);
+        if (at < sizeof all)
+            at += (size_t)snprintf(all + at, sizeof all - at, "%s%s", count ? ", " : "", pn);
+        count++;
+        if (p <= addr && (best == (size_t)-1 || p > bp)) {
+            best = i;
+            bp = p;
+        }
+    }
+    out[0] = 0;
+    if (best == (size_t)-1) return;
+    param_name(S->k, best, pn, sizeof pn);
+    if (count > 1)
+        snprintf(out, cap,
+                 "%s (%s), byte %llu (one allocation serves %s: named is the one that points "
+                 "nearest below the first differing byte)",
+                 pn, is_out ? "an output" : "outside the outputs", (unsigned long long)(addr - bp),
+                 all);
+    else
+        snprintf(out, cap, "%s (%s), byte %llu", pn, is_out ? "an output" : "outside the outputs",
+                 (unsigned long long)(addr - bp));
+}
+
 /* Describes comparison d, which differed, into c->why; reads the first differing
  * values when there is a tolerance. */
 static void describe(xmt_session *S, xmt_cand *c, long d)
 {
     const xmt_gc_cmp *g = &S->segs[d];
     const xmt_gc_result *r = &S->results[d];
-    char name[96];
+    char name[384];
     double got = 0, ref = 0;
     if (S->automatic) {
         const xmt_region *rg = NULL;
@@ -642,9 +710,12 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
                 rg = &S->regs[i];
         uint64_t off = rg ? g->got - rg->base + r->first * g->es : 0;
         int is_out = rg && rg->out[off >> XMT_CHUNK_SHIFT];
-        snprintf(name, sizeof name, "allocation 0x%llx, byte %llu (%s)",
-                 (unsigned long long)(rg ? rg->base : 0), (unsigned long long)off,
-                 is_out ? "an output" : "outside the outputs");
+        name[0] = 0;
+        if (rg) name_argument(S, rg, rg->base + off, is_out, name, sizeof name);
+        if (!name[0]) /* no argument points into it: a pointer inside a struct */
+            snprintf(name, sizeof name, "allocation 0x%llx, byte %llu (%s)",
+                     (unsigned long long)(rg ? rg->base : 0), (unsigned long long)off,
+                     is_out ? "an output" : "outside the outputs");
     } else {
         for (size_t i = 0; i < S->nbufs; i++)
             if (S->bufs[i].ptr == g->got) snprintf(name, sizeof name, "%s", S->bufs[i].b.name);

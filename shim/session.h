@@ -73,6 +73,7 @@ typedef struct {
     int verify_only;           /* a pin or a single config: verified, not benchmarked */
     const xmt_candidate *only; /* that config, or NULL */
     long only_index;           /* its index: XMT_PIN_CONFIG, or a cached winner's */
+    int from_cache;            /* that winner came from the disk (set by plan.c, logged) */
     CUstream s;
     /* settings (the entry's, else the options') */
     int warmup, iterations, mean, flush;
@@ -116,7 +117,9 @@ typedef struct {
     double progress_ms;         /* when the last progress line was said */
     const char *progress_phase; /* what it says: "verify" 3 of 30 */
     size_t progress_done, progress_total;
-    double own_ms; /* wall time of the program's own config's first run (the watchdog) */
+    double progress_phase_ms; /* when that phase began: the estimate of the time left */
+    unsigned progress_key;    /* this session's key, counted in the process (1, 2, ...) */
+    double own_ms;            /* wall time of the program's own config's first run (the watchdog) */
     xmt_phases ph;
     xmt_choice choice;
 } xmt_session;

@@ -121,6 +121,36 @@ static void report_kernel(xmt_kernel *k, void *ud)
     }
 }
 
+/* Which policy entries match some kernel this process launched (hit[i] for entry i). */
+typedef struct {
+    unsigned char *hit;
+    size_t n;
+} entry_hits;
+
+static void mark_entries(xmt_kernel *k, void *ud)
+{
+    entry_hits *h = ud;
+    for (size_t i = 0; k->mangled && i < h->n; i++)
+        if (!h->hit[i] && xmt_entry_matches(xmt_policy_entry(xmt_policies, i), k->mangled))
+            h->hit[i] = 1;
+}
+
+/* Under XMATUNE_VERBOSE: each policy entry that matched no kernel of this process (a typo
+ * in match:, or a kernel this run did not launch), which otherwise does nothing silently. */
+static void say_unmatched_entries(void)
+{
+    entry_hits h = {NULL, xmt_policy_count(xmt_policies)};
+    if (!xmt_opt.verbose || !h.n || !(h.hit = calloc(h.n, 1))) return;
+    xmt_kernels_foreach(mark_entries, &h);
+    for (size_t i = 0; i < h.n; i++)
+        if (!h.hit[i]) {
+            const xmt_entry *e = xmt_policy_entry(xmt_policies, i);
+            xmt_verbose(1, "policy entry %s (%s) matched no kernel this process launched",
+                        xmt_entry_origin(e), xmt_entry_pattern(e));
+        }
+    free(h.hit);
+}
+
 /* The exit event's module_loads: successful loads by entry point (modload.h). */
 static void add_load(void *ud, const char *entry, unsigned long long ok, unsigned long long failed)
 {
@@ -149,9 +179,13 @@ static void report(void)
                     "keys", "replayed", "graph nodes", "kernel");
     }
     xmt_kernels_foreach(report_kernel, &c);
+    say_unmatched_entries();
     if (table) {
         fclose(table);
-        if (xmt_opt.mode == XMT_MODE_DISCOVER || xmt_opt.verbose || c.kernels)
+        /* the table is discover's answer; in the other modes it is noise on the program's
+         * stderr unless asked for (XMATUNE_VERBOSE): warnings are said apart, when they
+         * happen, and the log has the counts */
+        if (xmt_opt.mode == XMT_MODE_DISCOVER || xmt_opt.verbose)
             fprintf(stderr, "xmatune: %s: %llu launches, %d kernel%s%s\n%s",
                     xmt_mode_name(xmt_opt.mode), (unsigned long long)total, c.kernels,
                     c.kernels == 1 ? "" : "s",

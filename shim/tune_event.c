@@ -43,6 +43,9 @@ static void say_verbose(const xmt_session *S)
         }
     if (S->untuned[0])
         xmt_verbose(1, "%s: not tuned for %s: %s", S->k->demangled, S->key_text, S->untuned);
+    else if (S->verify_only && S->from_cache)
+        xmt_verbose(1, "%s: config %s from the cache (verified here, not benchmarked) for %s",
+                    S->k->demangled, S->choice.label, S->key_text);
     else if (S->verify_only)
         xmt_verbose(1, "%s: config %s used without benchmark (%s) for %s", S->k->demangled,
                     S->choice.label, S->any_verify ? "verified" : "single config", S->key_text);
@@ -53,21 +56,28 @@ static void say_verbose(const xmt_session *S)
             rejected += S->cands[i].status == XMT_C_REJECTED;
             skipped += S->cands[i].status == XMT_C_SKIPPED;
         }
+        /* the own config is not timed when nothing else passed: no "nan ms" then */
+        char own_s[64];
+        if (isnan(own_t))
+            snprintf(own_s, sizeof own_s, "not timed: no other config passed");
+        else
+            snprintf(own_s, sizeof own_s, "%.4f ms", own_t);
         if (S->choice.index == XMT_OWN_CONFIG)
             xmt_verbose(1,
-                        "%s: the program's own config %s stays (%.4f ms) for %s; %zu configs "
-                        "timed, %zu rejected, %zu skipped, in %.1f ms (floor %.1f ms)%s",
-                        S->k->demangled, S->choice.label, own_t, S->key_text, timed, rejected,
+                        "%s: the program's own config %s stays (%s) for %s; %zu configs "
+                        "timed, %zu rejected, %zu skipped, in %.1f ms (floor %.1f ms: the GPU "
+                        "time of the measurements alone)%s",
+                        S->k->demangled, S->choice.label, own_s, S->key_text, timed, rejected,
                         skipped, S->spent_ms, S->floor_ms,
                         S->error != CUDA_SUCCESS ? " (tuning stopped by an error)" : "");
         else
-            xmt_verbose(
-                1,
-                "%s: config %s achieved the best time (%.4f ms; own %.4f ms, %.2fx) for "
-                "%s; %zu configs timed, %zu rejected, %zu skipped, in %.1f ms (floor %.1f ms)",
-                S->k->demangled, S->choice.label, S->choice.time_ms, own_t,
-                own_t / S->choice.time_ms, S->key_text, timed, rejected, skipped, S->spent_ms,
-                S->floor_ms);
+            xmt_verbose(1,
+                        "%s: config %s achieved the best time (%.4f ms; own %s, %.2fx) for "
+                        "%s; %zu configs timed, %zu rejected, %zu skipped, in %.1f ms (floor "
+                        "%.1f ms: the GPU time of the measurements alone)",
+                        S->k->demangled, S->choice.label, S->choice.time_ms, own_s,
+                        own_t / S->choice.time_ms, S->key_text, timed, rejected, skipped,
+                        S->spent_ms, S->floor_ms);
     }
 }
 
@@ -191,6 +201,7 @@ static void log_event(const xmt_session *S)
         .l2_flush = S->flush_buf != 0,
         .verified = S->any_verify,
         .benchmarked = benchmarked,
+        .from_cache = S->from_cache,
         .tie_band = S->tie_band,
         .duration_ms = S->spent_ms,
         .floor_ms = S->floor_ms,

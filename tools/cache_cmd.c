@@ -9,6 +9,7 @@
  * one without its parameters; --device globs the device model string.
  */
 #include "cache_cmd.h"
+#include "report.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -179,7 +180,9 @@ static int lock_for_change(const char *path)
 
 static void print_time(double ms)
 {
-    if (ms >= 1)
+    if (!(ms > 0)) /* not timed: a pin, a single config, the program's own when alone */
+        printf(" — |");
+    else if (ms >= 1)
         printf(" %.3f ms |", ms);
     else
         printf(" %.2f us |", ms * 1000);
@@ -195,10 +198,13 @@ static void list(const recs_t *s, const filter_t *f)
         char dm[1024];
         xmt_demangle(x->kernel, dm, sizeof dm, NULL, 0);
         if (strlen(dm) > 95) dm[95] = 0;
-        printf("| %s | %s | %s | %s |", x->device, dm, x->key_text,
-               x->choice.index == XMT_OWN_CONFIG ? "program's own" : x->choice.label);
+        char c[5][1024];
+        printf("| %s | %s | %s | %s |", xmt_md_cell(x->device, c[0], sizeof c[0]),
+               xmt_md_cell(dm, c[1], sizeof c[1]), xmt_md_cell(x->key_text, c[2], sizeof c[2]),
+               xmt_md_cell(x->choice.index == XMT_OWN_CONFIG ? "program's own" : x->choice.label,
+                           c[3], sizeof c[3]));
         print_time(x->choice.time_ms);
-        printf(" %s |\n", x->entry);
+        printf(" %s |\n", xmt_md_cell(x->entry, c[4], sizeof c[4]));
     }
 }
 
@@ -283,23 +289,40 @@ static int resolve(const char *cache, char *path, size_t cap)
     return 0;
 }
 
+static int usage_to(FILE *f)
+{
+    fprintf(f, "usage: xmatune cache [list|show|prune|clear|export OUT|import IN] [--cache FILE]\n"
+               "                     [--kernel GLOB] [--device GLOB] [--policy P]\n"
+               "       xmatune cache FILE            (list FILE)\n"
+               "The cache: --cache, else XMATUNE_CACHE, else the default "
+               "($XDG_CACHE_HOME/xmatune/" XMT_CACHE_FILE_NAME ").\n"
+               "  list    a table of the winners (the last record of each identity)\n"
+               "  show    the records themselves, one JSON line each\n"
+               "  prune   drops records of policy entries that no current policy has (the entry\n"
+               "          edited or gone); policies from --policy, else XMATUNE_POLICY\n"
+               "  clear   drops the records selected (all, without --kernel/--device)\n"
+               "  export  writes the records selected to OUT (- for stdout)\n"
+               "  import  merges the records of IN into the cache (IN's win)\n"
+               "Changes are made under the cache's lock, by an atomic rewrite. A cache (or IN)\n"
+               "that does not exist is an error; only import and the --cache of a first tuning\n"
+               "create one.\n");
+    return 2;
+}
+
 static int usage(void)
 {
-    fprintf(stderr,
-            "usage: xmatune cache [list|show|prune|clear|export OUT|import IN] [--cache FILE]\n"
-            "                     [--kernel GLOB] [--device GLOB] [--policy P]\n"
-            "       xmatune cache FILE            (list FILE)\n"
-            "The cache: --cache, else XMATUNE_CACHE, else the default "
-            "($XDG_CACHE_HOME/xmatune/" XMT_CACHE_FILE_NAME ").\n"
-            "  list    a table of the winners (the last record of each identity)\n"
-            "  show    the records themselves, one JSON line each\n"
-            "  prune   drops records of policy entries that no current policy has (the entry\n"
-            "          edited or gone); policies from --policy, else XMATUNE_POLICY\n"
-            "  clear   drops the records selected (all, without --kernel/--device)\n"
-            "  export  writes the records selected to OUT (- for stdout)\n"
-            "  import  merges the records of IN into the cache (IN's win)\n"
-            "Changes are made under the cache's lock, by an atomic rewrite.\n");
-    return 2;
+    return usage_to(stderr);
+}
+
+/* A missing cache is a typo more often than not: said (1), and no file nor its lock made;
+ * only import creates one, from an IN that must exist. 0 when the paths are there. */
+static int path_missing(const char *verb, const char *path, const char *other)
+{
+    int import = !strcmp(verb, "import");
+    if (access(import ? other : path, import ? R_OK : F_OK) == 0) return 0;
+    fprintf(stderr, "xmatune cache%s: %s: %s\n", import ? " import" : "", import ? other : path,
+            strerror(errno));
+    return 1;
 }
 
 int cmd_cache(int argc, char **argv)
@@ -307,6 +330,11 @@ int cmd_cache(int argc, char **argv)
     const char *verb = "list", *cache = NULL, *policy = NULL, *other = NULL;
     filter_t f = {NULL, NULL};
     int i = 1;
+    for (int h = 1; h < argc; h++)
+        if (!strcmp(argv[h], "--help") || !strcmp(argv[h], "-h")) {
+            usage_to(stdout);
+            return 0;
+        }
     static const char *const verbs[] = {"list", "show", "prune", "clear", "export", "import", NULL};
     if (i < argc && argv[i][0] != '-') {
         int known = 0;
@@ -345,6 +373,7 @@ int cmd_cache(int argc, char **argv)
     char path[4096];
     int prc = resolve(cache, path, sizeof path);
     if (prc) return prc;
+    if (path_missing(verb, path, other)) return 1;
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
     if (!strcmp(verb, "prune")) {

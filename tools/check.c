@@ -30,7 +30,8 @@ static void usage_check(FILE *f)
             "                        scalar argument values) with the entry its kernel gets\n"
             "  --all                 list every candidate (default: at most 16)\n"
             "  -q, --quiet           print errors only\n"
-            "Exit status: 0 no errors, 1 errors, 2 usage.\n");
+            "Exit status: 0 no errors, 1 errors (or an entry that cannot apply to a --kernel\n"
+            "or a logged kernel), 2 usage.\n");
 }
 
 static void print_diag(void *ud, const char *msg)
@@ -489,7 +490,33 @@ static int parse_check_args(int argc, char **argv, check_opts *o, char **files, 
     return -1;
 }
 
-/* One entry: its description, the --kernel names it matches, its example launch. */
+/* Why no entry applies to a kernel that some entry matches: "ORIGIN (PATTERN) matches it
+ * but does not apply: WHY" into out, for the first such entry. 1 when one was found. */
+static int why_none_applies(const xmt_policy_set *set, const char *mangled, char *out, size_t cap)
+{
+    for (size_t i = 0; i < xmt_policy_count(set); i++) {
+        const xmt_entry *e = xmt_policy_entry(set, i);
+        char why[512];
+        if (!xmt_entry_matches(e, mangled) ||
+            xmt_entry_check_signature(e, mangled, why, sizeof why) >= 0)
+            continue;
+        snprintf(out, cap, "%s (%s) matches it but does not apply: %s", xmt_entry_origin(e),
+                 xmt_entry_pattern(e), why);
+        return 1;
+    }
+    return 0;
+}
+
+/* 1 when a and b are the same entry (a signature-specialised copy keeps its origin). */
+static int same_entry(const xmt_entry *a, const xmt_entry *b)
+{
+    return a && b && !strcmp(xmt_entry_origin(a), xmt_entry_origin(b));
+}
+
+/* One entry: its description, the --kernel names it matches (and whether it applies to
+ * each: the parameter count and types against the kernel's signature), its example
+ * launch. Returns 0, 1 when it matches a --kernel it cannot apply to, 2 for a --set that
+ * does not fit. */
 static int check_entry(const xmt_policy_set *set, const xmt_entry *e, const check_opts *o)
 {
     char buf[4096];
@@ -497,16 +524,39 @@ static int check_entry(const xmt_policy_set *set, const xmt_entry *e, const chec
     xmt_entry_describe(e, buf, sizeof buf);
     fputs(buf, stdout);
     const xmt_entry *spec = NULL;
+    int rc = 0, unfit = 0, matched = 0;
     for (int k = 0; k < o->nkernels; k++) {
         if (!xmt_entry_matches(e, o->kernels[k])) continue;
-        char name[1024], sig[2048];
+        char name[1024], sig[2048], why[512];
         xmt_demangle(o->kernels[k], name, sizeof name, sig, sizeof sig);
+        if (xmt_entry_check_signature(e, o->kernels[k], why, sizeof why) < 0) {
+            printf("  matches %s (%s) but does not apply to it (the kernel runs untuned): %s\n",
+                   o->kernels[k], sig, why);
+            unfit++;
+            rc = 1;
+            continue;
+        }
         const xmt_entry *m = xmt_policy_match(set, o->kernels[k], NULL, NULL);
-        int wins = m && !strcmp(xmt_entry_origin(m), xmt_entry_origin(e));
-        printf("  matches %s (%s)%s\n", o->kernels[k], sig, wins ? "" : ", but another entry wins");
+        int wins = same_entry(m, e);
+        matched++;
+        if (wins)
+            printf("  matches %s (%s)\n", o->kernels[k], sig);
+        else if (m)
+            printf("  matches %s (%s), but %s takes precedence\n", o->kernels[k], sig,
+                   xmt_entry_origin(m));
+        else
+            printf("  matches %s (%s), but an entry that takes precedence does not apply to it "
+                   "(see below)\n",
+                   o->kernels[k], sig);
         if (wins && !spec) spec = m;
     }
-    return summarise_launch(spec ? spec : e, o, "example launch");
+    if (!spec && (unfit || matched) && xmt_entry_needs_signature(e)) {
+        printf("  (not evaluated: %s)\n", unfit ? "the entry does not apply to the kernel given"
+                                                : "the kernel given gets another entry");
+        return rc;
+    }
+    int r = summarise_launch(spec ? spec : e, o, "example launch");
+    return r > rc ? r : rc;
 }
 
 static long long jint(json_t *o, const char *k)
@@ -527,6 +577,8 @@ static int log_layout_fits(const xmt_entry *e, json_t *k)
     }
     if (xmt_entry_check_layout(e, n, off, size, why, sizeof why) == 0) return 1;
     printf("  the entry does not apply (the kernel passes through): %s\n", why);
+    fprintf(stderr, "xmatune check: %s does not apply to kernel %s: %s\n", xmt_entry_origin(e),
+            json_string_value(json_object_get(k, XMT_F_NAME)), why);
     return 0;
 }
 
@@ -539,9 +591,17 @@ static int check_log_kernel(const xmt_policy_set *set, const check_opts *o, json
     const char *name = json_string_value(json_object_get(k, XMT_F_NAME));
     long long dev = jint(k, XMT_F_DEVICE);
     const xmt_entry *e = mangled ? xmt_policy_match(set, mangled, NULL, NULL) : NULL;
+    char why[1024];
+    if (!e && mangled && why_none_applies(set, mangled, why, sizeof why)) {
+        printf("kernel %s (device %lld): no entry applies (runs untuned): %s\n", name ? name : "?",
+               dev, why);
+        fprintf(stderr, "xmatune check: kernel %s: %s\n", name ? name : "?", why);
+        return 1;
+    }
     printf("kernel %s (device %lld): %s\n", name ? name : "?", dev,
            e ? xmt_entry_origin(e) : "no entry (runs untuned)");
-    if (!e || !log_layout_fits(e, k)) return 0;
+    if (!e) return 0;
+    if (!log_layout_fits(e, k)) return 1;
     check_opts lo = *o;
     if (jint(k, XMT_F_MAX_THREADS) > 0)
         xmt_attrs_set(&lo.attrs, "kernel_max_threads", jint(k, XMT_F_MAX_THREADS));
@@ -595,6 +655,27 @@ static int check_log_kernel(const xmt_policy_set *set, const check_opts *o, json
     return rc;
 }
 
+/* Warns about each entry that matches no kernel of the log (a typo in match:, a kernel
+ * this run did not launch): a warning, not an error, since one policy may serve several
+ * programs. */
+static void warn_unmatched(const xmt_policy_set *set, json_t *kernels, const char *log)
+{
+    for (size_t i = 0; i < xmt_policy_count(set); i++) {
+        const xmt_entry *e = xmt_policy_entry(set, i);
+        size_t j;
+        json_t *k;
+        int hit = 0;
+        json_array_foreach(kernels, j, k)
+        {
+            const char *m = json_string_value(json_object_get(k, XMT_F_KERNEL));
+            if (m && xmt_entry_matches(e, m)) hit = 1;
+        }
+        if (!hit)
+            fprintf(stderr, "xmatune check: warning: %s (%s) matches no kernel in %s\n",
+                    xmt_entry_origin(e), xmt_entry_pattern(e), log);
+    }
+}
+
 /* --log: every kernel a discover run recorded. Returns 0, 1 when the log cannot be read,
  * 2 for a --set that does not fit. */
 static int check_log(const xmt_policy_set *set, const check_opts *o)
@@ -614,11 +695,37 @@ static int check_log(const xmt_policy_set *set, const check_opts *o)
             int r = check_log_kernel(set, o, k, summaries);
             rc = r > rc ? r : rc;
         }
-        if (!json_array_size(kernels)) printf("  no kernel: is it a discover log?\n");
+        if (!json_array_size(kernels))
+            printf("  no kernel: is it a discover log?\n");
+        else
+            warn_unmatched(set, kernels, o->log);
     }
     json_decref(kernels);
     json_decref(summaries);
     return rc;
+}
+
+/* --kernel NAME's last word: the entry it gets, or why none applies. Returns 1 when an
+ * entry matches it but cannot apply, else 0. */
+static int kernel_verdict(const xmt_policy_set *set, const char *kernel)
+{
+    char why[1024];
+    const xmt_entry *m = xmt_policy_match(set, kernel, NULL, NULL);
+    if (m && xmt_entry_check_signature(m, kernel, why, sizeof why) < 0) {
+        printf("kernel %s -> %s, which does not apply to it (runs untuned): %s\n", kernel,
+               xmt_entry_origin(m), why);
+        return 1;
+    }
+    if (m) {
+        printf("kernel %s -> %s\n", kernel, xmt_entry_origin(m));
+        return 0;
+    }
+    if (why_none_applies(set, kernel, why, sizeof why)) {
+        printf("kernel %s -> no entry applies (runs untuned): %s\n", kernel, why);
+        return 1;
+    }
+    printf("kernel %s -> no entry (runs untuned)\n", kernel);
+    return 0;
 }
 
 /* One policy file or folder. Returns 1 when it has errors, 2 for a --set that does not
@@ -639,9 +746,8 @@ static int check_file(const char *file, const check_opts *o)
             rc = r > rc ? r : rc;
         }
         for (int k = 0; k < o->nkernels; k++) {
-            const xmt_entry *m = xmt_policy_match(set, o->kernels[k], print_diag, NULL);
-            printf("kernel %s -> %s\n", o->kernels[k],
-                   m ? xmt_entry_origin(m) : "no entry (runs untuned)");
+            int r = kernel_verdict(set, o->kernels[k]);
+            rc = r > rc ? r : rc;
         }
     } else if (o->log) {
         /* -q prints errors only, but a log that cannot be read is still one */

@@ -7,6 +7,8 @@
  * buffer declared, and what only the person who knows the kernel can say (a float-atomic
  * output's tolerance, a block size it relies on) is left in comments that say so.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,13 +23,66 @@
 #include "stub.h"
 #include "xmt_policy.h"
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr,
-            "usage: xmatune discover [--log LOG] [--stub FILE] [--] PROGRAM [ARGS...]\n"
-            "Runs PROGRAM under the shim in discover mode, then prints every kernel it\n"
-            "launched with its launch shapes; --stub FILE also writes a policy skeleton for\n"
-            "them. LOG defaults to xmatune-discover.jsonl (replaced).\n");
+    fprintf(f, "usage: xmatune discover [--log LOG] [--stub FILE] [--] PROGRAM [ARGS...]\n"
+               "Runs PROGRAM under the shim in discover mode, then prints every kernel it\n"
+               "launched with its launch shapes; --stub FILE also writes a policy skeleton for\n"
+               "them. LOG defaults to xmatune-discover.jsonl (replaced).\n");
+}
+
+/* Runs argv[i..] under the shim in discover mode, logging to log, and waits for it; *rc
+ * its exit status. Returns 0, or -1 when the program did not start (the shim missing, the
+ * exec failed: `run` returned, which it does only then), said by the child through a
+ * close-on-exec pipe. */
+static int run_discover(int argc, char **argv, int i, const char *log, int *rc)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        perror("pipe");
+        *rc = 1;
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        close(fds[0]);
+        close(fds[1]);
+        *rc = 1;
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        char **args = calloc((size_t)(argc - i) + 6, sizeof *args);
+        int r = 127;
+        if (args) {
+            int n = 0;
+            args[n++] = "run";
+            args[n++] = "--discover";
+            args[n++] = "--log";
+            args[n++] = (char *)log;
+            args[n++] = "--";
+            for (int j = i; j < argc; j++)
+                args[n++] = argv[j];
+            r = cmd_run(n, args);
+        }
+        char b = 1;
+        ssize_t w = write(fds[1], &b, 1);
+        (void)w;
+        _exit(r);
+    }
+    close(fds[1]);
+    char b;
+    ssize_t got;
+    do
+        got = read(fds[0], &b, 1);
+    while (got < 0 && errno == EINTR);
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    *rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return got == 1 ? -1 : 0;
 }
 
 int cmd_discover(int argc, char **argv)
@@ -39,41 +94,45 @@ int cmd_discover(int argc, char **argv)
             i++;
             break;
         }
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
         if (!strcmp(argv[i], "--log") && i + 1 < argc)
             log = argv[++i];
         else if (!strcmp(argv[i], "--stub") && i + 1 < argc)
             stub = argv[++i];
         else {
-            usage();
+            usage(stderr);
             return 2;
         }
     }
     if (i >= argc) {
-        usage();
+        usage(stderr);
         return 2;
     }
-    unlink(log);
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("fork");
+    /* the run writes a log of its own, which replaces LOG only when the program started:
+     * a typo in its path keeps the last good log */
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.new", log) >= (int)sizeof tmp) {
+        fprintf(stderr, "xmatune discover: %s: path too long\n", log);
+        return 2;
+    }
+    unlink(tmp);
+    int rc = 0;
+    if (run_discover(argc, argv, i, tmp, &rc) != 0) {
+        unlink(tmp);
+        fprintf(stderr, "xmatune discover: %s did not start (exit status %d)%s%s\n", argv[i], rc,
+                access(log, R_OK) == 0 ? "; the last log is kept in " : "",
+                access(log, R_OK) == 0 ? log : "");
+        return rc ? rc : 127;
+    }
+    if (access(tmp, F_OK) != 0)
+        unlink(log); /* the program started but wrote no log: the old one is not its */
+    else if (rename(tmp, log) != 0) {
+        perror(log);
         return 1;
     }
-    if (pid == 0) {
-        char **args = calloc((size_t)(argc - i) + 6, sizeof *args);
-        if (!args) _exit(127);
-        int n = 0;
-        args[n++] = "run";
-        args[n++] = "--discover";
-        args[n++] = "--log";
-        args[n++] = (char *)log;
-        args[n++] = "--";
-        for (int j = i; j < argc; j++)
-            args[n++] = argv[j];
-        _exit(cmd_run(n, args));
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     fprintf(stderr, "xmatune discover: %s exited with %d; log in %s\n", argv[i], rc, log);
     if (access(log, R_OK) != 0) {
         fprintf(stderr, "xmatune discover: no log: the program asked for no CUDA entry point\n");

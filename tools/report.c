@@ -34,6 +34,17 @@ static const char *sget(json_t *o, const char *k)
     return s ? s : "";
 }
 
+const char *xmt_md_cell(const char *s, char *buf, size_t cap)
+{
+    size_t at = 0;
+    for (; s && *s && at + 3 < cap; s++) {
+        if (*s == '|') buf[at++] = '\\';
+        buf[at++] = *s;
+    }
+    buf[at] = 0;
+    return buf;
+}
+
 static double fget(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
@@ -80,17 +91,21 @@ static void report_misses(json_t *misses)
         json_object_set_new(seen, id, json_integer(1));
         json_array_append_new(order, json_pack("{sssO}", "id", id, "e", e));
     }
-    printf("\nReplay: keys with no cached winner (the program's own config ran; tune them):\n\n"
-           "| kernel | key | device | times | policy |\n| --- | --- | ---: | ---: | --- |\n");
+    printf(
+        "\nReplay: keys with no cached winner (the program's own config ran; tune them):\n\n"
+        "| kernel | key | device | times | policy | cause |\n| --- | --- | ---: | ---: | --- | --- "
+        "|\n");
     json_array_foreach(order, i, e)
     {
         json_t *m = json_object_get(e, "e");
         char name[96];
-        printf("| %s | %s | %lld | %lld | %s |\n",
+        const char *cause = json_string_value(json_object_get(m, XMT_F_CAUSE));
+        char cell[1024];
+        printf("| %s | %s | %lld | %lld | %s | %s |\n",
                short_name(sget(m, XMT_F_NAME), name, sizeof name), sget(m, XMT_F_KEY),
                (long long)json_integer_value(json_object_get(m, XMT_F_DEVICE)),
                (long long)json_integer_value(json_object_get(seen, sget(e, "id"))),
-               sget(m, XMT_F_POLICY));
+               sget(m, XMT_F_POLICY), cause ? xmt_md_cell(cause, cell, sizeof cell) : "—");
     }
     json_decref(order);
     json_decref(seen);
@@ -103,7 +118,10 @@ static void report_cost(json_t *tunes)
     size_t i;
     json_t *e;
     char name[96];
-    printf("\n## Tuning cost\n\n| kernel | key | tuning ms | module load + clock warm-up ms "
+    printf("\n## Tuning cost\n\nfloor: what the measurements cost on the GPU alone (every timed "
+           "run's kernel time, plus each candidate's warm-up runs); rest / floor: the tuning's "
+           "other time (module load and clock warm-up apart) against it.\n\n"
+           "| kernel | key | tuning ms | module load + clock warm-up ms "
            "| floor ms | rest / floor | protection | untuned |\n| --- | --- | ---: | ---: | ---: "
            "| ---: | --- | --- |\n");
     json_array_foreach(tunes, i, e)
@@ -157,20 +175,44 @@ static void report_tunings(json_t *tunes)
         printf("| %s | %s | %s |", short_name(sget(e, XMT_F_NAME), name, sizeof name),
                sget(e, XMT_F_KEY), a);
         print_time(to);
-        printf(" %s%s%s |",
+        int cached = json_is_true(json_object_get(e, XMT_F_FROM_CACHE));
+        printf(" %s%s%s%s |",
                json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1
                    ? "program's own"
                    : sget(win, XMT_F_CONFIG),
                json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : ": ",
-               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : b);
+               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : b,
+               cached ? " (from the cache, verified: not tuned here)" : "");
         print_time(tw);
-        if (to > 0 && tw > 0)
+        if (!cached && to > 0 && tw > 0) /* a cached winner's speed-up was not measured here */
             printf(" %.2f× |", to / tw);
         else
             printf(" — |");
         printf(" %d ok, %d skipped, %d rejected%s%s |\n", ok, skipped, rejected,
                json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? " (within tolerance)" : "",
                json_object_get(e, XMT_F_ERROR) ? " (error: see log)" : "");
+    }
+}
+
+/* Every rejected candidate with its reason, in the policy's terms (the parameter whose
+ * data differed): the table above only counts them. */
+static void report_rejections(json_t *tunes)
+{
+    size_t i, j;
+    json_t *e, *c;
+    char name[96];
+    int any = 0;
+    json_array_foreach(tunes, i, e)
+    {
+        json_array_foreach(json_object_get(e, XMT_F_CANDIDATES), j, c)
+        {
+            if (strcmp(sget(c, XMT_F_STATUS), "rejected")) continue;
+            if (!any++)
+                printf("\nRejected candidates (they ran and their results differed from the "
+                       "program's own config's):\n\n");
+            printf("- %s, %s: %s: %s\n", short_name(sget(e, XMT_F_NAME), name, sizeof name),
+                   sget(e, XMT_F_KEY), sget(c, XMT_F_CONFIG), sget(c, XMT_F_WHY));
+        }
     }
 }
 
@@ -206,6 +248,36 @@ static void report_kernels(json_t *summaries)
     }
 }
 
+/* Discover mode: every kernel's distinct launch shapes, with how many launches each. */
+static void report_shapes(json_t *summaries)
+{
+    size_t i, j;
+    json_t *e, *sh;
+    char name[96], d[160];
+    int any = 0;
+    json_array_foreach(summaries, i, e)
+    {
+        json_t *shapes = json_object_get(e, XMT_F_SHAPES);
+        if (!json_is_array(shapes)) continue;
+        if (!any++)
+            printf("\n## Launch shapes\n\n| kernel | device | launch shape | launches |\n"
+                   "| --- | ---: | --- | ---: |\n");
+        json_array_foreach(shapes, j, sh)
+        {
+            dims(sh, d, sizeof d);
+            printf("| %s | %lld | %s | %lld |\n",
+                   short_name(sget(e, XMT_F_NAME), name, sizeof name),
+                   json_integer_value(json_object_get(e, XMT_F_DEVICE)), d,
+                   json_integer_value(json_object_get(sh, XMT_F_COUNT)));
+        }
+        long long other = json_integer_value(json_object_get(e, XMT_F_OTHER_SHAPES));
+        if (other)
+            printf("| %s | %lld | (other shapes, beyond the 64 kept) | %lld |\n",
+                   short_name(sget(e, XMT_F_NAME), name, sizeof name),
+                   json_integer_value(json_object_get(e, XMT_F_DEVICE)), other);
+    }
+}
+
 int cmd_report(int argc, char **argv)
 {
     const char *svg = NULL, *html = NULL;
@@ -223,14 +295,17 @@ int cmd_report(int argc, char **argv)
             argc -= 2;
             i--;
         }
+    int help = argc > first && (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h"));
     if (argc <= first || argv[first][0] == '-') {
-        fprintf(stderr,
+        if (argc > first && !help)
+            fprintf(stderr, "xmatune report: unknown option %s\n", argv[first]);
+        fprintf(help ? stdout : stderr,
                 "usage: xmatune report [--svg FILE] [--html FILE] LOG...\n"
                 "Prints a log (XMATUNE_LOG) as tables: every tuning (program's config and\n"
                 "time, winner and time, speed-up, candidates), every kernel's launches, and\n"
                 "in discover mode every kernel's launch shapes. --svg draws every tuning as a\n"
                 "picture, --html writes a page with the tunings' table and that picture.\n");
-        return 2;
+        return help ? 0 : 2;
     }
     json_t *ev[XMT_EV_COUNT] = {0};
     ev[XMT_EV_TUNE] = json_array();
@@ -258,9 +333,13 @@ int cmd_report(int argc, char **argv)
            bad ? " (some lines were not JSON)" : "");
     if (json_array_size(tunes)) {
         report_tunings(tunes);
+        report_rejections(tunes);
         report_cost(tunes);
     }
-    if (json_array_size(summaries)) report_kernels(summaries);
+    if (json_array_size(summaries)) {
+        report_kernels(summaries);
+        report_shapes(summaries);
+    }
     if (json_array_size(ev[XMT_EV_REPLAY_MISS])) report_misses(ev[XMT_EV_REPLAY_MISS]);
     json_decref(ev[XMT_EV_REPLAY_MISS]);
     int wrote = 0;

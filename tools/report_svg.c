@@ -2,15 +2,17 @@
  * report_svg: `xmatune report LOG --svg FILE` and `--html FILE`, the tunings of a log as a
  * picture drawn here (no plotting library). One panel per tuned key: a row per candidate,
  * the program's own config first; a timed candidate is a bar of its median with a
- * whisker from its fastest to its slowest timed run, on one scale per panel; the winner
- * is drawn in its own colour and marked; rejected and skipped candidates are rows of
- * text saying so and why. Under the title: how long the tuning took, against the time
- * its timed runs took (the least it could have taken) or the log's `floor_ms` when it
- * has one.
+ * whisker from its fastest to its slowest timed run, on one scale per panel, drawn as an
+ * axis under it (log when the times span more than 20x); the program's own config and the
+ * winner are drawn in colours of their own and the winner marked; rejected and skipped
+ * candidates are rows of text saying so and why, the whole reason wrapped, never cut.
+ * Under the title: how long the tuning took, against the time its timed runs took (the
+ * least it could have taken) or the log's `floor_ms` when it has one, and the speed-up.
  *
  * Every candidate's mark carries class "cand" plus its status ("ok", "winner",
- * "rejected", "skipped") and data-config (its label), so that a test can read the picture.
- * The HTML page is self-contained: the same SVG inline, and a table of the tunings.
+ * "rejected", "skipped"; the program's own config also "own") and data-config (its label), so that
+ * a test can read the picture. The HTML page is self-contained: the same SVG inline, and a table of
+ * the tunings.
  */
 #include <jansson.h>
 #include <math.h>
@@ -25,7 +27,9 @@
 #define LABEL_W 330 /* candidate labels */
 #define BAR_W 440   /* the longest bar */
 #define ROW_H 18
-#define HEAD_H 46 /* a panel's title lines */
+#define HEAD_H 62    /* a panel's title lines */
+#define AXIS_H 22    /* a panel's time axis */
+#define WHY_CHARS 96 /* a reason's line, wrapped (never cut) */
 
 /* Writes s with XML's special characters escaped. */
 static void xml_text(FILE *f, const char *s)
@@ -69,10 +73,51 @@ static double stat_of(json_t *c, double *lo, double *hi)
     return v;
 }
 
-/* The rows of one tuning: the program's own config, then every candidate. */
+/* Where a reason's line ends: at most WHY_CHARS bytes, at a space when there is one,
+ * never inside a UTF-8 character. */
+static size_t why_line(const char *s)
+{
+    size_t n = strlen(s);
+    if (n <= WHY_CHARS) return n;
+    size_t cut = WHY_CHARS;
+    while (cut > WHY_CHARS / 2 && s[cut] != ' ')
+        cut--;
+    if (s[cut] != ' ')
+        for (cut = WHY_CHARS; cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80;)
+            cut--;
+    return cut;
+}
+
+/* The lines a reason takes after its first (which shares the row). */
+static size_t why_extra_lines(const char *why)
+{
+    size_t n = 0, first = why_line(why);
+    for (const char *p = why + first; *p;) {
+        while (*p == ' ')
+            p++;
+        if (!*p) break;
+        p += why_line(p);
+        n++;
+    }
+    return n;
+}
+
+/* A row's lines: 1, plus a long reason's continuation lines. */
+static size_t row_lines(json_t *c)
+{
+    const char *st = json_string_value(json_object_get(c, XMT_F_STATUS));
+    const char *why = json_string_value(json_object_get(c, XMT_F_WHY));
+    if (!st || !strcmp(st, "ok") || !why) return 1;
+    return 1 + why_extra_lines(why);
+}
+
+/* The rows of one tuning, in lines: the program's own config, then every candidate. */
 static size_t panel_rows(json_t *e)
 {
-    return 1 + json_array_size(json_object_get(e, XMT_F_CANDIDATES));
+    size_t n = 1, i;
+    json_t *c;
+    json_array_foreach(json_object_get(e, XMT_F_CANDIDATES), i, c) n += row_lines(c);
+    return n;
 }
 
 static double sum_times(json_t *c)
@@ -106,13 +151,21 @@ static double px(const axis *a, double v)
     return BAR_W * (log(v) - a->lmin) / a->lspan;
 }
 
-/* One row: label, then a bar and whisker, or the status and why. */
-static void row(FILE *f, json_t *c, const char *label, int winner, const axis *ax, double y)
+/* One row: label, then a bar and whisker, or the status and why (the whole of it, wrapped
+ * on lines of its own). own: the program's own config, in a colour of its own. */
+static void row(FILE *f, json_t *c, const char *label, int winner, int own, const axis *ax,
+                double y)
 {
     const char *st = str(c, XMT_F_STATUS);
     double lo, hi, v = stat_of(c, &lo, &hi);
     int timed = v >= 0 && (!*st || !strcmp(st, "ok"));
-    const char *cls = winner ? "winner" : timed ? "ok" : *st ? st : "ok";
+    char cls[32];
+    snprintf(cls, sizeof cls, "%s%s",
+             winner  ? "winner"
+             : timed ? "ok"
+             : *st   ? st
+                     : "ok",
+             own ? " own" : "");
     fprintf(f, "<text x=\"8\" y=\"%.1f\" class=\"label\">", y + 13);
     xml_text(f, label);
     fputs("</text>\n", f);
@@ -122,23 +175,26 @@ static void row(FILE *f, json_t *c, const char *label, int winner, const axis *a
         xml_text(f, label);
         fprintf(f, "\">%s", *st ? st : "not timed");
         const char *why = str(c, XMT_F_WHY);
+        size_t n = why_line(why);
+        char part[WHY_CHARS + 1];
         if (*why) {
-            /* a long reason is cut to fit the picture; the whole of it is the tooltip */
-            char cut[80];
-            size_t n = strlen(why);
-            if (n >= sizeof cut) /* at a character's start: never half of a UTF-8 one */
-                for (n = sizeof cut - 1; n > 0 && ((unsigned char)why[n] & 0xC0) == 0x80;)
-                    n--;
-            snprintf(cut, sizeof cut, "%.*s", (int)n, why);
+            snprintf(part, sizeof part, "%.*s", (int)n, why);
             fputs(": ", f);
-            xml_text(f, cut);
-            if (strlen(why) >= sizeof cut) {
-                fputs("…<title>", f);
-                xml_text(f, why);
-                fputs("</title>", f);
-            }
+            xml_text(f, part);
         }
         fputs(winner ? "  ★ winner (nothing else valid)</text>\n" : "</text>\n", f);
+        for (const char *p = why + n; *p;) { /* the rest, wrapped: never cut */
+            while (*p == ' ')
+                p++;
+            if (!*p) break;
+            n = why_line(p);
+            snprintf(part, sizeof part, "%.*s", (int)n, p);
+            y += ROW_H;
+            fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"why %s\">", LABEL_W + 12, y + 13, st);
+            xml_text(f, part);
+            fputs("</text>\n", f);
+            p += n;
+        }
         return;
     }
     char t[32];
@@ -154,6 +210,46 @@ static void row(FILE *f, json_t *c, const char *label, int winner, const axis *a
             "<text x=\"%.1f\" y=\"%.1f\" class=\"time\">%s%s</text>\n",
             LABEL_W + px(ax, lo), LABEL_W + px(ax, hi), y + ROW_H / 2.0, y + ROW_H / 2.0,
             LABEL_W + px(ax, hi) + 6, y + 13, t, winner ? "  ★ winner" : "");
+}
+
+/* A panel's height: title, rows, axis. */
+static double panel_height(json_t *e)
+{
+    return HEAD_H + (double)panel_rows(e) * ROW_H + AXIS_H + 14;
+}
+
+/* The time axis under a panel's bars at y: ticks with their times, a linear scale from 0
+ * or, when the times span more than 20x, one tick per power of ten (log scale), so that
+ * the bars' lengths can be read. */
+static void draw_axis(FILE *f, const axis *ax, double y)
+{
+    if (ax->max <= 0) return;
+    fprintf(f,
+            "<g class=\"axis\"><line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+            "class=\"tick\"/>\n",
+            LABEL_W, LABEL_W + BAR_W, y + 2, y + 2);
+    double ticks[16];
+    int n = 0;
+    if (ax->log) {
+        for (int e = (int)ceil(ax->lmin / log(10)); e <= (int)floor(log10(ax->max)) && n < 16; e++)
+            ticks[n++] = pow(10, e);
+    } else {
+        for (int i = 0; i <= 4; i++)
+            ticks[n++] = ax->max * i / 4;
+    }
+    for (int i = 0; i < n; i++) {
+        double x = LABEL_W + px(ax, ticks[i]);
+        char t[32];
+        fmt_ms(t, sizeof t, ticks[i]);
+        if (ticks[i] == 0) snprintf(t, sizeof t, "0");
+        fprintf(
+            f,
+            "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"tick\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" class=\"axis-label\" text-anchor=\"middle\">%s</text>\n",
+            x, x, y + 2, y + 6, x, y + 17, t);
+    }
+    fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"axis-label\" text-anchor=\"end\">%s</text></g>\n",
+            LABEL_W - 14, y + 17, ax->log ? "time (log scale)" : "time");
 }
 
 /* One panel at y; returns its height. */
@@ -196,25 +292,34 @@ static double panel(FILE *f, json_t *e, double y)
     fmt_ms(t, sizeof t, timed);
     json_t *floor = json_object_get(e, XMT_F_FLOOR_MS);
     if (json_is_number(floor)) fmt_ms(fl, sizeof fl, json_number_value(floor));
+    /* the speed-up in words: a bar's length on a log scale does not say it */
+    double wlo, whi, to = stat_of(own, &wlo, &whi), tw = stat_of(win, &wlo, &whi);
+    char speed[64] = "";
+    if (wi != -1 && to > 0 && tw > 0)
+        snprintf(speed, sizeof speed, "; speed-up %.2f× over the program's own config", to / tw);
     fprintf(
-        f, "<text x=\"8\" y=\"%.1f\" class=\"sub\">tuning took %s; %s %s%s%s; %s</text>\n", y + 34,
-        d, json_is_number(floor) ? "floor" : "its timed runs", json_is_number(floor) ? fl : t,
+        f, "<text x=\"8\" y=\"%.1f\" class=\"sub\">tuning took %s; %s %s%s%s</text>\n", y + 34, d,
+        json_is_number(floor) ? "floor (the GPU time of its measurements alone)" : "its timed runs",
+        json_is_number(floor) ? fl : t,
         json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? "; verified within a tolerance" : "",
-        json_object_get(e, XMT_F_ERROR) ? "; stopped by an error (see the log)" : "",
-        json_is_false(json_object_get(e, XMT_F_BENCHMARKED)) ? "verified, not timed"
-        : ax.log ? "bars: median, whiskers: range, log scale"
-                 : "bars: median, whiskers: range");
+        json_object_get(e, XMT_F_ERROR) ? "; stopped by an error (see the log)" : "");
+    fprintf(f, "<text x=\"8\" y=\"%.1f\" class=\"sub\">%s%s</text>\n", y + 50,
+            json_is_false(json_object_get(e, XMT_F_BENCHMARKED)) ? "verified, not timed"
+            : ax.log ? "bars: median, whiskers: range, on a log scale (see the axis)"
+                     : "bars: median, whiskers: range",
+            speed);
     double yy = y + HEAD_H;
-    row(f, own, "program's own config", wi == -1, &ax, yy);
+    row(f, own, "program's own config", wi == -1, 1, &ax, yy);
     yy += ROW_H;
     json_array_foreach(cands, i, c)
     {
         long long ci = json_integer_value(json_object_get(c, XMT_F_INDEX));
-        row(f, c, str(c, XMT_F_CONFIG), wi != -1 && ci == wi, &ax, yy);
-        yy += ROW_H;
+        row(f, c, str(c, XMT_F_CONFIG), wi != -1 && ci == wi, 0, &ax, yy);
+        yy += (double)row_lines(c) * ROW_H;
     }
+    if (!json_is_false(json_object_get(e, XMT_F_BENCHMARKED))) draw_axis(f, &ax, yy);
     fputs("</g>\n", f);
-    return HEAD_H + (double)panel_rows(e) * ROW_H + 14;
+    return panel_height(e);
 }
 
 /* The SVG document (no XML declaration: it is also inlined in the HTML page). */
@@ -223,18 +328,20 @@ static void svg(FILE *f, json_t *tunes)
     double h = 40;
     size_t i;
     json_t *e;
-    json_array_foreach(tunes, i, e) h += HEAD_H + (double)panel_rows(e) * ROW_H + 14;
-    fprintf(f,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
-            "viewBox=\"0 0 %d %.0f\" font-family=\"DejaVu Sans, Arial, sans-serif\" "
-            "font-size=\"12\">\n<style>"
-            ".title{font-weight:bold;font-size:14px} .sub{fill:#555} .label{fill:#222} "
-            ".ok{fill:#7a9cc6} .winner{fill:#d9822b} .rejected{fill:#b03a2e} "
-            ".skipped{fill:#888;font-style:italic} .spread{stroke:#222;stroke-width:1.5} "
-            ".time{fill:#222}</style>\n"
-            "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n"
-            "<text x=\"8\" y=\"24\" class=\"title\">xmatune: %zu tuning%s</text>\n",
-            W, h, W, h, W, h, json_array_size(tunes), json_array_size(tunes) == 1 ? "" : "s");
+    json_array_foreach(tunes, i, e) h += panel_height(e);
+    fprintf(
+        f,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
+        "viewBox=\"0 0 %d %.0f\" font-family=\"DejaVu Sans, Arial, sans-serif\" "
+        "font-size=\"12\">\n<style>"
+        ".title{font-weight:bold;font-size:14px} .sub{fill:#555} .label{fill:#222} "
+        ".ok{fill:#7a9cc6} .own{fill:#4f9a5e} .winner{fill:#d9822b} .rejected{fill:#b03a2e} "
+        ".why{fill:#555} .tick{stroke:#555;stroke-width:1} .axis-label{fill:#555;font-size:10px} "
+        ".skipped{fill:#888;font-style:italic} .spread{stroke:#222;stroke-width:1.5} "
+        ".time{fill:#222}</style>\n"
+        "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n"
+        "<text x=\"8\" y=\"24\" class=\"title\">xmatune: %zu tuning%s</text>\n",
+        W, h, W, h, W, h, json_array_size(tunes), json_array_size(tunes) == 1 ? "" : "s");
     double y = 40;
     json_array_foreach(tunes, i, e) y += panel(f, e, y);
     fputs("</svg>\n", f);

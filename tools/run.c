@@ -3,7 +3,6 @@
  * typing LD_PRELOAD.
  */
 #include "run.h"
-#include "preload.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -11,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "preload.h"
 
 #ifndef XMATUNE_LIBDIR_REL
 #define XMATUNE_LIBDIR_REL "../lib"
@@ -50,38 +51,89 @@ static int find_shim(char *out, size_t cap)
     return -1;
 }
 
+static void usage_run(FILE *f)
+{
+    fprintf(f, "usage: xmatune run [--discover|--tune|--replay|--off] [--policy P] [--log L]\n"
+               "                   [--cache C] [--include GLOB] [--exclude GLOB] [--budget MS]\n"
+               "                   [--iterations N] [--warmup N] [--libcuda PATH] [-v [-v]]\n"
+               "                   [--] PROGRAM [ARGS...]\n"
+               "Runs PROGRAM with libxmatune.so preloaded (found beside this command, or\n"
+               "XMATUNE_SHIM) and the options given as XMATUNE_* variables: --policy is\n"
+               "XMATUNE_POLICY, --log XMATUNE_LOG, --cache XMATUNE_CACHE, --include\n"
+               "XMATUNE_INCLUDE, --exclude XMATUNE_EXCLUDE, --budget XMATUNE_BUDGET_MS,\n"
+               "--iterations XMATUNE_ITERATIONS, --warmup XMATUNE_WARMUP, --libcuda\n"
+               "XMATUNE_LIBCUDA; each -v raises XMATUNE_VERBOSE by one. A --policy or --libcuda\n"
+               "path that does not exist is an error before PROGRAM starts (the shim itself\n"
+               "would run the program untuned). Exit status: PROGRAM's, 127 when it could not\n"
+               "start, 2 for a usage mistake, 1 when the shim or a path is missing.\n");
+}
+
+/* The options that take a value, and the variable each sets. */
+static const struct {
+    const char *opt, *var;
+    int path; /* must exist */
+} value_opts[] = {
+    {"--policy", "XMATUNE_POLICY", 1},         {"--log", "XMATUNE_LOG", 0},
+    {"--cache", "XMATUNE_CACHE", 0},           {"--include", "XMATUNE_INCLUDE", 0},
+    {"--exclude", "XMATUNE_EXCLUDE", 0},       {"--budget", "XMATUNE_BUDGET_MS", 0},
+    {"--iterations", "XMATUNE_ITERATIONS", 0}, {"--warmup", "XMATUNE_WARMUP", 0},
+    {"--libcuda", "XMATUNE_LIBCUDA", 1},
+};
+
+/* One option at argv[*i] (a value option consumes the next argument). Returns 0, or 2
+ * after saying what is wrong. */
+static int run_option(int argc, char **argv, int *i, int *verbose)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--discover") || !strcmp(a, "--tune") || !strcmp(a, "--replay") ||
+        !strcmp(a, "--off")) {
+        setenv("XMATUNE_MODE", a + 2, 1);
+        return 0;
+    }
+    if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+        char lvl[16];
+        snprintf(lvl, sizeof lvl, "%d", ++*verbose);
+        setenv("XMATUNE_VERBOSE", lvl, 1);
+        return 0;
+    }
+    for (size_t o = 0; o < sizeof value_opts / sizeof value_opts[0]; o++) {
+        if (strcmp(a, value_opts[o].opt)) continue;
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "xmatune run: %s needs a value\n", a);
+            return 2;
+        }
+        const char *v = argv[++*i];
+        if (value_opts[o].path && access(v, F_OK) != 0) {
+            fprintf(stderr, "xmatune run: %s %s: %s\n", a, v, strerror(errno));
+            return 1;
+        }
+        setenv(value_opts[o].var, v, 1);
+        return 0;
+    }
+    fprintf(stderr, "xmatune run: unknown option %s\n", a);
+    return 2;
+}
+
 int cmd_run(int argc, char **argv)
 {
-    int i = 1;
+    int i = 1, verbose = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--")) {
+        if (!strcmp(argv[i], "--")) {
             i++;
             break;
         }
-        if (!strcmp(a, "--discover") || !strcmp(a, "--tune") || !strcmp(a, "--replay") ||
-            !strcmp(a, "--off")) {
-            setenv("XMATUNE_MODE", a + 2, 1);
-        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-            setenv("XMATUNE_VERBOSE", "1", 1);
-        } else if ((!strcmp(a, "--policy") || !strcmp(a, "--log") || !strcmp(a, "--cache")) &&
-                   i + 1 < argc) {
-            const char *var = !strcmp(a, "--policy") ? "XMATUNE_POLICY"
-                              : !strcmp(a, "--log")  ? "XMATUNE_LOG"
-                                                     : "XMATUNE_CACHE";
-            setenv(var, argv[++i], 1);
-        } else {
-            fprintf(stderr, "xmatune run: unknown option %s\n", a);
-            i = argc;
-            break;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage_run(stdout);
+            return 0;
+        }
+        int r = run_option(argc, argv, &i, &verbose);
+        if (r) {
+            if (r == 2) usage_run(stderr);
+            return r;
         }
     }
     if (i >= argc) {
-        fprintf(stderr,
-                "usage: xmatune run [--discover|--tune|--replay|--off] [--policy P] [--log L]\n"
-                "                   [--cache C] [-v] [--] PROGRAM [ARGS...]\n"
-                "Runs PROGRAM with libxmatune.so preloaded (found beside this command, or\n"
-                "XMATUNE_SHIM) and the options given as XMATUNE_* variables.\n");
+        usage_run(stderr);
         return 2;
     }
     char shim[PATH_MAX];

@@ -79,7 +79,8 @@ run() {
     none) ;;
     pass) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_EXCLUDE=tiny) ;;
     off) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=off) ;;
-    hit) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_WARMUP_MS=0) ;;
+    hit) e+=(LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_WARMUP_MS=0
+             XMATUNE_VERBOSE=1) ;; # the exit table, read below, is printed under -v only
     esac
     if ! timeout 60 "${e[@]}" $PIN "$bin" "$LAUNCHES" "$WARMUP" >"$work/out" 2>"$work/err"; then
         echo "launch_rate.sh: mode $mode failed:" >&2

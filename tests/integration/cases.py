@@ -363,6 +363,15 @@ def discover_report():
     expect(len(va["shapes"]) == 3, "vecadd shapes %r" % va["shapes"])
     expect("xmatune:" in d.stderr and "launches" in d.stderr, "no table on stderr")
     expect("saxpy(int, float, float const*, float*)" in d.stderr, "table lacks saxpy")
+    # xmatune report prints every kernel's launch shapes, as its --help promises, not only
+    # their count (issue 27, item 9)
+    logf = os.path.join(WORK, "discover-report.jsonl")
+    with open(logf, "w") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in d.log))
+    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    rows = [l for l in p.stdout.splitlines() if l.startswith("| vecadd | 0 | grid=")]
+    expect("## Launch shapes" in p.stdout and len(rows) == 3 and
+           "| vecadd | 0 | grid=(79,1,1) block=(64,1,1) shared=0 | 3 |" in rows, p.stdout)
 
 
 @case
@@ -923,9 +932,13 @@ def tune_watchdog():
     t.trace = open(trace).read().splitlines()
     expect(len([x for x in traced(t, SAXPY) if x[1] == (64, 1, 1)]) == 1, t.trace)
     # the session ran past a second: progress lines, at most one a second of the session's
-    # own duration (the first comes with the watchdog's message, a second at least in)
-    n = t.stderr.count("xmatune: tuning saxpy [x.shape=(65536,)]: verify 1/6")
-    expect(1 <= n <= ev["duration_ms"] // 1000, (n, ev["duration_ms"], t.stderr))
+    # own duration (the first comes with the watchdog's message, a second at least in);
+    # they count keys and candidates and estimate the time left (issue 27, item 7)
+    n = t.stderr.count("xmatune: tuning saxpy [x.shape=(65536,)] (key 1 in this process, "
+                       "6 candidates): verify 1/6")
+    expect(1 <= n <= ev["duration_ms"] // 1000 and
+           re.search(r"verify 1/6, about \d+ s left in this phase\n", t.stderr),
+           (n, ev["duration_ms"], t.stderr))
     q = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "SIMCUDA_HANG": "_Z5saxpyifPKfPf:64:1500"})
     expect("xmatune: tuning" not in q.stderr, "progress without a terminal: %s" % q.stderr)
 
@@ -1032,9 +1045,24 @@ def protect_auto_reads_signatures():
 def protect_auto_partial_coverage_rejected():
     base, t = tuned("rt", "basic", policies=PARTIAL)
     same_output(base, t, "partial configs")
+    # the verbose line says the own config was not timed, not "stays (nan ms)"; floor explained
+    v = run("rt", "basic", env={"XMATUNE_POLICY": PARTIAL, "XMATUNE_VERBOSE": "1"})
+    ok(v, "verbose")
+    line = [l for l in v.stderr.splitlines() if "vecadd" in l and "stays" in l]
+    expect(line and "nan" not in line[0] and "stays (not timed: no other config passed)" in line[0]
+           and "floor 0.0 ms: the GPU time of the measurements alone" in line[0], v.stderr)
+    # the text report lists the rejected candidates with their reasons
+    logf = os.path.join(WORK, "partial-report.jsonl")
+    with open(logf, "w") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in t.log))
+    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    expect(re.search(r"^- vecadd, \(no triggers\): config \d: out \(an output\), byte \d+: \d+ of", p.stdout, re.M) and
+           "floor: what the measurements cost on the GPU alone" in p.stdout, p.stdout)
     for ev in tune_events(t, "vecadd"):
         rej = [c for c in ev["candidates"] if c["status"] == "rejected"]
         expect(len(rej) == 2 and all("(an output)" in c["why"] for c in rej), ev["candidates"])
+        # named in the policy's terms (issue 27, item 6), not "allocation 0x..., byte N"
+        expect(all(re.match(r"out \(an output\), byte \d+: ", c["why"]) for c in rej), ev["candidates"])
         expect(ev["winner"]["index"] == -1, ev["winner"])
         # nothing passed verification: no clock warm-up, nothing timed
         expect(ev["phases_ms"]["clock_warmup"] == 0 and ev["floor_ms"] == 0, ev["phases_ms"])
@@ -1047,6 +1075,9 @@ def protect_auto_writes_outside_put_back():
     same_output(base, t, "a config writing past its output")
     ev = tune_events(t, "saxpy")[0]
     bad = ev["candidates"][1]
+    # named by the parameter, and the allocation it shares with x said (issue 27, item 6)
+    expect(bad["why"].startswith("y (outside the outputs), byte ") and
+           "(one allocation serves x, y: named is the one that points nearest below" in bad["why"], bad)
     expect(bad["status"] == "rejected" and "(outside the outputs)" in bad["why"] and
            "put back 16384 bytes it changed outside the outputs" in bad["why"], bad)
     expect(ev["candidates"][0]["status"] == "ok", ev["candidates"][0])
@@ -1245,7 +1276,7 @@ def tool_report_cache_options():
     expect("| tile_copy<128> |" in p.stdout and "void tile_copy" not in p.stdout, p.stdout)
     p = subprocess.run([tool, "cache", cache], capture_output=True, text=True)
     expect(p.returncode == 0 and
-           "| Simulated GPU|cc9.0|sm132|drv13000 | saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout,
+           "| Simulated GPU\\|cc9.0\\|sm132\\|drv13000 | saxpy | x.shape=(65536,) | BLOCK=256 |" in p.stdout,
            p.stdout + p.stderr)
     # Lines that are not records: skipped and counted exactly as the shim's reader does
     # (one reader, common/cacherec.c), never printed as an empty row.
@@ -1509,7 +1540,10 @@ def tool_install_prefix():
         expect(p.returncode == 0, p.stdout + p.stderr)
         for f in ("bin/xmatune", libdir + "/libxmatune.so", "share/xmatune/examples/policies/saxpy.yaml",
                   "share/xmatune/examples/gpu/saxpy.cu", "share/doc/xmatune/README.md",
-                  "share/doc/xmatune/policy.md", "libexec/xmatune/xmatune-trial"):
+                  "share/man/man1/xmatune.1", "libexec/xmatune/xmatune-trial") + tuple(
+                      # every doc the README links, under the name its link uses
+                      "share/doc/xmatune/" + m for m in
+                      sorted(set(re.findall(r"\(?(docs/[\w-]+\.(?:md|svg))", open(os.path.join(src, "README.md")).read())))):
             expect(os.path.exists(os.path.join(prefix, f)), "%s not installed: %s" % (f, p.stdout))
         tool = os.path.join(prefix, "bin", "xmatune")
         p = subprocess.run([tool, "check", "-q", os.path.join(prefix, "share/xmatune/examples/policies")],
@@ -1551,7 +1585,7 @@ def tool_install_prefix():
     expect(p.returncode == 0, p.stdout + p.stderr)
     libdir = re.search(r"^CMAKE_INSTALL_LIBDIR:PATH=(.*)$", open(os.path.join(b2, "CMakeCache.txt")).read(), re.M)
     expect(libdir and libdir.group(1) != "lib", "no multiarch library directory here: %r" % libdir)
-    p = subprocess.run(["cmake", "--build", b2, "-j2", "--target", "xmatune", "xmatune-cmd", "xmatune-trial"],
+    p = subprocess.run(["cmake", "--build", b2, "-j2", "--target", "xmatune", "xmatune-cmd", "xmatune-trial", "xmatune-man"],
                        capture_output=True, text=True)
     expect(p.returncode == 0, p.stdout[-3000:] + p.stderr)
     install_and_tune(b2, os.path.join(WORK, "prefix-usr"), libdir.group(1))
@@ -1601,7 +1635,7 @@ def tool_check_log():
     open(pol, "w").write("kernels:\n  - mangled: vecadd\n    params: [a: ptr, b: ptr]\n"
                          "    pin: {launch: {block: [128]}}\n")
     p = subprocess.run([tool, "check", "--log", log, pol], capture_output=True, text=True)
-    expect(p.returncode == 0 and "the entry does not apply (the kernel passes through): policy: 2 params"
+    expect(p.returncode == 1 and "the entry does not apply (the kernel passes through): policy: 2 params"
            in p.stdout, p.stdout + p.stderr)
     p = subprocess.run([tool, "check", "--log", os.path.join(WORK, "nonexistent.jsonl"), pol],
                        capture_output=True, text=True)
@@ -1611,6 +1645,149 @@ def tool_check_log():
                         pol], capture_output=True, text=True)
     expect(p.returncode == 1 and "nonexistent.jsonl" in p.stderr and not p.stdout,
            p.stdout + p.stderr)
+
+
+@case
+def tool_check_names_why():
+    """xmatune check says the real reason an entry cannot apply (issue 27, item 1): the
+    parameter count or a declared type against the kernel's signature, with --kernel and
+    with --log, and exits 1; an entry that matches no kernel of the log is warned about."""
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("check-why")
+    k = "_Z5saxpyifPKfPf"
+    pols = {"untyped3": "params: [n, a, x]", "typed3": "params: [n: i32, a: f32, x: ptr]",
+            "badtype": "params: [n: i32, a: f64, x: ptr, y: ptr]"}
+    whys = {"untyped3": "the signature has 4 parameters, the policy names 3",
+            "typed3": "the signature has 4 parameters, the policy names 3",
+            "badtype": "parameter a is declared with 8 bytes, the signature's type has 4"}
+    for name, params in pols.items():
+        pol = os.path.join(d, name + ".yaml")
+        open(pol, "w").write("kernels:\n  - match: saxpy\n    %s\n    space: {BLOCK: [64, 128]}\n"
+                             "    launch: {block: [BLOCK], grid: [\"cdiv(n, BLOCK)\"]}\n" % params)
+        p = subprocess.run([tool, "check", "--kernel", k, pol], capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        expect(p.returncode == 1, (name, out))
+        expect("but does not apply to it (the kernel runs untuned): " + whys[name] in p.stdout, (name, out))
+        expect("another entry wins" not in out and "give --kernel" not in out, (name, out))
+        expect(("kernel %s -> " % k) in p.stdout and whys[name] in p.stdout.split("kernel %s -> " % k)[1],
+               (name, out))
+    # the typed entry that fits still applies, exit 0
+    pol = os.path.join(d, "fits.yaml")
+    open(pol, "w").write("kernels:\n  - match: saxpy\n    params: [n: i32, a: f32, x: ptr, y: ptr]\n"
+                         "    space: {BLOCK: [64, 128]}\n    launch: {block: [BLOCK], grid: [\"cdiv(n, BLOCK)\"]}\n"
+                         "  - match: saxyp\n    params: [n: i32]\n    pin: {launch: {block: [64]}}\n")
+    p = subprocess.run([tool, "check", "--kernel", k, pol], capture_output=True, text=True)
+    expect(p.returncode == 0 and "kernel %s -> %s:2\n" % (k, pol) in p.stdout, p.stdout + p.stderr)
+    # --log: the reason, a non-zero exit, and the entry that matches nothing warned about
+    dl = run("rt", "basic", env={"XMATUNE_MODE": "discover"})
+    ok(dl, "discover")
+    log = os.path.join(WORK, [f for f in os.listdir(WORK) if f.startswith("rt-basic") and f.endswith(".jsonl")][-1])
+    p = subprocess.run([tool, "check", "--log", log, os.path.join(d, "untyped3.yaml")],
+                       capture_output=True, text=True)
+    expect(p.returncode == 1 and "no entry applies (runs untuned): " in p.stdout and
+           whys["untyped3"] in p.stdout, p.stdout + p.stderr)
+    p = subprocess.run([tool, "check", "--log", log, pol], capture_output=True, text=True)
+    expect(p.returncode == 0 and "warning: %s:6 (match: saxyp) matches no kernel in" % pol in p.stderr and
+           "(match: saxpy) matches no kernel" not in p.stderr, p.stdout + p.stderr)
+
+
+@case
+def tool_cli_strict():
+    """A strict, uniform CLI (issue 27, item 3): --help on every subcommand and at the top,
+    help CMD, --version, the man page from the command's own table; missing paths are
+    errors (no file made); a discover whose program does not start keeps the last log;
+    run's options; a repeated -v raises the level."""
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("cli")
+
+    def x(*args, env=None, cwd=None):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_")}
+        e.update(env or {})
+        return subprocess.run([tool] + list(args), capture_output=True, text=True, env=e, cwd=cwd)
+
+    cmds = ["check", "discover", "run", "report", "cache", "options", "man"]
+    for c in cmds:
+        p = x(c, "--help")
+        expect(p.returncode == 0 and p.stdout.startswith("usage: xmatune " + c) and not p.stderr,
+               (c, p.stdout, p.stderr))
+        h = x("help", c)
+        expect(h.returncode == 0 and h.stdout == p.stdout, (c, h.stdout, h.stderr))
+    p = x("--help")
+    expect(p.returncode == 0 and all("  %-8s " % c in p.stdout for c in cmds), p.stdout + p.stderr)
+    p = x("help", "bogus")
+    expect(p.returncode == 2 and "unknown command" in p.stderr, p.stdout + p.stderr)
+    p = x("--version")
+    expect(p.returncode == 0 and re.match(r"xmatune \d+\.\d+\.\d+\n$", p.stdout), p.stdout)
+    p = x("options", "--bogus")
+    expect(p.returncode == 2 and "unexpected argument --bogus" in p.stderr and not p.stdout, p.stdout)
+    # the man page: every subcommand and its --help text, troff-escaped
+    p = x("man")
+    expect(p.returncode == 0 and p.stdout.startswith(".TH XMATUNE 1") and
+           all(".SS %s\n" % c in p.stdout for c in cmds) and "\\-\\-kernel NAME" in p.stdout,
+           p.stdout[:2000])
+    built = os.path.join(os.environ["XMT_BUILD"], "tools", "xmatune.1")
+    expect(open(built).read() == p.stdout, "the build's xmatune.1 is not `xmatune man`")
+    # missing paths: errors, and nothing created
+    for args in (["cache", "list", "--cache", "TYPO"], ["cache", "clear", "--cache", "TYPO"],
+                 ["cache", "show", "--cache", "TYPO"], ["cache", "import", "MISSING", "--cache", "new.jsonl"]):
+        p = x(*args, cwd=d)
+        expect(p.returncode == 1 and "No such file" in p.stderr, (args, p.stdout, p.stderr))
+    expect(os.listdir(d) == [], os.listdir(d))
+    p = x("run", "--tune", "--policy", os.path.join(d, "missing/"), "--", "true")
+    expect(p.returncode == 1 and "--policy" in p.stderr and "No such file" in p.stderr, p.stderr)
+    p = x("run", "--libcuda", os.path.join(d, "nolib.so"), "--", "true")
+    expect(p.returncode == 1 and "--libcuda" in p.stderr, p.stderr)
+    p = x("run", "--bogus", "--", "true")
+    expect(p.returncode == 2 and "unknown option --bogus" in p.stderr, p.stderr)
+    # run's options become the variables; each -v raises the level
+    show = "echo $XMATUNE_VERBOSE $XMATUNE_INCLUDE $XMATUNE_EXCLUDE $XMATUNE_BUDGET_MS $XMATUNE_ITERATIONS " \
+           "$XMATUNE_WARMUP $XMATUNE_LIBCUDA"
+    p = x("run", "-v", "-v", "--include", "sax*", "--exclude", "atomic*", "--budget", "50",
+          "--iterations", "7", "--warmup", "2", "--libcuda", tool, "--", "sh", "-c", show,
+          env={"XMATUNE_SHIM": SHIM})
+    expect(p.returncode == 0 and p.stdout == "2 sax* atomic* 50 7 2 %s\n" % tool, p.stdout + p.stderr)
+    # discover: a program that does not start keeps the last good log, and says so
+    log = os.path.join(d, "disc.jsonl")
+    e = {"LD_LIBRARY_PATH": SIMDIR, "XMATUNE_SHIM": SHIM, "LD_PRELOAD": PRELOAD_PREFIX.rstrip(":")}
+    p = x("discover", "--log", log, "--", APPS["rt"], "basic", os.path.join(d, "d.out"), env=e)
+    expect(p.returncode == 0 and os.path.getsize(log) > 0, p.stdout + p.stderr)
+    good = open(log).read()
+    p = x("discover", "--log", log, "--", os.path.join(d, "no-such-program"), env=e)
+    expect(p.returncode == 127 and "did not start" in p.stderr and "the last log is kept in" in p.stderr
+           and open(log).read() == good and not os.path.exists(log + ".new"), p.stdout + p.stderr)
+
+
+@case
+def demo_commands_paste():
+    """scripts/demo.sh prints each step's complete command, which works pasted into a
+    shell with nothing else set (issue 27, item 5: they left out LD_PRELOAD and
+    LD_LIBRARY_PATH); it uses xmatune discover --stub and xmatune run. Build folders:
+    scripts/test.sh, sanitize.sh and lint.sh build apart from the build/ that the demo and
+    the README use (issue 27, item 8)."""
+    import shlex
+    src = os.path.abspath(os.path.join(os.path.dirname(POLICIES), "..", ".."))
+    for script in ("test.sh", "sanitize.sh", "lint.sh"):
+        dirs = re.findall(r"-B (\S+)", open(os.path.join(src, "scripts", script)).read())
+        expect(dirs and all(d.startswith("build-") for d in dirs), (script, dirs))
+    expect("/build*/" in open(os.path.join(src, ".gitignore")).read().split(), "build folders not ignored")
+    if PRELOAD_PREFIX:
+        return  # a sanitized suite: the demo's commands run the plain build's shim
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "LD_", "SIMCUDA_"))}
+    e["XMATUNE_DEMO_BUILD"] = os.environ["XMT_BUILD"]
+    e["PATH"] = "/usr/bin:/bin"  # no nvidia-smi: the simulated driver
+    p = subprocess.run(["bash", os.path.join(src, "scripts", "demo.sh")], env=e, capture_output=True,
+                       text=True, cwd=WORK)
+    expect(p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:])
+    cmds = [l[2:] for l in p.stdout.splitlines() if l.startswith("$ ")]
+    expect(len(cmds) == 3 and " discover " in cmds[0] and "--stub" in cmds[0] and " run --tune " in cmds[1]
+           and " report " in cmds[2], cmds)
+    clean = {k: v for k, v in e.items() if k != "XMATUNE_DEMO_BUILD"}
+    for c in cmds:
+        q = subprocess.run(["bash", "-c", c], env=clean, capture_output=True, text=True, cwd=WORK)
+        expect(q.returncode == 0, (c, q.stdout[-2000:], q.stderr[-2000:]))
+        if " run --tune " in c:  # the demo's cache: decided from it this time
+            expect("from the cache (verified here, not benchmarked)" in q.stderr and "SHIM_SAW 29" in q.stdout,
+                   q.stderr[-2000:])
 
 
 def png_pixels(path):
@@ -1709,6 +1886,24 @@ def tool_report_svg_html():
               if e.get("class") == "title"]
     expect(any(x.startswith("tile_copy<128> — ") for x in titles) and
            not any(x.startswith("void ") for x in titles), titles)
+    # issue 27, item 6: the own config in a colour of its own, an axis per benchmarked
+    # panel, the speed-up said, and reasons wrapped whole, never cut
+    root = ET.parse(svg).getroot()
+    text = "".join(root.itertext())
+    expect(all("own" in [e for e in g.iter() if "cand" in (e.get("class") or "").split()][0].get("class").split()
+               for g in panels), "the own config's mark lacks its class")
+    expect(".own{fill:" in open(svg).read(), "no colour for the own config")
+    axes = [g for g in root.iter(ns + "g") if g.get("class") == "axis"]
+    timed = sum(1 for ev in tunes if ev["benchmarked"] and ev["own"].get("median_ms"))
+    expect(len(axes) == timed and axes, (len(axes), timed))
+    for ev in tunes:
+        if ev["benchmarked"] and ev["winner"]["index"] >= 0:
+            own, win = ev["own"].get("median_ms"), ev["winner"].get("median_ms")
+            expect("speed-up %.2f× over the program's own config" % (own / win) in text, (own, win))
+        for c in ev["candidates"]:
+            if c.get("why"):
+                words = c["why"].split()
+                expect(all(w in text for w in words) and "…" not in text, c["why"])
     page = open(html).read()
     expect(page.startswith("<!DOCTYPE html>") and "<svg" in page and "<table>" in page
            and "src=" not in page and "href=" not in page, "the page is not self-contained")
@@ -2006,7 +2201,7 @@ def graph_fork_children_exit():
 @case
 def graph_nodes_get_known_winners():
     for app in ("rt", "linked"):
-        base, t = tuned(app, "graph")
+        base, t = tuned(app, "graph", env={"XMATUNE_VERBOSE": "1"})  # the exit table: -v only
         same_output(base, t, "%s graph tune" % app)
         graph_counts_ok(t, "%s tune" % app, every_kernel=False)
         # only the two keys launched directly were tuned: never at node-add time
@@ -2400,6 +2595,103 @@ def cache_replay_misses_reported():
     rsum = t.events("kernel_summary")
     expect(dsum and rsum and {tuple(sorted(e)) for e in dsum + rsum} == {tuple(sorted(rsum[0]))},
            (dsum, rsum))
+
+@case
+def replay_miss_says_why():
+    """Each replay miss gets one line on stderr with its cause, and the replay_miss event a
+    cause field (issue 27, item 2: a cache from another driver ran every key untuned and
+    nothing said so, even with -v)."""
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("miss-why")
+    a = os.path.join(d, "a.jsonl")
+    tuned("rt", "saxpy", env=dict(EX, XMATUNE_CACHE=a))
+    recs = records(a)
+    expect(recs and all("|drv" in r["device"] for r in recs), recs)
+
+    def replay(path):
+        t = run("rt", "saxpy", env=dict(EX, XMATUNE_POLICY=POLICIES, XMATUNE_CACHE=path,
+                                         XMATUNE_MODE="replay"))
+        ok(t, "replay")
+        return t
+
+    t = replay(a)  # the same cache: no miss
+    expect(not t.events("replay_miss") and "no cached winner" not in t.stderr, t.stderr)
+    # the key decided from the cache is marked so, not shown as a tuning (issue 27, item 6)
+    tunes = t.events("tune")
+    expect(tunes and all(e["from_cache"] is True and not e["benchmarked"] for e in tunes), tunes)
+    log = os.path.join(d, "cached-run.jsonl")
+    with open(log, "w") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in t.log))
+    p = subprocess.run([tool, "report", log], capture_output=True, text=True)
+    row = [l for l in p.stdout.splitlines() if l.startswith("| saxpy | x.shape")][0]
+    expect("(from the cache, verified: not tuned here) |" in row and row.count("| — |") >= 1, p.stdout)
+    variants = {
+        "driver": (lambda r: dict(r, device=r["device"].rsplit("|drv", 1)[0] + "|drv1"),
+                   "another driver: the cache has drv1, this is drv"),
+        "device": (lambda r: dict(r, device="Other GPU|cc8.0|sm108|" + r["device"].rsplit("|", 1)[1]),
+                   "another device: the cache has Other GPU|cc8.0|sm108|"),
+        "entry": (lambda r: dict(r, entry_fp="0123456789abcdef"), "the policy entry changed since it was tuned"),
+        "key": (lambda r: dict(r, key="00" + r["key"]), "no record for this key (the cache has"),
+        "kernel": (lambda r: dict(r, kernel="_Z5otherv"), "no record of this kernel in"),
+    }
+    for name, (edit, cause) in variants.items():
+        path = os.path.join(d, name + ".jsonl")
+        with open(path, "w") as f:
+            for r in recs:
+                f.write(json.dumps(edit(r)) + "\n")
+        t = replay(path)
+        miss = t.events("replay_miss")
+        expect(miss and all(cause in m.get("cause", "") for m in miss), (name, miss))
+        lines = [l for l in t.stderr.splitlines() if "no cached winner" in l]
+        expect(len(lines) == len(miss) and all(l.startswith("xmatune: replay: ") and cause in l
+                                               and "the program's own config runs" in l
+                                               for l in lines), (name, t.stderr))
+        if name == "driver":
+            log = os.path.join(d, "driver-run.jsonl")
+            with open(log, "w") as f:
+                f.write("".join(json.dumps(e) + "\n" for e in t.log))
+            p = subprocess.run([tool, "report", log], capture_output=True, text=True)
+            expect(p.returncode == 0 and "| policy | cause |" in p.stdout and
+                   "another driver: the cache has drv1" in p.stdout, p.stdout + p.stderr)
+    t = replay("off")
+    expect(all("no cache file" in m.get("cause", "") for m in t.events("replay_miss")) and
+           t.events("replay_miss"), t.events("replay_miss"))
+    # cache list: '|' in a device string escaped in its Markdown table, and no "0.00 us" for
+    # a winner that was never timed (issue 27, items 6 and 9)
+    path = os.path.join(d, "untimed.jsonl")
+    with open(path, "w") as f:
+        for r in recs:
+            f.write(json.dumps(dict(r, time_ms=0)) + "\n")
+    p = subprocess.run([tool, "cache", "list", "--cache", path], capture_output=True, text=True)
+    row = [l for l in p.stdout.splitlines() if "saxpy" in l]
+    expect(p.returncode == 0 and row and "Simulated GPU\\|cc9.0\\|sm132\\|drv" in row[0] and
+           "0.00 us" not in row[0] and "| — |" in row[0] and row[0].count(" | ") == 5, p.stdout + p.stderr)
+
+
+@case
+def exit_table_only_verbose():
+    """The exit table is on stderr in tune and replay mode only under XMATUNE_VERBOSE (or
+    -v); discover prints it always; warnings are still shown (issue 27, items 7 and 9)."""
+    d = fresh("quiet")
+    bad = os.path.join(d, "p")
+    os.makedirs(bad)
+    shutil.copy(os.path.join(POLICIES, "saxpy.yaml"), bad)
+    open(os.path.join(bad, "typo.yaml"), "w").write("kernels:\n  - match: vecadd\n    spce: {B: [1]}\n"
+                                                    "  - match: saxyp\n    pin: {launch: {block: [64]}}\n")
+    head = "launches  rewritten   keys"
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": bad})
+    ok(t, "tune")
+    expect(head not in t.stderr and "with a policy" not in t.stderr, t.stderr)
+    expect("unknown key 'spce'" in t.stderr, "the warning was not shown: " + t.stderr)
+    v = run("rt", "saxpy", env={"XMATUNE_POLICY": bad, "XMATUNE_VERBOSE": "1"})
+    expect(head in v.stderr and "tune: 3 launches, 1 kernel with a policy" in v.stderr, v.stderr)
+    # an entry that matched no kernel is said under -v (issue 27, item 1), and only there
+    said = "typo.yaml:4 (match: saxyp) matched no kernel this process launched"
+    expect(said in v.stderr and "(match: saxpy) matched no kernel" not in v.stderr, v.stderr)
+    expect(said not in t.stderr, t.stderr)
+    dd = run("rt", "saxpy", env={"XMATUNE_MODE": "discover"})
+    expect("launches   replayed shapes" in dd.stderr, dd.stderr)
+
 
 @case
 def cache_command():
