@@ -53,7 +53,11 @@ typedef struct {
     uint8_t where;    /* AT_* */
     uint8_t epoch;    /* AT_FILE: the cfile epoch it was read in (outside a re-read, every
                        * AT_FILE record has the current one: wrapping is harmless) */
+    uint8_t mine;     /* this process decided its choice (tuned it): a compaction writes an
+                       * AT_MEM record back only then; one kept in memory because its file
+                       * lost it (`xmatune cache clear`) stays out of the file */
 } rec_t;
+_Static_assert(sizeof(rec_t) == 32, "a record in memory is 32 bytes (docs/cache.md)");
 _Static_assert(XMT_CACHEREC_MAX_LINE <= UINT16_MAX, "a record's length fits its len");
 
 /* 64-bit multiply-and-fold hash over n bytes, 8 a step, chained from h. A file anyone may
@@ -122,7 +126,10 @@ static struct {
     /* The cache file's absolute path, fixed at load: a program that changes directory
      * later still writes where it read. Empty: no cache (none set, or refused). */
     char path[XMT_PATH_MAX];
-    atomic_int no_flock_warned, lock_warned, write_warned;
+    atomic_int no_flock_warned, lock_warned, write_warned, compact_warned, long_warned;
+    /* The lock was not had within XMATUNE_CACHE_LOCK_WAIT_MS (another process holds it):
+     * the process goes on without the cache, rather than wait at every store. */
+    atomic_int gave_up;
 
     /* The file the AT_FILE records are in: a descriptor of its own, kept open, so that
      * another process's compaction (a rename) leaves every offset valid; a new file
@@ -433,6 +440,7 @@ static rec_t *put(uint64_t hv, uint32_t choice, const char *text, uint64_t off, 
         return NULL;
     }
     if (r->choice != choice || r->where == AT_DEAD) r->checked = 0;
+    if (r->choice != choice) r->mine = 0; /* another process's choice now */
     if (r->where == AT_MEM) memline_free(r->at.line);
     r->choice = choice;
     r->len = (uint16_t)len;
@@ -608,15 +616,22 @@ static int reread(void)
     return rc;
 }
 
-/* Takes the cache's lock (exclusive or shared). -1 when there is none to take: flock does
- * not work there (said once: appends go on, without compaction or claims) or the lock
- * file cannot be made (said once, with the real reason). */
+/* Takes the cache's lock (exclusive or shared), waiting XMATUNE_CACHE_LOCK_WAIT_MS at
+ * most. -1 when there is none to take: flock does not work there (said once: appends go
+ * on, without compaction or claims), the lock file cannot be made (said once, with the
+ * real reason), or another process held it all that time (said once: gave_up, no cache
+ * from then on). */
 static int take_lock(int exclusive)
 {
-    int fd = xmt_cachefile_lock(cache.path, exclusive);
+    int fd = xmt_cachefile_lock_for(cache.path, exclusive, xmt_opt.cache_lock_wait_ms);
     if (fd >= 0) return fd;
     int e = errno;
-    if (xmt_cachefile_no_flock(e)) {
+    if (e == ETIMEDOUT) {
+        if (!atomic_exchange(&cache.gave_up, 1))
+            xmt_warn("the cache %s is locked by another process (%s.lock) for more than %d ms "
+                     "(XMATUNE_CACHE_LOCK_WAIT_MS): this process goes on without the cache",
+                     cache.path, cache.path, xmt_opt.cache_lock_wait_ms);
+    } else if (xmt_cachefile_no_flock(e)) {
         if (xmt_first_time(&cache.no_flock_warned))
             xmt_warn("flock does not work where the cache %s is (%s; a network file system?): "
                      "records are appended without compaction, and processes do not agree on "
@@ -629,6 +644,12 @@ static int take_lock(int exclusive)
     return -1;
 }
 
+/* Whether the cache is in use: one was set, and its lock was not given up on. */
+static int usable(void)
+{
+    return cache.path[0] && !atomic_load(&cache.gave_up);
+}
+
 static void drop_lock(int fd)
 {
     if (fd >= 0) close(fd); /* closing the last descriptor releases the flock */
@@ -638,6 +659,7 @@ void xmt_cache_load(void)
 {
     char path[XMT_PATH_MAX], why[XMT_PATH_MAX + 64];
     cache.path[0] = 0;
+    atomic_store(&cache.gave_up, 0);
     const char *want = xmt_opt.cache;
     if (strcmp(want, "off") == 0) return;
     if (!want[0]) {
@@ -674,6 +696,10 @@ void xmt_cache_load(void)
         return;
     }
     int lk = take_lock(0); /* a writer's append or rename is never seen half done */
+    if (!usable()) {
+        close(fd);
+        return;
+    }
     struct stat st;
     int old = 0, bad = -1;
     struct timespec t0, t1;
@@ -817,6 +843,7 @@ static const char *next_line(void *ud, size_t *len)
     (void)ud;
     while (cache.rw.next < cache.nrecs) {
         const rec_t *r = &cache.recs[cache.rw.next++];
+        if (r->where == AT_MEM && !r->mine) continue; /* its file lost it: cleared stays so */
         if (r->where == AT_MEM) {
             *len = r->len + 1;
             return r->at.line;
@@ -839,6 +866,8 @@ static const char *next_line(void *ud, size_t *len)
     return NULL;
 }
 
+/* 0, or -1 with *what when the file could not be rewritten (a folder this process may
+ * not write: the file is as it was). */
 static int compact(const char **what)
 {
     if (!fd_is(cache.cfile.fd, cache.cfile.dev, cache.cfile.ino) && reread() != 0) {
@@ -857,7 +886,7 @@ static int compact(const char **what)
     free(cache.rw.win);
     cache.rw.win = NULL;
     if (rc != 0) {
-        *what = strerror(e);
+        *what = strerror(e); /* nothing changed: the caller appends instead */
         return -1;
     }
     if (reread() != 0) *what = strerror(errno); /* the records stay where they were read */
@@ -904,42 +933,59 @@ static int append(int fd, const struct stat *st, const char *line, size_t len, c
     return 0;
 }
 
+/* Says, once, that a record could not be kept: every run tunes that key again. */
+static void too_long(const char *kernel, size_t len)
+{
+    if (!xmt_first_time(&cache.long_warned)) return;
+    char n[32] = "";
+    if (len) snprintf(n, sizeof n, " (%zu bytes)", len);
+    xmt_warn("a cache record of kernel %.80s%s is longer than a record may be (%d bytes): not "
+             "cached, so every run tunes that key again",
+             kernel, n, XMT_CACHEREC_MAX_LINE);
+}
+
 void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
                      const char *key_text, const xmt_choice *c)
 {
     char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
     xmt_cacherec rec;
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
-    if (!n) return;
+    if (!n) {
+        too_long(cid->kernel, 0);
+        return;
+    }
     rec.key_text = key_text ? key_text : "";
     rec.choice = *c;
     char *line = xmt_cacherec_format(&rec);
     if (!line) return;
     size_t len = strlen(line);
     if (len - 1 > XMT_CACHEREC_MAX_LINE) { /* no reader would read it back: not kept */
+        too_long(cid->kernel, len - 1);
         free(line);
         return;
     }
     uint64_t hv = rec_hash(&rec);
-    int lk = cache.path[0] ? take_lock(1) : -1;
+    int lk = usable() ? take_lock(1) : -1;
     pthread_mutex_lock(&cache.lock);
-    const char *what = NULL;
+    const char *what = NULL, *cwhy = NULL;
     struct stat st;
-    int fd = cache.path[0] ? open_for_write(&what, &st) : -1; /* reads what others wrote */
+    int fd = usable() ? open_for_write(&what, &st) : -1; /* reads what others wrote */
     rec_t *r = put(hv, choice_hash(c), line, 0, len - 1);
     if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
+    if (r) r->mine = 1;                      /* a compaction writes it back */
     if (fd >= 0) {
         /* within twice its live records: compaction when the next line would pass that
-         * (only under a working lock: a rename under an unlocked appender loses lines) */
+         * (only under a working lock: a rename under an unlocked appender loses lines);
+         * a compaction that cannot be written (a read-only folder) appends instead */
         int live = (int)live_records();
         uint64_t at;
-        if (lk >= 0 && cache.seen.lines + 1 > 2 * live && cache.seen.lines + 1 > 8)
-            (void)compact(&what);
-        else if (append(fd, &st, line, len, &what, &at) == 0 && r && at != UINT64_MAX)
+        if (!(lk >= 0 && cache.seen.lines + 1 > 2 * live && cache.seen.lines + 1 > 8 &&
+              compact(&cwhy) == 0) &&
+            append(fd, &st, line, len, &what, &at) == 0 && r && at != UINT64_MAX)
             (void)put(hv, r->choice, NULL, at, len - 1); /* the line is in the file now */
         close(fd);
     }
-    if (cache.path[0] && lk >= 0) {
+    if (usable() && lk >= 0) {
         char cn[17];
         claim_name(id, n, cn);
         xmt_cachefile_unclaim(cache.path, cn);
@@ -948,6 +994,10 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
     pthread_mutex_unlock(&cache.lock);
     drop_lock(lk);
     free(line);
+    if (cwhy && xmt_first_time(&cache.compact_warned))
+        xmt_warn("cannot compact the cache %s (a new file in its folder: %s): records are "
+                 "appended to it instead",
+                 cache.path, cwhy);
     if (what && xmt_first_time(&cache.write_warned))
         xmt_warn("cannot write the cache %s: %s", cache.path, what);
 }
@@ -959,7 +1009,7 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     xmt_cacherec rec;
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
     *checked = 0;
-    if (!n || !cache.path[0]) return XMT_CACHE_TUNE;
+    if (!n || !usable()) return XMT_CACHE_TUNE;
     int lk = take_lock(1);
     pthread_mutex_lock(&cache.lock);
     int rc = XMT_CACHE_TUNE;
@@ -985,7 +1035,7 @@ void xmt_cache_unclaim(const xmt_cache_id *cid, const uint8_t *key, size_t keyle
     char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
     xmt_cacherec rec;
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
-    if (!n || !cache.path[0]) return;
+    if (!n || !usable()) return;
     int lk = take_lock(1);
     if (lk < 0) return;
     char cn[17];

@@ -345,6 +345,11 @@ int cmd_cache(int argc, char **argv)
     char path[4096];
     int prc = resolve(cache, path, sizeof path);
     if (prc) return prc;
+    const char *refused = xmt_cachefile_unusable(path); /* as the shim: never through a link */
+    if (refused) {
+        fprintf(stderr, "xmatune: the cache %s is not used: %s\n", path, refused);
+        return 1;
+    }
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
     if (!strcmp(verb, "prune")) {
