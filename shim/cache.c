@@ -483,12 +483,15 @@ static size_t mem_in_use(void)
     return cache.recs_ready + cache.slots_mapped;
 }
 
-/* The records that have a line (cache.lock held). */
+/* The records a compaction would write (cache.lock held): those in the file, and those
+ * in memory that this process tuned (not those its file lost: next_line). */
 static size_t live_records(void)
 {
     size_t n = 0;
-    for (size_t i = 0; i < cache.nrecs; i++)
-        n += cache.recs[i].where != AT_DEAD;
+    for (size_t i = 0; i < cache.nrecs; i++) {
+        const rec_t *r = &cache.recs[i];
+        n += r->where == AT_FILE || (r->where == AT_MEM && r->mine);
+    }
     return n;
 }
 
