@@ -555,9 +555,9 @@ static int open_cache(const char *path, int flags)
  * the file as last read, or, when it is another file now (or this one shrank), all of it
  * as a new epoch (settle; all: even when it looks unchanged). Called with cache.lock held. The
  * number of bad lines read, -1 and errno when reading failed. */
-static int refresh_fd(int fd, const struct stat *st, int *old, int all)
+static int refresh_fd(int fd, const struct stat *st, xmt_cacherec_other *old, int all)
 {
-    *old = 0;
+    *old = (xmt_cacherec_other){0, 0};
     if (!all && cache.seen.known && st->st_dev == cache.seen.dev && st->st_ino == cache.seen.ino &&
         st->st_size == cache.seen.size && st->st_mtim.tv_sec == cache.seen.mtime.tv_sec &&
         st->st_mtim.tv_nsec == cache.seen.mtime.tv_nsec)
@@ -591,7 +591,7 @@ static int refresh_fd(int fd, const struct stat *st, int *old, int all)
         return -1;
     }
     /* a partial last line is read again next time: counted once all the same */
-    cache.seen.lines += pos > from ? cache.lines_read + bad + *old : 0;
+    cache.seen.lines += pos > from ? cache.lines_read + bad + old->older + old->newer : 0;
     cache.seen.known = 1;
     cache.seen.dev = st->st_dev;
     cache.seen.ino = st->st_ino;
@@ -610,7 +610,8 @@ static int refresh_fd(int fd, const struct stat *st, int *old, int all)
 static int reread(void)
 {
     if (!cache.path[0]) return -1;
-    int fd = open_cache(cache.path, O_RDONLY), old;
+    int fd = open_cache(cache.path, O_RDONLY);
+    xmt_cacherec_other old;
     struct stat st;
     int rc = -1;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
@@ -704,7 +705,8 @@ void xmt_cache_load(void)
         return;
     }
     struct stat st;
-    int old = 0, bad = -1;
+    xmt_cacherec_other old = {0, 0};
+    int bad = -1;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     size_t heap0 = mallinfo2().uordblks + mem_in_use();
@@ -719,7 +721,7 @@ void xmt_cache_load(void)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     size_t heap1 = mallinfo2().uordblks + mem_in_use();
     /* what loading cost, for tools/bench/bench_cache.sh and for people with big caches */
-    xmt_log_event(xmt_ev_cache_load(cache.path, (int)live, lines, bad, old,
+    xmt_log_event(xmt_ev_cache_load(cache.path, (int)live, lines, bad, old.older + old.newer,
                                     (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
                                         (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
                                     heap1 > heap0 ? heap1 - heap0 : 0));
@@ -729,9 +731,13 @@ void xmt_cache_load(void)
         xmt_warn("cannot read the cache %s: %s", cache.path, strerror(e));
     else if (bad > 0)
         xmt_warn("%s: %d line(s) are not cache records and were skipped", cache.path, bad);
-    if (old > 0)
+    if (old.older > 0)
         xmt_warn("%s: %d record(s) of an older format were dropped (those keys are tuned again)",
-                 cache.path, old);
+                 cache.path, old.older);
+    if (old.newer > 0)
+        xmt_warn("%s: %d record(s) of a newer format (written by a later xmatune) were skipped "
+                 "(this one reads format %d; those keys are tuned again)",
+                 cache.path, old.newer, XMT_CACHEREC_VERSION);
 }
 
 #define ID_CAP (6 * XMT_PATH_MAX)
@@ -830,7 +836,7 @@ static int open_for_write(const char **what, struct stat *st)
         close(fd);
         return -1;
     }
-    int old;
+    xmt_cacherec_other old;
     (void)refresh_fd(fd, st, &old, 0);
     return fd;
 }
@@ -1018,7 +1024,7 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     int rc = XMT_CACHE_TUNE;
     int fd = open_cache(cache.path, O_RDONLY);
     struct stat st;
-    int old;
+    xmt_cacherec_other old;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)refresh_fd(fd, &st, &old, 0);
     if (fd >= 0) close(fd);
     if (find_locked(&rec, device, out, checked)) {

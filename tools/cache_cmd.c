@@ -104,7 +104,7 @@ static void free_recs(recs_t *s)
 /* Reads path into s (a missing file is an empty cache). -1 when it cannot be read. */
 static int read_recs(const char *path, recs_t *s, int quiet)
 {
-    int old = 0;
+    xmt_cacherec_other old = {0, 0};
     int bad = xmt_cacherec_read(path, add, s, &old);
     if (bad < 0 && errno == ENOENT) return 0;
     if (bad < 0) {
@@ -113,10 +113,13 @@ static int read_recs(const char *path, recs_t *s, int quiet)
     }
     if (!quiet && bad)
         fprintf(stderr, "xmatune: %d line(s) of %s are not cache records\n", bad, path);
-    if (!quiet && old)
+    if (!quiet && old.older)
         fprintf(stderr,
-                "xmatune: %d record(s) of %s are of an older format (the shim drops them)\n", old,
-                path);
+                "xmatune: %d record(s) of %s are of an older format (the shim drops them)\n",
+                old.older, path);
+    if (!quiet && old.newer)
+        fprintf(stderr, "xmatune: %d record(s) of %s are of a newer format (a later xmatune's)\n",
+                old.newer, path);
     return bad;
 }
 

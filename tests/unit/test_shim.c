@@ -290,6 +290,7 @@ START_TEST(cache_store_reload_last_wins)
     capture_stderr(xmt_cache_load, err, sizeof err);
     ck_assert_ptr_nonnull(strstr(err, "2 line(s) are not cache records"));
     ck_assert_ptr_nonnull(strstr(err, "1 record(s) of an older format were dropped"));
+    ck_assert_ptr_null(strstr(err, "newer format"));
     ck_assert(xmt_cache_find(&id, key, sizeof key, 0, &got, &chk));
     ck_assert_int_eq(got.index, -1); /* the later line won */
     ck_assert_str_eq(got.label, "grid=(1,1,1) block=(32,1,1)");
@@ -297,10 +298,11 @@ START_TEST(cache_store_reload_last_wins)
     ck_assert(xmt_cache_find(&q, key, sizeof key, 0, &got, &chk));
     ck_assert_int_eq(got.index, 3);
     records_seen = 0;
-    int old = 0;
+    xmt_cacherec_other old;
     ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, &old), 2);
     ck_assert_int_eq(records_seen, 3);
-    ck_assert_int_eq(old, 1);
+    ck_assert_int_eq(old.older, 1);
+    ck_assert_int_eq(old.newer, 0);
     xmt_cache_free();
 }
 END_TEST
@@ -575,6 +577,31 @@ START_TEST(cache_line_too_long_not_written)
     records_seen = 0;
     ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, NULL), 0); /* no bad line */
     ck_assert_int_eq(records_seen, 1);
+    xmt_cache_free();
+}
+END_TEST
+
+/* A record of a newer format (a later xmatune's) was called "of an older format". */
+START_TEST(cache_newer_format_said)
+{
+    char path[300], err[4096];
+    snprintf(path, sizeof path, "%s/newer.jsonl", tmpdir);
+    FILE *f = fopen(path, "w");
+    fputs(
+        "{\"v\":3,\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":2}\n",
+        f);
+    fclose(f);
+    setenv("XMATUNE_CACHE", path, 1);
+    xmt_options_load(test_warn);
+    xmt_cache_free();
+    capture_stderr(xmt_cache_load, err, sizeof err);
+    ck_assert_msg(strstr(err, "1 record(s) of a newer format (written by a later xmatune) were "
+                              "skipped (this one reads format 2"),
+                  "%s", err);
+    ck_assert_ptr_null(strstr(err, "older"));
+    xmt_cacherec_other old;
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, &old), 0);
+    ck_assert(old.older == 0 && old.newer == 1);
     xmt_cache_free();
 }
 END_TEST
@@ -857,6 +884,7 @@ int main(void)
     tcase_add_test(tc, cache_file_edited_in_place);
     tcase_add_test(tc, cache_line_too_long_not_written);
     tcase_add_test(tc, cache_line_too_long_said);
+    tcase_add_test(tc, cache_newer_format_said);
     tcase_add_test(tc, cache_cleared_records_stay_cleared);
     tcase_add_test(tc, cache_remote_claim_age_capped);
     tcase_add_test(tc, cache_store_after_a_partial_line);
