@@ -126,7 +126,8 @@ static struct {
     /* The cache file's absolute path, fixed at load: a program that changes directory
      * later still writes where it read. Empty: no cache (none set, or refused). */
     char path[XMT_PATH_MAX];
-    atomic_int no_flock_warned, lock_warned, write_warned, compact_warned, long_warned;
+    atomic_int no_flock_warned, lock_warned, write_warned, compact_warned, long_warned,
+        claim_warned;
     /* The lock was not had within XMATUNE_CACHE_LOCK_WAIT_MS (another process holds it):
      * the process goes on without the cache, rather than wait at every store. */
     atomic_int gave_up;
@@ -1021,7 +1022,7 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     if (!n || !usable()) return XMT_CACHE_TUNE;
     int lk = take_lock(1);
     pthread_mutex_lock(&cache.lock);
-    int rc = XMT_CACHE_TUNE;
+    int rc = XMT_CACHE_TUNE, claim_err = 0;
     int fd = open_cache(cache.path, O_RDONLY);
     struct stat st;
     xmt_cacherec_other old;
@@ -1032,10 +1033,16 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     } else if (lk >= 0) {
         char cn[17];
         claim_name(id, n, cn);
-        if (xmt_cachefile_claim(cache.path, cn) == XMT_CLAIM_THEIRS) rc = XMT_CACHE_WAIT;
+        int cl = xmt_cachefile_claim(cache.path, cn);
+        if (cl == XMT_CLAIM_THEIRS) rc = XMT_CACHE_WAIT;
+        if (cl < 0) claim_err = errno;
     }
     pthread_mutex_unlock(&cache.lock);
     drop_lock(lk);
+    if (claim_err && xmt_first_time(&cache.claim_warned))
+        xmt_warn("cannot claim keys in %s.claims (%s; another user's?): this process tunes "
+                 "without claiming, and may tune a key another process is tuning",
+                 cache.path, strerror(claim_err));
     return rc;
 }
 

@@ -2428,6 +2428,9 @@ def cache_two_users():
     ok(r, "the second user")
     same_output(base, r, "the second user")
     expect("cannot lock" not in r.stderr and "unlocked" not in r.stderr, r.stderr)
+    # the first user's claims file (0644) cannot be written: said, not silent
+    expect(r.stderr.count("cannot claim keys in %s.claims (Permission denied" % cache) == 1,
+           r.stderr)
     expect(len(records(cache)) == n + 1, "%d records, %d before" % (len(records(cache)), n))
     # and the second user's process does wait for the lock (bounded): it holds it
     held = hold_lock(cache)
