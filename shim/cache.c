@@ -312,8 +312,8 @@ static rec_t *add(uint64_t hv)
  * found from its hash's slot (so no two records share a hash), as many slots are in use
  * as there are records; a record in the file is of the file as now read and within what
  * was read of it; a record in memory has its line, and the lines listed are those of
- * such records. Run after every change: a load or re-read, a store (compaction is a
- * re-read). cache.lock held. */
+ * such records; a record's `mine` (this process tuned it) is a flag. Run after every change: a load
+ * or re-read, a store (compaction is a re-read). cache.lock held. */
 #if XMT_INVARIANTS
 static void check_records(void)
 {
@@ -326,6 +326,7 @@ static void check_records(void)
                       i);
         XMT_INVARIANT(r->len <= XMT_CACHEREC_MAX_LINE, "cache: record %zu is %u bytes long", i,
                       (unsigned)r->len);
+        XMT_INVARIANT(r->mine <= 1, "cache: record %zu's mine flag is %u", i, (unsigned)r->mine);
         if (r->where == AT_FILE) {
             XMT_INVARIANT(r->epoch == cache.cfile.epoch && cache.cfile.fd >= 0,
                           "cache: record %zu points into a file no longer read (epoch %u of %u)", i,
