@@ -66,14 +66,17 @@ static int sibling(const char *path, const char *suffix, char *out, size_t cap)
     return 0;
 }
 
-int xmt_cachefile_lock(const char *path, int exclusive)
+/* Opens P.lock, created when missing. Another user's lock file (0644 under umask 022)
+ * cannot be opened for writing, but flock works on a read-only descriptor: whoever may
+ * read the lock takes it, shared or exclusive, so two users sharing a cache both lock. */
+static int open_lock(const char *path)
 {
     char lock[PATH_CAP];
     if (sibling(path, ".lock", lock, sizeof lock) != 0) return -1;
     /* group-writable as the umask allows: a team's cache is locked by the whole team */
     int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
-    if (fd < 0 && (errno == EACCES || errno == EROFS) && !exclusive)
-        fd = open(lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC); /* a read-only cache */
+    if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM))
+        fd = open(lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -81,14 +84,57 @@ int xmt_cachefile_lock(const char *path, int exclusive)
         errno = EINVAL;
         return -1;
     }
-    while (flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
     return fd;
+}
+
+static int fail_closing(int fd)
+{
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+}
+
+int xmt_cachefile_lock(const char *path, int exclusive)
+{
+    return xmt_cachefile_lock_for(path, exclusive, -1);
+}
+
+int xmt_cachefile_lock_for(const char *path, int exclusive, long wait_ms)
+{
+    int fd = open_lock(path);
+    if (fd < 0) return -1;
+    int op = exclusive ? LOCK_EX : LOCK_SH;
+    if (wait_ms < 0) {
+        while (flock(fd, op) != 0)
+            if (errno != EINTR) return fail_closing(fd);
+        return fd;
+    }
+    /* bounded: polled (a timer signal is not a library's to take), 1 ms doubling to 50 */
+    struct timespec t0, now, nap = {0, 1000000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (flock(fd, op | LOCK_NB) == 0) return fd;
+        if (errno != EWOULDBLOCK && errno != EINTR) return fail_closing(fd);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long waited =
+            (long long)(now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        if (waited >= wait_ms) {
+            errno = ETIMEDOUT;
+            return fail_closing(fd);
+        }
+        nanosleep(&nap, NULL);
+        if (nap.tv_nsec < 50000000) nap.tv_nsec *= 2;
+    }
+}
+
+const char *xmt_cachefile_unusable(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return NULL; /* missing: made at the first write */
+    if (S_ISLNK(st.st_mode)) return "it is a symbolic link";
+    if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+    return NULL;
 }
 
 int xmt_cachefile_rewrite(const char *path, const char *(*next)(void *ud, size_t *len), void *ud)
@@ -266,8 +312,12 @@ static int parse_claim(const char *line, claim_t *c)
 
 static int live(const claim_t *c, const who_t *self)
 {
-    if (strcmp(c->who.boot, self->boot) != 0) /* another machine: it cannot be asked */
-        return (long long)time(NULL) - c->when < XMT_CLAIM_REMOTE_S;
+    if (strcmp(c->who.boot, self->boot) != 0) { /* another machine: it cannot be asked */
+        /* its clock may be ahead: a claim dated in the future is capped at the same age,
+         * else one from a clock years ahead would never expire */
+        long long age = (long long)time(NULL) - c->when;
+        return age < XMT_CLAIM_REMOTE_S && -age < XMT_CLAIM_REMOTE_S;
+    }
     if (kill((pid_t)c->who.pid, 0) != 0 && errno == ESRCH) return 0;
     return start_of(c->who.pid) == c->who.start; /* else the pid was reused */
 }

@@ -31,6 +31,16 @@ int xmt_cachefile_default(char *out, size_t cap, char *why, size_t why_cap);
  * mean flock does not work on that file system (xmt_cachefile_no_flock), anything else
  * that the lock file cannot be made or opened. */
 int xmt_cachefile_lock(const char *path, int exclusive);
+/* As xmt_cachefile_lock, giving up after wait_ms milliseconds (negative: never) with
+ * ETIMEDOUT: another process may hold the lock for as long as it likes (a stopped one,
+ * another user's). The lock file is opened read-only when it cannot be opened for
+ * writing (another user's): flock works on any descriptor. */
+int xmt_cachefile_lock_for(const char *path, int exclusive, long wait_ms);
+
+/* Why path may not be used as a cache (a symbolic link: a rewrite would replace the link
+ * with a plain file; not a regular file), NULL when it may (or does not exist). The shim
+ * opens it with O_NOFOLLOW; `xmatune cache` asks this first. */
+const char *xmt_cachefile_unusable(const char *path);
 int xmt_cachefile_no_flock(int err);
 
 /* Replaces P with what next yields (lines ending in '\n', NULL at the end), atomically:
@@ -43,7 +53,8 @@ void xmt_cachefile_clean_temps(const char *path);
 
 /* Claims: who is tuning which key. A claim names its process (pid, its start time and
  * the boot's id), so a claim whose process is gone is stale and taken over; a claim from
- * another machine (another boot id) counts as live for XMT_CLAIM_REMOTE_S seconds. */
+ * another machine (another boot id) counts as live for XMT_CLAIM_REMOTE_S seconds from
+ * its time stamp, either way: one dated in the future (a clock ahead) expires as soon. */
 #define XMT_CLAIM_REMOTE_S 600
 enum { XMT_CLAIM_MINE, XMT_CLAIM_THEIRS };
 

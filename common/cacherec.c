@@ -462,7 +462,9 @@ int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec
     }
     long v;
     if (!f[F_V] || (strs & 1u << F_V) || small_int(f[F_V], &v) != 0 || v != XMT_CACHEREC_VERSION)
-        return f[F_DEVICE] ? 1 : -1;
+        return !f[F_DEVICE]                                                ? -1
+               : f[F_V] && !(strs & 1u << F_V) && v > XMT_CACHEREC_VERSION ? 2
+                                                                           : 1;
     /* text fields are strings, numbers are not: the writer's shape and nothing else */
     for (int i = 0; i < NFIELDS; i++)
         if (f[i] && ((strs >> i & 1) != (TEXT_FIELDS >> i & 1))) return -1;
@@ -491,7 +493,8 @@ int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec
 /* One line (without its '\n', at file offset at): a record for fn, a blank line, or a
  * bad one counted. */
 static void one_line(const char *line, size_t len, uint64_t at, char *scratch,
-                     void (*fn)(void *ud, const xmt_cacherec *r), void *ud, int *bad, int *old)
+                     void (*fn)(void *ud, const xmt_cacherec *r), void *ud, int *bad,
+                     xmt_cacherec_other *old)
 {
     size_t i = 0;
     while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
@@ -506,22 +509,23 @@ static void one_line(const char *line, size_t len, uint64_t at, char *scratch,
     if (k == 0) {
         r.offset = at;
         fn(ud, &r);
-    } else if (k == 1 && old)
-        ++*old;
-    else
+    } else if (k == 1 || k == 2) {
+        if (old && k == 1) old->older++;
+        if (old && k == 2) old->newer++;
+    } else
         ++*bad;
 }
 
 #define CHUNK 65536
 
 int xmt_cacherec_read_at(int fd, uint64_t *pos, void (*fn)(void *ud, const xmt_cacherec *r),
-                         void *ud, int *old)
+                         void *ud, xmt_cacherec_other *old)
 {
     /* buf holds a chunk after the start of a line carried over from the last one (at most
      * MAX_LINE bytes: a longer line is only counted, never kept) */
     char *buf = malloc(CHUNK + XMT_CACHEREC_MAX_LINE + 2);
     char *scratch = malloc(XMT_CACHEREC_SCRATCH(XMT_CACHEREC_MAX_LINE));
-    if (old) *old = 0;
+    if (old) *old = (xmt_cacherec_other){0, 0};
     if (!buf || !scratch) {
         free(buf);
         free(scratch);
@@ -575,7 +579,8 @@ int xmt_cacherec_read_at(int fd, uint64_t *pos, void (*fn)(void *ud, const xmt_c
     return bad;
 }
 
-int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), void *ud, int *old)
+int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), void *ud,
+                         xmt_cacherec_other *old)
 {
     off_t at = lseek(fd, 0, SEEK_CUR);
     uint64_t pos = at > 0 ? (uint64_t)at : 0;
@@ -583,7 +588,7 @@ int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), vo
 }
 
 int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec *r), void *ud,
-                      int *old)
+                      xmt_cacherec_other *old)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return -1;

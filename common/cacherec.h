@@ -19,9 +19,13 @@ typedef struct {
 /* Lower-case hex of key[0..len) into out (2 * len + 1 bytes). */
 void xmt_cacherec_hex(const uint8_t *key, size_t len, char *out);
 
-/* The record format's version, in every record ("v"). Records of another (older)
- * version are dropped and counted apart. */
+/* The record format's version, in every record ("v"). Records of another version are
+ * dropped and counted apart: older ones (a record without a readable version is older),
+ * and newer ones (written by a later xmatune), so that messages say which. */
 #define XMT_CACHEREC_VERSION 2
+typedef struct {
+    int older, newer;
+} xmt_cacherec_other;
 
 /* The longest line that may be a record (a key of 512 bytes is 1 KiB of hex): longer
  * ones are skipped unparsed, so that no line can make the parser work for long. */
@@ -47,7 +51,7 @@ typedef struct {
 /* Reads a cache file from fd (read from where it is), one record per line, calling fn
  * for each valid one in file order (later lines win: that is the caller's to apply).
  * Blank lines are ignored; a record of another format version is skipped and counted
- * in *old (when old is not NULL); any other line that is not a record (not a JSON
+ * in *old (older or newer; when old is not NULL); any other line that is not a record (not a JSON
  * object, a required field missing or of the wrong JSON type (text fields are strings,
  * v and index numbers), an index below -1, longer than the cap) is skipped
  * and counted. Returns that count, -1 and errno when reading fails. A last line without
@@ -57,18 +61,19 @@ typedef struct {
  * linked into the shim (Debian's static one is not position-independent) and libyaml's documents
  * cost ~7 us a line. */
 int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec *r), void *ud,
-                      int *old);
-int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), void *ud, int *old);
+                      xmt_cacherec_other *old);
+int xmt_cacherec_read_fd(int fd, void (*fn)(void *ud, const xmt_cacherec *r), void *ud,
+                         xmt_cacherec_other *old);
 
 /* As xmt_cacherec_read_fd, from file offset *pos (pread: the descriptor's offset is left
  * alone); *pos becomes the offset after the last '\n' read, so that reading again from it
  * reads only what was appended since (a partial last line is read again then). */
 int xmt_cacherec_read_at(int fd, uint64_t *pos, void (*fn)(void *ud, const xmt_cacherec *r),
-                         void *ud, int *old);
+                         void *ud, xmt_cacherec_other *old);
 
 /* One line (without its '\n', at most XMT_CACHEREC_MAX_LINE bytes) as a record, the way
  * the reader reads each line: 0 a record (*r, its strings in scratch; raw is line, offset
- * 0), 1 a record of another format version, -1 not a record. scratch holds
+ * 0), 1 a record of an older format version, 2 of a newer one, -1 not a record. scratch holds
  * XMT_CACHEREC_SCRATCH(len) bytes. For a reader that keeps where records are, not what they
  * say (the shim's cache), to read one again. */
 #define XMT_CACHEREC_SCRATCH(len) (2 * (size_t)(len) + 16)

@@ -53,6 +53,10 @@ static const opt_desc options[] = {
      "`1`: a winner read from the cache is verified once per process and device before its "
      "first use (no timing); `0`: trusted as it is",
      NULL},
+    {"XMATUNE_CACHE_LOCK_WAIT_MS", T_INT, OFF(cache_lock_wait_ms), 0, "10000", 0, 86400000,
+     "longest wait, in ms, for the cache's lock (another process may hold it: a stopped one); "
+     "past it the process says so and goes on without the cache",
+     NULL},
     {"XMATUNE_VERBOSE", T_INT, OFF(verbose), 0, "0", 0, 3,
      "`1` prints the options in effect, one line per tuning (like `XMA_PRINT_AUTOTUNING`) "
      "and the exit table (launches, rewrites, keys per kernel; discover prints it always); "

@@ -43,13 +43,14 @@ struct xmt_options {
     char include[1024];     /* kernel patterns (globs, ',' separated) that may be tuned */
     char exclude[1024];     /* kernel patterns never tuned */
     int max_messages;
-    int protect;          /* XMT_PROTECT_* of xmt_policy.h: 0 auto, 1 declared */
-    double scratch_mb;    /* < 0: half the free device memory */
-    int verify_on;        /* xmt_verify_on */
-    int cache_verify;     /* verify a cached winner once before its first use */
-    int progress;         /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */
-    int trials;           /* xmt_trials */
-    int trial_timeout_ms; /* the trial helper's deadline for one answer */
+    int protect;            /* XMT_PROTECT_* of xmt_policy.h: 0 auto, 1 declared */
+    double scratch_mb;      /* < 0: half the free device memory */
+    int verify_on;          /* xmt_verify_on */
+    int cache_verify;       /* verify a cached winner once before its first use */
+    int cache_lock_wait_ms; /* longest wait for the cache's lock; then no cache */
+    int progress;           /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */
+    int trials;             /* xmt_trials */
+    int trial_timeout_ms;   /* the trial helper's deadline for one answer */
 };
 
 extern struct xmt_options xmt_opt;

@@ -53,7 +53,11 @@ typedef struct {
     uint8_t where;    /* AT_* */
     uint8_t epoch;    /* AT_FILE: the cfile epoch it was read in (outside a re-read, every
                        * AT_FILE record has the current one: wrapping is harmless) */
+    uint8_t mine;     /* this process decided its choice (tuned it): a compaction writes an
+                       * AT_MEM record back only then; one kept in memory because its file
+                       * lost it (`xmatune cache clear`) stays out of the file */
 } rec_t;
+_Static_assert(sizeof(rec_t) == 32, "a record in memory is 32 bytes (docs/cache.md)");
 _Static_assert(XMT_CACHEREC_MAX_LINE <= UINT16_MAX, "a record's length fits its len");
 
 /* 64-bit multiply-and-fold hash over n bytes, 8 a step, chained from h. A file anyone may
@@ -122,7 +126,11 @@ static struct {
     /* The cache file's absolute path, fixed at load: a program that changes directory
      * later still writes where it read. Empty: no cache (none set, or refused). */
     char path[XMT_PATH_MAX];
-    atomic_int no_flock_warned, lock_warned, write_warned;
+    atomic_int no_flock_warned, lock_warned, write_warned, compact_warned, long_warned,
+        claim_warned;
+    /* The lock was not had within XMATUNE_CACHE_LOCK_WAIT_MS (another process holds it):
+     * the process goes on without the cache, rather than wait at every store. */
+    atomic_int gave_up;
 
     /* The file the AT_FILE records are in: a descriptor of its own, kept open, so that
      * another process's compaction (a rename) leaves every offset valid; a new file
@@ -304,8 +312,8 @@ static rec_t *add(uint64_t hv)
  * found from its hash's slot (so no two records share a hash), as many slots are in use
  * as there are records; a record in the file is of the file as now read and within what
  * was read of it; a record in memory has its line, and the lines listed are those of
- * such records. Run after every change: a load or re-read, a store (compaction is a
- * re-read). cache.lock held. */
+ * such records; a record's `mine` (this process tuned it) is a flag. Run after every change: a load
+ * or re-read, a store (compaction is a re-read). cache.lock held. */
 #if XMT_INVARIANTS
 static void check_records(void)
 {
@@ -318,6 +326,7 @@ static void check_records(void)
                       i);
         XMT_INVARIANT(r->len <= XMT_CACHEREC_MAX_LINE, "cache: record %zu is %u bytes long", i,
                       (unsigned)r->len);
+        XMT_INVARIANT(r->mine <= 1, "cache: record %zu's mine flag is %u", i, (unsigned)r->mine);
         if (r->where == AT_FILE) {
             XMT_INVARIANT(r->epoch == cache.cfile.epoch && cache.cfile.fd >= 0,
                           "cache: record %zu points into a file no longer read (epoch %u of %u)", i,
@@ -433,6 +442,7 @@ static rec_t *put(uint64_t hv, uint32_t choice, const char *text, uint64_t off, 
         return NULL;
     }
     if (r->choice != choice || r->where == AT_DEAD) r->checked = 0;
+    if (r->choice != choice) r->mine = 0; /* another process's choice now */
     if (r->where == AT_MEM) memline_free(r->at.line);
     r->choice = choice;
     r->len = (uint16_t)len;
@@ -475,12 +485,15 @@ static size_t mem_in_use(void)
     return cache.recs_ready + cache.slots_mapped;
 }
 
-/* The records that have a line (cache.lock held). */
+/* The records a compaction would write (cache.lock held): those in the file, and those
+ * in memory that this process tuned (not those its file lost: next_line). */
 static size_t live_records(void)
 {
     size_t n = 0;
-    for (size_t i = 0; i < cache.nrecs; i++)
-        n += cache.recs[i].where != AT_DEAD;
+    for (size_t i = 0; i < cache.nrecs; i++) {
+        const rec_t *r = &cache.recs[i];
+        n += r->where == AT_FILE || (r->where == AT_MEM && r->mine);
+    }
     return n;
 }
 
@@ -544,9 +557,9 @@ static int open_cache(const char *path, int flags)
  * the file as last read, or, when it is another file now (or this one shrank), all of it
  * as a new epoch (settle; all: even when it looks unchanged). Called with cache.lock held. The
  * number of bad lines read, -1 and errno when reading failed. */
-static int refresh_fd(int fd, const struct stat *st, int *old, int all)
+static int refresh_fd(int fd, const struct stat *st, xmt_cacherec_other *old, int all)
 {
-    *old = 0;
+    *old = (xmt_cacherec_other){0, 0};
     if (!all && cache.seen.known && st->st_dev == cache.seen.dev && st->st_ino == cache.seen.ino &&
         st->st_size == cache.seen.size && st->st_mtim.tv_sec == cache.seen.mtime.tv_sec &&
         st->st_mtim.tv_nsec == cache.seen.mtime.tv_nsec)
@@ -580,7 +593,7 @@ static int refresh_fd(int fd, const struct stat *st, int *old, int all)
         return -1;
     }
     /* a partial last line is read again next time: counted once all the same */
-    cache.seen.lines += pos > from ? cache.lines_read + bad + *old : 0;
+    cache.seen.lines += pos > from ? cache.lines_read + bad + old->older + old->newer : 0;
     cache.seen.known = 1;
     cache.seen.dev = st->st_dev;
     cache.seen.ino = st->st_ino;
@@ -599,7 +612,8 @@ static int refresh_fd(int fd, const struct stat *st, int *old, int all)
 static int reread(void)
 {
     if (!cache.path[0]) return -1;
-    int fd = open_cache(cache.path, O_RDONLY), old;
+    int fd = open_cache(cache.path, O_RDONLY);
+    xmt_cacherec_other old;
     struct stat st;
     int rc = -1;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
@@ -608,15 +622,22 @@ static int reread(void)
     return rc;
 }
 
-/* Takes the cache's lock (exclusive or shared). -1 when there is none to take: flock does
- * not work there (said once: appends go on, without compaction or claims) or the lock
- * file cannot be made (said once, with the real reason). */
+/* Takes the cache's lock (exclusive or shared), waiting XMATUNE_CACHE_LOCK_WAIT_MS at
+ * most. -1 when there is none to take: flock does not work there (said once: appends go
+ * on, without compaction or claims), the lock file cannot be made (said once, with the
+ * real reason), or another process held it all that time (said once: gave_up, no cache
+ * from then on). */
 static int take_lock(int exclusive)
 {
-    int fd = xmt_cachefile_lock(cache.path, exclusive);
+    int fd = xmt_cachefile_lock_for(cache.path, exclusive, xmt_opt.cache_lock_wait_ms);
     if (fd >= 0) return fd;
     int e = errno;
-    if (xmt_cachefile_no_flock(e)) {
+    if (e == ETIMEDOUT) {
+        if (!atomic_exchange(&cache.gave_up, 1))
+            xmt_warn("the cache %s is locked by another process (%s.lock) for more than %d ms "
+                     "(XMATUNE_CACHE_LOCK_WAIT_MS): this process goes on without the cache",
+                     cache.path, cache.path, xmt_opt.cache_lock_wait_ms);
+    } else if (xmt_cachefile_no_flock(e)) {
         if (xmt_first_time(&cache.no_flock_warned))
             xmt_warn("flock does not work where the cache %s is (%s; a network file system?): "
                      "records are appended without compaction, and processes do not agree on "
@@ -629,6 +650,12 @@ static int take_lock(int exclusive)
     return -1;
 }
 
+/* Whether the cache is in use: one was set, and its lock was not given up on. */
+static int usable(void)
+{
+    return cache.path[0] && !atomic_load(&cache.gave_up);
+}
+
 static void drop_lock(int fd)
 {
     if (fd >= 0) close(fd); /* closing the last descriptor releases the flock */
@@ -638,6 +665,7 @@ void xmt_cache_load(void)
 {
     char path[XMT_PATH_MAX], why[XMT_PATH_MAX + 64];
     cache.path[0] = 0;
+    atomic_store(&cache.gave_up, 0);
     const char *want = xmt_opt.cache;
     if (strcmp(want, "off") == 0) return;
     if (!want[0]) {
@@ -674,8 +702,13 @@ void xmt_cache_load(void)
         return;
     }
     int lk = take_lock(0); /* a writer's append or rename is never seen half done */
+    if (!usable()) {
+        close(fd);
+        return;
+    }
     struct stat st;
-    int old = 0, bad = -1;
+    xmt_cacherec_other old = {0, 0};
+    int bad = -1;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     size_t heap0 = mallinfo2().uordblks + mem_in_use();
@@ -690,7 +723,7 @@ void xmt_cache_load(void)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     size_t heap1 = mallinfo2().uordblks + mem_in_use();
     /* what loading cost, for tools/bench/bench_cache.sh and for people with big caches */
-    xmt_log_event(xmt_ev_cache_load(cache.path, (int)live, lines, bad, old,
+    xmt_log_event(xmt_ev_cache_load(cache.path, (int)live, lines, bad, old.older + old.newer,
                                     (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
                                         (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
                                     heap1 > heap0 ? heap1 - heap0 : 0));
@@ -700,9 +733,13 @@ void xmt_cache_load(void)
         xmt_warn("cannot read the cache %s: %s", cache.path, strerror(e));
     else if (bad > 0)
         xmt_warn("%s: %d line(s) are not cache records and were skipped", cache.path, bad);
-    if (old > 0)
+    if (old.older > 0)
         xmt_warn("%s: %d record(s) of an older format were dropped (those keys are tuned again)",
-                 cache.path, old);
+                 cache.path, old.older);
+    if (old.newer > 0)
+        xmt_warn("%s: %d record(s) of a newer format (written by a later xmatune) were skipped "
+                 "(this one reads format %d; those keys are tuned again)",
+                 cache.path, old.newer, XMT_CACHEREC_VERSION);
 }
 
 #define ID_CAP (6 * XMT_PATH_MAX)
@@ -801,7 +838,7 @@ static int open_for_write(const char **what, struct stat *st)
         close(fd);
         return -1;
     }
-    int old;
+    xmt_cacherec_other old;
     (void)refresh_fd(fd, st, &old, 0);
     return fd;
 }
@@ -817,6 +854,7 @@ static const char *next_line(void *ud, size_t *len)
     (void)ud;
     while (cache.rw.next < cache.nrecs) {
         const rec_t *r = &cache.recs[cache.rw.next++];
+        if (r->where == AT_MEM && !r->mine) continue; /* its file lost it: cleared stays so */
         if (r->where == AT_MEM) {
             *len = r->len + 1;
             return r->at.line;
@@ -839,6 +877,8 @@ static const char *next_line(void *ud, size_t *len)
     return NULL;
 }
 
+/* 0, or -1 with *what when the file could not be rewritten (a folder this process may
+ * not write: the file is as it was). */
 static int compact(const char **what)
 {
     if (!fd_is(cache.cfile.fd, cache.cfile.dev, cache.cfile.ino) && reread() != 0) {
@@ -857,7 +897,7 @@ static int compact(const char **what)
     free(cache.rw.win);
     cache.rw.win = NULL;
     if (rc != 0) {
-        *what = strerror(e);
+        *what = strerror(e); /* nothing changed: the caller appends instead */
         return -1;
     }
     if (reread() != 0) *what = strerror(errno); /* the records stay where they were read */
@@ -904,42 +944,59 @@ static int append(int fd, const struct stat *st, const char *line, size_t len, c
     return 0;
 }
 
+/* Says, once, that a record could not be kept: every run tunes that key again. */
+static void too_long(const char *kernel, size_t len)
+{
+    if (!xmt_first_time(&cache.long_warned)) return;
+    char n[32] = "";
+    if (len) snprintf(n, sizeof n, " (%zu bytes)", len);
+    xmt_warn("a cache record of kernel %.80s%s is longer than a record may be (%d bytes): not "
+             "cached, so every run tunes that key again",
+             kernel, n, XMT_CACHEREC_MAX_LINE);
+}
+
 void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
                      const char *key_text, const xmt_choice *c)
 {
     char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
     xmt_cacherec rec;
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
-    if (!n) return;
+    if (!n) {
+        too_long(cid->kernel, 0);
+        return;
+    }
     rec.key_text = key_text ? key_text : "";
     rec.choice = *c;
     char *line = xmt_cacherec_format(&rec);
     if (!line) return;
     size_t len = strlen(line);
     if (len - 1 > XMT_CACHEREC_MAX_LINE) { /* no reader would read it back: not kept */
+        too_long(cid->kernel, len - 1);
         free(line);
         return;
     }
     uint64_t hv = rec_hash(&rec);
-    int lk = cache.path[0] ? take_lock(1) : -1;
+    int lk = usable() ? take_lock(1) : -1;
     pthread_mutex_lock(&cache.lock);
-    const char *what = NULL;
+    const char *what = NULL, *cwhy = NULL;
     struct stat st;
-    int fd = cache.path[0] ? open_for_write(&what, &st) : -1; /* reads what others wrote */
+    int fd = usable() ? open_for_write(&what, &st) : -1; /* reads what others wrote */
     rec_t *r = put(hv, choice_hash(c), line, 0, len - 1);
     if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
+    if (r) r->mine = 1;                      /* a compaction writes it back */
     if (fd >= 0) {
         /* within twice its live records: compaction when the next line would pass that
-         * (only under a working lock: a rename under an unlocked appender loses lines) */
+         * (only under a working lock: a rename under an unlocked appender loses lines);
+         * a compaction that cannot be written (a read-only folder) appends instead */
         int live = (int)live_records();
         uint64_t at;
-        if (lk >= 0 && cache.seen.lines + 1 > 2 * live && cache.seen.lines + 1 > 8)
-            (void)compact(&what);
-        else if (append(fd, &st, line, len, &what, &at) == 0 && r && at != UINT64_MAX)
+        if (!(lk >= 0 && cache.seen.lines + 1 > 2 * live && cache.seen.lines + 1 > 8 &&
+              compact(&cwhy) == 0) &&
+            append(fd, &st, line, len, &what, &at) == 0 && r && at != UINT64_MAX)
             (void)put(hv, r->choice, NULL, at, len - 1); /* the line is in the file now */
         close(fd);
     }
-    if (cache.path[0] && lk >= 0) {
+    if (usable() && lk >= 0) {
         char cn[17];
         claim_name(id, n, cn);
         xmt_cachefile_unclaim(cache.path, cn);
@@ -948,6 +1005,10 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
     pthread_mutex_unlock(&cache.lock);
     drop_lock(lk);
     free(line);
+    if (cwhy && xmt_first_time(&cache.compact_warned))
+        xmt_warn("cannot compact the cache %s (a new file in its folder: %s): records are "
+                 "appended to it instead",
+                 cache.path, cwhy);
     if (what && xmt_first_time(&cache.write_warned))
         xmt_warn("cannot write the cache %s: %s", cache.path, what);
 }
@@ -959,13 +1020,13 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     xmt_cacherec rec;
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
     *checked = 0;
-    if (!n || !cache.path[0]) return XMT_CACHE_TUNE;
+    if (!n || !usable()) return XMT_CACHE_TUNE;
     int lk = take_lock(1);
     pthread_mutex_lock(&cache.lock);
-    int rc = XMT_CACHE_TUNE;
+    int rc = XMT_CACHE_TUNE, claim_err = 0;
     int fd = open_cache(cache.path, O_RDONLY);
     struct stat st;
-    int old;
+    xmt_cacherec_other old;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)refresh_fd(fd, &st, &old, 0);
     if (fd >= 0) close(fd);
     if (find_locked(&rec, device, out, checked)) {
@@ -973,10 +1034,16 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     } else if (lk >= 0) {
         char cn[17];
         claim_name(id, n, cn);
-        if (xmt_cachefile_claim(cache.path, cn) == XMT_CLAIM_THEIRS) rc = XMT_CACHE_WAIT;
+        int cl = xmt_cachefile_claim(cache.path, cn);
+        if (cl == XMT_CLAIM_THEIRS) rc = XMT_CACHE_WAIT;
+        if (cl < 0) claim_err = errno;
     }
     pthread_mutex_unlock(&cache.lock);
     drop_lock(lk);
+    if (claim_err && xmt_first_time(&cache.claim_warned))
+        xmt_warn("cannot claim keys in %s.claims (%s; another user's?): this process tunes "
+                 "without claiming, and may tune a key another process is tuning",
+                 cache.path, strerror(claim_err));
     return rc;
 }
 
@@ -985,7 +1052,7 @@ void xmt_cache_unclaim(const xmt_cache_id *cid, const uint8_t *key, size_t keyle
     char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
     xmt_cacherec rec;
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
-    if (!n || !cache.path[0]) return;
+    if (!n || !usable()) return;
     int lk = take_lock(1);
     if (lk < 0) return;
     char cn[17];

@@ -105,7 +105,7 @@ static void free_recs(recs_t *s)
 /* Reads path into s (a missing file is an empty cache). -1 when it cannot be read. */
 static int read_recs(const char *path, recs_t *s, int quiet)
 {
-    int old = 0;
+    xmt_cacherec_other old = {0, 0};
     int bad = xmt_cacherec_read(path, add, s, &old);
     if (bad < 0 && errno == ENOENT) return 0;
     if (bad < 0) {
@@ -114,10 +114,13 @@ static int read_recs(const char *path, recs_t *s, int quiet)
     }
     if (!quiet && bad)
         fprintf(stderr, "xmatune: %d line(s) of %s are not cache records\n", bad, path);
-    if (!quiet && old)
+    if (!quiet && old.older)
         fprintf(stderr,
-                "xmatune: %d record(s) of %s are of an older format (the shim drops them)\n", old,
-                path);
+                "xmatune: %d record(s) of %s are of an older format (the shim drops them)\n",
+                old.older, path);
+    if (!quiet && old.newer)
+        fprintf(stderr, "xmatune: %d record(s) of %s are of a newer format (a later xmatune's)\n",
+                old.newer, path);
     return bad;
 }
 
@@ -374,6 +377,11 @@ int cmd_cache(int argc, char **argv)
     int prc = resolve(cache, path, sizeof path);
     if (prc) return prc;
     if (path_missing(verb, path, other)) return 1;
+    const char *refused = xmt_cachefile_unusable(path); /* as the shim: never through a link */
+    if (refused) {
+        fprintf(stderr, "xmatune: the cache %s is not used: %s\n", path, refused);
+        return 1;
+    }
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
     if (!strcmp(verb, "prune")) {

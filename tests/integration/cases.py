@@ -2750,6 +2750,183 @@ def cache_command():
     expect(p.returncode != 0, "a bad verb was taken")
 
 
+class Skip(Exception):
+    """The case cannot run here (ctest shows it skipped: SKIP_RETURN_CODE 77)."""
+
+
+def hold_lock(cache, exclusive=True):
+    """Holds cache's lock (flock of cache.lock) until the returned file is closed."""
+    import fcntl
+    f = open(cache + ".lock", "a+")
+    fcntl.flock(f, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    return f
+
+
+def policy_copy(name):
+    """A copy of the test policies with saxpy's entry edited: the next store is new."""
+    pol = fresh(name)
+    for f in os.listdir(POLICIES):
+        shutil.copy(os.path.join(POLICIES, f), pol)
+    text = open(os.path.join(pol, "saxpy.yaml")).read()
+    open(os.path.join(pol, "saxpy.yaml"), "w").write(text.replace("1024]", "1024, 2048]"))
+    os.chmod(pol, 0o755)
+    return pol
+
+
+NOBODY = 65534
+
+
+def as_nobody(folder, tag, env):
+    """Runs app_rt basic under the shim as user nobody (umask 022), its outputs in folder
+    (which nobody may write). Skip when no second user can be had."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        raise Skip("a second user needs root and setpriv")
+    out, log = os.path.join(folder, tag + ".out"), os.path.join(folder, tag + ".jsonl")
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
+    e.update({"LD_LIBRARY_PATH": SIMDIR, "LD_PRELOAD": PRELOAD, "XMATUNE_LOG": log,
+              "XMATUNE_WARMUP_MS": "0", "XDG_CACHE_HOME": os.path.join(folder, tag + ".xdg"),
+              "HOME": folder})
+    e.update(env)
+    cmd = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups",
+           APPS["rt"], "basic", out, "3"]
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=120,
+                       preexec_fn=lambda: os.umask(0o022))
+    events = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+    data = open(out, "rb").read() if os.path.exists(out) else b""
+    return Run(p.returncode, data, p.stdout, p.stderr, events, [])
+
+
+@case
+def cache_lock_wait_bounded():
+    # Another process holding the cache's lock (a stopped one) stalled every process at
+    # its first CUDA call for as long as it held it, without a word: the wait is bounded
+    # (XMATUNE_CACHE_LOCK_WAIT_MS), said once, and the process runs on without the cache.
+    d = fresh("lockwait")
+    cache = os.path.join(d, "c.jsonl")
+    base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=cache))
+    n = len(records(cache))
+    for exclusive in (True, False):  # held by a writer; by a reader (stores wait)
+        held = hold_lock(cache, exclusive)
+        try:
+            env = dict(EX, XMATUNE_POLICY=policy_copy("lockwait-pol"), XMATUNE_CACHE=cache,
+                       XMATUNE_CACHE_LOCK_WAIT_MS="50")
+            r = run("rt", "basic", env=env)
+        finally:
+            held.close()
+        ok(r, "with the lock held")
+        same_output(base, r, "with the lock held")
+        expect(r.stderr.count("is locked by another process") == 1 and
+               "for more than 50 ms (XMATUNE_CACHE_LOCK_WAIT_MS): this process goes on "
+               "without the cache" in r.stderr, r.stderr)
+        expect(len(records(cache)) == n, "written without the lock")
+
+
+@case
+def cache_two_users():
+    # Two users share a cache (umask 022): the first user's lock file is 0644, and the
+    # second locked nothing ("appended unlocked", losing records to the first's
+    # compactions). flock works on a read-only descriptor: the second user locks too.
+    d = fresh("twousers")
+    os.chmod(d, 0o1777)  # a shared folder, as /tmp
+    cache = os.path.join(d, "c.jsonl")
+    old = os.umask(0o022)
+    try:
+        base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=cache))
+    finally:
+        os.umask(old)
+    expect(os.stat(cache + ".lock").st_mode & 0o777 == 0o644, oct(os.stat(cache + ".lock").st_mode))
+    os.chown(cache, 0, NOBODY)  # a team's cache: group-writable, the team's group
+    os.chmod(cache, 0o664)
+    n = len(records(cache))
+    env = dict(EX, XMATUNE_POLICY=policy_copy("twousers-pol"), XMATUNE_CACHE=cache)
+    r = as_nobody(d, "second", env)
+    ok(r, "the second user")
+    same_output(base, r, "the second user")
+    expect("cannot lock" not in r.stderr and "unlocked" not in r.stderr, r.stderr)
+    # the first user's claims file (0644) cannot be written: said, not silent
+    expect(r.stderr.count("cannot claim keys in %s.claims (Permission denied" % cache) == 1,
+           r.stderr)
+    expect(len(records(cache)) == n + 1, "%d records, %d before" % (len(records(cache)), n))
+    # and the second user's process does wait for the lock (bounded): it holds it
+    held = hold_lock(cache)
+    try:
+        r = as_nobody(d, "third", dict(env, XMATUNE_CACHE_LOCK_WAIT_MS="50"))
+    finally:
+        held.close()
+    ok(r, "the second user, the lock held")
+    expect("is locked by another process" in r.stderr, r.stderr)
+
+
+@case
+def cache_read_only_folder():
+    # A cache file one may write in a folder one may not: a compaction (a new file renamed
+    # over it) cannot be made, and once one was due no record was ever appended again, the
+    # message blaming the file. It appends instead, and says why.
+    d = fresh("rofolder")
+    cache = os.path.join(d, "c.jsonl")
+    base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=cache))
+    live = records(cache)
+    with open(cache, "w") as f:  # a file that only grew: the next store compacts
+        for _ in range(10):
+            for rec in live:
+                f.write(json.dumps(rec) + "\n")
+    os.chown(cache, NOBODY, NOBODY)
+    os.chmod(d, 0o755)  # root's: nobody may not write in it
+    outs = fresh("rofolder-out")
+    os.chmod(outs, 0o777)
+    env = dict(EX, XMATUNE_POLICY=policy_copy("rofolder-pol"), XMATUNE_CACHE=cache)
+    r = as_nobody(outs, "ro", env)
+    ok(r, "read-only folder")
+    same_output(base, r, "read-only folder")
+    expect(len(records(cache)) == 10 * len(live) + 1, "not appended: %d lines" % len(records(cache)))
+    expect(r.stderr.count("cannot compact the cache %s (a new file in its folder: Permission "
+                          "denied): records are appended to it instead" % cache) == 1 and
+           "cannot write the cache" not in r.stderr, r.stderr)
+
+
+@case
+def cache_other_users_file():
+    # The trust rule (docs/cache.md): a cache is trusted as far as those who may write it.
+    # A file of another user in a shared sticky folder is used (its winners verified as
+    # any); one anyone may write is not, nor one in a folder anyone may write that has no
+    # sticky bit.
+    d = fresh("otheruser")
+    cache = os.path.join(d, "c.jsonl")
+    base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=cache))
+    os.chown(cache, NOBODY, NOBODY)
+    os.chmod(cache, 0o644)
+    os.chmod(d, 0o1777)
+    r = run("rt", "basic", env=dict(EX, XMATUNE_POLICY=POLICIES, XMATUNE_CACHE=cache))
+    ok(r, "another user's file")
+    same_output(base, r, "another user's file")
+    expect(not benchmarked([r]) and "not used" not in r.stderr, r.stderr)
+    os.chmod(cache, 0o666)
+    r = run("rt", "basic", env=dict(EX, XMATUNE_POLICY=POLICIES, XMATUNE_CACHE=cache))
+    expect("may be written by anyone (mode 666): not used" in r.stderr, r.stderr)
+    os.chmod(cache, 0o644)
+    os.chmod(d, 0o777)
+    r = run("rt", "basic", env=dict(EX, XMATUNE_POLICY=POLICIES, XMATUNE_CACHE=cache))
+    expect("is in a folder anyone may write" in r.stderr, r.stderr)
+    os.chmod(d, 0o755)
+
+
+@case
+def cache_command_refuses_symlink():
+    # `xmatune cache` read through a symlinked cache, and a change replaced the link with
+    # a plain file: it refuses a link as the shim does, and changes nothing.
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("cmdlink")
+    real, link = os.path.join(d, "real.jsonl"), os.path.join(d, "link.jsonl")
+    base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=real))
+    n = len(records(real))
+    os.symlink(real, link)
+    for verb in ("list", "clear"):
+        p = subprocess.run([tool, "cache", verb, "--cache", link], capture_output=True, text=True)
+        expect(p.returncode == 1 and "the cache %s is not used: it is a symbolic link" % link
+               in p.stderr, p.stderr)
+    expect(os.path.islink(link) and len(records(real)) == n, "the link or its file changed")
+
+
 
 # ---- the trial helper (issue 24: its process, channel and lifecycle) ---------------------
 
@@ -2923,15 +3100,18 @@ def main():
         print("\n".join(CASES))
         return 0
     names = sys.argv[1:] or list(CASES)
-    failed = 0
+    failed = skipped = 0
     for n in names:
         try:
             CASES[n]()
             print("PASS %s" % n)
+        except Skip as e:
+            skipped += 1
+            print("SKIP %s: %s" % (n, e))
         except Fail as e:
             failed += 1
             print("FAIL %s: %s" % (n, e))
-    return 1 if failed else 0
+    return 1 if failed else 77 if skipped == len(names) else 0
 
 
 if __name__ == "__main__":

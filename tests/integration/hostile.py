@@ -21,7 +21,9 @@ Placeholders, in env and expect: @fifo (a FIFO nobody opens), @dir (an empty fol
 @policies (tests/integration/policies), @huge_policy (3 MiB), @deep_lists (kernels:
 [[[... 500,000 levels), @deep_maps ({a: {a: ... 200,000 levels), @huge_cache (20 MB of
 lines that are not records), @deep_cache (one line of 500,000 nested lists),
-@long_globs (100,000 characters), @long_pid_path (3,000 x %p).
+@long_globs (100,000 characters), @long_pid_path (3,000 x %p), @locked_cache (a cache
+whose lock this script holds, exclusive, while the case runs), @symlink_cache (a symbolic
+link to a cache file), @newer_cache (a record of a newer format version).
 
 usage: hostile.py CASE_FILE      (paths from the environment, as for cases.py)
 The one-second limit is for release builds. Under the sanitizers (XMT_PRELOAD_PREFIX set:
@@ -66,6 +68,9 @@ def parse(path):
     return case
 
 
+HELD = []  # files whose flock a case holds
+
+
 def make_inputs(work, used):
     """The placeholders' files that the case uses (the text of its env and expect)."""
     p = {"@work": work, "@shim": SHIM, "@policies": POLICIES}
@@ -96,6 +101,20 @@ def make_inputs(work, used):
         if key in used:
             with open(p[key], "w") as f:
                 f.write(text())
+    if "@locked_cache" in used:
+        import fcntl
+        p["@locked_cache"] = path("locked.jsonl")
+        held = open(p["@locked_cache"] + ".lock", "a+")
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when this script exits
+        HELD.append(held)
+    p["@symlink_cache"] = path("symlink.jsonl")
+    if "@symlink_cache" in used and not os.path.islink(p["@symlink_cache"]):
+        open(path("symlinked.jsonl"), "a").close()
+        os.symlink(path("symlinked.jsonl"), p["@symlink_cache"])
+    p["@newer_cache"] = path("newer.jsonl")
+    if "@newer_cache" in used:
+        with open(p["@newer_cache"], "w") as f:
+            f.write('{"v":3,"device":"d","kernel":"k","entry":"e","key":"00","index":2}\n')
     p["@long_globs"] = "*" * 100000
     p["@long_pid_path"] = "%p" * 3000
     return p

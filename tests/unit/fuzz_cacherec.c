@@ -72,8 +72,9 @@ static void one(void *ud, const xmt_cacherec *r)
         if (fd >= 0) {
             if (write(fd, line, strlen(line)) == (ssize_t)strlen(line) &&
                 lseek(fd, 0, SEEK_SET) == 0) {
-                int old = 0;
-                if (xmt_cacherec_read_fd(fd, again, (void *)r, &old) != 0 || old) abort();
+                xmt_cacherec_other old;
+                if (xmt_cacherec_read_fd(fd, again, (void *)r, &old) != 0 || old.older || old.newer)
+                    abort();
             }
             close(fd);
         }
@@ -87,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int fd = memfd_create("cache", 0);
     if (fd < 0) return 0;
     if (write(fd, data, size) == (ssize_t)size && lseek(fd, 0, SEEK_SET) == 0) {
-        int old = 0;
+        xmt_cacherec_other old;
         (void)xmt_cacherec_read_fd(fd, one, NULL, &old);
     }
     close(fd);

@@ -11,9 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache.h"
+#include "cachefile.h"
 #include "cacherec.h"
 #include "log.h"
 #include "options.h"
@@ -288,6 +290,7 @@ START_TEST(cache_store_reload_last_wins)
     capture_stderr(xmt_cache_load, err, sizeof err);
     ck_assert_ptr_nonnull(strstr(err, "2 line(s) are not cache records"));
     ck_assert_ptr_nonnull(strstr(err, "1 record(s) of an older format were dropped"));
+    ck_assert_ptr_null(strstr(err, "newer format"));
     ck_assert(xmt_cache_find(&id, key, sizeof key, 0, &got, &chk));
     ck_assert_int_eq(got.index, -1); /* the later line won */
     ck_assert_str_eq(got.label, "grid=(1,1,1) block=(32,1,1)");
@@ -295,10 +298,11 @@ START_TEST(cache_store_reload_last_wins)
     ck_assert(xmt_cache_find(&q, key, sizeof key, 0, &got, &chk));
     ck_assert_int_eq(got.index, 3);
     records_seen = 0;
-    int old = 0;
+    xmt_cacherec_other old;
     ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, &old), 2);
     ck_assert_int_eq(records_seen, 3);
-    ck_assert_int_eq(old, 1);
+    ck_assert_int_eq(old.older, 1);
+    ck_assert_int_eq(old.newer, 0);
     xmt_cache_free();
 }
 END_TEST
@@ -416,12 +420,14 @@ START_TEST(cache_records_outlive_their_file)
     ck_assert_int_eq(found(2, NULL), 2); /* kept from the old one */
     ck_assert_int_eq(found(3, NULL), 3);
     ck_assert_int_eq(deleted_fds(), 0); /* the old file is not held open */
-    /* and a compaction by this process writes all three into the file */
+    /* and a compaction by this process writes what the file has and what it tuned, not
+     * what the file lost (keys 2 and 3: a compaction by another process keeps every
+     * record, so the file lost them to `xmatune cache clear`, and they stay cleared) */
     for (int i = 0; i < 12; i++)
         store_key(4, 10 + i);
     cache_at("outlive.jsonl", path, sizeof path);
     for (uint8_t k = 1; k <= 4; k++)
-        ck_assert_int_eq(found(k, NULL), k == 1 ? 6 : k == 4 ? 21 : k);
+        ck_assert_int_eq(found(k, NULL), k == 1 ? 6 : k == 4 ? 21 : -2);
     ck_assert_int_eq(deleted_fds(), 0);
     xmt_cache_free();
     ck_assert_int_eq(fd_on(path), -1); /* closed at the end */
@@ -572,6 +578,138 @@ START_TEST(cache_line_too_long_not_written)
     ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, NULL), 0); /* no bad line */
     ck_assert_int_eq(records_seen, 1);
     xmt_cache_free();
+}
+END_TEST
+
+/* A record of a newer format (a later xmatune's) was called "of an older format". */
+START_TEST(cache_newer_format_said)
+{
+    char path[300], err[4096];
+    snprintf(path, sizeof path, "%s/newer.jsonl", tmpdir);
+    FILE *f = fopen(path, "w");
+    fputs(
+        "{\"v\":3,\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":2}\n",
+        f);
+    fclose(f);
+    setenv("XMATUNE_CACHE", path, 1);
+    xmt_options_load(test_warn);
+    xmt_cache_free();
+    capture_stderr(xmt_cache_load, err, sizeof err);
+    ck_assert_msg(strstr(err, "1 record(s) of a newer format (written by a later xmatune) were "
+                              "skipped (this one reads format 2"),
+                  "%s", err);
+    ck_assert_ptr_null(strstr(err, "older"));
+    xmt_cacherec_other old;
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, &old), 0);
+    ck_assert(old.older == 0 && old.newer == 1);
+    xmt_cache_free();
+}
+END_TEST
+
+/* ...and said (once): every run tunes that key again. */
+static void store_long(void)
+{
+    static char kernel[17000];
+    memset(kernel, 'k', sizeof kernel - 1);
+    xmt_cache_id id = test_id;
+    id.kernel = kernel;
+    uint8_t k = 1;
+    xmt_choice c = {3, "B=3", 0.5};
+    xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
+    xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
+}
+
+START_TEST(cache_line_too_long_said)
+{
+    char path[300], err[4096];
+    cache_at("long-said.jsonl", path, sizeof path);
+    capture_stderr(store_long, err, sizeof err);
+    const char *m = strstr(err, "is longer than a record may be (16384 bytes): not cached, so "
+                                "every run tunes that key again");
+    ck_assert_msg(m, "%s", err);
+    ck_assert_ptr_null(strstr(m + 20, "longer than a record may be")); /* once */
+    xmt_cache_free();
+}
+END_TEST
+
+/* Appends another process's record of key k (choice index) to path. */
+static void other_record(const char *path, uint8_t k, long index)
+{
+    char key_hex[3];
+    xmt_cacherec_hex(&k, 1, key_hex);
+    xmt_cacherec r = {.device = test_id.device,
+                      .kernel = test_id.kernel,
+                      .code = test_id.code,
+                      .entry = test_id.entry,
+                      .entry_fp = test_id.entry_fp,
+                      .key_hex = key_hex,
+                      .key_text = "n=1",
+                      .choice = {index, "B=x", 0.25}};
+    char *line = xmt_cacherec_format(&r);
+    FILE *f = fopen(path, "a");
+    fputs(line, f);
+    fclose(f);
+    free(line);
+}
+
+static unsigned char keys_seen[256];
+static void note_key(void *ud, const xmt_cacherec *r)
+{
+    (void)ud;
+    keys_seen[strtoul(r->key_hex, NULL, 16) & 255] = 1;
+}
+
+/* `xmatune cache clear` under a running process (an empty file renamed over the one it
+ * read): the process's next compaction writes back what it tuned itself, not the
+ * cleared records it still has in memory (issue 25: it wrote back 40 of 40). */
+START_TEST(cache_cleared_records_stay_cleared)
+{
+    char path[300], tmp[320];
+    snprintf(path, sizeof path, "%s/cleared.jsonl", tmpdir);
+    unlink(path);
+    for (uint8_t k = 1; k <= 10; k++)
+        other_record(path, k, k);
+    cache_at("cleared.jsonl", path, sizeof path);
+    store_key(20, 1); /* this process's own */
+    ck_assert_int_eq(found(3, NULL), 3);
+    snprintf(tmp, sizeof tmp, "%s.clear", path);
+    fclose(fopen(tmp, "w"));
+    ck_assert_int_eq(rename(tmp, path), 0);
+    refresh();
+    ck_assert_int_eq(found(3, NULL), 3); /* a process goes on using what it had loaded */
+    for (int i = 0; i < 12; i++)         /* past twice the live records: compacted */
+        store_key(21, 10 + i);
+    memset(keys_seen, 0, sizeof keys_seen);
+    ck_assert_int_eq(xmt_cacherec_read(path, note_key, NULL, NULL), 0);
+    for (int k = 0; k < 256; k++) /* keys 20 and 21, none of the cleared ones */
+        ck_assert_int_eq(keys_seen[k], k == 20 || k == 21);
+    cache_at("cleared.jsonl", path, sizeof path);
+    ck_assert_int_eq(found(3, NULL), -2);
+    ck_assert_int_eq(found(20, NULL), 1);
+    ck_assert_int_eq(found(21, NULL), 21);
+    xmt_cache_free();
+}
+END_TEST
+
+/* A claim from another machine (another boot id) is live for XMT_CLAIM_REMOTE_S from its
+ * time stamp; one dated far in the future (a clock ahead) expired as never. */
+START_TEST(cache_remote_claim_age_capped)
+{
+    char path[300], claims[320];
+    snprintf(path, sizeof path, "%s/claims.jsonl", tmpdir);
+    snprintf(claims, sizeof claims, "%s.claims", path);
+    long long now = (long long)time(NULL);
+    FILE *f = fopen(claims, "w");
+    fprintf(f, "aaaa 1 1 another-boot %lld\n", now - 10);          /* live */
+    fprintf(f, "bbbb 1 1 another-boot %lld\n", now + 86400 * 365); /* a year ahead */
+    fprintf(f, "cccc 1 1 another-boot %lld\n", now - 2 * XMT_CLAIM_REMOTE_S);
+    fprintf(f, "dddd 1 1 another-boot %lld\n", now + 10); /* a clock a little ahead */
+    fclose(f);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "aaaa"), XMT_CLAIM_THEIRS);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "bbbb"), XMT_CLAIM_MINE);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "cccc"), XMT_CLAIM_MINE);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "dddd"), XMT_CLAIM_THEIRS);
+    xmt_cachefile_unclaim(path, NULL);
 }
 END_TEST
 
@@ -745,6 +883,10 @@ int main(void)
     tcase_add_test(tc, cache_descriptor_taken_by_the_program);
     tcase_add_test(tc, cache_file_edited_in_place);
     tcase_add_test(tc, cache_line_too_long_not_written);
+    tcase_add_test(tc, cache_line_too_long_said);
+    tcase_add_test(tc, cache_newer_format_said);
+    tcase_add_test(tc, cache_cleared_records_stay_cleared);
+    tcase_add_test(tc, cache_remote_claim_age_capped);
     tcase_add_test(tc, cache_store_after_a_partial_line);
     tcase_add_test(tc, cache_invariants_checked);
     suite_add_tcase(s, tc);
