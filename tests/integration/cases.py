@@ -1744,7 +1744,7 @@ def tool_cli_strict():
            "$XMATUNE_WARMUP $XMATUNE_LIBCUDA"
     p = x("run", "-v", "-v", "--include", "sax*", "--exclude", "atomic*", "--budget", "50",
           "--iterations", "7", "--warmup", "2", "--libcuda", tool, "--", "sh", "-c", show,
-          env={"XMATUNE_SHIM": SHIM})
+          env={"XMATUNE_SHIM": SHIM, "LD_PRELOAD": PRELOAD_PREFIX.rstrip(":")})
     expect(p.returncode == 0 and p.stdout == "2 sax* atomic* 50 7 2 %s\n" % tool, p.stdout + p.stderr)
     # discover: a program that does not start keeps the last good log, and says so
     log = os.path.join(d, "disc.jsonl")
