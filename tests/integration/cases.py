@@ -3080,8 +3080,11 @@ def trial_helper_hung_is_ended():
     d, pre = lone_shim("hung")
     fake = os.path.join(d, "trial", "xmatune-trial")
     pidfile = os.path.join(d, "fake.pid")
-    with open(fake, "w") as f:  # answers nothing, ever, and ignores its channel closing
-        f.write("#!/bin/sh\necho $$ > %s\nexec sleep 100000\n" % pidfile)
+    # answers nothing, ever, and ignores its channel closing. Through env -u LD_PRELOAD: a
+    # sanitized suite's helper environment keeps the sanitizer runtime preloaded, and dash
+    # crashes with libtsan.so preloaded (the helper then looked gone, not hung)
+    with open(fake, "w") as f:
+        f.write("#!/usr/bin/env -S -u LD_PRELOAD sh\necho $$ > %s\nexec sleep 100000\n" % pidfile)
     os.chmod(fake, 0o755)
     base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
     r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre, XMATUNE_TRIAL_TIMEOUT_MS="300"),
