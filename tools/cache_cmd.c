@@ -328,6 +328,17 @@ static int path_missing(const char *verb, const char *path, const char *other)
     return 1;
 }
 
+/* A cache the shim would refuse (a symbolic link, say) is refused here too: reading
+ * through a link and then replacing it with a plain file is how the link got lost. 1
+ * after saying why, else 0. */
+static int path_refused(const char *path)
+{
+    const char *refused = xmt_cachefile_unusable(path);
+    if (!refused) return 0;
+    fprintf(stderr, "xmatune: the cache %s is not used: %s\n", path, refused);
+    return 1;
+}
+
 int cmd_cache(int argc, char **argv)
 {
     const char *verb = "list", *cache = NULL, *policy = NULL, *other = NULL;
@@ -376,12 +387,7 @@ int cmd_cache(int argc, char **argv)
     char path[4096];
     int prc = resolve(cache, path, sizeof path);
     if (prc) return prc;
-    if (path_missing(verb, path, other)) return 1;
-    const char *refused = xmt_cachefile_unusable(path); /* as the shim: never through a link */
-    if (refused) {
-        fprintf(stderr, "xmatune: the cache %s is not used: %s\n", path, refused);
-        return 1;
-    }
+    if (path_missing(verb, path, other) || path_refused(path)) return 1;
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
     if (!strcmp(verb, "prune")) {
