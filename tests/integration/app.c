@@ -421,7 +421,7 @@ static int trial_helper_pid(void)
     return pid;
 }
 
-/* Waits until process pid is in state st (T: stopped) or gone. */
+/* Waits until process pid is in state want (T: stopped), a zombie, or gone. */
 static void wait_state(int pid, char want)
 {
     char path[64], st[512];
@@ -438,21 +438,11 @@ static void wait_state(int pid, char want)
     }
 }
 
-/* Waits until process pid is gone (no such process, or a zombie nobody reaps yet). */
+/* Waits until process pid is gone (no such process, or a zombie nobody reaps yet: 'X'
+ * is the dead state). */
 static void wait_gone(int pid)
 {
-    char path[64], st[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    for (;;) {
-        FILE *f = fopen(path, "r");
-        if (!f) return;
-        size_t n = fread(st, 1, sizeof st - 1, f);
-        fclose(f);
-        st[n] = 0;
-        const char *e = strrchr(st, ')');
-        if (!e || e[2] == 'Z' || e[2] == 'X') return;
-        usleep(1000);
-    }
+    wait_state(pid, 'X');
 }
 
 /* A forked child that outlives the program: it must not keep the helper alive (the

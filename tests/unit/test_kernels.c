@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "aborts.h"
 #include "driver.h"
 #include "kernels.h"
 
@@ -85,35 +86,16 @@ START_TEST(kernels_churn_keeps_invariants)
 }
 END_TEST
 
-/* Runs fn in a child process with its stderr read back: 1 when the child aborted saying
- * "xmatune: invariant broken: " and, in what follows, want. */
+/* Breaks one structure (what: XMT_KERNELS_BREAK_*) and runs the checker. */
+static void break_and_check(int what)
+{
+    xmt_kernels_test_break(what);
+    xmt_kernels_check();
+}
+
 static int aborts_saying(int what, const char *want)
 {
-    int p[2];
-    ck_assert_int_eq(pipe(p), 0);
-    fflush(stderr);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(p[1], 2);
-        close(p[0]);
-        xmt_kernels_test_break(what);
-        xmt_kernels_check();
-        _exit(0);
-    }
-    close(p[1]);
-    char buf[1024];
-    size_t n = 0;
-    ssize_t r;
-    while (n < sizeof buf - 1 && (r = read(p[0], buf + n, sizeof buf - 1 - n)) > 0)
-        n += (size_t)r;
-    buf[n] = 0;
-    close(p[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    const char *said = strstr(buf, "xmatune: invariant broken: ");
-    if (!said || !strstr(said, want)) fprintf(stderr, "test_kernels: got: %s\n", buf);
-    return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && said && strstr(said, want);
+    return aborts_saying_fn(break_and_check, what, want);
 }
 
 /* Each check fires on the structure it guards, broken on purpose. */

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aborts.h"
 #include "cache.h"
 #include "cachefile.h"
 #include "cacherec.h"
@@ -795,45 +796,16 @@ START_TEST(cacherec_skips_what_is_not_a_record)
 }
 END_TEST
 
-/* Runs fn in a child process with its stderr read back: 1 when the child aborted saying
- * "xmatune: invariant broken: " and, in what follows, want. */
-static int aborts_saying(void (*fn)(void), const char *want)
+/* Breaks the cache index (what: XMT_CACHE_BREAK_*) and runs the checker. */
+static void break_and_check(int what)
 {
-    int p[2];
-    ck_assert_int_eq(pipe(p), 0);
-    fflush(stderr);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(p[1], 2);
-        close(p[0]);
-        fn();
-        _exit(0);
-    }
-    close(p[1]);
-    char buf[1024];
-    size_t n = 0;
-    ssize_t r;
-    while (n < sizeof buf - 1 && (r = read(p[0], buf + n, sizeof buf - 1 - n)) > 0)
-        n += (size_t)r;
-    buf[n] = 0;
-    close(p[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    const char *said = strstr(buf, "xmatune: invariant broken: ");
-    return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && said && strstr(said, want);
-}
-
-static void break_slot(void)
-{
-    xmt_cache_test_break(XMT_CACHE_BREAK_SLOT);
+    xmt_cache_test_break(what);
     xmt_cache_check();
 }
 
-static void break_offset(void)
+static int aborts_saying(int what, const char *want)
 {
-    xmt_cache_test_break(XMT_CACHE_BREAK_OFFSET);
-    xmt_cache_check();
+    return aborts_saying_fn(break_and_check, what, want);
 }
 
 /* The cache's invariant checks (shim/invariant.h) hold through stores and a reload, and
@@ -851,12 +823,12 @@ START_TEST(cache_invariants_checked)
     for (uint8_t k = 0; k < 40; k++)
         xmt_cache_store(&test_id, &k, 1, 0, "n=1", &a); /* checked after each */
     xmt_cache_check();
-    ck_assert(aborts_saying(break_slot, "cache: slot "));
-    ck_assert(aborts_saying(break_offset, "past the"));
+    ck_assert(aborts_saying(XMT_CACHE_BREAK_SLOT, "cache: slot "));
+    ck_assert(aborts_saying(XMT_CACHE_BREAK_OFFSET, "past the"));
     xmt_cache_free();
     xmt_cache_load(); /* checked after the load */
     xmt_cache_check();
-    ck_assert(aborts_saying(break_offset, "past the"));
+    ck_assert(aborts_saying(XMT_CACHE_BREAK_OFFSET, "past the"));
     xmt_cache_free();
 }
 END_TEST
