@@ -24,12 +24,26 @@ static dev_t log_dev;         /* the file log_fd was opened on: a program that c
 static ino_t log_ino;         /* descriptors (a daemon's start-up sweep) may reuse the number */
 static atomic_int log_failed; /* read without log_lock by xmt_log_enabled */
 
+static void (*relay_message)(const char *line);
+static void (*relay_event)(const char *json);
+
+void xmt_log_set_relay(void (*message)(const char *line), void (*event)(const char *json))
+{
+    relay_message = message;
+    relay_event = event;
+}
+
 static void vmessage(const char *fmt, va_list ap)
 {
     char buf[1024];
     int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
     if (n < 0) return;
     if ((size_t)n > sizeof buf - 2) n = sizeof buf - 2;
+    if (relay_message) {
+        buf[n] = 0;
+        relay_message(buf);
+        return;
+    }
     buf[n++] = '\n';
     /* One write per message so lines from several threads do not interleave. */
     char line[1100];
@@ -47,6 +61,13 @@ void xmt_warn(const char *fmt, ...)
     va_start(ap, fmt);
     vmessage(fmt, ap);
     va_end(ap);
+}
+
+void xmt_message_line(const char *line)
+{
+    char l[1100];
+    int m = snprintf(l, sizeof l, "xmatune: %s\n", line);
+    if (m > 0) (void)!write(2, l, (size_t)m < sizeof l ? (size_t)m : sizeof l - 1);
 }
 
 void xmt_warn_msg(const char *msg)
@@ -165,18 +186,9 @@ static int open_log(void)
     return 0;
 }
 
-void xmt_log_event(json_t *obj)
+/* Appends one line (len bytes, no newline) under the lock. */
+static void append_line(const char *text, size_t len)
 {
-    if (!obj) return;
-    if (!xmt_log_enabled()) {
-        json_decref(obj);
-        return;
-    }
-    char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(obj);
-    if (!text) return;
-    size_t len = strlen(text);
-    text[len] = 0;
     pthread_mutex_lock(&log_lock);
     if (open_log() == 0) {
         /* One write() per line: O_APPEND keeps lines whole across processes. */
@@ -192,7 +204,29 @@ void xmt_log_event(json_t *obj)
         }
     }
     pthread_mutex_unlock(&log_lock);
+}
+
+void xmt_log_event(json_t *obj)
+{
+    if (!obj) return;
+    if (!relay_event && !xmt_log_enabled()) {
+        json_decref(obj);
+        return;
+    }
+    char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(obj);
+    if (!text) return;
+    if (relay_event)
+        relay_event(text);
+    else
+        append_line(text, strlen(text));
     free(text);
+}
+
+void xmt_log_line(const char *json)
+{
+    if (!json || !xmt_log_enabled() || strchr(json, '\n')) return;
+    append_line(json, strlen(json));
 }
 
 void xmt_log_atfork(int phase)

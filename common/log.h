@@ -62,6 +62,17 @@ static inline void xmt_fork_mutex(pthread_mutex_t *m, int phase)
         pthread_mutex_unlock(m);
 }
 
+/* The trial helper speaks through the program: with a relay set, each message line
+ * (after the caps and levels above, without the prefix and newline) goes to message,
+ * and each event (compact JSON, one line) to event, instead of stderr and the log. */
+void xmt_log_set_relay(void (*message)(const char *line), void (*event)(const char *json));
+
+/* The program's side of the relay: a line the helper said, printed with the prefix (its
+ * caps were applied there); an event line the helper built, appended to the log as it is
+ * (a line holding a newline is dropped). */
+void xmt_message_line(const char *line);
+void xmt_log_line(const char *json);
+
 /* Flushes and reports how many messages were suppressed. Called at exit. */
 void xmt_log_close(void);
 

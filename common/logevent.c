@@ -157,6 +157,7 @@ static void tune_fields(json_t *ev, const xmt_ev_tune_info *t)
     json_object_set_new(ev, XMT_F_VERIFIED, json_boolean(t->verified));
     json_object_set_new(ev, XMT_F_BENCHMARKED, json_boolean(t->benchmarked));
     json_object_set_new(ev, XMT_F_FROM_CACHE, json_boolean(t->from_cache));
+    json_object_set_new(ev, XMT_F_TRIAL, json_string(t->trial ? t->trial : "inline"));
     if (t->benchmarked) json_object_set_new(ev, XMT_F_TIE_BAND, json_real(t->tie_band));
     json_object_set_new(ev, XMT_F_DURATION_MS, json_real(t->duration_ms));
     json_object_set_new(ev, XMT_F_FLOOR_MS, json_real(t->floor_ms));

@@ -45,6 +45,8 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_KEY "key"
 #define XMT_F_CAUSE "cause"
 #define XMT_F_FROM_CACHE "from_cache"
+#define XMT_F_TRIAL "trial"
+#define XMT_F_STAGED "staged"
 #define XMT_F_PID "pid"
 #define XMT_F_LAUNCHES "launches"
 #define XMT_F_REWRITTEN "rewritten"
@@ -202,8 +204,9 @@ typedef struct {
     int mean; /* statistic: mean, else median */
     int iterations, warmup;
     int tolerance, l2_flush, verified, benchmarked;
-    int from_cache;  /* a winner from the disk cache, verified here: not a tuning */
-    double tie_band; /* written when benchmarked */
+    int from_cache;    /* a winner from the disk cache, verified here: not a tuning */
+    const char *trial; /* where the session ran: "helper" or "inline" */
+    double tie_band;   /* written when benchmarked */
     double duration_ms, floor_ms;
     xmt_ev_phases phases;
     const char *untuned;  /* or NULL / "": absent */

@@ -42,10 +42,10 @@ static uint64_t get(cur *c, int bytes)
     return v;
 }
 
-/* A string: u16 length, then its bytes (no NUL); cut to what XMT_TP_NAME holds. */
-static void put_str(cur *c, const char *s)
+/* A string: u16 length, then its bytes (no NUL); cut to what cap holds. */
+static void put_strn(cur *c, const char *s, size_t cap)
 {
-    size_t n = strnlen(s, XMT_TP_NAME - 1);
+    size_t n = strnlen(s, cap - 1);
     put(c, n, 2);
     if (c->bad || c->at + n > c->len) {
         c->bad = 1;
@@ -55,17 +55,72 @@ static void put_str(cur *c, const char *s)
     c->at += n;
 }
 
-static void get_str(cur *c, char *out)
+static void get_strn(cur *c, char *out, size_t cap)
 {
     size_t n = (size_t)get(c, 2);
     out[0] = 0;
-    if (c->bad || n >= XMT_TP_NAME || c->at + n > c->len) {
+    if (c->bad || n >= cap || c->at + n > c->len) {
         c->bad = 1;
         return;
     }
     memcpy(out, c->r + c->at, n);
     out[n] = 0;
     c->at += n;
+}
+
+static void put_str(cur *c, const char *s)
+{
+    put_strn(c, s, XMT_TP_NAME);
+}
+
+static void get_str(cur *c, char *out)
+{
+    get_strn(c, out, XMT_TP_NAME);
+}
+
+static void put_double(cur *c, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, 8);
+    put(c, v, 8);
+}
+
+static double get_double(cur *c)
+{
+    uint64_t v = get(c, 8);
+    double d;
+    memcpy(&d, &v, 8);
+    return d;
+}
+
+static void put_result(cur *c, const xmt_tp_result *r)
+{
+    put(c, (uint32_t)r->status, 4);
+    put(c, (uint64_t)r->choice, 8);
+    put_double(c, r->time_ms);
+    put_double(c, r->spent_ms);
+    put(c, r->storable ? 1 : 0, 1);
+    put(c, r->exiting ? 1 : 0, 1);
+    put(c, (uint64_t)r->culprit, 8);
+    put(c, (uint32_t)r->culprit_error, 4);
+    put_strn(c, r->label, XMT_TP_LABEL);
+    put_str(c, r->why);
+    put(c, r->events_bytes, 8);
+}
+
+static void get_result(cur *c, xmt_tp_result *r)
+{
+    r->status = (int32_t)get(c, 4);
+    r->choice = (int64_t)get(c, 8);
+    r->time_ms = get_double(c);
+    r->spent_ms = get_double(c);
+    r->storable = get(c, 1) != 0;
+    r->exiting = get(c, 1) != 0;
+    r->culprit = (int64_t)get(c, 8);
+    r->culprit_error = (int32_t)get(c, 4);
+    get_strn(c, r->label, XMT_TP_LABEL);
+    get_str(c, r->why);
+    r->events_bytes = get(c, 8);
 }
 
 static void put_bytes(cur *c, const uint8_t *b, size_t n)
@@ -103,6 +158,13 @@ int xmt_tp_encode(const xmt_tp_msg *m, uint8_t *buf, size_t cap)
         put(&c, (uint32_t)m->u.error.code, 4);
         put_str(&c, m->u.error.text);
         break;
+    case XMT_TP_TUNE:
+        put(&c, m->u.tune.request_bytes, 8);
+        put(&c, m->u.tune.image_bytes, 8);
+        put(&c, m->u.tune.staging_bytes, 8);
+        break;
+    case XMT_TP_NOTE: put_strn(&c, m->u.note.text, XMT_TP_TEXT); break;
+    case XMT_TP_RESULT: put_result(&c, &m->u.result); break;
     default: return -1;
     }
     if (c.bad || c.at > XMT_TP_MAX) return -1;
@@ -147,7 +209,14 @@ static int decode_body(cur *c, xmt_tp_msg *m)
         get_str(c, m->u.error.text);
         break;
     case XMT_TP_SHUTDOWN: break;
-    default: /* reserved: the payload is for a later version to read */ c->at = c->len;
+    case XMT_TP_TUNE:
+        m->u.tune.request_bytes = get(c, 8);
+        m->u.tune.image_bytes = get(c, 8);
+        m->u.tune.staging_bytes = get(c, 8);
+        break;
+    case XMT_TP_NOTE: get_strn(c, m->u.note.text, XMT_TP_TEXT); break;
+    case XMT_TP_RESULT: get_result(c, &m->u.result); break;
+    default: c->bad = 1;
     }
     return c->bad || c->at != c->len ? -1 : 0;
 }
@@ -175,7 +244,7 @@ int xmt_tp_decode(const uint8_t *buf, size_t len, xmt_tp_msg *m, char *err, size
         return fail(err, errcap, "payload length %zu, but %zu bytes came", body,
                     len - XMT_TP_HEADER);
     int known = (m->type >= XMT_TP_HELLO && m->type <= XMT_TP_ERROR) ||
-                (m->type >= XMT_TP_STAGE && m->type <= XMT_TP_RESULT);
+                (m->type >= XMT_TP_TUNE && m->type <= XMT_TP_RESULT);
     if (!known) return fail(err, errcap, "unknown message type %u", (unsigned)m->type);
     if (decode_body(&c, m) != 0) {
         char t[32];
@@ -295,9 +364,9 @@ const char *xmt_tp_type_name(unsigned type, char *buf, size_t cap)
 {
     static const char *const names[] = {NULL,   "HELLO",    "READY", "PING",
                                         "PONG", "SHUTDOWN", "ERROR"};
-    static const char *const later[] = {"STAGE", "MODULE", "LAUNCH", "RESULT"};
+    static const char *const later[] = {"TUNE", "NOTE", "RESULT"};
     if (type >= XMT_TP_HELLO && type <= XMT_TP_ERROR) return names[type];
-    if (type >= XMT_TP_STAGE && type <= XMT_TP_RESULT) return later[type - XMT_TP_STAGE];
+    if (type >= XMT_TP_TUNE && type <= XMT_TP_RESULT) return later[type - XMT_TP_TUNE];
     snprintf(buf, cap, "type %u", type);
     return buf;
 }

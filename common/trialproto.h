@@ -11,11 +11,16 @@
  * a length it did not check. Both sides include this header and nothing else of each
  * other; no CUDA here (the helper speaks of CUresults as plain integers).
  *
- * The conversation today: the shim sends HELLO (its pid, the device ordinal to open);
- * the helper opens the driver and that device, then answers READY (its pid, the device's
- * UUID when the driver tells it, its name; or a CUresult and why not). Then PING/PONG
- * (the shim's liveness check, under a deadline) and SHUTDOWN. The other types are
- * reserved for what comes next and answered with ERROR "not yet".
+ * The conversation: the shim sends HELLO (its pid, the device ordinal to open); the
+ * helper opens the driver and that device, then answers READY (its pid, the device's
+ * UUID when the driver tells it, its name; or a CUresult and why not). PING/PONG is the
+ * shim's liveness check, under a deadline. TUNE asks for one tuning session: its
+ * descriptors are a memfd holding the request (JSON: the kernel, the launch, the staged
+ * regions, the candidates that faulted before), a memfd holding the module image, and
+ * the exported staging memory; the helper answers with NOTEs (the messages it would have
+ * printed, for the program to print; empty ones are heartbeats, at least one a second
+ * while the session runs) and then one RESULT. SHUTDOWN ends it. The request's fields
+ * are in shim/trialtune.c (writer) and trial/tune.c (reader), and docs/architecture.md.
  */
 #ifndef XMT_TRIALPROTO_H
 #define XMT_TRIALPROTO_H
@@ -29,6 +34,8 @@
 #define XMT_TP_MAX 4096          /* largest message, header included; bulk goes by fd */
 #define XMT_TP_NAME 256          /* device name and error text, NUL included */
 #define XMT_TP_MAX_FDS 4         /* descriptors one message may carry */
+#define XMT_TP_TEXT 2048         /* a NOTE's text, NUL included */
+#define XMT_TP_LABEL 160         /* a candidate's label, NUL included (xmt_candidate's) */
 
 /* The environment variable that gives the helper its end of the channel (an fd number). */
 #define XMT_TP_FD_ENV "XMATUNE_TRIAL_FD"
@@ -40,11 +47,9 @@ typedef enum {
     XMT_TP_PONG = 4,     /* helper -> shim: the same token */
     XMT_TP_SHUTDOWN = 5, /* shim -> helper: exit now */
     XMT_TP_ERROR = 6,    /* either way: a request refused (code, text) */
-    /* Reserved, not yet implemented (issue 24): the helper answers ERROR. */
-    XMT_TP_STAGE = 16,  /* not yet: stage a region of the program's memory (fd) */
-    XMT_TP_MODULE = 17, /* not yet: load a module image (fd) */
-    XMT_TP_LAUNCH = 18, /* not yet: run a launch with a candidate config */
-    XMT_TP_RESULT = 19, /* not yet: a trial's outcome (time, fault, comparison) */
+    XMT_TP_TUNE = 16,    /* shim -> helper: run one session (fds: request, image, staging) */
+    XMT_TP_NOTE = 17,    /* helper -> shim: a message line to say, or a heartbeat (empty) */
+    XMT_TP_RESULT = 18,  /* helper -> shim: the session's outcome (fd: its log lines) */
 } xmt_tp_type;
 
 typedef struct {
@@ -68,6 +73,33 @@ typedef struct {
 } xmt_tp_error;
 
 typedef struct {
+    uint64_t request_bytes; /* the request memfd's length */
+    uint64_t image_bytes;   /* the image memfd's length */
+    uint64_t staging_bytes; /* the staging memory's size (0: nothing staged, no fd) */
+} xmt_tp_tune;
+
+typedef struct {
+    char text[XMT_TP_TEXT]; /* "" is a heartbeat */
+} xmt_tp_note;
+
+/* The culprit of a RESULT when no candidate is to blame. */
+#define XMT_TP_NO_CULPRIT (-1000)
+
+typedef struct {
+    int32_t status;        /* 0: the session ran; else the CUresult that stopped its setup */
+    int64_t choice;        /* the chosen candidate's index (XMT_OWN_CONFIG: the program's) */
+    double time_ms;        /* its statistic */
+    double spent_ms;       /* the session's wall time in the helper */
+    uint8_t storable;      /* the outcome may go to the cache (no error, not untuned) */
+    uint8_t exiting;       /* the helper's context may be broken: it exits after this */
+    int64_t culprit;       /* the candidate that faulted or hung, else XMT_TP_NO_CULPRIT */
+    int32_t culprit_error; /* its CUresult (CUDA_ERROR_TIMEOUT: it ran past the watchdog) */
+    char label[XMT_TP_LABEL];
+    char why[XMT_TP_NAME]; /* status != 0, or the culprit: what happened */
+    uint64_t events_bytes; /* the log lines' memfd length (0: none, no fd) */
+} xmt_tp_result;
+
+typedef struct {
     uint16_t type; /* xmt_tp_type */
     uint32_t seq;  /* a reply carries its request's seq */
     union {
@@ -75,16 +107,18 @@ typedef struct {
         xmt_tp_ready ready;
         uint64_t token; /* PING, PONG */
         xmt_tp_error error;
+        xmt_tp_tune tune;
+        xmt_tp_note note;
+        xmt_tp_result result;
     } u;
 } xmt_tp_msg;
 
 /* Encodes m into buf (cap bytes). Returns the length, or -1 if cap is too small or the
- * type unknown (no message of a reserved type is encoded yet). */
+ * type unknown. */
 int xmt_tp_encode(const xmt_tp_msg *m, uint8_t *buf, size_t cap);
 
 /* Decodes len bytes into m. Returns 0, or -1 with why (a sentence, no prefix) in err:
- * short, oversize, bad magic, other version, length not matching, unknown type. A
- * reserved type decodes (its payload ignored) so that the receiver can answer "not yet". */
+ * short, oversize, bad magic, other version, length not matching, unknown type. */
 int xmt_tp_decode(const uint8_t *buf, size_t len, xmt_tp_msg *m, char *err, size_t errcap);
 
 /* Sends one message (MSG_NOSIGNAL: a dead peer is EPIPE, never SIGPIPE), with nfds

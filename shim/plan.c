@@ -13,6 +13,7 @@
 #include "misscause.h"
 #include "options.h"
 #include "session.h"
+#include "trialtune.h"
 #include "tune_event.h"
 
 /* Tuning time spent by this process, every thread (XMATUNE_TOTAL_BUDGET_MS). */
@@ -145,15 +146,51 @@ int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevi
     }
 }
 
+/* Where a key's session runs: in the trial helper (XMATUNE_TRIALS auto and process),
+ * else, or when it cannot run there, in the program's process (auto: said once per
+ * reason; process: not at all, the key keeps the program's own config). 1 when the
+ * helper decided (*ch set), 0 to run it inline. */
+static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                     const char *key_text, int device, xmt_plan *p, xmt_choice *ch)
+{
+    static atomic_int said_inline, said_process;
+    if (xmt_opt.trials == XMT_TRIALS_INLINE) return 0;
+    xmt_trial_outcome o;
+    char why[400] = "";
+    if (xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only, p->only_index,
+                          p->from_cache, &o, why, sizeof why)) {
+        *ch = o.choice;
+        if (!o.storable) p->store_on_disk = 0;
+        atomic_fetch_add(&total_tuning_us, (uint64_t)(o.spent_ms * 1000));
+        return 1;
+    }
+    if (xmt_opt.trials == XMT_TRIALS_PROCESS) {
+        if (xmt_first_time(&said_process))
+            xmt_warn("XMATUNE_TRIALS=process: %s: key %s cannot be tuned in the trial helper (%s); "
+                     "it keeps the program's own config (said once)",
+                     k->demangled, key_text, why);
+        *ch = (xmt_choice){.index = XMT_OWN_CONFIG};
+        p->store_on_disk = 0;
+        return 1;
+    }
+    if (xmt_first_time(&said_inline))
+        xmt_warn("%s: key %s is tuned in the program's own process, not in the trial helper: %s "
+                 "(said once)",
+                 k->demangled, key_text, why);
+    return 0;
+}
+
 /* Runs the session a plan asks for and returns its choice. */
 static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                               const char *key_text, int device, xmt_plan *p)
 {
+    xmt_choice ch;
+    if (in_helper(k, l, v, key_text, device, p, &ch)) return ch;
     xmt_session S;
     int started =
         xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only, p->only_index) == 0;
     S.from_cache = p->from_cache;
-    xmt_choice ch = S.choice;
+    ch = S.choice;
     /* a failed or untuned session decided nothing a later process should trust */
     if (!started || S.error != CUDA_SUCCESS || S.untuned[0]) p->store_on_disk = 0;
     if (started) {

@@ -27,6 +27,7 @@
 #define POISON 0xFF
 #define POISON2 0x00
 static _Atomic uint64_t last_session_end_us; /* CLOCK_MONOTONIC, any thread's session */
+void (*xmt_session_tick)(void);
 
 /* The watchdog: a wait for candidate runs that lasts longer than WATCHDOG_FACTOR times
  * the program's own config's first run (per run waited for), and at least
@@ -98,6 +99,15 @@ static void session_error(xmt_session *S, CUresult r, const char *what)
     if (S->error != CUDA_SUCCESS) return;
     S->error = r;
     S->error_at = what;
+}
+
+/* In the trial helper: c (NULL: unknown) faulted or hung with r; the session ends. */
+static void blame(xmt_session *S, const xmt_cand *c, CUresult r, const char *what)
+{
+    session_error(S, r, what);
+    if (!S->trial || S->has_culprit || !c) return;
+    S->has_culprit = 1;
+    S->culprit = c->index;
 }
 
 /* A driver call of a phase: a failure is remembered and the phase ends (fail:). */
@@ -184,6 +194,7 @@ fail:
  * failed, or a launch failed in a way that may have left the context broken. */
 static int run_candidate(xmt_session *S, xmt_cand *c)
 {
+    S->last_run = c;
     CUresult r = xmt_launch_as(S->k, S->l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
     if (r == CUDA_SUCCESS) return 0;
     if (c->index != XMT_OWN_CONFIG) {
@@ -192,8 +203,8 @@ static int run_candidate(xmt_session *S, xmt_cand *c)
         snprintf(c->why, sizeof c->why, "launch failed: %s", xmt_cu_name(r, b, sizeof b));
         if (xmt_refused(r)) return 1;
     }
-    session_error(S, r,
-                  c->index == XMT_OWN_CONFIG ? "the program's own config" : "a candidate's launch");
+    blame(S, c, r,
+          c->index == XMT_OWN_CONFIG ? "the program's own config" : "a candidate's launch");
     return -1;
 }
 
@@ -260,6 +271,7 @@ static atomic_uint sessions_started;
 static void progress(xmt_session *S, const char *phase, size_t done, size_t total)
 {
     double now = xmt_now_ms();
+    if (xmt_session_tick) xmt_session_tick();
     if (!S->progress_key) S->progress_key = atomic_fetch_add(&sessions_started, 1) + 1;
     if (phase != S->progress_phase || done < S->progress_done) S->progress_phase_ms = now;
     S->progress_phase = phase;
@@ -278,14 +290,20 @@ static void progress(xmt_session *S, const char *phase, size_t done, size_t tota
 }
 
 /* The candidate whose run has not finished yet, among those of a timed round. */
-static const char *running(const xmt_session *S, const xmt_cand *who)
+static const xmt_cand *running_cand(const xmt_session *S, const xmt_cand *who)
 {
-    if (who) return who->c.label;
+    if (who) return who;
     for (size_t i = 0; i <= S->n; i++)
         if (S->cands[i].end && xmt_drv.cuEventQuery &&
             xmt_drv.cuEventQuery(S->cands[i].end) == CUDA_ERROR_NOT_READY)
-            return S->cands[i].c.label;
-    return "?";
+            return &S->cands[i];
+    return NULL;
+}
+
+static const char *running(const xmt_session *S, const xmt_cand *who)
+{
+    const xmt_cand *c = running_cand(S, who);
+    return c ? c->c.label : "?";
 }
 
 /* Waits for the stream (ev NULL) or an event after `runs` candidate runs, by polling so
@@ -306,10 +324,17 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
         CUresult r = ev ? xmt_drv.cuEventQuery(ev) : xmt_drv.cuStreamQuery(S->s);
         if (r == CUDA_SUCCESS) break;
         if (r != CUDA_ERROR_NOT_READY) {
-            session_error(S, r, "synchronize");
+            /* one run waited for: that candidate faulted (a timed round: not known) */
+            blame(S, who, r, "synchronize");
             return -1;
         }
         double el = xmt_now_ms() - t0;
+        if (S->trial && el > limit) { /* the helper exits after this: the run ends with it */
+            blame(S, running_cand(S, who), CUDA_ERROR_TIMEOUT,
+                  "the watchdog (a config ran far too long)");
+            return -1;
+        }
+        if (xmt_session_tick) xmt_session_tick();
         if (!fired && el > limit) {
             fired = 1;
             xmt_warn("%s: candidate %s for key %s has run for %.1f s, more than %d times the "
@@ -406,6 +431,17 @@ static int allowed_dynamic_shared(const xmt_kernel *k, const xmt_launch *l)
     return allowed < (int)l->shared ? (int)l->shared : allowed;
 }
 
+/* In the trial helper: c faulted in an earlier helper (its why copied into c). */
+static int faulted_before(const xmt_session *S, xmt_cand *c)
+{
+    for (size_t i = 0; S->trial && i < S->trial->nfaulted; i++)
+        if (S->trial->faulted[i] == c->index) {
+            snprintf(c->why, sizeof c->why, "%s", S->trial->faulted_why[i]);
+            return 1;
+        }
+    return 0;
+}
+
 /* The candidates: the program's own first, then the policy's (or the one pinned), each
  * either valid or skipped with its reason. Returns -1 when out of memory. */
 static int candidates(xmt_session *S)
@@ -441,6 +477,8 @@ static int candidates(xmt_session *S)
         } else if (same_as_own(&c->c, S->l)) {
             c->status = XMT_C_SKIPPED;
             snprintf(c->why, sizeof c->why, "same as the program's own config");
+        } else if (faulted_before(S, c)) {
+            c->status = XMT_C_FAULT;
         } else {
             S->valid++;
         }
@@ -500,6 +538,36 @@ fail:
     return -1;
 }
 
+/* In the trial helper: the regions staged for it, as protect.c found them in the program
+ * (the helper's copies of the program's memory are all it can reach). */
+static int given_regions(xmt_session *S, size_t limit, size_t *reach, char *why, size_t cap)
+{
+    const xmt_trial_in *in = S->trial;
+    *reach = 0;
+    for (size_t i = 0; i < in->nregs; i++)
+        *reach += in->regs[i].bytes;
+    if (*reach > limit) return -2;
+    S->regs = calloc(in->nregs ? in->nregs : 1, sizeof *S->regs);
+    if (!S->regs) {
+        snprintf(why, cap, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < in->nregs; i++) {
+        xmt_region *g = &S->regs[i];
+        g->base = in->regs[i].base;
+        g->bytes = in->regs[i].bytes;
+        g->nchunks = (g->bytes + (1u << XMT_CHUNK_SHIFT) - 1) >> XMT_CHUNK_SHIFT;
+        g->out = calloc(g->nchunks ? g->nchunks : 1, 1);
+        g->seen = calloc(g->nchunks ? g->nchunks : 1, 1);
+        S->nregs = i + 1;
+        if (!g->out || !g->seen) {
+            snprintf(why, cap, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Auto protection: the regions the pointer arguments reach, their snapshot and
  * reference scratch. The context is synchronized first, so that the snapshot is the
  * data every stream has finished with. Returns 0, 1 untuned, -1 failure. */
@@ -509,8 +577,9 @@ static int regions(xmt_session *S)
     TRY(S, xmt_drv.cuCtxSynchronize(), "synchronize");
     double room = (S->scratch_limit - (double)S->scratch_bytes) / 2;
     size_t reach = 0;
-    int f = xmt_protect_find(S->k, S->v, room > 0 ? (size_t)room : 0, &S->regs, &S->nregs, &reach,
-                             why, sizeof why);
+    int f = S->trial ? given_regions(S, room > 0 ? (size_t)room : 0, &reach, why, sizeof why)
+                     : xmt_protect_find(S->k, S->v, room > 0 ? (size_t)room : 0, &S->regs,
+                                        &S->nregs, &reach, why, sizeof why);
     if (f == -2) {
         snprintf(why, sizeof why,
                  "%.2f MiB (a snapshot and a reference of the %.2f MiB its pointer arguments "
@@ -928,6 +997,7 @@ fail:
 static void failed(xmt_session *S)
 {
     char b[32];
+    if (S->has_culprit) return; /* the helper's context is broken; the program retries */
     xmt_warn("%s: tuning stopped at %s (%s); the program's own config is used for key %s",
              S->k->demangled, S->error_at ? S->error_at : "?", xmt_cu_name(S->error, b, sizeof b),
              S->key_text);
@@ -1047,7 +1117,16 @@ int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xm
                     const char *key_text, int device, int verify_only, const xmt_candidate *only,
                     long only_index)
 {
+    return xmt_session_run_trial(S, k, l, v, key_text, device, verify_only, only, only_index, NULL);
+}
+
+int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
+                          const xmt_launch_view *v, const char *key_text, int device,
+                          int verify_only, const xmt_candidate *only, long only_index,
+                          const xmt_trial_in *in)
+{
     memset(S, 0, sizeof *S);
+    S->trial = in;
     S->k = k;
     S->l = l;
     S->v = v;
@@ -1073,7 +1152,7 @@ int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xm
         decide(S);
         release(S);
     }
-    if (S->untuned[0])
+    if (S->untuned[0] && !S->has_culprit)
         xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
                  key_text, S->untuned);
     S->spent_ms = xmt_now_ms() - S->t0;

@@ -32,7 +32,22 @@
 
 #define XMT_PIN_CONFIG (-2) /* the choice is a pin (or single config) of the entry */
 
-enum { XMT_C_OK = 0, XMT_C_SKIPPED, XMT_C_REJECTED };
+/* A candidate's fate. XMT_C_FAULT: it faulted on the GPU or ran past the watchdog in the
+ * trial helper (a session there never runs it again: the helper was restarted). */
+enum { XMT_C_OK = 0, XMT_C_SKIPPED, XMT_C_REJECTED, XMT_C_FAULT };
+
+/* What a session in the trial helper is given besides the launch (trial/tune.c): the
+ * regions staged for it (protect.c's, found in the program, at the addresses the helper
+ * sees them), and the candidates that faulted in an earlier helper, by index, with why. */
+typedef struct {
+    const xmt_region *regs;
+    size_t nregs;
+    const long *faulted;
+    char (*faulted_why)[160];
+    size_t nfaulted;
+    size_t staged_bytes; /* the staging memory mapped for it */
+    int moved;           /* 1: not at the program's addresses (pointer arguments translated) */
+} xmt_trial_in;
 
 typedef struct {
     xmt_candidate c;
@@ -122,13 +137,30 @@ typedef struct {
     double own_ms;            /* wall time of the program's own config's first run (the watchdog) */
     xmt_phases ph;
     xmt_choice choice;
+    /* in the trial helper */
+    const xmt_trial_in *trial; /* NULL: the session runs in the program's process */
+    long culprit;              /* the candidate that faulted or hung (index), when one did */
+    int has_culprit;
+    const xmt_cand *last_run; /* the candidate launched last */
 } xmt_session;
+
+/* Called while a session waits for the GPU and between its phases (NULL: nothing). The
+ * trial helper's heartbeat: a helper that stops calling it is hung. */
+extern void (*xmt_session_tick)(void);
 
 /* Runs a whole session and fills S->choice (the program's own config on any failure).
  * Returns -1 only when the session could not start (out of memory, said once). */
 int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                     const char *key_text, int device, int verify_only, const xmt_candidate *only,
                     long only_index);
+
+/* The same in the trial helper: the regions come from `in`, a watchdog that fires ends
+ * the session at once naming its culprit (the helper exits after it: the run cannot be
+ * stopped), and so does a fault. */
+int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
+                          const xmt_launch_view *v, const char *key_text, int device,
+                          int verify_only, const xmt_candidate *only, long only_index,
+                          const xmt_trial_in *in);
 
 /* 1 when the entry's launches are protected automatically (its protect:, else
  * XMATUNE_PROTECT). */

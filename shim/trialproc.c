@@ -323,20 +323,47 @@ int xmt_trial_get(int device)
     return r;
 }
 
-int xmt_trial_refuses(int device)
+static pthread_once_t busy_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t busy[XMT_TRIAL_DEVICES]; /* held for a session on that device */
+
+static int busy_ready;
+
+static void busy_init(void)
 {
-    static atomic_int warned;
-    if (xmt_opt.trials != XMT_TRIALS_PROCESS) return 0;
-    int live = xmt_trial_get(device) == 0;
-    if (xmt_first_time(&warned))
-        xmt_warn("XMATUNE_TRIALS=process: candidates cannot run in the trial helper yet (issue "
-                 "24)%s; keys that need a trial keep the program's own config",
-                 live ? "" : " and it is not available");
-    return 1;
+    busy_ready = 1;
+    for (int i = 0; i < XMT_TRIAL_DEVICES; i++)
+        pthread_mutex_init(&busy[i], NULL);
+}
+
+int xmt_trial_acquire(int device)
+{
+    if (device < 0 || device >= XMT_TRIAL_DEVICES) return xmt_trial_get(device);
+    pthread_once(&busy_once, busy_init);
+    pthread_mutex_lock(&busy[device]);
+    if (xmt_trial_get(device) != 0) {
+        pthread_mutex_unlock(&busy[device]);
+        return -1;
+    }
+    return helpers[device].fd; /* stable while busy is held: only acquirers change it */
+}
+
+void xmt_trial_release(int device, int ended, const char *why)
+{
+    if (device < 0 || device >= XMT_TRIAL_DEVICES) return;
+    if (ended) {
+        pthread_mutex_lock(&trial_lock);
+        helper_t *h = &helpers[device];
+        log_event("ended", device, h, -1, NULL, why);
+        discard(h);
+        pthread_mutex_unlock(&trial_lock);
+    }
+    pthread_mutex_unlock(&busy[device]);
 }
 
 void xmt_trial_atfork(int phase)
 {
+    if (phase == XMT_FORK_CHILD && busy_ready) /* another thread's session may have held one */
+        busy_init();
     if (phase == XMT_FORK_CHILD)
         for (int i = 0; i < XMT_TRIAL_DEVICES; i++) {
             helper_t *h = &helpers[i];

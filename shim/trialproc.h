@@ -10,7 +10,8 @@
  * XMATUNE_TRIAL_TIMEOUT_MS: it is killed) is restarted, at most XMT_TRIAL_MAX_RESTARTS
  * times per device and process; then, or when it cannot start, that device falls back
  * for good, with one logged reason (the `trial_helper` event, docs/log.md). A child the
- * program forks has no helper: it would start its own.
+ * program forks has no helper: it would start its own. Tuning sessions run in it through
+ * trialtune.c; one at a time per helper.
  */
 #ifndef XMT_TRIALPROC_H
 #define XMT_TRIALPROC_H
@@ -23,11 +24,16 @@
  * has no helper (the reason was logged). Cold path: once per key; takes a lock. */
 int xmt_trial_get(int device);
 
-/* Asked where a key would run a session (tuning or verifying): 1 when it must not run in
- * the program's process and cannot run in the helper yet (XMATUNE_TRIALS=process: the
- * helper is started, the key keeps the program's own config, said once), else 0 (auto,
- * inline: as before, in the program's process). */
-int xmt_trial_refuses(int device);
+/* This device's helper held for one session (sessions on one device queue here): its
+ * channel, or -1 when the device has no helper (the reason was logged; nothing held).
+ * Every successful acquire is followed by one xmt_trial_release. */
+int xmt_trial_acquire(int device);
+
+/* The session is over. ended: the helper exited after it (its context may be broken: a
+ * candidate faulted or hung), or stopped answering, or died; it is ended for good here
+ * and logged with why, and the next acquire starts another. Ends that follow a fault are
+ * expected and not counted against XMT_TRIAL_MAX_RESTARTS. */
+void xmt_trial_release(int device, int ended, const char *why);
 
 /* fork(2) phases (shim.c): the child closes its copies of the channels and has no
  * helper. */

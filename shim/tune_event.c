@@ -39,7 +39,10 @@ static void say_verbose(const xmt_session *S)
                             S->key_text);
             else if (c->status != XMT_C_OK)
                 xmt_verbose(2, "%s: config %s %s: %s", S->k->demangled, c->c.label,
-                            c->status == XMT_C_REJECTED ? "rejected" : "skipped", c->why);
+                            c->status == XMT_C_REJECTED ? "rejected"
+                            : c->status == XMT_C_FAULT  ? "faulted"
+                                                        : "skipped",
+                            c->why);
         }
     if (S->untuned[0])
         xmt_verbose(1, "%s: not tuned for %s: %s", S->k->demangled, S->key_text, S->untuned);
@@ -123,6 +126,7 @@ static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
     json_object_set_new(o, XMT_F_STATUS,
                         json_string(c->status == XMT_C_OK        ? "ok"
                                     : c->status == XMT_C_SKIPPED ? "skipped"
+                                    : c->status == XMT_C_FAULT   ? "fault"
                                                                  : "rejected"));
     if (c->status != XMT_C_OK) json_object_set_new(o, XMT_F_WHY, json_string(c->why));
     times_into(o, S, c);
@@ -202,6 +206,7 @@ static void log_event(const xmt_session *S)
         .verified = S->any_verify,
         .benchmarked = benchmarked,
         .from_cache = S->from_cache,
+        .trial = S->trial ? "helper" : "inline",
         .tie_band = S->tie_band,
         .duration_ms = S->spent_ms,
         .floor_ms = S->floor_ms,
@@ -209,7 +214,12 @@ static void log_event(const xmt_session *S)
         .untuned = S->untuned,
         .error = error_json(S),
         .clock_warmup = S->warmup_fate != XMT_WARMUP_NOT_REACHED ? clock_warmup_json(S) : NULL};
-    xmt_log_event(xmt_ev_tune(&t));
+    json_t *ev = xmt_ev_tune(&t);
+    if (ev && S->trial)
+        json_object_set_new(ev, XMT_F_STAGED,
+                            json_pack("{sIsb}", "bytes", (json_int_t)S->trial->staged_bytes,
+                                      "moved", S->trial->moved));
+    xmt_log_event(ev);
 }
 
 void xmt_tune_event(const xmt_session *S)

@@ -20,7 +20,6 @@
 #include "plan.h"
 #include "session.h"
 #include "tls.h"
-#include "trialproc.h"
 #include "tune_event.h"
 #include "xmt_policy.h"
 
@@ -384,10 +383,6 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
                            result_t *mine, xmt_plan *p, const char *key_text)
 {
     struct xmt_tune_state *ts = k->tune;
-    if (p->need_run && xmt_trial_refuses(device)) { /* no trial may run here */
-        p->need_run = p->store_on_disk = p->from_cache = 0;
-        p->ch = (xmt_choice){.index = XMT_OWN_CONFIG};
-    }
     if (p->need_run) xmt_plan_run(k, l, v, device, p, key_text);
     mine->index = p->ch.index;
     snprintf(mine->label, sizeof mine->label, "%s", p->ch.label);
@@ -438,6 +433,15 @@ static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_v
         atomic_compare_exchange_strong(&r->state, &s, R_TUNING))
         return recheck(k, l, v, di, dev, r);
     return xmt_pass(k, l);
+}
+
+static int launch_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attrs *attrs,
+                       xmt_launch_view *v, CUdevice *dev, const xmt_devinfo **di);
+
+int xmt_tuner_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attrs *attrs,
+                   xmt_launch_view *v, CUdevice *dev, const xmt_devinfo **di)
+{
+    return launch_view(k, l, argv, attrs, v, dev, di);
 }
 
 /* What a launch's key and configs are computed from: its arguments, dims and device

@@ -7,8 +7,9 @@
  * common/trialproto.h and nothing of the shim. It lives exactly as long as the program:
  * a watchdog thread waits for the program's end of the channel to close (the program
  * exited, however it ended, or gave up on this helper) and ends the helper then, even
- * when the main thread is stuck in a driver call. Today it opens its device and answers
- * pings; running candidates comes next.
+ * when the main thread is stuck in a driver call. It opens its device, answers pings and
+ * runs tuning sessions (tune.c); after a session whose context may be broken (a fault, a
+ * run past the watchdog) it exits, and the program starts another.
  */
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "trialproto.h"
+#include "tune.h"
 
 static int chan = -1;
 
@@ -159,7 +161,7 @@ static void reply_error(uint32_t seq, int code, const char *text)
 }
 
 /* One request, one answer. Returns 0 to go on, 1 to exit. */
-static int serve(const xmt_tp_msg *m)
+static int serve(const xmt_tp_msg *m, const int *fds, int nfds)
 {
     xmt_tp_msg a = {.seq = m->seq};
     char t[32];
@@ -173,11 +175,13 @@ static int serve(const xmt_tp_msg *m)
         a.u.token = m->u.token;
         break;
     case XMT_TP_SHUTDOWN: return 1;
+    case XMT_TP_TUNE: return xmt_trial_tune(chan, m->seq, &m->u.tune, fds, nfds);
     default: {
         char text[XMT_TP_NAME];
-        snprintf(text, sizeof text, "%s: not yet (issue 24)",
-                 xmt_tp_type_name(m->type, t, sizeof t));
-        reply_error(m->seq, ENOSYS, text);
+        snprintf(text, sizeof text, "%s: not a request", xmt_tp_type_name(m->type, t, sizeof t));
+        reply_error(m->seq, EPROTO, text);
+        for (int i = 0; i < nfds; i++)
+            close(fds[i]);
         return 0;
     }
     }
@@ -203,12 +207,15 @@ int main(void)
     for (;;) {
         xmt_tp_msg m;
         char err[160];
-        int r = xmt_tp_recv(chan, &m, NULL, NULL, -1, err, sizeof err);
+        int fds[XMT_TP_MAX_FDS], nfds = 0;
+        int r = xmt_tp_recv(chan, &m, fds, &nfds, -1, err, sizeof err);
         if (r == XMT_TP_GONE) return 0;
         if (r == XMT_TP_BAD) {
+            for (int i = 0; i < nfds; i++)
+                close(fds[i]);
             reply_error(m.seq, EPROTO, err);
             continue;
         }
-        if (serve(&m)) return 0;
+        if (serve(&m, fds, nfds)) _exit(0); /* a broken context: no destructors, no atexit */
     }
 }

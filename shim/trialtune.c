@@ -1,0 +1,414 @@
+/*
+ * trialtune: a key's tuning session run in the trial helper (see trialtune.h).
+ */
+#include "trialtune.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "driver.h"
+#include "log.h"
+#include "modload.h"
+#include "options.h"
+#include "protect.h"
+#include "trialproc.h"
+#include "trialproto.h"
+
+#define MAX_WINDOWS 256
+
+/* The staged copy of a launch's memory. */
+typedef struct {
+    xmt_region *regs;
+    size_t nregs;
+    size_t nwin;
+    CUdeviceptr win_va[MAX_WINDOWS];
+    size_t win_bytes[MAX_WINDOWS], win_off[MAX_WINDOWS];
+    size_t bytes; /* the staging allocation: the windows end to end */
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr va; /* where the program maps it, to copy into it */
+    int fd;         /* its exported descriptor */
+} staging;
+
+/* Can the helper make this launch as the program did? A plain launch, or an Ex launch
+ * without attributes (clusters, cooperative groups, priorities are not replayed yet). */
+static int replayable(const xmt_launch *l)
+{
+    switch (l->kind) {
+    case XMT_K_LAUNCH: return 1;
+    case XMT_K_EX: return l->cfg && l->cfg->numAttrs == 0;
+    case XMT_K_COOP: return 0;
+    }
+    return 0;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+    const xmt_region *x = a, *y = b;
+    return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/* The windows: each region widened to the granularity, overlapping ones merged. */
+static int windows(staging *st, size_t gran)
+{
+    qsort(st->regs, st->nregs, sizeof *st->regs, cmp_region);
+    st->nwin = 0;
+    st->bytes = 0;
+    for (size_t i = 0; i < st->nregs; i++) {
+        CUdeviceptr lo = st->regs[i].base / gran * gran;
+        CUdeviceptr hi = (st->regs[i].base + st->regs[i].bytes + gran - 1) / gran * gran;
+        size_t w = st->nwin;
+        if (w && lo <= st->win_va[w - 1] + st->win_bytes[w - 1]) {
+            CUdeviceptr end = st->win_va[w - 1] + st->win_bytes[w - 1];
+            if (hi > end) {
+                st->bytes += hi - end;
+                st->win_bytes[w - 1] += hi - end;
+            }
+            continue;
+        }
+        if (w == MAX_WINDOWS) return -1;
+        st->win_va[w] = lo;
+        st->win_bytes[w] = hi - lo;
+        st->win_off[w] = st->bytes;
+        st->bytes += hi - lo;
+        st->nwin++;
+    }
+    return 0;
+}
+
+/* The staging allocation's offset of program address p (inside a window). */
+static size_t staged_at(const staging *st, CUdeviceptr p)
+{
+    for (size_t i = 0; i < st->nwin; i++)
+        if (p >= st->win_va[i] && p < st->win_va[i] + st->win_bytes[i])
+            return st->win_off[i] + (p - st->win_va[i]);
+    return 0;
+}
+
+static void unstage(staging *st)
+{
+    if (st->fd >= 0) close(st->fd);
+    if (st->va) {
+        xmt_drv.cuMemUnmap(st->va, st->bytes);
+        xmt_drv.cuMemAddressFree(st->va, st->bytes);
+    }
+    if (st->h) xmt_drv.cuMemRelease(st->h);
+    xmt_protect_free(st->regs, st->nregs);
+    memset(st, 0, sizeof *st);
+    st->fd = -1;
+}
+
+/* Copies the regions into exportable memory. 0, or -1 with why. */
+static int stage(const xmt_kernel *k, const xmt_launch_view *v, int device, staging *st, char *why,
+                 size_t cap)
+{
+    size_t reach = 0, free_b = 0, total = 0;
+    if (xmt_drv.cuMemGetInfo) xmt_drv.cuMemGetInfo(&free_b, &total);
+    double limit = xmt_opt.scratch_mb >= 0 ? xmt_opt.scratch_mb * 1048576.0 : (double)free_b / 2;
+    int f = xmt_protect_find(k, v, (size_t)limit, &st->regs, &st->nregs, &reach, why, cap);
+    if (f == -2) {
+        snprintf(why, cap, "its memory (%.1f MiB) is more than the staging may take (%.1f MiB)",
+                 (double)reach / 1048576.0, limit / 1048576.0);
+        return -1;
+    }
+    if (f != 0) return -1;
+    if (!xmt_drv.cuMemCreate || !xmt_drv.cuMemExportToShareableHandle || !xmt_drv.cuMemMap) {
+        snprintf(why, cap, "the driver has no virtual memory management (cuMemCreate)");
+        return -1;
+    }
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                .location = {CU_MEM_LOCATION_TYPE_DEVICE, device}};
+    size_t gran = 0;
+    CUresult r =
+        xmt_drv.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    if (r == CUDA_SUCCESS && (gran == 0 || windows(st, gran) != 0)) r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS && !st->bytes) return 0; /* nothing to stage */
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, device},
+                           CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuMemCreate(&st->h, st->bytes, &prop, 0);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuMemAddressReserve(&st->va, st->bytes, 0, 0, 0);
+    if (r == CUDA_SUCCESS && (r = xmt_drv.cuMemMap(st->va, st->bytes, 0, st->h, 0)) != CUDA_SUCCESS)
+        xmt_drv.cuMemAddressFree(st->va, st->bytes), st->va = 0;
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuMemSetAccess(st->va, st->bytes, &acc, 1);
+    /* the data every stream has finished with, as the program's next launch would see it */
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuCtxSynchronize();
+    for (size_t i = 0; r == CUDA_SUCCESS && i < st->nregs; i++)
+        r = xmt_drv.cuMemcpyDtoD(st->va + staged_at(st, st->regs[i].base), st->regs[i].base,
+                                 st->regs[i].bytes);
+    if (r == CUDA_SUCCESS)
+        r = xmt_drv.cuMemExportToShareableHandle(&st->fd, st->h,
+                                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    if (r != CUDA_SUCCESS) {
+        char b[32];
+        snprintf(why, cap, "its memory cannot be staged for the helper (%s; %.1f MiB)",
+                 xmt_cu_name(r, b, sizeof b), (double)st->bytes / 1048576.0);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the request ------------------------------------------------------------------------ */
+
+static json_t *dims3(unsigned x, unsigned y, unsigned z)
+{
+    return json_pack("[iii]", (int)x, (int)y, (int)z);
+}
+
+static json_t *candidate_json(const xmt_candidate *c)
+{
+    json_t *o =
+        json_pack("{sososiss}", "grid", dims3(c->dims.grid.x, c->dims.grid.y, c->dims.grid.z),
+                  "block", dims3(c->dims.block.x, c->dims.block.y, c->dims.block.z), "shared",
+                  (int)c->dims.shared, "label", c->label);
+    json_t *a = json_array();
+    for (unsigned i = 0; i < c->nargs; i++)
+        json_array_append_new(a, json_pack("{sisIsi}", "param", (int)c->args[i].param, "value",
+                                           (json_int_t)c->args[i].value, "size",
+                                           (int)c->args[i].size));
+    json_object_set_new(o, "args", a);
+    return o;
+}
+
+static json_t *params_json(const xmt_kernel *k, const xmt_launch_view *v)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < k->nparams; i++) {
+        char hex[2 * 256 + 1] = "";
+        const uint8_t *b = v->params[i];
+        size_t n = k->sizes[i] <= 256 ? k->sizes[i] : 0;
+        for (size_t j = 0; b && j < n; j++)
+            snprintf(hex + 2 * j, 3, "%02x", b[j]);
+        json_array_append_new(a, json_string(hex));
+    }
+    return a;
+}
+
+typedef struct {
+    long index;
+    char why[160];
+} faulted_t;
+
+static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                            const char *key_text, int device, const staging *st,
+                            const xmt_image *img, const faulted_t *fl, size_t nf, int verify_only,
+                            const xmt_candidate *only, long only_index, int from_cache)
+{
+    char id[40], fp[20];
+    snprintf(id, sizeof id, "%p:%zu", img->owner, img->size);
+    snprintf(fp, sizeof fp, "%016llx", (unsigned long long)xmt_entry_fingerprint(k->entry));
+    json_t *jit = json_array();
+    for (unsigned i = 0; i < img->njit; i++)
+        json_array_append_new(
+            jit, json_pack("[iI]", (int)img->jit_opts[i], (json_int_t)(uintptr_t)img->jit_vals[i]));
+    json_t *wins = json_array(), *regs = json_array(), *faults = json_array();
+    for (size_t i = 0; i < st->nwin; i++)
+        json_array_append_new(wins, json_pack("{sIsIsI}", "va", (json_int_t)st->win_va[i], "bytes",
+                                              (json_int_t)st->win_bytes[i], "offset",
+                                              (json_int_t)st->win_off[i]));
+    for (size_t i = 0; i < st->nregs; i++)
+        json_array_append_new(regs, json_pack("{sIsI}", "base", (json_int_t)st->regs[i].base,
+                                              "bytes", (json_int_t)st->regs[i].bytes));
+    for (size_t i = 0; i < nf; i++)
+        json_array_append_new(
+            faults, json_pack("{sIss}", "index", (json_int_t)fl[i].index, "why", fl[i].why));
+    json_t *launch = json_pack("{sososiso}", "grid", dims3(l->grid[0], l->grid[1], l->grid[2]),
+                               "block", dims3(l->block[0], l->block[1], l->block[2]), "shared",
+                               (int)l->shared, "params", params_json(k, v));
+    return json_pack("{sssssssisbsIsosbsos{ssso}sososo}", "kernel", k->mangled, "entry_fp", fp,
+                     "key", key_text, "device", device, "verify_only", verify_only, "only_index",
+                     (json_int_t)only_index, "only", only ? candidate_json(only) : json_null(),
+                     "from_cache", from_cache, "launch", launch, "image", "id", id, "jit", jit,
+                     "windows", wins, "regions", regs, "faulted", faults);
+}
+
+/* A memfd holding len bytes of data. -1 on failure. */
+static int memfd_of(const char *name, const void *data, size_t len)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    const char *p = data;
+    size_t done = 0;
+    while (fd >= 0 && done < len) {
+        ssize_t w = write(fd, p + done, len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            close(fd);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    return fd;
+}
+
+/* The helper's tune event lines, appended to the log. */
+static void log_lines(int fd, uint64_t len)
+{
+    if (fd < 0 || !len || len > (64u << 20)) return;
+    char *b = malloc(len + 1);
+    if (b && pread(fd, b, len, 0) == (ssize_t)len) {
+        b[len] = 0;
+        for (char *save = NULL, *line = strtok_r(b, "\n", &save); line;
+             line = strtok_r(NULL, "\n", &save))
+            xmt_log_line(line);
+    }
+    free(b);
+}
+
+/* ---- one session in one helper ----------------------------------------------------------- */
+
+enum { ATTEMPT_DONE, ATTEMPT_FAULT, ATTEMPT_LOST, ATTEMPT_NO_HELPER };
+
+/* Sends the request and waits for its RESULT, saying the helper's NOTEs as they come. A
+ * helper silent for XMATUNE_TRIAL_TIMEOUT_MS is taken as hung. */
+static int attempt(int device, const int *fds, int nfds, const xmt_tp_tune *t, xmt_tp_result *res,
+                   char *why, size_t cap)
+{
+    int chan = xmt_trial_acquire(device);
+    if (chan < 0) {
+        snprintf(why, cap, "no trial helper for device %d", device);
+        return ATTEMPT_NO_HELPER;
+    }
+    static _Atomic uint32_t seqs = 1u << 30;
+    xmt_tp_msg m = {.type = XMT_TP_TUNE, .seq = atomic_fetch_add(&seqs, 1)};
+    m.u.tune = *t;
+    uint32_t seq = m.seq;
+    if (xmt_tp_send(chan, &m, fds, nfds) != 0) {
+        snprintf(why, cap, "the helper is gone (TUNE: %s)", strerror(errno));
+        xmt_trial_release(device, 1, why);
+        return ATTEMPT_LOST;
+    }
+    for (;;) {
+        int efd[XMT_TP_MAX_FDS], nefd = 0;
+        char err[160];
+        int r = xmt_tp_recv(chan, &m, efd, &nefd, xmt_opt.trial_timeout_ms, err, sizeof err);
+        if (r != 0 || (m.seq != seq && m.type != XMT_TP_ERROR)) {
+            for (int i = 0; i < nefd; i++)
+                close(efd[i]);
+            if (r == 0) continue; /* a late answer to something else */
+            snprintf(why, cap,
+                     r == XMT_TP_TIMEOUT ? "the helper stopped answering while tuning (%s)"
+                                         : "the helper died while tuning (%s)",
+                     err);
+            xmt_trial_release(device, 1, why);
+            return ATTEMPT_LOST;
+        }
+        if (m.type == XMT_TP_NOTE) {
+            if (m.u.note.text[0]) xmt_message_line(m.u.note.text);
+            continue;
+        }
+        if (m.type != XMT_TP_RESULT) {
+            snprintf(why, cap, "the helper answered TUNE with %s",
+                     m.type == XMT_TP_ERROR ? m.u.error.text : "something else");
+            for (int i = 0; i < nefd; i++)
+                close(efd[i]);
+            xmt_trial_release(device, 1, why);
+            return ATTEMPT_LOST;
+        }
+        *res = m.u.result;
+        int fault = res->culprit != XMT_TP_NO_CULPRIT && res->culprit != XMT_OWN_CONFIG;
+        if (!fault) log_lines(nefd ? efd[0] : -1, res->events_bytes);
+        for (int i = 0; i < nefd; i++)
+            close(efd[i]);
+        snprintf(why, cap, "%s", res->why);
+        xmt_trial_release(device, res->exiting, res->exiting ? res->why : NULL);
+        return fault ? ATTEMPT_FAULT : ATTEMPT_DONE;
+    }
+}
+
+/* The fault of a candidate, as its `why` says it. */
+static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
+{
+    if (res->culprit_error == CUDA_ERROR_TIMEOUT)
+        snprintf(out, cap, "ran past the watchdog in the trial helper (it never ended)");
+    else
+        snprintf(out, cap, "faulted in the trial helper: %.120s", res->why);
+}
+
+int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                      const char *key_text, int device, int verify_only, const xmt_candidate *only,
+                      long only_index, int from_cache, xmt_trial_outcome *out, char *why,
+                      size_t cap)
+{
+    xmt_image img;
+    if (!replayable(l)) {
+        snprintf(why, cap, "its launch has attributes the helper does not replay (%s)",
+                 l->kind == XMT_K_COOP ? "cooperative" : "cuLaunchKernelEx attributes");
+        return 0;
+    }
+    if (!k->params_known) {
+        snprintf(why, cap, "the driver did not tell its parameters");
+        return 0;
+    }
+    if (!xmt_modload_image((const void *)k->owner, &img)) {
+        snprintf(why, cap, "the shim did not see its module load (no image to give the helper)");
+        return 0;
+    }
+    double t0 = xmt_now_ms();
+    staging st = {.fd = -1};
+    if (stage(k, v, device, &st, why, cap) != 0) {
+        unstage(&st);
+        return 0;
+    }
+    faulted_t *fl = calloc(XMT_TRIAL_MAX_FAULTS, sizeof *fl);
+    size_t nf = 0;
+    int lost = 0, done = 0;
+    out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
+    out->storable = 0;
+    while (fl && !done) {
+        json_t *rq = request_json(k, l, v, key_text, device, &st, &img, fl, nf, verify_only, only,
+                                  only_index, from_cache);
+        char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
+        json_decref(rq);
+        int fds[3], nfds = 0;
+        fds[nfds++] = text ? memfd_of("xmatune-request", text, strlen(text)) : -1;
+        fds[nfds++] = memfd_of("xmatune-image", img.bytes, img.size);
+        if (st.fd >= 0) fds[nfds++] = st.fd;
+        xmt_tp_tune t = {text ? strlen(text) : 0, img.size, st.fd >= 0 ? st.bytes : 0};
+        free(text);
+        xmt_tp_result res;
+        if (fds[0] < 0 || fds[1] < 0) snprintf(why, cap, "the request cannot be written");
+        int a = fds[0] < 0 || fds[1] < 0 ? ATTEMPT_NO_HELPER
+                                         : attempt(device, fds, nfds, &t, &res, why, cap);
+        if (fds[0] >= 0) close(fds[0]);
+        if (fds[1] >= 0) close(fds[1]);
+        if (a == ATTEMPT_NO_HELPER) break;
+        if (a == ATTEMPT_LOST && ++lost < 2) continue;
+        if (a == ATTEMPT_LOST) {
+            xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
+                     key_text, why);
+            done = 1;
+        } else if (a == ATTEMPT_FAULT && nf < XMT_TRIAL_MAX_FAULTS) {
+            fl[nf].index = (long)res.culprit;
+            fault_why(&res, fl[nf].why, sizeof fl[nf].why);
+            xmt_verbose(1, "%s: candidate %ld for key %s %s; trying the others in a new helper",
+                        k->demangled, fl[nf].index, key_text, fl[nf].why);
+            nf++;
+        } else {
+            if (a == ATTEMPT_DONE && res.status) { /* the helper could not set it up */
+                snprintf(why, cap, "the trial helper could not run it: %s", res.why);
+                break;
+            }
+            if (a == ATTEMPT_DONE) {
+                out->choice.index = (long)res.choice;
+                snprintf(out->choice.label, sizeof out->choice.label, "%s", res.label);
+                out->choice.time_ms = res.time_ms;
+                out->storable = res.storable;
+            } else {
+                xmt_warn("%s: key %s is not tuned: more than %d of its candidates faulted in the "
+                         "trial helper; the program's own config is used",
+                         k->demangled, key_text, XMT_TRIAL_MAX_FAULTS);
+            }
+            done = 1;
+        }
+    }
+    free(fl);
+    unstage(&st);
+    out->spent_ms = xmt_now_ms() - t0;
+    return done;
+}

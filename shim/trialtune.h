@@ -1,0 +1,44 @@
+/*
+ * trialtune: a key's tuning session run in the trial helper, seen from the program.
+ *
+ * Nothing runs on the program's memory before the decision. The launch's memory (the
+ * regions its pointer arguments reach, protect.c) is copied on the GPU into memory made
+ * exportable (cuMemCreate, a POSIX file descriptor), laid out in windows of the
+ * allocation granularity so that the helper can map each at the program's own address;
+ * the module image the program loaded (modload.c), the launch (its dims and argument
+ * bytes) and the candidates that faulted so far go with it in a TUNE request
+ * (common/trialproto.h). The helper runs the whole session there (trial/tune.c) and
+ * answers with the choice and the tune event, which is logged here. A candidate that
+ * faults or runs past the watchdog ends that helper: it is recorded as `fault` and the
+ * session runs again in a new helper without it, from the same staged copy (the program
+ * is held at this launch, so its memory has not changed). The program's own config
+ * faulting or hanging there leaves the key untuned.
+ */
+#ifndef XMT_TRIALTUNE_H
+#define XMT_TRIALTUNE_H
+
+#include "cache.h"
+#include "kernels.h"
+#include "launch.h"
+#include "xmt_policy.h"
+
+/* Sessions that faults may repeat for one key (a helper each) before it is left untuned. */
+#define XMT_TRIAL_MAX_FAULTS 32
+
+typedef struct {
+    xmt_choice choice; /* the winner, or the program's own config */
+    int storable;      /* the outcome may go to the disk cache */
+    double spent_ms;   /* the whole of it, helpers' starts included */
+} xmt_trial_outcome;
+
+/* Runs the session (verify_only, only, only_index, from_cache: as xmt_session_run) in
+ * device's helper. Returns 1 with *out filled when the helper decided (the choice may be
+ * the program's own config: untuned, faulted, ...); 0 when the session cannot run there
+ * (no image, memory that cannot be staged, a launch it cannot replay, no helper) with
+ * why, for the caller's fallback. */
+int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                      const char *key_text, int device, int verify_only, const xmt_candidate *only,
+                      long only_index, int from_cache, xmt_trial_outcome *out, char *why,
+                      size_t cap);
+
+#endif

@@ -1,0 +1,532 @@
+/*
+ * tune: one tuning session in the trial helper (see tune.h).
+ */
+#include "tune.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "kernels.h"
+#include "log.h"
+#include "options.h"
+#include "session.h"
+#include "tune_event.h"
+#include "tuner.h"
+
+#define MAX_WINDOWS 256
+#define MAX_FAULTED 256
+#define MODULES 64
+
+static int chan = -1;
+static uint32_t cur_seq;
+static double last_beat;
+static CUstream stream;
+static int started;
+
+/* Modules loaded in this helper, by the image id the program gave (its owner handle). */
+static struct {
+    char id[40];
+    CUmodule m;
+} modules[MODULES];
+static size_t nmodules;
+
+/* The log lines a session produced, for the RESULT. */
+static char *events;
+static size_t events_len, events_cap;
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void note(const char *text)
+{
+    xmt_tp_msg m = {.type = XMT_TP_NOTE, .seq = cur_seq};
+    snprintf(m.u.note.text, sizeof m.u.note.text, "%s", text);
+    xmt_tp_send(chan, &m, NULL, 0);
+    last_beat = now_ms();
+}
+
+static void relay_message(const char *line)
+{
+    note(line[0] ? line : " ");
+}
+
+static void relay_event(const char *json)
+{
+    size_t n = strlen(json);
+    if (events_len + n + 2 > events_cap) {
+        size_t cap = (events_len + n + 2) * 2;
+        char *e = realloc(events, cap);
+        if (!e) return;
+        events = e;
+        events_cap = cap;
+    }
+    memcpy(events + events_len, json, n);
+    events_len += n;
+    events[events_len++] = '\n';
+}
+
+/* The heartbeat: the program takes a helper silent for XMATUNE_TRIAL_TIMEOUT_MS as hung. */
+static void tick(void)
+{
+    if (now_ms() - last_beat >= 250) note("");
+}
+
+static void quiet(const char *msg)
+{
+    (void)msg;
+}
+
+static void quiet_diag(void *ud, const char *msg)
+{
+    (void)ud;
+    (void)msg;
+}
+
+/* Once: the options and the policy, as the program read them (the same environment); the
+ * driver through driver.c; messages and events relayed to the program. */
+static int start(char *why, size_t cap)
+{
+    if (started) return 0;
+    xmt_options_load(quiet);
+    if (xmt_driver_init() != 0) {
+        snprintf(why, cap, "the helper cannot open the CUDA driver");
+        return -1;
+    }
+    if (xmt_opt.policy[0]) xmt_policy_load(xmt_opt.policy, &xmt_policies, quiet_diag, NULL);
+    xmt_log_set_relay(relay_message, relay_event);
+    xmt_session_tick = tick;
+    CUresult r = xmt_drv.cuStreamCreate ? xmt_drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)
+                                        : CUDA_ERROR_NOT_SUPPORTED;
+    if (r != CUDA_SUCCESS) {
+        snprintf(why, cap, "the helper cannot create a stream (CUresult %d)", (int)r);
+        return -1;
+    }
+    started = 1;
+    return 0;
+}
+
+/* ---- the request ------------------------------------------------------------------------ */
+
+typedef struct {
+    json_t *root;
+    const char *kernel, *key;
+    char *image;
+    size_t image_len;
+    int staging_fd;
+    uint64_t staging_bytes;
+    /* the windows of staged memory: where the program has them, where in the staging */
+    size_t nwin;
+    CUdeviceptr win_va[MAX_WINDOWS];
+    size_t win_bytes[MAX_WINDOWS], win_off[MAX_WINDOWS];
+    CUdeviceptr here[MAX_WINDOWS]; /* where this helper mapped each */
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr whole; /* the one reservation of the moved mapping, or 0 */
+    int moved;         /* not at the program's addresses: pointers are translated */
+    xmt_region *regs;
+    size_t nregs;
+    long faulted[MAX_FAULTED];
+    char faulted_why[MAX_FAULTED][160];
+    size_t nfaulted;
+} request;
+
+static int64_t jint(const json_t *o, const char *k)
+{
+    return (int64_t)json_integer_value(json_object_get(o, k));
+}
+
+/* Reads a memfd whole (len bytes) into a malloc'd buffer with a NUL after it. */
+static char *read_fd(int fd, size_t len)
+{
+    char *b = malloc(len + 1);
+    size_t got = 0;
+    while (b && got < len) {
+        ssize_t n = pread(fd, b + got, len - got, (off_t)got);
+        if (n <= 0 && errno != EINTR) {
+            free(b);
+            return NULL;
+        }
+        if (n > 0) got += (size_t)n;
+    }
+    if (b) b[len] = 0;
+    return b;
+}
+
+/* The address a program address has here. */
+static CUdeviceptr here_of(const request *q, CUdeviceptr p)
+{
+    for (size_t i = 0; q->moved && i < q->nwin; i++)
+        if (p >= q->win_va[i] && p < q->win_va[i] + q->win_bytes[i])
+            return q->here[i] + (p - q->win_va[i]);
+    return p;
+}
+
+/* The staged memory mapped: at the program's own addresses when every window's range is
+ * free here (then pointers stored inside device memory stay valid), else in one range
+ * anywhere with the pointer arguments translated. */
+static CUresult map_staging(request *q)
+{
+    CUresult r;
+    if (!q->staging_bytes) return CUDA_SUCCESS;
+    r = xmt_drv.cuMemImportFromShareableHandle(&q->h, (void *)(uintptr_t)q->staging_fd,
+                                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    if (r != CUDA_SUCCESS) return r;
+    size_t placed = 0;
+    for (; placed < q->nwin; placed++) {
+        CUdeviceptr got = 0;
+        r = xmt_drv.cuMemAddressReserve(&got, q->win_bytes[placed], 0, q->win_va[placed], 0);
+        if (r == CUDA_SUCCESS && got != q->win_va[placed]) {
+            xmt_drv.cuMemAddressFree(got, q->win_bytes[placed]);
+            break;
+        }
+        if (r != CUDA_SUCCESS) break;
+        q->here[placed] = got;
+    }
+    if (placed < q->nwin) { /* moved: one range anywhere */
+        for (size_t i = 0; i < placed; i++)
+            xmt_drv.cuMemAddressFree(q->here[i], q->win_bytes[i]);
+        q->moved = 1;
+        if ((r = xmt_drv.cuMemAddressReserve(&q->whole, q->staging_bytes, 0, 0, 0)) != CUDA_SUCCESS)
+            return r;
+        for (size_t i = 0; i < q->nwin; i++)
+            q->here[i] = q->whole + q->win_off[i];
+    }
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUdevice dev = 0;
+    if (xmt_drv.cuCtxGetDevice) xmt_drv.cuCtxGetDevice(&dev);
+    acc.location.id = (int)dev;
+    for (size_t i = 0; i < q->nwin; i++) {
+        if ((r = xmt_drv.cuMemMap(q->here[i], q->win_bytes[i], q->win_off[i], q->h, 0)) !=
+                CUDA_SUCCESS ||
+            (r = xmt_drv.cuMemSetAccess(q->here[i], q->win_bytes[i], &acc, 1)) != CUDA_SUCCESS)
+            return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+static void unmap_staging(request *q)
+{
+    if (!q->staging_bytes || !q->h) return;
+    for (size_t i = 0; i < q->nwin; i++)
+        if (q->here[i]) {
+            xmt_drv.cuMemUnmap(q->here[i], q->win_bytes[i]);
+            if (!q->moved) xmt_drv.cuMemAddressFree(q->here[i], q->win_bytes[i]);
+        }
+    if (q->whole) xmt_drv.cuMemAddressFree(q->whole, q->staging_bytes);
+    xmt_drv.cuMemRelease(q->h);
+}
+
+/* The request's windows, regions and faulted candidates. 0, or -1 with why. */
+static int read_layout(request *q, char *why, size_t cap)
+{
+    json_t *w = json_object_get(q->root, "windows"), *g = json_object_get(q->root, "regions");
+    json_t *f = json_object_get(q->root, "faulted");
+    q->nwin = json_array_size(w);
+    q->nregs = json_array_size(g);
+    q->nfaulted = json_array_size(f);
+    if (q->nwin > MAX_WINDOWS || q->nfaulted > MAX_FAULTED) {
+        snprintf(why, cap, "the request has too many windows or faulted candidates");
+        return -1;
+    }
+    for (size_t i = 0; i < q->nwin; i++) {
+        json_t *o = json_array_get(w, i);
+        q->win_va[i] = (CUdeviceptr)jint(o, "va");
+        q->win_bytes[i] = (size_t)jint(o, "bytes");
+        q->win_off[i] = (size_t)jint(o, "offset");
+    }
+    for (size_t i = 0; i < q->nfaulted; i++) {
+        json_t *o = json_array_get(f, i);
+        q->faulted[i] = (long)jint(o, "index");
+        snprintf(q->faulted_why[i], sizeof q->faulted_why[i], "%s",
+                 json_string_value(json_object_get(o, "why")) ?: "faulted");
+    }
+    q->regs = calloc(q->nregs ? q->nregs : 1, sizeof *q->regs);
+    if (!q->regs) {
+        snprintf(why, cap, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the module, the kernel, the launch -------------------------------------------------- */
+
+/* The function the program launched, from its image (loaded once per image here). */
+static CUresult function_of(request *q, CUfunction *f, char *why, size_t cap)
+{
+    json_t *img = json_object_get(q->root, "image");
+    const char *id = json_string_value(json_object_get(img, "id"));
+    CUmodule m = NULL;
+    for (size_t i = 0; id && i < nmodules; i++)
+        if (!strcmp(modules[i].id, id)) m = modules[i].m;
+    if (!m) {
+        if (!q->image) {
+            snprintf(why, cap, "no image %s here", id ? id : "?");
+            return CUDA_ERROR_NOT_FOUND;
+        }
+        json_t *jit = json_object_get(img, "jit");
+        CUjit_option opts[16];
+        void *vals[16];
+        unsigned n = 0;
+        for (size_t i = 0; i < json_array_size(jit) && n < 16; i++, n++) {
+            json_t *p = json_array_get(jit, i);
+            opts[n] = (CUjit_option)json_integer_value(json_array_get(p, 0));
+            vals[n] = (void *)(uintptr_t)json_integer_value(json_array_get(p, 1));
+        }
+        CUresult r = xmt_drv.cuModuleLoadDataEx(&m, q->image, n, opts, vals);
+        if (r != CUDA_SUCCESS) {
+            snprintf(why, cap, "the program's module image does not load here (CUresult %d)",
+                     (int)r);
+            return r;
+        }
+        if (id && nmodules < MODULES) {
+            snprintf(modules[nmodules].id, sizeof modules[nmodules].id, "%s", id);
+            modules[nmodules++].m = m;
+        }
+    }
+    CUresult r = xmt_drv.cuModuleGetFunction(f, m, q->kernel);
+    if (r != CUDA_SUCCESS) snprintf(why, cap, "the image has no kernel %s", q->kernel);
+    return r;
+}
+
+/* The launch's parameters: the program's bytes, pointers translated when moved. */
+static int params_of(request *q, const xmt_kernel *k, uint8_t *store, size_t cap, void **params,
+                     char *why, size_t wcap)
+{
+    json_t *ps = json_object_get(json_object_get(q->root, "launch"), "params");
+    if (!k->params_known || json_array_size(ps) != k->nparams ||
+        k->nparams > XMT_KERNEL_MAX_PARAMS) {
+        snprintf(why, wcap, "the kernel's parameters here do not match the program's");
+        return -1;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < k->nparams; i++) {
+        const char *hex = json_string_value(json_array_get(ps, i));
+        size_t n = hex ? strlen(hex) / 2 : 0;
+        if (n != k->sizes[i] || at + n + 8 > cap) {
+            snprintf(why, wcap, "parameter %zu: %zu bytes, the kernel here has %u", i, n,
+                     k->sizes[i]);
+            return -1;
+        }
+        at = (at + 7) & ~(size_t)7;
+        for (size_t b = 0; b < n; b++) {
+            unsigned v = 0;
+            sscanf(hex + 2 * b, "%2x", &v);
+            store[at + b] = (uint8_t)v;
+        }
+        if (n == 8 && q->moved) {
+            CUdeviceptr p;
+            memcpy(&p, store + at, 8);
+            p = here_of(q, p);
+            memcpy(store + at, &p, 8);
+        }
+        params[i] = store + at;
+        at += n;
+    }
+    return 0;
+}
+
+/* A candidate as the program sent it (a pin, or a cached winner to verify). */
+static void candidate_of(const json_t *o, xmt_candidate *c)
+{
+    memset(c, 0, sizeof *c);
+    json_t *g = json_object_get(o, "grid"), *b = json_object_get(o, "block");
+    c->dims.grid.x = (unsigned)json_integer_value(json_array_get(g, 0));
+    c->dims.grid.y = (unsigned)json_integer_value(json_array_get(g, 1));
+    c->dims.grid.z = (unsigned)json_integer_value(json_array_get(g, 2));
+    c->dims.block.x = (unsigned)json_integer_value(json_array_get(b, 0));
+    c->dims.block.y = (unsigned)json_integer_value(json_array_get(b, 1));
+    c->dims.block.z = (unsigned)json_integer_value(json_array_get(b, 2));
+    c->dims.shared = (unsigned)jint(o, "shared");
+    json_t *a = json_object_get(o, "args");
+    for (size_t i = 0; i < json_array_size(a) && i < XMT_MAX_ARG_OVERRIDES; i++) {
+        json_t *x = json_array_get(a, i);
+        c->args[i].param = (unsigned)jint(x, "param");
+        c->args[i].value = (uint64_t)jint(x, "value");
+        c->args[i].size = (unsigned)jint(x, "size");
+        c->nargs = (unsigned)i + 1;
+    }
+    snprintf(c->label, sizeof c->label, "%s", json_string_value(json_object_get(o, "label")) ?: "");
+}
+
+/* ---- the session ------------------------------------------------------------------------- */
+
+/* Runs the session of q and fills res. */
+static void run(request *q, xmt_tp_result *res)
+{
+    char why[XMT_TP_NAME] = "";
+    CUfunction f;
+    CUresult r = function_of(q, &f, why, sizeof why);
+    if (r == CUDA_SUCCESS && (r = map_staging(q)) != CUDA_SUCCESS)
+        snprintf(why, sizeof why, "the staged memory cannot be mapped here (CUresult %d)", (int)r);
+    xmt_kernel *k = r == CUDA_SUCCESS ? xmt_kernels_get(f) : NULL;
+    char fp[20];
+    if (k) snprintf(fp, sizeof fp, "%016llx", (unsigned long long)xmt_entry_fingerprint(k->entry));
+    if (r == CUDA_SUCCESS && (!k || !k->entry)) {
+        r = CUDA_ERROR_NOT_FOUND;
+        snprintf(why, sizeof why, "no policy entry for %s in the helper", q->kernel);
+    } else if (r == CUDA_SUCCESS &&
+               strcmp(fp, json_string_value(json_object_get(q->root, "entry_fp")) ?: "")) {
+        r = CUDA_ERROR_NOT_FOUND;
+        snprintf(why, sizeof why, "the policy file changed since the program read it");
+    }
+    static uint8_t store[XMT_KERNEL_MAX_PARAMS * 16 + 4096];
+    void *params[XMT_KERNEL_MAX_PARAMS];
+    if (r == CUDA_SUCCESS && params_of(q, k, store, sizeof store, params, why, sizeof why) != 0)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r != CUDA_SUCCESS) {
+        res->status = (int32_t)r;
+        snprintf(res->why, sizeof res->why, "%s", why);
+        return;
+    }
+    json_t *L = json_object_get(q->root, "launch");
+    json_t *g = json_object_get(L, "grid"), *b = json_object_get(L, "block");
+    xmt_launch l = {.kind = XMT_K_LAUNCH,
+                    .real = (void *)xmt_drv.cuLaunchKernel,
+                    .f = f,
+                    .shared = (unsigned)jint(L, "shared"),
+                    .stream = stream,
+                    .params = params};
+    for (int i = 0; i < 3; i++) {
+        l.grid[i] = (unsigned)json_integer_value(json_array_get(g, (size_t)i));
+        l.block[i] = (unsigned)json_integer_value(json_array_get(b, (size_t)i));
+    }
+    for (size_t i = 0; i < q->nregs; i++) {
+        json_t *o = json_array_get(json_object_get(q->root, "regions"), i);
+        q->regs[i].base = here_of(q, (CUdeviceptr)jint(o, "base"));
+        q->regs[i].bytes = (size_t)jint(o, "bytes");
+    }
+    void *argv[XMT_KERNEL_MAX_PARAMS];
+    xmt_attrs attrs;
+    xmt_launch_view v;
+    CUdevice dev;
+    const xmt_devinfo *di;
+    if (!xmt_tuner_view(k, &l, argv, &attrs, &v, &dev, &di)) {
+        res->status = CUDA_ERROR_INVALID_VALUE;
+        snprintf(res->why, sizeof res->why, "the launch's view cannot be made here");
+        return;
+    }
+    xmt_candidate only;
+    json_t *jo = json_object_get(q->root, "only");
+    if (json_is_object(jo)) candidate_of(jo, &only);
+    xmt_trial_in in = {q->regs,     q->nregs,         q->faulted, q->faulted_why,
+                       q->nfaulted, q->staging_bytes, q->moved};
+    xmt_session S;
+    xmt_session_run_trial(&S, k, &l, &v, q->key, (int)jint(q->root, "device"),
+                          json_is_true(json_object_get(q->root, "verify_only")),
+                          json_is_object(jo) ? &only : NULL, (long)jint(q->root, "only_index"),
+                          &in);
+    S.from_cache = json_is_true(json_object_get(q->root, "from_cache"));
+    if (S.has_culprit && S.culprit == XMT_OWN_CONFIG) {
+        char nb[32];
+        snprintf(S.untuned, sizeof S.untuned, "its own config %s in the trial helper (%s at %s)",
+                 S.error == CUDA_ERROR_TIMEOUT ? "ran past the watchdog" : "faulted",
+                 xmt_cu_name(S.error, nb, sizeof nb), S.error_at ? S.error_at : "?");
+        xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
+                 q->key, S.untuned);
+    }
+    /* a session retried without its culprit reports only its last run */
+    if (!S.has_culprit || S.culprit == XMT_OWN_CONFIG) xmt_tune_event(&S);
+    res->choice = S.choice.index;
+    res->time_ms = S.choice.time_ms;
+    snprintf(res->label, sizeof res->label, "%s", S.choice.label);
+    res->spent_ms = S.spent_ms;
+    res->storable = S.error == CUDA_SUCCESS && !S.untuned[0];
+    res->exiting = S.error != CUDA_SUCCESS;
+    res->culprit = S.has_culprit ? S.culprit : XMT_TP_NO_CULPRIT;
+    res->culprit_error = (int32_t)S.error;
+    if (S.error != CUDA_SUCCESS) {
+        char nb[32];
+        snprintf(res->why, sizeof res->why, "%s at %s", xmt_cu_name(S.error, nb, sizeof nb),
+                 S.error_at ? S.error_at : "?");
+    }
+    xmt_session_free(&S);
+}
+
+/* The request's descriptors read: its JSON, the image (when sent), the staging memory. */
+static int read_request(const xmt_tp_tune *t, const int *fds, int nfds, request *q, char *why,
+                        size_t cap)
+{
+    int want = 1 + (t->image_bytes > 0) + (t->staging_bytes > 0);
+    if (nfds != want) {
+        snprintf(why, cap, "TUNE came with %d descriptors, not %d", nfds, want);
+        return -1;
+    }
+    char *text = read_fd(fds[0], (size_t)t->request_bytes);
+    json_error_t e;
+    q->root = text ? json_loads(text, 0, &e) : NULL;
+    free(text);
+    if (!q->root) {
+        snprintf(why, cap, "the request does not read as JSON");
+        return -1;
+    }
+    int at = 1;
+    if (t->image_bytes && !(q->image = read_fd(fds[at++], (size_t)t->image_bytes))) {
+        snprintf(why, cap, "the image cannot be read");
+        return -1;
+    }
+    q->image_len = (size_t)t->image_bytes;
+    q->staging_fd = t->staging_bytes ? fds[at] : -1;
+    q->staging_bytes = t->staging_bytes;
+    q->kernel = json_string_value(json_object_get(q->root, "kernel"));
+    q->key = json_string_value(json_object_get(q->root, "key")) ?: "?";
+    if (!q->kernel) {
+        snprintf(why, cap, "the request names no kernel");
+        return -1;
+    }
+    return read_layout(q, why, cap);
+}
+
+/* The log lines in a memfd, for the RESULT; -1 when there are none. */
+static int events_fd(void)
+{
+    if (!events_len) return -1;
+    int fd = memfd_create("xmatune-events", MFD_CLOEXEC);
+    if (fd < 0) return -1;
+    if (write(fd, events, events_len) != (ssize_t)events_len) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int xmt_trial_tune(int channel, uint32_t seq, const xmt_tp_tune *t, const int *fds, int nfds)
+{
+    chan = channel;
+    cur_seq = seq;
+    last_beat = now_ms();
+    events_len = 0;
+    xmt_tp_msg m = {.type = XMT_TP_RESULT, .seq = seq};
+    xmt_tp_result *res = &m.u.result;
+    res->choice = -1;
+    res->culprit = XMT_TP_NO_CULPRIT;
+    request q = {.staging_fd = -1};
+    char why[XMT_TP_NAME] = "";
+    if (start(why, sizeof why) != 0 || read_request(t, fds, nfds, &q, why, sizeof why) != 0) {
+        res->status = CUDA_ERROR_INVALID_VALUE;
+        snprintf(res->why, sizeof res->why, "%s", why);
+    } else {
+        run(&q, res);
+    }
+    unmap_staging(&q);
+    json_decref(q.root);
+    free(q.image);
+    free(q.regs);
+    for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+    int efd = events_fd();
+    res->events_bytes = efd >= 0 ? events_len : 0;
+    int sent = xmt_tp_send(chan, &m, efd >= 0 ? &efd : NULL, efd >= 0 ? 1 : 0);
+    if (efd >= 0) close(efd);
+    return sent == 0 && !res->exiting ? 0 : 1;
+}
