@@ -167,6 +167,7 @@ static void tune_fields(json_t *ev, const xmt_ev_tune_info *t)
         json_object_set_new(ev, XMT_F_UNTUNED, json_string(t->untuned));
     if (t->error) json_object_set_new(ev, XMT_F_ERROR, t->error);
     if (t->clock_warmup) json_object_set_new(ev, XMT_F_CLOCK_WARMUP, t->clock_warmup);
+    if (t->staged) json_object_set_new(ev, XMT_F_STAGED, t->staged);
 }
 
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
@@ -181,6 +182,7 @@ json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
         json_decref(t->protect);
         json_decref(t->error);
         json_decref(t->clock_warmup);
+        json_decref(t->staged);
         return NULL;
     }
     tune_fields(ev, t);

@@ -212,6 +212,7 @@ typedef struct {
     const char *untuned;  /* or NULL / "": absent */
     json_t *error;        /* or NULL: absent */
     json_t *clock_warmup; /* or NULL (the session did not reach it): absent */
+    json_t *staged;       /* or NULL (not in the trial helper): absent */
 } xmt_ev_tune_info;
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t);
 

@@ -137,11 +137,6 @@ static int stage(const xmt_kernel *k, const xmt_launch_view *v, int device, stag
     if (r == CUDA_SUCCESS && (r = xmt_drv.cuMemMap(st->va, st->bytes, 0, st->h, 0)) != CUDA_SUCCESS)
         xmt_drv.cuMemAddressFree(st->va, st->bytes), st->va = 0;
     if (r == CUDA_SUCCESS) r = xmt_drv.cuMemSetAccess(st->va, st->bytes, &acc, 1);
-    /* the data every stream has finished with, as the program's next launch would see it */
-    if (r == CUDA_SUCCESS) r = xmt_drv.cuCtxSynchronize();
-    for (size_t i = 0; r == CUDA_SUCCESS && i < st->nregs; i++)
-        r = xmt_drv.cuMemcpyDtoD(st->va + staged_at(st, st->regs[i].base), st->regs[i].base,
-                                 st->regs[i].bytes);
     if (r == CUDA_SUCCESS)
         r = xmt_drv.cuMemExportToShareableHandle(&st->fd, st->h,
                                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
@@ -152,6 +147,20 @@ static int stage(const xmt_kernel *k, const xmt_launch_view *v, int device, stag
         return -1;
     }
     return 0;
+}
+
+/* Copies the program's data into the staging memory: before every helper's session, so
+ * that one after a fault starts from the program's data, not from what the faulting
+ * helper's runs left (the program is held at this launch: its memory has not changed). */
+static CUresult refill(const staging *st)
+{
+    if (!st->bytes) return CUDA_SUCCESS;
+    /* the data every stream has finished with, as the program's next launch would see it */
+    CUresult r = xmt_drv.cuCtxSynchronize();
+    for (size_t i = 0; r == CUDA_SUCCESS && i < st->nregs; i++)
+        r = xmt_drv.cuMemcpyDtoD(st->va + staged_at(st, st->regs[i].base), st->regs[i].base,
+                                 st->regs[i].bytes);
+    return r;
 }
 
 /* ---- the request ------------------------------------------------------------------------ */
@@ -218,9 +227,18 @@ static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_
     for (size_t i = 0; i < nf; i++)
         json_array_append_new(
             faults, json_pack("{sIss}", "index", (json_int_t)fl[i].index, "why", fl[i].why));
-    json_t *launch = json_pack("{sososiso}", "grid", dims3(l->grid[0], l->grid[1], l->grid[2]),
-                               "block", dims3(l->block[0], l->block[1], l->block[2]), "shared",
-                               (int)l->shared, "params", params_json(k, v));
+    /* what the program set on the function: its opt-in to more dynamic shared memory and
+     * its carveout (asked again: it may have changed them since the record was made) */
+    int dyn = k->max_dynamic_shared, carve = -1;
+    if (xmt_drv.cuFuncGetAttribute && !k->is_cukernel) {
+        xmt_drv.cuFuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, l->f);
+        xmt_drv.cuFuncGetAttribute(&carve, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                   l->f);
+    }
+    json_t *launch =
+        json_pack("{sososisisiso}", "grid", dims3(l->grid[0], l->grid[1], l->grid[2]), "block",
+                  dims3(l->block[0], l->block[1], l->block[2]), "shared", (int)l->shared,
+                  "max_dynamic_shared", dyn, "carveout", carve, "params", params_json(k, v));
     return json_pack("{sssssssisbsIsosbsos{ssso}sososo}", "kernel", k->mangled, "entry_fp", fp,
                      "key", key_text, "device", device, "verify_only", verify_only, "only_index",
                      (json_int_t)only_index, "only", only ? candidate_json(only) : json_null(),
@@ -372,9 +390,17 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         xmt_tp_tune t = {text ? strlen(text) : 0, img.size, st.fd >= 0 ? st.bytes : 0};
         free(text);
         xmt_tp_result res;
-        if (fds[0] < 0 || fds[1] < 0) snprintf(why, cap, "the request cannot be written");
-        int a = fds[0] < 0 || fds[1] < 0 ? ATTEMPT_NO_HELPER
-                                         : attempt(device, fds, nfds, &t, &res, why, cap);
+        CUresult fr = refill(&st);
+        if (fr != CUDA_SUCCESS) {
+            char b[32];
+            snprintf(why, cap, "its memory cannot be staged for the helper (%s)",
+                     xmt_cu_name(fr, b, sizeof b));
+        } else if (fds[0] < 0 || fds[1] < 0) {
+            snprintf(why, cap, "the request cannot be written");
+        }
+        int a = fr != CUDA_SUCCESS || fds[0] < 0 || fds[1] < 0
+                    ? ATTEMPT_NO_HELPER
+                    : attempt(device, fds, nfds, &t, &res, why, cap);
         if (fds[0] >= 0) close(fds[0]);
         if (fds[1] >= 0) close(fds[1]);
         if (a == ATTEMPT_NO_HELPER) break;

@@ -214,12 +214,10 @@ static void log_event(const xmt_session *S)
         .untuned = S->untuned,
         .error = error_json(S),
         .clock_warmup = S->warmup_fate != XMT_WARMUP_NOT_REACHED ? clock_warmup_json(S) : NULL};
-    json_t *ev = xmt_ev_tune(&t);
-    if (ev && S->trial)
-        json_object_set_new(ev, XMT_F_STAGED,
-                            json_pack("{sIsb}", "bytes", (json_int_t)S->trial->staged_bytes,
-                                      "moved", S->trial->moved));
-    xmt_log_event(ev);
+    if (S->trial)
+        t.staged = json_pack("{sIsb}", "bytes", (json_int_t)S->trial->staged_bytes, "moved",
+                             S->trial->moved);
+    xmt_log_event(xmt_ev_tune(&t));
 }
 
 void xmt_tune_event(const xmt_session *S)

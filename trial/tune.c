@@ -369,6 +369,15 @@ static void run(request *q, xmt_tp_result *res)
     CUresult r = function_of(q, &f, why, sizeof why);
     if (r == CUDA_SUCCESS && (r = map_staging(q)) != CUDA_SUCCESS)
         snprintf(why, sizeof why, "the staged memory cannot be mapped here (CUresult %d)", (int)r);
+    json_t *L = json_object_get(q->root, "launch");
+    if (r == CUDA_SUCCESS && xmt_drv.cuFuncSetAttribute) { /* as the program set them */
+        int dyn = (int)jint(L, "max_dynamic_shared"), carve = (int)jint(L, "carveout");
+        if (dyn > 0)
+            xmt_drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn);
+        if (carve >= 0)
+            xmt_drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                       carve);
+    }
     xmt_kernel *k = r == CUDA_SUCCESS ? xmt_kernels_get(f) : NULL;
     char fp[20];
     if (k) snprintf(fp, sizeof fp, "%016llx", (unsigned long long)xmt_entry_fingerprint(k->entry));
@@ -389,7 +398,6 @@ static void run(request *q, xmt_tp_result *res)
         snprintf(res->why, sizeof res->why, "%s", why);
         return;
     }
-    json_t *L = json_object_get(q->root, "launch");
     json_t *g = json_object_get(L, "grid"), *b = json_object_get(L, "block");
     xmt_launch l = {.kind = XMT_K_LAUNCH,
                     .real = (void *)xmt_drv.cuLaunchKernel,

@@ -1132,6 +1132,24 @@ static void scenario_fillm1(void)
     dump(o, (size_t)n * 4);
 }
 
+/* hazard: kernels that fault or hang in every config but the program's own (the trial
+ * helper's reason to be): own_block with its block of 256, then spin with 256 (its
+ * hang_block is 128), ITERATIONS times each. */
+static void scenario_hazard(void)
+{
+    int n = 4096, own = 256, hang = 128;
+    CUdeviceptr o = upload((size_t)n, 81), s = upload((size_t)n, 82);
+    void *p1[] = {&o, &n, &own}, *p2[] = {&s, &n, &hang};
+    CUfunction fo = kernel("_Z9own_blockPfii"), fs = kernel("_Z4spinPfii");
+    for (int i = 0; i < iterations; i++) {
+        launch(cu.launch, fo, 16, 1, 256, 1, 0, NULL, p1);
+        launch(cu.launch, fs, 16, 1, 256, 1, 0, NULL, p2);
+    }
+    CHECK(cu.cuCtxSynchronize());
+    dump(o, (size_t)n * 4);
+    dump(s, (size_t)n * 4);
+}
+
 /* A long-running program's graphs: ITERATIONS executable graphs of one saxpy node, each
  * replayed 3 times and destroyed, at most 64 alive at once. */
 static void scenario_graphchurn(void)
@@ -1261,7 +1279,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s "
                 "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|sigs|"
-                "graph|graphchurn|images|closefds|fillm1 OUT "
+                "graph|graphchurn|images|closefds|fillm1|hazard OUT "
                 "[ITERATIONS]\n",
                 argv[0]);
         return 2;
@@ -1316,6 +1334,8 @@ int main(int argc, char **argv)
         scenario_closefds(argv[2]);
     else if (!strcmp(sc, "fillm1"))
         scenario_fillm1();
+    else if (!strcmp(sc, "hazard"))
+        scenario_hazard();
     else if (!strcmp(sc, "graphchurn"))
         scenario_graphchurn();
     else if (!strcmp(sc, "images"))

@@ -29,6 +29,9 @@ PRELOAD = PRELOAD_PREFIX + SHIM
 SIMDIR = os.environ.get("XMT_SIMDIR", "")
 APPS = {"rt": os.environ.get("XMT_APP_RT", ""), "linked": os.environ.get("XMT_APP_LINKED", "")}
 POLICIES = os.environ.get("XMT_POLICIES", "")
+# Sessions in the program's own process, as before the trial helper: for the tests of what
+# the program's driver calls, failing or hanging, do to a session there.
+INLINE = {"XMATUNE_TRIALS": "inline"}
 WORK = os.environ.get("XMT_WORK") or tempfile.mkdtemp(prefix="xmt-")
 os.makedirs(WORK, exist_ok=True)
 
@@ -727,8 +730,10 @@ def tune_fault_injection():
               "cuLaunchKernel:1", "cuLaunchKernel:3", "cuMemFree_v2:1", "cuEventDestroy:1"]
     for f in faults:
         for err in ("CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_INVALID_VALUE"):
-            t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES,
-                                        "SIMCUDA_FAIL": "%s:%s" % (f, err)})
+            # the program's own driver calls: the session runs in the program (INLINE); the
+            # helper's are trial_helper_fault_injection's
+            t = run("rt", "saxpy", env=dict(INLINE, XMATUNE_POLICY=POLICIES,
+                                            SIMCUDA_FAIL="%s:%s" % (f, err)))
             ok(t, "fault %s %s" % (f, err))
             same_output(base, t, "fault %s %s" % (f, err))
             saw_every_launch(t, "fault %s" % f)
@@ -897,9 +902,9 @@ def tune_l2_flush():
     # only memset is the
     # flush: failing it must stop tuning there (which shows it happens), and change nothing
     # for the program.
-    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_L2_FLUSH": "1",
-                                "XMATUNE_PROTECT": "declared", "XMATUNE_VERIFY_ON": "host",
-                                "SIMCUDA_FAIL": "cuMemsetD8Async:1:CUDA_ERROR_OUT_OF_MEMORY"})
+    t = run("rt", "saxpy", env=dict(INLINE, XMATUNE_POLICY=POLICIES, XMATUNE_L2_FLUSH="1",
+                                    XMATUNE_PROTECT="declared", XMATUNE_VERIFY_ON="host",
+                                    SIMCUDA_FAIL="cuMemsetD8Async:1:CUDA_ERROR_OUT_OF_MEMORY"))
     ok(t, "flush fails")
     same_output(base, t, "flush fails")
     ev = tune_events(t, "saxpy")[0]
@@ -917,9 +922,11 @@ def tune_watchdog():
     for f in (release, trace):
         if os.path.exists(f):
             os.remove(f)
-    p, out, log = start("saxpy", {"XMATUNE_POLICY": POLICIES, "XMATUNE_PROGRESS": "1",
-                                  "SIMCUDA_HANG": SAXPY + ":64:0", "SIMCUDA_HANG_UNTIL": release,
-                                  "SIMCUDA_TRACE": trace}, "watchdog", stderr_file=True)
+    # in the program's process (INLINE): the watchdog can only speak; in the helper it ends
+    # the run (trial_helper_candidate_hangs)
+    p, out, log = start("saxpy", dict(INLINE, XMATUNE_POLICY=POLICIES, XMATUNE_PROGRESS="1",
+                                      SIMCUDA_HANG=SAXPY + ":64:0", SIMCUDA_HANG_UNTIL=release,
+                                      SIMCUDA_TRACE=trace), "watchdog", stderr_file=True)
     wait_for(lambda: "has run for" in open(p.stderr_path).read(), "the watchdog's message")
     open(release, "w").close()
     t = finish(p, out, log)
@@ -939,7 +946,8 @@ def tune_watchdog():
     expect(1 <= n <= ev["duration_ms"] // 1000 and
            re.search(r"verify 1/6, about \d+ s left in this phase\n", t.stderr),
            (n, ev["duration_ms"], t.stderr))
-    q = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "SIMCUDA_HANG": "_Z5saxpyifPKfPf:64:1500"})
+    q = run("rt", "saxpy", env=dict(INLINE, XMATUNE_POLICY=POLICIES,
+                                    SIMCUDA_HANG="_Z5saxpyifPKfPf:64:1500"))
     expect("xmatune: tuning" not in q.stderr, "progress without a terminal: %s" % q.stderr)
 
 
@@ -977,10 +985,15 @@ def protect_auto_undeclared_output():
         f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
     p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
     expect("## Tuning cost" in p.stdout and "262144 in place, on the gpu" in p.stdout, p.stdout)
-    d = run("rt", "saxpy", env={"XMATUNE_POLICY": AUTO, "XMATUNE_PROTECT": "declared"})
+    d = run("rt", "saxpy", env=dict(INLINE, XMATUNE_POLICY=AUTO, XMATUNE_PROTECT="declared"))
     ok(d, "declared")
     expect(d.out != base.out, "declared protection with nothing declared must change y")
     expect(tune_events(d, "saxpy")[0]["protect"] == "declared", "protect: declared")
+    # in the trial helper (the default) the runs are on its copy: y is the program's own
+    d = run("rt", "saxpy", env={"XMATUNE_POLICY": AUTO, "XMATUNE_PROTECT": "declared"})
+    ok(d, "declared, in the helper")
+    same_output(base, d, "declared protection in the helper")
+    expect(tune_events(d, "saxpy")[0]["trial"] == "helper", tune_events(d, "saxpy"))
 
 
 @case
@@ -1105,7 +1118,7 @@ def protect_auto_scratch_cap():
 def protect_auto_host_fallback():
     ex = {"XMATUNE_EXCLUDE": "atomic_sum*"}
     base, gpu = tuned("rt", "basic", policies=AUTO, env=ex)
-    for env in ({"SIMCUDA_FAIL": "cuModuleLoadData:0:CUDA_ERROR_NO_BINARY_FOR_GPU"},
+    for env in (dict(INLINE, SIMCUDA_FAIL="cuModuleLoadData:0:CUDA_ERROR_NO_BINARY_FOR_GPU"),
                 {"XMATUNE_VERIFY_ON": "host"}):
         env.update(ex)
         b2, t = tuned("rt", "basic", policies=AUTO, env=env)
@@ -1130,8 +1143,8 @@ def protect_auto_fault_injection():
               "cuMemcpyDtoHAsync_v2:5", "cuMemAlloc_v2:2", "cuMemAlloc_v2:5",
               "cuMemcpyDtoDAsync_v2:2", "cuMemcpyDtoDAsync_v2:6"]
     for f in faults:
-        t = run("rt", "protect", env={"XMATUNE_POLICY": AUTO,
-                                      "SIMCUDA_FAIL": "%s:CUDA_ERROR_OUT_OF_MEMORY" % f})
+        t = run("rt", "protect", env=dict(INLINE, XMATUNE_POLICY=AUTO,
+                                          SIMCUDA_FAIL="%s:CUDA_ERROR_OUT_OF_MEMORY" % f))
         ok(t, "fault %s" % f)
         same_output(base, t, "fault %s" % f)
         saw_every_launch(t, "fault %s" % f)
@@ -2961,21 +2974,27 @@ def wait_gone(pids, what):
 
 @case
 def trial_helper_once_per_device():
-    """XMATUNE_TRIALS=process: one helper for the device, started at the first key that
-    needs a trial and reused (pinged) for the other 11 (and one per device with two); those keys keep the program's own
-    config (trials cannot run in the helper yet), said once; auto and inline start none."""
+    """One helper for the device, started at the first key that needs a trial and reused
+    for the other 11 (and one per device with two); every key is tuned there (the tune
+    events say "helper") with the program's outputs; process and auto alike; inline
+    starts none and tunes in the program."""
     base = run("rt", "trial", shim=False, iterations=12, args=["exit"])
     ok(base, "without the shim")
-    r = run("rt", "trial", env=TRIAL, iterations=12, args=["exit"])
-    ok(r, "process")
-    same_output(r, base, "process")
-    expect(helper_whats(r) == ["started"], r.log)
-    ev = r.events("trial_helper")[0]
-    expect(ev["device"] == 0 and ev["name"] == "Simulated GPU" and ev["ms"] >= 0, ev)
-    expect(ev["uuid"] is None or re.match(r"^[0-9a-f]{32}$", ev["uuid"]), ev)
-    expect(r.stderr.count("cannot run in the trial helper yet") == 1, r.stderr)
-    expect(r.events("tune") == [], "a key was tuned in the program: %s" % r.events("tune"))
-    wait_gone(helper_pids(r), "process")
+    for mode in ("process", "auto"):
+        r = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS=mode), iterations=12, args=["exit"])
+        ok(r, mode)
+        same_output(r, base, mode)
+        expect(helper_whats(r) == ["started"], r.log)
+        ev = r.events("trial_helper")[0]
+        expect(ev["device"] == 0 and ev["name"] == "Simulated GPU" and ev["ms"] >= 0, ev)
+        expect(ev["uuid"] is None or re.match(r"^[0-9a-f]{32}$", ev["uuid"]), ev)
+        tunes = r.events("tune")
+        expect(len(tunes) == 12 and all(t["trial"] == "helper" for t in tunes), tunes)
+        # the simulated driver's reservations honour the hint: the program's own addresses
+        expect(all(t["staged"]["moved"] is False and t["staged"]["bytes"] > 0 for t in tunes),
+               [t["staged"] for t in tunes])
+        expect(all(winner_block(t) == [256, 1, 1] for t in tunes), [t["winner"] for t in tunes])
+        wait_gone(helper_pids(r), mode)
     # two devices, keys on each in turn: a helper each, each reused
     base = run("rt", "trial", shim=False, iterations=3, args=["twodev"], env={"SIMCUDA_DEVICES": "2"})
     ok(base, "two devices without the shim")
@@ -2985,15 +3004,89 @@ def trial_helper_once_per_device():
     evs = r.events("trial_helper")
     expect(sorted((e["what"], e["device"]) for e in evs) == [("started", 0), ("started", 1)], evs)
     expect(len(set(helper_pids(r))) == 2, evs)
+    expect(sorted(t["device"] for t in r.events("tune")) == [0, 0, 0, 1, 1, 1], r.events("tune"))
     wait_gone(helper_pids(r), "two devices")
-    for mode in ("auto", "inline"):
-        q = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS=mode), iterations=12, args=["exit"])
-        ok(q, mode)
-        expect(q.events("trial_helper") == [], "%s: %s" % (mode, q.events("trial_helper")))
-        expect(q.events("tune"), "%s: nothing tuned" % mode)
+    q = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS="inline"), iterations=12, args=["exit"])
+    ok(q, "inline")
+    expect(q.events("trial_helper") == [], "inline: %s" % q.events("trial_helper"))
+    expect(q.events("tune") and all(t["trial"] == "inline" for t in q.events("tune")), q.log)
     q = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS="sideways"), iterations=2, args=["exit"])
     ok(q, "a bad value")
-    expect("XMATUNE_TRIALS" in q.stderr and q.events("trial_helper") == [], q.stderr)
+    # the default (auto) it keeps: the helper tunes
+    expect("XMATUNE_TRIALS" in q.stderr and helper_whats(q) == ["started"], q.stderr)
+    wait_gone(helper_pids(q), "a bad value")
+
+
+HAZARD = os.path.join(os.path.dirname(POLICIES), "policies_hazard")
+
+
+@case
+def trial_helper_candidates_fault_and_hang():
+    """own_block faults in every config but the program's own, spin never ends with
+    BLOCK=128: in the trial helper (the default) each such candidate is recorded as
+    `fault`, its helper ended and a new one runs the rest from the program's data; the
+    program's outputs are its own. In the program's process (inline) the first faulting
+    candidate kills the program: what the helper is for."""
+    base = run("rt", "hazard", shim=False)
+    ok(base, "without the shim")
+    t = run("rt", "hazard", env={"XMATUNE_POLICY": HAZARD})
+    ok(t, "in the helper")
+    same_output(base, t, "in the helper")
+    ob, sp = tune_events(t, "own_block")[0], tune_events(t, "spin")[0]
+    st = {c["config"]: (c["status"], c.get("why", "")) for c in ob["candidates"]}
+    for b in ("BLOCK=64", "BLOCK=128", "BLOCK=512"):
+        expect(st[b][0] == "fault" and "CUDA_ERROR_ILLEGAL_ADDRESS" in st[b][1], st)
+    expect(ob["trial"] == "helper" and ob["winner"]["index"] == -1 and not ob.get("untuned"), ob)
+    st = {c["config"]: (c["status"], c.get("why", "")) for c in sp["candidates"]}
+    expect(st["BLOCK=128"][0] == "fault" and "watchdog" in st["BLOCK=128"][1], st)
+    expect(st["BLOCK=64"][0] == "ok" and not sp.get("untuned") and not sp.get("error"), sp)
+    ended = [e for e in t.events("trial_helper") if e["what"] == "ended"]
+    expect(len(ended) == 4 and sum("watchdog" in e["why"] for e in ended) == 1, ended)
+    expect(helper_whats(t).count("started") == 5, helper_whats(t))
+    wait_gone(helper_pids(t), "hazard")
+    # the same program with its sessions in its own process: it dies of the first fault
+    q = run("rt", "hazard", env=dict(INLINE, XMATUNE_POLICY=HAZARD))
+    expect(q.rc != 0 and "CUDA_ERROR_ILLEGAL_ADDRESS" in q.stderr, (q.rc, q.stderr))
+
+
+@case
+def trial_helper_own_config_faults():
+    """The program's own config faulting in the helper (here: every launch of own_block
+    faults there, injected) leaves the key untuned with the reason; the program runs its
+    own config and its outputs are its own."""
+    base = run("rt", "hazard", shim=False)
+    t = run("rt", "hazard", env={"XMATUNE_POLICY": HAZARD,
+                                 "SIMCUDA_FAIL_HELPER": "cuLaunchKernel:0:CUDA_ERROR_ILLEGAL_ADDRESS"})
+    ok(t, "own config faults in the helper")
+    same_output(base, t, "own config faults in the helper")
+    ev = tune_events(t, "own_block")[0]
+    expect("its own config faulted in the trial helper" in ev.get("untuned", ""), ev)
+    expect(ev["winner"]["index"] == -1, ev["winner"])
+
+
+@case
+def trial_helper_fault_injection():
+    """A failure at each new driver call, in the program (staging) and in the helper
+    (import, mapping, module load, stream, launch, copies): the program's outputs are its
+    own, every launch is seen, and a key whose session cannot run in the helper either
+    runs inline (said once) or is tuned by a later helper."""
+    base = run("rt", "saxpy", shim=False)
+    prog = ["cuMemCreate:0", "cuMemAddressReserve:0", "cuMemMap:0", "cuMemSetAccess:0",
+            "cuMemExportToShareableHandle:0", "cuMemGetAllocationGranularity:0",
+            "cuMemcpyDtoD_v2:0"]
+    helper = ["cuMemImportFromShareableHandle:0", "cuMemAddressReserve:0", "cuMemMap:0",
+              "cuMemSetAccess:0", "cuModuleLoadDataEx:0", "cuModuleGetFunction:0",
+              "cuStreamCreate:0", "cuLaunchKernel:3", "cuMemcpyDtoDAsync_v2:1",
+              "cuMemAlloc_v2:1", "cuStreamQuery:2"]
+    for who, faults in (("SIMCUDA_FAIL", prog), ("SIMCUDA_FAIL_HELPER", helper)):
+        for f in faults:
+            t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES,
+                                        who: "%s:CUDA_ERROR_OUT_OF_MEMORY" % f})
+            ok(t, "%s %s" % (who, f))
+            same_output(base, t, "%s %s" % (who, f))
+            saw_every_launch(t, "%s %s" % (who, f))
+            expect(len(tune_events(t, "saxpy")) == 1, (who, f, t.stderr))
+            wait_gone(helper_pids(t), "%s %s" % (who, f))
 
 
 @case

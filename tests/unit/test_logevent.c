@@ -123,7 +123,8 @@ static json_t *build(xmt_event ev, int variant)
                               .benchmarked = 1,
                               .untuned = "why",
                               .error = json_string("CUDA_ERROR_UNKNOWN at x"),
-                              .clock_warmup = json_object()};
+                              .clock_warmup = json_object(),
+                              .staged = json_object()};
         return xmt_ev_tune(&t);
     }
     case XMT_EV_GRAPH_NODE:
