@@ -85,14 +85,15 @@ static const opt_desc options[] = {
      "fallback when the kernels cannot load)",
      verify_on_words},
     {"XMATUNE_TRIALS", T_CHOICE, OFF(trials), 0, "auto", 0, 0,
-     "where candidates run (issue 24: in progress, `docs/tuning.md`): `auto` and `inline` run "
-     "them in the program's own process, as before; `process` starts the trial helper "
-     "(`xmatune-trial`) and, since candidates cannot run there yet, keeps the program's own "
-     "config for every key that would need a trial",
+     "where tuning sessions run (`docs/tuning.md`, Where candidates run): `auto` in the trial "
+     "helper (`xmatune-trial`, a process of its own, where a candidate that faults or hangs "
+     "cannot harm the program), in the program's own process where a key's session cannot "
+     "run there (said once); `process` in the helper only (such a key keeps the program's "
+     "own config); `inline` in the program's own process",
      trials_words},
     {"XMATUNE_TRIAL_TIMEOUT_MS", T_INT, OFF(trial_timeout_ms), 0, "30000", 1, 3600000,
-     "the trial helper's deadline for one answer (its start included), in ms; past it the "
-     "helper is ended as hung",
+     "the trial helper's deadline for one answer (its start included; during a session, "
+     "between two of its heartbeats), in ms; past it the helper is ended as hung",
      NULL},
     {"XMATUNE_L2_FLUSH", T_BOOL, OFF(l2_flush), 0, "0", 0, 1,
      "`1`: flush the L2 cache before every timed run (outside the timed window)", NULL},

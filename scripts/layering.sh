@@ -11,8 +11,9 @@
 #  3. common/ includes nothing of shim/, policy's public header only.
 #  4. Within each folder, modules do not use each other in a cycle. A module is x.c and
 #     x.h (or x.S); see rule 4 below for what "uses" means.
-#  5. The trial helper (trial/) includes nothing of shim/ or policy/, and the shim nothing
-#     of trial/: the two meet only in the protocol's one header, common/trialproto.h.
+#  5. The shim includes nothing of trial/ (they speak through common/trialproto.h); the
+#     trial helper (trial/) may use the shim's tuning core but never its hooks (hook.h,
+#     dispatch.h, shim.h): the helper must never intercept anything.
 #
 #   bash scripts/layering.sh [BUILD_DIR]   (default build/; without one, includes only)
 #   LAYERING_ROOT=DIR checks another tree (the self-test, tests/layering/run.sh, does).
@@ -50,7 +51,15 @@ check_reach() {
 check_reach tools "tools common policy" "shim"
 check_reach policy "policy" "shim common"
 [ -d common ] && check_reach common "common policy" "shim"
-[ -d trial ] && check_reach trial "trial common" "shim policy"
+if [ -d trial ]; then
+  while IFS= read -r f; do
+    while IFS= read -r inc; do
+      case "${inc##*/}" in
+      hook.h | dispatch.h | shim.h) say "$f includes \"$inc\": the helper must not use the shim's hooks" ;;
+      esac
+    done < <(includes "$f")
+  done < <(git ls-files 'trial/*.c' 'trial/*.h')
+fi
 [ -d trial ] && check_reach shim "shim common policy" "trial"
 
 # CMake: a tool target compiling sources or adding include folders from shim/.
