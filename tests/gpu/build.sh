@@ -83,6 +83,14 @@ build_gpucheck_edges() {
         -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/targets/x86_64-linux/lib/stubs" -lcuda -lm
 }
 
+# probe_addr_hint: driver API only, plain C, linked against the stub libcuda.so. A probe
+# for the GPU machine (README: "Probes"), not a suite program.
+# shellcheck disable=SC2317  # invoked indirectly, through job
+build_probe_addr_hint() {
+    cc -O2 -std=c11 -Wall -Wextra -I"$CUDA_HOME/include" -o "$out/bin/probe_addr_hint" \
+        "$here/probe_addr_hint.c" -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/targets/x86_64-linux/lib/stubs" -lcuda
+}
+
 # The choice-quality benchmark's kernels (tools/bench/choice_quality.py loads this cubin
 # with CuPy's RawModule, under the shim and without it). A job whose "program" is the cubin.
 # shellcheck disable=SC2317  # invoked indirectly, through job
@@ -107,6 +115,7 @@ cu launch_rate "$here/launch_rate.cu" # launch_rate.sh: launch rate with and wit
 job driver_api build_driver_api
 job gpucheck_edges build_gpucheck_edges
 job cq_kernels build_cq_kernels
+job probe_addr_hint build_probe_addr_hint # issue 24: does a second process get our addresses?
 
 # examples/gpu: tuning programs (each has <name>.yaml beside it)
 for src in "$root"/examples/gpu/*.cu; do

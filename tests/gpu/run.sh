@@ -16,16 +16,24 @@
 #      with saxpy's cache and XMATUNE_CACHE_VERIFY=0 (a graph node cannot be verified:
 #      nothing may run at node-add or capture time), and again with the default (the
 #      winner, not verified in that process, is not used: replays keep the program's config)
+#   6. (trial programs, examples/gpu: candidates that fault or hang, __constant__ memory the
+#      program set) instead of 3 and 4: XMATUNE_MODE=tune with the default settings (trials
+#      in the helper process) and again with XMATUNE_TRIALS=inline (the "before" row:
+#      oob_blocks is expected to die, spin_grid to hang until its short timeout), both with
+#      XMATUNE_CACHE=off, so that each run tunes from nothing
 # and summarize.py compares outputs with the first run (byte for byte; atomic_rowsum
-# within a tolerance, marked so) and prints one Markdown table for (2) and one for (3).
+# within a tolerance, marked so) and prints its Markdown tables (README.md: The report).
 #
 # Robust by design: each run has a timeout; a crash, a timeout, a missing binary or a
 # missing Python module is a row saying so, never the end of the script; the whole suite
 # stops starting new runs after XMATUNE_GPU_BUDGET_S seconds (default 240).
 #
 # Environment: PYTHON (default python3), XMATUNE_GPU_TIMEOUT (per C program run, 60 s),
-# XMATUNE_GPU_PY_TIMEOUT (per Python run, 150 s), XMATUNE_GPU_WORK (work folder; default
-# a new one under /tmp), OUT (if set: the table and one tar of all logs are saved there).
+# XMATUNE_GPU_PY_TIMEOUT (per Python run, 150 s), XMATUNE_GPU_INLINE_TIMEOUT (per trial
+# program's inline run, 20 s), XMATUNE_GPU_TRIAL_TIMEOUT_MS (if set: XMATUNE_TRIAL_TIMEOUT_MS
+# for the trial programs' tune runs; otherwise the shim's default), XMATUNE_GPU_WORK (work
+# folder; default a new one under /tmp), OUT (if set: the table and one tar of all logs are
+# saved there).
 # XMATUNE_* variables of the caller are cleared; LD_PRELOAD too.
 set -u
 
@@ -37,6 +45,8 @@ shim=$(abspath "${2:-$root/build/shim/libxmatune.so}")
 PY=${PYTHON:-python3}
 T_C=${XMATUNE_GPU_TIMEOUT:-60}
 T_PY=${XMATUNE_GPU_PY_TIMEOUT:-150}
+T_INLINE=${XMATUNE_GPU_INLINE_TIMEOUT:-20}
+TRIAL_MS=${XMATUNE_GPU_TRIAL_TIMEOUT_MS:-}
 BUDGET=${XMATUNE_GPU_BUDGET_S:-240}
 work=${XMATUNE_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-gpu.XXXXXX")}
 mkdir -p "$work/logs" "$work/out" "$work/tmp"
@@ -47,9 +57,11 @@ for v in $(compgen -e | grep '^XMATUNE_' || true); do unset "$v"; done
 start=$(date +%s)
 
 # ---------------------------------------------------------------- the programs
-# name <TAB> kind (suite|tune) <TAB> comparison (exact|f32tol:RTOL:ATOL) <TAB> policy
+# name <TAB> kind (suite|python|tune|graph|trial) <TAB> comparison (exact|f32tol:RTOL:ATOL)
+# <TAB> policy <TAB> expected (trial programs: what the inline run does, dies|hangs|ok, and
+# whether the default run must log candidates with status fault, fault|nofault)
 {
-    echo "# name	kind	compare	policy"
+    echo "# name	kind	compare	policy	expect"
     for p in rt_kernels ptds launch_ex launch_paths driver_api threads graph; do
         printf '%s\tsuite\texact\t\n' "$p"
     done
@@ -64,6 +76,10 @@ start=$(date +%s)
     # saxpy.cu's kernel in graphs, replayed from the cache saxpy's tune run wrote
     for p in graph_explicit graph_captured; do
         printf '%s\tgraph\texact\t%s\n' "$p" "$root/examples/gpu/saxpy.yaml"
+    done
+    # last: spin_grid's inline run hangs until its timeout (XMATUNE_GPU_INLINE_TIMEOUT)
+    for p in oob_blocks:dies,fault const_taps:ok,nofault spin_grid:hangs,fault; do
+        printf '%s\ttrial\texact\t%s\t%s\n' "${p%%:*}" "$root/examples/gpu/${p%%:*}.yaml" "${p#*:}"
     done
 } >"$work/programs.tsv"
 
@@ -108,8 +124,9 @@ run_one() {
     (cd "$work/tmp" && timeout -k 10 "$t" env "${envs[@]}" "$@" "$work/out/$name.$mode.bin" \
         >"$base.stdout" 2>"$base.stderr" </dev/null)
     echo $? >"$base.rc"
+    echo "$t" >"$base.limit"
     t1=$(date +%s.%N)
-    printf 'run.sh: %-16s %-5s rc=%-3s %5.1f s  %s\n' "$name" "$mode" "$(cat "$base.rc")" \
+    printf 'run.sh: %-16s %-6s rc=%-3s %5.1f s  %s\n' "$name" "$mode" "$(cat "$base.rc")" \
         "$(awk "BEGIN{print $t1 - $t0}")" "$(grep -m1 '^LAUNCHES' "$base.stdout")" >&2
 }
 
@@ -117,7 +134,7 @@ run_one() {
 run_prog() {
     local name=$1 kind=$2 mode=$3
     shift 3
-    local t=$T_C cmd=()
+    local t=${RUN_T:-$T_C} cmd=() # RUN_T: a caller's shorter timeout
     if [ "$kind" = python ]; then
         t=$T_PY
         if ! command -v "$PY" >/dev/null 2>&1; then
@@ -145,7 +162,7 @@ have_shim=1
 [ -f "$shim" ] || have_shim=0
 [ $have_shim = 1 ] || echo "run.sh: WARNING: no shim at $shim: only the runs without it happen" >&2
 
-while IFS=$'\t' read -r name kind cmpm policy; do
+while IFS=$'\t' read -r name kind cmpm policy _expect; do
     case "$name" in '#'* | '') continue ;; esac
     run_prog "$name" "$kind" base
     if [ $have_shim = 1 ]; then
@@ -167,6 +184,26 @@ while IFS=$'\t' read -r name kind cmpm policy; do
             run_prog "$name" "$kind" replay "LD_PRELOAD=$shim" XMATUNE_MODE=replay \
                 "XMATUNE_POLICY=$policy" "XMATUNE_LOG=$work/logs/$name.replay.jsonl" \
                 "XMATUNE_CACHE=$work/logs/$name.cache.jsonl"
+        fi
+    fi
+    if [ "$kind" = trial ]; then
+        if [ $have_shim = 0 ]; then
+            echo "not run: no shim at $shim" >"$work/logs/$name.tune.note"
+            echo "not run: no shim at $shim" >"$work/logs/$name.inline.note"
+        elif [ ! -f "$policy" ]; then
+            echo "not run: no policy $policy" >"$work/logs/$name.tune.note"
+            echo "not run: no policy $policy" >"$work/logs/$name.inline.note"
+        else
+            trial_ms=()
+            [ -n "$TRIAL_MS" ] && trial_ms=("XMATUNE_TRIAL_TIMEOUT_MS=$TRIAL_MS")
+            # The default settings: candidates run in the trial helper.
+            run_prog "$name" "$kind" tune "LD_PRELOAD=$shim" XMATUNE_MODE=tune "XMATUNE_POLICY=$policy" \
+                "XMATUNE_LOG=$work/logs/$name.tune.jsonl" XMATUNE_VERBOSE=1 XMATUNE_CACHE=off \
+                "${trial_ms[@]}"
+            # Before: candidates in the program's own process; a hang ends at T_INLINE.
+            RUN_T=$T_INLINE run_prog "$name" "$kind" inline "LD_PRELOAD=$shim" XMATUNE_MODE=tune \
+                "XMATUNE_POLICY=$policy" "XMATUNE_LOG=$work/logs/$name.inline.jsonl" XMATUNE_VERBOSE=1 \
+                XMATUNE_CACHE=off XMATUNE_TRIALS=inline
         fi
     fi
     if [ "$kind" = graph ] && [ $have_shim = 1 ]; then

@@ -10,7 +10,7 @@ Standard library only (runs with any python3 >= 3.8, on the GPU machine or here)
                                       or "none" when the log has no exit event)
     summarize.py cmpf32 A B RTOL ATOL compares two files of float32 values within
                                       |a-b| <= ATOL + RTOL*|b|; exit 0 when they agree
-    summarize.py report WORK          the suite's two Markdown tables, from the folder
+    summarize.py report WORK          the suite's Markdown tables, from the folder
                                       run.sh filled (programs.tsv, logs/, out/, env.txt)
 
 The log schema (docs/log.md; one JSON object per line):
@@ -21,10 +21,13 @@ The log schema (docs/log.md; one JSON object per line):
    "shapes":[{"grid":[x,y,z],"block":[x,y,z],"shared":b,"count":n}]}
   {"event":"tune","kernel":M,"name":N,"device":D,"key":K,
    "own":{"config":C,"median_ms":t,"times_ms":[..]},
-   "candidates":[{"config":C,"grid":[..],"block":[..],"shared":b,"status":"ok|skipped|rejected",
+   "candidates":[{"config":C,"grid":[..],"block":[..],"shared":b,"status":"ok|skipped|rejected|fault",
                   "why":W,"median_ms":t,"times_ms":[..]}],
    "winner":{"config":C,"grid":[..],"block":[..],"shared":b,"median_ms":t},"tolerance":bool}
   {"event":"exit","launches":N,"rewritten":R,"kernels":K}
+  {"event":"trial_helper","what":"started|restarted|gone|fallback","device":D,"pid":P,"ms":t,"why":W}
+A candidate's status "fault" (issue 24: it faulted on the GPU or hung past the watchdog in
+the trial helper; `why` names the driver's error) is counted like the others.
 """
 import json
 import os
@@ -43,7 +46,7 @@ class Log:
         self.exists = os.path.exists(path)
         self.bad_lines = 0
         self.starts, self.kernels, self.summaries, self.tunes, self.exits = [], [], [], [], []
-        self.graphs, self.graph_nodes = [], []
+        self.graphs, self.graph_nodes, self.helpers = [], [], []
         self.other = defaultdict(int)
         if not self.exists:
             return
@@ -63,7 +66,7 @@ class Log:
                 kind = ev.get("event")
                 bucket = {"start": self.starts, "kernel": self.kernels, "kernel_summary": self.summaries,
                           "tune": self.tunes, "exit": self.exits, "graphs": self.graphs,
-                          "graph_node": self.graph_nodes}.get(kind)
+                          "graph_node": self.graph_nodes, "trial_helper": self.helpers}.get(kind)
                 if bucket is not None:
                     bucket.append(ev)
                 else:
@@ -156,6 +159,13 @@ def cmd_log(paths):
             for x in c:
                 if x.get("status") != "ok":
                     print(f"      {x.get('status')}: {x.get('config')}: {x.get('why')}")
+            for k in ("untuned", "error"):
+                if t.get(k):
+                    print(f"      {k}: {t.get(k)}")
+        for h in lg.helpers:
+            print(f"   trial_helper {h.get('what')} device {h.get('device')} pid {h.get('pid')}"
+                  + (f" {fmt_ms(h.get('ms'))}" if h.get("ms") is not None else "")
+                  + (f": {h.get('why')}" if h.get("why") else ""))
         for k, v in lg.other.items():
             print(f"   other event {k}: {v}")
     return 0
@@ -263,6 +273,7 @@ class Run:
         self.time_ms = stdout_value(self.stdout, "TIME_MS")
         self.config = stdout_value(self.stdout, "CONFIG")
         self.note = read_text(base + ".note")
+        self.limit = (read_text(base + ".limit") or "").strip() or None  # its timeout, s
 
     def failure(self):
         """None when the run succeeded, else a short reason."""
@@ -305,12 +316,13 @@ def esc(s):
 
 
 def cmd_report(work):
-    progs = []
+    progs, expects = [], {}
     with open(os.path.join(work, "programs.tsv"), "r", encoding="utf-8") as f:
         for line in f:
             if line.strip() and not line.startswith("#"):
-                name, kind, how, policy = (line.rstrip("\n").split("\t") + ["", "", "", ""])[:4]
+                name, kind, how, policy, expect = (line.rstrip("\n").split("\t") + [""] * 5)[:5]
                 progs.append((name, kind, how, policy))
+                expects[name] = expect
     env = read_text(os.path.join(work, "env.txt")) or ""
     lines = []
     w = lines.append
@@ -490,9 +502,116 @@ def cmd_report(work):
                 w(f"| {esc(name)} | {label} | {counted} of {g or '—'} | {glaunch} | {rew_s} | {fmt_ms(r.time_ms)} "
                   f"| {fmt_ms(sb.time_ms)} / {fmt_ms(sr.time_ms)} | {esc(text)} | {esc(note)} |")
         w("")
+    trial_progs = [p for p in progs if p[1] == "trial"]
+    if trial_progs:
+        all_ok = trial_table(work, trial_progs, expects, w) and all_ok
     w(f"Overall: {'every row identical with matching counts' if all_ok else 'SEE ROWS ABOVE: not all identical/matching'}.")
     print("\n".join(lines))
     return 0
+
+
+def status_counts(tunes):
+    """{status: count} over every candidate of some tune events."""
+    st = defaultdict(int)
+    for t in tunes:
+        for c in t.get("candidates", []) or []:
+            st[str(c.get("status", "?"))] += 1
+    return st
+
+
+def exit_text(r):
+    """A run's exit status in words: "0", "exit 2", "timed out (20 s)", "not run: ..."."""
+    if r.note:
+        return r.note.strip()
+    if not r.ran or r.rc is None:
+        return "not run"
+    if r.rc in (124, 137):
+        return f"timed out ({r.limit} s)" if r.limit else "timed out"
+    if r.rc > 128:
+        return f"killed by signal {r.rc - 128}"
+    return str(r.rc) if r.rc == 0 else f"exit {r.rc}"
+
+
+def trial_expected(r, mode, expect, ok, st, tunes):
+    """(as expected?, what was expected) for a trial program's run. expect is run.sh's
+    "dies|hangs|ok,fault|nofault"."""
+    inline, _, faults = expect.partition(",")
+    if mode == "inline":
+        if inline == "dies":
+            return (r.ran and not r.note and r.rc not in (None, 0, 124, 137)), "dies (non-zero exit)"
+        if inline == "hangs":
+            return (r.ran and not r.note and r.rc in (124, 137)), "hangs (the run's timeout)"
+        return (r.rc == 0 and ok), "exit 0, outputs identical"
+    nf = st.get("fault", 0)
+    tuned = bool(tunes) and not any(t.get("untuned") or t.get("error") for t in tunes)
+    if faults == "fault":
+        return (r.rc == 0 and ok and nf > 0), "exit 0, outputs identical, candidates `fault`"
+    return (r.rc == 0 and ok and nf == 0 and tuned), "exit 0, outputs identical, tuned, no `fault`"
+
+
+def trial_table(work, progs, expects, w):
+    """The trial programs' table (issue 24): each program tuned with the default settings
+    (trials in the helper process) and with XMATUNE_TRIALS=inline. Returns True when every
+    row is as expected."""
+    w("## Trials in a side process")
+    w("")
+    w("Programs whose candidates fault (oob_blocks: writes gigabytes past a buffer) or hang "
+      "(spin_grid: a grid-wide barrier over a grid that cannot be resident at once), and one that "
+      "reads `__constant__` memory the program set (const_taps), tuned with `XMATUNE_MODE=tune "
+      "XMATUNE_CACHE=off` twice: with the default settings (*helper*: candidates run in the trial "
+      "helper process) and with `XMATUNE_TRIALS=inline` (*inline*: in the program's own process, "
+      "the behaviour before issue 24, under a short timeout). *fault*: candidates the tune log "
+      "gives status `fault`. Outputs are compared with the run without the shim.")
+    w("")
+    w("| program | trials | exit | outputs identical | candidates | fault | winner | expected | as expected | note |")
+    w("| --- | --- | --- | --- | --- | ---: | --- | --- | --- | --- |")
+    all_ok = True
+    for name, kind, how, policy in progs:
+        base = Run(work, name, "base")
+        for mode, label in (("tune", "helper (default)"), ("inline", "inline")):
+            r = Run(work, name, mode)
+            tunes = r.log.tunes
+            ok, text = compare(base, r, how)
+            st = status_counts(tunes)
+            cands = ", ".join(f"{v} {k}" for k, v in sorted(st.items())) or "—"
+            win = "—"
+            if tunes:
+                t0 = tunes[0]
+                wv, own = t0.get("winner", {}) or {}, t0.get("own", {}) or {}
+                win = fmt_cfg(wv) if wv else "—"
+                if wv.get("index") == -1:
+                    win = "the program's own"
+                if wv and own.get("median_ms") is not None and wv.get("median_ms") is not None:
+                    win += f" ({fmt_ms(wv.get('median_ms'))}, own {fmt_ms(own.get('median_ms'))})"
+            good, wanted = trial_expected(r, mode, expects.get(name, ""), ok, st, tunes)
+            if not good:
+                all_ok = False
+            notes = []
+            rf = r.failure()
+            if rf and not r.note:
+                notes.append(rf)
+            for t in tunes:
+                for k in ("untuned", "error"):
+                    if t.get(k):
+                        notes.append(f"{k}: {t.get(k)}")
+            faults = [c for t in tunes for c in (t.get("candidates", []) or []) if c.get("status") == "fault"]
+            for c in faults[:3]:
+                notes.append(f"fault {c.get('config')}: {c.get('why')}")
+            if len(faults) > 3:
+                notes.append(f"{len(faults) - 3} more faults")
+            hs = defaultdict(int)
+            for h in r.log.helpers:
+                hs[str(h.get("what"))] += 1
+            if hs:
+                notes.append("trial_helper events: " + ", ".join(f"{k} {v}" for k, v in sorted(hs.items())))
+            for h in r.log.helpers:
+                if h.get("what") == "fallback":
+                    notes.append(f"helper fallback: {h.get('why')}")
+            w(f"| {esc(name)} | {label} | {esc(exit_text(r))} | {esc(text)} | {esc(cands)} "
+              f"| {st.get('fault', 0)} | {esc(win)} | {esc(wanted)} | {'yes' if good else '**no**'} "
+              f"| {esc('; '.join(notes))} |")
+    w("")
+    return all_ok
 
 
 def main(argv):

@@ -3191,6 +3191,74 @@ def trial_helper_hung_is_ended():
         wait_gone([int(open(pidfile).read())], "hung helper")
 
 
+@case
+def gpu_trial_programs_summarized():
+    """The GPU suite's trial programs (issue 24): their policies load, and summarize.py's
+    "Trials in a side process" table, from a work folder as run.sh leaves it, says per run
+    whether it did what is expected (the default run: exit 0, outputs identical, `fault`
+    candidates where expected; inline: oob_blocks dies, spin_grid times out) and marks a
+    run that did not."""
+    tool = os.environ["XMT_TOOL"]
+    root = os.path.join(os.path.dirname(POLICIES), "..", "..")
+    for p in ("oob_blocks", "spin_grid", "const_taps"):
+        r = subprocess.run([tool, "check", "-q", os.path.join(root, "examples", "gpu", p + ".yaml")],
+                           capture_output=True, text=True)
+        expect(r.returncode == 0, "%s.yaml: %s" % (p, r.stdout + r.stderr))
+    work = os.path.join(WORK, "gpu_work")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "logs"))
+    os.makedirs(os.path.join(work, "out"))
+    progs = [("oob_blocks", "dies,fault"), ("const_taps", "ok,nofault"), ("spin_grid", "hangs,fault")]
+    with open(os.path.join(work, "programs.tsv"), "w") as f:
+        f.write("# name\tkind\tcompare\tpolicy\texpect\n")
+        for p, e in progs:
+            f.write("%s\ttrial\texact\t%s.yaml\t%s\n" % (p, p, e))
+
+    def run(p, mode, rc, status=None, output=True):
+        base = os.path.join(work, "logs", "%s.%s" % (p, mode))
+        open(base + ".rc", "w").write("%d\n" % rc)
+        open(base + ".limit", "w").write("20\n" if mode == "inline" else "60\n")
+        open(base + ".stdout", "w").write("LAUNCHES 30\n" if rc == 0 else "")
+        open(base + ".stderr", "w").write("" if rc in (0, 124) else "illegal memory access\n")
+        if output:
+            open(os.path.join(work, "out", "%s.%s.bin" % (p, mode)), "wb").write(b"\x01" * 64)
+        if status:
+            cands = [{"index": i, "config": "BLOCK=%d" % (64 << i), "status": s, "why": "CUDA_ERROR_ILLEGAL_ADDRESS"
+                      if s == "fault" else None} for i, s in enumerate(status)]
+            tune = {"event": "tune", "kernel": p, "name": p, "key": "", "own": {"config": "own", "median_ms": 2.0},
+                    "candidates": cands, "winner": {"config": "BLOCK=128", "index": 1, "median_ms": 1.0}}
+            with open(base + ".jsonl", "w") as f:
+                for ev in ({"event": "start", "mode": "tune"}, tune, {"event": "exit", "launches": 30}):
+                    f.write(json.dumps(ev) + "\n")
+
+    for p, _ in progs:
+        run(p, "base", 0)
+    run("oob_blocks", "tune", 0, ["fault", "ok", "fault"])
+    run("oob_blocks", "inline", 2, output=False)
+    run("const_taps", "tune", 0, ["ok", "ok"])
+    run("const_taps", "inline", 0, ["ok", "ok"])
+    run("spin_grid", "tune", 0, ["ok", "ok"])  # no fault where one is expected
+    run("spin_grid", "inline", 124, output=False)
+    summarize = os.path.join(root, "tests", "gpu", "summarize.py")
+    r = subprocess.run([sys.executable, summarize, "report", work], capture_output=True, text=True)
+    expect(r.returncode == 0, r.stderr)
+    rows = {tuple(c.strip() for c in line.split("|")[1:3]): [c.strip() for c in line.split("|")[1:-1]]
+            for line in r.stdout.splitlines()
+            if line.startswith("| ") and ("| helper (default) |" in line or "| inline |" in line)}
+    want = {("oob_blocks", "helper (default)"): ("0", "yes", "2", "yes"),
+            ("oob_blocks", "inline"): ("exit 2", None, "0", "yes"),
+            ("const_taps", "helper (default)"): ("0", "yes", "0", "yes"),
+            ("const_taps", "inline"): ("0", "yes", "0", "yes"),
+            ("spin_grid", "helper (default)"): ("0", "yes", "0", "**no**"),
+            ("spin_grid", "inline"): ("timed out (20 s)", None, "0", "yes")}
+    for k, (ex, same, faults, as_expected) in want.items():
+        expect(k in rows, "no row %s in:\n%s" % (k, r.stdout))
+        row = rows[k]  # program, trials, exit, outputs, candidates, fault, winner, expected, as expected, note
+        expect(row[2] == ex and row[5] == faults and row[8] == as_expected
+               and (same is None or row[3] == same), "%s: %s" % (k, row))
+    expect("Overall: SEE ROWS ABOVE" in r.stdout, r.stdout)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
