@@ -1051,6 +1051,17 @@ static void decide(xmt_session *S)
 /* Scratch memory and events are freed whatever happened; the capture mode put back. */
 static void release(xmt_session *S)
 {
+    /* the trial helper after a failure: it exits next, and a free could wait forever on a
+     * run that never ends (cuMemFree synchronizes); its memory goes with it */
+    if (S->trial && S->error != CUDA_SUCCESS) {
+        S->regions_found = S->nregs;
+        for (size_t i = 0; i < S->nregs; i++)
+            S->region_bytes += S->regs[i].bytes;
+        xmt_protect_free(S->regs, S->nregs);
+        S->regs = NULL;
+        S->nregs = 0;
+        return;
+    }
     for (size_t i = 0; i < S->nbufs; i++) {
         if (S->bufs[i].snap) xmt_drv.cuMemFree(S->bufs[i].snap);
         if (S->bufs[i].ref) xmt_drv.cuMemFree(S->bufs[i].ref);

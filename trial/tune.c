@@ -134,6 +134,7 @@ typedef struct {
     CUmemGenericAllocationHandle h;
     CUdeviceptr whole; /* the one reservation of the moved mapping, or 0 */
     int moved;         /* not at the program's addresses: pointers are translated */
+    int mapped;
     xmt_region *regs;
     size_t nregs;
     long faulted[MAX_FAULTED];
@@ -172,9 +173,9 @@ static CUdeviceptr here_of(const request *q, CUdeviceptr p)
     return p;
 }
 
-/* The staged memory mapped: at the program's own addresses when every window's range is
- * free here (then pointers stored inside device memory stay valid), else in one range
- * anywhere with the pointer arguments translated. */
+/* The staged memory mapped: at the program's own addresses when it is one window whose
+ * range is free here (then pointers stored inside device memory stay valid), else in one
+ * range anywhere with the pointer arguments translated. */
 static CUresult map_staging(request *q)
 {
     CUresult r;
@@ -182,20 +183,20 @@ static CUresult map_staging(request *q)
     r = xmt_drv.cuMemImportFromShareableHandle(&q->h, (void *)(uintptr_t)q->staging_fd,
                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     if (r != CUDA_SUCCESS) return r;
-    size_t placed = 0;
-    for (; placed < q->nwin; placed++) {
+    /* cuMemMap maps an allocation from its start only ("offset: must be zero currently",
+     * the driver API's documentation; the H200 answered 801 NOT_SUPPORTED): several
+     * windows of one allocation cannot each go to the program's address, so they are
+     * mapped end to end elsewhere and the pointer arguments translated */
+    if (q->nwin == 1) {
         CUdeviceptr got = 0;
-        r = xmt_drv.cuMemAddressReserve(&got, q->win_bytes[placed], 0, q->win_va[placed], 0);
-        if (r == CUDA_SUCCESS && got != q->win_va[placed]) {
-            xmt_drv.cuMemAddressFree(got, q->win_bytes[placed]);
-            break;
-        }
-        if (r != CUDA_SUCCESS) break;
-        q->here[placed] = got;
+        r = xmt_drv.cuMemAddressReserve(&got, q->win_bytes[0], 0, q->win_va[0], 0);
+        if (r == CUDA_SUCCESS && got == q->win_va[0])
+            q->here[0] = got;
+        else if (r == CUDA_SUCCESS)
+            xmt_drv.cuMemAddressFree(got, q->win_bytes[0]);
     }
-    if (placed < q->nwin) { /* moved: one range anywhere */
-        for (size_t i = 0; i < placed; i++)
-            xmt_drv.cuMemAddressFree(q->here[i], q->win_bytes[i]);
+    if (!q->here[0] || q->nwin != 1) { /* moved: end to end, anywhere */
+        q->here[0] = 0;
         q->moved = 1;
         if ((r = xmt_drv.cuMemAddressReserve(&q->whole, q->staging_bytes, 0, 0, 0)) != CUDA_SUCCESS)
             return r;
@@ -206,24 +207,18 @@ static CUresult map_staging(request *q)
     CUdevice dev = 0;
     if (xmt_drv.cuCtxGetDevice) xmt_drv.cuCtxGetDevice(&dev);
     acc.location.id = (int)dev;
-    for (size_t i = 0; i < q->nwin; i++) {
-        if ((r = xmt_drv.cuMemMap(q->here[i], q->win_bytes[i], q->win_off[i], q->h, 0)) !=
-                CUDA_SUCCESS ||
-            (r = xmt_drv.cuMemSetAccess(q->here[i], q->win_bytes[i], &acc, 1)) != CUDA_SUCCESS)
-            return r;
-    }
-    return CUDA_SUCCESS;
+    CUdeviceptr at = q->moved ? q->whole : q->here[0];
+    if ((r = xmt_drv.cuMemMap(at, q->staging_bytes, 0, q->h, 0)) != CUDA_SUCCESS) return r;
+    q->mapped = 1;
+    return xmt_drv.cuMemSetAccess(at, q->staging_bytes, &acc, 1);
 }
 
 static void unmap_staging(request *q)
 {
     if (!q->staging_bytes || !q->h) return;
-    for (size_t i = 0; i < q->nwin; i++)
-        if (q->here[i]) {
-            xmt_drv.cuMemUnmap(q->here[i], q->win_bytes[i]);
-            if (!q->moved) xmt_drv.cuMemAddressFree(q->here[i], q->win_bytes[i]);
-        }
-    if (q->whole) xmt_drv.cuMemAddressFree(q->whole, q->staging_bytes);
+    CUdeviceptr at = q->moved ? q->whole : q->here[0];
+    if (q->mapped) xmt_drv.cuMemUnmap(at, q->staging_bytes);
+    if (at) xmt_drv.cuMemAddressFree(at, q->staging_bytes);
     xmt_drv.cuMemRelease(q->h);
 }
 
@@ -526,7 +521,7 @@ int xmt_trial_tune(int channel, uint32_t seq, const xmt_tp_tune *t, const int *f
     } else {
         run(&q, res);
     }
-    unmap_staging(&q);
+    if (!res->exiting) unmap_staging(&q); /* else the helper exits: a driver call could block */
     json_decref(q.root);
     free(q.image);
     free(q.regs);
