@@ -72,7 +72,7 @@ static void relay_event(const char *json)
         events = e;
         events_cap = cap;
     }
-    memcpy(events + events_len, json, n);
+    memcpy(events + events_len, json, n + 1); /* its NUL, replaced by the newline */
     events_len += n;
     events[events_len++] = '\n';
 }
@@ -315,9 +315,8 @@ static int params_of(request *q, const xmt_kernel *k, uint8_t *store, size_t cap
         }
         at = (at + 7) & ~(size_t)7;
         for (size_t b = 0; b < n; b++) {
-            unsigned v = 0;
-            sscanf(hex + 2 * b, "%2x", &v);
-            store[at + b] = (uint8_t)v;
+            char two[3] = {hex[2 * b], hex[2 * b + 1], 0};
+            store[at + b] = (uint8_t)strtoul(two, NULL, 16);
         }
         if (n == 8 && q->moved) {
             CUdeviceptr p;
