@@ -92,6 +92,7 @@ typedef struct {
     double spent_ms;       /* the session's wall time in the helper */
     uint8_t storable;      /* the outcome may go to the cache (no error, not untuned) */
     uint8_t exiting;       /* the helper's context may be broken: it exits after this */
+    uint8_t reference;     /* the staged memory holds the helper's reference now */
     int64_t culprit;       /* the candidate that faulted or hung, else XMT_TP_NO_CULPRIT */
     int32_t culprit_error; /* its CUresult (CUDA_ERROR_TIMEOUT: it ran past the watchdog) */
     char label[XMT_TP_LABEL];

@@ -158,8 +158,12 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     xmt_trial_outcome o;
     char why[400] = "";
     if (xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only, p->only_index,
-                          p->from_cache, &o, why, sizeof why)) {
+                          p->from_cache, !p->launched, &o, why, sizeof why)) {
         *ch = o.choice;
+        if (o.launched) {
+            p->launched = 1;
+            p->launch_rc = o.launch_rc;
+        }
         if (!o.storable) p->store_on_disk = 0;
         atomic_fetch_add(&total_tuning_us, (uint64_t)(o.spent_ms * 1000));
         return 1;

@@ -28,6 +28,8 @@ typedef struct {
     int from_cache;            /* ch came from the disk: tune again if it fails */
     int cached;                /* ch is a winner the disk holds (verified or not) */
     int claimed;               /* this process claimed the key on disk (cache.h) */
+    int launched;              /* the launch was made already (trialtune.c's check) */
+    CUresult launch_rc;        /* what it returned */
     const xmt_candidate *only; /* the pin or cached config, when verify_only */
     long only_index;           /* its index: XMT_PIN_CONFIG or the cached candidate's */
     xmt_candidate pin;

@@ -294,16 +294,18 @@ static int choice_config(const xmt_kernel *k, const xmt_launch_view *v, long ind
 
 /* Runs a decided key: the winner's config recomputed for this launch, or the program's. */
 static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                           const result_t *r, int device)
+                           const result_t *r, int device, const CUresult *made)
 {
     memo_t *m = memo_slot(k);
     if (r->index == XMT_OWN_CONFIG) {
         memo_store(m, k, device, l, v->params, NULL);
-        return xmt_pass(k, l);
+        return made ? *made : xmt_pass(k, l);
     }
     xmt_candidate c;
     int ok = choice_config(k, v, r->index, &c);
     memo_store(m, k, device, l, v->params, ok ? &c : NULL);
+    if (made) /* this launch was made already: the program's own config, for a check */
+        return *made;
     if (!ok) /* its condition does not hold for this launch's non-key arguments */
         return xmt_pass(k, l);
     return xmt_run_for_real(k, l, &c);
@@ -394,7 +396,7 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
         xmt_cache_store(&p->id, mine->key + 4, mine->keylen - 4, device, key_text, &p->ch);
     else if (p->claimed) /* nothing worth keeping came of it: another process may try */
         xmt_cache_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
-    return run_choice(k, l, v, mine, device);
+    return run_choice(k, l, v, mine, device, p->launched ? &p->launch_rc : NULL);
 }
 
 static void wait_again(result_t *r)
@@ -428,7 +430,7 @@ static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_v
                           const xmt_devinfo *di, CUdevice dev)
 {
     int s = atomic_load_explicit(&r->state, memory_order_acquire);
-    if (s == R_DONE) return run_choice(k, l, v, r, (int)dev);
+    if (s == R_DONE) return run_choice(k, l, v, r, (int)dev, NULL);
     if (s == R_WAITING && xmt_now_ms() >= atomic_load(&r->recheck_ms) &&
         atomic_compare_exchange_strong(&r->state, &s, R_TUNING))
         return recheck(k, l, v, di, dev, r);

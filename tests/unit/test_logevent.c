@@ -136,6 +136,8 @@ static json_t *build(xmt_event ev, int variant)
     case XMT_EV_EXIT: return xmt_ev_exit(5, 5, 1, 42, json_pack("{si}", "cuLibraryLoadData", 1));
     case XMT_EV_MODULE_LOAD:
         return xmt_ev_module_load("cuModuleLoadData", "ELF", 5840, "copied", 0);
+    case XMT_EV_TRIAL_CHECK:
+        return xmt_ev_trial_check("_Z1kPf", "k(float*)", "n=1", 0, 0, 4096, 12, "why");
     case XMT_EV_TRIAL_HELPER:
         return xmt_ev_trial_helper("gone", 0, 42, 1.5, 1, 1, 1, "00112233445566778899aabbccddeeff",
                                    "H200", "why");
