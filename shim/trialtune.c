@@ -217,11 +217,25 @@ typedef struct {
 static json_t *globals_json(const xmt_kernel *k, char *why, size_t cap)
 {
     xmt_global g[GLOBALS_MAX];
-    size_t n = xmt_modload_globals((const void *)k->owner, g, GLOBALS_MAX), total = 0;
+    size_t n = xmt_modload_globals((const void *)k->owner, g, GLOBALS_MAX), total = 0, lib_n = n;
     CUmodule mod = NULL;
     if (k->is_cukernel && xmt_drv.cuLibraryGetModule &&
         xmt_drv.cuLibraryGetModule(&mod, (CUlibrary)k->owner) == CUDA_SUCCESS && mod)
         n += xmt_modload_globals(mod, g + n, GLOBALS_MAX - n);
+    /* the CUDA runtime asks without the size (NULL): asked here, in this context */
+    for (size_t i = 0; i < n; i++) {
+        CUdeviceptr d = 0;
+        size_t sz = 0;
+        CUresult q = CUDA_ERROR_NOT_FOUND;
+        if (i < lib_n && k->is_cukernel && xmt_drv.cuLibraryGetGlobal)
+            q = xmt_drv.cuLibraryGetGlobal(&d, &sz, (CUlibrary)k->owner, g[i].name);
+        else if (xmt_drv.cuModuleGetGlobal)
+            q = xmt_drv.cuModuleGetGlobal(&d, &sz, i < lib_n ? (CUmodule)k->owner : mod, g[i].name);
+        if (q == CUDA_SUCCESS) {
+            g[i].dptr = d;
+            g[i].bytes = sz;
+        }
+    }
     json_t *a = json_array();
     CUresult r = n ? xmt_drv.cuCtxSynchronize() : CUDA_SUCCESS;
     for (size_t i = 0; a && r == CUDA_SUCCESS && i < n; i++) {

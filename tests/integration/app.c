@@ -1160,10 +1160,11 @@ static void scenario_globals(void)
               : NULL;
         if (!unseen) exit(3);
         CHECK(unseen(&c, &bytes, linked_build ? (void *)m : (void *)lib, "sim_coef"));
-    } else if (linked_build)
+    } else if (linked_build) {
         CHECK(cu.cuModuleGetGlobal(&c, &bytes, m, "sim_coef"));
-    else
-        CHECK(cu.cuLibraryGetGlobal(&c, &bytes, lib, "sim_coef"));
+    } else { /* as the CUDA runtime asks: without the size */
+        CHECK(cu.cuLibraryGetGlobal(&c, NULL, lib, "sim_coef"));
+    }
     float coef = 2.5f;
     CHECK(cu.cuMemcpyHtoD(c, &coef, sizeof coef));
     int n = 4096;

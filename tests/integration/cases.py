@@ -606,10 +606,13 @@ def tune_saxpy_best_wins():
         expect(ev[0]["own"]["median_ms"] > ev[0]["winner"]["median_ms"], "own not slower")
         runs = traced(t, "_Z5saxpyifPKfPf")
         real = runs[-6:]  # the program's launches are the last ones
-        expect(all(r[1] == (256, 1, 1) and r[0] == (256, 1, 1) for r in real),
+        # the first is the program's own config (the check of the helper's result), then
+        # the winner
+        expect(real[0] == ((4, 1, 1), (32, 1, 1), 0) and
+               all(r[1] == (256, 1, 1) and r[0] == (256, 1, 1) for r in real[1:]),
                "the launches did not run the winner: %r" % real)
         s = [x for x in t.events("kernel_summary") if "saxpy" in x["name"]][0]
-        expect(s["rewritten"] == 6 and s["launches"] == 6 and s["keys"] == 1, s)
+        expect(s["rewritten"] == 5 and s["launches"] == 6 and s["keys"] == 1, s)
         for c in ev[0]["candidates"]:
             expect(c["status"] == "ok" and len(c["times_ms"]) == 10, c)
 
@@ -696,15 +699,21 @@ def tune_every_path():
     tc = tune_events(t, "tile_copy")[0]
     expect(winner_block(tc) == [64, 1, 1], "tile_copy winner %r" % tc["winner"])
     runs = traced(t, "_Z9tile_copyILi128EEvPKfPfi")
-    # Its three cuLaunchKernelEx launches ran the winner (the second and third from the
+    # Its first cuLaunchKernelEx launch ran the program's own config (the check of the trial
+    # helper's result: docs/tuning.md), the second and third the winner (the third from the
     # per-thread memo); the fourth, cooperative, passed through as the program made it.
-    expect([r[1] for r in runs[-4:]] == [(64, 1, 1)] * 3 + [(128, 1, 1)], "tile_copy ran %r" % runs[-4:])
+    expect([r[1] for r in runs[-4:]] == [(128, 1, 1)] + [(64, 1, 1)] * 2 + [(128, 1, 1)],
+           "tile_copy ran %r" % runs[-4:])
+    expect([c["equal"] for c in t.events("trial_check") if "tile_copy" in c["name"]] == [True],
+           t.events("trial_check"))
     bad = [c for c in tc["candidates"] if c["config"] == "BLOCK=256"][0]
     expect(bad["status"] == "skipped", "block 256 over the launch bounds: %r" % bad)
     summ = {e["name"].split("(")[0]: e for e in t.events("kernel_summary")}
     expect(summ["void tile_copy<128>"]["passed_through"] >= 1, "the cooperative Ex launch")
     # Per-thread stream launches: the saxpy scenario alternates legacy and _ptsz.
-    expect(all(r[1] == (256, 1, 1) for r in traced(t, "_Z5saxpyifPKfPf")[-3:]), "saxpy ptsz")
+    # (the first of them checked the helper's result with the program's own config)
+    expect([r[1] for r in traced(t, "_Z5saxpyifPKfPf")[-3:]] == [(32, 1, 1)] + [(256, 1, 1)] * 2,
+           "saxpy ptsz: %r" % traced(t, "_Z5saxpyifPKfPf")[-3:])
 
 
 @case
@@ -876,7 +885,9 @@ def tune_pin():
     same_output(base, t, "pinned")
     ev = tune_events(t, "saxpy")
     expect(len(ev) == 1 and ev[0]["benchmarked"] is False and ev[0]["verified"] is True, ev)
-    expect(all(r[1] == (128, 1, 1) for r in traced(t, "_Z5saxpyifPKfPf")[-3:]), "pin not used")
+    # the first launch checks the helper's result with the program's own config
+    expect([r[1] for r in traced(t, "_Z5saxpyifPKfPf")[-3:]] == [(32, 1, 1)] + [(128, 1, 1)] * 2,
+           "pin not used")
 
 
 @case
@@ -1180,8 +1191,10 @@ def tune_disk_cache_and_replay():
         ev = t2.events("tune")
         expect(len(ev) == 1 and not ev[0]["benchmarked"] and ev[0]["verified"] and
                ev[0]["winner"]["config"] == "BLOCK=256", ev)
-        # the program's own 3 launches come last (the verification ran inside the first)
-        expect(all(r[1] == (256, 1, 1) for r in traced(t2, "_Z5saxpyifPKfPf")[-3:]), mode)
+        # the program's own 3 launches come last (the verification ran inside the first, in
+        # the helper, which the first checks with the program's own config)
+        expect([r[1] for r in traced(t2, "_Z5saxpyifPKfPf")[-3:]] ==
+               [(32, 1, 1)] + [(256, 1, 1)] * 2, mode)
     t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
                                  "XMATUNE_CACHE_VERIFY": "0"})
     expect(not t2.events("tune"), "XMATUNE_CACHE_VERIFY=0 still verified")
@@ -2534,10 +2547,12 @@ def cache_killed_claim_taken_over():
     ev = tune_events(t, "saxpy")
     expect(len(ev) == 1 and ev[0]["benchmarked"] and ev[0]["winner"]["config"] == "BLOCK=256", ev)
     expect(records(cache)[-1]["label"] == "BLOCK=256", records(cache))
-    # no launch waited for the dead claim: every one ran the winner (a waiting launch runs
-    # the program's own config)
+    # no launch waited for the dead claim: the first ran the program's own config to check
+    # the helper's result (trial_check), the others the winner (a waiting launch runs the
+    # program's own config: none did)
     s = [x for x in t.events("kernel_summary") if x["kernel"] == SAXPY]
-    expect(len(s) == 1 and s[0]["launches"] == s[0]["rewritten"] == 3, s)
+    expect(len(s) == 1 and s[0]["launches"] == 3 and s[0]["rewritten"] == 2, s)
+    expect([c["equal"] for c in t.events("trial_check")] == [True], t.events("trial_check"))
     # a live claim is not taken over: a process that finds one runs the program's config
     p, out, log = start("saxpy", dict(env, XMATUNE_CACHE=cache + "2"), "live-claim")
     expect(claimed(cache + "2.claims", "") is not None, "the claimer made no claim")

@@ -919,6 +919,7 @@ typedef struct {
     size_t mapped; /* size rounded up to whole pages */
     int fd;
     int ipc;
+    int global; /* a module's global (sim_global_alloc_locked): not the program's allocation */
 } alloc_rec;
 static alloc_rec *g_allocs; /* under sim_lock */
 static size_t g_nallocs, g_capallocs, g_live_bytes;
@@ -986,7 +987,7 @@ static CUresult alloc_locked(CUdeviceptr *dptr, size_t bytes)
     void *p = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
     memset(p, 0xA5, mapped);
-    CUresult rc = add_alloc_locked((alloc_rec){(uintptr_t)p, bytes, mapped, -1, 0});
+    CUresult rc = add_alloc_locked((alloc_rec){(uintptr_t)p, bytes, mapped, -1, 0, 0});
     if (rc != CUDA_SUCCESS) {
         munmap(p, mapped);
         return rc;
@@ -1084,7 +1085,7 @@ CUresult cuIpcOpenMemHandle(CUdeviceptr *pd, CUipcMemHandle h, unsigned int flag
     close(fd);
     if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&sim_lock);
-    CUresult rc = add_alloc_locked((alloc_rec){(uintptr_t)p, pl.size, pl.mapped, -1, 1});
+    CUresult rc = add_alloc_locked((alloc_rec){(uintptr_t)p, pl.size, pl.mapped, -1, 1, 0});
     pthread_mutex_unlock(&sim_lock);
     if (rc != CUDA_SUCCESS) munmap(p, pl.mapped);
     if (rc == CUDA_SUCCESS) *pd = (CUdeviceptr)(uintptr_t)p;
@@ -1103,7 +1104,9 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr d)
 SIM_API long simcuda_live_allocations(void)
 {
     pthread_mutex_lock(&sim_lock);
-    long n = (long)g_nallocs;
+    long n = 0;
+    for (size_t i = 0; i < g_nallocs; i++)
+        n += !g_allocs[i].global;
     pthread_mutex_unlock(&sim_lock);
     return n;
 }
@@ -2500,6 +2503,8 @@ uintptr_t sim_global_alloc_locked(size_t bytes)
 {
     CUdeviceptr d = 0;
     if (alloc_locked(&d, bytes) != CUDA_SUCCESS) return 0;
+    alloc_rec *a = find_alloc_locked((uintptr_t)d);
+    if (a) a->global = 1;
     float one = 1.0f;
     for (size_t i = 0; i + 4 <= bytes; i += 4)
         memcpy((char *)(uintptr_t)d + i, &one, 4);
