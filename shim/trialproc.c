@@ -281,10 +281,38 @@ static int fall_back(helper_t *h, int device, const char *why)
     return -1;
 }
 
+/* A device where a second process must not run trials: MPS (a fault in one client can
+ * reach every client of the GPU), compute modes that allow one context (Exclusive-Process)
+ * or none (Prohibited). 1 with why. */
+static int unfit(int device, char *why, size_t cap)
+{
+    int mode = 0, mps = 0;
+    if (!xmt_drv.cuDeviceGetAttribute) return 0;
+    if (xmt_drv.cuDeviceGetAttribute(&mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, (CUdevice)device) ==
+            CUDA_SUCCESS &&
+        mps) {
+        snprintf(why, cap,
+                 "MPS is active on device %d: a fault in the helper could reach the "
+                 "program through it",
+                 device);
+        return 1;
+    }
+    if (xmt_drv.cuDeviceGetAttribute(&mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, (CUdevice)device) ==
+            CUDA_SUCCESS &&
+        (mode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS || mode == CU_COMPUTEMODE_PROHIBITED)) {
+        snprintf(why, cap, "device %d is in compute mode %s: no second process can use it", device,
+                 mode == CU_COMPUTEMODE_PROHIBITED ? "Prohibited" : "Exclusive-Process");
+        return 1;
+    }
+    return 0;
+}
+
 static int get_locked(helper_t *h, int device)
 {
     char why[600];
     if (h->state == H_FAILED) return -1;
+    if (h->state == H_NONE && !h->restarts && unfit(device, why, sizeof why))
+        return fall_back(h, device, why);
     if (h->state == H_LIVE) {
         xmt_tp_msg m = {.type = XMT_TP_PING};
         m.u.token = ((uint64_t)h->seq << 32) ^ (uint64_t)getpid();

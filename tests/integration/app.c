@@ -760,6 +760,7 @@ static void scenario_basic(void)
 typedef struct {
     int id;
     CUcontext ctx;
+    int n; /* the size it used (its output's length) */
 } thread_arg;
 
 static void *thread_main(void *p)
@@ -768,7 +769,8 @@ static void *thread_main(void *p)
     CHECK(cu.cuCtxSetCurrent(t->ctx));
     CUstream s;
     CHECK(cu.cuStreamCreate(&s, 0));
-    int n = 4096;
+    /* threads keys: a size (a key) of its own for each thread, all tuning at once */
+    int n = !strcmp(scenario_arg, "keys") ? 4096 + 64 * t->id : 4096;
     float a = 0.5f;
     CUdeviceptr x = upload((size_t)n, 100 + t->id), y = upload((size_t)n, 200 + t->id);
     CUfunction f = kernel("_Z5saxpyifPKfPf");
@@ -784,6 +786,7 @@ static void *thread_main(void *p)
     float *h = malloc((size_t)n * 4);
     CHECK(cu.cuMemcpyDtoH(h, y, (size_t)n * 4));
     CHECK(cu.cuStreamDestroy(s));
+    t->n = n;
     return h;
 }
 
@@ -793,13 +796,13 @@ static void scenario_threads(CUcontext ctx)
     pthread_t th[T];
     thread_arg args[T];
     for (int i = 0; i < T; i++) {
-        args[i] = (thread_arg){i, ctx};
+        args[i] = (thread_arg){i, ctx, 0};
         pthread_create(&th[i], NULL, thread_main, &args[i]);
     }
     for (int i = 0; i < T; i++) {
         void *r;
         pthread_join(th[i], &r);
-        fwrite(r, 1, 4096 * 4, out);
+        fwrite(r, 1, (size_t)args[i].n * 4, out);
         free(r);
     }
 }
@@ -841,7 +844,7 @@ static void scenario_fork(CUcontext ctx)
 {
     enum { CHILDREN = 100 };
     pthread_t th;
-    thread_arg arg = {0, ctx};
+    thread_arg arg = {0, ctx, 0};
     pthread_create(&th, NULL, thread_main, &arg);
     int hung = fork_children(CHILDREN);
     void *r;
@@ -859,7 +862,7 @@ static void scenario_fork(CUcontext ctx)
 static void scenario_forkexec(CUcontext ctx, const char *outpath)
 {
     pthread_t th;
-    thread_arg arg = {0, ctx};
+    thread_arg arg = {0, ctx, 0};
     pthread_create(&th, NULL, thread_main, &arg);
     char child_out[4096], iters[16];
     snprintf(child_out, sizeof child_out, "%s.child", outpath);

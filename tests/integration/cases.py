@@ -3090,6 +3090,48 @@ def trial_helper_module_globals():
 
 
 @case
+def trial_helper_unfit_devices():
+    """MPS active, or a compute mode that allows one context (Exclusive-Process) or none
+    (Prohibited): no helper is started for that device, said once with the reason (a
+    trial_helper fallback event); auto tunes in the program's process, process keeps the
+    program's own config."""
+    base = run("rt", "saxpy", shim=False)
+    for env, why in (({"SIMCUDA_MPS": "1"}, "MPS is active"),
+                     ({"SIMCUDA_COMPUTE_MODE": "3"}, "Exclusive-Process"),
+                     ({"SIMCUDA_COMPUTE_MODE": "2"}, "Prohibited")):
+        for mode in ("auto", "process"):
+            t = run("rt", "saxpy", env=dict(env, XMATUNE_POLICY=POLICIES, XMATUNE_TRIALS=mode))
+            ok(t, "%s %s" % (env, mode))
+            same_output(base, t, "%s %s" % (env, mode))
+            evs = t.events("trial_helper")
+            expect(len(evs) == 1 and evs[0]["what"] == "fallback" and why in evs[0]["why"], evs)
+            tunes = tune_events(t, "saxpy")
+            if mode == "auto":
+                expect(len(tunes) == 1 and tunes[0]["trial"] == "inline", tunes)
+            else:
+                expect(not tunes and "keeps the program's own config" in t.stderr, t.stderr)
+
+
+@case
+def trial_helper_16_threads_16_keys():
+    """16 threads, each with a key of its own (saxpy on a size of its own), all needing a
+    session at once: they queue for the one helper, never mixing their data; every key is
+    tuned there with the program's outputs."""
+    base = run("rt", "threads", shim=False, args=["keys"])
+    ok(base, "without the shim")
+    t = run("rt", "threads", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_EXCLUDE": "vecadd"},
+            args=["keys"])
+    ok(t, "16 keys")
+    same_output(base, t, "16 keys")
+    tunes = tune_events(t, "saxpy")
+    expect(len(tunes) == 16 and len({e["key"] for e in tunes}) == 16, [e["key"] for e in tunes])
+    expect(all(e["trial"] == "helper" and winner_block(e) == [256, 1, 1] for e in tunes),
+           [(e["trial"], e["winner"]) for e in tunes])
+    expect(helper_whats(t) == ["started"], t.events("trial_helper"))
+    wait_gone(helper_pids(t), "16 keys")
+
+
+@case
 def trial_helper_own_config_faults():
     """The program's own config faulting in the helper (here: every launch of own_block
     faults there, injected) leaves the key untuned with the reason; the program runs its

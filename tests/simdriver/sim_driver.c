@@ -500,8 +500,13 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
     case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = 1024; break;
     case CU_DEVICE_ATTRIBUTE_INTEGRATED:
     case CU_DEVICE_ATTRIBUTE_TCC_DRIVER:
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE:
     case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: /* SIMCUDA_COMPUTE_MODE: a CUcomputemode, 0 */
+        *v = getenv("SIMCUDA_COMPUTE_MODE") ? atoi(getenv("SIMCUDA_COMPUTE_MODE")) : 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: /* SIMCUDA_MPS=1: as under an MPS server */
+        *v = getenv("SIMCUDA_MPS") && !strcmp(getenv("SIMCUDA_MPS"), "1");
+        break;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:

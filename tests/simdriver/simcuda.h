@@ -227,6 +227,9 @@
  *                               creates the file once it has seen what it waits for (a
  *                               message, a claim), so no wait depends on the machine's speed
  *   SIMCUDA_STICKY=0            faults are not sticky (see "Sticky faults" above)
+ *   SIMCUDA_COMPUTE_MODE=N      CU_DEVICE_ATTRIBUTE_COMPUTE_MODE answers N (a CUcomputemode;
+ *                               default 0, Default); read at each query
+ *   SIMCUDA_MPS=1               CU_DEVICE_ATTRIBUTE_MPS_ENABLED answers 1 (as under MPS)
  *   SIMCUDA_UNIQUE_HANDLES=1    a destroyed executable graph's handle is never handed out
  *                               again (default: its memory is freed, and malloc may give
  *                               the next one the same address)
