@@ -47,6 +47,7 @@ typedef struct {
     size_t nfaulted;
     size_t staged_bytes; /* the staging memory mapped for it */
     int moved;           /* 1: not at the program's addresses (pointer arguments translated) */
+    double staging_ms;   /* what the program spent on it (regions, copies, globals) */
 } xmt_trial_in;
 
 typedef struct {

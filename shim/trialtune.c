@@ -270,7 +270,7 @@ static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_
                             const char *key_text, int device, const staging *st,
                             const xmt_image *img, const faulted_t *fl, size_t nf, int verify_only,
                             const xmt_candidate *only, long only_index, int from_cache,
-                            const json_t *globals)
+                            const json_t *globals, double staging_ms)
 {
     char id[40], fp[20];
     snprintf(id, sizeof id, "%p:%zu", img->owner, img->size);
@@ -302,11 +302,12 @@ static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_
         json_pack("{sososisisiso}", "grid", dims3(l->grid[0], l->grid[1], l->grid[2]), "block",
                   dims3(l->block[0], l->block[1], l->block[2]), "shared", (int)l->shared,
                   "max_dynamic_shared", dyn, "carveout", carve, "params", params_json(k, v));
-    return json_pack("{sssssssisbsIsosbsos{ssso}sosososO}", "kernel", k->mangled, "entry_fp", fp,
+    return json_pack("{sssssssisbsIsosbsos{ssso}sosososOsf}", "kernel", k->mangled, "entry_fp", fp,
                      "key", key_text, "device", device, "verify_only", verify_only, "only_index",
                      (json_int_t)only_index, "only", only ? candidate_json(only) : json_null(),
                      "from_cache", from_cache, "launch", launch, "image", "id", id, "jit", jit,
-                     "windows", wins, "regions", regs, "faulted", faults, "globals", globals);
+                     "windows", wins, "regions", regs, "faulted", faults, "globals", globals,
+                     "staging_ms", staging_ms);
 }
 
 /* A memfd holding len bytes of data. -1 on failure. */
@@ -490,6 +491,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         return 0;
     }
     json_t *globals = globals_json(k, why, cap);
+    double staging_ms = xmt_now_ms() - t0;
     if (!globals) {
         unstage(&st);
         return 0;
@@ -501,8 +503,10 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     out->storable = 0;
     out->launched = 0;
     while (fl && !done) {
+        double r0 = xmt_now_ms();
+        CUresult fr = refill(&st);
         json_t *rq = request_json(k, l, v, key_text, device, &st, &img, fl, nf, verify_only, only,
-                                  only_index, from_cache, globals);
+                                  only_index, from_cache, globals, staging_ms + xmt_now_ms() - r0);
         char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
         json_decref(rq);
         int fds[3], nfds = 0;
@@ -512,7 +516,6 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         xmt_tp_tune t = {text ? strlen(text) : 0, img.size, st.fd >= 0 ? st.bytes : 0};
         free(text);
         xmt_tp_result res;
-        CUresult fr = refill(&st);
         if (fr != CUDA_SUCCESS) {
             char b[32];
             snprintf(why, cap, "its memory cannot be staged for the helper (%s)",

@@ -215,8 +215,8 @@ static void log_event(const xmt_session *S)
         .error = error_json(S),
         .clock_warmup = S->warmup_fate != XMT_WARMUP_NOT_REACHED ? clock_warmup_json(S) : NULL};
     if (S->trial)
-        t.staged = json_pack("{sIsb}", "bytes", (json_int_t)S->trial->staged_bytes, "moved",
-                             S->trial->moved);
+        t.staged = json_pack("{sIsbsf}", "bytes", (json_int_t)S->trial->staged_bytes, "moved",
+                             S->trial->moved, "staging_ms", S->trial->staging_ms);
     xmt_log_event(xmt_ev_tune(&t));
 }
 

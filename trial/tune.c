@@ -454,8 +454,14 @@ static void run(request *q, xmt_tp_result *res)
     xmt_candidate only;
     json_t *jo = json_object_get(q->root, "only");
     if (json_is_object(jo)) candidate_of(jo, &only);
-    xmt_trial_in in = {q->regs,     q->nregs,         q->faulted, q->faulted_why,
-                       q->nfaulted, q->staging_bytes, q->moved};
+    xmt_trial_in in = {.regs = q->regs,
+                       .nregs = q->nregs,
+                       .faulted = q->faulted,
+                       .faulted_why = q->faulted_why,
+                       .nfaulted = q->nfaulted,
+                       .staged_bytes = q->staging_bytes,
+                       .moved = q->moved,
+                       .staging_ms = json_real_value(json_object_get(q->root, "staging_ms"))};
     xmt_session S;
     xmt_session_run_trial(&S, k, &l, &v, q->key, (int)jint(q->root, "device"),
                           json_is_true(json_object_get(q->root, "verify_only")),
