@@ -3132,6 +3132,24 @@ def trial_helper_16_threads_16_keys():
 
 
 @case
+def trial_helper_dies_mid_session():
+    """The helper dies in the middle of a session (its third launch ends the process): the
+    program sees the channel close, starts another helper and runs the session again; when
+    that one dies too, the key keeps the program's own config, said once. No hang, the
+    program's outputs are its own."""
+    base = run("rt", "saxpy", shim=False)
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES,
+                                "SIMCUDA_FAIL_HELPER": "cuLaunchKernel:3:exit"})
+    ok(t, "the helper dies")
+    same_output(base, t, "the helper dies")
+    ended = [e for e in t.events("trial_helper") if e["what"] == "ended"]
+    expect(len(ended) == 2 and all("died while tuning" in e["why"] for e in ended), ended)
+    expect(not tune_events(t, "saxpy") and "died while tuning" in t.stderr, t.stderr)
+    saw_every_launch(t, "the helper dies")
+    wait_gone(helper_pids(t), "the helper dies")
+
+
+@case
 def trial_helper_own_config_faults():
     """The program's own config faulting in the helper (here: every launch of own_block
     faults there, injected) leaves the key untuned with the reason; the program runs its

@@ -155,6 +155,10 @@ static int sticky_exempt(int idx)
     return 0;
 }
 
+/* A fault rule's "error" that ends the process instead (SIMCUDA_FAIL...:exit): a helper
+ * that dies in the middle of a session. */
+#define SIM_FAIL_EXIT ((CUresult)0x7ffffff0)
+
 CUresult sim_enter(int idx, int need_init)
 {
     atomic_fetch_add(&g_calls[idx], 1);
@@ -169,6 +173,7 @@ CUresult sim_enter(int idx, int need_init)
             if (r->nth == 0 || r->seen == (unsigned long long)r->nth) rc = r->err;
         }
         pthread_mutex_unlock(&g_fault_lock);
+        if (rc == SIM_FAIL_EXIT) _exit(9);
         if (rc != CUDA_SUCCESS) {
             atomic_fetch_add(&g_faults_injected, 1);
             return sim_fault(rc);
@@ -295,6 +300,7 @@ static void parse_fail_spec(const char *spec)
     if (strcmp(c2 + 1, #code) == 0) err = code;
                     SIM_ERRORS(PARSE_E)
 #undef PARSE_E
+                    if (strcmp(c2 + 1, "exit") == 0) err = SIM_FAIL_EXIT;
                 }
                 if (err >= 0) ok = simcuda_set_fail(item, (int)nth, (CUresult)err) == 0;
             }

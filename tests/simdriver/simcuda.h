@@ -227,6 +227,8 @@
  *                               creates the file once it has seen what it waits for (a
  *                               message, a claim), so no wait depends on the machine's speed
  *   SIMCUDA_STICKY=0            faults are not sticky (see "Sticky faults" above)
+ *   (in SIMCUDA_FAIL and SIMCUDA_FAIL_HELPER, the error "exit" ends the process at that
+ *   call instead, _exit(9): a trial helper that dies in the middle of a session)
  *   SIMCUDA_COMPUTE_MODE=N      CU_DEVICE_ATTRIBUTE_COMPUTE_MODE answers N (a CUcomputemode;
  *                               default 0, Default); read at each query
  *   SIMCUDA_MPS=1               CU_DEVICE_ATTRIBUTE_MPS_ENABLED answers 1 (as under MPS)
