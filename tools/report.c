@@ -156,7 +156,7 @@ static void report_tunings(json_t *tunes)
     json_array_foreach(tunes, i, e)
     {
         json_t *own = json_object_get(e, XMT_F_OWN), *win = json_object_get(e, XMT_F_WINNER);
-        int ok = 0, skipped = 0, rejected = 0;
+        int ok = 0, skipped = 0, rejected = 0, faulted = 0;
         size_t j;
         json_t *c;
         json_array_foreach(json_object_get(e, XMT_F_CANDIDATES), j, c)
@@ -165,6 +165,7 @@ static void report_tunings(json_t *tunes)
             ok += !strcmp(st, "ok");
             skipped += !strcmp(st, "skipped");
             rejected += !strcmp(st, "rejected");
+            faulted += !strcmp(st, "fault");
         }
         double to =
             fget(own, XMT_F_MEDIAN_MS) >= 0 ? fget(own, XMT_F_MEDIAN_MS) : fget(own, XMT_F_MEAN_MS);
@@ -188,7 +189,9 @@ static void report_tunings(json_t *tunes)
             printf(" %.2f× |", to / tw);
         else
             printf(" — |");
-        printf(" %d ok, %d skipped, %d rejected%s%s |\n", ok, skipped, rejected,
+        char fl[48] = "";
+        if (faulted) snprintf(fl, sizeof fl, ", %d faulted (trial helper)", faulted);
+        printf(" %d ok, %d skipped, %d rejected%s%s%s |\n", ok, skipped, rejected, fl,
                json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? " (within tolerance)" : "",
                json_object_get(e, XMT_F_ERROR) ? " (error: see log)" : "");
     }

@@ -3059,6 +3059,12 @@ def trial_helper_candidates_fault_and_hang():
     expect(len(ended) == 4 and sum("watchdog" in e["why"] for e in ended) == 1, ended)
     expect(helper_whats(t).count("started") == 5, helper_whats(t))
     wait_gone(helper_pids(t), "hazard")
+    logf = os.path.join(WORK, "hazard-report.jsonl")
+    with open(logf, "w") as f:
+        f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
+    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    expect("0 ok, 1 skipped, 0 rejected, 3 faulted (trial helper)" in p.stdout and
+           "1 ok, 1 skipped, 0 rejected, 1 faulted (trial helper)" in p.stdout, p.stdout)
     # the same program with its sessions in its own process: it dies of the first fault
     q = run("rt", "hazard", env=dict(INLINE, XMATUNE_POLICY=HAZARD))
     expect(q.rc != 0 and "CUDA_ERROR_ILLEGAL_ADDRESS" in q.stderr, (q.rc, q.stderr))
