@@ -123,7 +123,8 @@ static json_t *build(xmt_event ev, int variant)
                               .benchmarked = 1,
                               .untuned = "why",
                               .error = json_string("CUDA_ERROR_UNKNOWN at x"),
-                              .clock_warmup = json_object()};
+                              .clock_warmup = json_object(),
+                              .data = json_object()};
         return xmt_ev_tune(&t);
     }
     case XMT_EV_GRAPH_NODE:
@@ -135,6 +136,9 @@ static json_t *build(xmt_event ev, int variant)
     case XMT_EV_EXIT: return xmt_ev_exit(5, 5, 1, 42, json_pack("{si}", "cuLibraryLoadData", 1));
     case XMT_EV_MODULE_LOAD:
         return xmt_ev_module_load("cuModuleLoadData", "ELF", 5840, "copied", 0);
+    case XMT_EV_RECHECK:
+        return xmt_ev_recheck("_Z1kPf", "k(float*)", 0, "n=4", "p.yaml:3", "B=1", "failed", "why",
+                              json_object(), 1.5);
     case XMT_EV_TRIAL_HELPER:
         return xmt_ev_trial_helper("gone", 0, 42, 1.5, 1, 1, 1, "00112233445566778899aabbccddeeff",
                                    "H200", "why");
