@@ -727,11 +727,18 @@ static int data_check(xmt_session *S)
 }
 
 /* FNV-1a, 64 bits, of n bytes, continuing from h. */
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+static uint64_t fnv1a(uint64_t h, const unsigned char *b, size_t n)
 {
-    const unsigned char *b = p;
     for (size_t i = 0; i < n; i++)
         h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* FNV-1a of a number's 8 bytes, lowest first. */
+static uint64_t fnv1a_u64(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
     return h;
 }
 
@@ -741,10 +748,9 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 static int digest_run(xmt_session *S, uint64_t *h, size_t unit, size_t at, CUdeviceptr p,
                       size_t bytes, unsigned char *tmp)
 {
-    uint64_t place[3] = {unit, at, bytes};
     size_t head = bytes < DIGEST_SAMPLE ? bytes : DIGEST_SAMPLE;
     size_t tail = bytes - head < DIGEST_SAMPLE ? bytes - head : DIGEST_SAMPLE;
-    *h = fnv1a(*h, place, sizeof place);
+    *h = fnv1a_u64(fnv1a_u64(fnv1a_u64(*h, unit), at), bytes);
     TRY(S, xmt_drv.cuMemcpyDtoHAsync(tmp, p, head, S->s), "data digest");
     if (tail)
         TRY(S, xmt_drv.cuMemcpyDtoHAsync(tmp + head, p + bytes - tail, tail, S->s), "data digest");
@@ -761,7 +767,7 @@ fail:
  * at most DIGEST_RUNS of them (a bounded cost whatever the size). 0, or -1 on failure. */
 static int data_digest(xmt_session *S)
 {
-    unsigned char *tmp = malloc(2 * DIGEST_SAMPLE);
+    unsigned char *tmp = calloc(2, DIGEST_SAMPLE); /* zeroed: the copies fill it */
     uint64_t h = 0xcbf29ce484222325ull;
     size_t runs = 0;
     int r = tmp ? 0 : -1;
