@@ -1136,9 +1136,9 @@ static void scenario_fillm1(void)
 
 /* block_sum on n = 5120 (grid 20 x block 256) first on data that cannot tell a wrong
  * block size, then ITERATIONS times on real data (upload's pattern), each output dumped.
- * argv[4]: "zeros" (a warm-up pass on zeros: every sum 0) or "cancel" (pairs +v, -v
- * with v varying: every sum exactly 0 for any block of whole pairs, the inputs not one
- * repeated value). */
+ * argv[4]: "zeros" (a warm-up pass on zeros: every sum 0), "zeros_only" (zeros at every
+ * launch) or "cancel" (pairs +v, -v with v varying: every sum exactly 0 for any block of
+ * whole pairs, the inputs not one repeated value). */
 static void scenario_warmup(void)
 {
     int nb = 256 * 20;
@@ -1154,9 +1154,14 @@ static void scenario_warmup(void)
     launch(cu.launch, bsum, 20, 1, 256, 1, 0, NULL, pb);
     CHECK(cu.cuCtxSynchronize());
     dump(sums, 20 * 4);
-    fill(h, (size_t)nb, 6);
+    if (strcmp(scenario_arg, "zeros_only") != 0) fill(h, (size_t)nb, 6);
     CHECK(cu.cuMemcpyHtoD(in, h, (size_t)nb * sizeof *h));
+    float stale[20];
+    fill(stale, 20, 7);
     for (int i = 0; i < iterations; i++) {
+        /* zeros_only: the sums hold other values before each launch (its outputs show) */
+        if (strcmp(scenario_arg, "zeros_only") == 0)
+            CHECK(cu.cuMemcpyHtoD(sums, stale, sizeof stale));
         launch(cu.launch, bsum, 20, 1, 256, 1, 0, NULL, pb);
         CHECK(cu.cuCtxSynchronize());
         dump(sums, 20 * 4);

@@ -610,6 +610,14 @@ def verify_degenerate_data_waits():
         expect(ev[1]["data"]["informative"] is True and len(ev[1]["data"]["digest"]) == 16, ev[1])
         st = {c["config"]: c["status"] for c in ev[1]["candidates"]}
         expect(st["BLOCK=512"] == "rejected" and ev[1]["winner"]["index"] == -1, ev[1])
+    # Data that never tells: 16 launches try, then the program's own config stays, said once.
+    r = run("rt", "warmup", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off"},
+            args=["zeros_only"], iterations=20)
+    ok(r, "zeros only")
+    ev = r.events("tune")
+    expect(len(ev) == 16 and all(e["data"]["informative"] is False for e in ev), len(ev))
+    expect(r.stderr.count("proved nothing") == 1 and "first 16 launches" in r.stderr, r.stderr)
+    expect(all(t[1] == (256, 1, 1) for t in traced(r, "_Z9block_sumPKfPfi")), "ran another config")
 
 
 @case
