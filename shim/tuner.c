@@ -368,7 +368,9 @@ static void drop_winner(xmt_kernel *k, result_t *r, const xmt_choice *own, const
     xmt_warn("%s: the winner %s for key %s gave other results than the program's own config "
              "at a re-check on later data; dropped: the program's own config is used%s",
              k->demangled, r->label, key_text,
-             xmt_opt.mode == XMT_MODE_TUNE && r->index >= 0 ? " (and stored on disk)" : "");
+             xmt_opt.mode == XMT_MODE_TUNE && r->index >= 0 && xmt_cache_path()[0]
+                 ? " (and stored on disk)"
+                 : "");
     r->index = XMT_OWN_CONFIG;
     snprintf(r->label, sizeof r->label, "%s", own->label);
     atomic_store(&r->rechecks_left, 0);
