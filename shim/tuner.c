@@ -307,12 +307,14 @@ static CUresult run_winner(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
                            const result_t *r, int device)
 {
     memo_t *m = memo_slot(k);
-    if (r->index == XMT_OWN_CONFIG) {
+    /* atomic: a re-check in another thread may drop the winner (drop_winner) */
+    long index = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE);
+    if (index == XMT_OWN_CONFIG) {
         memo_store(m, k, device, l, v->params, NULL);
         return xmt_pass(k, l);
     }
     xmt_candidate c;
-    int ok = choice_config(k, v, r->index, &c);
+    int ok = choice_config(k, v, index, &c);
     memo_store(m, k, device, l, v->params, ok ? &c : NULL);
     if (m && ok) /* the hit path counts the launches to the next re-check from here */
         m->recheck_in = atomic_load(&r->rechecks_left) > 0 ? atomic_load(&r->due_in) : UINT32_MAX;
@@ -371,8 +373,8 @@ static void drop_winner(xmt_kernel *k, result_t *r, const xmt_choice *own, const
              xmt_opt.mode == XMT_MODE_TUNE && r->index >= 0 && xmt_cache_path()[0]
                  ? " (and stored on disk)"
                  : "");
-    r->index = XMT_OWN_CONFIG;
-    snprintf(r->label, sizeof r->label, "%s", own->label);
+    snprintf(r->label, sizeof r->label, "%s", own->label); /* read by the re-checking thread only */
+    __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
     atomic_store(&r->rechecks_left, 0);
     pthread_mutex_lock(&memo_blocks.lock);
     for (memo_block *b = memo_blocks.head; b; b = b->next)
@@ -425,7 +427,8 @@ static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, co
 static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                            result_t *r, int device)
 {
-    if (r->index != XMT_OWN_CONFIG && recheck_is_due(r)) return recheck_winner(k, l, v, r, device);
+    if (__atomic_load_n(&r->index, __ATOMIC_ACQUIRE) != XMT_OWN_CONFIG && recheck_is_due(r))
+        return recheck_winner(k, l, v, r, device);
     return run_winner(k, l, v, r, device);
 }
 
@@ -665,7 +668,7 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
     result_t *r = find_result(q.ts, q.key, q.kl);
     long index;
     if (r && atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE) {
-        index = r->index;
+        index = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE);
     } else {
         /* Not decided here yet: a pin or a winner on disk may decide it without a run. */
         xmt_plan plan;
