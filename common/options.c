@@ -51,7 +51,8 @@ static const opt_desc options[] = {
      NULL},
     {"XMATUNE_CACHE_VERIFY", T_BOOL, OFF(cache_verify), 0, "1", 0, 1,
      "`1`: a winner read from the cache is verified once per process and device before its "
-     "first use (no timing); `0`: trusted as it is",
+     "first use (no timing); `0`: trusted as it is (re-checks on later data, "
+     "`XMATUNE_RECHECKS`, still apply)",
      NULL},
     {"XMATUNE_RECHECKS", T_INT, OFF(rechecks), 0, "4", 0, 64,
      "re-checks of each winner on later data (`docs/tuning.md`, \"Data that proves nothing\"): "
