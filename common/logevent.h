@@ -27,6 +27,7 @@ typedef enum {
     XMT_EV_EXIT,
     XMT_EV_MODULE_LOAD,
     XMT_EV_TRIAL_HELPER,
+    XMT_EV_RECHECK,
     XMT_EV_COUNT
 } xmt_event;
 
@@ -110,6 +111,10 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_UNTUNED "untuned"
 #define XMT_F_ERROR "error"
 #define XMT_F_CLOCK_WARMUP "clock_warmup"
+#define XMT_F_DATA "data" /* and its fields: */
+#define XMT_F_INFORMATIVE "informative"
+#define XMT_F_DIGEST "digest"
+#define XMT_F_SAME_AS_RECORD "same_as_record"
 #define XMT_F_INDEX "index"
 #define XMT_F_CONFIG "config"
 #define XMT_F_STATUS "status"
@@ -213,6 +218,7 @@ typedef struct {
     json_t *error;        /* or NULL: absent */
     json_t *clock_warmup; /* or NULL (the session did not reach it): absent */
     json_t *staged;       /* or NULL (not in the trial helper): absent */
+    json_t *data;         /* or NULL (no reference was taken): absent */
 } xmt_ev_tune_info;
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t);
 
@@ -234,6 +240,11 @@ json_t *xmt_ev_module_load(const char *entry, const char *format, uint64_t bytes
 json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double ms, int restarts,
                             int answered, int has_uuid, const char *uuid_hex, const char *name,
                             const char *why);
+/* A re-check of a decided winner (docs/tuning.md, "Data that proves nothing"): config
+ * its label, outcome "passed", "failed" or "untold"; why and data (stolen) NULL: absent. */
+json_t *xmt_ev_recheck(const char *kernel, const char *name, int device, const char *key,
+                       const char *policy, const char *config, const char *outcome, const char *why,
+                       json_t *data, double duration_ms);
 /* module_loads: an object of counts by load entry point (taken; NULL: {}). */
 json_t *xmt_ev_exit(uint64_t launches, uint64_t rewritten, int kernels, long long pid,
                     json_t *module_loads);
