@@ -157,10 +157,14 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     if (xmt_opt.trials == XMT_TRIALS_INLINE) return 0;
     xmt_trial_outcome o;
     char why[400] = "";
+    p->deferred = 0;
     if (xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only, p->only_index,
-                          p->from_cache, &o, why, sizeof why)) {
+                          p->from_cache, p->recheck, p->from_cache ? p->ch.data : NULL, &o, why,
+                          sizeof why)) {
         *ch = o.choice;
-        if (!o.storable) p->store_on_disk = 0;
+        /* as run_session's inline bookkeeping: data that proved nothing decides nothing */
+        p->deferred = o.uninformative;
+        if (!o.storable || p->deferred) p->store_on_disk = 0;
         atomic_fetch_add(&total_tuning_us, (uint64_t)(o.spent_ms * 1000));
         return 1;
     }

@@ -207,7 +207,8 @@ typedef struct {
 static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                             const char *key_text, int device, const staging *st,
                             const xmt_image *img, const faulted_t *fl, size_t nf, int verify_only,
-                            const xmt_candidate *only, long only_index, int from_cache)
+                            const xmt_candidate *only, long only_index, int from_cache, int recheck,
+                            const char *record_data)
 {
     char id[40], fp[20];
     snprintf(id, sizeof id, "%p:%zu", img->owner, img->size);
@@ -239,11 +240,13 @@ static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_
         json_pack("{sososisisiso}", "grid", dims3(l->grid[0], l->grid[1], l->grid[2]), "block",
                   dims3(l->block[0], l->block[1], l->block[2]), "shared", (int)l->shared,
                   "max_dynamic_shared", dyn, "carveout", carve, "params", params_json(k, v));
-    return json_pack("{sssssssisbsIsosbsos{ssso}sososo}", "kernel", k->mangled, "entry_fp", fp,
+    return json_pack("{sssssssisbsIsosbsbsosos{ssso}sososo}", "kernel", k->mangled, "entry_fp", fp,
                      "key", key_text, "device", device, "verify_only", verify_only, "only_index",
                      (json_int_t)only_index, "only", only ? candidate_json(only) : json_null(),
-                     "from_cache", from_cache, "launch", launch, "image", "id", id, "jit", jit,
-                     "windows", wins, "regions", regs, "faulted", faults);
+                     "from_cache", from_cache, "recheck", recheck, "record_data",
+                     record_data ? json_string(record_data) : json_null(), "launch", launch,
+                     "image", "id", id, "jit", jit, "windows", wins, "regions", regs, "faulted",
+                     faults);
 }
 
 /* A memfd holding len bytes of data. -1 on failure. */
@@ -350,8 +353,8 @@ static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
 
 int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                       const char *key_text, int device, int verify_only, const xmt_candidate *only,
-                      long only_index, int from_cache, xmt_trial_outcome *out, char *why,
-                      size_t cap)
+                      long only_index, int from_cache, int recheck, const char *record_data,
+                      xmt_trial_outcome *out, char *why, size_t cap)
 {
     xmt_image img;
     if (!replayable(l)) {
@@ -377,10 +380,10 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     size_t nf = 0;
     int lost = 0, done = 0;
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
-    out->storable = 0;
+    out->storable = out->uninformative = 0;
     while (fl && !done) {
         json_t *rq = request_json(k, l, v, key_text, device, &st, &img, fl, nf, verify_only, only,
-                                  only_index, from_cache);
+                                  only_index, from_cache, recheck, record_data);
         char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
         json_decref(rq);
         int fds[3], nfds = 0;
@@ -425,6 +428,8 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
                 snprintf(out->choice.label, sizeof out->choice.label, "%s", res.label);
                 out->choice.time_ms = res.time_ms;
                 out->storable = res.storable;
+                out->uninformative = res.uninformative;
+                snprintf(out->choice.data, sizeof out->choice.data, "%s", res.data);
             } else {
                 xmt_warn("%s: key %s is not tuned: more than %d of its candidates faulted in the "
                          "trial helper; the program's own config is used",

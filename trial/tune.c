@@ -429,6 +429,8 @@ static void run(request *q, xmt_tp_result *res)
                           json_is_object(jo) ? &only : NULL, (long)jint(q->root, "only_index"),
                           &in);
     S.from_cache = json_is_true(json_object_get(q->root, "from_cache"));
+    S.recheck = json_is_true(json_object_get(q->root, "recheck"));
+    S.record_data = json_string_value(json_object_get(q->root, "record_data"));
     if (S.has_culprit && S.culprit == XMT_OWN_CONFIG) {
         char nb[32];
         snprintf(S.untuned, sizeof S.untuned, "its own config %s in the trial helper (%s at %s)",
@@ -438,12 +440,17 @@ static void run(request *q, xmt_tp_result *res)
                  q->key, S.untuned);
     }
     /* a session retried without its culprit reports only its last run */
-    if (!S.has_culprit || S.culprit == XMT_OWN_CONFIG) xmt_tune_event(&S);
+    if ((!S.has_culprit || S.culprit == XMT_OWN_CONFIG) && S.recheck)
+        xmt_recheck_event(&S);
+    else if (!S.has_culprit || S.culprit == XMT_OWN_CONFIG)
+        xmt_tune_event(&S);
     res->choice = S.choice.index;
     res->time_ms = S.choice.time_ms;
     snprintf(res->label, sizeof res->label, "%s", S.choice.label);
     res->spent_ms = S.spent_ms;
-    res->storable = S.error == CUDA_SUCCESS && !S.untuned[0];
+    res->storable = S.error == CUDA_SUCCESS && !S.untuned[0] && !S.uninformative;
+    res->uninformative = S.uninformative;
+    snprintf(res->data, sizeof res->data, "%s", S.data_digest);
     res->exiting = S.error != CUDA_SUCCESS;
     res->culprit = S.has_culprit ? S.culprit : XMT_TP_NO_CULPRIT;
     res->culprit_error = (int32_t)S.error;
