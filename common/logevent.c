@@ -261,7 +261,7 @@ json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double 
 
 json_t *xmt_ev_recheck(const char *kernel, const char *name, int device, const char *key,
                        const char *policy, const char *config, const char *outcome, const char *why,
-                       json_t *data, double duration_ms)
+                       json_t *data, const char *trial, double duration_ms)
 {
     json_t *ev = json_pack("{sssssssissso}", XMT_F_EVENT, event_names[XMT_EV_RECHECK], XMT_F_KERNEL,
                            kernel, XMT_F_NAME, name, XMT_F_DEVICE, device, XMT_F_KEY, key,
@@ -274,6 +274,7 @@ json_t *xmt_ev_recheck(const char *kernel, const char *name, int device, const c
     json_object_set_new(ev, XMT_F_OUTCOME, json_string(outcome));
     if (why) json_object_set_new(ev, XMT_F_WHY, json_string(why));
     if (data) json_object_set_new(ev, XMT_F_DATA, data);
+    json_object_set_new(ev, XMT_F_TRIAL, json_string(trial ? trial : "inline"));
     json_object_set_new(ev, XMT_F_DURATION_MS, json_real(duration_ms));
     return ev;
 }

@@ -241,10 +241,11 @@ json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double 
                             int answered, int has_uuid, const char *uuid_hex, const char *name,
                             const char *why);
 /* A re-check of a decided winner (docs/tuning.md, "Data that proves nothing"): config
- * its label, outcome "passed", "failed" or "untold"; why and data (stolen) NULL: absent. */
+ * its label, outcome "passed", "failed" or "untold"; why and data (stolen) NULL: absent;
+ * trial: where its session ran, as the tune event's ("helper" or "inline"). */
 json_t *xmt_ev_recheck(const char *kernel, const char *name, int device, const char *key,
                        const char *policy, const char *config, const char *outcome, const char *why,
-                       json_t *data, double duration_ms);
+                       json_t *data, const char *trial, double duration_ms);
 /* module_loads: an object of counts by load entry point (taken; NULL: {}). */
 json_t *xmt_ev_exit(uint64_t launches, uint64_t rewritten, int kernels, long long pid,
                     json_t *module_loads);

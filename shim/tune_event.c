@@ -271,5 +271,6 @@ void xmt_recheck_event(const xmt_session *S)
     if (xmt_log_enabled())
         xmt_log_event(xmt_ev_recheck(S->k->mangled, S->k->demangled, S->device, S->key_text,
                                      xmt_entry_origin(S->k->entry), w ? w->c.label : "?", outcome,
-                                     why, data_json(S), S->spent_ms));
+                                     why, data_json(S), S->trial ? "helper" : "inline",
+                                     S->spent_ms));
 }

@@ -591,6 +591,20 @@ def warmup_policy():
     return pol
 
 
+# Where the data rules' sessions run: in the trial helper (the default) for both apps,
+# and in the program's process (XMATUNE_TRIALS=inline) once: both paths decide alike.
+DATA_RULE_PATHS = (("rt", "helper"), ("linked", "helper"), ("rt", "inline"))
+
+
+def trials_env(where):
+    return {"XMATUNE_TRIALS": "inline"} if where == "inline" else {}
+
+
+def on_path(ev, where):
+    # the tune events came from the path asked for
+    expect(all(e["trial"] == where for e in ev), "not all in %s: %r" % (where, ev))
+
+
 @case
 def verify_degenerate_data_waits():
     # A warm-up pass on zeros: every block size sums zeros to zeros, so BLOCK=512 (wrong,
@@ -598,29 +612,33 @@ def verify_degenerate_data_waits():
     # wrong. Zeros in and zeros out prove nothing: the key waits for a launch whose data
     # tells, and is tuned there.
     pol = warmup_policy()
-    for app in ("rt", "linked"):
+    for app, where in DATA_RULE_PATHS:
         base = run(app, "warmup", shim=False, args=["zeros"])
         ok(base, "without the shim")
-        r = run(app, "warmup", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off"},
-                args=["zeros"])
+        env = dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_CACHE="off")
+        r = run(app, "warmup", env=env, args=["zeros"])
         ok(r, app)
-        same_output(base, r, app + " warm-up on zeros")
+        same_output(base, r, "%s %s warm-up on zeros" % (app, where))
         saw_every_launch(r, app)
         ev = r.events("tune")
         expect(len(ev) == 2, "tune events: %r" % ev)
+        on_path(ev, where)
         expect(ev[0]["data"]["informative"] is False and "repeats one value" in ev[0]["data"]["why"]
                and ev[0]["winner"]["index"] == -1, ev[0])
         expect(ev[1]["data"]["informative"] is True and len(ev[1]["data"]["digest"]) == 16, ev[1])
         st = {c["config"]: c["status"] for c in ev[1]["candidates"]}
         expect(st["BLOCK=512"] == "rejected" and ev[1]["winner"]["index"] == -1, ev[1])
     # Data that never tells: 16 launches try, then the program's own config stays, said once.
-    r = run("rt", "warmup", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off"},
-            args=["zeros_only"], iterations=20)
-    ok(r, "zeros only")
-    ev = r.events("tune")
-    expect(len(ev) == 16 and all(e["data"]["informative"] is False for e in ev), len(ev))
-    expect(r.stderr.count("proved nothing") == 1 and "first 16 launches" in r.stderr, r.stderr)
-    expect(all(t[1] == (256, 1, 1) for t in traced(r, "_Z9block_sumPKfPfi")), "ran another config")
+    for where in ("helper", "inline"):
+        env = dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_CACHE="off")
+        r = run("rt", "warmup", env=env, args=["zeros_only"], iterations=20)
+        ok(r, "zeros only " + where)
+        ev = r.events("tune")
+        expect(len(ev) == 16 and all(e["data"]["informative"] is False for e in ev), len(ev))
+        on_path(ev, where)
+        expect(r.stderr.count("proved nothing") == 1 and "first 16 launches" in r.stderr, r.stderr)
+        expect(all(t[1] == (256, 1, 1) for t in traced(r, "_Z9block_sumPKfPfi")),
+               "ran another config")
 
 
 @case
@@ -631,18 +649,19 @@ def verify_recheck_drops_a_fooled_winner():
     # dropped (in memory and on disk), and every later output is the program's own.
     pol = warmup_policy()
     cache = os.path.join(WORK, "recheck.cache")
-    for app in ("rt", "linked"):
+    for app, where in DATA_RULE_PATHS:
         if os.path.exists(cache):
             os.remove(cache)
         base = run(app, "warmup", shim=False, args=["cancel"])
         ok(base, "without the shim")
-        env = {"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache}
+        env = dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_CACHE=cache)
         r = run(app, "warmup", env=env, args=["cancel"])
         ok(r, app)
-        same_output(base, r, app + " fooled, then re-checked")
+        same_output(base, r, "%s %s fooled, then re-checked" % (app, where))
         saw_every_launch(r, app)
         ev, rc = r.events("tune"), r.events("recheck")
         expect(len(ev) == 1 and len(rc) == 1, "tune and recheck events: %r %r" % (ev, rc))
+        on_path(ev + rc, where)
         expect(ev[0]["winner"]["config"] == "BLOCK=512" and ev[0]["data"]["informative"] is True,
                ev[0])
         expect(rc[0]["config"] == "BLOCK=512" and rc[0]["outcome"] == "failed" and
@@ -665,6 +684,7 @@ def verify_recheck_drops_a_fooled_winner():
         ev1 = r1.events("tune")
         expect(len(ev1) == 1 and ev1[0]["from_cache"] and ev1[0]["data"]["same_as_record"] is True,
                ev1)
+        on_path(ev1, where)
 
 
 @case
@@ -675,10 +695,10 @@ def verify_degenerate_data_is_no_evidence_for_the_cache():
     # next launch, whose data shows the difference; replay then runs the program's own.
     pol = warmup_policy()
     cache = os.path.join(WORK, "degenerate.cache")
-    for app in ("rt", "linked"):
+    for app, where in DATA_RULE_PATHS:
         if os.path.exists(cache):
             os.remove(cache)
-        env = {"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache}
+        env = dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_CACHE=cache)
         ok(run(app, "warmup", env=dict(env, XMATUNE_RECHECKS="0"), args=["cancel"]), "store")
         expect(json.loads(open(cache).read().splitlines()[-1])["label"] == "BLOCK=512", "stored")
         base = run(app, "warmup", shim=False, args=["zeros"])
@@ -688,6 +708,8 @@ def verify_degenerate_data_is_no_evidence_for_the_cache():
             ok(r, app + " " + mode)
             same_output(base, r, "%s %s: the cached winner checked on zeros" % (app, mode))
             ev = r.events("tune")
+            expect(len(ev) >= 2, ev)
+            on_path(ev, where)
             expect(ev[0]["from_cache"] and ev[0]["data"]["informative"] is False, ev)
             expect(ev[1]["from_cache"] and ev[1]["winner"]["index"] == -1, ev)
             expect("failed verification" in r.stderr, r.stderr)
