@@ -19,6 +19,7 @@ static const char *const event_names[XMT_EV_COUNT] = {
     [XMT_EV_MODULE_LOAD] = "module_load",
     [XMT_EV_TRIAL_HELPER] = "trial_helper",
     [XMT_EV_RECHECK] = "recheck",
+    [XMT_EV_TRIAL_CHECK] = "trial_check",
 };
 
 const char *xmt_event_name(xmt_event ev)
@@ -238,6 +239,17 @@ json_t *xmt_ev_module_load(const char *entry, const char *format, uint64_t bytes
     return json_pack("{sssssssIsssi}", XMT_F_EVENT, event_names[XMT_EV_MODULE_LOAD], XMT_F_ENTRY,
                      entry, XMT_F_FORMAT, format, XMT_F_BYTES, (json_int_t)bytes, XMT_F_KEPT, kept,
                      XMT_F_JIT_OPTIONS, (int)jit_options);
+}
+
+json_t *xmt_ev_trial_check(const char *kernel, const char *name, const char *key, int device,
+                           int equal, uint64_t bytes, uint64_t differ, const char *why)
+{
+    json_t *ev =
+        json_pack("{sssssssssisbsIsI}", XMT_F_EVENT, event_names[XMT_EV_TRIAL_CHECK], XMT_F_KERNEL,
+                  kernel, XMT_F_NAME, name, XMT_F_KEY, key, XMT_F_DEVICE, device, "equal", equal,
+                  "bytes", (json_int_t)bytes, "differ", (json_int_t)differ);
+    if (ev && why) json_object_set_new(ev, XMT_F_WHY, json_string(why));
+    return ev;
 }
 
 json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double ms, int restarts,

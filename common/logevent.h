@@ -28,6 +28,7 @@ typedef enum {
     XMT_EV_MODULE_LOAD,
     XMT_EV_TRIAL_HELPER,
     XMT_EV_RECHECK,
+    XMT_EV_TRIAL_CHECK,
     XMT_EV_COUNT
 } xmt_event;
 
@@ -246,6 +247,10 @@ json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double 
 json_t *xmt_ev_recheck(const char *kernel, const char *name, int device, const char *key,
                        const char *policy, const char *config, const char *outcome, const char *why,
                        json_t *data, const char *trial, double duration_ms);
+/* The program's own first run of a key tuned in the trial helper, compared with the
+ * helper's reference: equal (the winner is used from the next launch on), else why not. */
+json_t *xmt_ev_trial_check(const char *kernel, const char *name, const char *key, int device,
+                           int equal, uint64_t bytes, uint64_t differ, const char *why);
 /* module_loads: an object of counts by load entry point (taken; NULL: {}). */
 json_t *xmt_ev_exit(uint64_t launches, uint64_t rewritten, int kernels, long long pid,
                     json_t *module_loads);

@@ -95,6 +95,7 @@ typedef struct {
     uint8_t uninformative; /* the data proved nothing: nothing decided, the key waits */
     char data[17];         /* the digest of the data it was verified on (hex), or "" */
     uint8_t exiting;       /* the helper's context may be broken: it exits after this */
+    uint8_t reference;     /* the staged memory holds the helper's reference now */
     int64_t culprit;       /* the candidate that faulted or hung, else XMT_TP_NO_CULPRIT */
     int32_t culprit_error; /* its CUresult (CUDA_ERROR_TIMEOUT: it ran past the watchdog) */
     char label[XMT_TP_LABEL];

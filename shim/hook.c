@@ -56,6 +56,7 @@ static const struct {
     {"cuGraphInstantiate", 11000, "cuGraphInstantiate_v2"},
     {"cuGraphInstantiate", 12000, "cuGraphInstantiateWithFlags"},
     {"cuGraphExecUpdate", 12000, "cuGraphExecUpdate_v2"},
+    {"cuModuleGetGlobal", 3020, "cuModuleGetGlobal_v2"},
 };
 
 static const char *versioned_name(const char *name, int version)
@@ -82,6 +83,7 @@ static const char *versioned_name(const char *name, int version)
 #undef cuGraphExecKernelNodeSetParams
 #undef cuGraphLaunch
 #undef cuGraphInstantiateWithParams
+#undef cuModuleGetGlobal
 #define XMT_IF_0(...)
 #define XMT_IF_1(...) __VA_ARGS__
 
@@ -227,6 +229,24 @@ XMT_HANDLER(LLOADDATA)
 XMT_HANDLER(LLOADFILE)
 {
     LOAD_BODY(LLOADFILE, lib, 1, path, 1, nj, jo, jv);
+}
+
+/* A module global's address asked for (cudaMemcpyToSymbol, CuPy's get_global): the
+ * program may set it, so the trial helper is given its value (modload.h). */
+#define GLOBAL_BODY(K, owner)                                                                      \
+    do {                                                                                           \
+        CUresult r = ((xmt_pfn_##K)real)(XMT_ARGS(K));                                             \
+        if (!xmt_in_shim && r == CUDA_SUCCESS && dp)                                               \
+            xmt_modload_global(owner, gname, *dp, bytes ? *bytes : 0);                             \
+        return r;                                                                                  \
+    } while (0)
+XMT_HANDLER(MGLOBAL)
+{
+    GLOBAL_BODY(MGLOBAL, hmod);
+}
+XMT_HANDLER(LGLOBAL)
+{
+    GLOBAL_BODY(LGLOBAL, lib);
 }
 
 /* The graph calls: graph.c does the work (the number is the kernel node parameters'

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -179,10 +180,68 @@ int xmt_modload_image(const void *owner, xmt_image *out)
     return found;
 }
 
+/* ---- module globals ---------------------------------------------------------------- */
+
+typedef struct global {
+    const void *owner;
+    xmt_global g;
+    struct global *next;
+} global_t;
+
+static global_t *globals; /* guarded by lock */
+static size_t nglobals;
+
+void xmt_modload_global(const void *owner, const char *name, CUdeviceptr dptr, size_t bytes)
+{
+    if (!name || strlen(name) >= sizeof((xmt_global *)0)->name ||
+        (xmt_opt.mode != XMT_MODE_TUNE && xmt_opt.mode != XMT_MODE_REPLAY))
+        return;
+    pthread_mutex_lock(&lock);
+    global_t *g = globals;
+    while (g && !(g->owner == owner && !strcmp(g->g.name, name)))
+        g = g->next;
+    if (!g && nglobals < XMT_MODLOAD_GLOBALS && (g = calloc(1, sizeof *g))) {
+        g->owner = owner;
+        snprintf(g->g.name, sizeof g->g.name, "%s", name);
+        g->next = globals;
+        globals = g;
+        nglobals++;
+    }
+    if (g) { /* the latest context's address */
+        g->g.dptr = dptr;
+        if (bytes) g->g.bytes = bytes;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+size_t xmt_modload_globals(const void *owner, xmt_global *out, size_t cap)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&lock);
+    for (global_t *g = globals; g && n < cap; g = g->next)
+        if (g->owner == owner) out[n++] = g->g;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+static void forget_globals_locked(const void *owner)
+{
+    for (global_t **p = &globals; *p;)
+        if ((*p)->owner == owner) {
+            global_t *g = *p;
+            *p = g->next;
+            free(g);
+            nglobals--;
+        } else {
+            p = &(*p)->next;
+        }
+}
+
 void xmt_modload_forget(const void *owner)
 {
     kept_t *gone = NULL;
     pthread_mutex_lock(&lock);
+    forget_globals_locked(owner);
     for (kept_t **p = &images; *p; p = &(*p)->next)
         if ((*p)->im.owner == owner) {
             gone = *p;

@@ -44,7 +44,23 @@ void xmt_modload_loaded(const char *entry, const void *owner, int library, const
  * unloaded). 1 when there is one, else 0. */
 int xmt_modload_image(const void *owner, xmt_image *out);
 
-/* owner was unloaded: its image is forgotten (a copy freed). */
+/* A module global the program asked for (cuModuleGetGlobal, cuLibraryGetGlobal): owner's
+ * global `name` is at dptr, bytes long (0: not told). The program may have set it (a
+ * __constant__ with cudaMemcpyToSymbol): the trial helper is given its value. Tune and
+ * replay modes; at most XMT_MODLOAD_GLOBALS kept. */
+#define XMT_MODLOAD_GLOBALS 4096
+void xmt_modload_global(const void *owner, const char *name, CUdeviceptr dptr, size_t bytes);
+
+typedef struct {
+    char name[256];
+    CUdeviceptr dptr;
+    size_t bytes;
+} xmt_global;
+
+/* The globals of owner asked for so far, up to cap into out. Returns how many. */
+size_t xmt_modload_globals(const void *owner, xmt_global *out, size_t cap);
+
+/* owner was unloaded: its image and globals are forgotten (a copy freed). */
 void xmt_modload_forget(const void *owner);
 
 /* Calls fn(ud, entry, succeeded, failed) for each load entry point called at least once,

@@ -159,9 +159,14 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     char why[400] = "";
     p->deferred = 0;
     if (xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only, p->only_index,
-                          p->from_cache, p->recheck, p->from_cache ? p->ch.data : NULL, &o, why,
-                          sizeof why)) {
+                          p->from_cache, p->recheck, p->from_cache ? p->ch.data : NULL,
+                          /* a re-check's launch is made by its caller (tuner.c) */
+                          !p->launched && !p->recheck, &o, why, sizeof why)) {
         *ch = o.choice;
+        if (o.launched) {
+            p->launched = 1;
+            p->launch_rc = o.launch_rc;
+        }
         /* as run_session's inline bookkeeping: data that proved nothing decides nothing */
         p->deferred = o.uninformative;
         if (!o.storable || p->deferred) p->store_on_disk = 0;

@@ -30,6 +30,8 @@ typedef struct {
     int claimed;               /* this process claimed the key on disk (cache.h) */
     int deferred;              /* its session's data proved nothing: nothing is decided */
     int recheck;               /* the session re-checks a decided winner (logged) */
+    int launched;              /* the launch was made already (trialtune.c's check) */
+    CUresult launch_rc;        /* what it returned */
     const xmt_candidate *only; /* the pin or cached config, when verify_only */
     long only_index;           /* its index: XMT_PIN_CONFIG or the cached candidate's */
     xmt_candidate pin;

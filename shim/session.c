@@ -1200,6 +1200,22 @@ static void decide(xmt_session *S)
     }
 }
 
+/* In the trial helper, after a decision for a winner: the regions (the helper's copy of
+ * the program's memory) are given the own config's result, the reference, so that the
+ * program can compare its own first run with it (trialtune.c): whether the helper saw
+ * everything the kernel reads. Auto protection only (it keeps whole-region references). */
+static void stage_reference(xmt_session *S)
+{
+    if (!S->trial || !S->automatic || S->error != CUDA_SUCCESS || S->untuned[0] ||
+        S->choice.index == XMT_OWN_CONFIG || S->tolerance)
+        return;
+    for (size_t i = 0; i < S->nregs; i++)
+        if (!S->regs[i].ref || xmt_drv.cuMemcpyDtoDAsync(S->regs[i].base, S->regs[i].ref,
+                                                         S->regs[i].bytes, S->s) != CUDA_SUCCESS)
+            return;
+    S->reference_staged = xmt_drv.cuStreamSynchronize(S->s) == CUDA_SUCCESS;
+}
+
 /* Scratch memory and events are freed whatever happened; the capture mode put back. */
 static void release(xmt_session *S)
 {
@@ -1318,6 +1334,7 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
         /* valid == 0: nothing else to try, the program's own config stays */
         if (S->valid > 0 && benchmark(S) != 0) failed(S);
         decide(S);
+        stage_reference(S);
         release(S);
     }
     if (S->untuned[0] && !S->has_culprit)

@@ -147,6 +147,7 @@ typedef struct {
     long culprit;              /* the candidate that faulted or hung (index), when one did */
     int has_culprit;
     const xmt_cand *last_run; /* the candidate launched last */
+    int reference_staged;     /* the regions hold the program's own config's result now */
 } xmt_session;
 
 /* Called while a session waits for the GPU and between its phases (NULL: nothing). The

@@ -72,13 +72,18 @@
                           (void **, jv), (unsigned, nj), (CUlibraryOption *, lo), (void **, lv), \
                           (unsigned, nl)
 #define XMT_SIG_LINKCOMPLETE (CUlinkState, state), (void **, cubin), (size_t *, size)
+#define XMT_SIG_MGLOBAL   (CUdeviceptr *, dp), (size_t *, bytes), (CUmodule, hmod), \
+                          (const char *, gname)
+#define XMT_SIG_LGLOBAL   (CUdeviceptr *, dp), (size_t *, bytes), (CUlibrary, lib), \
+                          (const char *, gname)
 
 #define XMT_LAUNCH_SIGNATURES(X) X(LAUNCH) X(EX) X(COOP)
 #define XMT_HOOK_SIGNATURES(X) \
     X(GETPROC1) X(GETPROC2) X(UNLOADM) X(UNLOADL) X(UNLOADC) \
     X(GADD1) X(GADD2) X(GSET1) X(GSET2) X(GXSET1) X(GXSET2) X(GINST) X(GINSTF) X(GINSTP) \
     X(GUPD1) X(GUPD2) X(GLAUNCH) X(GXDESTROY) \
-    X(MLOAD) X(MLOADDATA) X(MLOADDATAEX) X(MLOADFATBIN) X(LLOADDATA) X(LLOADFILE)
+    X(MLOAD) X(MLOADDATA) X(MLOADDATAEX) X(MLOADFATBIN) X(LLOADDATA) X(LLOADFILE) \
+    X(MGLOBAL) X(LGLOBAL)
 #define XMT_PASS_SIGNATURES(X) \
     X(LINKCOMPLETE)
 /* clang-format on */

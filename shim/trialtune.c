@@ -12,14 +12,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "candidate.h"
 #include "clock.h"
 #include "driver.h"
+#include "gpucheck.h"
 #include "log.h"
+#include "logevent.h"
 #include "modload.h"
 #include "options.h"
 #include "protect.h"
 #include "trialproc.h"
 #include "trialproto.h"
+#include "verify.h"
 
 #define MAX_WINDOWS 256
 
@@ -204,11 +208,55 @@ typedef struct {
     char why[160];
 } faulted_t;
 
+#define GLOBALS_MAX 64                  /* module globals given to the helper per kernel */
+#define GLOBALS_BYTES ((size_t)1 << 20) /* and their bytes in all */
+
+/* The module globals the program asked for, of the kernel's module (or library, and the
+ * library's module in this context), with their current values: [{"name", "hex"}].
+ * NULL with why when they cannot be read or are too large. */
+static json_t *globals_json(const xmt_kernel *k, char *why, size_t cap)
+{
+    xmt_global g[GLOBALS_MAX];
+    size_t n = xmt_modload_globals((const void *)k->owner, g, GLOBALS_MAX), total = 0;
+    CUmodule mod = NULL;
+    if (k->is_cukernel && xmt_drv.cuLibraryGetModule &&
+        xmt_drv.cuLibraryGetModule(&mod, (CUlibrary)k->owner) == CUDA_SUCCESS && mod)
+        n += xmt_modload_globals(mod, g + n, GLOBALS_MAX - n);
+    json_t *a = json_array();
+    CUresult r = n ? xmt_drv.cuCtxSynchronize() : CUDA_SUCCESS;
+    for (size_t i = 0; a && r == CUDA_SUCCESS && i < n; i++) {
+        total += g[i].bytes;
+        if (!g[i].bytes || total > GLOBALS_BYTES) {
+            snprintf(why, cap, "its module's globals (%s) %s", g[i].name,
+                     g[i].bytes ? "are more than 1 MiB" : "are of unknown size");
+            json_decref(a);
+            return NULL;
+        }
+        uint8_t *b = malloc(g[i].bytes);
+        char *hex = malloc(2 * g[i].bytes + 1);
+        if (b && hex) r = xmt_drv.cuMemcpyDtoH(b, g[i].dptr, g[i].bytes);
+        for (size_t j = 0; b && hex && r == CUDA_SUCCESS && j < g[i].bytes; j++)
+            snprintf(hex + 2 * j, 3, "%02x", b[j]);
+        if (b && hex && r == CUDA_SUCCESS)
+            json_array_append_new(a, json_pack("{ssss}", "name", g[i].name, "hex", hex));
+        free(b);
+        free(hex);
+    }
+    if (r != CUDA_SUCCESS) {
+        char nb[32];
+        snprintf(why, cap, "its module's globals cannot be read (%s)",
+                 xmt_cu_name(r, nb, sizeof nb));
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
 static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                             const char *key_text, int device, const staging *st,
                             const xmt_image *img, const faulted_t *fl, size_t nf, int verify_only,
                             const xmt_candidate *only, long only_index, int from_cache, int recheck,
-                            const char *record_data)
+                            const char *record_data, const json_t *globals)
 {
     char id[40], fp[20];
     snprintf(id, sizeof id, "%p:%zu", img->owner, img->size);
@@ -240,13 +288,13 @@ static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_
         json_pack("{sososisisiso}", "grid", dims3(l->grid[0], l->grid[1], l->grid[2]), "block",
                   dims3(l->block[0], l->block[1], l->block[2]), "shared", (int)l->shared,
                   "max_dynamic_shared", dyn, "carveout", carve, "params", params_json(k, v));
-    return json_pack("{sssssssisbsIsosbsbsosos{ssso}sososo}", "kernel", k->mangled, "entry_fp", fp,
-                     "key", key_text, "device", device, "verify_only", verify_only, "only_index",
-                     (json_int_t)only_index, "only", only ? candidate_json(only) : json_null(),
-                     "from_cache", from_cache, "recheck", recheck, "record_data",
-                     record_data ? json_string(record_data) : json_null(), "launch", launch,
-                     "image", "id", id, "jit", jit, "windows", wins, "regions", regs, "faulted",
-                     faults);
+    return json_pack("{sssssssisbsIsosbsbsosos{ssso}sosososO}", "kernel", k->mangled, "entry_fp",
+                     fp, "key", key_text, "device", device, "verify_only", verify_only,
+                     "only_index", (json_int_t)only_index, "only",
+                     only ? candidate_json(only) : json_null(), "from_cache", from_cache, "recheck",
+                     recheck, "record_data", record_data ? json_string(record_data) : json_null(),
+                     "launch", launch, "image", "id", id, "jit", jit, "windows", wins, "regions",
+                     regs, "faulted", faults, "globals", globals);
 }
 
 /* A memfd holding len bytes of data. -1 on failure. */
@@ -342,6 +390,59 @@ static int attempt(int device, const int *fds, int nfds, const xmt_tp_tune *t, x
     }
 }
 
+/* The program's own config run for real, and what it left compared with the helper's
+ * reference in the staged memory: 1 when equal. *rc: the launch's result. */
+static int check(xmt_kernel *k, const xmt_launch *l, const staging *st, const char *key_text,
+                 int device, CUresult *rc, char *why, size_t cap)
+{
+    *rc = xmt_pass(k, l);
+    if (*rc != CUDA_SUCCESS) {
+        char b[32];
+        snprintf(why, cap, "the program's own launch failed (%s)", xmt_cu_name(*rc, b, sizeof b));
+        return 0;
+    }
+    xmt_gc_cmp *c = calloc(st->nregs ? st->nregs : 1, sizeof *c);
+    xmt_gc_result *res = calloc(st->nregs ? st->nregs : 1, sizeof *res);
+    uint64_t bytes = 0, differ = 0;
+    CUresult r = c && res ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; c && i < st->nregs; i++) {
+        c[i] = (xmt_gc_cmp){st->va + staged_at(st, st->regs[i].base),
+                            st->regs[i].base,
+                            st->regs[i].bytes,
+                            XMT_CMP_BITS,
+                            1,
+                            0,
+                            0};
+        bytes += st->regs[i].bytes;
+    }
+    xmt_gc gc;
+    if (r == CUDA_SUCCESS) {
+        xmt_gc_open(&gc, xmt_launch_stream(l));
+        r = xmt_gc_compare(&gc, c, st->nregs, res);
+        xmt_gc_close(&gc);
+    }
+    for (size_t i = 0; r == CUDA_SUCCESS && i < st->nregs; i++)
+        differ += res[i].count;
+    free(c);
+    free(res);
+    if (r != CUDA_SUCCESS) {
+        char b[32];
+        snprintf(why, cap, "the comparison failed (%s)", xmt_cu_name(r, b, sizeof b));
+    } else if (differ) {
+        snprintf(why, cap,
+                 "the program's own run differs from the trial helper's in %llu of %llu bytes: "
+                 "the helper does not see all the kernel reads (a module global the program "
+                 "set without asking the driver for its address, a texture, memory reached "
+                 "through pointers outside the staged regions)",
+                 (unsigned long long)differ, (unsigned long long)bytes);
+    }
+    int equal = r == CUDA_SUCCESS && !differ;
+    if (xmt_log_enabled())
+        xmt_log_event(xmt_ev_trial_check(k->mangled, k->demangled, key_text, device, equal, bytes,
+                                         differ, equal ? NULL : why));
+    return equal;
+}
+
 /* The fault of a candidate, as its `why` says it. */
 static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
 {
@@ -354,7 +455,7 @@ static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
 int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                       const char *key_text, int device, int verify_only, const xmt_candidate *only,
                       long only_index, int from_cache, int recheck, const char *record_data,
-                      xmt_trial_outcome *out, char *why, size_t cap)
+                      int may_launch, xmt_trial_outcome *out, char *why, size_t cap)
 {
     xmt_image img;
     if (!replayable(l)) {
@@ -376,14 +477,20 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         unstage(&st);
         return 0;
     }
+    json_t *globals = globals_json(k, why, cap);
+    if (!globals) {
+        unstage(&st);
+        return 0;
+    }
     faulted_t *fl = calloc(XMT_TRIAL_MAX_FAULTS, sizeof *fl);
     size_t nf = 0;
     int lost = 0, done = 0;
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     out->storable = out->uninformative = 0;
+    out->launched = 0;
     while (fl && !done) {
         json_t *rq = request_json(k, l, v, key_text, device, &st, &img, fl, nf, verify_only, only,
-                                  only_index, from_cache, recheck, record_data);
+                                  only_index, from_cache, recheck, record_data, globals);
         char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
         json_decref(rq);
         int fds[3], nfds = 0;
@@ -430,6 +537,16 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
                 out->storable = res.storable;
                 out->uninformative = res.uninformative;
                 snprintf(out->choice.data, sizeof out->choice.data, "%s", res.data);
+                if (res.reference && may_launch && res.choice != XMT_OWN_CONFIG) {
+                    out->launched = 1;
+                    char cw[600];
+                    if (!check(k, l, &st, key_text, device, &out->launch_rc, cw, sizeof cw)) {
+                        xmt_warn("%s: key %s is not tuned: %s; the program's own config is used",
+                                 k->demangled, key_text, cw);
+                        out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
+                        out->storable = 0;
+                    }
+                }
             } else {
                 xmt_warn("%s: key %s is not tuned: more than %d of its candidates faulted in the "
                          "trial helper; the program's own config is used",
@@ -439,6 +556,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         }
     }
     free(fl);
+    json_decref(globals);
     unstage(&st);
     out->spent_ms = xmt_now_ms() - t0;
     return done;

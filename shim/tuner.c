@@ -303,20 +303,22 @@ static int choice_config(const xmt_kernel *k, const xmt_launch_view *v, long ind
 
 /* Runs a decided key: the winner's config recomputed for this launch, or the program's. */
 static CUresult run_winner(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                           const result_t *r, int device)
+                           const result_t *r, int device, const CUresult *made)
 {
     memo_t *m = memo_slot(k);
     /* atomic: a re-check in another thread may drop the winner (drop_winner) */
     long index = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE);
     if (index == XMT_OWN_CONFIG) {
         memo_store(m, k, device, l, v->params, NULL);
-        return xmt_pass(k, l);
+        return made ? *made : xmt_pass(k, l);
     }
     xmt_candidate c;
     int ok = choice_config(k, v, index, &c);
     memo_store(m, k, device, l, v->params, ok ? &c : NULL);
     if (m && ok) /* the hit path counts the launches to the next re-check from here */
         m->recheck_in = atomic_load(&r->rechecks_left) > 0 ? atomic_load(&r->due_in) : UINT32_MAX;
+    if (made) /* this launch was made already: the program's own config, for a check */
+        return *made;
     if (!ok) /* its condition does not hold for this launch's non-key arguments */
         return xmt_pass(k, l);
     return xmt_run_for_real(k, l, &c);
@@ -395,7 +397,7 @@ static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, co
     if (!di || capturing(xmt_launch_stream(l)) ||
         !atomic_compare_exchange_strong(&r->state, &s, R_TUNING)) {
         atomic_store(&r->due_in, 1);
-        return run_winner(k, l, v, r, device);
+        return run_winner(k, l, v, r, device, NULL);
     }
     char key_text[512], digest[17] = "";
     if (xmt_entry_key_render(k->entry, r->key + 4, r->keylen - 4, key_text, sizeof key_text) < 0)
@@ -415,16 +417,19 @@ static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, co
         atomic_store(&r->due_in, r->gap);
     }
     atomic_store_explicit(&r->state, R_DONE, memory_order_release);
-    return run_winner(k, l, v, r, device);
+    return run_winner(k, l, v, r, device, NULL);
 }
 
-/* Runs a decided key, re-checking its winner first when that is due. */
+/* Runs a decided key, re-checking its winner first when that is due. made: this launch
+ * was made already (trialtune.c's check of the helper), what it returned; else NULL. */
 static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                           result_t *r, int device)
+                           result_t *r, int device, const CUresult *made)
 {
-    if (__atomic_load_n(&r->index, __ATOMIC_ACQUIRE) != XMT_OWN_CONFIG && recheck_is_due(r))
-        return recheck_winner(k, l, v, r, device);
-    return run_winner(k, l, v, r, device);
+    int due = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE) != XMT_OWN_CONFIG && recheck_is_due(r);
+    if (due && !made) return recheck_winner(k, l, v, r, device);
+    if (due) /* this launch was made already (a trial check): the next one re-checks */
+        atomic_store(&r->due_in, 1);
+    return run_winner(k, l, v, r, device, made);
 }
 
 /* The launch's arguments as pointers, wherever the program put them: params as given,
@@ -514,7 +519,8 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
 {
     struct xmt_tune_state *ts = k->tune;
     if (p->need_run) xmt_plan_run(k, l, v, device, p, key_text);
-    if (p->deferred && defer_key(k, mine, p, key_text)) return xmt_pass(k, l);
+    if (p->deferred && defer_key(k, mine, p, key_text))
+        return p->launched ? p->launch_rc : xmt_pass(k, l);
     mine->index = p->ch.index;
     recheck_setup(mine, &p->ch);
     snprintf(mine->label, sizeof mine->label, "%s", p->ch.label);
@@ -526,7 +532,7 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
         xmt_cache_store(&p->id, mine->key + 4, mine->keylen - 4, device, key_text, &p->ch);
     else if (p->claimed) /* nothing worth keeping came of it: another process may try */
         xmt_cache_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
-    return run_choice(k, l, v, mine, device);
+    return run_choice(k, l, v, mine, device, p->launched ? &p->launch_rc : NULL);
 }
 
 static void wait_again(result_t *r)
@@ -560,7 +566,7 @@ static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_v
                           const xmt_devinfo *di, CUdevice dev)
 {
     int s = atomic_load_explicit(&r->state, memory_order_acquire);
-    if (s == R_DONE) return run_choice(k, l, v, r, (int)dev);
+    if (s == R_DONE) return run_choice(k, l, v, r, (int)dev, NULL);
     if (s == R_WAITING && xmt_now_ms() >= atomic_load(&r->recheck_ms) &&
         atomic_compare_exchange_strong(&r->state, &s, R_TUNING))
         return recheck(k, l, v, di, dev, r);

@@ -257,7 +257,7 @@ static int read_layout(request *q, char *why, size_t cap)
 /* ---- the module, the kernel, the launch -------------------------------------------------- */
 
 /* The function the program launched, from its image (loaded once per image here). */
-static CUresult function_of(request *q, CUfunction *f, char *why, size_t cap)
+static CUresult function_of(request *q, CUfunction *f, CUmodule *mod, char *why, size_t cap)
 {
     json_t *img = json_object_get(q->root, "image");
     const char *id = json_string_value(json_object_get(img, "id"));
@@ -289,9 +289,40 @@ static CUresult function_of(request *q, CUfunction *f, char *why, size_t cap)
             modules[nmodules++].m = m;
         }
     }
+    *mod = m;
     CUresult r = xmt_drv.cuModuleGetFunction(f, m, q->kernel);
     if (r != CUDA_SUCCESS) snprintf(why, cap, "the image has no kernel %s", q->kernel);
     return r;
+}
+
+/* The module globals the program set, given their values here (before every session:
+ * the module is kept, and an earlier session's runs may have changed them). */
+static CUresult set_globals(const request *q, CUmodule m, char *why, size_t cap)
+{
+    json_t *gs = json_object_get(q->root, "globals");
+    for (size_t i = 0; i < json_array_size(gs); i++) {
+        json_t *o = json_array_get(gs, i);
+        const char *name = json_string_value(json_object_get(o, "name"));
+        const char *hex = json_string_value(json_object_get(o, "hex"));
+        size_t n = hex ? strlen(hex) / 2 : 0, have = 0;
+        CUdeviceptr d = 0;
+        CUresult r =
+            name && hex ? xmt_drv.cuModuleGetGlobal(&d, &have, m, name) : CUDA_ERROR_INVALID_VALUE;
+        if (r == CUDA_SUCCESS && have != n) r = CUDA_ERROR_INVALID_VALUE;
+        uint8_t *b = r == CUDA_SUCCESS ? malloc(n ? n : 1) : NULL;
+        for (size_t j = 0; b && j < n; j++) {
+            char two[3] = {hex[2 * j], hex[2 * j + 1], 0};
+            b[j] = (uint8_t)strtoul(two, NULL, 16);
+        }
+        if (b) r = xmt_drv.cuMemcpyHtoD(d, b, n);
+        free(b);
+        if (r != CUDA_SUCCESS) {
+            snprintf(why, cap, "the module global %s cannot be set here (CUresult %d)",
+                     name ? name : "?", (int)r);
+            return r;
+        }
+    }
+    return CUDA_SUCCESS;
 }
 
 /* The launch's parameters: the program's bytes, pointers translated when moved. */
@@ -371,6 +402,7 @@ static void report(xmt_session *S, xmt_tp_result *res)
     res->uninformative = S->uninformative;
     snprintf(res->data, sizeof res->data, "%s", S->data_digest);
     res->exiting = S->error != CUDA_SUCCESS;
+    res->reference = (uint8_t)S->reference_staged;
     res->culprit = S->has_culprit ? S->culprit : XMT_TP_NO_CULPRIT;
     res->culprit_error = (int32_t)S->error;
     if (S->error != CUDA_SUCCESS) {
@@ -385,7 +417,9 @@ static void run(request *q, xmt_tp_result *res)
 {
     char why[XMT_TP_NAME] = "";
     CUfunction f;
-    CUresult r = function_of(q, &f, why, sizeof why);
+    CUmodule mod = NULL;
+    CUresult r = function_of(q, &f, &mod, why, sizeof why);
+    if (r == CUDA_SUCCESS) r = set_globals(q, mod, why, sizeof why);
     if (r == CUDA_SUCCESS && (r = map_staging(q)) != CUDA_SUCCESS)
         snprintf(why, sizeof why, "the staged memory cannot be mapped here (CUresult %d)", (int)r);
     json_t *L = json_object_get(q->root, "launch");

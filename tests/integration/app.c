@@ -82,6 +82,8 @@ typedef CUresult (*pfn_coop)(CUfunction, unsigned, unsigned, unsigned, unsigned,
     X(cuLibraryLoadData, CUresult (*)(CUlibrary *, const void *, CUjit_option *, void **,          \
                                       unsigned, CUlibraryOption *, void **, unsigned))             \
     X(cuLibraryGetKernel, CUresult (*)(CUkernel *, CUlibrary, const char *))                       \
+    X(cuModuleGetGlobal, CUresult (*)(CUdeviceptr *, size_t *, CUmodule, const char *))            \
+    X(cuLibraryGetGlobal, CUresult (*)(CUdeviceptr *, size_t *, CUlibrary, const char *))          \
     X(cuLibraryUnload, CUresult (*)(CUlibrary))                                                    \
     X(cuFuncSetAttribute, CUresult (*)(CUfunction, CUfunction_attribute, int))                     \
     X(cuGraphCreate, CUresult (*)(CUgraph *, unsigned))                                            \
@@ -162,6 +164,8 @@ static void load_api(void)
     cu.cuModuleUnload = cuModuleUnload;
     cu.cuLibraryLoadData = cuLibraryLoadData;
     cu.cuLibraryGetKernel = cuLibraryGetKernel;
+    cu.cuModuleGetGlobal = cuModuleGetGlobal_v2;
+    cu.cuLibraryGetGlobal = cuLibraryGetGlobal;
     cu.cuLibraryUnload = cuLibraryUnload;
     cu.cuFuncSetAttribute = cuFuncSetAttribute;
     cu.cuGraphCreate = cuGraphCreate;
@@ -1134,6 +1138,46 @@ static void scenario_fillm1(void)
     dump(o, (size_t)n * 4);
 }
 
+/* globals [hidden]: coef_scale (y = x * sim_coef) with its module's global sim_coef set
+ * to 2.5 by the program (a __constant__ set with cudaMemcpyToSymbol): its address through
+ * cuModuleGetGlobal (app_linked) or cuLibraryGetGlobal (app_rt), or with "hidden" past the
+ * shim (simcuda_global_unseen). The module is loaded from an image that
+ * names its kernels, so that the shim keeps it for the trial helper. */
+static void scenario_globals(void)
+{
+    static const char image[] = "simcuda-image v1\n_Z10coef_scalePfPKfi\n";
+    CUmodule m = NULL;
+    CUlibrary lib = NULL;
+    if (linked_build)
+        CHECK(cu.cuModuleLoadData(&m, image));
+    else
+        CHECK(cu.cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+    CUdeviceptr c;
+    size_t bytes = 0;
+    if (!strcmp(scenario_arg, "hidden")) { /* its address got past the shim */
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        CUresult (*unseen)(CUdeviceptr *, size_t *, void *, const char *) =
+            h ? (CUresult(*)(CUdeviceptr *, size_t *, void *, const char *))dlsym(
+                    h, "simcuda_global_unseen")
+              : NULL;
+        if (!unseen) exit(3);
+        CHECK(unseen(&c, &bytes, linked_build ? (void *)m : (void *)lib, "sim_coef"));
+    } else if (linked_build)
+        CHECK(cu.cuModuleGetGlobal(&c, &bytes, m, "sim_coef"));
+    else
+        CHECK(cu.cuLibraryGetGlobal(&c, &bytes, lib, "sim_coef"));
+    float coef = 2.5f;
+    CHECK(cu.cuMemcpyHtoD(c, &coef, sizeof coef));
+    int n = 4096;
+    CUdeviceptr x = upload((size_t)n, 91), y = upload((size_t)n, 92);
+    void *p[] = {&y, &x, &n};
+    CUfunction f = kernel_of(m, lib, "_Z10coef_scalePfPKfi");
+    for (int i = 0; i < iterations; i++)
+        launch(cu.launch, f, 128, 1, 32, 1, 0, NULL, p);
+    CHECK(cu.cuCtxSynchronize());
+    dump(y, (size_t)n * 4);
+}
+
 /* hazard: kernels that fault or hang in every config but the program's own (the trial
  * helper's reason to be): own_block with its block of 256, then spin with 256 (its
  * hang_block is 128), ITERATIONS times each. */
@@ -1316,7 +1360,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s "
                 "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|sigs|"
-                "graph|graphchurn|images|closefds|fillm1|hazard|warmup OUT "
+                "graph|graphchurn|images|closefds|fillm1|hazard|warmup|globals OUT "
                 "[ITERATIONS]\n",
                 argv[0]);
         return 2;
@@ -1373,6 +1417,8 @@ int main(int argc, char **argv)
         scenario_fillm1();
     else if (!strcmp(sc, "hazard"))
         scenario_hazard();
+    else if (!strcmp(sc, "globals"))
+        scenario_globals();
     else if (!strcmp(sc, "graphchurn"))
         scenario_graphchurn();
     else if (!strcmp(sc, "images"))

@@ -3188,6 +3188,31 @@ def trial_helper_candidates_fault_and_hang():
 
 
 @case
+def trial_helper_module_globals():
+    """A module global the program set (coef_scale's sim_coef, 2.5, like a __constant__ set
+    with cudaMemcpyToSymbol) is given to the helper when the program asked the driver for
+    its address (cuModuleGetGlobal, cuLibraryGetGlobal): the helper's reference equals the
+    program's own first run (trial_check equal) and the winner is used from the next
+    launch. A global whose address the shim never saw: the helper computes with the
+    image's 1.0, the check finds the difference, and the key keeps the program's own
+    config. Outputs identical either way."""
+    for app in ("rt", "linked"):
+        for arg, equal in (([], True), (["hidden"], False)):
+            base = run(app, "globals", shim=False, args=arg)
+            ok(base, "%s %s without the shim" % (app, arg))
+            t = run(app, "globals", env={"XMATUNE_POLICY": HAZARD}, args=arg)
+            ok(t, "%s %s" % (app, arg))
+            same_output(base, t, "%s %s" % (app, arg))
+            ck = t.events("trial_check")
+            expect(len(ck) == 1 and ck[0]["equal"] is equal and ck[0]["bytes"] == 32768, ck)
+            s = [x for x in t.events("kernel_summary") if "coef_scale" in x["name"]][0]
+            # the first launch is the program's own (the check); the others the winner's
+            expect(s["rewritten"] == (2 if equal else 0) and s["launches"] == 3, s)
+            expect(equal or "differs from the trial helper's" in t.stderr, t.stderr)
+            wait_gone(helper_pids(t), "%s %s" % (app, arg))
+
+
+@case
 def trial_helper_own_config_faults():
     """The program's own config faulting in the helper (here: every launch of own_block
     faults there, injected) leaves the key untuned with the reason; the program runs its

@@ -2496,11 +2496,27 @@ double sim_cost(const sim_launch_rec *r)
     return r->k->cost(&e);
 }
 
+uintptr_t sim_global_alloc_locked(size_t bytes)
+{
+    CUdeviceptr d = 0;
+    if (alloc_locked(&d, bytes) != CUDA_SUCCESS) return 0;
+    float one = 1.0f;
+    for (size_t i = 0; i + 4 <= bytes; i += 4)
+        memcpy((char *)(uintptr_t)d + i, &one, 4);
+    return (uintptr_t)d;
+}
+
+void sim_global_free_locked(uintptr_t p)
+{
+    if (p) free_locked((CUdeviceptr)p, 0);
+}
+
 CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
 {
     sim_exec e;
     memset(&e, 0, sizeof e);
     e.k = r->k;
+    e.coef = (const float *)r->coef;
     memcpy(e.grid, r->grid, sizeof e.grid);
     memcpy(e.block, r->block, sizeof e.block);
     e.dyn_shared = r->shared;

@@ -138,6 +138,8 @@
     X("cuLinkComplete", 5050, N, cuLinkComplete)                                                   \
     X("cuLinkDestroy", 5050, N, cuLinkDestroy)                                                     \
     X("cuModuleGetFunction", 2000, N, cuModuleGetFunction)                                         \
+    X("cuModuleGetGlobal", 3020, N, cuModuleGetGlobal_v2)                                          \
+    X("cuLibraryGetGlobal", 12000, N, cuLibraryGetGlobal)                                          \
     X("cuLibraryLoadData", 12000, N, cuLibraryLoadData)                                            \
     X("cuLibraryLoadFromFile", 12000, N, cuLibraryLoadFromFile)                                    \
     X("cuLibraryUnload", 12000, N, cuLibraryUnload)                                                \

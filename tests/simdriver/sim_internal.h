@@ -162,6 +162,7 @@ struct sim_exec {
     size_t avail[SIMK_MAXP];        /* bytes from base to the end of its allocation */
     int fault;                      /* set by an out-of-bounds access: ILLEGAL_ADDRESS */
     int hang;                       /* set by a kernel that never finishes (spin) */
+    const float *coef;              /* the launch's module's global sim_coef */
     unsigned char scratch[16];
 };
 
@@ -213,6 +214,7 @@ SIM_HIDDEN int sim_stream_capturing(const simstream *s);
 /* A launch, normalised: what a graph node keeps and what execution needs. */
 typedef struct sim_launch_rec {
     const simk_def *k;
+    uintptr_t coef; /* its module's global sim_coef (a float), for kernels that read it */
     unsigned grid[3], block[3], shared;
     unsigned char params[256];
 } sim_launch_rec;
@@ -247,5 +249,10 @@ SIM_HIDDEN int sim_map_find_locked(uintptr_t p, sim_range *out);
 SIM_HIDDEN size_t sim_map_avail_locked(uintptr_t p);
 /* Cost of a launch in virtual ns, noise excluded. */
 SIM_HIDDEN double sim_cost(const sim_launch_rec *r);
+
+/* A module global: device memory of bytes, every float 1.0 (under sim_lock); freed with
+ * the module. 0 when out of memory. */
+SIM_HIDDEN uintptr_t sim_global_alloc_locked(size_t bytes);
+SIM_HIDDEN void sim_global_free_locked(uintptr_t p);
 
 #endif

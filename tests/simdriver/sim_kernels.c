@@ -395,6 +395,26 @@ static double spin_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 1), 0.01, 256);
 }
 
+/* coef_scale(float *y, const float *x, int n): y[i] = x[i] * sim_coef, its module's
+ * global (1.0 at load; a program sets it like a __constant__ with cudaMemcpyToSymbol):
+ * what a helper that did not stage the module's globals gets wrong. */
+static void coef_scale_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 2);
+    float c = e->coef ? *e->coef : 1.0f;
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 0, i) = *simk_fp(e, 1, i) * c;
+        if (e->fault) return;
+    }
+}
+static double coef_scale_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 2), 0.01, 256);
+}
+
 #define I32                                                                                        \
     {                                                                                              \
         SIMK_I32, 4, 4                                                                             \
@@ -554,6 +574,17 @@ static simk_def g_kernels[] = {
      0,
      own_block_run,
      own_block_cost,
+     {0},
+     0},
+    {"_Z10coef_scalePfPKfi",
+     "coef_scale(float*, float const*, int)",
+     3,
+     {PTR, PTR, I32},
+     1024,
+     16,
+     0,
+     coef_scale_run,
+     coef_scale_cost,
      {0},
      0},
     {"_Z4spinPfii",

@@ -326,6 +326,12 @@ void simcuda_get_stats(struct simcuda_stats *out);
 /* Loads a module from image (as cuModuleLoadData does) through no CUDA entry point, so
  * that no shim wrapping the load calls sees its image: its kernels have "no image". */
 CUresult simcuda_module_load_unseen(CUmodule *m, const void *image);
+
+/* Every module and library has one global, sim_coef (a float, 1.0 at load), that the
+ * coef_scale kernel reads; cuModuleGetGlobal and cuLibraryGetGlobal give its address. This
+ * gives it past any shim (a program that asked before the shim was there). */
+CUresult simcuda_global_unseen(CUdeviceptr *dp, size_t *bytes, void *module_or_library,
+                               const char *name);
 /* The cost model's virtual ns of launching kernel `name` (mangled) with this config
  * and these arguments (kernelParams form), noise excluded; -1 for an unknown kernel. */
 double simcuda_cost_ns(const char *name, const unsigned grid[3], const unsigned block[3],

@@ -140,6 +140,8 @@ static json_t *build(xmt_event ev, int variant)
     case XMT_EV_RECHECK:
         return xmt_ev_recheck("_Z1kPf", "k(float*)", 0, "n=4", "p.yaml:3", "B=1", "failed", "why",
                               json_object(), "helper", 1.5);
+    case XMT_EV_TRIAL_CHECK:
+        return xmt_ev_trial_check("_Z1kPf", "k(float*)", "n=1", 0, 0, 4096, 12, "why");
     case XMT_EV_TRIAL_HELPER:
         return xmt_ev_trial_helper("gone", 0, 42, 1.5, 1, 1, 1, "00112233445566778899aabbccddeeff",
                                    "H200", "why");

@@ -87,6 +87,7 @@ START_TEST(every_type_round_trips)
                                  .storable = 1,
                                  .exiting = 1,
                                  .uninformative = 1,
+                                 .reference = 1,
                                  .culprit = 7,
                                  .culprit_error = 700,
                                  .events_bytes = 99};
@@ -96,7 +97,7 @@ START_TEST(every_type_round_trips)
     d = roundtrip(&m);
     ck_assert(d.u.result.choice == -1 && d.u.result.time_ms == 0.125 &&
               d.u.result.spent_ms == 42.5 && d.u.result.storable && d.u.result.exiting &&
-              d.u.result.culprit == 7 && d.u.result.culprit_error == 700 &&
+              d.u.result.reference && d.u.result.culprit == 7 && d.u.result.culprit_error == 700 &&
               d.u.result.events_bytes == 99 && d.u.result.uninformative);
     ck_assert_str_eq(d.u.result.label, "BLOCK=512");
     ck_assert_str_eq(d.u.result.data, "0123456789abcdef");
