@@ -267,15 +267,16 @@ enum {
     F_INDEX,
     F_LABEL,
     F_TIME,
+    F_DATA,
     NFIELDS
 };
 /* The fields that are JSON strings in a record (bit i: field i); the others are numbers. */
 #define TEXT_FIELDS                                                                                \
     (1u << F_DEVICE | 1u << F_KERNEL | 1u << F_CODE | 1u << F_ENTRY | 1u << F_ENTRY_FP |           \
-     1u << F_KEY | 1u << F_KEY_TEXT | 1u << F_LABEL)
-static const char *const field_names[NFIELDS] = {"v",     "device",   "kernel", "code",
-                                                 "entry", "entry_fp", "key",    "key_text",
-                                                 "index", "label",    "time_ms"};
+     1u << F_KEY | 1u << F_KEY_TEXT | 1u << F_LABEL | 1u << F_DATA)
+static const char *const field_names[NFIELDS] = {"v",     "device",   "kernel",  "code",
+                                                 "entry", "entry_fp", "key",     "key_text",
+                                                 "index", "label",    "time_ms", "data"};
 
 /* The field a name of len bytes is, -1 for another: by its length and first byte before
  * one memcmp (a name compare per field and line was a tenth of the load's work). */
@@ -285,7 +286,7 @@ static int field_of(const char *name, size_t len)
     switch (len) {
     case 1: i = F_V; break;
     case 3: i = F_KEY; break;
-    case 4: i = F_CODE; break;
+    case 4: i = name[0] == 'c' ? F_CODE : F_DATA; break;
     case 5: i = name[0] == 'e' ? F_ENTRY : name[0] == 'i' ? F_INDEX : F_LABEL; break;
     case 6: i = name[0] == 'd' ? F_DEVICE : F_KERNEL; break;
     case 7: i = F_TIME; break;
@@ -371,6 +372,7 @@ static int writers_shape(cursor *c, const char *f[NFIELDS], unsigned *strs)
         {F_INDEX, LIT("\",\"index\":")},
         {F_LABEL, LIT(",\"label\":\"")},
         {F_TIME, LIT("\",\"time_ms\":")},
+        {F_DATA, LIT(",\"data\":\"")},
     };
 #undef LIT
     char *open = NULL; /* the opening quote's byte after the last string value, if any */
@@ -391,7 +393,9 @@ static int writers_shape(cursor *c, const char *f[NFIELDS], unsigned *strs)
             open = NULL;
         }
     }
-    if (c->end - c->p != 1 || *c->p != '}') return -1;
+    /* the last field is a string: its closing quote, then the object's end */
+    if (!open || c->end - c->p != 2 || c->p[1] != '}') return -1;
+    *open = 0;
     *strs = TEXT_FIELDS;
     return 0;
 }
@@ -484,6 +488,12 @@ int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec
     memcpy(r->choice.label, label, ll);
     r->choice.label[ll] = 0;
     r->choice.time_ms = f[F_TIME] ? number(f[F_TIME]) : 0;
+    /* data is optional (records written before it existed load as before); anything but
+     * 16 hex digits reads as no digest */
+    const char *data = f[F_DATA] ? f[F_DATA] : "";
+    r->choice.data[0] = 0;
+    if (strlen(data) == 16 && strspn(data, "0123456789abcdef") == 16)
+        memcpy(r->choice.data, data, 17);
     r->raw = line;
     r->raw_len = len;
     r->offset = 0;
@@ -599,11 +609,11 @@ int xmt_cacherec_read(const char *path, void (*fn)(void *ud, const xmt_cacherec 
 
 char *xmt_cacherec_format(const xmt_cacherec *r)
 {
-    json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:f}", "v",
+    json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:f, s:s}", "v",
                           XMT_CACHEREC_VERSION, "device", r->device, "kernel", r->kernel, "code",
                           r->code, "entry", r->entry, "entry_fp", r->entry_fp, "key", r->key_hex,
                           "key_text", r->key_text, "index", (json_int_t)r->choice.index, "label",
-                          r->choice.label, "time_ms", r->choice.time_ms);
+                          r->choice.label, "time_ms", r->choice.time_ms, "data", r->choice.data);
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
     if (!text) return NULL;

@@ -14,6 +14,10 @@ typedef struct {
     long index;      /* candidate index, or XMT_OWN_CONFIG */
     char label[160]; /* the candidate's label when it won */
     double time_ms;  /* its measured time */
+    /* The digest of the data it was verified on (16 hex digits, docs/cache.md), or "":
+     * none known (an older record, or a choice made without a verification). Not part of
+     * what a verification checks (the choice's index and label). */
+    char data[17];
 } xmt_choice;
 
 /* Lower-case hex of key[0..len) into out (2 * len + 1 bytes). */

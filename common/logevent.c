@@ -18,6 +18,7 @@ static const char *const event_names[XMT_EV_COUNT] = {
     [XMT_EV_EXIT] = "exit",
     [XMT_EV_MODULE_LOAD] = "module_load",
     [XMT_EV_TRIAL_HELPER] = "trial_helper",
+    [XMT_EV_RECHECK] = "recheck",
     [XMT_EV_TRIAL_CHECK] = "trial_check",
 };
 
@@ -169,6 +170,7 @@ static void tune_fields(json_t *ev, const xmt_ev_tune_info *t)
     if (t->error) json_object_set_new(ev, XMT_F_ERROR, t->error);
     if (t->clock_warmup) json_object_set_new(ev, XMT_F_CLOCK_WARMUP, t->clock_warmup);
     if (t->staged) json_object_set_new(ev, XMT_F_STAGED, t->staged);
+    if (t->data) json_object_set_new(ev, XMT_F_DATA, t->data);
 }
 
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
@@ -184,6 +186,7 @@ json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
         json_decref(t->error);
         json_decref(t->clock_warmup);
         json_decref(t->staged);
+        json_decref(t->data);
         return NULL;
     }
     tune_fields(ev, t);
@@ -265,5 +268,25 @@ json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double 
         json_object_set_new(ev, XMT_F_NAME, json_string(name ? name : ""));
     }
     if (why) json_object_set_new(ev, XMT_F_WHY, json_string(why));
+    return ev;
+}
+
+json_t *xmt_ev_recheck(const char *kernel, const char *name, int device, const char *key,
+                       const char *policy, const char *config, const char *outcome, const char *why,
+                       json_t *data, const char *trial, double duration_ms)
+{
+    json_t *ev = json_pack("{sssssssissso}", XMT_F_EVENT, event_names[XMT_EV_RECHECK], XMT_F_KERNEL,
+                           kernel, XMT_F_NAME, name, XMT_F_DEVICE, device, XMT_F_KEY, key,
+                           XMT_F_POLICY, str_or_null(policy));
+    if (!ev) {
+        json_decref(data);
+        return NULL;
+    }
+    json_object_set_new(ev, XMT_F_CONFIG, json_string(config));
+    json_object_set_new(ev, XMT_F_OUTCOME, json_string(outcome));
+    if (why) json_object_set_new(ev, XMT_F_WHY, json_string(why));
+    if (data) json_object_set_new(ev, XMT_F_DATA, data);
+    json_object_set_new(ev, XMT_F_TRIAL, json_string(trial ? trial : "inline"));
+    json_object_set_new(ev, XMT_F_DURATION_MS, json_real(duration_ms));
     return ev;
 }

@@ -27,6 +27,7 @@ typedef enum {
     XMT_EV_EXIT,
     XMT_EV_MODULE_LOAD,
     XMT_EV_TRIAL_HELPER,
+    XMT_EV_RECHECK,
     XMT_EV_TRIAL_CHECK,
     XMT_EV_COUNT
 } xmt_event;
@@ -111,6 +112,10 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_UNTUNED "untuned"
 #define XMT_F_ERROR "error"
 #define XMT_F_CLOCK_WARMUP "clock_warmup"
+#define XMT_F_DATA "data" /* and its fields: */
+#define XMT_F_INFORMATIVE "informative"
+#define XMT_F_DIGEST "digest"
+#define XMT_F_SAME_AS_RECORD "same_as_record"
 #define XMT_F_INDEX "index"
 #define XMT_F_CONFIG "config"
 #define XMT_F_STATUS "status"
@@ -214,6 +219,7 @@ typedef struct {
     json_t *error;        /* or NULL: absent */
     json_t *clock_warmup; /* or NULL (the session did not reach it): absent */
     json_t *staged;       /* or NULL (not in the trial helper): absent */
+    json_t *data;         /* or NULL (no reference was taken): absent */
 } xmt_ev_tune_info;
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t);
 
@@ -235,6 +241,12 @@ json_t *xmt_ev_module_load(const char *entry, const char *format, uint64_t bytes
 json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double ms, int restarts,
                             int answered, int has_uuid, const char *uuid_hex, const char *name,
                             const char *why);
+/* A re-check of a decided winner (docs/tuning.md, "Data that proves nothing"): config
+ * its label, outcome "passed", "failed" or "untold"; why and data (stolen) NULL: absent;
+ * trial: where its session ran, as the tune event's ("helper" or "inline"). */
+json_t *xmt_ev_recheck(const char *kernel, const char *name, int device, const char *key,
+                       const char *policy, const char *config, const char *outcome, const char *why,
+                       json_t *data, const char *trial, double duration_ms);
 /* The program's own first run of a key tuned in the trial helper, compared with the
  * helper's reference: equal (the winner is used from the next launch on), else why not. */
 json_t *xmt_ev_trial_check(const char *kernel, const char *name, const char *key, int device,

@@ -51,7 +51,14 @@ static const opt_desc options[] = {
      NULL},
     {"XMATUNE_CACHE_VERIFY", T_BOOL, OFF(cache_verify), 0, "1", 0, 1,
      "`1`: a winner read from the cache is verified once per process and device before its "
-     "first use (no timing); `0`: trusted as it is",
+     "first use (no timing); `0`: trusted as it is (re-checks on later data, "
+     "`XMATUNE_RECHECKS`, still apply)",
+     NULL},
+    {"XMATUNE_RECHECKS", T_INT, OFF(rechecks), 0, "4", 0, 64,
+     "re-checks of each winner on later data (`docs/tuning.md`, \"Data that proves nothing\"): "
+     "at the next launch of its key, then 8, 64, 512, ... launches later, the winner is "
+     "verified again against the program's own config and dropped if they differ; a "
+     "re-check counts only on data other than its last check's; `0`: none",
      NULL},
     {"XMATUNE_CACHE_LOCK_WAIT_MS", T_INT, OFF(cache_lock_wait_ms), 0, "10000", 0, 86400000,
      "longest wait, in ms, for the cache's lock (another process may hold it: a stopped one); "

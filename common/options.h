@@ -47,6 +47,7 @@ struct xmt_options {
     double scratch_mb;      /* < 0: half the free device memory */
     int verify_on;          /* xmt_verify_on */
     int cache_verify;       /* verify a cached winner once before its first use */
+    int rechecks;           /* re-checks of a winner at later launches of its key */
     int cache_lock_wait_ms; /* longest wait for the cache's lock; then no cache */
     int progress;           /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */
     int trials;             /* xmt_trials */

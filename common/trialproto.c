@@ -101,6 +101,8 @@ static void put_result(cur *c, const xmt_tp_result *r)
     put_double(c, r->spent_ms);
     put(c, r->storable ? 1 : 0, 1);
     put(c, r->exiting ? 1 : 0, 1);
+    put(c, r->uninformative ? 1 : 0, 1);
+    put_strn(c, r->data, sizeof r->data);
     put(c, r->reference ? 1 : 0, 1);
     put(c, (uint64_t)r->culprit, 8);
     put(c, (uint32_t)r->culprit_error, 4);
@@ -117,6 +119,8 @@ static void get_result(cur *c, xmt_tp_result *r)
     r->spent_ms = get_double(c);
     r->storable = get(c, 1) != 0;
     r->exiting = get(c, 1) != 0;
+    r->uninformative = get(c, 1) != 0;
+    get_strn(c, r->data, sizeof r->data);
     r->reference = get(c, 1) != 0;
     r->culprit = (int64_t)get(c, 8);
     r->culprit_error = (int32_t)get(c, 4);

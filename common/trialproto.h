@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XMT_TP_VERSION 1
+#define XMT_TP_VERSION 2
 #define XMT_TP_MAGIC 0x50544d58u /* "XMTP" read as little-endian bytes */
 #define XMT_TP_HEADER 16         /* magic u32, version u16, type u16, seq u32, length u32 */
 #define XMT_TP_MAX 4096          /* largest message, header included; bulk goes by fd */
@@ -90,7 +90,10 @@ typedef struct {
     int64_t choice;        /* the chosen candidate's index (XMT_OWN_CONFIG: the program's) */
     double time_ms;        /* its statistic */
     double spent_ms;       /* the session's wall time in the helper */
-    uint8_t storable;      /* the outcome may go to the cache (no error, not untuned) */
+    uint8_t storable;      /* the outcome may go to the cache (no error, not untuned, and
+                            * its data told) */
+    uint8_t uninformative; /* the data proved nothing: nothing decided, the key waits */
+    char data[17];         /* the digest of the data it was verified on (hex), or "" */
     uint8_t exiting;       /* the helper's context may be broken: it exits after this */
     uint8_t reference;     /* the staged memory holds the helper's reference now */
     int64_t culprit;       /* the candidate that faulted or hung, else XMT_TP_NO_CULPRIT */

@@ -157,14 +157,19 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     if (xmt_opt.trials == XMT_TRIALS_INLINE) return 0;
     xmt_trial_outcome o;
     char why[400] = "";
+    p->deferred = 0;
     if (xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only, p->only_index,
-                          p->from_cache, !p->launched, &o, why, sizeof why)) {
+                          p->from_cache, p->recheck, p->from_cache ? p->ch.data : NULL,
+                          /* a re-check's launch is made by its caller (tuner.c) */
+                          !p->launched && !p->recheck, &o, why, sizeof why)) {
         *ch = o.choice;
         if (o.launched) {
             p->launched = 1;
             p->launch_rc = o.launch_rc;
         }
-        if (!o.storable) p->store_on_disk = 0;
+        /* as run_session's inline bookkeeping: data that proved nothing decides nothing */
+        p->deferred = o.uninformative;
+        if (!o.storable || p->deferred) p->store_on_disk = 0;
         atomic_fetch_add(&total_tuning_us, (uint64_t)(o.spent_ms * 1000));
         return 1;
     }
@@ -194,12 +199,20 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
     int started =
         xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only, p->only_index) == 0;
     S.from_cache = p->from_cache;
+    S.record_data = p->from_cache ? p->ch.data : NULL;
+    S.recheck = p->recheck;
     ch = S.choice;
-    /* a failed or untuned session decided nothing a later process should trust */
-    if (!started || S.error != CUDA_SUCCESS || S.untuned[0]) p->store_on_disk = 0;
+    memcpy(ch.data, S.data_digest, sizeof ch.data); /* the data it was verified on */
+    /* a failed or untuned session decided nothing a later process should trust, nor one
+     * whose data proved nothing (the key waits: docs/tuning.md) */
+    p->deferred = started && S.uninformative;
+    if (!started || S.error != CUDA_SUCCESS || S.untuned[0] || p->deferred) p->store_on_disk = 0;
     if (started) {
         atomic_fetch_add(&total_tuning_us, (uint64_t)(S.spent_ms * 1000));
-        xmt_tune_event(&S);
+        if (S.recheck)
+            xmt_recheck_event(&S);
+        else
+            xmt_tune_event(&S);
         xmt_session_free(&S);
     }
     return ch;
@@ -212,7 +225,7 @@ void xmt_plan_run(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, 
 {
     long cached = p->ch.index;
     p->ch = run_session(k, l, v, key_text, device, p);
-    if (!p->from_cache) return;
+    if (!p->from_cache || p->deferred) return; /* deferred: checked at a later launch */
     if (p->ch.index == cached) {
         xmt_cache_checked(&p->id, p->key, p->keylen, device);
         return;
@@ -226,4 +239,34 @@ void xmt_plan_run(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, 
     p->from_cache = 0;
     p->store_on_disk = 1;
     p->ch = run_session(k, l, v, key_text, device, p);
+}
+
+int xmt_plan_recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                     const xmt_devinfo *di, CUdevice dev, const uint8_t *key, size_t kl,
+                     const char *key_text, long index, char digest[17], xmt_choice *own)
+{
+    xmt_plan p;
+    memset(&p, 0, sizeof p);
+    cache_id(k, di, dev, &p);
+    int holds = index == XMT_PIN_CONFIG ? xmt_entry_pin(k->entry, v, &p.pin)
+                : index >= 0 && (size_t)index < xmt_entry_ncandidates(k->entry)
+                    ? xmt_entry_candidate(k->entry, (size_t)index, v, &p.pin)
+                    : 0;
+    if (holds != 1) return XMT_RECHECK_UNTOLD; /* this launch runs the program's own config */
+    p.key = key;
+    p.keylen = kl;
+    p.need_run = p.verify_only = p.recheck = 1;
+    p.store_on_disk = 1; /* cleared when the session decided nothing (failed, untuned, deferred) */
+    p.only = &p.pin;
+    p.only_index = index;
+    xmt_choice ch = run_session(k, l, v, key_text, (int)dev, &p);
+    if (!p.store_on_disk) return XMT_RECHECK_UNTOLD;
+    if (ch.index == index) {
+        memcpy(digest, ch.data, 17);
+        return XMT_RECHECK_PASSED;
+    }
+    *own = ch;
+    if (xmt_opt.mode == XMT_MODE_TUNE && index >= 0) /* the last record for a key wins */
+        xmt_cache_store(&p.id, key, kl, (int)dev, key_text, &ch);
+    return XMT_RECHECK_FAILED;
 }

@@ -28,6 +28,8 @@ typedef struct {
     int from_cache;            /* ch came from the disk: tune again if it fails */
     int cached;                /* ch is a winner the disk holds (verified or not) */
     int claimed;               /* this process claimed the key on disk (cache.h) */
+    int deferred;              /* its session's data proved nothing: nothing is decided */
+    int recheck;               /* the session re-checks a decided winner (logged) */
     int launched;              /* the launch was made already (trialtune.c's check) */
     CUresult launch_rc;        /* what it returned */
     const xmt_candidate *only; /* the pin or cached config, when verify_only */
@@ -55,5 +57,20 @@ int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevi
  * from the disk fails its check (replay: the program's own config). p->ch is the choice. */
 void xmt_plan_run(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
                   xmt_plan *p, const char *key_text);
+
+/* What a re-check of a decided winner found (xmt_plan_recheck). */
+enum { XMT_RECHECK_PASSED, XMT_RECHECK_UNTOLD, XMT_RECHECK_FAILED };
+
+/* A re-check of a decided winner (index: a candidate's, or XMT_PIN_CONFIG) at a later
+ * launch of its key (docs/tuning.md, "Data that proves nothing"): one verify-only
+ * session of it against the program's own config on this launch's data, logged as a
+ * `tune` event with `recheck`. XMT_RECHECK_PASSED (digest: the digest of the data it was
+ * verified on), XMT_RECHECK_UNTOLD (nothing learned: the data proved nothing, the winner's
+ * condition does not hold for this launch, or the session failed), XMT_RECHECK_FAILED (its
+ * result differs: in tune mode a candidate's record on disk is replaced by the program's
+ * own config, *own its choice). */
+int xmt_plan_recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                     const xmt_devinfo *di, CUdevice dev, const uint8_t *key, size_t kl,
+                     const char *key_text, long index, char digest[17], xmt_choice *own);
 
 #endif

@@ -706,6 +706,158 @@ static int outputs(xmt_session *S)
     return 0;
 }
 
+/* ---- the data a verification runs on (docs/tuning.md, "Data that proves nothing") --------- */
+
+/* A run of bytes repeats one value when it equals itself shifted by DATA_PERIOD bytes: one
+ * value of any element size dividing it (1, 2, 4, 8, 16 bytes) over and over, all zeros
+ * among them. Runs of at most DATA_PERIOD bytes are not judged. */
+#define DATA_PERIOD 16
+/* The digest reads the first and last DIGEST_SAMPLE bytes of at most DIGEST_RUNS runs. */
+#define DIGEST_SAMPLE 4096
+#define DIGEST_RUNS 64
+
+/* The next run of region g's chunks, from chunk *c on, whose out[] value v (0: not an
+ * output, 1: written whole, 2: updated in place) has bit v set in want: 1 and the run
+ * [*at, *at + *bytes) of the region; 0 when there is none. */
+static int next_run(const xmt_region *g, unsigned want, size_t *c, size_t *at, size_t *bytes)
+{
+    size_t i = *c;
+    while (i < g->nchunks && !(want >> g->out[i] & 1))
+        i++;
+    if (i >= g->nchunks) return 0;
+    size_t j = i;
+    while (j < g->nchunks && (want >> g->out[j] & 1))
+        j++;
+    *c = j;
+    *at = i << XMT_CHUNK_SHIFT;
+    size_t end = j << XMT_CHUNK_SHIFT;
+    *bytes = (end < g->bytes ? end : g->bytes) - *at;
+    return 1;
+}
+
+/* The comparisons that tell whether each judged run repeats one value, into *out (n of
+ * them, malloc'd): what the launch reads (the snapshot of every chunk that is not an
+ * output written whole) and what it wrote (the reference of its outputs). *reads: 1 when
+ * it reads any memory. -1 when out of memory. */
+static long repeat_checks(const xmt_session *S, xmt_gc_cmp **out, int *reads)
+{
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    *reads = 0;
+    for (size_t i = 0; i < S->nregs; i++)
+        for (int wrote = 0; wrote < 2; wrote++) {
+            const xmt_region *g = &S->regs[i];
+            size_t c = 0, at, bytes;
+            while (next_run(g, wrote ? 6u : 5u, &c, &at, &bytes)) {
+                *reads |= !wrote;
+                if (bytes <= DATA_PERIOD) continue;
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 16;
+                    xmt_gc_cmp *m = realloc(*out, cap * sizeof *m);
+                    if (!m) return -1;
+                    *out = m;
+                }
+                CUdeviceptr p = (wrote ? g->ref : g->snap) + at;
+                (*out)[n++] =
+                    (xmt_gc_cmp){p, p + DATA_PERIOD, bytes - DATA_PERIOD, XMT_CMP_BITS, 1, 0, 0};
+            }
+        }
+    return (long)n;
+}
+
+/* Auto protection, once the outputs and the reference are known: the reference proves
+ * nothing (S->uninformative) when the launch reads memory and every judged run of what
+ * it reads and of what it wrote repeats one value (zeros in, zeros out): a wrong config
+ * can give the same answer there. Compared on the GPU. 0, or -1 on failure. */
+static int data_check(xmt_session *S)
+{
+    xmt_gc_cmp *c;
+    int reads;
+    long n = repeat_checks(S, &c, &reads);
+    xmt_gc_result *res = n > 0 ? calloc((size_t)n, sizeof *res) : NULL;
+    if (n < 0 || (n > 0 && !res)) {
+        free(c);
+        session_error(S, CUDA_ERROR_OUT_OF_MEMORY, "data check");
+        return -1;
+    }
+    int repeats = n > 0;
+    if (n > 0 && reads) {
+        CUresult r = xmt_gc_compare(&S->gc, c, (size_t)n, res);
+        for (long i = 0; r == CUDA_SUCCESS && i < n; i++)
+            repeats &= res[i].count == 0;
+        if (r != CUDA_SUCCESS) session_error(S, r, "data check");
+        if (r != CUDA_SUCCESS) repeats = -1;
+    }
+    free(c);
+    free(res);
+    if (repeats < 0) return -1;
+    S->uninformative = reads && repeats;
+    return 0;
+}
+
+/* FNV-1a, 64 bits, of n bytes, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* FNV-1a of a number's 8 bytes, lowest first. */
+static uint64_t fnv1a_u64(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+/* Adds one run of the reference (device memory at p, bytes long, at offset `at` of
+ * comparison unit `unit`) to *h: its place, its size, its first and last DIGEST_SAMPLE
+ * bytes. tmp: 2 * DIGEST_SAMPLE bytes. 0, or -1 on failure. */
+static int digest_run(xmt_session *S, uint64_t *h, size_t unit, size_t at, CUdeviceptr p,
+                      size_t bytes, unsigned char *tmp)
+{
+    size_t head = bytes < DIGEST_SAMPLE ? bytes : DIGEST_SAMPLE;
+    size_t tail = bytes - head < DIGEST_SAMPLE ? bytes - head : DIGEST_SAMPLE;
+    *h = fnv1a_u64(fnv1a_u64(fnv1a_u64(*h, unit), at), bytes);
+    TRY(S, xmt_drv.cuMemcpyDtoHAsync(tmp, p, head, S->s), "data digest");
+    if (tail)
+        TRY(S, xmt_drv.cuMemcpyDtoHAsync(tmp + head, p + bytes - tail, tail, S->s), "data digest");
+    TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
+    *h = fnv1a(*h, tmp, head + tail);
+    return 0;
+fail:
+    return -1;
+}
+
+/* S->data_digest: a digest of the reference the candidates were compared with, so that
+ * a record on disk says which data its winner was verified on: each output run (auto) or
+ * declared verify buffer, its place and size and its first and last DIGEST_SAMPLE bytes,
+ * at most DIGEST_RUNS of them (a bounded cost whatever the size). 0, or -1 on failure. */
+static int data_digest(xmt_session *S)
+{
+    unsigned char *tmp = calloc(2, DIGEST_SAMPLE); /* zeroed: the copies fill it */
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t runs = 0;
+    int r = tmp ? 0 : -1;
+    for (size_t i = 0; r == 0 && i < S->nregs && runs < DIGEST_RUNS; i++) {
+        size_t c = 0, at, bytes;
+        while (r == 0 && runs < DIGEST_RUNS && next_run(&S->regs[i], 6u, &c, &at, &bytes)) {
+            r = digest_run(S, &h, i, at, S->regs[i].ref + at, bytes, tmp);
+            runs++;
+        }
+    }
+    for (size_t i = 0; r == 0 && !S->automatic && i < S->nbufs && runs < DIGEST_RUNS; i++)
+        if ((S->bufs[i].b.roles & XMT_BUF_VERIFY) && S->bufs[i].ref) {
+            r = digest_run(S, &h, i, 0, S->bufs[i].ref, S->bufs[i].b.bytes, tmp);
+            runs++;
+        }
+    free(tmp);
+    if (r == 0 && runs)
+        snprintf(S->data_digest, sizeof S->data_digest, "%016llx", (unsigned long long)h);
+    return r;
+}
+
 /* ---- verification ------------------------------------------------------------------------- */
 
 /* The pointer argument i, when it points into region rg: 1 and *p. */
@@ -1012,7 +1164,7 @@ static void failed(xmt_session *S)
 /* Decide: the fastest valid candidate by the statistic (a pin: the first valid one). */
 static void decide(xmt_session *S)
 {
-    if (S->error != CUDA_SUCCESS || S->valid == 0 || S->untuned[0]) return;
+    if (S->error != CUDA_SUCCESS || S->valid == 0 || S->untuned[0] || S->uninformative) return;
     xmt_cand *best = NULL;
     for (size_t i = 0; i <= S->n; i++) {
         xmt_cand *c = &S->cands[i];
@@ -1126,7 +1278,12 @@ static int benchmark(xmt_session *S)
     S->ph.verification += xmt_now_ms() - t0;
     if (r < 0) return -1;
     if (r > 0) return put_back(S);
-    if (verify(S) != 0) return -1;
+    t0 = xmt_now_ms();
+    r = S->automatic ? data_check(S) : 0;
+    S->ph.verification += xmt_now_ms() - t0;
+    if (r != 0) return -1;
+    if (S->uninformative) return put_back(S); /* the key waits for data that tells */
+    if (verify(S) != 0 || (S->any_verify && data_digest(S) != 0)) return -1;
     if (!S->verify_only && passing(S) > 0 &&
         (clock_warm_up(S) != 0 || warm_up(S) != 0 || timed_runs(S) != 0))
         return -1;

@@ -128,6 +128,11 @@ typedef struct {
     CUresult error; /* first driver failure; ends the session */
     const char *error_at;
     char untuned[300]; /* why the key keeps the program's own config untuned, or "" */
+    /* The data the verification ran on (docs/tuning.md, "Data that proves nothing"). */
+    int uninformative;       /* it proves nothing: nothing is decided, the key waits */
+    char data_digest[17];    /* a digest of the reference (hex), "" when none was taken */
+    int recheck;             /* (the caller's) a re-check of a decided winner */
+    const char *record_data; /* (the caller's) the cached record's digest, or NULL */
     double t0, spent_ms, floor_ms;
     double tie_band;            /* relative: medians within it of the best tied (decide) */
     double progress_ms;         /* when the last progress line was said */

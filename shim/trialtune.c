@@ -269,8 +269,8 @@ static json_t *globals_json(const xmt_kernel *k, char *why, size_t cap)
 static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                             const char *key_text, int device, const staging *st,
                             const xmt_image *img, const faulted_t *fl, size_t nf, int verify_only,
-                            const xmt_candidate *only, long only_index, int from_cache,
-                            const json_t *globals, double staging_ms)
+                            const xmt_candidate *only, long only_index, int from_cache, int recheck,
+                            const char *record_data, const json_t *globals, double staging_ms)
 {
     char id[40], fp[20];
     snprintf(id, sizeof id, "%p:%zu", img->owner, img->size);
@@ -302,12 +302,13 @@ static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_
         json_pack("{sososisisiso}", "grid", dims3(l->grid[0], l->grid[1], l->grid[2]), "block",
                   dims3(l->block[0], l->block[1], l->block[2]), "shared", (int)l->shared,
                   "max_dynamic_shared", dyn, "carveout", carve, "params", params_json(k, v));
-    return json_pack("{sssssssisbsIsosbsos{ssso}sosososOsf}", "kernel", k->mangled, "entry_fp", fp,
-                     "key", key_text, "device", device, "verify_only", verify_only, "only_index",
-                     (json_int_t)only_index, "only", only ? candidate_json(only) : json_null(),
-                     "from_cache", from_cache, "launch", launch, "image", "id", id, "jit", jit,
-                     "windows", wins, "regions", regs, "faulted", faults, "globals", globals,
-                     "staging_ms", staging_ms);
+    return json_pack("{sssssssisbsIsosbsbsosos{ssso}sosososOsf}", "kernel", k->mangled, "entry_fp",
+                     fp, "key", key_text, "device", device, "verify_only", verify_only,
+                     "only_index", (json_int_t)only_index, "only",
+                     only ? candidate_json(only) : json_null(), "from_cache", from_cache, "recheck",
+                     recheck, "record_data", record_data ? json_string(record_data) : json_null(),
+                     "launch", launch, "image", "id", id, "jit", jit, "windows", wins, "regions",
+                     regs, "faulted", faults, "globals", globals, "staging_ms", staging_ms);
 }
 
 /* A memfd holding len bytes of data. -1 on failure. */
@@ -467,8 +468,8 @@ static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
 
 int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                       const char *key_text, int device, int verify_only, const xmt_candidate *only,
-                      long only_index, int from_cache, int may_launch, xmt_trial_outcome *out,
-                      char *why, size_t cap)
+                      long only_index, int from_cache, int recheck, const char *record_data,
+                      int may_launch, xmt_trial_outcome *out, char *why, size_t cap)
 {
     xmt_image img;
     if (!replayable(l)) {
@@ -500,13 +501,14 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     size_t nf = 0;
     int lost = 0, done = 0;
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
-    out->storable = 0;
+    out->storable = out->uninformative = 0;
     out->launched = 0;
     while (fl && !done) {
         double r0 = xmt_now_ms();
         CUresult fr = refill(&st);
         json_t *rq = request_json(k, l, v, key_text, device, &st, &img, fl, nf, verify_only, only,
-                                  only_index, from_cache, globals, staging_ms + xmt_now_ms() - r0);
+                                  only_index, from_cache, recheck, record_data, globals,
+                                  staging_ms + xmt_now_ms() - r0);
         char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
         json_decref(rq);
         int fds[3], nfds = 0;
@@ -550,6 +552,8 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
                 snprintf(out->choice.label, sizeof out->choice.label, "%s", res.label);
                 out->choice.time_ms = res.time_ms;
                 out->storable = res.storable;
+                out->uninformative = res.uninformative;
+                snprintf(out->choice.data, sizeof out->choice.data, "%s", res.data);
                 if (res.reference && may_launch && res.choice != XMT_OWN_CONFIG) {
                     out->launched = 1;
                     char cw[600];

@@ -34,19 +34,23 @@
 typedef struct {
     xmt_choice choice;  /* the winner, or the program's own config */
     int storable;       /* the outcome may go to the disk cache */
+    int uninformative;  /* its data proved nothing: nothing decided, the key waits */
     double spent_ms;    /* the whole of it, helpers' starts included */
     int launched;       /* this launch was made (the program's own config, for the check) */
     CUresult launch_rc; /* what it returned */
 } xmt_trial_outcome;
 
-/* Runs the session (verify_only, only, only_index, from_cache: as xmt_session_run) in
- * device's helper. Returns 1 with *out filled when the helper decided (the choice may be
- * the program's own config: untuned, faulted, ...); 0 when the session cannot run there
- * (no image, memory that cannot be staged, a launch it cannot replay, no helper) with
- * why, for the caller's fallback. */
+/* Runs the session (verify_only, only, only_index, from_cache: as xmt_session_run;
+ * recheck: it re-checks a decided winner, logged as a `recheck` event; record_data: the
+ * cached record's data digest, or NULL) in device's helper. may_launch: the check above
+ * may make this launch (not for a re-check: its caller launches after it). Returns 1 with
+ * *out filled when the helper decided (the choice may be the program's own config:
+ * untuned, faulted, ...; out->choice.data: the digest of the data it was verified on); 0
+ * when the session cannot run there (no image, memory that cannot be staged, a launch it
+ * cannot replay, no helper) with why, for the caller's fallback. */
 int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                       const char *key_text, int device, int verify_only, const xmt_candidate *only,
-                      long only_index, int from_cache, int may_launch, xmt_trial_outcome *out,
-                      char *why, size_t cap);
+                      long only_index, int from_cache, int recheck, const char *record_data,
+                      int may_launch, xmt_trial_outcome *out, char *why, size_t cap);
 
 #endif

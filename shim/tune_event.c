@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <string.h>
 
 #include "driver.h"
 #include "log.h"
@@ -46,6 +47,11 @@ static void say_verbose(const xmt_session *S)
         }
     if (S->untuned[0])
         xmt_verbose(1, "%s: not tuned for %s: %s", S->k->demangled, S->key_text, S->untuned);
+    else if (S->uninformative)
+        xmt_verbose(1,
+                    "%s: not decided for %s at this launch: its data proves nothing (what it "
+                    "read and wrote repeats one value); a later launch tries again",
+                    S->k->demangled, S->key_text);
     else if (S->verify_only && S->from_cache)
         xmt_verbose(1, "%s: config %s from the cache (verified here, not benchmarked) for %s",
                     S->k->demangled, S->choice.label, S->key_text);
@@ -166,6 +172,25 @@ static json_t *clock_warmup_json(const xmt_session *S)
     return o;
 }
 
+/* The data the comparisons ran on (docs/tuning.md, "Data that proves nothing"): NULL
+ * when no reference was taken. */
+static json_t *data_json(const xmt_session *S)
+{
+    if (!S->uninformative && !S->data_digest[0]) return NULL;
+    json_t *o = json_pack("{sb}", XMT_F_INFORMATIVE, !S->uninformative);
+    if (!o) return NULL;
+    if (S->data_digest[0]) json_object_set_new(o, XMT_F_DIGEST, json_string(S->data_digest));
+    if (S->uninformative)
+        json_object_set_new(o, XMT_F_WHY,
+                            json_string("what the launch read and what it wrote each repeats one "
+                                        "value: a wrong config can give the same answer"));
+    if (S->record_data)
+        json_object_set_new(
+            o, XMT_F_SAME_AS_RECORD,
+            json_boolean(S->data_digest[0] && strcmp(S->record_data, S->data_digest) == 0));
+    return o;
+}
+
 static void log_event(const xmt_session *S)
 {
     const xmt_cand *own = &S->cands[0];
@@ -213,7 +238,8 @@ static void log_event(const xmt_session *S)
         .phases = phases_of(S),
         .untuned = S->untuned,
         .error = error_json(S),
-        .clock_warmup = S->warmup_fate != XMT_WARMUP_NOT_REACHED ? clock_warmup_json(S) : NULL};
+        .clock_warmup = S->warmup_fate != XMT_WARMUP_NOT_REACHED ? clock_warmup_json(S) : NULL,
+        .data = data_json(S)};
     if (S->trial)
         t.staged = json_pack("{sIsbsf}", "bytes", (json_int_t)S->trial->staged_bytes, "moved",
                              S->trial->moved, "staging_ms", S->trial->staging_ms);
@@ -224,4 +250,27 @@ void xmt_tune_event(const xmt_session *S)
 {
     say_verbose(S);
     if (xmt_log_enabled()) log_event(S);
+}
+
+void xmt_recheck_event(const xmt_session *S)
+{
+    const xmt_cand *w = S->n ? &S->cands[1] : NULL;
+    const char *outcome = "passed", *why = NULL;
+    if (S->error != CUDA_SUCCESS || S->untuned[0] || S->uninformative || !w) {
+        outcome = "untold";
+        why = S->uninformative ? "what the launch read and what it wrote each repeats one value"
+              : S->untuned[0]  ? S->untuned
+              : S->error_at    ? S->error_at
+                               : "the winner does not apply to this launch";
+    } else if (S->choice.index != w->index) {
+        outcome = "failed";
+        why = w->why;
+    }
+    xmt_verbose(1, "%s: re-check of %s for %s on this launch's data: %s%s%s", S->k->demangled,
+                w ? w->c.label : "?", S->key_text, outcome, why ? ": " : "", why ? why : "");
+    if (xmt_log_enabled())
+        xmt_log_event(xmt_ev_recheck(S->k->mangled, S->k->demangled, S->device, S->key_text,
+                                     xmt_entry_origin(S->k->entry), w ? w->c.label : "?", outcome,
+                                     why, data_json(S), S->trial ? "helper" : "inline",
+                                     S->spent_ms));
 }

@@ -10,4 +10,8 @@
 /* The verbose lines (levels 1 and 2) and, when there is a log, its `tune` event. */
 void xmt_tune_event(const xmt_session *S);
 
+/* A re-check's session (S->recheck, docs/tuning.md "Data that proves nothing"): its
+ * verbose line and the log's `recheck` event (outcome passed, failed or untold). */
+void xmt_recheck_event(const xmt_session *S);
+
 #endif

@@ -36,6 +36,12 @@ typedef struct result {
     _Atomic int state;
     _Atomic double recheck_ms; /* R_WAITING: when to look at the cache again */
     long index;                /* XMT_OWN_CONFIG, XMT_PIN_CONFIG or a candidate index */
+    int tries;                 /* sessions whose data proved nothing (defer_key) */
+    /* re-checks of a winner (docs/tuning.md, "Data that proves nothing") */
+    _Atomic int rechecks_left; /* re-checks on new data still to make (XMATUNE_RECHECKS) */
+    _Atomic uint32_t due_in;   /* slow-path launches until the next re-check */
+    uint32_t gap;              /* launches from the last re-check to the next */
+    char digest[17];           /* the data the winner was last verified on ("": unknown) */
     char label[160];
     size_t keylen;
     uint8_t key[]; /* device (4 bytes) then the entry's key */
@@ -118,6 +124,9 @@ typedef struct {
     /* This thread's counts for k since the entry was filled, added to k's shared counters
      * when the entry is replaced and at exit: a hit writes no shared cache line. */
     uint64_t launches, rewritten, passed;
+    /* Launches of a winner until this thread re-checks it (the hit path counts down; 1 set
+     * by another thread that dropped the winner, so that this one looks again). */
+    uint32_t recheck_in;
 } memo_t;
 typedef struct memo_block {
     memo_t slots[MEMO_SLOTS];
@@ -293,17 +302,21 @@ static int choice_config(const xmt_kernel *k, const xmt_launch_view *v, long ind
 }
 
 /* Runs a decided key: the winner's config recomputed for this launch, or the program's. */
-static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+static CUresult run_winner(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                            const result_t *r, int device, const CUresult *made)
 {
     memo_t *m = memo_slot(k);
-    if (r->index == XMT_OWN_CONFIG) {
+    /* atomic: a re-check in another thread may drop the winner (drop_winner) */
+    long index = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE);
+    if (index == XMT_OWN_CONFIG) {
         memo_store(m, k, device, l, v->params, NULL);
         return made ? *made : xmt_pass(k, l);
     }
     xmt_candidate c;
-    int ok = choice_config(k, v, r->index, &c);
+    int ok = choice_config(k, v, index, &c);
     memo_store(m, k, device, l, v->params, ok ? &c : NULL);
+    if (m && ok) /* the hit path counts the launches to the next re-check from here */
+        m->recheck_in = atomic_load(&r->rechecks_left) > 0 ? atomic_load(&r->due_in) : UINT32_MAX;
     if (made) /* this launch was made already: the program's own config, for a check */
         return *made;
     if (!ok) /* its condition does not hold for this launch's non-key arguments */
@@ -321,6 +334,102 @@ static int capturing(CUstream s)
         r = xmt_drv.cuStreamIsCapturing(s, &st);
     }
     return r != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* ---- re-checks of a winner (docs/tuning.md, "Data that proves nothing") ---------------- */
+
+/* Each gap between re-checks is RECHECK_GROWTH times the one before: 1, 8, 64, ... */
+#define RECHECK_GROWTH 8
+/* Set by the hit path when its countdown ran out: this launch re-checks. */
+static __thread int tls_recheck_now;
+
+/* A key just decided: its re-checks, when a winner (not the program's own config) won. */
+static void recheck_setup(result_t *r, const xmt_choice *ch)
+{
+    atomic_store(&r->rechecks_left, ch->index == XMT_OWN_CONFIG ? 0 : xmt_opt.rechecks);
+    r->gap = 1;
+    atomic_store(&r->due_in, 2); /* the deciding launch counts one: the next is re-checked */
+    memcpy(r->digest, ch->data, sizeof r->digest);
+}
+
+/* Whether this launch of decided key r re-checks its winner: the hit path said so, or
+ * the key's count of slow-path launches ran out. */
+static int recheck_is_due(result_t *r)
+{
+    if (tls_recheck_now) {
+        tls_recheck_now = 0;
+        return 1;
+    }
+    return atomic_load_explicit(&r->rechecks_left, memory_order_relaxed) > 0 &&
+           atomic_fetch_sub(&r->due_in, 1) == 1;
+}
+
+/* A re-check found the winner wrong: the program's own config from now on, said once;
+ * every thread that remembers the winner looks again at its next launch. */
+static void drop_winner(xmt_kernel *k, result_t *r, const xmt_choice *own, const char *key_text)
+{
+    xmt_warn("%s: the winner %s for key %s gave other results than the program's own config "
+             "at a re-check on later data; dropped: the program's own config is used%s",
+             k->demangled, r->label, key_text,
+             xmt_opt.mode == XMT_MODE_TUNE && r->index >= 0 && xmt_cache_path()[0]
+                 ? " (and stored on disk)"
+                 : "");
+    snprintf(r->label, sizeof r->label, "%s", own->label); /* read by the re-checking thread only */
+    __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
+    atomic_store(&r->rechecks_left, 0);
+    pthread_mutex_lock(&memo_blocks.lock);
+    for (memo_block *b = memo_blocks.head; b; b = b->next)
+        for (int i = 0; i < MEMO_SLOTS; i++)
+            if (b->slots[i].k == k) __atomic_store_n(&b->slots[i].recheck_in, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&memo_blocks.lock);
+}
+
+/* Re-checks decided key r's winner on this launch's data (one thread at a time: the key
+ * is R_TUNING meanwhile, and other threads run the program's own config), then runs the
+ * launch with what stands. A re-check that cannot run now (capture, another thread's)
+ * is due at the next launch. */
+static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, const xmt_launch *l,
+                                                               const xmt_launch_view *v,
+                                                               result_t *r, int device)
+{
+    int s = R_DONE;
+    const xmt_devinfo *di = xmt_device_info((CUdevice)device);
+    if (!di || capturing(xmt_launch_stream(l)) ||
+        !atomic_compare_exchange_strong(&r->state, &s, R_TUNING)) {
+        atomic_store(&r->due_in, 1);
+        return run_winner(k, l, v, r, device, NULL);
+    }
+    char key_text[512], digest[17] = "";
+    if (xmt_entry_key_render(k->entry, r->key + 4, r->keylen - 4, key_text, sizeof key_text) < 0)
+        snprintf(key_text, sizeof key_text, "?");
+    xmt_choice own;
+    int f = xmt_plan_recheck(k, l, v, di, (CUdevice)device, r->key + 4, r->keylen - 4, key_text,
+                             r->index, digest, &own);
+    if (f == XMT_RECHECK_FAILED) {
+        drop_winner(k, r, &own, key_text);
+    } else {
+        /* only data other than the last check's is new evidence */
+        if (f == XMT_RECHECK_PASSED && digest[0] && strcmp(digest, r->digest) != 0) {
+            atomic_fetch_sub(&r->rechecks_left, 1);
+            memcpy(r->digest, digest, sizeof r->digest);
+        }
+        r->gap = r->gap > UINT32_MAX / RECHECK_GROWTH ? UINT32_MAX : r->gap * RECHECK_GROWTH;
+        atomic_store(&r->due_in, r->gap);
+    }
+    atomic_store_explicit(&r->state, R_DONE, memory_order_release);
+    return run_winner(k, l, v, r, device, NULL);
+}
+
+/* Runs a decided key, re-checking its winner first when that is due. made: this launch
+ * was made already (trialtune.c's check of the helper), what it returned; else NULL. */
+static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                           result_t *r, int device, const CUresult *made)
+{
+    int due = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE) != XMT_OWN_CONFIG && recheck_is_due(r);
+    if (due && !made) return recheck_winner(k, l, v, r, device);
+    if (due) /* this launch was made already (a trial check): the next one re-checks */
+        atomic_store(&r->due_in, 1);
+    return run_winner(k, l, v, r, device, made);
 }
 
 /* The launch's arguments as pointers, wherever the program put them: params as given,
@@ -380,13 +489,40 @@ static result_t *claim_key(struct xmt_tune_state *ts, const uint8_t *key, size_t
     return mine;
 }
 
+/* Launches of a key whose data proved nothing that try again, in a process. */
+#define DEFER_TRIES 16
+
+/* A key whose session's data proved nothing (docs/tuning.md, "Data that proves nothing"):
+ * nothing is decided; the program's own config runs and the key's next launch tries
+ * again (R_WAITING, due at once), DEFER_TRIES times at most. Returns 1 when it waits;
+ * 0 after the last try, with p's choice the program's own config for the rest of the
+ * process (not stored on disk) and a message. */
+static int defer_key(const xmt_kernel *k, result_t *mine, xmt_plan *p, const char *key_text)
+{
+    if (++mine->tries < DEFER_TRIES) {
+        if (p->claimed) xmt_cache_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
+        atomic_store(&mine->recheck_ms, 0.0);
+        atomic_store_explicit(&mine->state, R_WAITING, memory_order_release);
+        return 1;
+    }
+    xmt_warn("%s: key %s: the data of its first %d launches proved nothing (what each read "
+             "and wrote repeats one value); the program's own config is kept for this process",
+             k->demangled, key_text, DEFER_TRIES);
+    p->ch = (xmt_choice){.index = XMT_OWN_CONFIG};
+    p->store_on_disk = 0;
+    return 0;
+}
+
 /* A key this thread claimed: decide it (tuning if the plan says so), publish, store. */
 static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
                            result_t *mine, xmt_plan *p, const char *key_text)
 {
     struct xmt_tune_state *ts = k->tune;
     if (p->need_run) xmt_plan_run(k, l, v, device, p, key_text);
+    if (p->deferred && defer_key(k, mine, p, key_text))
+        return p->launched ? p->launch_rc : xmt_pass(k, l);
     mine->index = p->ch.index;
+    recheck_setup(mine, &p->ch);
     snprintf(mine->label, sizeof mine->label, "%s", p->ch.label);
     pthread_mutex_lock(&k->lock);
     ts->keys_tuned++;
@@ -538,7 +674,7 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
     result_t *r = find_result(q.ts, q.key, q.kl);
     long index;
     if (r && atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE) {
-        index = r->index;
+        index = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE);
     } else {
         /* Not decided here yet: a pin or a winner on disk may decide it without a run. */
         xmt_plan plan;
@@ -553,6 +689,19 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
         index = plan.ch.index;
     }
     return choice_config(k, &q.v, index, c);
+}
+
+/* The hit path's countdown ran out: this launch goes the slow way and re-checks the winner
+ * there (run_choice). The memo asks again at the next launch unless the slow path
+ * stores it anew (another thread may be re-checking the key now). */
+static __attribute__((noinline, cold)) CUresult recheck_due(xmt_kernel *k, xmt_launch *l, memo_t *m)
+{
+    m->launches--; /* the slow path counts this launch */
+    m->recheck_in = 1;
+    tls_recheck_now = 1;
+    CUresult r = tune_launch_slow(k, l);
+    tls_recheck_now = 0;
+    return r;
 }
 
 /* The fast path of a decided key: this thread launched this kernel with these argument
@@ -570,6 +719,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
                 m->passed++;
                 return xmt_launch_call(l);
             }
+            if (__builtin_expect(--m->recheck_in == 0, 0)) return recheck_due(k, l, m);
             if (m->c.nargs == 0 && l->kind == XMT_K_LAUNCH) {
                 const xmt_dims *d = &m->c.dims;
                 CUresult r = ((xmt_pfn_launch)l->real)(l->f, d->grid.x, d->grid.y, d->grid.z,

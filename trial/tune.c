@@ -386,6 +386,32 @@ static void candidate_of(const json_t *o, xmt_candidate *c)
 
 /* ---- the session ------------------------------------------------------------------------- */
 
+/* The session's event relayed (a tune event, or a re-check's), and its outcome in res. */
+static void report(xmt_session *S, xmt_tp_result *res)
+{
+    /* a session retried without its culprit reports only its last run */
+    if ((!S->has_culprit || S->culprit == XMT_OWN_CONFIG) && S->recheck)
+        xmt_recheck_event(S);
+    else if (!S->has_culprit || S->culprit == XMT_OWN_CONFIG)
+        xmt_tune_event(S);
+    res->choice = S->choice.index;
+    res->time_ms = S->choice.time_ms;
+    snprintf(res->label, sizeof res->label, "%s", S->choice.label);
+    res->spent_ms = S->spent_ms;
+    res->storable = S->error == CUDA_SUCCESS && !S->untuned[0] && !S->uninformative;
+    res->uninformative = S->uninformative;
+    snprintf(res->data, sizeof res->data, "%s", S->data_digest);
+    res->exiting = S->error != CUDA_SUCCESS;
+    res->reference = (uint8_t)S->reference_staged;
+    res->culprit = S->has_culprit ? S->culprit : XMT_TP_NO_CULPRIT;
+    res->culprit_error = (int32_t)S->error;
+    if (S->error != CUDA_SUCCESS) {
+        char nb[32];
+        snprintf(res->why, sizeof res->why, "%s at %s", xmt_cu_name(S->error, nb, sizeof nb),
+                 S->error_at ? S->error_at : "?");
+    }
+}
+
 /* Runs the session of q and fills res. */
 static void run(request *q, xmt_tp_result *res)
 {
@@ -468,6 +494,8 @@ static void run(request *q, xmt_tp_result *res)
                           json_is_object(jo) ? &only : NULL, (long)jint(q->root, "only_index"),
                           &in);
     S.from_cache = json_is_true(json_object_get(q->root, "from_cache"));
+    S.recheck = json_is_true(json_object_get(q->root, "recheck"));
+    S.record_data = json_string_value(json_object_get(q->root, "record_data"));
     if (S.has_culprit && S.culprit == XMT_OWN_CONFIG) {
         char nb[32];
         snprintf(S.untuned, sizeof S.untuned, "its own config %s in the trial helper (%s at %s)",
@@ -476,22 +504,7 @@ static void run(request *q, xmt_tp_result *res)
         xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
                  q->key, S.untuned);
     }
-    /* a session retried without its culprit reports only its last run */
-    if (!S.has_culprit || S.culprit == XMT_OWN_CONFIG) xmt_tune_event(&S);
-    res->choice = S.choice.index;
-    res->time_ms = S.choice.time_ms;
-    snprintf(res->label, sizeof res->label, "%s", S.choice.label);
-    res->spent_ms = S.spent_ms;
-    res->storable = S.error == CUDA_SUCCESS && !S.untuned[0];
-    res->exiting = S.error != CUDA_SUCCESS;
-    res->reference = (uint8_t)S.reference_staged;
-    res->culprit = S.has_culprit ? S.culprit : XMT_TP_NO_CULPRIT;
-    res->culprit_error = (int32_t)S.error;
-    if (S.error != CUDA_SUCCESS) {
-        char nb[32];
-        snprintf(res->why, sizeof res->why, "%s at %s", xmt_cu_name(S.error, nb, sizeof nb),
-                 S.error_at ? S.error_at : "?");
-    }
+    report(&S, res);
     xmt_session_free(&S);
 }
 

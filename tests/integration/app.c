@@ -19,7 +19,9 @@
  * saxpy, repeated), sizes (saxpy over 40 sizes, one grid), optin (a kernel opted into
  * more than 48 KiB of dynamic shared memory), graph (graphs built node by node, updated
  * and replayed), graphfork (fork while a thread instantiates, replays and destroys
- * graphs), trial (the trial helper's lifecycle; argv[4] says how the program treats it).
+ * graphs), trial (the trial helper's lifecycle; argv[4] says how the program treats it),
+ * warmup (block_sum first on data that cannot tell, argv[4] zeros or cancel, then on real
+ * data).
  * It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
  * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
  * prints file:line and the error, and exits 1.
@@ -1198,6 +1200,41 @@ static void scenario_hazard(void)
     dump(s, (size_t)n * 4);
 }
 
+/* block_sum on n = 5120 (grid 20 x block 256) first on data that cannot tell a wrong
+ * block size, then ITERATIONS times on real data (upload's pattern), each output dumped.
+ * argv[4]: "zeros" (a warm-up pass on zeros: every sum 0), "zeros_only" (zeros at every
+ * launch) or "cancel" (pairs +v, -v with v varying: every sum exactly 0 for any block of
+ * whole pairs, the inputs not one repeated value). */
+static void scenario_warmup(void)
+{
+    int nb = 256 * 20;
+    float *h = malloc((size_t)nb * sizeof *h);
+    if (!h) exit(1);
+    for (int i = 0; i < nb; i++)
+        h[i] = strcmp(scenario_arg, "cancel") == 0 ? (i % 2 ? -1.0f : 1.0f) * (float)(i / 2 % 7 + 1)
+                                                   : 0.0f;
+    CUdeviceptr in = upload((size_t)nb, 6), sums = upload(20, 7);
+    CHECK(cu.cuMemcpyHtoD(in, h, (size_t)nb * sizeof *h));
+    CUfunction bsum = kernel("_Z9block_sumPKfPfi");
+    void *pb[] = {&in, &sums, &nb};
+    launch(cu.launch, bsum, 20, 1, 256, 1, 0, NULL, pb);
+    CHECK(cu.cuCtxSynchronize());
+    dump(sums, 20 * 4);
+    if (strcmp(scenario_arg, "zeros_only") != 0) fill(h, (size_t)nb, 6);
+    CHECK(cu.cuMemcpyHtoD(in, h, (size_t)nb * sizeof *h));
+    float stale[20];
+    fill(stale, 20, 7);
+    for (int i = 0; i < iterations; i++) {
+        /* zeros_only: the sums hold other values before each launch (its outputs show) */
+        if (strcmp(scenario_arg, "zeros_only") == 0)
+            CHECK(cu.cuMemcpyHtoD(sums, stale, sizeof stale));
+        launch(cu.launch, bsum, 20, 1, 256, 1, 0, NULL, pb);
+        CHECK(cu.cuCtxSynchronize());
+        dump(sums, 20 * 4);
+    }
+    free(h);
+}
+
 /* A long-running program's graphs: ITERATIONS executable graphs of one saxpy node, each
  * replayed 3 times and destroyed, at most 64 alive at once. */
 static void scenario_graphchurn(void)
@@ -1327,7 +1364,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s "
                 "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|sigs|"
-                "graph|graphchurn|images|closefds|fillm1|hazard|globals OUT "
+                "graph|graphchurn|images|closefds|fillm1|hazard|warmup|globals OUT "
                 "[ITERATIONS]\n",
                 argv[0]);
         return 2;
@@ -1390,6 +1427,8 @@ int main(int argc, char **argv)
         scenario_graphchurn();
     else if (!strcmp(sc, "images"))
         scenario_images(argv[2]);
+    else if (!strcmp(sc, "warmup"))
+        scenario_warmup();
     else {
         fprintf(stderr, "unknown scenario %s\n", sc);
         return 2;

@@ -579,6 +579,142 @@ def return_codes_unchanged():
 
 # ---------------------------------------------------------------- the tuner (issue 5)
 
+def warmup_policy():
+    """block_sum tuned over its block size with the grid kept at cdiv(n, 256): a block of
+    512 sums two tiles (wrong unless the second sums to 0), and its cost model makes 512
+    the fastest."""
+    pol = os.path.join(WORK, "bsum_warmup.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: block_sum\n    params: [in, out, n]\n    triggers: [n]\n"
+                "    space: {BLOCK: [128, 256, 512]}\n"
+                "    launch: {grid: [\"cdiv(n, 256)\"], block: [BLOCK]}\n")
+    return pol
+
+
+# Where the data rules' sessions run: in the trial helper (the default) for both apps,
+# and in the program's process (XMATUNE_TRIALS=inline) once: both paths decide alike.
+DATA_RULE_PATHS = (("rt", "helper"), ("linked", "helper"), ("rt", "inline"))
+
+
+def trials_env(where):
+    return {"XMATUNE_TRIALS": "inline"} if where == "inline" else {}
+
+
+def on_path(ev, where):
+    # the tune events came from the path asked for
+    expect(all(e["trial"] == where for e in ev), "not all in %s: %r" % (where, ev))
+
+
+@case
+def verify_degenerate_data_waits():
+    # A warm-up pass on zeros: every block size sums zeros to zeros, so BLOCK=512 (wrong,
+    # and the fastest) passed verification, won, and every later launch on real data was
+    # wrong. Zeros in and zeros out prove nothing: the key waits for a launch whose data
+    # tells, and is tuned there.
+    pol = warmup_policy()
+    for app, where in DATA_RULE_PATHS:
+        base = run(app, "warmup", shim=False, args=["zeros"])
+        ok(base, "without the shim")
+        env = dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_CACHE="off")
+        r = run(app, "warmup", env=env, args=["zeros"])
+        ok(r, app)
+        same_output(base, r, "%s %s warm-up on zeros" % (app, where))
+        saw_every_launch(r, app)
+        ev = r.events("tune")
+        expect(len(ev) == 2, "tune events: %r" % ev)
+        on_path(ev, where)
+        expect(ev[0]["data"]["informative"] is False and "repeats one value" in ev[0]["data"]["why"]
+               and ev[0]["winner"]["index"] == -1, ev[0])
+        expect(ev[1]["data"]["informative"] is True and len(ev[1]["data"]["digest"]) == 16, ev[1])
+        st = {c["config"]: c["status"] for c in ev[1]["candidates"]}
+        expect(st["BLOCK=512"] == "rejected" and ev[1]["winner"]["index"] == -1, ev[1])
+    # Data that never tells: 16 launches try, then the program's own config stays, said once.
+    for where in ("helper", "inline"):
+        env = dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_CACHE="off")
+        r = run("rt", "warmup", env=env, args=["zeros_only"], iterations=20)
+        ok(r, "zeros only " + where)
+        ev = r.events("tune")
+        expect(len(ev) == 16 and all(e["data"]["informative"] is False for e in ev), len(ev))
+        on_path(ev, where)
+        expect(r.stderr.count("proved nothing") == 1 and "first 16 launches" in r.stderr, r.stderr)
+        expect(all(t[1] == (256, 1, 1) for t in traced(r, "_Z9block_sumPKfPfi")),
+               "ran another config")
+
+
+@case
+def verify_recheck_drops_a_fooled_winner():
+    # Data that fools without being degenerate: pairs +v, -v make every tile sum exactly 0,
+    # so BLOCK=512 (two tiles a block) matches the program's own config and wins. The
+    # winner is checked again at the next launch, on real data: it differs, it is
+    # dropped (in memory and on disk), and every later output is the program's own.
+    pol = warmup_policy()
+    cache = os.path.join(WORK, "recheck.cache")
+    for app, where in DATA_RULE_PATHS:
+        if os.path.exists(cache):
+            os.remove(cache)
+        base = run(app, "warmup", shim=False, args=["cancel"])
+        ok(base, "without the shim")
+        env = dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_CACHE=cache)
+        r = run(app, "warmup", env=env, args=["cancel"])
+        ok(r, app)
+        same_output(base, r, "%s %s fooled, then re-checked" % (app, where))
+        saw_every_launch(r, app)
+        ev, rc = r.events("tune"), r.events("recheck")
+        expect(len(ev) == 1 and len(rc) == 1, "tune and recheck events: %r %r" % (ev, rc))
+        on_path(ev + rc, where)
+        expect(ev[0]["winner"]["config"] == "BLOCK=512" and ev[0]["data"]["informative"] is True,
+               ev[0])
+        expect(rc[0]["config"] == "BLOCK=512" and rc[0]["outcome"] == "failed" and
+               "differ" in rc[0]["why"] and rc[0]["data"]["digest"] != ev[0]["data"]["digest"], rc)
+        expect("winner BLOCK=512" in r.stderr and "dropped" in r.stderr, r.stderr)
+        # the program's own config from the re-check on: the last 3 launches ran it
+        expect(all(t[1] == (256, 1, 1) for t in traced(r, "_Z9block_sumPKfPfi")[-3:]), "ran wrong")
+        recs = [json.loads(l) for l in open(cache)]
+        expect(recs[-1]["index"] == -1 and recs[-1]["data"] == rc[0]["data"]["digest"], recs)
+        # XMATUNE_RECHECKS=0: the fooled winner stays (the hole the re-checks close) and is
+        # stored with the digest of the data it was verified on
+        os.remove(cache)
+        r0 = run(app, "warmup", env=dict(env, XMATUNE_RECHECKS="0"), args=["cancel"])
+        ok(r0, app + " without re-checks")
+        expect(r0.out != base.out and not r0.events("recheck"), "re-checked: %r" % r0.events("recheck"))
+        recs = [json.loads(l) for l in open(cache)]
+        expect(recs[-1]["label"] == "BLOCK=512" and recs[-1]["data"] == ev[0]["data"]["digest"], recs)
+        # a second process verifying it on the same data: no new evidence, and said so
+        r1 = run(app, "warmup", env=dict(env, XMATUNE_RECHECKS="0"), args=["cancel"])
+        ev1 = r1.events("tune")
+        expect(len(ev1) == 1 and ev1[0]["from_cache"] and ev1[0]["data"]["same_as_record"] is True,
+               ev1)
+        on_path(ev1, where)
+
+
+@case
+def verify_degenerate_data_is_no_evidence_for_the_cache():
+    # The cache holds a wrong winner (BLOCK=512, verified on data that fooled it). A second
+    # process that warms up on zeros verified it on zeros, found it "verified", and used it
+    # for every later launch on real data. Zeros prove nothing: its check waits for the
+    # next launch, whose data shows the difference; replay then runs the program's own.
+    pol = warmup_policy()
+    cache = os.path.join(WORK, "degenerate.cache")
+    for app, where in DATA_RULE_PATHS:
+        if os.path.exists(cache):
+            os.remove(cache)
+        env = dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_CACHE=cache)
+        ok(run(app, "warmup", env=dict(env, XMATUNE_RECHECKS="0"), args=["cancel"]), "store")
+        expect(json.loads(open(cache).read().splitlines()[-1])["label"] == "BLOCK=512", "stored")
+        base = run(app, "warmup", shim=False, args=["zeros"])
+        ok(base, "without the shim")
+        for mode in ("replay", "tune"):
+            r = run(app, "warmup", env=dict(env, XMATUNE_MODE=mode), args=["zeros"])
+            ok(r, app + " " + mode)
+            same_output(base, r, "%s %s: the cached winner checked on zeros" % (app, mode))
+            ev = r.events("tune")
+            expect(len(ev) >= 2, ev)
+            on_path(ev, where)
+            expect(ev[0]["from_cache"] and ev[0]["data"]["informative"] is False, ev)
+            expect(ev[1]["from_cache"] and ev[1]["winner"]["index"] == -1, ev)
+            expect("failed verification" in r.stderr, r.stderr)
+
+
 def tuned(app, scenario, policies=None, env=None, iterations=3):
     base = run(app, scenario, shim=False, iterations=iterations)
     ok(base, "without the shim")
@@ -683,7 +819,9 @@ def tune_verify_rejects_wrong_configs():
 
 @case
 def tune_every_path():
-    base, t = tuned("rt", "basic")
+    # no re-checks: the trace's last launches below must be the program's own, not a
+    # re-check's runs (verify_recheck_* test those)
+    base, t = tuned("rt", "basic", env={"XMATUNE_RECHECKS": "0"})
     close_floats(t.out, base.out, 1e-4, 1e-4, "basic")
     names = {e["name"].split("(")[0] for e in t.events("tune")}
     for k in ("saxpy", "vecadd", "block_sum", "atomic_sum", "scale2d", "void tile_copy<128>",

@@ -16,6 +16,7 @@ A case file, lines of `key: value` (# starts a comment):
   output: any             do not compare outputs (a run that is meant to stop early)
   known: WHY              a known failure not fixed yet: the case is skipped (ctest shows
                           it as skipped, with WHY); XMT_HOSTILE_KNOWN=1 runs it anyway
+  run:    SCENARIO ARGS   app_rt's scenario and its arguments after OUT (default: saxpy 3)
 Placeholders, in env and expect: @fifo (a FIFO nobody opens), @dir (an empty folder),
 @fifo_dir (a folder whose a.yaml is a FIFO), @work (the case's scratch folder), @shim,
 @policies (tests/integration/policies), @huge_policy (3 MiB), @deep_lists (kernels:
@@ -23,7 +24,9 @@ Placeholders, in env and expect: @fifo (a FIFO nobody opens), @dir (an empty fol
 lines that are not records), @deep_cache (one line of 500,000 nested lists),
 @long_globs (100,000 characters), @long_pid_path (3,000 x %p), @locked_cache (a cache
 whose lock this script holds, exclusive, while the case runs), @symlink_cache (a symbolic
-link to a cache file), @newer_cache (a record of a newer format version).
+link to a cache file), @newer_cache (a record of a newer format version), @bsum_warmup (a
+policy tuning block_sum's block size with its grid kept: a block of 512 is wrong, and the
+fastest, and gives the right sums on data that cannot tell).
 
 usage: hostile.py CASE_FILE      (paths from the environment, as for cases.py)
 The one-second limit is for release builds. Under the sanitizers (XMT_PRELOAD_PREFIX set:
@@ -48,7 +51,8 @@ HANG_S = 60  # only tells a hang from a slow or busy machine
 
 
 def parse(path):
-    case = {"env": [], "expect": [], "absent": [], "rc": None, "output": "same", "known": None}
+    case = {"env": [], "expect": [], "absent": [], "rc": None, "output": "same", "known": None,
+            "run": ["saxpy", "3"]}
     for line in open(path):
         line = line.rstrip("\n")
         if not line.strip() or line.lstrip().startswith("#"):
@@ -63,6 +67,8 @@ def parse(path):
             case["rc"] = int(value)
         elif key in ("output", "known"):
             case[key] = value
+        elif key == "run":
+            case["run"] = shlex.split(value)
         else:
             raise SystemExit("%s: unknown key %r" % (path, key))
     return case
@@ -93,6 +99,10 @@ def make_inputs(work, used):
         "@deep_maps": ("deep_maps.yaml", lambda: "kernels: " + "{a: " * 200000 + "1" + "}" * 200000 + "\n"),
         "@huge_cache": ("huge_cache.jsonl", lambda: ('{"x": "' + "y" * 1000 + '"}\n') * 20000),
         "@deep_cache": ("deep_cache.jsonl", lambda: "[" * 500000 + "]" * 500000 + "\n"),
+        "@bsum_warmup": ("bsum_warmup.yaml", lambda: "kernels:\n  - match: block_sum\n"
+                         "    params: [in, out, n]\n    triggers: [n]\n"
+                         "    space: {BLOCK: [128, 256, 512]}\n"
+                         "    launch: {grid: [\"cdiv(n, 256)\"], block: [BLOCK]}\n"),
     }
     for key, (name, text) in files.items():
         p[key] = path(name)
@@ -127,7 +137,7 @@ def subst(s, p):
     return s
 
 
-def run(work, tag, env_add, shim):
+def run(work, tag, env_add, shim, scenario):
     out = os.path.join(work, tag + ".out")
     if os.path.exists(out):
         os.remove(out)
@@ -142,7 +152,8 @@ def run(work, tag, env_add, shim):
         e.update(env_add)
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        p = subprocess.run([APP, "saxpy", out, "3"], env=e, capture_output=True, timeout=HANG_S)
+        p = subprocess.run([APP, scenario[0], out] + scenario[1:], env=e, capture_output=True,
+                           timeout=HANG_S)
         rc, so, se = p.returncode, p.stdout, p.stderr.decode(errors="replace")
     except subprocess.TimeoutExpired as x:
         rc, so, se = "timeout", x.stdout or b"", (x.stderr or b"").decode(errors="replace")
@@ -166,8 +177,8 @@ def main():
     for kv in case["env"]:
         k, _, v = kv.partition("=")
         env_add[k] = subst(v, p)
-    brc, bdata, bso, _, bcpu = run(work, name + "-base", {}, False)
-    rc, data, so, se, cpu = run(work, name, env_add, True)
+    brc, bdata, bso, _, bcpu = run(work, name + "-base", {}, False, case["run"])
+    rc, data, so, se, cpu = run(work, name, env_add, True, case["run"])
     fails = []
     want_rc = case["rc"] if case["rc"] is not None else brc
     if rc != want_rc:

@@ -124,7 +124,8 @@ static json_t *build(xmt_event ev, int variant)
                               .untuned = "why",
                               .error = json_string("CUDA_ERROR_UNKNOWN at x"),
                               .clock_warmup = json_object(),
-                              .staged = json_object()};
+                              .staged = json_object(),
+                              .data = json_object()};
         return xmt_ev_tune(&t);
     }
     case XMT_EV_GRAPH_NODE:
@@ -136,6 +137,9 @@ static json_t *build(xmt_event ev, int variant)
     case XMT_EV_EXIT: return xmt_ev_exit(5, 5, 1, 42, json_pack("{si}", "cuLibraryLoadData", 1));
     case XMT_EV_MODULE_LOAD:
         return xmt_ev_module_load("cuModuleLoadData", "ELF", 5840, "copied", 0);
+    case XMT_EV_RECHECK:
+        return xmt_ev_recheck("_Z1kPf", "k(float*)", 0, "n=4", "p.yaml:3", "B=1", "failed", "why",
+                              json_object(), "helper", 1.5);
     case XMT_EV_TRIAL_CHECK:
         return xmt_ev_trial_check("_Z1kPf", "k(float*)", "n=1", 0, 0, 4096, 12, "why");
     case XMT_EV_TRIAL_HELPER:

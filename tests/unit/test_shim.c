@@ -257,7 +257,8 @@ START_TEST(cache_store_reload_last_wins)
     xmt_cache_free();
     xmt_cache_load(); /* fixes the path */
     const uint8_t key[] = {1, 0, 0, 0, 0xff, 0x10};
-    xmt_choice a = {3, "BLOCK=256", 0.5}, b = {-1, "grid=(1,1,1) block=(32,1,1)", 0.25}, got;
+    xmt_choice a = {3, "BLOCK=256", 0.5, ""}, b = {-1, "grid=(1,1,1) block=(32,1,1)", 0.25, ""},
+               got;
     int chk = 0;
     xmt_cache_id id = {"GPU|cc9.0|sm132|drv13000", "_Z1kv", "00aa", "match: k", "77"};
     xmt_cache_store(&id, key, sizeof key, 0, "n=1", &a);
@@ -326,7 +327,7 @@ static void cache_at(const char *name, char *path, size_t cap)
 /* Stores key k (one byte) with candidate index, label "B=<index>". */
 static void store_key(uint8_t k, long index)
 {
-    xmt_choice c = {index, "", 0.5};
+    xmt_choice c = {index, "", 0.5, ""};
     snprintf(c.label, sizeof c.label, "B=%ld", index);
     xmt_cache_store(&test_id, &k, 1, 0, "n=1", &c);
 }
@@ -570,7 +571,7 @@ START_TEST(cache_line_too_long_not_written)
     xmt_cache_id id = test_id;
     id.entry = entry;
     uint8_t k = 1;
-    xmt_choice c = {3, "B=3", 0.5}, got;
+    xmt_choice c = {3, "B=3", 0.5, ""}, got;
     xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
     store_key(2, 4);
     int chk;
@@ -615,7 +616,7 @@ static void store_long(void)
     xmt_cache_id id = test_id;
     id.kernel = kernel;
     uint8_t k = 1;
-    xmt_choice c = {3, "B=3", 0.5};
+    xmt_choice c = {3, "B=3", 0.5, ""};
     xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
     xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
 }
@@ -728,7 +729,7 @@ START_TEST(cache_untrusted_files_refused)
     capture_stderr(xmt_cache_load, err, sizeof err);
     ck_assert_ptr_nonnull(strstr(err, "may be written by anyone (mode 666): not used"));
     const uint8_t key[] = {1};
-    xmt_choice a = {3, "BLOCK=256", 0.5};
+    xmt_choice a = {3, "BLOCK=256", 0.5, ""};
     xmt_cache_id id = {"d", "k", "c", "e", "f"};
     xmt_cache_store(&id, key, sizeof key, 0, "n=1", &a);
     struct stat st;
@@ -796,6 +797,54 @@ START_TEST(cacherec_skips_what_is_not_a_record)
 }
 END_TEST
 
+/* A record's data digest (docs/log.md, the on-disk cache): the writer's line carries it
+ * and reads back with it (the writer's fast shape); a record written before the field
+ * existed still loads, without one; anything but 16 hex digits reads as none. */
+START_TEST(cacherec_data_digest)
+{
+    xmt_cacherec r = {.device = "d",
+                      .kernel = "_Z1kv",
+                      .code = "c0de",
+                      .entry = "match: k",
+                      .entry_fp = "e17e",
+                      .key_hex = "0a0b",
+                      .key_text = "n=1",
+                      .choice = {3, "B=1", 0.5, "0123456789abcdef"}};
+    char *line = xmt_cacherec_format(&r);
+    ck_assert_ptr_nonnull(line);
+    ck_assert_ptr_nonnull(strstr(line, ",\"data\":\"0123456789abcdef\"}"));
+    size_t len = strlen(line) - 1;
+    char scratch[XMT_CACHEREC_SCRATCH(1024)];
+    xmt_cacherec got;
+    ck_assert_int_eq(xmt_cacherec_parse(line, len, scratch, &got), 0);
+    ck_assert_str_eq(got.choice.data, "0123456789abcdef");
+    ck_assert_str_eq(got.choice.label, "B=1");
+    ck_assert_int_eq(got.choice.index, 3);
+    free(line);
+    const char *older = "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\","
+                        "\"entry\":\"e\",\"entry_fp\":\"f\",\"key\":\"00\",\"key_text\":\"\","
+                        "\"index\":2,\"label\":\"B=2\",\"time_ms\":0.25}";
+    ck_assert_int_eq(xmt_cacherec_parse(older, strlen(older), scratch, &got), 0);
+    ck_assert_str_eq(got.choice.data, "");
+    ck_assert_str_eq(got.choice.label, "B=2");
+    const char *bad[] = {"\"data\":\"0123\"", "\"data\":\"0123456789ABCDEF\"",
+                         "\"data\":\"0123456789abcdef0\""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char l[512];
+        snprintf(l, sizeof l,
+                 "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
+                 "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2,%s}",
+                 bad[i]);
+        ck_assert_int_eq(xmt_cacherec_parse(l, strlen(l), scratch, &got), 0);
+        ck_assert_str_eq(got.choice.data, "");
+    }
+    /* a data field that is not a string: not a record (as for every text field) */
+    const char *num = "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":"
+                      "\"e\",\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2,\"data\":5}";
+    ck_assert_int_eq(xmt_cacherec_parse(num, strlen(num), scratch, &got), -1);
+}
+END_TEST
+
 /* Breaks the cache index (what: XMT_CACHE_BREAK_*) and runs the checker. */
 static void break_and_check(int what)
 {
@@ -819,7 +868,7 @@ START_TEST(cache_invariants_checked)
     xmt_options_load(test_warn);
     xmt_cache_free();
     xmt_cache_load();
-    xmt_choice a = {3, "BLOCK=256", 0.5};
+    xmt_choice a = {3, "BLOCK=256", 0.5, ""};
     for (uint8_t k = 0; k < 40; k++)
         xmt_cache_store(&test_id, &k, 1, 0, "n=1", &a); /* checked after each */
     xmt_cache_check();
@@ -849,6 +898,7 @@ int main(void)
     tcase_add_test(tc, log_events_lines_and_lazy_file);
     tcase_add_test(tc, cache_store_reload_last_wins);
     tcase_add_test(tc, cacherec_skips_what_is_not_a_record);
+    tcase_add_test(tc, cacherec_data_digest);
     tcase_add_test(tc, cache_untrusted_files_refused);
     tcase_add_test(tc, cache_records_outlive_their_file);
     tcase_add_test(tc, cache_compaction_keeps_every_record);

@@ -86,18 +86,21 @@ START_TEST(every_type_round_trips)
                                  .spent_ms = 42.5,
                                  .storable = 1,
                                  .exiting = 1,
+                                 .uninformative = 1,
                                  .reference = 1,
                                  .culprit = 7,
                                  .culprit_error = 700,
                                  .events_bytes = 99};
     snprintf(m.u.result.label, sizeof m.u.result.label, "BLOCK=512");
     snprintf(m.u.result.why, sizeof m.u.result.why, "an illegal address");
+    snprintf(m.u.result.data, sizeof m.u.result.data, "0123456789abcdef");
     d = roundtrip(&m);
     ck_assert(d.u.result.choice == -1 && d.u.result.time_ms == 0.125 &&
               d.u.result.spent_ms == 42.5 && d.u.result.storable && d.u.result.exiting &&
               d.u.result.reference && d.u.result.culprit == 7 && d.u.result.culprit_error == 700 &&
-              d.u.result.events_bytes == 99);
+              d.u.result.events_bytes == 99 && d.u.result.uninformative);
     ck_assert_str_eq(d.u.result.label, "BLOCK=512");
+    ck_assert_str_eq(d.u.result.data, "0123456789abcdef");
     ck_assert_str_eq(d.u.result.why, "an illegal address");
 }
 END_TEST
@@ -130,7 +133,10 @@ START_TEST(malformed_messages_are_refused_with_a_reason)
     refused(buf, (size_t)n, "not an xmatune trial message");
     n = ping_bytes(buf);
     buf[4] = XMT_TP_VERSION + 1;
-    refused(buf, (size_t)n, "protocol version 2, this side speaks 1");
+    char other[64];
+    snprintf(other, sizeof other, "protocol version %d, this side speaks %d", XMT_TP_VERSION + 1,
+             XMT_TP_VERSION);
+    refused(buf, (size_t)n, other);
     n = ping_bytes(buf);
     buf[6] = 42;
     refused(buf, (size_t)n, "unknown message type 42");
