@@ -240,6 +240,33 @@ XMT_HANDLER(LLOADFILE)
             xmt_modload_global(owner, gname, *dp, bytes ? *bytes : 0);                             \
         return r;                                                                                  \
     } while (0)
+/* Texture and surface objects: their handles are known, so that a launch passing one is
+ * not given to the trial helper, which cannot see it (modload.h). */
+XMT_HANDLER(TEXCREATE)
+{
+    CUresult r = ((xmt_pfn_TEXCREATE)real)(XMT_ARGS(TEXCREATE));
+    if (!xmt_in_shim && r == CUDA_SUCCESS && pt) xmt_modload_texobj(*pt, 1);
+    return r;
+}
+XMT_HANDLER(SURFCREATE)
+{
+    CUresult r = ((xmt_pfn_SURFCREATE)real)(XMT_ARGS(SURFCREATE));
+    if (!xmt_in_shim && r == CUDA_SUCCESS && ps) xmt_modload_texobj(*ps, 1);
+    return r;
+}
+XMT_HANDLER(TEXDESTROY)
+{
+    CUresult r = ((xmt_pfn_TEXDESTROY)real)(XMT_ARGS(TEXDESTROY));
+    if (!xmt_in_shim && r == CUDA_SUCCESS) xmt_modload_texobj(tex, 0);
+    return r;
+}
+XMT_HANDLER(SURFDESTROY)
+{
+    CUresult r = ((xmt_pfn_SURFDESTROY)real)(XMT_ARGS(SURFDESTROY));
+    if (!xmt_in_shim && r == CUDA_SUCCESS) xmt_modload_texobj(surf, 0);
+    return r;
+}
+
 XMT_HANDLER(MGLOBAL)
 {
     GLOBAL_BODY(MGLOBAL, hmod);

@@ -180,6 +180,36 @@ int xmt_modload_image(const void *owner, xmt_image *out)
     return found;
 }
 
+/* ---- texture and surface objects ---------------------------------------------------- */
+
+#define TEXOBJS 4096
+static unsigned long long texobjs[TEXOBJS]; /* live handles, 0 free; guarded by lock */
+static atomic_int texobjs_seen;             /* any was ever made: the common case asks nothing */
+
+void xmt_modload_texobj(unsigned long long handle, int live)
+{
+    if (!handle) return;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < TEXOBJS; i++)
+        if (live ? !texobjs[i] : texobjs[i] == handle) {
+            texobjs[i] = live ? handle : 0;
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    if (live) atomic_store(&texobjs_seen, 1);
+}
+
+int xmt_modload_is_texobj(unsigned long long handle)
+{
+    if (!handle || !atomic_load(&texobjs_seen)) return 0;
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < TEXOBJS && !found; i++)
+        found = texobjs[i] == handle;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
 /* ---- module globals ---------------------------------------------------------------- */
 
 typedef struct global {

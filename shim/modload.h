@@ -60,6 +60,13 @@ typedef struct {
 /* The globals of owner asked for so far, up to cap into out. Returns how many. */
 size_t xmt_modload_globals(const void *owner, xmt_global *out, size_t cap);
 
+/* A texture or surface object created (live 1) or destroyed (0): a launch that passes
+ * one cannot run in the trial helper (the handle means nothing in another process). */
+void xmt_modload_texobj(unsigned long long handle, int live);
+
+/* 1 when handle is a live texture or surface object of the program. */
+int xmt_modload_is_texobj(unsigned long long handle);
+
 /* owner was unloaded: its image and globals are forgotten (a copy freed). */
 void xmt_modload_forget(const void *owner);
 

@@ -72,6 +72,11 @@
                           (void **, jv), (unsigned, nj), (CUlibraryOption *, lo), (void **, lv), \
                           (unsigned, nl)
 #define XMT_SIG_LINKCOMPLETE (CUlinkState, state), (void **, cubin), (size_t *, size)
+#define XMT_SIG_TEXCREATE (CUtexObject *, pt), (const CUDA_RESOURCE_DESC *, rd), \
+                          (const CUDA_TEXTURE_DESC *, td), (const CUDA_RESOURCE_VIEW_DESC *, vd)
+#define XMT_SIG_SURFCREATE (CUsurfObject *, ps), (const CUDA_RESOURCE_DESC *, rd)
+#define XMT_SIG_TEXDESTROY (CUtexObject, tex)
+#define XMT_SIG_SURFDESTROY (CUsurfObject, surf)
 #define XMT_SIG_MGLOBAL   (CUdeviceptr *, dp), (size_t *, bytes), (CUmodule, hmod), \
                           (const char *, gname)
 #define XMT_SIG_LGLOBAL   (CUdeviceptr *, dp), (size_t *, bytes), (CUlibrary, lib), \
@@ -83,7 +88,7 @@
     X(GADD1) X(GADD2) X(GSET1) X(GSET2) X(GXSET1) X(GXSET2) X(GINST) X(GINSTF) X(GINSTP) \
     X(GUPD1) X(GUPD2) X(GLAUNCH) X(GXDESTROY) \
     X(MLOAD) X(MLOADDATA) X(MLOADDATAEX) X(MLOADFATBIN) X(LLOADDATA) X(LLOADFILE) \
-    X(MGLOBAL) X(LGLOBAL)
+    X(MGLOBAL) X(LGLOBAL) X(TEXCREATE) X(SURFCREATE) X(TEXDESTROY) X(SURFDESTROY)
 #define XMT_PASS_SIGNATURES(X) \
     X(LINKCOMPLETE)
 /* clang-format on */

@@ -481,6 +481,18 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         snprintf(why, cap, "the driver did not tell its parameters");
         return 0;
     }
+    for (size_t i = 0; i < k->nparams; i++) {
+        unsigned long long h = 0;
+        if (k->sizes[i] != 8 || !v->params[i]) continue;
+        memcpy(&h, v->params[i], 8);
+        if (xmt_modload_is_texobj(h)) {
+            snprintf(why, cap,
+                     "its parameter %zu is a texture or surface object, which the "
+                     "helper cannot see",
+                     i);
+            return 0;
+        }
+    }
     if (!xmt_modload_image((const void *)k->owner, &img)) {
         snprintf(why, cap, "the shim did not see its module load (no image to give the helper)");
         return 0;

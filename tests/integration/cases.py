@@ -3294,6 +3294,26 @@ def trial_helper_dies_mid_session():
 
 
 @case
+def trial_helper_texture_arguments():
+    """A launch whose argument is a texture or surface object (its handle means nothing in
+    another process) is never given to the helper: auto tunes it in the program's process,
+    said once with the reason; process keeps the program's own config. Outputs identical."""
+    for app in ("rt", "linked"):
+        base = run(app, "texarg", shim=False)
+        ok(base, "%s without the shim" % app)
+        for mode in ("auto", "process"):
+            t = run(app, "texarg", env={"XMATUNE_POLICY": HAZARD, "XMATUNE_TRIALS": mode})
+            ok(t, "%s %s" % (app, mode))
+            same_output(base, t, "%s %s" % (app, mode))
+            expect("is a texture or surface object" in t.stderr, t.stderr)
+            tunes = tune_events(t, "tex_read")
+            if mode == "auto":
+                expect(len(tunes) == 1 and tunes[0]["trial"] == "inline", tunes)
+            else:
+                expect(not tunes, tunes)
+
+
+@case
 def trial_helper_own_config_faults():
     """The program's own config faulting in the helper (here: every launch of own_block
     faults there, injected) leaves the key untuned with the reason; the program runs its

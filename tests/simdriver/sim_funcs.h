@@ -140,6 +140,10 @@
     X("cuModuleGetFunction", 2000, N, cuModuleGetFunction)                                         \
     X("cuModuleGetGlobal", 3020, N, cuModuleGetGlobal_v2)                                          \
     X("cuLibraryGetGlobal", 12000, N, cuLibraryGetGlobal)                                          \
+    X("cuTexObjectCreate", 5000, N, cuTexObjectCreate)                                             \
+    X("cuTexObjectDestroy", 5000, N, cuTexObjectDestroy)                                           \
+    X("cuSurfObjectCreate", 5000, N, cuSurfObjectCreate)                                           \
+    X("cuSurfObjectDestroy", 5000, N, cuSurfObjectDestroy)                                         \
     X("cuLibraryLoadData", 12000, N, cuLibraryLoadData)                                            \
     X("cuLibraryLoadFromFile", 12000, N, cuLibraryLoadFromFile)                                    \
     X("cuLibraryUnload", 12000, N, cuLibraryUnload)                                                \

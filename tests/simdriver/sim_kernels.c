@@ -415,6 +415,26 @@ static double coef_scale_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 2), 0.01, 256);
 }
 
+/* tex_read(float *y, unsigned long long tex, int n): y[i] = i + (tex & 0xff), as if it
+ * read a texture object: a launch whose argument is a texture or surface object. */
+static void tex_read_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 2);
+    uint64_t tex;
+    memcpy(&tex, e->params + e->k->off[1], 8);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 0, i) = (float)i + (float)(tex & 0xff);
+        if (e->fault) return;
+    }
+}
+static double tex_read_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 2), 0.01, 256);
+}
+
 #define I32                                                                                        \
     {                                                                                              \
         SIMK_I32, 4, 4                                                                             \
@@ -585,6 +605,17 @@ static simk_def g_kernels[] = {
      0,
      coef_scale_run,
      coef_scale_cost,
+     {0},
+     0},
+    {"_Z8tex_readPfyi",
+     "tex_read(float*, unsigned long long, int)",
+     3,
+     {PTR, U64, I32},
+     1024,
+     16,
+     0,
+     tex_read_run,
+     tex_read_cost,
      {0},
      0},
     {"_Z4spinPfii",

@@ -8,6 +8,7 @@
  * driver reuses handles too; the shim must cope). A CUfunction and a CUkernel of the
  * same kernel are different addresses, and only the cuKernel* calls accept the
  * latter, as on the real driver -- except launches and attributes, which take both. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -428,6 +429,37 @@ SIM_API CUresult simcuda_global_unseen(CUdeviceptr *dp, size_t *bytes, void *mod
     CUresult rc = get_global(g_mods, module_or_library, dp, bytes, name);
     return rc == CUDA_ERROR_INVALID_HANDLE ? get_global(g_libs, module_or_library, dp, bytes, name)
                                            : rc;
+}
+
+/* Texture and surface objects: handles only (the tex_read kernel reads its handle's low
+ * byte), enough for a program to pass one to a kernel. */
+static atomic_ullong next_texobj = 0x7e0001;
+
+CUresult cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *rd,
+                           const CUDA_TEXTURE_DESC *td, const CUDA_RESOURCE_VIEW_DESC *vd)
+{
+    SIM_ENTER(cuTexObjectCreate);
+    (void)td, (void)vd;
+    if (!t || !rd) return CUDA_ERROR_INVALID_VALUE;
+    *t = (CUtexObject)atomic_fetch_add(&next_texobj, 1);
+    return CUDA_SUCCESS;
+}
+CUresult cuTexObjectDestroy(CUtexObject t)
+{
+    SIM_ENTER(cuTexObjectDestroy);
+    return t ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuSurfObjectCreate(CUsurfObject *s, const CUDA_RESOURCE_DESC *rd)
+{
+    SIM_ENTER(cuSurfObjectCreate);
+    if (!s || !rd) return CUDA_ERROR_INVALID_VALUE;
+    *s = (CUsurfObject)atomic_fetch_add(&next_texobj, 1);
+    return CUDA_SUCCESS;
+}
+CUresult cuSurfObjectDestroy(CUsurfObject s)
+{
+    SIM_ENTER(cuSurfObjectDestroy);
+    return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuLibraryGetGlobal(CUdeviceptr *dp, size_t *bytes, CUlibrary lib, const char *name)
