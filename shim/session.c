@@ -811,15 +811,15 @@ static uint64_t fnv1a_u64(uint64_t h, uint64_t v)
     return h;
 }
 
-/* Adds one run of the reference (device memory at p, bytes long, at offset `at` of
- * comparison unit `unit`) to *h: its place, its size, its first and last DIGEST_SAMPLE
- * bytes. tmp: 2 * DIGEST_SAMPLE bytes. 0, or -1 on failure. */
-static int digest_run(xmt_session *S, uint64_t *h, size_t unit, size_t at, CUdeviceptr p,
-                      size_t bytes, unsigned char *tmp)
+/* One run of the reference (device memory at p, bytes long, at offset `at` of its
+ * region or buffer) hashed into *h: its place in it, its size, its first and last
+ * DIGEST_SAMPLE bytes. tmp: 2 * DIGEST_SAMPLE bytes. 0, or -1 on failure. */
+static int digest_run(xmt_session *S, uint64_t *h, size_t at, CUdeviceptr p, size_t bytes,
+                      unsigned char *tmp)
 {
     size_t head = bytes < DIGEST_SAMPLE ? bytes : DIGEST_SAMPLE;
     size_t tail = bytes - head < DIGEST_SAMPLE ? bytes - head : DIGEST_SAMPLE;
-    *h = fnv1a_u64(fnv1a_u64(fnv1a_u64(*h, unit), at), bytes);
+    *h = fnv1a_u64(fnv1a_u64(0xcbf29ce484222325ull, at), bytes);
     TRY(S, xmt_drv.cuMemcpyDtoHAsync(tmp, p, head, S->s), "data digest");
     if (tail)
         TRY(S, xmt_drv.cuMemcpyDtoHAsync(tmp + head, p + bytes - tail, tail, S->s), "data digest");
@@ -830,29 +830,38 @@ fail:
     return -1;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* S->data_digest: a digest of the reference the candidates were compared with, so that
  * a record on disk says which data its winner was verified on: each output run (auto) or
  * declared verify buffer, its place and size and its first and last DIGEST_SAMPLE bytes,
- * at most DIGEST_RUNS of them (a bounded cost whatever the size). 0, or -1 on failure. */
+ * at most DIGEST_RUNS of them (a bounded cost whatever the size). The runs' hashes are
+ * combined in sorted order: regions are ordered by address, and another process (or
+ * another allocator's layout) may lay the same buffers out in another order. 0, or -1. */
 static int data_digest(xmt_session *S)
 {
     unsigned char *tmp = calloc(2, DIGEST_SAMPLE); /* zeroed: the copies fill it */
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t hs[DIGEST_RUNS];
     size_t runs = 0;
     int r = tmp ? 0 : -1;
     for (size_t i = 0; r == 0 && i < S->nregs && runs < DIGEST_RUNS; i++) {
         size_t c = 0, at, bytes;
-        while (r == 0 && runs < DIGEST_RUNS && next_run(&S->regs[i], 6u, &c, &at, &bytes)) {
-            r = digest_run(S, &h, i, at, S->regs[i].ref + at, bytes, tmp);
-            runs++;
-        }
+        while (r == 0 && runs < DIGEST_RUNS && next_run(&S->regs[i], 6u, &c, &at, &bytes))
+            if ((r = digest_run(S, &hs[runs], at, S->regs[i].ref + at, bytes, tmp)) == 0) runs++;
     }
     for (size_t i = 0; r == 0 && !S->automatic && i < S->nbufs && runs < DIGEST_RUNS; i++)
-        if ((S->bufs[i].b.roles & XMT_BUF_VERIFY) && S->bufs[i].ref) {
-            r = digest_run(S, &h, i, 0, S->bufs[i].ref, S->bufs[i].b.bytes, tmp);
+        if ((S->bufs[i].b.roles & XMT_BUF_VERIFY) && S->bufs[i].ref &&
+            (r = digest_run(S, &hs[runs], 0, S->bufs[i].ref, S->bufs[i].b.bytes, tmp)) == 0)
             runs++;
-        }
     free(tmp);
+    qsort(hs, runs, sizeof hs[0], cmp_u64);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < runs; i++)
+        h = fnv1a_u64(h, hs[i]);
     if (r == 0 && runs)
         snprintf(S->data_digest, sizeof S->data_digest, "%016llx", (unsigned long long)h);
     return r;

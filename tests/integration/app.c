@@ -1244,7 +1244,16 @@ static void scenario_warmup(void)
     for (int i = 0; i < nb; i++)
         h[i] = strcmp(scenario_arg, "cancel") == 0 ? (i % 2 ? -1.0f : 1.0f) * (float)(i / 2 % 7 + 1)
                                                    : 0.0f;
-    CUdeviceptr in = upload((size_t)nb, 6), sums = upload(20, 7);
+    /* APP_ALLOC_ORDER=reverse: the same buffers laid out the other way round in the
+     * address space (as another process or allocator may) */
+    CUdeviceptr in, sums;
+    if (getenv("APP_ALLOC_ORDER") && !strcmp(getenv("APP_ALLOC_ORDER"), "reverse")) {
+        sums = upload(20, 7);
+        in = upload((size_t)nb, 6);
+    } else {
+        in = upload((size_t)nb, 6);
+        sums = upload(20, 7);
+    }
     CHECK(cu.cuMemcpyHtoD(in, h, (size_t)nb * sizeof *h));
     CUfunction bsum = kernel("_Z9block_sumPKfPfi");
     void *pb[] = {&in, &sums, &nb};
