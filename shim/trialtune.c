@@ -466,12 +466,12 @@ static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
         snprintf(out, cap, "faulted in the trial helper: %.120s", res->why);
 }
 
-int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                      const char *key_text, int device, int verify_only, const xmt_candidate *only,
-                      long only_index, int from_cache, int recheck, const char *record_data,
-                      int may_launch, xmt_trial_outcome *out, char *why, size_t cap)
+/* Can this launch's session run in the helper at all? 1 and *img, else 0 with why: a
+ * launch it cannot replay, parameters unknown, a texture or surface object among them (a
+ * handle another process cannot use), no module image. */
+static int admissible(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                      xmt_image *img, char *why, size_t cap)
 {
-    xmt_image img;
     if (!replayable(l)) {
         snprintf(why, cap, "its launch has attributes the helper does not replay (%s)",
                  l->kind == XMT_K_COOP ? "cooperative" : "cuLaunchKernelEx attributes");
@@ -487,16 +487,49 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         memcpy(&h, v->params[i], 8);
         if (xmt_modload_is_texobj(h)) {
             snprintf(why, cap,
-                     "its parameter %zu is a texture or surface object, which the "
-                     "helper cannot see",
+                     "its parameter %zu is a texture or surface object, which the helper "
+                     "cannot see",
                      i);
             return 0;
         }
     }
-    if (!xmt_modload_image((const void *)k->owner, &img)) {
+    if (!xmt_modload_image((const void *)k->owner, img)) {
         snprintf(why, cap, "the shim did not see its module load (no image to give the helper)");
         return 0;
     }
+    return 1;
+}
+
+/* The helper's decision taken into *out; a winner other than the program's own config
+ * is checked first (may_launch: this launch runs the program's own config, check()). */
+static void take_result(xmt_kernel *k, const xmt_launch *l, const staging *st, const char *key_text,
+                        int device, const xmt_tp_result *res, int may_launch,
+                        xmt_trial_outcome *out)
+{
+    out->choice.index = (long)res->choice;
+    snprintf(out->choice.label, sizeof out->choice.label, "%s", res->label);
+    out->choice.time_ms = res->time_ms;
+    out->storable = res->storable;
+    out->uninformative = res->uninformative;
+    snprintf(out->choice.data, sizeof out->choice.data, "%s", res->data);
+    if (!res->reference || !may_launch || res->choice == XMT_OWN_CONFIG) return;
+    out->launched = 1;
+    char cw[600];
+    if (!check(k, l, st, key_text, device, &out->launch_rc, cw, sizeof cw)) {
+        xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
+                 key_text, cw);
+        out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
+        out->storable = 0;
+    }
+}
+
+int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                      const char *key_text, int device, int verify_only, const xmt_candidate *only,
+                      long only_index, int from_cache, int recheck, const char *record_data,
+                      int may_launch, xmt_trial_outcome *out, char *why, size_t cap)
+{
+    xmt_image img;
+    if (!admissible(k, l, v, &img, why, cap)) return 0;
     double t0 = xmt_now_ms();
     staging st = {.fd = -1};
     if (stage(k, v, device, &st, why, cap) != 0) {
@@ -560,22 +593,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
                 break;
             }
             if (a == ATTEMPT_DONE) {
-                out->choice.index = (long)res.choice;
-                snprintf(out->choice.label, sizeof out->choice.label, "%s", res.label);
-                out->choice.time_ms = res.time_ms;
-                out->storable = res.storable;
-                out->uninformative = res.uninformative;
-                snprintf(out->choice.data, sizeof out->choice.data, "%s", res.data);
-                if (res.reference && may_launch && res.choice != XMT_OWN_CONFIG) {
-                    out->launched = 1;
-                    char cw[600];
-                    if (!check(k, l, &st, key_text, device, &out->launch_rc, cw, sizeof cw)) {
-                        xmt_warn("%s: key %s is not tuned: %s; the program's own config is used",
-                                 k->demangled, key_text, cw);
-                        out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
-                        out->storable = 0;
-                    }
-                }
+                take_result(k, l, &st, key_text, device, &res, may_launch, out);
             } else {
                 xmt_warn("%s: key %s is not tuned: more than %d of its candidates faulted in the "
                          "trial helper; the program's own config is used",
