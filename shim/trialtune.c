@@ -169,6 +169,14 @@ static CUresult refill(const staging *st)
 
 /* ---- the request ------------------------------------------------------------------------ */
 
+/* n bytes as 2n hex digits and a NUL into out (trial/tune.c's unhex reads them back). */
+static void hexify(const uint8_t *b, size_t n, char *out)
+{
+    out[0] = 0;
+    for (size_t j = 0; j < n; j++)
+        snprintf(out + 2 * j, 3, "%02x", b[j]);
+}
+
 static json_t *dims3(unsigned x, unsigned y, unsigned z)
 {
     return json_pack("[iii]", (int)x, (int)y, (int)z);
@@ -196,8 +204,7 @@ static json_t *params_json(const xmt_kernel *k, const xmt_launch_view *v)
         char hex[2 * 256 + 1] = "";
         const uint8_t *b = v->params[i];
         size_t n = k->sizes[i] <= 256 ? k->sizes[i] : 0;
-        for (size_t j = 0; b && j < n; j++)
-            snprintf(hex + 2 * j, 3, "%02x", b[j]);
+        if (b) hexify(b, n, hex);
         json_array_append_new(a, json_string(hex));
     }
     return a;
@@ -249,8 +256,7 @@ static json_t *globals_json(const xmt_kernel *k, char *why, size_t cap)
         uint8_t *b = malloc(g[i].bytes);
         char *hex = malloc(2 * g[i].bytes + 1);
         if (b && hex) r = xmt_drv.cuMemcpyDtoH(b, g[i].dptr, g[i].bytes);
-        for (size_t j = 0; b && hex && r == CUDA_SUCCESS && j < g[i].bytes; j++)
-            snprintf(hex + 2 * j, 3, "%02x", b[j]);
+        if (b && hex && r == CUDA_SUCCESS) hexify(b, g[i].bytes, hex);
         if (b && hex && r == CUDA_SUCCESS)
             json_array_append_new(a, json_pack("{ssss}", "name", g[i].name, "hex", hex));
         free(b);

@@ -254,6 +254,15 @@ static int read_layout(request *q, char *why, size_t cap)
     return 0;
 }
 
+/* The n bytes that 2n hex digits spell (the request's argument and global values). */
+static void unhex(const char *hex, uint8_t *out, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        char two[3] = {hex[2 * j], hex[2 * j + 1], 0};
+        out[j] = (uint8_t)strtoul(two, NULL, 16);
+    }
+}
+
 /* ---- the module, the kernel, the launch -------------------------------------------------- */
 
 /* The function the program launched, from its image (loaded once per image here). */
@@ -310,10 +319,7 @@ static CUresult set_globals(const request *q, CUmodule m, char *why, size_t cap)
             name && hex ? xmt_drv.cuModuleGetGlobal(&d, &have, m, name) : CUDA_ERROR_INVALID_VALUE;
         if (r == CUDA_SUCCESS && have != n) r = CUDA_ERROR_INVALID_VALUE;
         uint8_t *b = r == CUDA_SUCCESS ? malloc(n ? n : 1) : NULL;
-        for (size_t j = 0; b && j < n; j++) {
-            char two[3] = {hex[2 * j], hex[2 * j + 1], 0};
-            b[j] = (uint8_t)strtoul(two, NULL, 16);
-        }
+        if (b) unhex(hex, b, n);
         if (b) r = xmt_drv.cuMemcpyHtoD(d, b, n);
         free(b);
         if (r != CUDA_SUCCESS) {
@@ -345,10 +351,7 @@ static int params_of(request *q, const xmt_kernel *k, uint8_t *store, size_t cap
             return -1;
         }
         at = (at + 7) & ~(size_t)7;
-        for (size_t b = 0; b < n; b++) {
-            char two[3] = {hex[2 * b], hex[2 * b + 1], 0};
-            store[at + b] = (uint8_t)strtoul(two, NULL, 16);
-        }
+        unhex(hex, store + at, n);
         if (n == 8 && q->moved) {
             CUdeviceptr p;
             memcpy(&p, store + at, 8);
