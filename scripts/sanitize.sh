@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sanitized runs of the tests that need no GPU (called by scripts/test.sh; about 2 minutes
-# on 2 cores, most of it building):
+# Sanitized runs of the tests that need no GPU (called by scripts/test.sh; how long they
+# take: the README, under Quick start):
 #  - build-asan: ASan + UBSan build of the shim, the policy library, the simulated driver,
 #    the tools and every test program; the whole ctest suite runs in it, the runs "with
 #    the shim" preloading libasan.so before libxmatune.so (cases.py's XMT_PRELOAD_PREFIX),
@@ -14,10 +14,12 @@
 #    for integ_graph_fork_children_exit (its thread allocates as it walks graphs: 2 of
 #    100 children hung, and one reported false leaks after LeakSanitizer could not stop
 #    the thread it was forked beside).
-#  - build-tsan: ThreadSanitizer build; every integration case but exported_symbols (as
-#    above) and tune_fault_injection (single-threaded, 44 runs: 26 s under TSan, covered
-#    by ASan), which includes the threaded ones (integ_discover_*_threads,
-#    integ_tune_16_threads_exact, integ_tune_linked_threads_exact).
+#  - build-tsan: ThreadSanitizer build of what the integration cases run (the shim, the
+#    trial helper, the simulated driver, the test programs, the command); the cases
+#    labelled `threads` run (tests/integration/CMakeLists.txt says which and why: those
+#    where two threads meet, integ_discover_*_threads, integ_tune_16_threads_exact,
+#    integ_tune_fork_children_exit, the trial helper's watchdog, ...). The other cases are
+#    single-threaded: TSan finds nothing there, and running them all took 10 minutes.
 # XMATUNE_SANITIZE_ONLY=asan|tsan runs one of the two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,9 +42,9 @@ fi
 if [ "$only" != asan ]; then
   tsan=$(gcc -print-file-name=libtsan.so)
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DXMATUNE_SANITIZE_THREAD=ON >/dev/null
-  cmake --build build-tsan -j"$jobs" >/dev/null
+  cmake --build build-tsan -j"$jobs" --target xmatune xmatune-trial xmatune-cmd simcuda \
+    app_rt app_linked noflock rtld_next >/dev/null
   XMT_PRELOAD_PREFIX="$tsan:" \
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    ctest --test-dir build-tsan --output-on-failure -j"$jobs" -R '^integ_' \
-    -E '^integ_(exported_symbols|tune_fault_injection)$'
+    ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L '^threads$'
 fi

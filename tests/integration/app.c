@@ -844,12 +844,14 @@ static int fork_children(int n)
 }
 
 /* A thread launching (and so tuning and logging) while the main thread forks children
- * that exit at once: a child must never hang in the shim's exit report on a lock the
- * launching thread held at the fork. Prints FORK_HUNG (children still running after
- * CHILD_HANG_MS, then killed) and FORK_CHILDREN. */
+ * (100, or APP_FORK_CHILDREN) that exit at once: a child must never hang in the shim's
+ * exit report on a lock the launching thread held at the fork. Prints FORK_HUNG (children
+ * still running after CHILD_HANG_MS, then killed) and FORK_CHILDREN. */
 static void scenario_fork(CUcontext ctx)
 {
-    enum { CHILDREN = 100 };
+    /* APP_FORK_CHILDREN: fewer under ThreadSanitizer, where each fork is slow */
+    const char *nc = getenv("APP_FORK_CHILDREN");
+    const int CHILDREN = nc && atoi(nc) > 0 ? atoi(nc) : 100;
     pthread_t th;
     thread_arg arg = {0, ctx, 0};
     pthread_create(&th, NULL, thread_main, &arg);
