@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,18 @@ static void setup(void)
         "XMATUNE_STATISTIC", "XMATUNE_BUDGET_MS"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* The test's folder goes with it (before, every test left one in /tmp). */
+static void teardown(void)
+{
+    nftw(tmpdir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Runs fn with stderr captured into buf. */
@@ -886,7 +899,7 @@ int main(void)
 {
     Suite *s = suite_create("shim");
     TCase *tc = tcase_create("core");
-    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, options_defaults);
     tcase_add_test(tc, options_bad_values_warn_and_keep_default);
     tcase_add_test(tc, options_unknown_mode_is_off);
