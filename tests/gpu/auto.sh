@@ -20,7 +20,8 @@
 #       BUILD_DIR   what tests/gpu/build.sh built   (default: <repo>/build-gpu)
 #       LIBXMATUNE  the shim                        (default: <repo>/build/shim/libxmatune.so)
 # Environment: PROGRAMS (the C programs, default below), PY_PROGRAMS (default
-# "cupy_rawkernel cupy_longsize triton_kernel torch_ops"; "" for none), PYTHON (python3),
+# "cupy_rawkernel cupy_longsize triton_kernel torch_ops"; "" for none), POLICY_DIR (the C
+# programs' hand policies <prog>.yaml, default examples/gpu), PYTHON (python3),
 # XMATUNE_GPU_TIMEOUT (per C run, 60 s), XMATUNE_GPU_PY_TIMEOUT (per Python run, 150 s),
 # AUTO_BUDGET_S (no new run after this many seconds, default 270), XMATUNE_GPU_WORK
 # (work folder; default a new one under /tmp), OUT (if set: auto.md and a tar of the
@@ -39,6 +40,7 @@ T_PY=${XMATUNE_GPU_PY_TIMEOUT:-150}
 BUDGET=${AUTO_BUDGET_S:-270}
 programs=${PROGRAMS:-saxpy transpose atomic_rowsum inplace_axpb fixed_block dyn_smem inplace_gs8 tied_pair row_softmax const_taps oob_blocks spin_grid}
 py_programs=${PY_PROGRAMS-cupy_rawkernel cupy_longsize triton_kernel torch_ops}
+poldir=$(abspath "${POLICY_DIR:-$root/examples/gpu}")
 work=${XMATUNE_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-auto.XXXXXX")}
 mkdir -p "$work/logs" "$work/out" "$work/tmp"
 work=$(cd "$work" && pwd)
@@ -57,10 +59,10 @@ start=$(date +%s)
     for p in $programs; do
         case "$p" in
         atomic_rowsum) # float atomics: the result varies run to run, even without the shim
-            printf '%s\tc\t%s\tf32tol:1e-4:1e-3\tf32tol:1e-4:1e-3\t1e-4\n' "$p" "$root/examples/gpu/$p.yaml" ;;
+            printf '%s\tc\t%s\tf32tol:1e-4:1e-3\tf32tol:1e-4:1e-3\t1e-4\n' "$p" "$poldir/$p.yaml" ;;
         row_softmax) # the block changes the rounding of its sums
-            printf '%s\tc\t%s\texact\tf32tol:1e-5:1e-9\t1e-5\n' "$p" "$root/examples/gpu/$p.yaml" ;;
-        *) printf '%s\tc\t%s\texact\texact\t-\n' "$p" "$root/examples/gpu/$p.yaml" ;;
+            printf '%s\tc\t%s\texact\tf32tol:1e-5:1e-9\t1e-5\n' "$p" "$poldir/$p.yaml" ;;
+        *) printf '%s\tc\t%s\texact\texact\t-\n' "$p" "$poldir/$p.yaml" ;;
         esac
     done
     for p in $py_programs; do

@@ -20,6 +20,7 @@
 # Environment: PROGRAMS (default: saxpy transpose atomic_rowsum inplace_axpb fixed_block
 # dyn_smem inplace_gs8 tied_pair row_softmax const_taps), ROUNDS (default 3), QUALITY (1: run
 # choice_quality.py, the default; 0: not), QUALITY_BUDGET_S (its --budget-s, default 80),
+# POLICY_DIR (the hand policies <prog>.yaml, default examples/gpu),
 # PYTHON, XMATUNE_GPU_TIMEOUT (per run, 60 s), RACING_BUDGET_S (no new tune run after
 # this many seconds, default 100), XMATUNE_GPU_WORK (work folder; default a new one under
 # /tmp), OUT (if set: racing.md and a tar of the logs are saved there). Expected wall
@@ -37,6 +38,7 @@ T=${XMATUNE_GPU_TIMEOUT:-60}
 BUDGET=${RACING_BUDGET_S:-100}
 rounds=${ROUNDS:-3}
 programs=${PROGRAMS:-saxpy transpose atomic_rowsum inplace_axpb fixed_block dyn_smem inplace_gs8 tied_pair row_softmax const_taps}
+poldir=$(abspath "${POLICY_DIR:-$root/examples/gpu}")
 work=${XMATUNE_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-racing.XXXXXX")}
 mkdir -p "$work/logs" "$work/out" "$work/tmp"
 work=$(cd "$work" && pwd)
@@ -88,7 +90,7 @@ for ((i = 1; i <= rounds; i++)); do
             echo "not run: time budget (${BUDGET} s) spent" >"$work/logs/$p.r$i.note"
             continue
         fi
-        run "$p" "r$i" "LD_PRELOAD=$shim" XMATUNE_MODE=tune "XMATUNE_POLICY=$root/examples/gpu/$p.yaml" \
+        run "$p" "r$i" "LD_PRELOAD=$shim" XMATUNE_MODE=tune "XMATUNE_POLICY=$poldir/$p.yaml" \
             "XMATUNE_LOG=$work/logs/$p.r$i.jsonl" "XMATUNE_CACHE=$work/logs/$p.r$i.cache.jsonl"
     done
 done
