@@ -14,9 +14,12 @@
 #       BUILD_DIR   what tests/gpu/build.sh built   (default: <repo>/build-gpu)
 #       LIBXMATUNE  the shim                        (default: <repo>/build/shim/libxmatune.so)
 # Environment: PROGRAMS (default: saxpy transpose atomic_rowsum inplace_axpb fixed_block
-# dyn_smem), PROCESSES (part 1, default 10), CONCURRENT (part 2, default 4),
+# dyn_smem inplace_gs8 tied_pair row_softmax; the last three are issue 26's near-tie
+# plateau, a deliberately tied pair, and a tuning accepted within a tolerance),
+# PROCESSES (part 1, default 10), CONCURRENT (part 2, default 4),
 # POLICY_DIR (default examples/gpu), XMATUNE_GPU_TIMEOUT (per run, 60 s),
-# AGREEMENT_BUDGET_S (no new part-1 process after this many seconds, default 110),
+# AGREEMENT_BUDGET_S (no new part-1 process after this many seconds, default 170: about
+# 15 s a round for the nine programs on an H200; the whole script takes about 4 minutes),
 # XMATUNE_GPU_WORK (work folder; default a new one under /tmp).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,12 +27,12 @@ root=$(cd "$here/../.." && pwd)
 abspath() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 build=$(abspath "${1:-$root/build-gpu}")
 shim=$(abspath "${2:-$root/build/shim/libxmatune.so}")
-programs=${PROGRAMS:-saxpy transpose atomic_rowsum inplace_axpb fixed_block dyn_smem}
+programs=${PROGRAMS:-saxpy transpose atomic_rowsum inplace_axpb fixed_block dyn_smem inplace_gs8 tied_pair row_softmax}
 nproc=${PROCESSES:-10}
 nconc=${CONCURRENT:-4}
 poldir=$(abspath "${POLICY_DIR:-$root/examples/gpu}")
 T=${XMATUNE_GPU_TIMEOUT:-60}
-budget=${AGREEMENT_BUDGET_S:-110}
+budget=${AGREEMENT_BUDGET_S:-170}
 work=${XMATUNE_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-agree.XXXXXX")}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -82,4 +85,5 @@ for p in $programs; do
   one "$work/twice/2" "$p" "$work/twice/cache.jsonl"
 done
 echo "agreement.sh: done in $(($(date +%s) - start)) s; work folder $work" >&2
+# shellcheck disable=SC2086  # one argument per program
 python3 "$here/agreement.py" "$work" "$done1" "$nconc" $programs

@@ -391,7 +391,8 @@ def cmd_report(work):
                 notes.insert(0, "LAUNCH COUNT MISMATCH")
         w(f"| {esc(name)} | {made} | {seen_s} | {esc(text)} | {esc('; '.join(notes))} |")
     w("")
-    w("† float atomics: the result varies run to run by itself; compared within the stated tolerance.")
+    w("† compared within the stated tolerance: float atomics (atomic_rowsum) vary run to run by themselves; "
+      "row_softmax's policy accepts blocks that change the rounding of its sums.")
     w("")
 
     tune_progs = [p for p in progs if p[1] == "tune"]

@@ -3534,6 +3534,134 @@ def gpu_trial_programs_summarized():
     expect("Overall: SEE ROWS ABOVE" in r.stdout, r.stdout)
 
 
+def _table_rows(text, first):
+    """The cells of the Markdown rows of text whose first cell is `first`."""
+    return [[c.strip() for c in l.split("|")[1:-1]] for l in text.splitlines()
+            if l.startswith("| ") and l.split("|")[1].strip() == first]
+
+
+@case
+def gpu_auto_racing_tables():
+    """The GPU scripts of issues 26 and 28: the new programs' policies load; auto_table.py,
+    from a work folder as auto.sh leaves it, gives each program its speed-ups from the tune
+    events, auto / hand against 0.9, a kept own config as met, the idiom ("?" when the event
+    has none), and row_softmax's plain auto row held to bitwise outputs; racing_table.py
+    counts eliminated candidates, estimates a missing full_floor_ms, and judges the median
+    and the worst key; racing.sh runs end to end on the simulated driver."""
+    tool = os.environ["XMT_TOOL"]
+    root = os.path.join(os.path.dirname(POLICIES), "..", "..")
+    gpu = os.path.join(root, "tests", "gpu")
+    for f in ("examples/gpu/inplace_gs8.yaml", "examples/gpu/tied_pair.yaml", "examples/gpu/row_softmax.yaml",
+              "tests/gpu/cupy_longsize.yaml"):
+        r = subprocess.run([tool, "check", "-q", os.path.join(root, f)], capture_output=True, text=True)
+        expect(r.returncode == 0, "%s: %s" % (f, r.stdout + r.stderr))
+
+    def tune(kernel, own, win, idx=0, **kw):
+        ev = {"event": "tune", "kernel": kernel, "name": kernel + "(float*, int)", "key": "n=8", "benchmarked": True,
+              "own": {"config": "own", "median_ms": own}, "winner": {"config": "BLOCK=256", "index": idx,
+                                                                     "median_ms": win}}
+        ev.update(kw)
+        return ev
+
+    def put(work, prog, mode, events=(), out=b"\x00\x00\x80\x3f" * 4, rc=0, time_ms=None):
+        base = os.path.join(work, "logs", "%s.%s" % (prog, mode))
+        open(base + ".rc", "w").write("%d\n" % rc)
+        open(base + ".stdout", "w").write(("TIME_MS %s\n" % time_ms if time_ms else "") + "LAUNCHES 30\n")
+        open(os.path.join(work, "out", "%s.%s.bin" % (prog, mode)), "wb").write(out)
+        with open(base + ".jsonl", "w") as f:
+            for ev in events:
+                f.write(json.dumps(ev) + "\n")
+
+    # ---- auto_table.py
+    work = os.path.join(WORK, "auto_work")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "logs"))
+    os.makedirs(os.path.join(work, "out"))
+    with open(os.path.join(work, "programs.tsv"), "w") as f:
+        f.write("# name\tkind\tpolicy\tcompare\tcompare_tol\tauto_tolerance\n")
+        for p in ("saxpy", "inplace_gs8", "fixed_block"):
+            f.write("%s\tc\t%s.yaml\texact\texact\t-\n" % (p, p))
+        f.write("row_softmax\tc\trow_softmax.yaml\texact\tf32tol:1e-5:1e-9\t1e-5\n")
+    y, y_rounded = struct.pack("<4f", 1, 2, 3, 4), struct.pack("<4f", 1, 2, 3, 4.00001)
+    for p in ("saxpy", "inplace_gs8", "fixed_block"):
+        put(work, p, "base", time_ms="3.6")
+    put(work, "saxpy", "hand", [tune("saxpy", 3.6, 0.12)])
+    put(work, "saxpy", "auto", [tune("saxpy", 3.6, 0.125, auto={"idiom": "grid-stride"})])
+    put(work, "inplace_gs8", "hand", [tune("gs_update", 6.0, 0.1)])
+    put(work, "inplace_gs8", "auto", [tune("gs_update", 6.0, 0.2)])  # half the hand speed-up, no idiom
+    put(work, "fixed_block", "hand", [tune("smooth", None, None, idx=-1)])  # every candidate rejected
+    put(work, "fixed_block", "auto", [tune("smooth", None, None, idx=-1)])
+    put(work, "row_softmax", "base", out=y)
+    put(work, "row_softmax", "hand", [tune("softmax_rows", 1.0, 0.25, tolerance=True)], out=y_rounded)
+    put(work, "row_softmax", "auto", [tune("softmax_rows", 1.0, 1.0, idx=-1)], out=y)
+    put(work, "row_softmax", "autotol", [tune("softmax_rows", 1.0, 0.26, auto={"idiom": "rows"})], out=y_rounded)
+    r = subprocess.run([sys.executable, os.path.join(gpu, "auto_table.py"), work], capture_output=True, text=True)
+    expect(r.returncode == 1 and "NOT MET: inplace_gs8 (auto)." in r.stdout, r.stdout + r.stderr)
+    # program, run, kernel, keys, outputs, hand, auto, auto/hand, winner, program time, verdict, note
+    saxpy = _table_rows(r.stdout, "saxpy")
+    expect(len(saxpy) == 1 and saxpy[0][5:9] == ["30.00×", "28.80×", "0.96", "BLOCK=256 (grid-stride)"]
+           and saxpy[0][10] == "ok" and saxpy[0][4] == "hand: yes; auto: yes", saxpy)
+    gs8 = _table_rows(r.stdout, "inplace_gs8")
+    expect(len(gs8) == 1 and gs8[0][7] == "0.50" and gs8[0][8] == "BLOCK=256 (?)" and gs8[0][10] == "**no**", gs8)
+    fixed = _table_rows(r.stdout, "fixed_block")
+    expect(len(fixed) == 1 and fixed[0][8] == "own config" and fixed[0][10] == "ok (own kept)", fixed)
+    soft = _table_rows(r.stdout, "row_softmax")
+    expect(len(soft) == 2 and soft[0][1] == "auto" and soft[0][10].startswith("ok (bitwise")
+           and soft[1][1] == "auto, tol 1e-5" and soft[1][10] == "ok" and "within tolerance" in soft[1][4], soft)
+
+    # ---- racing_table.py on recorded events: a logged full floor, a missing one (estimated)
+    work = os.path.join(WORK, "racing_work")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "logs"))
+    os.makedirs(os.path.join(work, "out"))
+    with open(os.path.join(work, "programs.tsv"), "w") as f:
+        f.write("# name\tcompare\trounds\nsaxpy\texact\t2\ndyn_smem\texact\t1\n")
+    # (eliminated: read from a status of its own or from a flag beside "ok")
+    cands = [{"status": "ok", "median_ms": 1.0}, {"status": "ok", "eliminated": True, "median_ms": 2.0},
+             {"status": "rejected"}]
+    common = {"phases_ms": {"clock_warmup": 50.0, "module_load": 30.0}, "warmup": 5, "iterations": 10,
+              "floor_ms": 40.0, "candidates": cands}
+    for p in ("saxpy", "dyn_smem"):
+        put(work, p, "base")
+    put(work, "saxpy", "r1", [tune("saxpy", 2.0, 1.0, duration_ms=150.0, full_floor_ms=100.0, **common)])
+    put(work, "saxpy", "r2", [tune("saxpy", 2.0, 1.0, duration_ms=170.0, full_floor_ms=100.0, **common)])
+    # no full_floor_ms: (5 + 10) x (2 + 1 + 2) = 75 ms; (180 - 80 - 20) / 75 = 1.07 > 1.0
+    put(work, "dyn_smem", "r1", [tune("stencil", 2.0, 1.0, duration_ms=180.0, **common)])
+    r = subprocess.run([sys.executable, os.path.join(gpu, "racing_table.py"), work], capture_output=True, text=True)
+    # program, kernel, key, rounds, tuning, floor, full floor, bound, m, worst, candidates, winners, outputs, note
+    sx, dy = _table_rows(r.stdout, "saxpy"), _table_rows(r.stdout, "dyn_smem")
+    expect(r.returncode == 1 and len(sx) == 1 and len(dy) == 1, r.stdout + r.stderr)
+    expect(sx[0][3] == "2" and sx[0][4] == "80.000 ms" and sx[0][6] == "100.0 ms" and sx[0][8] == "0.60"
+           and sx[0][9] == "0.70" and sx[0][10] == "2 eliminated, 2 ok, 2 rejected"
+           and sx[0][11] == "BLOCK=256 ×2" and sx[0][12] == "2× yes", sx)
+    expect(dy[0][6] == "75.000 ms (est.)" and dy[0][8] == "1.07", dy)
+    expect("median m 0.83" in r.stdout and "maximum over 3 events 1.07" in r.stdout and "NOT MET" in r.stdout
+           and "Choice quality: not run" in r.stdout, r.stdout)
+
+    # ---- racing.sh end to end on the simulated driver (its programs stand in for the GPU's)
+    if PRELOAD_PREFIX:
+        return  # the script preloads the shim alone: not under a sanitizer's runtime
+    bindir, poldir = os.path.join(WORK, "sim_build", "bin"), os.path.join(WORK, "sim_policies")
+    for d in (bindir, poldir):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    for prog, args in (("saxpy", "saxpy"), ("vecadd", "basic")):
+        path = os.path.join(bindir, prog)
+        open(path, "w").write('#!/bin/sh\nexec "%s" %s "$1" 3\n' % (APPS["rt"], args))
+        os.chmod(path, 0o755)
+        shutil.copy(os.path.join(POLICIES, prog + ".yaml"), poldir)
+    e = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_") and k != "LD_PRELOAD"}
+    e.update(LD_LIBRARY_PATH=SIMDIR, POLICY_DIR=poldir, PROGRAMS="saxpy vecadd", ROUNDS="2", QUALITY="0",
+             RACING_BUDGET_S="100000", XMATUNE_GPU_TIMEOUT="500", XMATUNE_GPU_WORK=os.path.join(WORK, "racing_sim"))
+    p = subprocess.run(["bash", os.path.join(gpu, "racing.sh"), os.path.dirname(bindir), SHIM], env=e,
+                       capture_output=True, text=True, timeout=600)
+    rows = _table_rows(p.stdout, "saxpy") + _table_rows(p.stdout, "vecadd")
+    expect(p.returncode in (0, 1) and len(rows) == 2, p.stdout + p.stderr[-3000:])
+    for row in rows:
+        expect(row[3] == "2" and row[12] == "2× yes" and row[8] != "—", row)
+    expect("Over 2 keys: median m" in p.stdout, p.stdout)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""racing_table.py WORK -- the Markdown tables of tests/gpu/racing.sh (issue 26, item 1).
+
+Reads the work folder racing.sh filled (programs.tsv, env.txt, logs/<prog>.r<N>.*,
+out/, quality/) with summarize.py's readers. Standard library only; every field of the
+tune event is read defensively (a shim without racing has no full_floor_ms: it is then
+estimated from the candidates' medians, and marked so). Exit 0 when every target holds.
+
+Per tune event: tuning = duration_ms - phases_ms.clock_warmup - phases_ms.module_load;
+full = full_floor_ms (or its estimate: over the program's own config and every candidate
+with a median, (warmup + iterations) x median); m = (tuning - 20 ms) / full, the share of
+the full floor that tuning takes beyond 20 ms (0 when full is 0 and tuning <= 20 ms).
+Targets: the median key's m <= 0.5 and every event's m <= 1.0; choice quality median
+>= 0.99, none below 0.95.
+"""
+import json
+import os
+import statistics
+import sys
+from collections import OrderedDict, defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarize import Log, Run, compare, esc, fmt_ms  # noqa: E402
+
+SLACK_MS = 20.0
+MEDIAN_TARGET, MAX_TARGET = 0.5, 1.0
+Q_MEDIAN, Q_LOW = 0.99, 0.95
+
+
+def num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def med(c):
+    return num((c or {}).get("median_ms", (c or {}).get("mean_ms")))
+
+
+def full_floor(ev):
+    """(ms, estimated?) or (None, True) when nothing says."""
+    v = num(ev.get("full_floor_ms"))
+    if v is not None:
+        return v, False
+    runs = (num(ev.get("warmup")) or 0) + (num(ev.get("iterations")) or 0)
+    if runs <= 0:
+        return None, True
+    meds = [med(ev.get("own"))] + [med(c) for c in ev.get("candidates") or []]
+    return sum(runs * m for m in meds if m is not None), True
+
+
+def eliminated(c):
+    return c.get("status") == "eliminated" or bool(c.get("eliminated"))
+
+
+class Sample:
+    """One tune event's figures."""
+
+    def __init__(self, ev):
+        ph = ev.get("phases_ms") or {}
+        dur = num(ev.get("duration_ms"))
+        self.tuning = None if dur is None else dur - (num(ph.get("clock_warmup")) or 0) - (
+            num(ph.get("module_load")) or 0)
+        self.floor = num(ev.get("floor_ms"))
+        self.full, self.est = full_floor(ev)
+        self.m = None
+        if self.tuning is not None and self.full is not None:
+            if self.full > 0:
+                self.m = (self.tuning - SLACK_MS) / self.full
+            else:
+                self.m = 0.0 if self.tuning <= SLACK_MS else float("inf")
+        st = defaultdict(int)
+        for c in ev.get("candidates") or []:
+            st["eliminated" if eliminated(c) else str(c.get("status", "?"))] += 1
+        self.status = st
+        w = ev.get("winner") or {}
+        self.winner = "own" if w.get("index") == -1 else str(w.get("config") or "?")
+        self.notes = [f"{k}: {ev[k]}" for k in ("untuned", "error") if ev.get(k)]
+
+
+def fmt_m(v):
+    if v is None:
+        return "—"
+    return "inf" if v == float("inf") else f"{v:.2f}"
+
+
+def median_of(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def keyed_samples(logs):
+    """{(kernel, key): [Sample]} over the benchmarked tune events of some logs."""
+    out = OrderedDict()
+    for lg in logs:
+        for ev in lg.tunes:
+            if ev.get("benchmarked") is False or ev.get("from_cache"):
+                continue
+            k = (str(ev.get("name") or ev.get("kernel") or "?").split("(")[0], str(ev.get("key")))
+            out.setdefault(k, []).append(Sample(ev))
+    return out
+
+
+def main(work):
+    progs = []
+    with open(os.path.join(work, "programs.tsv"), encoding="utf-8") as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name, how, rounds = (line.rstrip("\n").split("\t") + ["exact", "1"])[:3]
+                progs.append((name, how, int(rounds)))
+    envp = os.path.join(work, "env.txt")
+    env = open(envp, encoding="utf-8").read() if os.path.exists(envp) else ""
+    L = []
+    w = L.append
+    w("# Tuning against its floor (racing), and choice quality")
+    w("")
+    for l in env.strip().splitlines():
+        w(f"- {l}")
+    w("")
+    w("Each program tuned with its hand policy in fresh processes (a fresh cache each). Per key, "
+      "medians over the rounds: *tuning* = `duration_ms` − `phases_ms.clock_warmup` − "
+      "`phases_ms.module_load`; *full floor* = `full_floor_ms` (est.: from the candidates' medians × "
+      "(warm-up + timed runs) when the event has none); *m* = (tuning − 20 ms) / full floor "
+      "(target: median key ≤ 0.5, every event ≤ 1.0). *Candidates*: by status over the rounds.")
+    w("")
+    w("| program | kernel | key | rounds | tuning | floor | full floor | bound 0.5× + 20 ms | m | m, worst round "
+      "| candidates | winners | outputs | note |")
+    w("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |")
+    key_m, all_m, all_ok = [], [], True
+    for name, how, rounds in progs:
+        base = Run(work, name, "base")
+        runs = [Run(work, name, f"r{i}") for i in range(1, rounds + 1)]
+        outs, notes = [], []
+        for r in runs:
+            if r.note:
+                notes.append(r.note.strip())
+                continue
+            ok, text = compare(base, r, how)
+            outs.append(text)
+            if not ok:
+                all_ok = False
+                if r.failure():
+                    notes.append(r.failure())
+        out_text = ", ".join(f"{n}× {t}" if n > 1 else t for t, n in
+                             OrderedDict((t, outs.count(t)) for t in outs).items()) or "—"
+        notes = list(OrderedDict.fromkeys(notes))  # the same failure each round: once
+        ks = keyed_samples([r.log for r in runs if not r.note])
+        if not ks:
+            all_ok = False
+            w(f"| {esc(name)} | — | — | 0 | — | — | — | — | — | — | — | — | {esc(out_text)} "
+              f"| {esc('; '.join(notes) or 'no tune event')} |")
+            continue
+        for (kern, key), ss in ks.items():
+            tuning = median_of([s.tuning for s in ss])
+            floor = median_of([s.floor for s in ss])
+            full = median_of([s.full for s in ss])
+            est = any(s.est for s in ss)
+            m = median_of([s.m for s in ss])
+            worst = max((s.m for s in ss if s.m is not None), default=None)
+            key_m.append(m)
+            all_m.extend(s.m for s in ss if s.m is not None)
+            st = defaultdict(int)
+            for s in ss:
+                for k, v in s.status.items():
+                    st[k] += v
+            cands = ", ".join(f"{v} {k}" for k, v in sorted(st.items())) or "—"
+            wins = defaultdict(int)
+            for s in ss:
+                wins[s.winner] += 1
+            win_text = ", ".join(f"{k} ×{v}" for k, v in sorted(wins.items(), key=lambda kv: -kv[1]))
+            bound = None if full is None else 0.5 * full + SLACK_MS
+            within = "" if bound is None or tuning is None else (" ✓" if tuning <= bound else " ✗")
+            kn = sorted({n for s in ss for n in s.notes})
+            w(f"| {esc(name)} | {esc(kern)} | {esc(key)} | {len(ss)} | {fmt_ms(tuning)} | {fmt_ms(floor)} "
+              f"| {fmt_ms(full)}{' (est.)' if est else ''} | {fmt_ms(bound)}{within} | {fmt_m(m)} | {fmt_m(worst)} "
+              f"| {esc(cands)} | {esc(win_text)} | {esc(out_text)} | {esc('; '.join(notes + kn))} |")
+    w("")
+    km = [v for v in key_m if v is not None]
+    if km:
+        med_m, max_m = statistics.median(km), max(all_m) if all_m else None
+        ok = med_m <= MEDIAN_TARGET and max_m is not None and max_m <= MAX_TARGET
+        all_ok = all_ok and ok
+        w(f"Over {len(km)} keys: median m {fmt_m(med_m)} (target ≤ {MEDIAN_TARGET}), maximum over "
+          f"{len(all_m)} events {fmt_m(max_m)} (target ≤ {MAX_TARGET}): {'met' if ok else 'NOT MET'}.")
+    else:
+        all_ok = False
+        w("No key had the figures (no tune event with duration_ms).")
+    w("")
+    all_ok = quality(work, w) and all_ok
+    w("")
+    w(f"Overall: {'every target met' if all_ok else 'NOT every target met (see above)'}.")
+    print("\n".join(L))
+    return 0 if all_ok else 1
+
+
+def quality(work, w):
+    """The choice-quality section; True when its targets hold (or it was not asked for)."""
+    qd = os.path.join(work, "quality")
+    if not os.path.isdir(qd):
+        w("Choice quality: not run (QUALITY=0).")
+        return True
+    w("## Choice quality (tools/bench/choice_quality.py --no-triton)")
+    w("")
+    note = os.path.join(qd, "note")
+    if os.path.exists(note):
+        w(f"Not run: {open(note).read().strip()}.")
+        return False
+    try:
+        rows = json.load(open(os.path.join(qd, "choice_quality.json")))
+    except (OSError, ValueError) as e:
+        err = ""
+        try:
+            err = [l for l in open(os.path.join(qd, "stderr")).read().splitlines() if l.strip()][-1]
+        except (OSError, IndexError):
+            pass
+        w(f"No result ({e}). {err}")
+        return False
+    qs = [(r.get("kernel", "?"), r.get("key"), num(r.get("quality"))) for r in rows if isinstance(r, dict)]
+    got = [q for _, _, q in qs if q is not None]
+    errs = [f"{n} {k}: {r.get('error')}" for r in rows if isinstance(r, dict) and r.get("error")
+            for n, k in [(r.get("kernel", "?"), r.get("key"))]]
+    if not got:
+        w("No key measured. " + "; ".join(errs[:4]))
+        return False
+    med_q, low = statistics.median(got), min(got)
+    ok = med_q >= Q_MEDIAN and low >= Q_LOW
+    worst = sorted((q, n, k) for n, k, q in qs if q is not None)[:3]
+    w(f"{len(got)} keys: median quality {med_q:.3f} (target ≥ {Q_MEDIAN}), lowest {low:.3f} (target ≥ {Q_LOW}): "
+      f"{'met' if ok else 'NOT MET'}. Lowest: " + ", ".join(f"{n} {k} {q:.3f}" for q, n, k in worst)
+      + (f". Not measured: {'; '.join(errs[:4])}" if errs else "") + ".")
+    cq_log = os.path.join(qd, "cq.tune.jsonl")
+    if os.path.exists(cq_log):
+        ks = keyed_samples([Log(cq_log)])
+        ms = [median_of([s.m for s in ss]) for ss in ks.values()]
+        ms = [m for m in ms if m is not None]
+        if ms:
+            w("")
+            w(f"Its own tune run (`quality/cq.tune.jsonl`), the same figures over its {len(ms)} keys: median m "
+              f"{fmt_m(statistics.median(ms))}, maximum {fmt_m(max(ms))} (for information; the target is "
+              "over the suite's keys above).")
+    return ok
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))
