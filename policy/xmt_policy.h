@@ -275,4 +275,8 @@ int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out
 #ifdef __cplusplus
 }
 #endif
+
+/* The search over large spaces (its own module, policy/search.h: CUDA-free, used by the
+ * shim's session and the offline evaluator). */
+#include "search.h"
 #endif
