@@ -109,6 +109,42 @@ double xmt_entry_budget_ms(const xmt_entry *e)
 {
     return e->budget_ms;
 }
+int xmt_entry_search(const xmt_entry *e)
+{
+    return e->search;
+}
+
+int xmt_entry_searched(const xmt_entry *e)
+{
+    if (!e->nspace || e->search == XMT_SEARCH_EXHAUSTIVE) return 0;
+    return e->search == XMT_SEARCH_LOCAL || e->spacesize > XMT_SEARCH_DEFAULT_THRESHOLD;
+}
+
+unsigned xmt_entry_space_dims(const xmt_entry *e, unsigned *dims, unsigned cap)
+{
+    for (unsigned d = 0; d < e->nspace && d < cap; d++)
+        dims[d] = e->space[d].n;
+    return e->nspace;
+}
+
+size_t xmt_entry_space_first(const xmt_entry *e)
+{
+    return e->nconfigs;
+}
+
+size_t xmt_entry_search_evals(const xmt_entry *e)
+{
+    size_t n = e->nspace ? e->spacesize : 0, k;
+    if (e->search_evals > 0)
+        k = (size_t)e->search_evals;
+    else if (e->search_share > 0) {
+        k = (size_t)floor((double)n * e->search_share);
+        if (k < 1) k = 1;
+    } else
+        k = xmt_search_default_evals(n);
+    return k < n ? k : n;
+}
+
 double xmt_entry_warmup_ms(const xmt_entry *e)
 {
     return e->warmup_ms;
@@ -690,6 +726,25 @@ int xmt_entry_set_arg(const xmt_entry *e, const char *name, const char *value, v
     return -1;
 }
 
+/* "  search: local (the default for its size), seed 1, at most 96 of 1920 points
+ * evaluated"; only for an entry that says search: or whose space is searched. */
+static void describe_search(const xmt_entry *e, sbuf *b)
+{
+    int how = e->search;
+    const char *why = how == XMT_SEARCH_UNSET ? " (the default for its size)" : "";
+    if (!xmt_entry_searched(e)) {
+        sb(b, "  search: exhaustive, every point of the space timed\n");
+        return;
+    }
+    sb(b, "  search: local%s, seed %d, at most %zu of %zu points evaluated", why, XMT_SEARCH_SEED,
+       xmt_entry_search_evals(e), e->spacesize);
+    if (e->search_evals > 0)
+        sb(b, " (search_evals: %d)", e->search_evals);
+    else if (e->search_share > 0)
+        sb(b, " (search_evals: %g%%)", e->search_share * 100);
+    sb(b, "\n");
+}
+
 int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
 {
     sbuf b = {buf, cap, 0};
@@ -724,6 +779,8 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
     if (e->nconfigs || e->nspace) sb(&b, ")");
     if (e->has_pin) sb(&b, ", pinned");
     sb(&b, "\n");
+    if (e->nspace && (e->search != XMT_SEARCH_UNSET || xmt_entry_searched(e)))
+        describe_search(e, &b);
     if (e->nbufs) {
         sb(&b, "  buffers:");
         for (unsigned i = 0; i < e->nbufs; i++) {

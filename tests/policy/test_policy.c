@@ -946,6 +946,51 @@ START_TEST(cand_args_and_pin)
 }
 END_TEST
 
+/* search: and search_evals: (issue 26): when a space is searched, with what budget. */
+START_TEST(entry_search_keys)
+{
+    xmt_policy_set *set;
+    unsigned dims[4];
+    /* 320 points: above the threshold, so searched by default, 5% (16) below the floor */
+    const char *big = "    space: {A: [1, 2, 3, 4, 5, 6, 7, 8], B: [1, 2, 3, 4, 5, 6, 7, 8], "
+                      "C: [1, 2, 3, 4, 5]}\n    launch: {block: A * 32}\n";
+    char body[1024];
+    const xmt_entry *e = cand_entry(&set, big);
+    ck_assert_int_eq(xmt_entry_search(e), XMT_SEARCH_UNSET);
+    ck_assert_int_eq(xmt_entry_searched(e), 1);
+    ck_assert_uint_eq(xmt_entry_search_evals(e), XMT_SEARCH_MIN_EVALS);
+    ck_assert_uint_eq(xmt_entry_space_dims(e, dims, 4), 3);
+    ck_assert(dims[0] == 8 && dims[1] == 8 && dims[2] == 5);
+    ck_assert_uint_eq(xmt_entry_space_first(e), 0);
+    xmt_policy_free(set);
+    snprintf(body, sizeof body, "%s    search: exhaustive\n", big);
+    e = cand_entry(&set, body);
+    ck_assert_int_eq(xmt_entry_search(e), XMT_SEARCH_EXHAUSTIVE);
+    ck_assert_int_eq(xmt_entry_searched(e), 0);
+    xmt_policy_free(set);
+    snprintf(body, sizeof body, "%s    search_evals: 10%%\n", big);
+    e = cand_entry(&set, body);
+    ck_assert_uint_eq(xmt_entry_search_evals(e), 32);
+    xmt_policy_free(set);
+    /* a small space with configs: items first: timed in full unless search: local */
+    const char *small = "    configs: [{A: 9}]\n    space: {A: [1, 2, 3, 4]}\n"
+                        "    launch: {block: A * 32}\n";
+    e = cand_entry(&set, small);
+    ck_assert_int_eq(xmt_entry_searched(e), 0);
+    ck_assert_uint_eq(xmt_entry_space_first(e), 1);
+    xmt_policy_free(set);
+    snprintf(body, sizeof body, "%s    search: local\n    search_evals: 3\n", small);
+    e = cand_entry(&set, body);
+    ck_assert_int_eq(xmt_entry_searched(e), 1);
+    ck_assert_uint_eq(xmt_entry_search_evals(e), 3);
+    xmt_policy_free(set);
+    snprintf(body, sizeof body, "%s    search: local\n    search_evals: 1000\n", small);
+    e = cand_entry(&set, body);
+    ck_assert_uint_eq(xmt_entry_search_evals(e), 4); /* at most the space */
+    xmt_policy_free(set);
+}
+END_TEST
+
 START_TEST(entry_defaults_and_options)
 {
     xmt_policy_set *set;
@@ -1401,6 +1446,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, load_edge_cases);
     tcase_add_test(t, load_errors);
     tcase_add_test(t, entry_fingerprint);
+    tcase_add_test(t, entry_search_keys);
     tcase_set_timeout(t, 300); /* a hang, not a slow or busy machine */
     suite_add_tcase(s, t);
     return s;
