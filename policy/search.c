@@ -25,7 +25,7 @@ struct xmt_search {
     unsigned ndims, dims[MAX_DIMS];
     size_t n, max_evals, start;
     uint64_t rng;
-    xmt_restart restart;
+    xmt_strategy strategy;
     uint8_t *state;
     double *t;
     size_t nout, ndone;
@@ -38,6 +38,7 @@ struct xmt_search {
     size_t line[2];
     int ldir[2][MAX_DIMS];
     unsigned restarts;
+    size_t prop; /* XMT_STRATEGY_ANNEAL: the point proposed, SIZE_MAX none */
 };
 
 static uint64_t next_rand(xmt_search *s)
@@ -73,7 +74,7 @@ size_t xmt_search_default_evals(size_t n)
 }
 
 xmt_search *xmt_search_new_with(const unsigned *dims, unsigned ndims, uint64_t seed, size_t start,
-                                size_t max_evals, xmt_restart restart)
+                                size_t max_evals, xmt_strategy strategy)
 {
     if (!dims || ndims == 0 || ndims > MAX_DIMS) return NULL;
     size_t n = 1;
@@ -95,17 +96,18 @@ xmt_search *xmt_search_new_with(const unsigned *dims, unsigned ndims, uint64_t s
     s->max_evals = max_evals == 0 || max_evals > n ? n : max_evals;
     s->start = start < n ? start : n - 1;
     s->rng = seed ^ 0x6a09e667f3bcc909ull;
-    s->restart = restart;
+    s->strategy = strategy;
     s->best = SIZE_MAX;
     s->best_t = INFINITY;
     s->phase = NEED_CENTRE;
+    s->prop = SIZE_MAX;
     return s;
 }
 
 xmt_search *xmt_search_new(const unsigned *dims, unsigned ndims, uint64_t seed, size_t start,
                            size_t max_evals)
 {
-    return xmt_search_new_with(dims, ndims, seed, start, max_evals, XMT_RESTART_MIXED);
+    return xmt_search_new_with(dims, ndims, seed, start, max_evals, XMT_STRATEGY_LOCAL);
 }
 
 void xmt_search_free(xmt_search *s)
@@ -157,8 +159,8 @@ static size_t kick(xmt_search *s)
 static size_t pick_restart(xmt_search *s)
 {
     s->restarts++;
-    int use_kick =
-        s->restart == XMT_RESTART_KICK || (s->restart == XMT_RESTART_MIXED && (s->restarts & 1));
+    int use_kick = s->strategy == XMT_STRATEGY_LOCAL_KICK ||
+                   (s->strategy == XMT_STRATEGY_LOCAL && (s->restarts & 1));
     size_t p = use_kick ? kick(s) : SIZE_MAX;
     return p != SIZE_MAX ? p : random_new(s);
 }
@@ -281,10 +283,62 @@ static int line_batch(xmt_search *s, size_t *out, size_t *k, size_t max_batch)
     return 0;
 }
 
+/* ---- XMT_STRATEGY_ANNEAL, for comparison (docs/benchmarks.md) ---- */
+
+static int anneal_accept(xmt_search *s, size_t q)
+{
+    double tc = s->t[s->centre], tq = s->t[q];
+    if (tq < tc) return 1;
+    if (!isfinite(tq)) return 0;
+    double temp = 0.2 * pow(0.01, (double)s->ndone / (double)s->max_evals);
+    double u = (double)(next_rand(s) >> 11) / 9007199254740992.0;
+    return u < exp(-(tq - tc) / tc / temp);
+}
+
+/* One random neighbour of the current point at a time (one name, one step, or two in a
+ * quarter of the moves); neighbours evaluated before are moved to for free; a random
+ * point when KICK_TRIES of them were all evaluated. */
+static size_t anneal_next(xmt_search *s, size_t *out, size_t max_batch)
+{
+    size_t k = 0;
+    if (s->nout || !max_batch || !budget_left(s)) return 0;
+    if (!s->started) {
+        s->started = 1;
+        s->centre = s->start;
+        hand_out(s, s->start, out, &k);
+        return k;
+    }
+    if (s->prop != SIZE_MAX && anneal_accept(s, s->prop)) s->centre = s->prop;
+    s->prop = SIZE_MAX;
+    for (int tr = 0; tr < KICK_TRIES; tr++) {
+        unsigned c[MAX_DIMS];
+        xmt_search_coord(s->dims, s->ndims, s->centre, c);
+        unsigned d = (unsigned)(next_rand(s) % s->ndims);
+        uint64_t r = next_rand(s);
+        int v = (int)c[d] + (int)(r % 4 == 0 ? 2 : 1) * ((r >> 2) & 1 ? 1 : -1);
+        if (v < 0 || v >= (int)s->dims[d]) continue;
+        c[d] = (unsigned)v;
+        size_t q = xmt_search_index(s->dims, s->ndims, c);
+        if (s->state[q] == P_NEW) {
+            s->prop = q;
+            hand_out(s, q, out, &k);
+            return k;
+        }
+        if (anneal_accept(s, q)) s->centre = q;
+    }
+    size_t q = random_new(s);
+    if (q == SIZE_MAX) return 0;
+    s->restarts++;
+    s->prop = q;
+    hand_out(s, q, out, &k);
+    return k;
+}
+
 size_t xmt_search_next(xmt_search *s, size_t *out, size_t max_batch)
 {
     size_t k = 0;
     if (!s || !out) return 0;
+    if (s->strategy == XMT_STRATEGY_ANNEAL) return anneal_next(s, out, max_batch);
     while (k < max_batch && budget_left(s) > 0) {
         if (s->phase == NEED_CENTRE) {
             if (s->nout) break; /* a restart chooses from what is known: wait */

@@ -15,9 +15,12 @@
  * point nearest the program's own config), a batch holds the centre's neighbours not yet
  * evaluated (one name moved to an adjacent value in its list); once they are all
  * reported the centre moves to the best of them when that is faster (best improvement),
- * else the search is stuck and restarts from a kick: the best point found so far with a
- * few names moved by random steps (iterated local search), or, every other restart, a
- * random point not yet evaluated. See docs/tuning.md, "Search".
+ * and the next batch tries the points further along that move and along all improving
+ * moves at once (a pattern move), going on while that improves. When no neighbour is
+ * faster the search is stuck and restarts from a kick: the best point found so far with
+ * one to three names moved by one or two steps (iterated local search), or, every other
+ * restart, a random point not yet evaluated. See docs/tuning.md, "Search". Simulated
+ * annealing (XMT_STRATEGY_ANNEAL) is there for comparison (docs/benchmarks.md).
  *
  * Deterministic: the same dims, seed, start, budget and reported times give the same
  * batches, whatever order the times of one batch are reported in. Allocates once, in
@@ -45,13 +48,17 @@ extern "C" {
 /* search: in a policy entry */
 enum { XMT_SEARCH_UNSET = -1, XMT_SEARCH_EXHAUSTIVE = 0, XMT_SEARCH_LOCAL = 1 };
 
-/* Restart strategies, for the offline evaluator's comparison; the default is
- * XMT_RESTART_MIXED. */
+/* Strategies, for the offline evaluator's comparison (docs/benchmarks.md); the shim uses
+ * XMT_STRATEGY_LOCAL, which xmt_search_new gives. */
 typedef enum {
-    XMT_RESTART_MIXED = 0, /* kick from the best, and every other restart a random point */
-    XMT_RESTART_KICK = 1,  /* always a kick from the best point */
-    XMT_RESTART_RANDOM = 2 /* always a random point not yet evaluated */
-} xmt_restart;
+    XMT_STRATEGY_LOCAL = 0,        /* restarts: a kick from the best, then a random point, ... */
+    XMT_STRATEGY_LOCAL_KICK = 1,   /* restarts: always a kick from the best point */
+    XMT_STRATEGY_LOCAL_RANDOM = 2, /* restarts: always a random point not yet evaluated */
+    XMT_STRATEGY_ANNEAL = 3        /* simulated annealing: one random neighbour at a time,
+                                      taken when faster, or by chance (the Metropolis rule
+                                      on the relative difference, cooling geometrically
+                                      from 0.2 to 0.002 over the budget) */
+} xmt_strategy;
 
 typedef struct xmt_search xmt_search;
 
@@ -62,7 +69,7 @@ typedef struct xmt_search xmt_search;
 xmt_search *xmt_search_new(const unsigned *dims, unsigned ndims, uint64_t seed, size_t start,
                            size_t max_evals);
 xmt_search *xmt_search_new_with(const unsigned *dims, unsigned ndims, uint64_t seed, size_t start,
-                                size_t max_evals, xmt_restart restart);
+                                size_t max_evals, xmt_strategy strategy);
 void xmt_search_free(xmt_search *s);
 
 /* Up to max_batch point indices to evaluate next, never one handed out before. 0 means

@@ -77,7 +77,11 @@ END_TEST
 START_TEST(batch_contract)
 {
     for (size_t batch = 1; batch <= 64; batch *= 4) {
-        xmt_search *s = xmt_search_new(bowl_dims, 4, 7, 0, 200);
+        /* every strategy keeps the contract; annealing hands out one point at a time */
+        static const xmt_strategy sts[] = {XMT_STRATEGY_LOCAL, XMT_STRATEGY_ANNEAL,
+                                           XMT_STRATEGY_LOCAL_KICK, XMT_STRATEGY_LOCAL_RANDOM};
+        xmt_strategy st = sts[(batch == 1 ? 0 : batch == 4 ? 1 : batch == 16 ? 2 : 3)];
+        xmt_search *s = xmt_search_new_with(bowl_dims, 4, 7, 0, 200, st);
         static uint8_t seen[1920];
         memset(seen, 0, sizeof seen);
         size_t out[64], total = 0;
@@ -124,6 +128,15 @@ START_TEST(deterministic)
     ck_assert_uint_gt(xmt_search_restarts(s), 0);
     xmt_search_free(s);
     ck_assert(nc != na || memcmp(a, c, na * sizeof *a));
+    /* annealing too */
+    s = xmt_search_new_with(bowl_dims, 4, 3, 17, 300, XMT_STRATEGY_ANNEAL);
+    run(s, bowl, 8, 0, a, &na);
+    xmt_search_free(s);
+    s = xmt_search_new_with(bowl_dims, 4, 3, 17, 300, XMT_STRATEGY_ANNEAL);
+    run(s, bowl, 8, 1, b, &nb);
+    xmt_search_free(s);
+    ck_assert_uint_eq(na, nb);
+    ck_assert(!memcmp(a, b, na * sizeof *a));
 }
 END_TEST
 

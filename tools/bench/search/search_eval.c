@@ -4,7 +4,8 @@
  * would, an evaluation being one config reported, and prints a Markdown table of what it
  * found against the exhaustive best (issue 26 item 2; docs/benchmarks.md).
  *
- *   search_eval [--share F | --evals N] [--seeds N] [--batch N] [--restart mixed|kick|random]
+ *   search_eval [--share F | --evals N] [--seeds N] [--batch N] [--strategy
+ * local|local-kick|local-random|anneal]
  *               [--require R] FILE.tsv...
  *   search_eval [options] --synthetic DIR      (writes DIR/synth_*.tsv, then evaluates them)
  *
@@ -41,7 +42,7 @@ typedef struct {
     double share;
     size_t evals;
     unsigned seeds, batch;
-    xmt_restart restart;
+    xmt_strategy strategy;
     double require;
 } opts;
 
@@ -167,7 +168,7 @@ static double run_search(const space *s, const opts *o, uint64_t seed, size_t bu
                          unsigned *restarts)
 {
     xmt_search *x = xmt_search_new_with(
-        s->dims, s->nd, seed, xmt_search_index(s->dims, s->nd, s->start), budget, o->restart);
+        s->dims, s->nd, seed, xmt_search_index(s->dims, s->nd, s->start), budget, o->strategy);
     if (!x) return INFINITY;
     size_t batch[1024];
     unsigned b = o->batch > 1024 ? 1024 : o->batch ? o->batch : 1;
@@ -204,7 +205,7 @@ static void eval_space(const space *s, const opts *o, double *all, size_t *nall)
     for (size_t i = 0; i < s->n; i++)
         if (s->t[i] < best) best = s->t[i];
     size_t budget = o->evals       ? o->evals
-                    : o->share > 0 ? (size_t)ceil((double)s->n * o->share)
+                    : o->share > 0 ? (size_t)fmax(1, floor((double)s->n * o->share))
                                    : xmt_search_default_evals(s->n);
     double r[64], worst = INFINITY;
     size_t used = 0, maxused = 0;
@@ -312,9 +313,9 @@ static int write_synth(const char *dir, unsigned id, char *path, size_t cap)
 
 static int usage(void)
 {
-    fprintf(stderr,
-            "usage: search_eval [--share F | --evals N] [--seeds N] [--batch N] "
-            "[--restart mixed|kick|random] [--require R] (FILE.tsv... | --synthetic DIR)\n");
+    fprintf(stderr, "usage: search_eval [--share F | --evals N] [--seeds N] [--batch N] "
+                    "[--strategy local|local-kick|local-random|anneal] [--require R] (FILE.tsv... "
+                    "| --synthetic DIR)\n");
     return 2;
 }
 
@@ -336,13 +337,14 @@ static int parse_args(int argc, char **argv, opts *o, char ***files, int *nfiles
             o->batch = (unsigned)atoi(argv[++i]);
         else if (!strcmp(a, "--require") && v)
             o->require = atof(argv[++i]);
-        else if (!strcmp(a, "--restart") && v) {
+        else if (!strcmp(a, "--strategy") && v) {
             i++;
-            o->restart = !strcmp(v, "kick")     ? XMT_RESTART_KICK
-                         : !strcmp(v, "random") ? XMT_RESTART_RANDOM
-                         : !strcmp(v, "mixed")  ? XMT_RESTART_MIXED
-                                                : (xmt_restart)-1;
-            if ((int)o->restart < 0) return usage();
+            o->strategy = !strcmp(v, "local-kick")     ? XMT_STRATEGY_LOCAL_KICK
+                          : !strcmp(v, "local-random") ? XMT_STRATEGY_LOCAL_RANDOM
+                          : !strcmp(v, "local")        ? XMT_STRATEGY_LOCAL
+                          : !strcmp(v, "anneal")       ? XMT_STRATEGY_ANNEAL
+                                                       : (xmt_strategy)-1;
+            if ((int)o->strategy < 0) return usage();
         } else if (!strcmp(a, "--synthetic") && v) {
             i++;
             for (unsigned k = 0; k < sizeof synths / sizeof *synths && n < 256; k++) {
@@ -362,7 +364,7 @@ static int parse_args(int argc, char **argv, opts *o, char ***files, int *nfiles
 
 int main(int argc, char **argv)
 {
-    opts o = {.share = 0, .evals = 0, .seeds = 5, .batch = 16, .restart = XMT_RESTART_MIXED};
+    opts o = {.share = 0, .evals = 0, .seeds = 5, .batch = 16, .strategy = XMT_STRATEGY_LOCAL};
     char **files = NULL;
     int nfiles = 0, rc = parse_args(argc, argv, &o, &files, &nfiles);
     if (rc) return rc;
@@ -379,12 +381,14 @@ int main(int argc, char **argv)
         eval_space(&s, &o, all, &nall);
         free(s.t);
     }
-    double worst = INFINITY;
-    for (size_t i = 0; i < nall; i++)
+    double worst = INFINITY, mean = 0;
+    for (size_t i = 0; i < nall; i++) {
         if (all[i] < worst) worst = all[i];
+        mean += all[i] / (double)nall;
+    }
     double med = median(all, nall);
-    printf("\nover %d spaces and %u seeds: best/winner median %.4f, worst %.4f\n", nfiles, o.seeds,
-           med, worst);
+    printf("\nover %d spaces and %u seeds: best/winner median %.4f, worst %.4f, mean %.4f\n",
+           nfiles, o.seeds, med, worst, mean);
     free(all);
     if (o.require > 0 && !(med >= o.require)) {
         fprintf(stderr, "search_eval: median %.4f below the required %.4f\n", med, o.require);
