@@ -145,6 +145,49 @@ size_t xmt_entry_search_evals(const xmt_entry *e)
     return k < n ? k : n;
 }
 
+static double log_ratio(uint64_t a, uint64_t b)
+{
+    if (a == b) return 0;
+    if (a == 0 || b == 0 || a > INT32_MAX || b > INT32_MAX) return 1;
+    return fabs(log2((double)a / (double)b));
+}
+
+/* How far candidate c is from the program's own launch in v (xmt_entry_space_nearest). */
+static double own_distance(const xmt_candidate *c, const xmt_launch_view *v)
+{
+    const xmt_dims *o = &v->orig;
+    double d = log_ratio(c->dims.block.x, o->block.x) + log_ratio(c->dims.block.y, o->block.y) +
+               log_ratio(c->dims.block.z, o->block.z) + log_ratio(c->dims.grid.x, o->grid.x) +
+               log_ratio(c->dims.grid.y, o->grid.y) + log_ratio(c->dims.grid.z, o->grid.z) +
+               log_ratio((uint64_t)c->dims.shared + 1, (uint64_t)o->shared + 1);
+    for (unsigned i = 0; i < c->nargs; i++) {
+        uint64_t own = 0;
+        unsigned size = c->args[i].size < 8 ? c->args[i].size : 8;
+        if (c->args[i].param >= v->nparams || !v->params[c->args[i].param]) continue;
+        memcpy(&own, v->params[c->args[i].param], size); /* little-endian, as the value */
+        uint64_t mine = c->args[i].value & (size < 8 ? (1ull << (8 * size)) - 1 : ~0ull);
+        d += log_ratio(mine, own);
+    }
+    return d;
+}
+
+size_t xmt_entry_space_nearest(const xmt_entry *e, const xmt_launch_view *v)
+{
+    size_t best = SIZE_MAX;
+    double bd = INFINITY;
+    if (!e->nspace) return SIZE_MAX;
+    for (size_t p = 0; p < e->spacesize; p++) {
+        xmt_candidate c;
+        if (!xmt_entry_candidate(e, e->nconfigs + p, v, &c)) continue;
+        double d = own_distance(&c, v);
+        if (d < bd) {
+            bd = d;
+            best = p;
+        }
+    }
+    return best;
+}
+
 double xmt_entry_warmup_ms(const xmt_entry *e)
 {
     return e->warmup_ms;

@@ -252,6 +252,13 @@ size_t xmt_entry_space_first(const xmt_entry *e);
 /* The search's budget, in points evaluated: search_evals: (a count, or a share of the
  * space rounded down, at least 1), else xmt_search_default_evals(); at most the space. */
 size_t xmt_entry_search_evals(const xmt_entry *e);
+/* The search's start: the valid point of the space whose config is nearest the program's
+ * own launch in v (block, grid and shared memory, and the scalar arguments the config
+ * sets against the launch's own: the sum of |log2| of their ratios, a value that differs
+ * and is not a positive integer counting 1); ties go to the lower index. A space index
+ * (candidate xmt_entry_space_first() + it), SIZE_MAX when no point is valid for v.
+ * Evaluates every point: once per key, at tuning time. */
+size_t xmt_entry_space_nearest(const xmt_entry *e, const xmt_launch_view *v);
 /* A 64-bit fingerprint of what the entry says (its YAML tree: keys, values, order; not
  * comments or layout): editing the entry changes it, editing another entry does not. */
 uint64_t xmt_entry_fingerprint(const xmt_entry *e);

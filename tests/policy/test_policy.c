@@ -991,6 +991,37 @@ START_TEST(entry_search_keys)
 }
 END_TEST
 
+/* The search's start: the valid point nearest the program's own launch and arguments. */
+START_TEST(space_nearest_own)
+{
+    xmt_policy_set *set;
+    const char *body = "    space: {B: [32, 64, 128, 256], I: [1, 2, 4]}\n"
+                       "    launch: {block: [B]}\n    args: {it: I}\n";
+    const xmt_entry *e = cand_entry(&set, body);
+    xmt_launch_view v = cview(); /* block 128, it = 1 */
+    ck_assert_uint_eq(xmt_entry_space_nearest(e, &v), 2 * 3 + 0);
+    C_it = 4;
+    ck_assert_uint_eq(xmt_entry_space_nearest(e, &v), 2 * 3 + 2);
+    C_it = 1;
+    xmt_policy_free(set);
+    /* the own block excluded: 64 and 256 are as far (block and grid one step each); the
+     * lower index wins */
+    char b2[512];
+    snprintf(b2, sizeof b2, "%s    condition: 'B != 128'\n", body);
+    e = cand_entry(&set, b2);
+    ck_assert_uint_eq(xmt_entry_space_nearest(e, &v), 1 * 3 + 0);
+    xmt_policy_free(set);
+    /* nothing valid, and no space */
+    snprintf(b2, sizeof b2, "%s    condition: 'B > 1000'\n", body);
+    e = cand_entry(&set, b2);
+    ck_assert_uint_eq(xmt_entry_space_nearest(e, &v), SIZE_MAX);
+    xmt_policy_free(set);
+    e = cand_entry(&set, "    configs: [{launch: {block: [64]}}]\n");
+    ck_assert_uint_eq(xmt_entry_space_nearest(e, &v), SIZE_MAX);
+    xmt_policy_free(set);
+}
+END_TEST
+
 START_TEST(entry_defaults_and_options)
 {
     xmt_policy_set *set;
@@ -1447,6 +1478,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, load_errors);
     tcase_add_test(t, entry_fingerprint);
     tcase_add_test(t, entry_search_keys);
+    tcase_add_test(t, space_nearest_own);
     tcase_set_timeout(t, 300); /* a hang, not a slow or busy machine */
     suite_add_tcase(s, t);
     return s;
