@@ -105,7 +105,7 @@ static int parse_row(space *s, char *line)
     if (!tv || !vv) return -1;
     double t = strtod(tv, NULL);
     size_t idx = xmt_search_index(s->dims, s->nd, c);
-    if (atoi(vv) == 1 && isfinite(t) && t > 0) {
+    if (!strcmp(vv, "1") && isfinite(t) && t > 0) {
         if (!isfinite(s->t[idx])) s->nvalid++;
         s->t[idx] = t;
     }
@@ -152,7 +152,7 @@ static int load_space(const char *path, space *s)
         else
             bad = s->t ? parse_row(s, line) : -1;
     }
-    fclose(f);
+    (void)fclose(f);
     if (bad || !s->t) {
         fprintf(stderr, "search_eval: %s:%u: not a space's TSV (see the top of search_eval.c)\n",
                 path, lineno);
@@ -207,7 +207,7 @@ static void eval_space(const space *s, const opts *o, double *all, size_t *nall)
     size_t budget = o->evals       ? o->evals
                     : o->share > 0 ? (size_t)fmax(1, floor((double)s->n * o->share))
                                    : xmt_search_default_evals(s->n);
-    double r[64], worst = INFINITY;
+    double r[64] = {0}, worst = INFINITY;
     size_t used = 0, maxused = 0;
     unsigned rs = 0;
     for (unsigned seed = 1; seed <= o->seeds; seed++) {
@@ -319,24 +319,34 @@ static int usage(void)
     return 2;
 }
 
+/* A number in [lo, hi]: 0, else -1. */
+static int num(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtod(s, &end);
+    return end == s || *end || errno || !(*out >= lo && *out <= hi) ? -1 : 0;
+}
+
 /* Options; the files to read go to files (synthetic ones written first). */
 static int parse_args(int argc, char **argv, opts *o, char ***files, int *nfiles)
 {
     static char paths[sizeof synths / sizeof *synths][4096];
     static char *list[256];
     int n = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc && argv[i]; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--share") && v)
-            o->share = atof(argv[++i]);
-        else if (!strcmp(a, "--evals") && v)
-            o->evals = (size_t)atol(argv[++i]);
-        else if (!strcmp(a, "--seeds") && v)
-            o->seeds = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(a, "--batch") && v)
-            o->batch = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(a, "--require") && v)
-            o->require = atof(argv[++i]);
+        double x = 0;
+        if (!strcmp(a, "--share") && v && !num(argv[++i], 1e-6, 1, &x))
+            o->share = x;
+        else if (!strcmp(a, "--evals") && v && !num(argv[++i], 1, 1e9, &x))
+            o->evals = (size_t)x;
+        else if (!strcmp(a, "--seeds") && v && !num(argv[++i], 1, 64, &x))
+            o->seeds = (unsigned)x;
+        else if (!strcmp(a, "--batch") && v && !num(argv[++i], 1, 1024, &x))
+            o->batch = (unsigned)x;
+        else if (!strcmp(a, "--require") && v && !num(argv[++i], 0, 1, &x))
+            o->require = x;
         else if (!strcmp(a, "--strategy") && v) {
             i++;
             o->strategy = !strcmp(v, "local-kick")     ? XMT_STRATEGY_LOCAL_KICK
@@ -377,7 +387,10 @@ int main(int argc, char **argv)
            o.seeds);
     for (int i = 0; i < nfiles; i++) {
         space s;
-        if (load_space(files[i], &s)) return 1;
+        if (load_space(files[i], &s)) {
+            free(all);
+            return 1;
+        }
         eval_space(&s, &o, all, &nall);
         free(s.t);
     }
