@@ -962,11 +962,18 @@ START_TEST(entry_search_keys)
     ck_assert_uint_eq(xmt_entry_space_dims(e, dims, 4), 3);
     ck_assert(dims[0] == 8 && dims[1] == 8 && dims[2] == 5);
     ck_assert_uint_eq(xmt_entry_space_first(e), 0);
+    char d[4096];
+    xmt_entry_describe(e, d, sizeof d);
+    ck_assert_msg(strstr(d, "search: local (the default for its size), seed 1, at most 24 of 320 "
+                            "points evaluated\n"),
+                  "%s", d);
     xmt_policy_free(set);
     snprintf(body, sizeof body, "%s    search: exhaustive\n", big);
     e = cand_entry(&set, body);
     ck_assert_int_eq(xmt_entry_search(e), XMT_SEARCH_EXHAUSTIVE);
     ck_assert_int_eq(xmt_entry_searched(e), 0);
+    xmt_entry_describe(e, d, sizeof d);
+    ck_assert_msg(strstr(d, "search: exhaustive, every point of the space timed\n"), "%s", d);
     xmt_policy_free(set);
     snprintf(body, sizeof body, "%s    search_evals: 10%%\n", big);
     e = cand_entry(&set, body);
