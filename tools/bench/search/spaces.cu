@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -610,6 +611,7 @@ static int run_space(space &s, const char *dir, int max_runs, int check_only)
         return 1;
     }
     write_header(f, s, max_runs);
+    auto t0 = std::chrono::steady_clock::now();
     warm_clock(s, def.data());
     size_t n = space_size(s), nvalid = 0;
     double best = INFINITY;
@@ -625,7 +627,11 @@ static int run_space(space &s, const char *dir, int max_runs, int check_only)
         if (ok && t < best) best = t;
     }
     fclose(f);
-    printf("%s: %zu configs, %zu valid, best %.4f ms -> %s\n", s.name, n, nvalid, best, path);
+    double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    printf("%s: %zu configs, %zu valid, best %.4f ms, %.1f s -> %s\n", s.name, n, nvalid, best,
+           secs, path);
+    fflush(stdout);
     return 0;
 }
 
