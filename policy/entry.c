@@ -109,6 +109,85 @@ double xmt_entry_budget_ms(const xmt_entry *e)
 {
     return e->budget_ms;
 }
+int xmt_entry_search(const xmt_entry *e)
+{
+    return e->search;
+}
+
+int xmt_entry_searched(const xmt_entry *e)
+{
+    if (!e->nspace || e->search == XMT_SEARCH_EXHAUSTIVE) return 0;
+    return e->search == XMT_SEARCH_LOCAL || e->spacesize > XMT_SEARCH_DEFAULT_THRESHOLD;
+}
+
+unsigned xmt_entry_space_dims(const xmt_entry *e, unsigned *dims, unsigned cap)
+{
+    for (unsigned d = 0; d < e->nspace && d < cap; d++)
+        dims[d] = e->space[d].n;
+    return e->nspace;
+}
+
+size_t xmt_entry_space_first(const xmt_entry *e)
+{
+    return e->nconfigs;
+}
+
+size_t xmt_entry_search_evals(const xmt_entry *e)
+{
+    size_t n = e->nspace ? e->spacesize : 0, k;
+    if (e->search_evals > 0)
+        k = (size_t)e->search_evals;
+    else if (e->search_share > 0) {
+        k = (size_t)floor((double)n * e->search_share);
+        if (k < 1) k = 1;
+    } else
+        k = xmt_search_default_evals(n);
+    return k < n ? k : n;
+}
+
+static double log_ratio(uint64_t a, uint64_t b)
+{
+    if (a == b) return 0;
+    if (a == 0 || b == 0 || a > INT32_MAX || b > INT32_MAX) return 1;
+    return fabs(log2((double)a / (double)b));
+}
+
+/* How far candidate c is from the program's own launch in v (xmt_entry_space_nearest). */
+static double own_distance(const xmt_candidate *c, const xmt_launch_view *v)
+{
+    const xmt_dims *o = &v->orig;
+    double d = log_ratio(c->dims.block.x, o->block.x) + log_ratio(c->dims.block.y, o->block.y) +
+               log_ratio(c->dims.block.z, o->block.z) + log_ratio(c->dims.grid.x, o->grid.x) +
+               log_ratio(c->dims.grid.y, o->grid.y) + log_ratio(c->dims.grid.z, o->grid.z) +
+               log_ratio((uint64_t)c->dims.shared + 1, (uint64_t)o->shared + 1);
+    for (unsigned i = 0; i < c->nargs; i++) {
+        uint64_t own = 0;
+        unsigned size = c->args[i].size < 8 ? c->args[i].size : 8;
+        if (c->args[i].param >= v->nparams || !v->params[c->args[i].param]) continue;
+        memcpy(&own, v->params[c->args[i].param], size); /* little-endian, as the value */
+        uint64_t mine = c->args[i].value & (size < 8 ? (1ull << (8 * size)) - 1 : ~0ull);
+        d += log_ratio(mine, own);
+    }
+    return d;
+}
+
+size_t xmt_entry_space_nearest(const xmt_entry *e, const xmt_launch_view *v)
+{
+    size_t best = SIZE_MAX;
+    double bd = INFINITY;
+    if (!e->nspace) return SIZE_MAX;
+    for (size_t p = 0; p < e->spacesize; p++) {
+        xmt_candidate c;
+        if (!xmt_entry_candidate(e, e->nconfigs + p, v, &c)) continue;
+        double d = own_distance(&c, v);
+        if (d < bd) {
+            bd = d;
+            best = p;
+        }
+    }
+    return best;
+}
+
 double xmt_entry_warmup_ms(const xmt_entry *e)
 {
     return e->warmup_ms;
@@ -690,6 +769,25 @@ int xmt_entry_set_arg(const xmt_entry *e, const char *name, const char *value, v
     return -1;
 }
 
+/* "  search: local (the default for its size), seed 1, at most 96 of 1920 points
+ * evaluated"; only for an entry that says search: or whose space is searched. */
+static void describe_search(const xmt_entry *e, sbuf *b)
+{
+    int how = e->search;
+    const char *why = how == XMT_SEARCH_UNSET ? " (the default for its size)" : "";
+    if (!xmt_entry_searched(e)) {
+        sb(b, "  search: exhaustive, every point of the space timed\n");
+        return;
+    }
+    sb(b, "  search: local%s, seed %d, at most %zu of %zu points evaluated", why, XMT_SEARCH_SEED,
+       xmt_entry_search_evals(e), e->spacesize);
+    if (e->search_evals > 0)
+        sb(b, " (search_evals: %d)", e->search_evals);
+    else if (e->search_share > 0)
+        sb(b, " (search_evals: %g%%)", e->search_share * 100);
+    sb(b, "\n");
+}
+
 int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
 {
     sbuf b = {buf, cap, 0};
@@ -724,6 +822,8 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
     if (e->nconfigs || e->nspace) sb(&b, ")");
     if (e->has_pin) sb(&b, ", pinned");
     sb(&b, "\n");
+    if (e->nspace && (e->search != XMT_SEARCH_UNSET || xmt_entry_searched(e)))
+        describe_search(e, &b);
     if (e->nbufs) {
         sb(&b, "  buffers:");
         for (unsigned i = 0; i < e->nbufs; i++) {

@@ -79,6 +79,8 @@ enum {
     K_L2FLUSH,
     K_PROTECT,
     K_WARMUP_MS,
+    K_SEARCH,
+    K_SEARCH_EVALS,
     K_N
 };
 static const char *const entry_keys[K_N] = {
@@ -105,6 +107,8 @@ static const char *const entry_keys[K_N] = {
     "l2_flush",
     "protect",
     "warmup_ms",
+    "search",
+    "search_evals",
 };
 
 /* match:, signature: or mangled: (exactly one). */
@@ -162,6 +166,45 @@ static void parse_measure(ld *L, yaml_node_t *const *v)
     }
 }
 
+/* search: exhaustive | local, search_evals: a count or a share ("5%") of the space (how
+ * a large space: is explored, policy/search.h). Both need a space: to search. */
+static void parse_search(ld *L, yaml_node_t *const *v)
+{
+    struct xmt_entry *e = L->cur;
+    e->search = XMT_SEARCH_UNSET;
+    e->search_evals = -1;
+    e->search_share = -1;
+    if (v[K_SEARCH]) {
+        const char *s = ld_scalar(L, v[K_SEARCH], "search");
+        if (!strcmp(s, "exhaustive"))
+            e->search = XMT_SEARCH_EXHAUSTIVE;
+        else if (!strcmp(s, "local"))
+            e->search = XMT_SEARCH_LOCAL;
+        else
+            ld_fail(L, v[K_SEARCH], "search: expected exhaustive or local, found '%s'", s);
+    }
+    if (v[K_SEARCH_EVALS]) {
+        const char *s = ld_scalar(L, v[K_SEARCH_EVALS], "search_evals");
+        size_t n = strlen(s);
+        if (n > 1 && s[n - 1] == '%') {
+            char *end;
+            double p = strtod(s, &end);
+            if (end != s + n - 1 || !(p > 0 && p <= 100))
+                ld_fail(L, v[K_SEARCH_EVALS],
+                        "search_evals: expected a count or a share of the space (0%% < share "
+                        "<= 100%%), found '%s'",
+                        s);
+            e->search_share = p / 100;
+        } else
+            e->search_evals =
+                (int)ld_get_int(L, v[K_SEARCH_EVALS], "search_evals", 1, XMT_MAX_SPACE);
+    }
+    const yaml_node_t *k = v[K_SEARCH] ? v[K_SEARCH] : v[K_SEARCH_EVALS];
+    if (k && !e->nspace)
+        ld_fail(L, k, "%s: only a space: is searched (this entry has none)",
+                v[K_SEARCH] ? "search" : "search_evals");
+}
+
 /* One kernel entry, its keys in dependency order (see the top of this file). */
 static void parse_entry_body(ld *L, const yaml_node_t *m)
 {
@@ -198,6 +241,7 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
         ld_fail(L, m, "kernel entry: nothing to tune: give configs:, space: or pin:");
     ld_parse_buffers(L, m, v[K_RESET], v[K_RESTORE], v[K_VERIFY]);
     parse_measure(L, v);
+    parse_search(L, v);
 }
 
 /* FNV-1a over the entry's document tree: node kinds, scalars, keys and values in order,

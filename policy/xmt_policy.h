@@ -238,6 +238,27 @@ int xmt_entry_use_mean(const xmt_entry *e);     /* -1 not set, 0 median, 1 mean 
 int xmt_entry_l2_flush(const xmt_entry *e);     /* -1 not set, 0/1 as given */
 enum { XMT_PROTECT_AUTO = 0, XMT_PROTECT_DECLARED = 1 };
 int xmt_entry_protect(const xmt_entry *e); /* -1 not set (XMATUNE_PROTECT), else XMT_PROTECT_* */
+/* Search over a large space: (policy/search.h). Only the space: is searched; the items
+ * of configs: come first (candidates 0 .. nconfigs - 1) and are always tried. */
+int xmt_entry_search(const xmt_entry *e); /* search: as written, XMT_SEARCH_UNSET when not */
+/* 1 when the tuner searches the space instead of timing every point: search: local, or
+ * search: not set and the space larger than XMT_SEARCH_DEFAULT_THRESHOLD points. */
+int xmt_entry_searched(const xmt_entry *e);
+/* Value counts of the space's names in order (the last varies fastest), up to cap; returns
+ * how many names there are (0: no space:). Space point p is candidate first + p, first
+ * being xmt_entry_space_first(). */
+unsigned xmt_entry_space_dims(const xmt_entry *e, unsigned *dims, unsigned cap);
+size_t xmt_entry_space_first(const xmt_entry *e);
+/* The search's budget, in points evaluated: search_evals: (a count, or a share of the
+ * space rounded down, at least 1), else xmt_search_default_evals(); at most the space. */
+size_t xmt_entry_search_evals(const xmt_entry *e);
+/* The search's start: the valid point of the space whose config is nearest the program's
+ * own launch in v (block, grid and shared memory, and the scalar arguments the config
+ * sets against the launch's own: the sum of |log2| of their ratios, a value that differs
+ * and is not a positive integer counting 1); ties go to the lower index. A space index
+ * (candidate xmt_entry_space_first() + it), SIZE_MAX when no point is valid for v.
+ * Evaluates every point: once per key, at tuning time. */
+size_t xmt_entry_space_nearest(const xmt_entry *e, const xmt_launch_view *v);
 /* A 64-bit fingerprint of what the entry says (its YAML tree: keys, values, order; not
  * comments or layout): editing the entry changes it, editing another entry does not. */
 uint64_t xmt_entry_fingerprint(const xmt_entry *e);
@@ -275,4 +296,8 @@ int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out
 #ifdef __cplusplus
 }
 #endif
+
+/* The search over large spaces (its own module, policy/search.h: CUDA-free, used by the
+ * shim's session and the offline evaluator). */
+#include "search.h"
 #endif

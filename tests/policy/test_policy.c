@@ -946,6 +946,89 @@ START_TEST(cand_args_and_pin)
 }
 END_TEST
 
+/* search: and search_evals: (issue 26): when a space is searched, with what budget. */
+START_TEST(entry_search_keys)
+{
+    xmt_policy_set *set;
+    unsigned dims[4];
+    /* 320 points: above the threshold, so searched by default, 5% (16) below the floor */
+    const char *big = "    space: {A: [1, 2, 3, 4, 5, 6, 7, 8], B: [1, 2, 3, 4, 5, 6, 7, 8], "
+                      "C: [1, 2, 3, 4, 5]}\n    launch: {block: A * 32}\n";
+    char body[1024];
+    const xmt_entry *e = cand_entry(&set, big);
+    ck_assert_int_eq(xmt_entry_search(e), XMT_SEARCH_UNSET);
+    ck_assert_int_eq(xmt_entry_searched(e), 1);
+    ck_assert_uint_eq(xmt_entry_search_evals(e), XMT_SEARCH_MIN_EVALS);
+    ck_assert_uint_eq(xmt_entry_space_dims(e, dims, 4), 3);
+    ck_assert(dims[0] == 8 && dims[1] == 8 && dims[2] == 5);
+    ck_assert_uint_eq(xmt_entry_space_first(e), 0);
+    char d[4096];
+    xmt_entry_describe(e, d, sizeof d);
+    ck_assert_msg(strstr(d, "search: local (the default for its size), seed 1, at most 24 of 320 "
+                            "points evaluated\n"),
+                  "%s", d);
+    xmt_policy_free(set);
+    snprintf(body, sizeof body, "%s    search: exhaustive\n", big);
+    e = cand_entry(&set, body);
+    ck_assert_int_eq(xmt_entry_search(e), XMT_SEARCH_EXHAUSTIVE);
+    ck_assert_int_eq(xmt_entry_searched(e), 0);
+    xmt_entry_describe(e, d, sizeof d);
+    ck_assert_msg(strstr(d, "search: exhaustive, every point of the space timed\n"), "%s", d);
+    xmt_policy_free(set);
+    snprintf(body, sizeof body, "%s    search_evals: 10%%\n", big);
+    e = cand_entry(&set, body);
+    ck_assert_uint_eq(xmt_entry_search_evals(e), 32);
+    xmt_policy_free(set);
+    /* a small space with configs: items first: timed in full unless search: local */
+    const char *small = "    configs: [{A: 9}]\n    space: {A: [1, 2, 3, 4]}\n"
+                        "    launch: {block: A * 32}\n";
+    e = cand_entry(&set, small);
+    ck_assert_int_eq(xmt_entry_searched(e), 0);
+    ck_assert_uint_eq(xmt_entry_space_first(e), 1);
+    xmt_policy_free(set);
+    snprintf(body, sizeof body, "%s    search: local\n    search_evals: 3\n", small);
+    e = cand_entry(&set, body);
+    ck_assert_int_eq(xmt_entry_searched(e), 1);
+    ck_assert_uint_eq(xmt_entry_search_evals(e), 3);
+    xmt_policy_free(set);
+    snprintf(body, sizeof body, "%s    search: local\n    search_evals: 1000\n", small);
+    e = cand_entry(&set, body);
+    ck_assert_uint_eq(xmt_entry_search_evals(e), 4); /* at most the space */
+    xmt_policy_free(set);
+}
+END_TEST
+
+/* The search's start: the valid point nearest the program's own launch and arguments. */
+START_TEST(space_nearest_own)
+{
+    xmt_policy_set *set;
+    const char *body = "    space: {B: [32, 64, 128, 256], I: [1, 2, 4]}\n"
+                       "    launch: {block: [B]}\n    args: {it: I}\n";
+    const xmt_entry *e = cand_entry(&set, body);
+    xmt_launch_view v = cview(); /* block 128, it = 1 */
+    ck_assert_uint_eq(xmt_entry_space_nearest(e, &v), 2 * 3 + 0);
+    C_it = 4;
+    ck_assert_uint_eq(xmt_entry_space_nearest(e, &v), 2 * 3 + 2);
+    C_it = 1;
+    xmt_policy_free(set);
+    /* the own block excluded: 64 and 256 are as far (block and grid one step each); the
+     * lower index wins */
+    char b2[512];
+    snprintf(b2, sizeof b2, "%s    condition: 'B != 128'\n", body);
+    e = cand_entry(&set, b2);
+    ck_assert_uint_eq(xmt_entry_space_nearest(e, &v), 1 * 3 + 0);
+    xmt_policy_free(set);
+    /* nothing valid, and no space */
+    snprintf(b2, sizeof b2, "%s    condition: 'B > 1000'\n", body);
+    e = cand_entry(&set, b2);
+    ck_assert_uint_eq(xmt_entry_space_nearest(e, &v), SIZE_MAX);
+    xmt_policy_free(set);
+    e = cand_entry(&set, "    configs: [{launch: {block: [64]}}]\n");
+    ck_assert_uint_eq(xmt_entry_space_nearest(e, &v), SIZE_MAX);
+    xmt_policy_free(set);
+}
+END_TEST
+
 START_TEST(entry_defaults_and_options)
 {
     xmt_policy_set *set;
@@ -1401,6 +1484,8 @@ Suite *policy_suite(void)
     tcase_add_test(t, load_edge_cases);
     tcase_add_test(t, load_errors);
     tcase_add_test(t, entry_fingerprint);
+    tcase_add_test(t, entry_search_keys);
+    tcase_add_test(t, space_nearest_own);
     tcase_set_timeout(t, 300); /* a hang, not a slow or busy machine */
     suite_add_tcase(s, t);
     return s;
