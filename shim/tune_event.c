@@ -136,6 +136,10 @@ static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
                                                                  : "rejected"));
     if (c->status != XMT_C_OK) json_object_set_new(o, XMT_F_WHY, json_string(c->why));
     times_into(o, S, c);
+    if (c->status == XMT_C_OK && c->elim_round)
+        json_object_set_new(o, XMT_F_ELIMINATED,
+                            json_pack("{sisisi}", XMT_F_ROUND, c->elim_round, XMT_F_TIMED_RUNS,
+                                      c->ntimes, XMT_F_WARMUP_RUNS, c->warmed));
     if (c->c.nargs) {
         json_t *args = json_array();
         for (unsigned a = 0; a < c->c.nargs; a++)
@@ -191,6 +195,19 @@ static json_t *data_json(const xmt_session *S)
     return o;
 }
 
+/* Racing and the tie rule, when benchmarked (race.h). */
+static json_t *race_json(const xmt_session *S)
+{
+    json_t *o = json_pack("{sbsf}", XMT_F_RACE_ON, S->racing, XMT_F_TIE_LIMIT, S->tie_limit);
+    if (o && S->racing) {
+        json_object_set_new(o, XMT_F_MARGIN, json_real(S->race_margin));
+        json_object_set_new(o, XMT_F_ELIMINATED, json_integer((json_int_t)S->eliminated));
+        json_object_set_new(o, XMT_F_FINALISTS, json_integer((json_int_t)S->finalists));
+        json_object_set_new(o, XMT_F_RETIME_ROUNDS, json_integer(S->retime_rounds));
+    }
+    return o;
+}
+
 static void log_event(const xmt_session *S)
 {
     const xmt_cand *own = &S->cands[0];
@@ -235,6 +252,9 @@ static void log_event(const xmt_session *S)
         .tie_band = S->tie_band,
         .duration_ms = S->spent_ms,
         .floor_ms = S->floor_ms,
+        .full_floor_ms = S->full_floor_ms,
+        .race = benchmarked ? race_json(S) : NULL,
+        .budget_cut = S->cut,
         .phases = phases_of(S),
         .untuned = S->untuned,
         .error = error_json(S),

@@ -752,8 +752,11 @@ def tune_saxpy_best_wins():
                "the launches did not run the winner: %r" % real)
         s = [x for x in t.events("kernel_summary") if "saxpy" in x["name"]][0]
         expect(s["rewritten"] == 5 and s["launches"] == 6 and s["keys"] == 1, s)
+        # every one timed: in full, or until racing eliminated it (3 rounds at least)
         for c in ev[0]["candidates"]:
-            expect(c["status"] == "ok" and len(c["times_ms"]) == 10, c)
+            n = len(c["times_ms"])
+            expect(c["status"] == "ok" and
+                   (n >= 10 or "eliminated" in c and c["eliminated"]["timed_runs"] == n >= 3), c)
 
 
 @case
