@@ -115,12 +115,17 @@ static json_t *protect_json(const xmt_session *S)
                      (json_int_t)in_place, XMT_F_VERIFY_ON, S->verified_on_gpu ? "gpu" : "host");
 }
 
-/* A config's times: its statistic and every timed run. */
+/* A config's times: its statistic and every timed run; when racing stopped timing it,
+ * after which round and the runs it got. */
 static void times_into(json_t *o, const xmt_session *S, const xmt_cand *c)
 {
     if (!c->ntimes) return;
     json_object_set_new(o, S->mean ? XMT_F_MEAN_MS : XMT_F_MEDIAN_MS, json_real(c->stat));
     json_object_set_new(o, XMT_F_TIMES_MS, times_json(c));
+    if (c->status == XMT_C_OK && c->elim_round)
+        json_object_set_new(o, XMT_F_ELIMINATED,
+                            json_pack("{sisisi}", XMT_F_ROUND, c->elim_round, XMT_F_TIMED_RUNS,
+                                      c->ntimes, XMT_F_WARMUP_RUNS, c->warmed));
 }
 
 /* One candidate (or the program's own) as the event reports it. */
@@ -136,10 +141,6 @@ static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
                                                                  : "rejected"));
     if (c->status != XMT_C_OK) json_object_set_new(o, XMT_F_WHY, json_string(c->why));
     times_into(o, S, c);
-    if (c->status == XMT_C_OK && c->elim_round)
-        json_object_set_new(o, XMT_F_ELIMINATED,
-                            json_pack("{sisisi}", XMT_F_ROUND, c->elim_round, XMT_F_TIMED_RUNS,
-                                      c->ntimes, XMT_F_WARMUP_RUNS, c->warmed));
     if (c->c.nargs) {
         json_t *args = json_array();
         for (unsigned a = 0; a < c->c.nargs; a++)
