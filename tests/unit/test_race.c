@@ -174,9 +174,8 @@ static int take_times(recorded *k, json_t *cfg)
 {
     json_t *ts = json_object_get(cfg, "times_ms");
     if (!json_is_array(ts) || json_array_size(ts) == 0 || k->nc >= NC + 8) return 0;
-    size_t i;
-    json_t *v;
-    json_array_foreach(ts, i, v) if (i < 64) k->t[k->nc][i] = json_number_value(v);
+    for (size_t i = 0; i < json_array_size(ts) && i < 64; i++)
+        k->t[k->nc][i] = json_number_value(json_array_get(ts, i));
     k->n[k->nc++] = (int)(json_array_size(ts) < 64 ? json_array_size(ts) : 64);
     return 1;
 }
@@ -187,11 +186,11 @@ static int replay(json_t *ev, long *saved, long *total, char *msg, size_t cap)
     static recorded k;
     memset(&k, 0, sizeof k);
     take_times(&k, json_object_get(ev, "own"));
-    size_t i;
-    json_t *cand;
-    json_array_foreach(json_object_get(ev, "candidates"), i, cand) take_times(&k, cand);
+    json_t *cands = json_object_get(ev, "candidates");
+    for (size_t i = 0; i < json_array_size(cands); i++)
+        take_times(&k, json_array_get(cands, i));
     if (k.nc < 2) return 0; /* nothing was raced */
-    xmt_race_cand full[NC + 8], c[NC + 8];
+    xmt_race_cand full[NC + 8], c[NC + 8] = {{NULL, 0, 0}};
     for (size_t j = 0; j < k.nc; j++)
         full[j] = (xmt_race_cand){k.t[j], k.n[j], 1};
     double lim = xmt_race_tie_limit(xmt_race_tie_band(xmt_race_sigma(full, k.nc)));
