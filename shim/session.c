@@ -1040,7 +1040,11 @@ static int clock_warm_up_needed(xmt_session *S, double w0)
 static int clock_warm_up(xmt_session *S)
 {
     double w0 = xmt_now_ms();
-    if (!clock_warm_up_needed(S, w0) || over_budget(S, "clock_warmup")) return 0;
+    if (!clock_warm_up_needed(S, w0)) return 0;
+    if (over_budget(S, "clock_warmup")) {
+        S->warmup_fate = XMT_WARMUP_BUDGET;
+        return 0;
+    }
     for (int i = 0; i < 100000; i++) {
         if (prepare(S, 0, 0) != 0 || run_candidate(S, &S->cands[0]) != 0) return -1;
         if (i % 4 == 3) {
@@ -1147,8 +1151,10 @@ static size_t eliminate(xmt_session *S, int round)
 }
 
 /* Agreement (racing only): the finalists (race.c: within twice the tie limit of the best)
- * are timed again in interleaved rounds, A B A B ..., as many as the timed rounds, before
- * the decision, so that the tie rule reads medians of more runs taken side by side. */
+ * are timed again in interleaved rounds, A B A B ..., half as many as the timed rounds
+ * (3 at least), before the decision, so that the tie rule reads medians of more runs
+ * taken side by side. Half: a memory-bound kernel's plateau makes a dozen finalists, and
+ * full rounds of them cost more than racing saved (the recorded H200 timings). */
 static int retime(xmt_session *S, int prep)
 {
     xmt_race_cand *rc = race_view(S);
@@ -1158,9 +1164,10 @@ static int retime(xmt_session *S, int prep)
         double lim = xmt_race_tie_limit(xmt_race_tie_band(xmt_race_sigma(rc, S->n + 1)));
         S->finalists = xmt_race_finalists(rc, S->n + 1, S->mean, lim, fin);
     }
-    for (int it = 0; rc && fin && S->finalists > 1 && it < S->iterations && r == 0; it++) {
+    int rounds = (S->iterations + 1) / 2 > 3 ? (S->iterations + 1) / 2 : 3;
+    for (int it = 0; rc && fin && S->finalists > 1 && it < rounds && r == 0; it++) {
         if (over_budget(S, "retiming")) break;
-        progress(S, "re-timing finalists", (size_t)it, (size_t)S->iterations);
+        progress(S, "re-timing finalists", (size_t)it, (size_t)rounds);
         r = timed_round(S, it, prep, fin);
         S->retime_rounds += r == 0;
     }

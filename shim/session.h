@@ -79,6 +79,7 @@ enum {
     XMT_WARMUP_RAN,
     XMT_WARMUP_OFF,      /* warmup_ms is 0 */
     XMT_WARMUP_STILL_UP, /* another tuning ended less than XMT_CLOCK_STILL_UP_MS before */
+    XMT_WARMUP_BUDGET,   /* the key's budget was spent before it */
 };
 
 typedef struct {

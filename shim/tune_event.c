@@ -171,6 +171,8 @@ static json_t *clock_warmup_json(const xmt_session *S)
     const char *off = "warm-up time 0 (XMATUNE_WARMUP_MS or the entry's warmup_ms)";
     if (S->warmup_fate == XMT_WARMUP_OFF)
         json_object_set_new(o, "why", json_string(off));
+    else if (S->warmup_fate == XMT_WARMUP_BUDGET)
+        json_object_set_new(o, "why", json_string("the key's budget (budget_ms) was spent"));
     else if (S->warmup_fate == XMT_WARMUP_STILL_UP)
         json_object_set_new(o, "why",
                             json_sprintf("another tuning ended %.1f ms before", S->since_last_ms));

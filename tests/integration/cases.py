@@ -1116,8 +1116,8 @@ def tune_tied_pair_canonical():
         ev = tune_events(t, "saxpy")[0]
         expect(ev["winner"]["config"] == "S=16", (seed, ev["winner"], ev["race"]))
         pair = [c for c in ev["candidates"] if c["status"] == "ok"]
-        expect(ev["race"]["finalists"] == 2 and ev["race"]["retime_rounds"] == 10 and
-               all(len(c["times_ms"]) == 20 for c in pair), (seed, ev["race"], pair))
+        expect(ev["race"]["finalists"] == 2 and ev["race"]["retime_rounds"] == 5 and
+               all(len(c["times_ms"]) == 15 for c in pair), (seed, ev["race"], pair))
 
 
 @case
