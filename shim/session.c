@@ -54,9 +54,12 @@ static xmt_race_cand *race_view(const xmt_session *S)
     return rc;
 }
 
-/* Whether the key's budget is spent; the first time, the phase it cut short is kept. */
+/* Whether the key's budget is spent; the first time, the phase it cut short is kept. A
+ * tuning budget: the verification of a pin or a cached winner, or a re-check, is not cut
+ * (a winner cut short would be dropped as if it had failed). */
 static int over_budget(xmt_session *S, const char *phase)
 {
+    if (S->verify_only) return 0;
     if (S->cut) return 1;
     if (S->budget_ms < 0 || xmt_now_ms() - S->t0 <= S->budget_ms) return 0;
     S->cut = phase;

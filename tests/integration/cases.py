@@ -1046,7 +1046,17 @@ def tune_budget():
     expect(all(c["status"] == "skipped" and "budget" in c["why"] and "times_ms" not in c
                for c in ev["candidates"] if c["config"] != "BLOCK=32"), ev["candidates"])
     # without a budget, no cut is reported
-    expect("budget_cut" not in tune_events(tuned("rt", "saxpy")[1], "saxpy")[0], "cut")
+    cache = os.path.join(WORK, "budget-cache.jsonl")
+    if os.path.exists(cache):
+        os.remove(cache)
+    t = tuned("rt", "saxpy", env={"XMATUNE_CACHE": cache})[1]
+    expect("budget_cut" not in tune_events(t, "saxpy")[0], "cut")
+    # the verification of a cached winner is not tuning: a budget never cuts it (cut, the
+    # winner would be dropped as if it had failed)
+    base, t = tuned("rt", "saxpy", env={"XMATUNE_CACHE": cache, "XMATUNE_BUDGET_MS": "0"})
+    same_output(base, t, "budget, cached winner")
+    ev = tune_events(t, "saxpy")[0]
+    expect(ev["from_cache"] and winner_block(ev) == [256, 1, 1] and "budget_cut" not in ev, ev)
     base, t = tuned("rt", "basic", env={"XMATUNE_TOTAL_BUDGET_MS": "0"})
     expect(len(t.events("tune")) == 1, "the total budget did not stop later keys")
     expect("total tuning budget" in t.stderr, t.stderr)
