@@ -34,11 +34,14 @@ static void say_verbose(const xmt_session *S)
     if (xmt_opt.verbose >= 2)
         for (size_t i = 0; i <= S->n; i++) {
             const xmt_cand *c = &S->cands[i];
-            if (c->status == XMT_C_OK && c->ntimes)
-                xmt_verbose(2, "%s: config %s took %.4f ms (%s of %d) for %s", S->k->demangled,
-                            c->c.label, c->stat, S->mean ? "mean" : "median", c->ntimes,
+            if (c->status == XMT_C_OK && c->ntimes) {
+                char el[64] = "";
+                if (c->elim_round)
+                    snprintf(el, sizeof el, "; eliminated by racing after round %d", c->elim_round);
+                xmt_verbose(2, "%s: config %s took %.4f ms (%s of %d%s) for %s", S->k->demangled,
+                            c->c.label, c->stat, S->mean ? "mean" : "median", c->ntimes, el,
                             S->key_text);
-            else if (c->status != XMT_C_OK)
+            } else if (c->status != XMT_C_OK)
                 xmt_verbose(2, "%s: config %s %s: %s", S->k->demangled, c->c.label,
                             c->status == XMT_C_REJECTED ? "rejected"
                             : c->status == XMT_C_FAULT  ? "faulted"

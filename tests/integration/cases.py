@@ -1068,8 +1068,9 @@ def tune_race_eliminates_slow():
     rounds, one warm-up run each once the clock is up; the outputs are the program's, the
     winner full timing picks, and the event says who was eliminated with the runs it got.
     XMATUNE_RACE=0, or an entry that sets iterations:, times every candidate in full."""
-    base, t = tuned("rt", "saxpy", env={"XMATUNE_WARMUP_MS": "1"})
+    base, t = tuned("rt", "saxpy", env={"XMATUNE_WARMUP_MS": "1", "XMATUNE_VERBOSE": "2"})
     same_output(base, t, "raced")
+    expect("(median of 3; eliminated by racing after round 3)" in t.stderr, t.stderr)
     ev = tune_events(t, "saxpy")[0]
     race, cands = ev["race"], [c for c in ev["candidates"] if c["status"] == "ok"]
     gone = [c for c in cands + [ev["own"]] if "eliminated" in c]  # the own config's too
