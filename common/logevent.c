@@ -163,6 +163,7 @@ static void tune_fields(json_t *ev, const xmt_ev_tune_info *t)
     if (t->benchmarked) json_object_set_new(ev, XMT_F_TIE_BAND, json_real(t->tie_band));
     json_object_set_new(ev, XMT_F_DURATION_MS, json_real(t->duration_ms));
     json_object_set_new(ev, XMT_F_FLOOR_MS, json_real(t->floor_ms));
+    json_object_set_new(ev, XMT_F_FULL_FLOOR_MS, json_real(t->full_floor_ms));
     json_object_set_new(ev, XMT_F_PHASES_MS, phases(&t->phases));
     json_object_set_new(ev, XMT_F_PROTECT, t->protect);
     if (t->untuned && t->untuned[0])
@@ -171,6 +172,8 @@ static void tune_fields(json_t *ev, const xmt_ev_tune_info *t)
     if (t->clock_warmup) json_object_set_new(ev, XMT_F_CLOCK_WARMUP, t->clock_warmup);
     if (t->staged) json_object_set_new(ev, XMT_F_STAGED, t->staged);
     if (t->data) json_object_set_new(ev, XMT_F_DATA, t->data);
+    if (t->race) json_object_set_new(ev, XMT_F_RACE, t->race);
+    if (t->budget_cut) json_object_set_new(ev, XMT_F_BUDGET_CUT, json_string(t->budget_cut));
 }
 
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
@@ -187,6 +190,7 @@ json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
         json_decref(t->clock_warmup);
         json_decref(t->staged);
         json_decref(t->data);
+        json_decref(t->race);
         return NULL;
     }
     tune_fields(ev, t);

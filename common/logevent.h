@@ -98,6 +98,18 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_TIE_BAND "tie_band"
 #define XMT_F_DURATION_MS "duration_ms"
 #define XMT_F_FLOOR_MS "floor_ms"
+#define XMT_F_FULL_FLOOR_MS "full_floor_ms"
+#define XMT_F_RACE "race" /* and its fields: */
+#define XMT_F_RACE_ON "on"
+#define XMT_F_TIE_LIMIT "tie_limit"
+#define XMT_F_MARGIN "margin"
+#define XMT_F_ELIMINATED "eliminated" /* also a candidate's: */
+#define XMT_F_ROUND "round"
+#define XMT_F_TIMED_RUNS "timed_runs"
+#define XMT_F_WARMUP_RUNS "warmup_runs"
+#define XMT_F_FINALISTS "finalists"
+#define XMT_F_RETIME_ROUNDS "retime_rounds"
+#define XMT_F_BUDGET_CUT "budget_cut"
 #define XMT_F_PHASES_MS "phases_ms"
 #define XMT_F_PH_MODULE_LOAD "module_load"
 #define XMT_F_PH_CLOCK_WARMUP "clock_warmup"
@@ -214,12 +226,15 @@ typedef struct {
     const char *trial; /* where the session ran: "helper" or "inline" */
     double tie_band;   /* written when benchmarked */
     double duration_ms, floor_ms;
+    double full_floor_ms; /* timing every candidate in full (written with floor_ms) */
     xmt_ev_phases phases;
-    const char *untuned;  /* or NULL / "": absent */
-    json_t *error;        /* or NULL: absent */
-    json_t *clock_warmup; /* or NULL (the session did not reach it): absent */
-    json_t *staged;       /* or NULL (not in the trial helper): absent */
-    json_t *data;         /* or NULL (no reference was taken): absent */
+    json_t *race;           /* or NULL (not benchmarked): absent */
+    const char *budget_cut; /* the phase the budget cut short, or NULL: absent */
+    const char *untuned;    /* or NULL / "": absent */
+    json_t *error;          /* or NULL: absent */
+    json_t *clock_warmup;   /* or NULL (the session did not reach it): absent */
+    json_t *staged;         /* or NULL (not in the trial helper): absent */
+    json_t *data;           /* or NULL (no reference was taken): absent */
 } xmt_ev_tune_info;
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t);
 

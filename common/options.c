@@ -77,6 +77,13 @@ static const opt_desc options[] = {
      "untimed runs of each candidate, unless the policy entry says otherwise", NULL},
     {"XMATUNE_ITERATIONS", T_INT, OFF(iterations), 0, "10", 1, 10000,
      "timed runs of each candidate, unless the policy entry says otherwise", NULL},
+    {"XMATUNE_RACE", T_BOOL, OFF(race), 0, "1", 0, 1,
+     "`1`: candidates are raced (`docs/tuning.md`, Racing): one warm-up run each once the "
+     "clock is up, and after 3 timed rounds a candidate slower than the leader by more than "
+     "the noise explains (10% at least) is timed no more; the finalists are re-timed before "
+     "the decision; `0`: every candidate gets every run. An entry that sets `iterations:` "
+     "is never raced",
+     NULL},
     {"XMATUNE_STATISTIC", T_CHOICE, OFF(statistic), 0, "median", 0, 0,
      "`median` or `mean` of the timed runs picks the winner", stat_words},
     {"XMATUNE_PROTECT", T_CHOICE, OFF(protect), 0, "auto", 0, 0,
@@ -110,8 +117,8 @@ static const opt_desc options[] = {
      "unless the policy entry says otherwise (`warmup_ms:`)",
      NULL},
     {"XMATUNE_BUDGET_MS", T_DOUBLE, OFF(budget_ms), 0, "-1", -1, 1000000000,
-     "tuning-time budget per key in ms; past it tuning stops and keeps the best so far; "
-     "`-1`: none",
+     "tuning-time budget per key in ms, over every phase (verification, warm-ups, timed "
+     "rounds); past it the key decides from what was measured (`docs/tuning.md`); `-1`: none",
      NULL},
     {"XMATUNE_TOTAL_BUDGET_MS", T_DOUBLE, OFF(total_budget_ms), 0, "-1", -1, 1000000000,
      "tuning-time budget for the whole process in ms; past it new keys run untuned", NULL},

@@ -35,6 +35,7 @@ struct xmt_options {
     int strict;
     int warmup;
     int iterations;
+    int race;      /* race candidates (docs/tuning.md, Racing) */
     int statistic; /* xmt_statistic */
     int l2_flush;
     double budget_ms;       /* per key, < 0: none */

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "options.h"
 #include "outputs.h"
+#include "race.h"
 #include "verify.h"
 
 /* Fills outputs before a verify run, so that bytes left unwritten show: all bits set is
@@ -35,62 +36,34 @@ void (*xmt_session_tick)(void);
 #define WATCHDOG_FACTOR 100
 #define WATCHDOG_MIN_MS 1000.0
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double statistic(const double *t, int n, int mean)
 {
-    if (n <= 0) return INFINITY;
-    if (mean) {
-        double s = 0;
-        for (int i = 0; i < n; i++)
-            s += t[i];
-        return s / n;
-    }
-    double tmp[XMT_MAX_ITERATIONS];
-    memcpy(tmp, t, (size_t)n * sizeof *t);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+    return xmt_race_stat(t, n, mean);
 }
 
-/* A candidate's own noise: the median absolute deviation of its timed runs from their
- * median, relative to the median (robust against the odd outlier run). 0 with fewer than
- * 3 runs (no spread can be told). */
-static double rel_spread(const double *t, int n)
+/* The candidates' timings as race.c sees them: alive, those still raced (valid, not
+ * eliminated); a candidate that is not valid counts as not timed. NULL: out of memory. */
+static xmt_race_cand *race_view(const xmt_session *S)
 {
-    if (n < 3) return 0;
-    double med = statistic(t, n, 0), dev[XMT_MAX_ITERATIONS];
-    if (!(med > 0)) return 0;
-    for (int i = 0; i < n; i++)
-        dev[i] = fabs(t[i] - med);
-    return statistic(dev, n, 0) / med;
-}
-
-#define TIE_BAND_CAP 0.03 /* a band of noise never wider than 3% (issue 10) */
-
-/* The band within which candidates tie: 4 sigma of one timed run (sigma estimated as
- * 1.4826 times the median, over the timed candidates, of their relative spread), the
- * width of the range a run falls in 19 times in 20, capped at TIE_BAND_CAP. Why so wide:
- * on the H200, a memory-bound kernel's best configs form a plateau within 1-2% of each
- * other, and a config's median of 10 runs moves between processes by the standard error
- * of that median (measured over 16 processes). A band of 2 MADs (1.35 sigma) cut
- * through the plateau, and its edge fell on a config earlier in policy order: 9 of 16
- * processes agreed. 4 sigma covers the plateau: 16 of 16, every key of the GPU suite
- * (docs/benchmarks.md). A quiet measurement gives 0: the fastest wins. */
-static double tie_band(const xmt_session *S)
-{
-    double *s = malloc((S->n + 1) * sizeof *s);
-    int n = 0;
-    for (size_t i = 0; s && i <= S->n && n < XMT_MAX_ITERATIONS; i++) {
+    xmt_race_cand *rc = malloc((S->n + 1) * sizeof *rc);
+    for (size_t i = 0; rc && i <= S->n; i++) {
         const xmt_cand *c = &S->cands[i];
-        if (c->status == XMT_C_OK && c->ntimes > 0) s[n++] = rel_spread(c->times, c->ntimes);
+        int ok = c->status == XMT_C_OK;
+        rc[i] = (xmt_race_cand){c->times, ok ? c->ntimes : 0, ok && !c->elim_round};
     }
-    double band = n ? 4 * 1.4826 * statistic(s, n, 0) : 0;
-    free(s);
-    return band < TIE_BAND_CAP ? band : TIE_BAND_CAP;
+    return rc;
+}
+
+/* Whether the key's budget is spent; the first time, the phase it cut short is kept. A
+ * tuning budget: the verification of a pin or a cached winner, or a re-check, is not cut
+ * (a winner cut short would be dropped as if it had failed). */
+static int over_budget(xmt_session *S, const char *phase)
+{
+    if (S->verify_only) return 0;
+    if (S->cut) return 1;
+    if (S->budget_ms < 0 || xmt_now_ms() - S->t0 <= S->budget_ms) return 0;
+    S->cut = phase;
+    return 1;
 }
 
 /* Remembers the session's first failure: it is the one reported. */
@@ -409,6 +382,11 @@ static void settings(xmt_session *S)
     S->iterations = xmt_entry_iterations(e) >= 0 ? xmt_entry_iterations(e) : xmt_opt.iterations;
     if (S->iterations < 1) S->iterations = 1;
     if (S->iterations > XMT_MAX_ITERATIONS) S->iterations = XMT_MAX_ITERATIONS;
+    /* an entry that asks for its count of runs gets exactly that (docs/policy.md) */
+    S->racing = xmt_opt.race && xmt_entry_iterations(e) < 0 && !S->verify_only;
+    /* room for the finalists' re-timing rounds */
+    S->cap = S->racing ? 2 * S->iterations : S->iterations;
+    if (S->cap > XMT_MAX_ITERATIONS) S->cap = XMT_MAX_ITERATIONS;
     S->mean =
         xmt_entry_use_mean(e) >= 0 ? xmt_entry_use_mean(e) : xmt_opt.statistic == XMT_STAT_MEAN;
     S->flush = xmt_entry_l2_flush(e) >= 0 ? xmt_entry_l2_flush(e) : xmt_opt.l2_flush;
@@ -450,7 +428,7 @@ static int candidates(xmt_session *S)
     size_t nb = xmt_entry_nbuffers(S->k->entry);
     S->n = n;
     S->cands = calloc(n + 1, sizeof *S->cands);
-    S->times = calloc((n + 1) * (size_t)S->iterations, sizeof *S->times);
+    S->times = calloc((n + 1) * (size_t)S->cap, sizeof *S->times);
     S->bufs = calloc(nb ? nb : 1, sizeof *S->bufs);
     /* comparisons: a declared verify buffer each (auto: regions() makes room for its) */
     size_t nseg = nb + 1;
@@ -464,7 +442,7 @@ static int candidates(xmt_session *S)
     for (size_t i = 0; i < n; i++) {
         xmt_cand *c = &S->cands[i + 1];
         c->index = S->only ? S->only_index : (long)i;
-        c->times = S->times + (i + 1) * (size_t)S->iterations;
+        c->times = S->times + (i + 1) * (size_t)S->cap;
         if (S->only) c->c = *S->only;
         if (!S->only && xmt_entry_candidate(S->k->entry, i, S->v, &c->c) != 1) {
             c->status = XMT_C_SKIPPED;
@@ -1001,6 +979,11 @@ static int verify(xmt_session *S)
         xmt_cand *c = &S->cands[i];
         progress(S, "verify", i - 1, S->n);
         if (c->status != XMT_C_OK) continue;
+        if (over_budget(S, "verify")) { /* never timed: it was not verified */
+            c->status = XMT_C_SKIPPED;
+            snprintf(c->why, sizeof c->why, "not verified: the key's budget (budget_ms) was spent");
+            continue;
+        }
         int r = verify_run(S, c);
         if (r < 0) return -1;
         if (r > 0) continue;
@@ -1061,11 +1044,15 @@ static int clock_warm_up(xmt_session *S)
 {
     double w0 = xmt_now_ms();
     if (!clock_warm_up_needed(S, w0)) return 0;
+    if (over_budget(S, "clock_warmup")) {
+        S->warmup_fate = XMT_WARMUP_BUDGET;
+        return 0;
+    }
     for (int i = 0; i < 100000; i++) {
         if (prepare(S, 0, 0) != 0 || run_candidate(S, &S->cands[0]) != 0) return -1;
         if (i % 4 == 3) {
             TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
-            if (xmt_now_ms() - w0 >= S->warmup_ms) break;
+            if (xmt_now_ms() - w0 >= S->warmup_ms || over_budget(S, "clock_warmup")) break;
         }
     }
     S->ph.clock_warmup += xmt_now_ms() - w0;
@@ -1074,13 +1061,17 @@ fail:
     return -1;
 }
 
-/* Untimed runs of each candidate. */
+/* Untimed runs of each candidate; raced, once the clock is up, one each (the verification
+ * run has loaded its code already). Each candidate's runs are waited for, so that the
+ * watchdog knows whom to stop. */
 static int warm_up(xmt_session *S)
 {
     double t0 = xmt_now_ms();
+    int runs = S->racing && S->warmup_fate != XMT_WARMUP_OFF && S->warmup > 1 ? 1 : S->warmup;
     for (size_t i = 0; i <= S->n; i++) {
         xmt_cand *c = &S->cands[i];
-        for (int w = 0; w < S->warmup && c->status == XMT_C_OK; w++) {
+        if (runs && c->status == XMT_C_OK && over_budget(S, "warmup_runs")) break;
+        for (int w = 0; w < runs && c->status == XMT_C_OK; w++) {
             if (prepare(S, 0, 0) != 0 || run_candidate(S, c) < 0) return -1;
             c->warmed++;
         }
@@ -1098,13 +1089,24 @@ static int has_prep(const xmt_session *S)
     return S->flush && S->flush_buf;
 }
 
-/* One round of timed runs: every valid candidate once, starting from candidate `it`. */
-static int timed_round(xmt_session *S, int it, int prep)
+/* Whether c runs in a timed round: valid, not eliminated, with room for a run; with
+ * `only`, a finalist. */
+static int in_round(const xmt_session *S, const xmt_cand *c, const unsigned char *only)
+{
+    if (c->status != XMT_C_OK || c->ntimes >= S->cap) return 0;
+    return only ? only[c - S->cands] : !c->elim_round;
+}
+
+/* One round of timed runs: every candidate in it (in_round) once, starting from candidate
+ * `it`. */
+static int timed_round(xmt_session *S, int it, int prep, const unsigned char *only)
 {
     CUevent last = NULL;
+    int runs = 0;
     for (size_t j = 0; j <= S->n; j++) {
         xmt_cand *c = &S->cands[(j + (size_t)it) % (S->n + 1)];
-        if (c->status != XMT_C_OK) continue;
+        c->in_round = 0;
+        if (!in_round(S, c, only)) continue;
         if (prep) TRY(S, xmt_drv.cuEventRecord(c->prep, S->s), "event record");
         if (prepare(S, 0, S->flush) != 0) return -1;
         TRY(S, xmt_drv.cuEventRecord(c->start, S->s), "event record");
@@ -1113,11 +1115,13 @@ static int timed_round(xmt_session *S, int it, int prep)
         if (r > 0) continue;
         TRY(S, xmt_drv.cuEventRecord(c->end, S->s), "event record");
         last = c->end;
+        c->in_round = 1;
+        runs++;
     }
-    if (last && wait_runs(S, last, (int)S->n + 1, NULL) != 0) return -1;
+    if (last && wait_runs(S, last, runs, NULL) != 0) return -1;
     for (size_t j = 0; j <= S->n; j++) {
         xmt_cand *c = &S->cands[j];
-        if (c->status != XMT_C_OK || c->ntimes != it) continue;
+        if (c->status != XMT_C_OK || !c->in_round) continue;
         float ms = 0, pm = 0;
         TRY(S, xmt_drv.cuEventElapsedTime(&ms, c->start, c->end), "event elapsed");
         if (prep) TRY(S, xmt_drv.cuEventElapsedTime(&pm, c->prep, c->start), "event elapsed");
@@ -1129,9 +1133,56 @@ fail:
     return -1;
 }
 
+/* Racing, after timed round `round`: the candidates race.c says are slower than the leader
+ * by more than the noise explains are timed no more. Returns how many are still raced. */
+static size_t eliminate(xmt_session *S, int round)
+{
+    xmt_race_cand *rc = race_view(S);
+    unsigned char *out = malloc(S->n + 1);
+    size_t alive = 0;
+    if (rc && out && xmt_race_eliminate(rc, S->n + 1, out, &S->race_margin) > 0)
+        for (size_t i = 0; i <= S->n; i++)
+            if (out[i]) {
+                S->cands[i].elim_round = round;
+                S->eliminated++;
+            }
+    for (size_t i = 0; i <= S->n; i++)
+        alive += S->cands[i].status == XMT_C_OK && !S->cands[i].elim_round;
+    free(rc);
+    free(out);
+    return rc && out ? alive : S->n + 1;
+}
+
+/* Agreement (racing only): the finalists (race.c: within twice the tie limit of the best)
+ * are timed again in interleaved rounds, A B A B ..., half as many as the timed rounds
+ * (3 at least), before the decision, so that the tie rule reads medians of more runs
+ * taken side by side. Half: a memory-bound kernel's plateau makes a dozen finalists, and
+ * full rounds of them cost more than racing saved (the recorded H200 timings). */
+static int retime(xmt_session *S, int prep)
+{
+    xmt_race_cand *rc = race_view(S);
+    unsigned char *fin = malloc(S->n + 1);
+    int r = 0;
+    if (rc && fin) {
+        double lim = xmt_race_tie_limit(xmt_race_tie_band(xmt_race_sigma(rc, S->n + 1)));
+        S->finalists = xmt_race_finalists(rc, S->n + 1, S->mean, lim, fin);
+    }
+    int rounds = (S->iterations + 1) / 2 > 3 ? (S->iterations + 1) / 2 : 3;
+    for (int it = 0; rc && fin && S->finalists > 1 && it < rounds && r == 0; it++) {
+        if (over_budget(S, "retiming")) break;
+        progress(S, "re-timing finalists", (size_t)it, (size_t)rounds);
+        r = timed_round(S, it, prep, fin);
+        S->retime_rounds += r == 0;
+    }
+    free(rc);
+    free(fin);
+    return r;
+}
+
 /* Timed runs, round-robin so that clock drift favours no candidate; the starting
- * candidate rotates each round. A budget ends it early with the best so far: every
- * candidate has had the same rounds. */
+ * candidate rotates each round. Racing eliminates candidates between rounds and ends the
+ * rounds when one is left; the finalists are then re-timed. A budget ends it early: the
+ * decision is made from what was measured (at least one round, which decides). */
 static int timed_runs(xmt_session *S)
 {
     double t0 = xmt_now_ms();
@@ -1144,10 +1195,12 @@ static int timed_runs(xmt_session *S)
                 TRY(S, xmt_drv.cuEventCreate(&S->cands[i].prep, CU_EVENT_DEFAULT), "event create");
         }
     for (int it = 0; it < S->iterations; it++) {
+        if (it > 0 && over_budget(S, "timed_runs")) break;
         progress(S, "timed round", (size_t)it, (size_t)S->iterations);
-        if (timed_round(S, it, prep) != 0) return -1;
-        if (S->budget_ms >= 0 && xmt_now_ms() - S->t0 > S->budget_ms) break;
+        if (timed_round(S, it, prep, NULL) != 0) return -1;
+        if (S->racing && eliminate(S, it + 1) <= 1) break;
     }
+    if (S->racing && retime(S, prep) != 0) return -1;
     S->ph.timed_runs += xmt_now_ms() - t0 - S->ph.restores;
     return 0;
 fail:
@@ -1170,7 +1223,25 @@ static void failed(xmt_session *S)
     S->error = saved;
 }
 
-/* Decide: the fastest valid candidate by the statistic (a pin: the first valid one). */
+/* The floors: what the measurements cost on the GPU (timed runs, and warm-up runs at the
+ * candidate's statistic), and what timing every candidate in full would have. */
+static void floors(xmt_session *S, const xmt_race_cand *rc)
+{
+    for (size_t i = 0; i <= S->n; i++) {
+        const xmt_cand *c = &S->cands[i];
+        if (c->status != XMT_C_OK || c->ntimes == 0) continue;
+        for (int t = 0; t < c->ntimes; t++)
+            S->floor_ms += c->times[t];
+        S->floor_ms += c->warmed * c->stat;
+    }
+    if (rc) S->full_floor_ms = xmt_race_full_floor(rc, S->n + 1, S->warmup, S->iterations);
+}
+
+/* Decide: the fastest valid candidate by the statistic (a pin: the first valid one).
+ * Candidates within the tie limit of the best tie (race.h: the band of noise, at least
+ * the practical margin), and the first of them in the session's order wins (the
+ * program's own config, then the policy's order), so that processes measuring the same
+ * GPU pick the same winner. */
 static void decide(xmt_session *S)
 {
     if (S->error != CUDA_SUCCESS || S->valid == 0 || S->untuned[0] || S->uninformative) return;
@@ -1179,28 +1250,18 @@ static void decide(xmt_session *S)
         xmt_cand *c = &S->cands[i];
         if (c->status != XMT_C_OK) continue;
         c->stat = S->verify_only ? 0 : statistic(c->times, c->ntimes, S->mean);
-        if (S->verify_only ? (!best && i > 0) : (c->ntimes > 0 && (!best || c->stat < best->stat)))
-            best = c;
-        /* the floor: what its timed and warm-up runs cost on the GPU alone */
-        if (!S->verify_only && c->ntimes > 0) {
-            for (int t = 0; t < c->ntimes; t++)
-                S->floor_ms += c->times[t];
-            S->floor_ms += c->warmed * c->stat;
-        }
+        if (S->verify_only && !best && i > 0) best = c;
     }
-    if (best && !S->verify_only) {
-        /* Candidates within the noise of the best tie: the first of them in the session's
-         * order wins (the program's own config, then the policy's order), so that
-         * processes measuring the same GPU pick the same winner. */
-        S->tie_band = tie_band(S);
-        for (size_t i = 0; i <= S->n; i++) {
-            xmt_cand *c = &S->cands[i];
-            if (c->status == XMT_C_OK && c->ntimes > 0 &&
-                c->stat <= best->stat * (1 + S->tie_band)) {
-                best = c;
-                break;
-            }
+    if (!S->verify_only) {
+        xmt_race_cand *rc = race_view(S);
+        if (rc) {
+            S->tie_band = xmt_race_tie_band(xmt_race_sigma(rc, S->n + 1));
+            S->tie_limit = xmt_race_tie_limit(S->tie_band);
+            long w = xmt_race_decide(rc, S->n + 1, S->mean, S->tie_limit);
+            best = w >= 0 ? &S->cands[w] : NULL;
         }
+        floors(S, rc);
+        free(rc);
     }
     if (best) {
         S->choice.index = best->index;

@@ -59,6 +59,8 @@ typedef struct {
     int ntimes;
     double stat;
     int warmed;               /* warm-up runs it had */
+    int elim_round;           /* racing stopped timing it after this round (0: it did not) */
+    int in_round;             /* it ran in the timed round being read */
     CUevent start, end, prep; /* prep: before its restores and resets */
 } xmt_cand;
 
@@ -77,6 +79,7 @@ enum {
     XMT_WARMUP_RAN,
     XMT_WARMUP_OFF,      /* warmup_ms is 0 */
     XMT_WARMUP_STILL_UP, /* another tuning ended less than XMT_CLOCK_STILL_UP_MS before */
+    XMT_WARMUP_BUDGET,   /* the key's budget was spent before it */
 };
 
 typedef struct {
@@ -134,7 +137,16 @@ typedef struct {
     int recheck;             /* (the caller's) a re-check of a decided winner */
     const char *record_data; /* (the caller's) the cached record's digest, or NULL */
     double t0, spent_ms, floor_ms;
-    double tie_band;            /* relative: medians within it of the best tied (decide) */
+    double full_floor_ms; /* what timing every candidate in full would have cost */
+    double tie_band;      /* relative: 4 sigma of one run, capped (race.h) */
+    double tie_limit;     /* medians within it of the best tie (decide) */
+    /* racing (race.h): on for this key; the runs a candidate's times hold; the margin of
+     * the last elimination; candidates eliminated; finalists re-timed, and the rounds */
+    int racing, cap;
+    double race_margin;
+    size_t eliminated, finalists;
+    int retime_rounds;
+    const char *cut;            /* the phase the budget cut short ("verify", ...), or NULL */
     double progress_ms;         /* when the last progress line was said */
     const char *progress_phase; /* what it says: "verify" 3 of 30 */
     size_t progress_done, progress_total;

@@ -34,11 +34,14 @@ static void say_verbose(const xmt_session *S)
     if (xmt_opt.verbose >= 2)
         for (size_t i = 0; i <= S->n; i++) {
             const xmt_cand *c = &S->cands[i];
-            if (c->status == XMT_C_OK && c->ntimes)
-                xmt_verbose(2, "%s: config %s took %.4f ms (%s of %d) for %s", S->k->demangled,
-                            c->c.label, c->stat, S->mean ? "mean" : "median", c->ntimes,
+            if (c->status == XMT_C_OK && c->ntimes) {
+                char el[64] = "";
+                if (c->elim_round)
+                    snprintf(el, sizeof el, "; eliminated by racing after round %d", c->elim_round);
+                xmt_verbose(2, "%s: config %s took %.4f ms (%s of %d%s) for %s", S->k->demangled,
+                            c->c.label, c->stat, S->mean ? "mean" : "median", c->ntimes, el,
                             S->key_text);
-            else if (c->status != XMT_C_OK)
+            } else if (c->status != XMT_C_OK)
                 xmt_verbose(2, "%s: config %s %s: %s", S->k->demangled, c->c.label,
                             c->status == XMT_C_REJECTED ? "rejected"
                             : c->status == XMT_C_FAULT  ? "faulted"
@@ -115,12 +118,17 @@ static json_t *protect_json(const xmt_session *S)
                      (json_int_t)in_place, XMT_F_VERIFY_ON, S->verified_on_gpu ? "gpu" : "host");
 }
 
-/* A config's times: its statistic and every timed run. */
+/* A config's times: its statistic and every timed run; when racing stopped timing it,
+ * after which round and the runs it got. */
 static void times_into(json_t *o, const xmt_session *S, const xmt_cand *c)
 {
     if (!c->ntimes) return;
     json_object_set_new(o, S->mean ? XMT_F_MEAN_MS : XMT_F_MEDIAN_MS, json_real(c->stat));
     json_object_set_new(o, XMT_F_TIMES_MS, times_json(c));
+    if (c->status == XMT_C_OK && c->elim_round)
+        json_object_set_new(o, XMT_F_ELIMINATED,
+                            json_pack("{sisisi}", XMT_F_ROUND, c->elim_round, XMT_F_TIMED_RUNS,
+                                      c->ntimes, XMT_F_WARMUP_RUNS, c->warmed));
 }
 
 /* One candidate (or the program's own) as the event reports it. */
@@ -166,6 +174,8 @@ static json_t *clock_warmup_json(const xmt_session *S)
     const char *off = "warm-up time 0 (XMATUNE_WARMUP_MS or the entry's warmup_ms)";
     if (S->warmup_fate == XMT_WARMUP_OFF)
         json_object_set_new(o, "why", json_string(off));
+    else if (S->warmup_fate == XMT_WARMUP_BUDGET)
+        json_object_set_new(o, "why", json_string("the key's budget (budget_ms) was spent"));
     else if (S->warmup_fate == XMT_WARMUP_STILL_UP)
         json_object_set_new(o, "why",
                             json_sprintf("another tuning ended %.1f ms before", S->since_last_ms));
@@ -188,6 +198,19 @@ static json_t *data_json(const xmt_session *S)
         json_object_set_new(
             o, XMT_F_SAME_AS_RECORD,
             json_boolean(S->data_digest[0] && strcmp(S->record_data, S->data_digest) == 0));
+    return o;
+}
+
+/* Racing and the tie rule, when benchmarked (race.h). */
+static json_t *race_json(const xmt_session *S)
+{
+    json_t *o = json_pack("{sbsf}", XMT_F_RACE_ON, S->racing, XMT_F_TIE_LIMIT, S->tie_limit);
+    if (o && S->racing) {
+        json_object_set_new(o, XMT_F_MARGIN, json_real(S->race_margin));
+        json_object_set_new(o, XMT_F_ELIMINATED, json_integer((json_int_t)S->eliminated));
+        json_object_set_new(o, XMT_F_FINALISTS, json_integer((json_int_t)S->finalists));
+        json_object_set_new(o, XMT_F_RETIME_ROUNDS, json_integer(S->retime_rounds));
+    }
     return o;
 }
 
@@ -235,6 +258,9 @@ static void log_event(const xmt_session *S)
         .tie_band = S->tie_band,
         .duration_ms = S->spent_ms,
         .floor_ms = S->floor_ms,
+        .full_floor_ms = S->full_floor_ms,
+        .race = benchmarked ? race_json(S) : NULL,
+        .budget_cut = S->cut,
         .phases = phases_of(S),
         .untuned = S->untuned,
         .error = error_json(S),

@@ -120,10 +120,11 @@ static void report_cost(json_t *tunes)
     char name[96];
     printf("\n## Tuning cost\n\nfloor: what the measurements cost on the GPU alone (every timed "
            "run's kernel time, plus each candidate's warm-up runs); rest / floor: the tuning's "
-           "other time (module load and clock warm-up apart) against it.\n\n"
+           "other time (module load and clock warm-up apart) against it; full floor: what "
+           "timing every candidate in full would have cost (racing saves the difference).\n\n"
            "| kernel | key | tuning ms | module load + clock warm-up ms "
-           "| floor ms | rest / floor | protection | untuned |\n| --- | --- | ---: | ---: | ---: "
-           "| ---: | --- | --- |\n");
+           "| floor ms | rest / floor | full floor ms | protection | untuned |\n| --- | --- | ---: "
+           "| ---: | ---: | ---: | ---: | --- | --- |\n");
     json_array_foreach(tunes, i, e)
     {
         json_t *ph = json_object_get(e, XMT_F_PHASES_MS), *pr = json_object_get(e, XMT_F_PROTECT);
@@ -139,9 +140,14 @@ static void report_cost(json_t *tunes)
                      sget(pr, XMT_F_VERIFY_ON));
         if (fl > 0) snprintf(ratio, sizeof ratio, "%.2f", (d - apart) / fl);
         const char *why = json_string_value(json_object_get(e, XMT_F_UNTUNED));
-        printf("| %s | %s | %.1f | %.1f | %.1f | %s | %s | %s |\n",
+        const char *cut = json_string_value(json_object_get(e, XMT_F_BUDGET_CUT));
+        char untold[400];
+        snprintf(untold, sizeof untold, "%s%s%s%s", why ? why : "", why && cut ? "; " : "",
+                 cut ? "budget spent in " : "", cut ? cut : "");
+        double full = fget(e, XMT_F_FULL_FLOOR_MS);
+        printf("| %s | %s | %.1f | %.1f | %.1f | %s | %.1f | %s | %s |\n",
                short_name(sget(e, XMT_F_NAME), name, sizeof name), sget(e, XMT_F_KEY), d, apart,
-               fl > 0 ? fl : 0.0, ratio, prot, why ? why : "");
+               fl > 0 ? fl : 0.0, ratio, full > 0 ? full : 0.0, prot, untold);
     }
 }
 
@@ -156,7 +162,7 @@ static void report_tunings(json_t *tunes)
     json_array_foreach(tunes, i, e)
     {
         json_t *own = json_object_get(e, XMT_F_OWN), *win = json_object_get(e, XMT_F_WINNER);
-        int ok = 0, skipped = 0, rejected = 0, faulted = 0;
+        int ok = 0, skipped = 0, rejected = 0, faulted = 0, eliminated = 0;
         size_t j;
         json_t *c;
         json_array_foreach(json_object_get(e, XMT_F_CANDIDATES), j, c)
@@ -166,6 +172,7 @@ static void report_tunings(json_t *tunes)
             skipped += !strcmp(st, "skipped");
             rejected += !strcmp(st, "rejected");
             faulted += !strcmp(st, "fault");
+            eliminated += json_object_get(c, XMT_F_ELIMINATED) != NULL;
         }
         double to =
             fget(own, XMT_F_MEDIAN_MS) >= 0 ? fget(own, XMT_F_MEDIAN_MS) : fget(own, XMT_F_MEAN_MS);
@@ -189,8 +196,12 @@ static void report_tunings(json_t *tunes)
             printf(" %.2f× |", to / tw);
         else
             printf(" — |");
-        char fl[48] = "";
+        char fl[96] = "";
         if (faulted) snprintf(fl, sizeof fl, ", %d faulted (trial helper)", faulted);
+        if (eliminated) {
+            size_t l = strlen(fl);
+            snprintf(fl + l, sizeof fl - l, " (%d of the ok eliminated by racing)", eliminated);
+        }
         printf(" %d ok, %d skipped, %d rejected%s%s%s |\n", ok, skipped, rejected, fl,
                json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? " (within tolerance)" : "",
                json_object_get(e, XMT_F_ERROR) ? " (error: see log)" : "");
@@ -215,6 +226,34 @@ static void report_rejections(json_t *tunes)
                        "program's own config's):\n\n");
             printf("- %s, %s: %s: %s\n", short_name(sget(e, XMT_F_NAME), name, sizeof name),
                    sget(e, XMT_F_KEY), sget(c, XMT_F_CONFIG), sget(c, XMT_F_WHY));
+        }
+    }
+}
+
+/* Every config racing stopped timing, with the runs it got: the table above counts them
+ * among the ok ones (they were verified and timed, and lost). */
+static void report_eliminated(json_t *tunes)
+{
+    size_t i, j;
+    json_t *e, *c;
+    char name[96];
+    int any = 0;
+    json_array_foreach(tunes, i, e)
+    {
+        json_t *own = json_object_get(e, XMT_F_OWN);
+        for (j = 0; j <= json_array_size(json_object_get(e, XMT_F_CANDIDATES)); j++) {
+            c = j == 0 ? own : json_array_get(json_object_get(e, XMT_F_CANDIDATES), j - 1);
+            json_t *el = json_object_get(c, XMT_F_ELIMINATED);
+            if (!el) continue;
+            if (!any++)
+                printf("\nEliminated candidates (racing timed them no more: slower than the "
+                       "leader by more than the noise explains; docs/tuning.md, Racing):\n\n");
+            printf("- %s, %s: %s: after round %lld (%lld timed runs, %lld warm-up)\n",
+                   short_name(sget(e, XMT_F_NAME), name, sizeof name), sget(e, XMT_F_KEY),
+                   j == 0 ? "the program's own config" : sget(c, XMT_F_CONFIG),
+                   json_integer_value(json_object_get(el, XMT_F_ROUND)),
+                   json_integer_value(json_object_get(el, XMT_F_TIMED_RUNS)),
+                   json_integer_value(json_object_get(el, XMT_F_WARMUP_RUNS)));
         }
     }
 }
@@ -337,6 +376,7 @@ int cmd_report(int argc, char **argv)
     if (json_array_size(tunes)) {
         report_tunings(tunes);
         report_rejections(tunes);
+        report_eliminated(tunes);
         report_cost(tunes);
     }
     if (json_array_size(summaries)) {

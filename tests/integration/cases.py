@@ -752,8 +752,11 @@ def tune_saxpy_best_wins():
                "the launches did not run the winner: %r" % real)
         s = [x for x in t.events("kernel_summary") if "saxpy" in x["name"]][0]
         expect(s["rewritten"] == 5 and s["launches"] == 6 and s["keys"] == 1, s)
+        # every one timed: in full, or until racing eliminated it (3 rounds at least)
         for c in ev[0]["candidates"]:
-            expect(c["status"] == "ok" and len(c["times_ms"]) == 10, c)
+            n = len(c["times_ms"])
+            expect(c["status"] == "ok" and
+                   (n >= 10 or "eliminated" in c and c["eliminated"]["timed_runs"] == n >= 3), c)
 
 
 @case
@@ -1037,14 +1040,99 @@ def tune_pin():
 
 @case
 def tune_budget():
+    # a budget of 0 is spent before the first candidate's verification: the budget bounds
+    # that phase too (it used to be checked only between timed rounds), nothing unverified
+    # is timed, and the key keeps what was measured: the program's own config
     base, t = tuned("rt", "saxpy", env={"XMATUNE_BUDGET_MS": "0"})
     same_output(base, t, "budget")
     ev = tune_events(t, "saxpy")[0]
-    expect(all(len(c["times_ms"]) == 1 for c in ev["candidates"] if c["status"] == "ok"),
-           "tuning went on past the budget")
+    expect(ev.get("budget_cut") == "verify" and ev["winner"]["index"] == -1, ev)
+    expect(all(c["status"] == "skipped" and "budget" in c["why"] and "times_ms" not in c
+               for c in ev["candidates"] if c["config"] != "BLOCK=32"), ev["candidates"])
+    # without a budget, no cut is reported
+    cache = os.path.join(WORK, "budget-cache.jsonl")
+    if os.path.exists(cache):
+        os.remove(cache)
+    t = tuned("rt", "saxpy", env={"XMATUNE_CACHE": cache})[1]
+    expect("budget_cut" not in tune_events(t, "saxpy")[0], "cut")
+    # the verification of a cached winner is not tuning: a budget never cuts it (cut, the
+    # winner would be dropped as if it had failed)
+    base, t = tuned("rt", "saxpy", env={"XMATUNE_CACHE": cache, "XMATUNE_BUDGET_MS": "0"})
+    same_output(base, t, "budget, cached winner")
+    ev = tune_events(t, "saxpy")[0]
+    expect(ev["from_cache"] and winner_block(ev) == [256, 1, 1] and "budget_cut" not in ev, ev)
     base, t = tuned("rt", "basic", env={"XMATUNE_TOTAL_BUDGET_MS": "0"})
     expect(len(t.events("tune")) == 1, "the total budget did not stop later keys")
     expect("total tuning budget" in t.stderr, t.stderr)
+
+
+@case
+def tune_race_eliminates_slow():
+    """Racing (docs/tuning.md, Racing): saxpy's slow configs are timed no more after 3
+    rounds, one warm-up run each once the clock is up; the outputs are the program's, the
+    winner full timing picks, and the event says who was eliminated with the runs it got.
+    XMATUNE_RACE=0, or an entry that sets iterations:, times every candidate in full."""
+    base, t = tuned("rt", "saxpy", env={"XMATUNE_WARMUP_MS": "1", "XMATUNE_VERBOSE": "2"})
+    same_output(base, t, "raced")
+    expect("(median of 3; eliminated by racing after round 3)" in t.stderr, t.stderr)
+    ev = tune_events(t, "saxpy")[0]
+    race, cands = ev["race"], [c for c in ev["candidates"] if c["status"] == "ok"]
+    gone = [c for c in cands + [ev["own"]] if "eliminated" in c]  # the own config's too
+    expect(race["on"] and race["eliminated"] == len(gone) >= 2 and race["margin"] >= 0.1, ev)
+    expect("eliminated" in ev["own"] and len(ev["own"]["times_ms"]) == 3, ev["own"])
+    expect(all(c["eliminated"]["round"] >= 3 and len(c["times_ms"]) ==
+               c["eliminated"]["timed_runs"] < 10 and c["eliminated"]["warmup_runs"] == 1
+               for c in gone), gone)
+    expect(winner_block(ev) == [256, 1, 1] and "eliminated" not in ev["winner"], ev["winner"])
+    expect(ev["full_floor_ms"] > ev["floor_ms"] > 0 and "budget_cut" not in ev, ev)
+    expect(race["tie_limit"] >= 0.02, race)
+    # the report shows them as eliminated, with their runs
+    logf = os.path.join(WORK, "race-report.jsonl")
+    with open(logf, "w") as f:
+        f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
+    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    expect("(%d of the ok eliminated by racing)" % (len(gone) - 1) in p.stdout and
+           "saxpy, x.shape=(65536,): the program's own config: after round 3 (3 timed runs, 1 "
+           "warm-up)" in p.stdout and "full floor ms" in p.stdout, p.stdout)
+    # off: every candidate gets every run, the same winner
+    base, t = tuned("rt", "saxpy", env={"XMATUNE_WARMUP_MS": "1", "XMATUNE_RACE": "0"})
+    same_output(base, t, "not raced")
+    ev = tune_events(t, "saxpy")[0]
+    expect(ev["race"] == {"on": False, "tie_limit": ev["race"]["tie_limit"]}, ev["race"])
+    expect(all(len(c["times_ms"]) == 10 and "eliminated" not in c
+               for c in ev["candidates"] if c["status"] == "ok"), ev["candidates"])
+    expect(winner_block(ev) == [256, 1, 1], ev["winner"])
+    # an entry's own iterations: exactly that many runs of each, not raced
+    pol = os.path.join(WORK, "race-iterations.yaml")
+    with open(os.path.join(POLICIES, "saxpy.yaml")) as f, open(pol, "w") as g:
+        g.write(f.read().replace("    verify: [y]\n", "    verify: [y]\n    iterations: 4\n"))
+    base, t = tuned("rt", "saxpy", policies=pol)
+    ev = tune_events(t, "saxpy")[0]
+    expect(not ev["race"]["on"] and all(len(c["times_ms"]) == 4 for c in ev["candidates"]
+                                        if c["status"] == "ok"), ev)
+
+
+@case
+def tune_tied_pair_canonical():
+    """Two configs that run the same code (the same dims; dynamic shared memory the
+    simulated kernel does not use), under 1% noise: whichever measures faster, the first in
+    policy order wins, for every seed; both are finalists, re-timed interleaved."""
+    pol = os.path.join(WORK, "tied-pair.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: saxpy\n    params: [n, a, x, y]\n"
+                "    tensors: {x: {dtype: f32, shape: [n]}, y: {dtype: f32, shape: [n]}}\n"
+                "    triggers: [x.shape]\n    space: {S: [16, 32]}\n"
+                "    launch: {grid: ['cdiv(n, 256)'], block: [256], shared: S}\n"
+                "    restore: [y]\n    verify: [y]\n")
+    for seed in range(8):
+        t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01",
+                                    "SIMCUDA_NOISE_SEED": str(seed + 1)})
+        ok(t, "seed %d" % seed)
+        ev = tune_events(t, "saxpy")[0]
+        expect(ev["winner"]["config"] == "S=16", (seed, ev["winner"], ev["race"]))
+        pair = [c for c in ev["candidates"] if c["status"] == "ok"]
+        expect(ev["race"]["finalists"] == 2 and ev["race"]["retime_rounds"] == 5 and
+               all(len(c["times_ms"]) == 15 for c in pair), (seed, ev["race"], pair))
 
 
 @case

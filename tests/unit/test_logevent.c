@@ -125,7 +125,9 @@ static json_t *build(xmt_event ev, int variant)
                               .error = json_string("CUDA_ERROR_UNKNOWN at x"),
                               .clock_warmup = json_object(),
                               .staged = json_object(),
-                              .data = json_object()};
+                              .data = json_object(),
+                              .race = json_object(),
+                              .budget_cut = "verify"};
         return xmt_ev_tune(&t);
     }
     case XMT_EV_GRAPH_NODE:

@@ -1,0 +1,82 @@
+/*
+ * race: the rules that decide, from timings alone, when a candidate's timing may stop
+ * (racing), which candidates tie (the tie band and the practical margin), which are
+ * re-timed before the decision (the finalists), and what timing every candidate in full
+ * would have cost (`full_floor_ms`). Pure functions over arrays of timings, no CUDA: the
+ * session (session.c) calls them between its interleaved rounds, a search loop can call
+ * them the same way, and the unit tests replay recorded GPU timings through them
+ * (tests/unit/test_race.c). docs/tuning.md, "Racing", says the rules in words.
+ */
+#ifndef XMT_RACE_H
+#define XMT_RACE_H
+
+#include <stddef.h>
+
+/* Rounds every candidate gets before any may be eliminated: a median of 3 stands an
+ * outlier run, and the pooled noise estimate needs runs of its own. */
+#define XMT_RACE_MIN_ROUNDS 3
+/* The elimination margin is never below this (relative to the leader's median): wider than
+ * twice the widest tie limit (2 x max(XMT_TIE_BAND_CAP, XMT_TIE_MARGIN) = 6%), so that no
+ * candidate that could still tie with the best, or be a finalist, is eliminated. */
+#define XMT_RACE_FLOOR 0.10
+/* Noise multiples in the elimination margin, over the estimated sigma of one run. */
+#define XMT_RACE_SIGMAS 6.0
+/* The tie band (4 sigma of one run) is never wider than this (issue 10). */
+#define XMT_TIE_BAND_CAP 0.03
+/* The practical margin: medians within 2% of the best tie even when the runs separate
+ * them (re-timing in one process cannot remove differences between processes: on the
+ * H200, two configs 1.1% apart split 10 processes 6 to 4). */
+#define XMT_TIE_MARGIN 0.02
+
+/* One candidate's timings, in the session's order (the program's own config first, then
+ * policy order): its timed runs so far, and whether it is still raced (0: eliminated or
+ * never timed; its runs still count for the noise estimate and the floors). */
+typedef struct {
+    const double *t;
+    int n;
+    int alive;
+} xmt_race_cand;
+
+/* The median (mean when `mean`) of n runs; INFINITY when n <= 0. */
+double xmt_race_stat(const double *t, int n, int mean);
+
+/* The noise of one timed run, relative to the median: 1.4826 x the median, over the
+ * candidates with at least 3 runs, of their median absolute deviation over their median.
+ * When none has 3, pooled: the median of every run's deviation from its own candidate's
+ * median (candidates with 2 runs), relative to that median. 0 when nothing tells. */
+double xmt_race_sigma(const xmt_race_cand *c, size_t n);
+
+/* The tie band from that sigma: 4 sigma, at most XMT_TIE_BAND_CAP. */
+double xmt_race_tie_band(double sigma);
+
+/* The tie limit: medians within it of the best tie (the band, at least XMT_TIE_MARGIN). */
+double xmt_race_tie_limit(double band);
+
+/* The elimination margin: XMT_RACE_SIGMAS sigma beyond twice the tie limit, at least
+ * XMT_RACE_FLOOR. */
+double xmt_race_margin(double sigma);
+
+/* After an interleaved round: marks in out[i] (1) each alive candidate to stop timing: one
+ * with at least XMT_RACE_MIN_ROUNDS runs whose fastest run is slower than the leader's
+ * median times (1 + margin), the leader being the alive candidate (with that many runs)
+ * of the smallest median. Nothing is eliminated before every alive candidate has
+ * XMT_RACE_MIN_ROUNDS runs. Returns how many were marked; *margin_out (may be NULL) gets
+ * the margin used. */
+size_t xmt_race_eliminate(const xmt_race_cand *c, size_t n, unsigned char *out, double *margin_out);
+
+/* Finalists, marked in out[i]: the timed candidates whose statistic is within twice the
+ * tie limit of the best (so that one just outside the limit may still come in when
+ * re-timed). Returns how many. */
+size_t xmt_race_finalists(const xmt_race_cand *c, size_t n, int mean, double limit,
+                          unsigned char *out);
+
+/* The decision: the first timed candidate in order whose statistic is within the tie
+ * limit of the best one's (canonical: the program's own config, then policy order).
+ * Returns its index, or -1 when none was timed. */
+long xmt_race_decide(const xmt_race_cand *c, size_t n, int mean, double limit);
+
+/* What timing every timed candidate in full would have cost on the GPU: for each, its
+ * median times (warmup + iterations). */
+double xmt_race_full_floor(const xmt_race_cand *c, size_t n, int warmup, int iterations);
+
+#endif

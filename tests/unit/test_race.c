@@ -1,0 +1,291 @@
+/*
+ * The racing and tie rules (shim/race.c) on synthetic timings (fixed seeds) and on the
+ * timings of a real GPU-suite run on an H200 (tests/unit/data/race, one file per program: the
+ * `tune` events of its programs, as logged): replaying each key's recorded runs round by round
+ * through the elimination rule never eliminates the winner that full timing picks, nor
+ * anything within the tie limit of the best; the fraction of timed runs racing saves is
+ * printed and must be real.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "race.h"
+
+static const char *data_dir;
+
+/* ---- synthetic ---------------------------------------------------------------------- */
+
+static unsigned long long rng;
+static double uniform(void)
+{
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+}
+static double gauss(void)
+{
+    return sqrt(-2 * log(uniform())) * cos(6.283185307179586 * uniform());
+}
+
+#define NC 30
+#define NR 10
+
+/* Runs round by round through the elimination rule; alive[i] 0 from the round it was
+ * eliminated; ran[i] the runs it got. */
+static void race(double t[][NR], size_t n, int rounds, int *ran)
+{
+    xmt_race_cand c[NC];
+    unsigned char out[NC];
+    for (size_t i = 0; i < n; i++)
+        c[i] = (xmt_race_cand){t[i], 0, 1};
+    for (int r = 0; r < rounds; r++) {
+        for (size_t i = 0; i < n; i++)
+            if (c[i].alive) c[i].n++;
+        xmt_race_eliminate(c, n, out, NULL);
+        for (size_t i = 0; i < n; i++)
+            if (out[i]) c[i].alive = 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        ran[i] = c[i].n;
+}
+
+START_TEST(synthetic_never_drops_the_plateau)
+{
+    /* 30 configs: the first 5 within 3% of the best (a plateau), the rest 15% to 300%
+     * slower; runs with 1% gaussian noise and now and then a 10% outlier. Over 500 seeds,
+     * nothing of the plateau is ever eliminated, and most runs of the slow ones are saved. */
+    double t[NC][NR];
+    long saved = 0, total = 0;
+    for (int seed = 1; seed <= 500; seed++) {
+        rng = (unsigned long long)seed;
+        double truth[NC];
+        for (int i = 0; i < NC; i++)
+            truth[i] = i < 5 ? 1.0 + 0.0075 * i : 1.15 + 0.1 * (i - 5);
+        for (int i = 0; i < NC; i++)
+            for (int r = 0; r < NR; r++)
+                t[i][r] = truth[i] * (1 + 0.01 * gauss() + (uniform() < 0.05 ? 0.1 : 0));
+        int ran[NC];
+        race(t, NC, NR, ran);
+        for (int i = 0; i < 5; i++)
+            ck_assert_msg(ran[i] == NR, "seed %d: config %d of the plateau eliminated after %d",
+                          seed, i, ran[i]);
+        for (int i = 0; i < NC; i++)
+            saved += NR - ran[i], total += NR;
+    }
+    printf("synthetic: racing saved %.1f%% of the timed runs\n", 100.0 * saved / total);
+    ck_assert(saved > total / 2);
+}
+END_TEST
+
+START_TEST(nothing_before_min_rounds)
+{
+    double t[2][NR] = {{1, 1, 1, 1}, {5, 5, 5, 5}};
+    xmt_race_cand c[2] = {{t[0], XMT_RACE_MIN_ROUNDS - 1, 1}, {t[1], XMT_RACE_MIN_ROUNDS - 1, 1}};
+    unsigned char out[2];
+    ck_assert_uint_eq(xmt_race_eliminate(c, 2, out, NULL), 0);
+    c[0].n = c[1].n = XMT_RACE_MIN_ROUNDS;
+    double m = 0;
+    ck_assert_uint_eq(xmt_race_eliminate(c, 2, out, &m), 1);
+    ck_assert(out[1] && !out[0] && m >= XMT_RACE_FLOOR);
+}
+END_TEST
+
+START_TEST(one_fast_run_keeps_a_candidate)
+{
+    /* its median is 50% slower, but one run came within the margin: it stays */
+    double t[2][NR] = {{1, 1.01, 0.99}, {1.5, 1.05, 1.5}};
+    xmt_race_cand c[2] = {{t[0], 3, 1}, {t[1], 3, 1}};
+    unsigned char out[2];
+    ck_assert_uint_eq(xmt_race_eliminate(c, 2, out, NULL), 0);
+}
+END_TEST
+
+START_TEST(margin_wider_than_twice_the_tie_limit)
+{
+    for (double s = 0; s < 0.05; s += 0.001) {
+        double lim = xmt_race_tie_limit(xmt_race_tie_band(s));
+        ck_assert(lim >= XMT_TIE_MARGIN && lim <= XMT_TIE_BAND_CAP + 1e-12);
+        ck_assert(xmt_race_margin(s) >= 2 * lim && xmt_race_margin(s) >= XMT_RACE_FLOOR);
+    }
+}
+END_TEST
+
+START_TEST(sigma_pooled_below_three_runs)
+{
+    /* two runs each: a candidate's own MAD of 3 runs cannot be told, the pooled one can */
+    double t[3][2] = {{1.0, 1.02}, {2.0, 2.04}, {3.0, 3.06}};
+    xmt_race_cand c[3] = {{t[0], 2, 1}, {t[1], 2, 1}, {t[2], 2, 1}};
+    double s = xmt_race_sigma(c, 3);
+    ck_assert_msg(s > 0.01 && s < 0.02, "sigma %g", s);
+    /* one run each: nothing tells */
+    for (int i = 0; i < 3; i++)
+        c[i].n = 1;
+    ck_assert(xmt_race_sigma(c, 3) == 0);
+    /* with 3 runs: each candidate's relative MAD, their median, times 1.4826 */
+    double u[2][3] = {{1, 1.1, 0.9}, {2, 2.02, 1.98}};
+    xmt_race_cand d[2] = {{u[0], 3, 1}, {u[1], 3, 1}};
+    ck_assert(fabs(xmt_race_sigma(d, 2) - 1.4826 * (0.1 + 0.01) / 2) < 1e-9);
+}
+END_TEST
+
+START_TEST(near_ties_go_to_the_first_in_order)
+{
+    /* the program's own config 1.1% slower than a candidate, a quiet measurement (band 0):
+     * within the practical margin, the own config (first in order) wins either way round */
+    double t[3][4] = {{1.011, 1.011, 1.011, 1.011}, {1.0, 1.0, 1.0, 1.0}, {0.5, 9, 9, 9}};
+    xmt_race_cand c[3] = {{t[0], 4, 1}, {t[1], 4, 1}, {t[2], 0, 0}};
+    double lim = xmt_race_tie_limit(xmt_race_tie_band(xmt_race_sigma(c, 3)));
+    ck_assert(fabs(lim - XMT_TIE_MARGIN) < 1e-12);
+    ck_assert_int_eq(xmt_race_decide(c, 3, 0, lim), 0);
+    c[0].t = t[1], c[1].t = t[0];
+    ck_assert_int_eq(xmt_race_decide(c, 3, 0, lim), 0);
+    /* 3% apart: the faster one wins */
+    double v[2][4] = {{1.03, 1.03, 1.03, 1.03}, {1.0, 1.0, 1.0, 1.0}};
+    xmt_race_cand d[2] = {{v[0], 4, 1}, {v[1], 4, 1}};
+    ck_assert_int_eq(xmt_race_decide(d, 2, 0, lim), 1);
+    unsigned char out[2];
+    ck_assert_uint_eq(xmt_race_finalists(d, 2, 0, lim, out), 2); /* within 2 x 2% */
+    ck_assert_int_eq(xmt_race_decide(d, 0, 0, lim), -1);
+}
+END_TEST
+
+START_TEST(full_floor_counts_warmups_and_iterations)
+{
+    double t[2][3] = {{1, 2, 3}, {4, 4, 4}};
+    xmt_race_cand c[3] = {{t[0], 3, 0}, {t[1], 1, 1}, {NULL, 0, 0}};
+    ck_assert(fabs(xmt_race_full_floor(c, 3, 5, 10) - (2 * 15 + 4 * 15)) < 1e-9);
+}
+END_TEST
+
+/* ---- recorded --------------------------------------------------------------------------- */
+
+/* One key's recorded timed runs: the program's own config, then the candidates timed. */
+typedef struct {
+    double t[NC + 8][64];
+    int n[NC + 8];
+    size_t nc;
+} recorded;
+
+static int take_times(recorded *k, json_t *cfg)
+{
+    json_t *ts = json_object_get(cfg, "times_ms");
+    if (!json_is_array(ts) || json_array_size(ts) == 0 || k->nc >= NC + 8) return 0;
+    for (size_t i = 0; i < json_array_size(ts) && i < 64; i++)
+        k->t[k->nc][i] = json_number_value(json_array_get(ts, i));
+    k->n[k->nc++] = (int)(json_array_size(ts) < 64 ? json_array_size(ts) : 64);
+    return 1;
+}
+
+/* Replays one key: 0 when fine, else a failure said in msg. */
+static int replay(json_t *ev, long *saved, long *total, char *msg, size_t cap)
+{
+    static recorded k;
+    memset(&k, 0, sizeof k);
+    take_times(&k, json_object_get(ev, "own"));
+    json_t *cands = json_object_get(ev, "candidates");
+    for (size_t i = 0; i < json_array_size(cands); i++)
+        take_times(&k, json_array_get(cands, i));
+    if (k.nc < 2) return 0; /* nothing was raced */
+    xmt_race_cand full[NC + 8], c[NC + 8] = {{NULL, 0, 0}};
+    for (size_t j = 0; j < k.nc; j++)
+        full[j] = (xmt_race_cand){k.t[j], k.n[j], 1};
+    double lim = xmt_race_tie_limit(xmt_race_tie_band(xmt_race_sigma(full, k.nc)));
+    long w = xmt_race_decide(full, k.nc, 0, lim);
+    double best = INFINITY;
+    for (size_t j = 0; j < k.nc; j++)
+        best = fmin(best, xmt_race_stat(k.t[j], k.n[j], 0));
+    int rounds = 0;
+    for (size_t j = 0; j < k.nc; j++) {
+        c[j] = (xmt_race_cand){k.t[j], 0, 1};
+        rounds = k.n[j] > rounds ? k.n[j] : rounds;
+    }
+    unsigned char out[NC + 8];
+    for (int r = 0; r < rounds; r++) {
+        for (size_t j = 0; j < k.nc; j++)
+            if (c[j].alive && c[j].n < k.n[j]) c[j].n++;
+        xmt_race_eliminate(c, k.nc, out, NULL);
+        for (size_t j = 0; j < k.nc; j++)
+            if (out[j]) c[j].alive = 0;
+    }
+    for (size_t j = 0; j < k.nc; j++) {
+        *saved += k.n[j] - c[j].n;
+        *total += k.n[j];
+        int tied = xmt_race_stat(k.t[j], k.n[j], 0) <= best * (1 + lim);
+        if (!c[j].alive && ((long)j == w || tied)) {
+            snprintf(msg, cap, "%s: config %zu eliminated after %d runs (winner %ld, limit %.3f)",
+                     json_string_value(json_object_get(ev, "key")), j, c[j].n, w, lim);
+            return 1;
+        }
+    }
+    /* the raced decision is full timing's */
+    long rw = xmt_race_decide(c, k.nc, 0, lim);
+    if (rw != w) {
+        snprintf(msg, cap, "%s: raced winner %ld, full timing's %ld",
+                 json_string_value(json_object_get(ev, "key")), rw, w);
+        return 1;
+    }
+    return 0;
+}
+
+START_TEST(recorded_h200_never_drops_the_winner)
+{
+    DIR *d = opendir(data_dir);
+    ck_assert_msg(d != NULL, "%s", data_dir);
+    struct dirent *e;
+    long saved = 0, total = 0;
+    int keys = 0;
+    while ((e = readdir(d))) {
+        if (!strstr(e->d_name, ".jsonl")) continue;
+        char path[4096], msg[300];
+        snprintf(path, sizeof path, "%s/%s", data_dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        ck_assert(f != NULL);
+        char line[1 << 16];
+        while (fgets(line, sizeof line, f)) {
+            json_t *ev = json_loads(line, 0, NULL);
+            ck_assert_msg(ev != NULL, "%s: not JSON", path);
+            ck_assert_str_eq(json_string_value(json_object_get(ev, "event")), "tune");
+            long s0 = saved, t0 = total;
+            ck_assert_msg(replay(ev, &saved, &total, msg, sizeof msg) == 0, "%s: %s", e->d_name,
+                          msg);
+            if (total > t0)
+                printf("recorded %-26s %5.1f%% of %ld timed runs saved\n", e->d_name,
+                       100.0 * (double)(saved - s0) / (double)(total - t0), total - t0);
+            keys++;
+            json_decref(ev);
+        }
+        fclose(f);
+    }
+    closedir(d);
+    printf("recorded: %d keys, racing saved %.1f%% of %ld timed runs\n", keys,
+           100.0 * (double)saved / (double)total, total);
+    ck_assert_int_ge(keys, 9);
+    ck_assert(saved * 5 > total); /* more than a fifth */
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    data_dir = argc > 1 ? argv[1] : "data/race";
+    Suite *s = suite_create("race");
+    TCase *tc = tcase_create("rules");
+    tcase_add_test(tc, synthetic_never_drops_the_plateau);
+    tcase_add_test(tc, nothing_before_min_rounds);
+    tcase_add_test(tc, one_fast_run_keeps_a_candidate);
+    tcase_add_test(tc, margin_wider_than_twice_the_tie_limit);
+    tcase_add_test(tc, sigma_pooled_below_three_runs);
+    tcase_add_test(tc, near_ties_go_to_the_first_in_order);
+    tcase_add_test(tc, full_floor_counts_warmups_and_iterations);
+    tcase_add_test(tc, recorded_h200_never_drops_the_winner);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
