@@ -272,6 +272,52 @@ void xmt_attrs_default(xmt_attrs *a);
 int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out, int64_t *iout,
                          int *is_float, char *err, size_t cap);
 
+/* --- launch idioms (policy/derive.c) -------------------------------------------------- */
+/* How a kernel's grid follows its data, told from the launches discover recorded; the
+ * stub of `xmatune discover --stub` writes its entries from it. */
+#define XMT_DERIVE_MAX_PARAMS 128
+typedef enum { XMT_IDIOM_GRID0, XMT_IDIOM_CDIV, XMT_IDIOM_STRIDE } xmt_idiom;
+
+typedef struct {
+    long long grid[3], block[3], shared, count;
+} xmt_shape;
+
+/* One launch discover recorded with its argument values (`args`). */
+typedef struct {
+    long long grid[3], block[3], shared;
+    long long v[XMT_DERIVE_MAX_PARAMS];
+    unsigned char has[XMT_DERIVE_MAX_PARAMS];
+} xmt_obs;
+
+typedef struct {
+    size_t n;
+    xmt_shape s[64 * 4]; /* at most 64 per device in the log; a few devices */
+    size_t nobs;
+    xmt_obs o[16 * 4]; /* at most 16 per device */
+} xmt_shapes;
+
+/* What the stub knows of one parameter. */
+typedef struct {
+    long long size;
+    int is_ptr, is_int, is_struct; /* is_struct: a by-value struct (bytes(N)) */
+    int as_float;                  /* untyped, 4 bytes, every value seen reads as a float */
+} xmt_pinfo;
+
+/* What ties a grid dimension to an argument: its index, or -1. */
+typedef struct {
+    int cover[3];             /* grid.d == cdiv(p, block.d) in every launch seen */
+    int equal[3];             /* grid.d == p in every launch seen */
+    int cover2[3], equal2[3]; /* another argument that fits as well (equal values) */
+    int stride;               /* the grid stayed the same while this argument changed */
+} xmt_evidence;
+
+/* What the recorded launches tie each grid dimension to (integer arguments only). */
+void xmt_find_evidence(const xmt_shapes *sh, const xmt_pinfo *info, size_t np, xmt_evidence *ev);
+/* The launch idiom the launches point to: by their values, else by how the program's own
+ * grid moved with its block; the reason in why. */
+xmt_idiom xmt_pick_idiom(const xmt_shapes *sh, const xmt_evidence *ev, const int tuned[3],
+                         char *why, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
