@@ -7,6 +7,7 @@
  */
 #include "xmt_policy.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -140,4 +141,138 @@ xmt_idiom xmt_pick_idiom(const xmt_shapes *sh, const xmt_evidence *ev, const int
              "below",
              sh->nobs ? "one size, one block" : "no argument values recorded");
     return XMT_IDIOM_GRID0;
+}
+
+/* ---- spaces derived from one launch (auto, --write-policy) ---------------------------- */
+
+static const char *const idiom_names[] = {"grid0", "cdiv", "stride", "tile"};
+
+const char *xmt_idiom_name(int id)
+{
+    return id >= 0 && id < 4 ? idiom_names[id] : "?";
+}
+
+/* Appends to buf at *len (truncation marks *len past cap, which the caller checks). */
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(*len < cap ? buf + *len : NULL, *len < cap ? cap - *len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) *len += (size_t)n;
+}
+
+/* The params: line and the triggers (the integer scalars, at most XMT_DERIVE_MAX_INT_TRIGGERS,
+ * and the program's own launch shape). */
+static void derive_params(char *buf, size_t cap, size_t *len, const xmt_pinfo *info, size_t np,
+                          int typed)
+{
+    put(buf, cap, len, "    params: [");
+    for (size_t p = 0; p < np; p++) {
+        const char *sep = p ? ", " : "";
+        if (typed && !info[p].is_struct)
+            put(buf, cap, len, "%sp%zu", sep, p);
+        else if (info[p].is_struct || (!info[p].is_ptr && !info[p].is_int && !info[p].as_float))
+            put(buf, cap, len, "%sp%zu: {bytes: %lld}", sep, p, info[p].size);
+        else if (info[p].is_ptr)
+            put(buf, cap, len, "%sp%zu: ptr", sep, p);
+        else if (info[p].as_float)
+            put(buf, cap, len, "%sp%zu: %s", sep, p, info[p].size == 8 ? "f64" : "f32");
+        else
+            put(buf, cap, len, "%sp%zu: %s", sep, p,
+                info[p].size == 8   ? "i64"
+                : info[p].size == 2 ? "i16"
+                : info[p].size == 1 ? "i8"
+                                    : "i32");
+    }
+    put(buf, cap, len, "]\n    triggers: [");
+    int nt = 0;
+    for (size_t p = 0; p < np && nt < XMT_DERIVE_MAX_INT_TRIGGERS; p++)
+        if (info[p].is_int) put(buf, cap, len, "%sp%zu", nt++ ? ", " : "", p);
+    put(buf, cap, len,
+        "]\n    functional_triggers: {gx: grid0.x, gy: grid0.y, gz: grid0.z, bx: block0.x, "
+        "by: block0.y, bz: block0.z, sh: shared0}\n");
+}
+
+/* One config: the idiom's tag and numbers, its block, grid and shared expressions;
+ * scaled: dynamic shared memory scaled with the block's threads (over threads0, the
+ * program's), never below its own. */
+static void derive_config(char *buf, size_t cap, size_t *len, int id, int bx, int by, int bps,
+                          int scaled, const char *block, const char *const grid[3],
+                          const char *threads0)
+{
+    char shared[96] = "shared0";
+    if (scaled)
+        snprintf(shared, sizeof shared, "\"max(shared0, cdiv(shared0 * %d, %s))\"", bx * by,
+                 threads0);
+    put(buf, cap, len,
+        "      - {IDIOM: %d, BX: %d, BY: %d, BPS: %d, SCALED: %d, launch: {block: [%s], "
+        "grid: [%s, %s, %s], shared: %s}}\n",
+        id, bx, by, bps, scaled, block, grid[0], grid[1], grid[2], shared);
+}
+
+/* The configs of a launch whose block is one-dimensional: the block's x varies, and the
+ * grid is kept, covers the program's threads, or strides (sm_count x BPS). */
+static void derive_1d(char *buf, size_t cap, size_t *len, int has_shared)
+{
+    static const int blocks[] = {64, 128, 256, 512, 1024};
+    static const int bps[] = {1, 2, 4, 8};
+    char block[64], cover[96], stride[64];
+    for (int s = 0; s <= has_shared; s++)
+        for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+            int b = blocks[i];
+            snprintf(block, sizeof block, "%d, block0.y, block0.z", b);
+            snprintf(cover, sizeof cover, "\"cdiv(grid0.x * block0.x, %d)\"", b);
+            const char *keep[3] = {"grid0.x", "grid0.y", "grid0.z"};
+            const char *cdiv[3] = {cover, "grid0.y", "grid0.z"};
+            derive_config(buf, cap, len, XMT_IDIOM_GRID0, b, 1, 0, s, block, keep, "block0.x");
+            derive_config(buf, cap, len, XMT_IDIOM_CDIV, b, 1, 0, s, block, cdiv, "block0.x");
+        }
+    for (size_t i = 1; i < sizeof blocks / sizeof blocks[0]; i++)
+        for (size_t j = 0; j < sizeof bps / sizeof bps[0]; j++) {
+            snprintf(block, sizeof block, "%d, block0.y, block0.z", blocks[i]);
+            snprintf(stride, sizeof stride, "\"sm_count * %d\"", bps[j]);
+            const char *g[3] = {stride, "grid0.y", "grid0.z"};
+            derive_config(buf, cap, len, XMT_IDIOM_STRIDE, blocks[i], 1, bps[j], 0, block, g,
+                          "block0.x");
+        }
+}
+
+/* The configs of a launch whose block is two- or three-dimensional: tiles (x, y; z kept),
+ * the grid kept or covering the program's threads in x and y. */
+static void derive_tiles(char *buf, size_t cap, size_t *len, int has_shared)
+{
+    static const int tiles[][2] = {{16, 16}, {32, 4}, {32, 8}, {32, 16},
+                                   {32, 32}, {64, 4}, {64, 8}, {128, 2}};
+    char block[64], cx[96], cy[96];
+    for (int s = 0; s <= has_shared; s++)
+        for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+            int bx = tiles[i][0], by = tiles[i][1];
+            snprintf(block, sizeof block, "%d, %d, block0.z", bx, by);
+            snprintf(cx, sizeof cx, "\"cdiv(grid0.x * block0.x, %d)\"", bx);
+            snprintf(cy, sizeof cy, "\"cdiv(grid0.y * block0.y, %d)\"", by);
+            const char *keep[3] = {"grid0.x", "grid0.y", "grid0.z"};
+            const char *cover[3] = {cx, cy, "grid0.z"};
+            derive_config(buf, cap, len, XMT_IDIOM_GRID0, bx, by, 0, s, block, keep,
+                          "block0.x * block0.y");
+            derive_config(buf, cap, len, XMT_IDIOM_TILE, bx, by, 0, s, block, cover,
+                          "block0.x * block0.y");
+        }
+}
+
+int xmt_derive_entry(const char *mangled, const xmt_pinfo *info, size_t np, int typed,
+                     const xmt_dims *orig, char *buf, size_t cap)
+{
+    size_t len = 0;
+    put(buf, cap, &len, "  - mangled: \"%s\"\n", mangled);
+    derive_params(buf, cap, &len, info, np, typed);
+    put(buf, cap, &len, "    protect: auto\n    configs:\n");
+    int multi = orig->block.y > 1 || orig->block.z > 1;
+    if (multi)
+        derive_tiles(buf, cap, &len, orig->shared > 0);
+    else
+        derive_1d(buf, cap, &len, orig->shared > 0);
+    return len < cap ? (int)len : -1;
 }

@@ -276,7 +276,7 @@ int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out
 /* How a kernel's grid follows its data, told from the launches discover recorded; the
  * stub of `xmatune discover --stub` writes its entries from it. */
 #define XMT_DERIVE_MAX_PARAMS 128
-typedef enum { XMT_IDIOM_GRID0, XMT_IDIOM_CDIV, XMT_IDIOM_STRIDE } xmt_idiom;
+typedef enum { XMT_IDIOM_GRID0, XMT_IDIOM_CDIV, XMT_IDIOM_STRIDE, XMT_IDIOM_TILE } xmt_idiom;
 
 typedef struct {
     long long grid[3], block[3], shared, count;
@@ -317,6 +317,31 @@ void xmt_find_evidence(const xmt_shapes *sh, const xmt_pinfo *info, size_t np, x
  * grid moved with its block; the reason in why. */
 xmt_idiom xmt_pick_idiom(const xmt_shapes *sh, const xmt_evidence *ev, const int tuned[3],
                          char *why, size_t cap);
+
+/* Spaces derived from one launch, for kernels no policy names (XMATUNE_AUTO) and the
+ * entries `--write-policy` writes. The rules' version: cache records of auto keys carry
+ * it, so changing the rules (below, or the configs derive.c writes) invalidates them. */
+#define XMT_DERIVE_RULES 1
+#define XMT_DERIVE_MAX_INT_TRIGGERS 16 /* integer scalars in an auto key; the rest ignored */
+#define XMT_DERIVE_MAX_CONFIGS 64      /* configs of one derived entry, at most */
+/* The idiom's name: "grid0" (the program's own grid kept, the block varied), "cdiv" (one
+ * thread per element: the grid covers grid0 x block0 as the block changes), "stride" (a
+ * grid-stride loop: sm_count x BPS blocks), "tile" (2-D/3-D: the grid covers the
+ * program's threads in x and y as the tile changes); "?" for another number. */
+const char *xmt_idiom_name(int idiom);
+/* Writes into buf the text of one policy entry (an item of `kernels:`, indented for it)
+ * for the kernel `mangled` with the np parameters info[] describes (typed: their kinds
+ * come from the demangled signature, so only names are written): exact name, protect:
+ * auto, triggers on the integer scalars and the program's own launch shape, and configs
+ * that try each idiom that fits a launch shaped like orig, each tagged IDIOM (its
+ * xmt_idiom), BX, BY, BPS, SCALED (dynamic shared memory scaled with the block, offered
+ * only when orig has some). A 1-D block: 5 blocks x {grid0, cdiv} (x2 with shared) plus
+ * 4 blocks x 4 BPS of stride (at most 36); a 2-D/3-D block: 8 tiles x {grid0, tile} (x2
+ * with shared; at most 32). Kernel and device limits are left to the evaluation of each
+ * candidate (xmt_entry_candidate skips what exceeds them). Returns the length, or -1 when
+ * cap is too small (8 KiB suffices for 128 parameters). */
+int xmt_derive_entry(const char *mangled, const xmt_pinfo *info, size_t np, int typed,
+                     const xmt_dims *orig, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }
