@@ -199,23 +199,27 @@ static void derive_params(char *buf, size_t cap, size_t *len, const xmt_pinfo *i
 /* One config: the idiom's tag and numbers, its block, grid and shared expressions;
  * scaled: dynamic shared memory scaled with the block's threads (over threads0, the
  * program's), never below its own. */
-static void derive_config(char *buf, size_t cap, size_t *len, int id, int bx, int by, int bps,
-                          int scaled, const char *block, const char *const grid[3],
+static void derive_config(char *buf, size_t cap, size_t *len, const char *cond, int id, int bx,
+                          int by, int bps, int scaled, const char *block, const char *const grid[3],
                           const char *threads0)
 {
-    char shared[96] = "shared0";
+    char shared[96] = "shared0", when[160] = "";
+    if (cond && scaled)
+        snprintf(when, sizeof when, ", condition: \"(%s) && shared0 > 0\"", cond);
+    else if (cond)
+        snprintf(when, sizeof when, ", condition: \"%s\"", cond);
     if (scaled)
         snprintf(shared, sizeof shared, "\"max(shared0, cdiv(shared0 * %d, %s))\"", bx * by,
                  threads0);
     put(buf, cap, len,
         "      - {IDIOM: %d, BX: %d, BY: %d, BPS: %d, SCALED: %d, launch: {block: [%s], "
-        "grid: [%s, %s, %s], shared: %s}}\n",
-        id, bx, by, bps, scaled, block, grid[0], grid[1], grid[2], shared);
+        "grid: [%s, %s, %s], shared: %s}%s}\n",
+        id, bx, by, bps, scaled, block, grid[0], grid[1], grid[2], shared, when);
 }
 
 /* The configs of a launch whose block is one-dimensional: the block's x varies, and the
  * grid is kept, covers the program's threads, or strides (sm_count x BPS). */
-static void derive_1d(char *buf, size_t cap, size_t *len, int has_shared)
+static void derive_1d(char *buf, size_t cap, size_t *len, const char *cond, int has_shared)
 {
     static const int blocks[] = {64, 128, 256, 512, 1024};
     static const int bps[] = {1, 2, 4, 8};
@@ -227,22 +231,23 @@ static void derive_1d(char *buf, size_t cap, size_t *len, int has_shared)
             snprintf(cover, sizeof cover, "\"cdiv(grid0.x * block0.x, %d)\"", b);
             const char *keep[3] = {"grid0.x", "grid0.y", "grid0.z"};
             const char *cdiv[3] = {cover, "grid0.y", "grid0.z"};
-            derive_config(buf, cap, len, XMT_IDIOM_GRID0, b, 1, 0, s, block, keep, "block0.x");
-            derive_config(buf, cap, len, XMT_IDIOM_CDIV, b, 1, 0, s, block, cdiv, "block0.x");
+            derive_config(buf, cap, len, cond, XMT_IDIOM_GRID0, b, 1, 0, s, block, keep,
+                          "block0.x");
+            derive_config(buf, cap, len, cond, XMT_IDIOM_CDIV, b, 1, 0, s, block, cdiv, "block0.x");
         }
     for (size_t i = 1; i < sizeof blocks / sizeof blocks[0]; i++)
         for (size_t j = 0; j < sizeof bps / sizeof bps[0]; j++) {
             snprintf(block, sizeof block, "%d, block0.y, block0.z", blocks[i]);
             snprintf(stride, sizeof stride, "\"sm_count * %d\"", bps[j]);
             const char *g[3] = {stride, "grid0.y", "grid0.z"};
-            derive_config(buf, cap, len, XMT_IDIOM_STRIDE, blocks[i], 1, bps[j], 0, block, g,
+            derive_config(buf, cap, len, cond, XMT_IDIOM_STRIDE, blocks[i], 1, bps[j], 0, block, g,
                           "block0.x");
         }
 }
 
 /* The configs of a launch whose block is two- or three-dimensional: tiles (x, y; z kept),
  * the grid kept or covering the program's threads in x and y. */
-static void derive_tiles(char *buf, size_t cap, size_t *len, int has_shared)
+static void derive_tiles(char *buf, size_t cap, size_t *len, const char *cond, int has_shared)
 {
     static const int tiles[][2] = {{16, 16}, {32, 4}, {32, 8}, {32, 16},
                                    {32, 32}, {64, 4}, {64, 8}, {128, 2}};
@@ -255,9 +260,9 @@ static void derive_tiles(char *buf, size_t cap, size_t *len, int has_shared)
             snprintf(cy, sizeof cy, "\"cdiv(grid0.y * block0.y, %d)\"", by);
             const char *keep[3] = {"grid0.x", "grid0.y", "grid0.z"};
             const char *cover[3] = {cx, cy, "grid0.z"};
-            derive_config(buf, cap, len, XMT_IDIOM_GRID0, bx, by, 0, s, block, keep,
+            derive_config(buf, cap, len, cond, XMT_IDIOM_GRID0, bx, by, 0, s, block, keep,
                           "block0.x * block0.y");
-            derive_config(buf, cap, len, XMT_IDIOM_TILE, bx, by, 0, s, block, cover,
+            derive_config(buf, cap, len, cond, XMT_IDIOM_TILE, bx, by, 0, s, block, cover,
                           "block0.x * block0.y");
         }
 }
@@ -269,10 +274,12 @@ int xmt_derive_entry(const char *mangled, const xmt_pinfo *info, size_t np, int 
     put(buf, cap, &len, "  - mangled: \"%s\"\n", mangled);
     derive_params(buf, cap, &len, info, np, typed);
     put(buf, cap, &len, "    protect: auto\n    configs:\n");
-    int multi = orig->block.y > 1 || orig->block.z > 1;
-    if (multi)
-        derive_tiles(buf, cap, &len, orig->shared > 0);
+    if (!orig) { /* every shape: each idiom under a condition on the launch's */
+        derive_1d(buf, cap, &len, "block0.y == 1 && block0.z == 1", 1);
+        derive_tiles(buf, cap, &len, "block0.y > 1 || block0.z > 1", 1);
+    } else if (orig->block.y > 1 || orig->block.z > 1)
+        derive_tiles(buf, cap, &len, NULL, orig->shared > 0);
     else
-        derive_1d(buf, cap, &len, orig->shared > 0);
+        derive_1d(buf, cap, &len, NULL, orig->shared > 0);
     return len < cap ? (int)len : -1;
 }

@@ -337,9 +337,11 @@ const char *xmt_idiom_name(int idiom);
  * xmt_idiom), BX, BY, BPS, SCALED (dynamic shared memory scaled with the block, offered
  * only when orig has some). A 1-D block: 5 blocks x {grid0, cdiv} (x2 with shared) plus
  * 4 blocks x 4 BPS of stride (at most 36); a 2-D/3-D block: 8 tiles x {grid0, tile} (x2
- * with shared; at most 32). Kernel and device limits are left to the evaluation of each
+ * with shared; at most 32). orig NULL: every config of both, each under a condition on
+ * the launch's shape (block0.y, block0.z, shared0), so that one entry fits every key
+ * (at most 36 apply to one launch). Kernel and device limits are left to the evaluation of each
  * candidate (xmt_entry_candidate skips what exceeds them). Returns the length, or -1 when
- * cap is too small (8 KiB suffices for 128 parameters). */
+ * cap is too small (for 128 parameters 8 KiB suffices with orig, 32 KiB without). */
 int xmt_derive_entry(const char *mangled, const xmt_pinfo *info, size_t np, int typed,
                      const xmt_dims *orig, char *buf, size_t cap);
 

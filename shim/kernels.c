@@ -10,6 +10,7 @@
 #include <string.h>
 #include <uthash.h>
 
+#include "autotune.h"
 #include "driver.h"
 #include "invariant.h"
 #include "log.h"
@@ -361,13 +362,33 @@ static void describe(xmt_kernel *k, CUfunction f)
     }
 }
 
+/* XMATUNE_AUTO: the derived entry of a kernel no policy names, unless excluded (as a
+ * policy's would be, and by auto's own rules: autotune.c). */
+static void attach_auto(xmt_kernel *k)
+{
+    if ((xmt_opt.include[0] && !list_matches(xmt_opt.include, k->demangled) &&
+         !list_matches(xmt_opt.include, k->mangled)) ||
+        (xmt_opt.exclude[0] && (list_matches(xmt_opt.exclude, k->demangled) ||
+                                list_matches(xmt_opt.exclude, k->mangled))))
+        return;
+    if (!k->params_known) return; /* nothing to derive a key from */
+    char why[256];
+    k->entry = xmt_auto_entry(k->mangled, k->demangled, k->nparams, k->sizes, why, sizeof why);
+    if (!k->entry) xmt_verbose(1, "XMATUNE_AUTO: %s passes through: %s", k->demangled, why);
+}
+
 /* Which policy entry, if any, may tune this kernel. */
 static void attach_policy(xmt_kernel *k)
 {
-    if (!xmt_policies || (xmt_opt.mode != XMT_MODE_TUNE && xmt_opt.mode != XMT_MODE_REPLAY &&
-                          xmt_opt.mode != XMT_MODE_DISCOVER))
+    if (xmt_opt.mode != XMT_MODE_TUNE && xmt_opt.mode != XMT_MODE_REPLAY &&
+        xmt_opt.mode != XMT_MODE_DISCOVER)
         return;
-    const xmt_entry *e = xmt_policy_match(xmt_policies, k->mangled, xmt_warn_diag, NULL);
+    const xmt_entry *e =
+        xmt_policies ? xmt_policy_match(xmt_policies, k->mangled, xmt_warn_diag, NULL) : NULL;
+    if (!e && xmt_opt.autotune && xmt_opt.mode != XMT_MODE_DISCOVER) {
+        attach_auto(k);
+        return;
+    }
     if (!e) return;
     if (xmt_opt.include[0] && !list_matches(xmt_opt.include, k->demangled) &&
         !list_matches(xmt_opt.include, k->mangled))

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <uthash.h>
 
+#include "autotune.h"
 #include "cache.h"
 #include "candidate.h"
 #include "clock.h"
@@ -631,6 +632,23 @@ static int launch_keyed(xmt_kernel *k, const xmt_launch *l, keyed_t *q)
            (q->kl = launch_key(k, q->ts, &q->v, q->dev, q->key)) != 0;
 }
 
+/* XMATUNE_AUTO_MAX_KEYS: a kernel auto tunes whose keys reached the cap (a scalar that
+ * changes at every call, a counter or an RNG offset, would make every launch a new key
+ * and tune forever) passes through from now on, its tuned keys with it. 1 when so. */
+static int auto_capped(xmt_kernel *k, const struct xmt_tune_state *ts)
+{
+    if (!xmt_auto_owns(k->entry)) return 0;
+    pthread_mutex_lock(&k->lock);
+    unsigned keys = ts->keys_tuned;
+    pthread_mutex_unlock(&k->lock);
+    if (keys < (unsigned)xmt_opt.auto_max_keys) return 0;
+    xmt_kernels_pass_through(k);
+    xmt_warn("XMATUNE_AUTO: %s: %u keys tuned (XMATUNE_AUTO_MAX_KEYS); a new one came, so the "
+             "kernel passes through untuned from now on",
+             k->demangled, keys);
+    return 1;
+}
+
 static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_launch *l)
 {
     atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
@@ -641,6 +659,7 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
     if (r) return run_known(k, l, &q.v, r, q.di, q.dev);
 
     /* A new key. */
+    if (auto_capped(k, q.ts)) return xmt_pass(k, l);
     char key_text[512];
     if (xmt_entry_key_render(k->entry, q.key + 4, q.kl - 4, key_text, sizeof key_text) < 0)
         snprintf(key_text, sizeof key_text, "?");

@@ -1371,7 +1371,7 @@ START_TEST(derive_entry_idioms)
 {
     xmt_pinfo info[3] = {{8, 1, 0, 0, 0}, {4, 0, 1, 0, 0}, {8, 1, 0, 0, 0}};
     xmt_dims d1 = {{40, 1, 1}, {256, 1, 1}, 0};
-    char text[8192] = "kernels:\n";
+    char text[16384] = "kernels:\n";
     int n = xmt_derive_entry("k1", info, 3, 0, &d1, text + 9, sizeof text - 9);
     ck_assert_int_gt(n, 0);
     ck_assert_int_eq(xmt_derive_entry("k1", info, 3, 0, &d1, text + 9, 100), -1);
@@ -1432,6 +1432,24 @@ START_TEST(derive_entry_idioms)
     ck_assert_int_ge(find_label(e, &v2, "IDIOM=0, BX=32, BY=16, BPS=0, SCALED=1", &c), 0);
     ck_assert_uint_eq(c.dims.grid.x, 64);
     ck_assert_uint_eq(c.dims.shared, 2048);
+    xmt_policy_free(set);
+
+    /* every shape (XMATUNE_AUTO: one entry for every key): each idiom under a condition */
+    n = xmt_derive_entry("k3", info, 3, 0, NULL, text + 9, sizeof text - 9);
+    ck_assert_int_gt(n, 0);
+    set = load_ok(text);
+    e = xmt_policy_entry(set, 0);
+    ck_assert_uint_eq(xmt_entry_ncandidates(e), 10 + 10 + 16 + 16 + 16);
+    size_t valid = 0;
+    at.kernel_max_threads = 1024;
+    v.orig = d1;
+    for (size_t j = 0; j < xmt_entry_ncandidates(e); j++)
+        valid += (size_t)xmt_entry_candidate(e, j, &v, &c);
+    ck_assert_uint_eq(valid, 26); /* a 1-D launch without shared memory */
+    valid = 0;
+    for (size_t j = 0; j < xmt_entry_ncandidates(e); j++)
+        valid += (size_t)xmt_entry_candidate(e, j, &v2, &c);
+    ck_assert_uint_eq(valid, 32); /* a 2-D block with shared memory: tiles, kept and scaled */
     xmt_policy_free(set);
 }
 END_TEST
