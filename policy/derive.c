@@ -164,8 +164,10 @@ static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
     if (n > 0) *len += (size_t)n;
 }
 
-/* The params: line and the triggers (the integer scalars, at most XMT_DERIVE_MAX_INT_TRIGGERS,
- * and the program's own launch shape). */
+/* The params: line and the triggers: the integer scalars (at most
+ * XMT_DERIVE_MAX_INT_TRIGGERS), the program's own launch shape, and the rules' version
+ * (`rules`), a constant that puts it into the entry's fingerprint and so into every cache
+ * record of its keys: a change of the rules invalidates them, as editing an entry does. */
 static void derive_params(char *buf, size_t cap, size_t *len, const xmt_pinfo *info, size_t np,
                           int typed)
 {
@@ -192,8 +194,10 @@ static void derive_params(char *buf, size_t cap, size_t *len, const xmt_pinfo *i
     for (size_t p = 0; p < np && nt < XMT_DERIVE_MAX_INT_TRIGGERS; p++)
         if (info[p].is_int) put(buf, cap, len, "%sp%zu", nt++ ? ", " : "", p);
     put(buf, cap, len,
-        "]\n    functional_triggers: {gx: grid0.x, gy: grid0.y, gz: grid0.z, bx: block0.x, "
-        "by: block0.y, bz: block0.z, sh: shared0}\n");
+        "]\n    functional_triggers: {rules: %d, gx: grid0.x, gy: grid0.y, gz: grid0.z, bx: "
+        "block0.x, "
+        "by: block0.y, bz: block0.z, sh: shared0}\n",
+        XMT_DERIVE_RULES);
 }
 
 /* One config: the idiom's tag and numbers, its block, grid and shared expressions;

@@ -1404,6 +1404,10 @@ START_TEST(derive_entry_idioms)
     /* the key: the integer scalar and the program's own shape, never a pointer */
     uint8_t k1[XMT_KEY_MAX], k2[XMT_KEY_MAX];
     size_t l1 = xmt_entry_key(e, &v, k1, sizeof k1);
+    char kt[256], rules[32];
+    ck_assert_int_gt(xmt_entry_key_render(e, k1, l1, kt, sizeof kt), 0);
+    snprintf(rules, sizeof rules, "rules=%d", XMT_DERIVE_RULES); /* in the fingerprint too */
+    ck_assert_msg(strstr(kt, "p1=10240") && strstr(kt, rules) && strstr(kt, "gx=40"), "%s", kt);
     ptr = 0x2000;
     size_t l2 = xmt_entry_key(e, &v, k2, sizeof k2);
     ck_assert(l1 && l1 == l2 && !memcmp(k1, k2, l1));
