@@ -203,10 +203,11 @@ static void derive_params(char *buf, size_t cap, size_t *len, const xmt_pinfo *i
 /* One config: the idiom's tag and numbers, its block, grid and shared expressions;
  * scaled: dynamic shared memory scaled with the block's threads (over threads0, the
  * program's), never below its own. */
-static void derive_config(char *buf, size_t cap, size_t *len, const char *cond, int id, int bx,
-                          int by, int bps, int scaled, const char *block, const char *const grid[3],
-                          const char *threads0)
+static void derive_config(char *buf, size_t cap, size_t *len, const char *cond, unsigned mask,
+                          int id, int bx, int by, int bps, int scaled, const char *block,
+                          const char *const grid[3], const char *threads0)
 {
+    if (mask && !(mask & (1u << id))) return;
     char shared[96] = "shared0", when[160] = "";
     if (cond && scaled)
         snprintf(when, sizeof when, ", condition: \"(%s) && shared0 > 0\"", cond);
@@ -223,7 +224,8 @@ static void derive_config(char *buf, size_t cap, size_t *len, const char *cond, 
 
 /* The configs of a launch whose block is one-dimensional: the block's x varies, and the
  * grid is kept, covers the program's threads, or strides (sm_count x BPS). */
-static void derive_1d(char *buf, size_t cap, size_t *len, const char *cond, int has_shared)
+static void derive_1d(char *buf, size_t cap, size_t *len, const char *cond, unsigned mask,
+                      int has_shared)
 {
     static const int blocks[] = {64, 128, 256, 512, 1024};
     static const int bps[] = {1, 2, 4, 8};
@@ -235,23 +237,25 @@ static void derive_1d(char *buf, size_t cap, size_t *len, const char *cond, int 
             snprintf(cover, sizeof cover, "\"cdiv(grid0.x * block0.x, %d)\"", b);
             const char *keep[3] = {"grid0.x", "grid0.y", "grid0.z"};
             const char *cdiv[3] = {cover, "grid0.y", "grid0.z"};
-            derive_config(buf, cap, len, cond, XMT_IDIOM_GRID0, b, 1, 0, s, block, keep,
+            derive_config(buf, cap, len, cond, mask, XMT_IDIOM_GRID0, b, 1, 0, s, block, keep,
                           "block0.x");
-            derive_config(buf, cap, len, cond, XMT_IDIOM_CDIV, b, 1, 0, s, block, cdiv, "block0.x");
+            derive_config(buf, cap, len, cond, mask, XMT_IDIOM_CDIV, b, 1, 0, s, block, cdiv,
+                          "block0.x");
         }
     for (size_t i = 1; i < sizeof blocks / sizeof blocks[0]; i++)
         for (size_t j = 0; j < sizeof bps / sizeof bps[0]; j++) {
             snprintf(block, sizeof block, "%d, block0.y, block0.z", blocks[i]);
             snprintf(stride, sizeof stride, "\"sm_count * %d\"", bps[j]);
             const char *g[3] = {stride, "grid0.y", "grid0.z"};
-            derive_config(buf, cap, len, cond, XMT_IDIOM_STRIDE, blocks[i], 1, bps[j], 0, block, g,
-                          "block0.x");
+            derive_config(buf, cap, len, cond, mask, XMT_IDIOM_STRIDE, blocks[i], 1, bps[j], 0,
+                          block, g, "block0.x");
         }
 }
 
 /* The configs of a launch whose block is two- or three-dimensional: tiles (x, y; z kept),
  * the grid kept or covering the program's threads in x and y. */
-static void derive_tiles(char *buf, size_t cap, size_t *len, const char *cond, int has_shared)
+static void derive_tiles(char *buf, size_t cap, size_t *len, const char *cond, unsigned mask,
+                         int has_shared)
 {
     static const int tiles[][2] = {{16, 16}, {32, 4}, {32, 8}, {32, 16},
                                    {32, 32}, {64, 4}, {64, 8}, {128, 2}};
@@ -264,26 +268,53 @@ static void derive_tiles(char *buf, size_t cap, size_t *len, const char *cond, i
             snprintf(cy, sizeof cy, "\"cdiv(grid0.y * block0.y, %d)\"", by);
             const char *keep[3] = {"grid0.x", "grid0.y", "grid0.z"};
             const char *cover[3] = {cx, cy, "grid0.z"};
-            derive_config(buf, cap, len, cond, XMT_IDIOM_GRID0, bx, by, 0, s, block, keep,
+            derive_config(buf, cap, len, cond, mask, XMT_IDIOM_GRID0, bx, by, 0, s, block, keep,
                           "block0.x * block0.y");
-            derive_config(buf, cap, len, cond, XMT_IDIOM_TILE, bx, by, 0, s, block, cover,
+            derive_config(buf, cap, len, cond, mask, XMT_IDIOM_TILE, bx, by, 0, s, block, cover,
                           "block0.x * block0.y");
         }
 }
 
+/* What the entry says of each parameter: from the demangled signature when it reads
+ * (then the entry names them only), else from the sizes: 4, 2, 1 bytes an integer (a key
+ * part), anything else bytes(N) -- an 8-byte value of an untyped kernel too, since it may
+ * be a pointer (protect: auto asks the driver about it) or a 64-bit size. Returns 1 when
+ * typed by the signature. */
+int xmt_derive_params(const char *demangled, size_t np, const uint32_t *sizes, xmt_pinfo *info)
+{
+    xmt_sig s;
+    xmt_sig_param p[XMT_DERIVE_MAX_PARAMS];
+    int n = xmt_sig_read(demangled, &s, p, XMT_DERIVE_MAX_PARAMS);
+    int typed = n >= 0 && (size_t)n == np;
+    for (size_t i = 0; i < np && i < XMT_DERIVE_MAX_PARAMS; i++) {
+        memset(&info[i], 0, sizeof info[i]);
+        info[i].size = sizes[i];
+        if (typed) {
+            int scalar = (p[i].cls == XMT_SIG_INT || p[i].cls == XMT_SIG_FLOAT) && p[i].dtype >= 0;
+            info[i].is_ptr = p[i].cls == XMT_SIG_POINTER;
+            info[i].is_int = scalar && p[i].cls == XMT_SIG_INT;
+            info[i].is_struct = !info[i].is_ptr && !scalar;
+        } else {
+            info[i].is_int = sizes[i] == 4 || sizes[i] == 2 || sizes[i] == 1;
+            info[i].is_struct = !info[i].is_int;
+        }
+    }
+    return typed;
+}
+
 int xmt_derive_entry(const char *mangled, const xmt_pinfo *info, size_t np, int typed,
-                     const xmt_dims *orig, char *buf, size_t cap)
+                     const xmt_dims *orig, unsigned idioms, char *buf, size_t cap)
 {
     size_t len = 0;
     put(buf, cap, &len, "  - mangled: \"%s\"\n", mangled);
     derive_params(buf, cap, &len, info, np, typed);
     put(buf, cap, &len, "    protect: auto\n    configs:\n");
     if (!orig) { /* every shape: each idiom under a condition on the launch's */
-        derive_1d(buf, cap, &len, "block0.y == 1 && block0.z == 1", 1);
-        derive_tiles(buf, cap, &len, "block0.y > 1 || block0.z > 1", 1);
+        derive_1d(buf, cap, &len, "block0.y == 1 && block0.z == 1", idioms, 1);
+        derive_tiles(buf, cap, &len, "block0.y > 1 || block0.z > 1", idioms, 1);
     } else if (orig->block.y > 1 || orig->block.z > 1)
-        derive_tiles(buf, cap, &len, NULL, orig->shared > 0);
+        derive_tiles(buf, cap, &len, NULL, idioms, orig->shared > 0);
     else
-        derive_1d(buf, cap, &len, NULL, orig->shared > 0);
+        derive_1d(buf, cap, &len, NULL, idioms, orig->shared > 0);
     return len < cap ? (int)len : -1;
 }

@@ -341,9 +341,16 @@ const char *xmt_idiom_name(int idiom);
  * the launch's shape (block0.y, block0.z, shared0), so that one entry fits every key
  * (at most 36 apply to one launch). Kernel and device limits are left to the evaluation of each
  * candidate (xmt_entry_candidate skips what exceeds them). Returns the length, or -1 when
- * cap is too small (for 128 parameters 8 KiB suffices with orig, 32 KiB without). */
+ * cap is too small (for 128 parameters 8 KiB suffices with orig, 32 KiB without).
+ * idioms: a mask of (1 << xmt_idiom), only those configs; 0: every idiom. */
 int xmt_derive_entry(const char *mangled, const xmt_pinfo *info, size_t np, int typed,
-                     const xmt_dims *orig, char *buf, size_t cap);
+                     const xmt_dims *orig, unsigned idioms, char *buf, size_t cap);
+/* What a derived entry says of each of np parameters (sizes as the driver reports them),
+ * into info: from the demangled signature when it reads (returns 1: the entry then names
+ * them only), else from the sizes (returns 0): 4, 2, 1 bytes an integer (a key part),
+ * anything else bytes(N) -- an 8-byte value of an untyped kernel too, since it may be a
+ * pointer (protect: auto asks the driver about it) or a 64-bit size. */
+int xmt_derive_params(const char *demangled, size_t np, const uint32_t *sizes, xmt_pinfo *info);
 
 #ifdef __cplusplus
 }

@@ -27,33 +27,6 @@ static int default_excluded(const char *mangled, const char *demangled)
            fnmatch(XMT_AUTO_DEFAULT_EXCLUDE, demangled, FNM_CASEFOLD) == 0;
 }
 
-/* What the entry says of each parameter: from the demangled signature when it reads
- * (then the entry names them only), else from the sizes: 4, 2, 1 bytes an integer (a key
- * part), anything else bytes(N) -- an 8-byte value of an untyped kernel too, since it may
- * be a pointer (protect: auto asks the driver about it) or a 64-bit size. Returns 1 when
- * typed by the signature. */
-static int describe_params(const char *demangled, size_t np, const uint32_t *sizes, xmt_pinfo *info)
-{
-    xmt_sig s;
-    static __thread xmt_sig_param p[XMT_DERIVE_MAX_PARAMS];
-    int n = xmt_sig_read(demangled, &s, p, XMT_DERIVE_MAX_PARAMS);
-    int typed = n >= 0 && (size_t)n == np;
-    for (size_t i = 0; i < np; i++) {
-        memset(&info[i], 0, sizeof info[i]);
-        info[i].size = sizes[i];
-        if (typed) {
-            int scalar = (p[i].cls == XMT_SIG_INT || p[i].cls == XMT_SIG_FLOAT) && p[i].dtype >= 0;
-            info[i].is_ptr = p[i].cls == XMT_SIG_POINTER;
-            info[i].is_int = scalar && p[i].cls == XMT_SIG_INT;
-            info[i].is_struct = !info[i].is_ptr && !scalar;
-        } else {
-            info[i].is_int = sizes[i] == 4 || sizes[i] == 2 || sizes[i] == 1;
-            info[i].is_struct = !info[i].is_int;
-        }
-    }
-    return typed;
-}
-
 static void load_diag(void *ud, const char *msg)
 {
     (void)ud;
@@ -64,13 +37,13 @@ static void load_diag(void *ud, const char *msg)
 static void derive(auto_set *a, const char *demangled, size_t np, const uint32_t *sizes)
 {
     static xmt_pinfo info[XMT_DERIVE_MAX_PARAMS];
-    int typed = describe_params(demangled, np, sizes, info);
+    int typed = xmt_derive_params(demangled, np, sizes, info);
     size_t cap = 32768;
     char *text = malloc(cap);
     if (!text) return;
     memcpy(text, "kernels:\n", 10);
     /* every idiom, each under a condition on the launch's shape: one entry for every key */
-    if (xmt_derive_entry(a->mangled, info, np, typed, NULL, text + 9, cap - 9) > 0 &&
+    if (xmt_derive_entry(a->mangled, info, np, typed, NULL, 0, text + 9, cap - 9) > 0 &&
         xmt_policy_load_string("(auto)", text, strlen(text), &a->set, load_diag, NULL) == 0)
         a->entry = xmt_policy_match(a->set, a->mangled, load_diag, NULL);
     free(text);

@@ -1372,10 +1372,10 @@ START_TEST(derive_entry_idioms)
     xmt_pinfo info[3] = {{8, 1, 0, 0, 0}, {4, 0, 1, 0, 0}, {8, 1, 0, 0, 0}};
     xmt_dims d1 = {{40, 1, 1}, {256, 1, 1}, 0};
     char text[16384] = "kernels:\n";
-    int n = xmt_derive_entry("k1", info, 3, 0, &d1, text + 9, sizeof text - 9);
+    int n = xmt_derive_entry("k1", info, 3, 0, &d1, 0, text + 9, sizeof text - 9);
     ck_assert_int_gt(n, 0);
-    ck_assert_int_eq(xmt_derive_entry("k1", info, 3, 0, &d1, text + 9, 100), -1);
-    n = xmt_derive_entry("k1", info, 3, 0, &d1, text + 9, sizeof text - 9);
+    ck_assert_int_eq(xmt_derive_entry("k1", info, 3, 0, &d1, 0, text + 9, 100), -1);
+    n = xmt_derive_entry("k1", info, 3, 0, &d1, 0, text + 9, sizeof text - 9);
     xmt_policy_set *set = load_ok(text);
     const xmt_entry *e = xmt_policy_entry(set, 0);
     ck_assert_uint_eq(xmt_entry_ncandidates(e), 26);
@@ -1422,7 +1422,7 @@ START_TEST(derive_entry_idioms)
 
     /* a 2-D block with dynamic shared memory: tiles, kept and scaled */
     xmt_dims d2 = {{64, 64, 1}, {16, 16, 1}, 1024};
-    n = xmt_derive_entry("k2", info, 3, 0, &d2, text + 9, sizeof text - 9);
+    n = xmt_derive_entry("k2", info, 3, 0, &d2, 0, text + 9, sizeof text - 9);
     ck_assert_int_gt(n, 0);
     set = load_ok(text);
     e = xmt_policy_entry(set, 0);
@@ -1439,7 +1439,7 @@ START_TEST(derive_entry_idioms)
     xmt_policy_free(set);
 
     /* every shape (XMATUNE_AUTO: one entry for every key): each idiom under a condition */
-    n = xmt_derive_entry("k3", info, 3, 0, NULL, text + 9, sizeof text - 9);
+    n = xmt_derive_entry("k3", info, 3, 0, NULL, 0, text + 9, sizeof text - 9);
     ck_assert_int_gt(n, 0);
     set = load_ok(text);
     e = xmt_policy_entry(set, 0);
@@ -1455,6 +1455,21 @@ START_TEST(derive_entry_idioms)
         valid += (size_t)xmt_entry_candidate(e, j, &v2, &c);
     ck_assert_uint_eq(valid, 32); /* a 2-D block with shared memory: tiles, kept and scaled */
     xmt_policy_free(set);
+
+    /* one idiom only (what --write-policy writes for a winner) */
+    n = xmt_derive_entry("k4", info, 3, 0, &d1, 1u << XMT_IDIOM_STRIDE, text + 9, sizeof text - 9);
+    set = load_ok(text);
+    ck_assert_uint_eq(xmt_entry_ncandidates(xmt_policy_entry(set, 0)), 16);
+    xmt_policy_free(set);
+
+    /* parameter kinds: from the signature, else from sizes (8 untyped bytes: not a pointer
+     * for sure, not a key part) */
+    xmt_pinfo pi[3];
+    const uint32_t sz[3] = {4, 8, 8};
+    ck_assert_int_eq(xmt_derive_params("f(int, float*, long)", 3, sz, pi), 1);
+    ck_assert(pi[0].is_int && pi[1].is_ptr && pi[2].is_int && !pi[1].is_int);
+    ck_assert_int_eq(xmt_derive_params("vecadd", 3, sz, pi), 0);
+    ck_assert(pi[0].is_int && pi[1].is_struct && !pi[1].is_ptr && pi[2].size == 8);
 }
 END_TEST
 
