@@ -14,6 +14,7 @@
 #include "driver.h"
 #include "invariant.h"
 #include "log.h"
+#include "logevent.h"
 #include "options.h"
 #include "xmt_policy.h"
 
@@ -374,7 +375,27 @@ static void attach_auto(xmt_kernel *k)
     if (!k->params_known) return; /* nothing to derive a key from */
     char why[256];
     k->entry = xmt_auto_entry(k->mangled, k->demangled, k->nparams, k->sizes, why, sizeof why);
-    if (!k->entry) xmt_verbose(1, "XMATUNE_AUTO: %s passes through: %s", k->demangled, why);
+    if (!k->entry) {
+        xmt_verbose(1, "XMATUNE_AUTO: %s passes through: %s", k->demangled, why);
+        return;
+    }
+    /* the layout `xmatune autotune --write-policy` writes the kernel's entry from */
+    CUdevice dev = -1;
+    if (xmt_log_enabled() && (!xmt_drv.cuCtxGetDevice || xmt_drv.cuCtxGetDevice(&dev) != 0))
+        dev = -1;
+    xmt_ev_kernel_info info = {.kernel = k->mangled,
+                               .name = k->demangled,
+                               .device = (int)dev,
+                               .is_cukernel = k->is_cukernel,
+                               .nparams = k->nparams,
+                               .offsets = k->offsets,
+                               .sizes = k->sizes,
+                               .params_known = k->params_known,
+                               .max_threads = k->max_threads,
+                               .static_shared = k->static_shared,
+                               .max_dynamic_shared = k->max_dynamic_shared,
+                               .policy = xmt_entry_origin(k->entry)};
+    if (xmt_log_enabled()) xmt_log_event(xmt_ev_kernel(&info));
 }
 
 /* Which policy entry, if any, may tune this kernel. */

@@ -451,3 +451,104 @@ void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
         write_buffers(f, info, np);
     }
 }
+
+/* The derived dims of a tune event's own config ("own": grid, block, shared). */
+static xmt_dims own_dims(json_t *t)
+{
+    json_t *own = json_object_get(t, XMT_F_OWN);
+    json_t *g = json_object_get(own, XMT_F_GRID), *b = json_object_get(own, XMT_F_BLOCK);
+    return (xmt_dims){{(uint32_t)iget(g, 0), (uint32_t)iget(g, 1), (uint32_t)iget(g, 2)},
+                      {(uint32_t)iget(b, 0), (uint32_t)iget(b, 1), (uint32_t)iget(b, 2)},
+                      (uint32_t)json_integer_value(json_object_get(own, XMT_F_SHARED))};
+}
+
+/* The comment lines of one kernel's tune events (what auto did for each key); sets *mask
+ * to the idioms that won and *orig to the own config of the first key an idiom won. */
+static void auto_comments(FILE *f, const char *mangled, json_t *tunes, unsigned *mask,
+                          xmt_dims *orig)
+{
+    size_t j;
+    json_t *t;
+    *mask = 0;
+    json_array_foreach(tunes, j, t)
+    {
+        const char *m = json_string_value(json_object_get(t, XMT_F_KERNEL));
+        if (!m || strcmp(m, mangled)) continue;
+        json_t *w = json_object_get(t, XMT_F_WINNER);
+        const char *idiom =
+            json_string_value(json_object_get(json_object_get(w, XMT_F_AUTO), XMT_F_IDIOM));
+        json_t *g = json_object_get(w, XMT_F_GRID), *b = json_object_get(w, XMT_F_BLOCK);
+        char text[1024];
+        int id = -1;
+        for (int i = 0; i < 4 && idiom; i++)
+            if (!strcmp(idiom, xmt_idiom_name(i))) id = i;
+        if (id >= 0) {
+            if (!*mask) *orig = own_dims(t);
+            *mask |= 1u << id;
+            snprintf(
+                text, sizeof text,
+                "auto, key %s: idiom %s won (%s: grid (%lld,%lld,%lld) block "
+                "(%lld,%lld,%lld)) over the program's own %s",
+                json_string_value(json_object_get(t, XMT_F_KEY)), idiom,
+                json_string_value(json_object_get(w, XMT_F_CONFIG)), iget(g, 0), iget(g, 1),
+                iget(g, 2), iget(b, 0), iget(b, 1), iget(b, 2),
+                json_string_value(json_object_get(json_object_get(t, XMT_F_OWN), XMT_F_CONFIG)));
+        } else
+            snprintf(text, sizeof text, "auto, key %s: the program's own config %s stayed",
+                     json_string_value(json_object_get(t, XMT_F_KEY)),
+                     json_string_value(json_object_get(w, XMT_F_CONFIG)));
+        comment(f, text);
+    }
+}
+
+size_t write_auto_policy(FILE *f, json_t *kernels, json_t *tunes)
+{
+    fprintf(f, "# A policy written by `xmatune autotune --write-policy`: for each kernel auto\n"
+               "# tuned, the entry that reproduces what it did (the idiom that won, its space,\n"
+               "# its key: the integer scalars and the program's own launch shape). Narrow the\n"
+               "# space, choose coarser triggers, or give an output a tolerance: docs/policy.md.\n"
+               "# Check it with: xmatune check THIS_FILE\n"
+               "kernels:\n");
+    size_t i, n = 0;
+    json_t *k;
+    static xmt_pinfo info[XMT_DERIVE_MAX_PARAMS];
+    static char text[32768];
+    json_array_foreach(kernels, i, k)
+    {
+        const char *mangled = json_string_value(json_object_get(k, XMT_F_KERNEL));
+        const char *name = json_string_value(json_object_get(k, XMT_F_NAME));
+        if (!mangled || !name) continue;
+        int dup = 0;
+        for (size_t j = 0; j < i && !dup; j++) {
+            const char *m2 =
+                json_string_value(json_object_get(json_array_get(kernels, j), XMT_F_KERNEL));
+            dup = m2 && !strcmp(m2, mangled);
+        }
+        if (dup) continue;
+        fprintf(f, "\n  # %s\n", name);
+        unsigned mask = 0;
+        xmt_dims orig;
+        auto_comments(f, mangled, tunes, &mask, &orig);
+        if (!mask) {
+            fprintf(f, "  # not written: no idiom won for it (or auto did not tune it)\n");
+            continue;
+        }
+        json_t *params = json_object_get(k, XMT_F_PARAMS);
+        size_t np = json_array_size(params);
+        uint32_t sizes[XMT_DERIVE_MAX_PARAMS];
+        for (size_t p = 0; p < np && p < XMT_DERIVE_MAX_PARAMS; p++)
+            sizes[p] = (uint32_t)json_integer_value(
+                json_object_get(json_array_get(params, p), XMT_F_SIZE));
+        char dm[2048];
+        int demangled = xmt_demangle(mangled, NULL, 0, dm, sizeof dm) == 1;
+        int typed = xmt_derive_params(demangled ? dm : mangled, np, sizes, info);
+        if (np > XMT_DERIVE_MAX_PARAMS ||
+            xmt_derive_entry(mangled, info, np, typed, &orig, mask, text, sizeof text) < 0) {
+            fprintf(f, "  # not written: too many parameters\n");
+            continue;
+        }
+        fputs(text, f);
+        n++;
+    }
+    return n;
+}

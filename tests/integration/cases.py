@@ -3603,6 +3603,38 @@ def auto_keys_capped():
     expect(all(r == ((4, 1, 1), (32, 1, 1), 0) for r in runs[-30:]), "rewritten past the cap")
 
 
+@case
+def auto_write_policy_round_trip():
+    # `xmatune autotune --write-policy FILE` writes, per kernel auto tuned, the entry of the
+    # idiom that won; `xmatune check` accepts it, and a run under it as a policy (no auto)
+    # tunes the same kernels to the same winners, outputs identical. `xmatune report` shows
+    # the idiom each winner follows.
+    tool = os.environ["XMT_TOOL"]
+    log, pol = os.path.join(WORK, "auto.jsonl"), os.path.join(WORK, "auto.yaml")
+    base = run("rt", "basic", shim=False)
+    ok(base, "without the shim")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM, XMATUNE_WARMUP_MS="0",
+             XDG_CACHE_HOME=os.path.join(WORK, "xdg-autotune"),
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    out = os.path.join(WORK, "autotune.out")
+    p = subprocess.run([tool, "autotune", "--log", log, "--write-policy", pol, "--", APPS["rt"],
+                        "basic", out], env=e, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    expect(open(out, "rb").read() == base.out, "autotune: outputs differ")
+    expect("stride" in p.stdout and "cdiv" in p.stdout, "the report names no idiom:\n" + p.stdout)
+    text = open(pol).read()
+    for m in ("_Z5saxpyifPKfPf", "vecadd", "_Z7scale2dPfiif"):
+        expect('- mangled: "%s"' % m in text, "no entry for %s:\n%s" % (m, text))
+    expect('- mangled: "_Z9block_sumPKfPfi"' not in text, "block_sum kept its own: no entry")
+    p = subprocess.run([tool, "check", "-q", pol], capture_output=True, text=True)
+    expect(p.returncode == 0, "the policy does not load: " + p.stdout + p.stderr)
+    t = run("rt", "basic", env={"XMATUNE_POLICY": pol})
+    ok(t, "under the written policy")
+    same_output(base, t, "under the written policy")
+    ev = tune_events(t, "saxpy")
+    expect(ev and auto_idiom(ev[0]) == "stride", ev and ev[0]["winner"])
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
