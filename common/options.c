@@ -52,6 +52,11 @@ static const opt_desc options[] = {
      "under `XMATUNE_AUTO=1`, most keys tuned per kernel with no policy entry; past it the "
      "kernel passes through untuned (said once)",
      NULL},
+    {"XMATUNE_AUTO_MIN_US", T_DOUBLE, OFF(auto_min_us), 0, "2", 0, 1e9,
+     "under `XMATUNE_AUTO=1`, a kernel with no policy entry that a key's session finds "
+     "shorter than this many microseconds in its best config (the program's own when it "
+     "stays) passes through from then on, that key included",
+     NULL},
     {"XMATUNE_LOG", T_STR, OFF(log), SZ(log), "", 0, 0,
      "JSON Lines log (`docs/log.md`); `%p` is replaced by the process id; empty: no log", NULL},
     {"XMATUNE_CACHE", T_STR, OFF(cache), SZ(cache), "", 0, 0,

@@ -54,6 +54,7 @@ struct xmt_options {
     int trial_timeout_ms;   /* the trial helper's deadline for one answer */
     int autotune;           /* XMATUNE_AUTO: kernels no policy names are tuned too */
     int auto_max_keys;      /* keys per such kernel; past it the kernel passes through */
+    double auto_min_us;     /* a kernel auto tunes whose best time is shorter passes through */
 };
 
 /* XMATUNE_TOTAL_BUDGET_MS when XMATUNE_AUTO=1 and it is unset. */

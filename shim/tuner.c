@@ -514,12 +514,28 @@ static int defer_key(const xmt_kernel *k, result_t *mine, xmt_plan *p, const cha
     return 0;
 }
 
+/* XMATUNE_AUTO_MIN_US: a kernel auto tunes whose key's best config (the winner's time as
+ * its session measured it; the program's own when it stays) runs for less than that is not
+ * worth a session per key nor the hit path per launch: it passes through from now on. */
+static void auto_too_short(xmt_kernel *k, const xmt_choice *ch, const char *key_text)
+{
+    if (!xmt_auto_owns(k->entry) || !(ch->time_ms > 0) ||
+        ch->time_ms * 1000.0 >= xmt_opt.auto_min_us)
+        return;
+    xmt_kernels_pass_through(k);
+    xmt_verbose(1,
+                "XMATUNE_AUTO: %s: %.2f us for %s, under XMATUNE_AUTO_MIN_US (%g us): the "
+                "kernel passes through from now on",
+                k->demangled, ch->time_ms * 1000.0, key_text, xmt_opt.auto_min_us);
+}
+
 /* A key this thread claimed: decide it (tuning if the plan says so), publish, store. */
 static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
                            result_t *mine, xmt_plan *p, const char *key_text)
 {
     struct xmt_tune_state *ts = k->tune;
     if (p->need_run) xmt_plan_run(k, l, v, device, p, key_text);
+    if (p->need_run) auto_too_short(k, &p->ch, key_text);
     if (p->deferred && defer_key(k, mine, p, key_text))
         return p->launched ? p->launch_rc : xmt_pass(k, l);
     mine->index = p->ch.index;

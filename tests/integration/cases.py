@@ -3635,6 +3635,21 @@ def auto_write_policy_round_trip():
     expect(ev and auto_idiom(ev[0]) == "stride", ev and ev[0]["winner"])
 
 
+@case
+def auto_short_kernels_pass_through():
+    # A kernel whose key's best config runs for less than XMATUNE_AUTO_MIN_US is not worth
+    # tuning: after that key's session the kernel passes through (the program's own config,
+    # the fast path), that key included.
+    t = auto_run("rt", "saxpy", env={"XMATUNE_AUTO_MIN_US": "1000", "XMATUNE_VERBOSE": "1"},
+                 iterations=5)
+    expect(len(tune_events(t, "saxpy")) == 1, "tuned %d times" % len(tune_events(t, "saxpy")))
+    expect("under XMATUNE_AUTO_MIN_US" in t.stderr, t.stderr)
+    runs = traced(t, "_Z5saxpyifPKfPf")
+    expect(all(r == ((4, 1, 1), (32, 1, 1), 0) for r in runs[-4:]), "rewritten: %r" % runs[-4:])
+    s = [x for x in t.events("kernel_summary") if "saxpy" in x["name"]][0]
+    expect(s["rewritten"] == 0, s)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
