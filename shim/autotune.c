@@ -87,7 +87,7 @@ const char *xmt_auto_idiom_of(const char *label)
 {
     const char *p = label ? strstr(label, "IDIOM=") : NULL;
     if (!p) return NULL;
-    int id = atoi(p + 6);
+    int id = (int)strtol(p + 6, NULL, 10);
     const char *n = xmt_idiom_name(id);
     return strcmp(n, "?") ? n : NULL;
 }

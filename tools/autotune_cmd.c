@@ -100,7 +100,7 @@ int cmd_autotune(int argc, char **argv)
         rargv[rn++] = argv[i];
     rargv[rn] = NULL;
     unlink(log); /* the report and the policy are this run's only */
-    fflush(NULL);
+    (void)fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         perror("xmatune autotune: fork");
