@@ -3650,6 +3650,19 @@ def auto_short_kernels_pass_through():
     expect(s["rewritten"] == 0, s)
 
 
+@case
+def auto_extern_c_64bit_size():
+    # An extern "C" kernel (no types in its name) with a 64-bit size: auto does not take the
+    # untyped 8-byte argument for a pointer (the key would be left untuned: the driver does
+    # not know it as memory); protect: auto asks the driver about it, finds the one buffer,
+    # and the key is tuned to a grid covering n. Outputs identical.
+    t = auto_run("rt", "scale64")
+    ev = tune_events(t, "scale_n64")
+    expect(len(ev) == 1 and "untuned" not in ev[0], ev)
+    expect(auto_idiom(ev[0]) == "cdiv", ev[0]["winner"])
+    expect(any(c["status"] == "rejected" for c in ev[0]["candidates"]), "none rejected")
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
