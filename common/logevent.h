@@ -130,6 +130,8 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_SAME_AS_RECORD "same_as_record"
 #define XMT_F_INDEX "index"
 #define XMT_F_CONFIG "config"
+#define XMT_F_AUTO "auto" /* a derived config's (XMATUNE_AUTO), with: */
+#define XMT_F_IDIOM "idiom"
 #define XMT_F_STATUS "status"
 #define XMT_F_WHY "why"
 #define XMT_F_MEDIAN_MS "median_ms"

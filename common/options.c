@@ -37,11 +37,26 @@ typedef struct {
 /* Keep in the order a user reads them; the README table is generated from this. */
 static const opt_desc options[] = {
     {"XMATUNE_MODE", T_MODE, OFF(mode), 0, "", 0, 0,
-     "`off`, `discover`, `tune` or `replay`. Default: `tune` when `XMATUNE_POLICY` is set, "
-     "else `off`; any other value: `off`, with a message",
+     "`off`, `discover`, `tune` or `replay`. Default: `tune` when `XMATUNE_POLICY` is set "
+     "or `XMATUNE_AUTO=1`, else `off`; any other value: `off`, with a message",
      NULL},
     {"XMATUNE_POLICY", T_STR, OFF(policy), SZ(policy), "", 0, 0,
      "policy file, or directory of `*.yaml`/`*.yml` files read in name order", NULL},
+    {"XMATUNE_AUTO", T_BOOL, OFF(autotune), 0, "0", 0, 1,
+     "`1`: tune kernels no policy names too, trying the launch idioms derived from each "
+     "key's own launch, in the trial helper only (README, Tuning with no policy); policy "
+     "entries win for the kernels they name; `XMATUNE_TOTAL_BUDGET_MS` then defaults to "
+     "60000",
+     NULL},
+    {"XMATUNE_AUTO_MAX_KEYS", T_INT, OFF(auto_max_keys), 0, "8", 1, 1000000,
+     "under `XMATUNE_AUTO=1`, most keys tuned per kernel with no policy entry; past it the "
+     "kernel passes through untuned (said once)",
+     NULL},
+    {"XMATUNE_AUTO_MIN_US", T_DOUBLE, OFF(auto_min_us), 0, "2", 0, 1e9,
+     "under `XMATUNE_AUTO=1`, a kernel with no policy entry that a key's session finds "
+     "shorter than this many microseconds in its best config (the program's own when it "
+     "stays) passes through from then on, that key included",
+     NULL},
     {"XMATUNE_LOG", T_STR, OFF(log), SZ(log), "", 0, 0,
      "JSON Lines log (`docs/log.md`); `%p` is replaced by the process id; empty: no log", NULL},
     {"XMATUNE_CACHE", T_STR, OFF(cache), SZ(cache), "", 0, 0,
@@ -258,7 +273,10 @@ void xmt_options_load(void (*warn)(const char *msg))
     if (mode_bad)
         xmt_opt.mode = XMT_MODE_OFF;
     else if (!m || !*m)
-        xmt_opt.mode = xmt_opt.policy[0] ? XMT_MODE_TUNE : XMT_MODE_OFF;
+        xmt_opt.mode = xmt_opt.policy[0] || xmt_opt.autotune ? XMT_MODE_TUNE : XMT_MODE_OFF;
+    /* auto has a total budget by default: it may meet many kernels */
+    const char *tb = getenv("XMATUNE_TOTAL_BUDGET_MS");
+    if (xmt_opt.autotune && (!tb || !*tb)) xmt_opt.total_budget_ms = XMT_AUTO_TOTAL_BUDGET_MS;
 }
 
 static void print_value(FILE *out, const opt_desc *o)

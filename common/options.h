@@ -53,7 +53,13 @@ struct xmt_options {
     int progress;           /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */
     int trials;             /* xmt_trials */
     int trial_timeout_ms;   /* the trial helper's deadline for one answer */
+    int autotune;           /* XMATUNE_AUTO: kernels no policy names are tuned too */
+    int auto_max_keys;      /* keys per such kernel; past it the kernel passes through */
+    double auto_min_us;     /* a kernel auto tunes whose best time is shorter passes through */
 };
+
+/* XMATUNE_TOTAL_BUDGET_MS when XMATUNE_AUTO=1 and it is unset. */
+#define XMT_AUTO_TOTAL_BUDGET_MS 60000.0
 
 extern struct xmt_options xmt_opt;
 

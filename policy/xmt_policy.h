@@ -293,6 +293,86 @@ void xmt_attrs_default(xmt_attrs *a);
 int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out, int64_t *iout,
                          int *is_float, char *err, size_t cap);
 
+/* --- launch idioms (policy/derive.c) -------------------------------------------------- */
+/* How a kernel's grid follows its data, told from the launches discover recorded; the
+ * stub of `xmatune discover --stub` writes its entries from it. */
+#define XMT_DERIVE_MAX_PARAMS 128
+typedef enum { XMT_IDIOM_GRID0, XMT_IDIOM_CDIV, XMT_IDIOM_STRIDE, XMT_IDIOM_TILE } xmt_idiom;
+
+typedef struct {
+    long long grid[3], block[3], shared, count;
+} xmt_shape;
+
+/* One launch discover recorded with its argument values (`args`). */
+typedef struct {
+    long long grid[3], block[3], shared;
+    long long v[XMT_DERIVE_MAX_PARAMS];
+    unsigned char has[XMT_DERIVE_MAX_PARAMS];
+} xmt_obs;
+
+typedef struct {
+    size_t n;
+    xmt_shape s[64 * 4]; /* at most 64 per device in the log; a few devices */
+    size_t nobs;
+    xmt_obs o[16 * 4]; /* at most 16 per device */
+} xmt_shapes;
+
+/* What the stub knows of one parameter. */
+typedef struct {
+    long long size;
+    int is_ptr, is_int, is_struct; /* is_struct: a by-value struct (bytes(N)) */
+    int as_float;                  /* untyped, 4 bytes, every value seen reads as a float */
+} xmt_pinfo;
+
+/* What ties a grid dimension to an argument: its index, or -1. */
+typedef struct {
+    int cover[3];             /* grid.d == cdiv(p, block.d) in every launch seen */
+    int equal[3];             /* grid.d == p in every launch seen */
+    int cover2[3], equal2[3]; /* another argument that fits as well (equal values) */
+    int stride;               /* the grid stayed the same while this argument changed */
+} xmt_evidence;
+
+/* What the recorded launches tie each grid dimension to (integer arguments only). */
+void xmt_find_evidence(const xmt_shapes *sh, const xmt_pinfo *info, size_t np, xmt_evidence *ev);
+/* The launch idiom the launches point to: by their values, else by how the program's own
+ * grid moved with its block; the reason in why. */
+xmt_idiom xmt_pick_idiom(const xmt_shapes *sh, const xmt_evidence *ev, const int tuned[3],
+                         char *why, size_t cap);
+
+/* Spaces derived from one launch, for kernels no policy names (XMATUNE_AUTO) and the
+ * entries `--write-policy` writes. The rules' version: cache records of auto keys carry
+ * it, so changing the rules (below, or the configs derive.c writes) invalidates them. */
+#define XMT_DERIVE_RULES 1
+#define XMT_DERIVE_MAX_INT_TRIGGERS 16 /* integer scalars in an auto key; the rest ignored */
+#define XMT_DERIVE_MAX_CONFIGS 64      /* configs of one derived entry, at most */
+/* The idiom's name: "grid0" (the program's own grid kept, the block varied), "cdiv" (one
+ * thread per element: the grid covers grid0 x block0 as the block changes), "stride" (a
+ * grid-stride loop: sm_count x BPS blocks), "tile" (2-D/3-D: the grid covers the
+ * program's threads in x and y as the tile changes); "?" for another number. */
+const char *xmt_idiom_name(int idiom);
+/* Writes into buf the text of one policy entry (an item of `kernels:`, indented for it)
+ * for the kernel `mangled` with the np parameters info[] describes (typed: their kinds
+ * come from the demangled signature, so only names are written): exact name, protect:
+ * auto, triggers on the integer scalars and the program's own launch shape, and configs
+ * that try each idiom that fits a launch shaped like orig, each tagged IDIOM (its
+ * xmt_idiom), BX, BY, BPS, SCALED (dynamic shared memory scaled with the block, offered
+ * only when orig has some). A 1-D block: 5 blocks x {grid0, cdiv} (x2 with shared) plus
+ * 4 blocks x 4 BPS of stride (at most 36); a 2-D/3-D block: 8 tiles x {grid0, tile} (x2
+ * with shared; at most 32). orig NULL: every config of both, each under a condition on
+ * the launch's shape (block0.y, block0.z, shared0), so that one entry fits every key
+ * (at most 36 apply to one launch). Kernel and device limits are left to the evaluation of each
+ * candidate (xmt_entry_candidate skips what exceeds them). Returns the length, or -1 when
+ * cap is too small (for 128 parameters 8 KiB suffices with orig, 32 KiB without).
+ * idioms: a mask of (1 << xmt_idiom), only those configs; 0: every idiom. */
+int xmt_derive_entry(const char *mangled, const xmt_pinfo *info, size_t np, int typed,
+                     const xmt_dims *orig, unsigned idioms, char *buf, size_t cap);
+/* What a derived entry says of each of np parameters (sizes as the driver reports them),
+ * into info: from the demangled signature when it reads (returns 1: the entry then names
+ * them only), else from the sizes (returns 0): 4, 2, 1 bytes an integer (a key part),
+ * anything else bytes(N) -- an 8-byte value of an untyped kernel too, since it may be a
+ * pointer (protect: auto asks the driver about it) or a 64-bit size. */
+int xmt_derive_params(const char *demangled, size_t np, const uint32_t *sizes, xmt_pinfo *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,7 +25,7 @@ CUresult xmt_dispatch_slow(xmt_kernel *k, xmt_launch *l)
 {
     xmt_count_launch();
     if (!k || atomic_load_explicit(&k->stale, memory_order_relaxed)) k = xmt_kernels_get(l->f);
-    if (!k || k->passthrough) return xmt_launch_call(l);
+    if (!k || __atomic_load_n(&k->passthrough, __ATOMIC_RELAXED)) return xmt_launch_call(l);
     if (xmt_opt.mode == XMT_MODE_DISCOVER) {
         xmt_discover_record(k, l); /* counts k->launches (a memo hit: later, per thread) */
         return xmt_launch_call(l);

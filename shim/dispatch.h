@@ -26,7 +26,7 @@ CUresult xmt_dispatch_slow(xmt_kernel *k, xmt_launch *l);
 static inline __attribute__((always_inline)) int xmt_dispatch_is_plain(CUfunction f)
 {
     xmt_kernel *k = xmt_kernels_find(f);
-    return __builtin_expect(k != NULL && k->passthrough, 1);
+    return __builtin_expect(k != NULL && __atomic_load_n(&k->passthrough, __ATOMIC_RELAXED), 1);
 }
 
 /* The slow halves, out of line so that the inline fast paths stay small: with their

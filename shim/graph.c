@@ -94,7 +94,7 @@ static int node_rewrite(int ver, const void *in, CUDA_KERNEL_NODE_PARAMS_v2 *out
     CUfunction f = node_function(ver, &p);
     xmt_kernel *k = f ? record_of(f) : NULL;
     *kp = NULL;
-    if (!k || k->passthrough || !k->entry) return 0;
+    if (!k || __atomic_load_n(&k->passthrough, __ATOMIC_RELAXED) || !k->entry) return 0;
     *kp = k;
     atomic_fetch_add_explicit(&k->graph_nodes, 1, memory_order_relaxed);
     if (xmt_opt.mode != XMT_MODE_TUNE && xmt_opt.mode != XMT_MODE_REPLAY) return 0;

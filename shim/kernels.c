@@ -10,9 +10,11 @@
 #include <string.h>
 #include <uthash.h>
 
+#include "autotune.h"
 #include "driver.h"
 #include "invariant.h"
 #include "log.h"
+#include "logevent.h"
 #include "options.h"
 #include "xmt_policy.h"
 
@@ -361,13 +363,53 @@ static void describe(xmt_kernel *k, CUfunction f)
     }
 }
 
+/* XMATUNE_AUTO: the derived entry of a kernel no policy names, unless excluded (as a
+ * policy's would be, and by auto's own rules: autotune.c). */
+static void attach_auto(xmt_kernel *k)
+{
+    if ((xmt_opt.include[0] && !list_matches(xmt_opt.include, k->demangled) &&
+         !list_matches(xmt_opt.include, k->mangled)) ||
+        (xmt_opt.exclude[0] && (list_matches(xmt_opt.exclude, k->demangled) ||
+                                list_matches(xmt_opt.exclude, k->mangled))))
+        return;
+    if (!k->params_known) return; /* nothing to derive a key from */
+    char why[256];
+    k->entry = xmt_auto_entry(k->mangled, k->demangled, k->nparams, k->sizes, why, sizeof why);
+    if (!k->entry) {
+        xmt_verbose(1, "XMATUNE_AUTO: %s passes through: %s", k->demangled, why);
+        return;
+    }
+    /* the layout `xmatune autotune --write-policy` writes the kernel's entry from */
+    CUdevice dev = -1;
+    if (xmt_log_enabled() && (!xmt_drv.cuCtxGetDevice || xmt_drv.cuCtxGetDevice(&dev) != 0))
+        dev = -1;
+    xmt_ev_kernel_info info = {.kernel = k->mangled,
+                               .name = k->demangled,
+                               .device = (int)dev,
+                               .is_cukernel = k->is_cukernel,
+                               .nparams = k->nparams,
+                               .offsets = k->offsets,
+                               .sizes = k->sizes,
+                               .params_known = k->params_known,
+                               .max_threads = k->max_threads,
+                               .static_shared = k->static_shared,
+                               .max_dynamic_shared = k->max_dynamic_shared,
+                               .policy = xmt_entry_origin(k->entry)};
+    if (xmt_log_enabled()) xmt_log_event(xmt_ev_kernel(&info));
+}
+
 /* Which policy entry, if any, may tune this kernel. */
 static void attach_policy(xmt_kernel *k)
 {
-    if (!xmt_policies || (xmt_opt.mode != XMT_MODE_TUNE && xmt_opt.mode != XMT_MODE_REPLAY &&
-                          xmt_opt.mode != XMT_MODE_DISCOVER))
+    if (xmt_opt.mode != XMT_MODE_TUNE && xmt_opt.mode != XMT_MODE_REPLAY &&
+        xmt_opt.mode != XMT_MODE_DISCOVER)
         return;
-    const xmt_entry *e = xmt_policy_match(xmt_policies, k->mangled, xmt_warn_diag, NULL);
+    const xmt_entry *e =
+        xmt_policies ? xmt_policy_match(xmt_policies, k->mangled, xmt_warn_diag, NULL) : NULL;
+    if (!e && xmt_opt.autotune && xmt_opt.mode != XMT_MODE_DISCOVER) {
+        attach_auto(k);
+        return;
+    }
     if (!e) return;
     if (xmt_opt.include[0] && !list_matches(xmt_opt.include, k->demangled) &&
         !list_matches(xmt_opt.include, k->mangled))

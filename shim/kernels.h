@@ -103,6 +103,13 @@ static inline xmt_kernel *xmt_kernels_find(const void *f)
 /* The loaded policies (set once at activation by shim.c); NULL: none loaded. */
 extern struct xmt_policy_set *xmt_policies;
 
+/* From now on the kernel passes through (auto declined it or stopped tuning it): the
+ * launch path reads the flag with relaxed atomic loads. */
+static inline void xmt_kernels_pass_through(xmt_kernel *k)
+{
+    __atomic_store_n(&k->passthrough, 1, __ATOMIC_RELAXED);
+}
+
 /* Finds or makes the record of a handle (cold path: driver queries, demangling, policy
  * matching). NULL only for a NULL handle or when out of memory. */
 xmt_kernel *xmt_kernels_get(CUfunction f);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "autotune.h"
 #include "log.h"
 #include "logevent.h"
 #include "misscause.h"
@@ -154,14 +155,18 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
                      const char *key_text, int device, xmt_plan *p, xmt_choice *ch)
 {
     static atomic_int said_inline, said_process;
-    if (xmt_opt.trials == XMT_TRIALS_INLINE) return 0;
+    /* a space auto derived is never tried in the program's own process */
+    int derived = xmt_auto_owns(k->entry);
+    if (xmt_opt.trials == XMT_TRIALS_INLINE && !derived) return 0;
     xmt_trial_outcome o;
     char why[400] = "";
     p->deferred = 0;
-    if (xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only, p->only_index,
-                          p->from_cache, p->recheck, p->from_cache ? p->ch.data : NULL,
-                          /* a re-check's launch is made by its caller (tuner.c) */
-                          !p->launched && !p->recheck, &o, why, sizeof why)) {
+    if (xmt_opt.trials == XMT_TRIALS_INLINE) {
+        snprintf(why, sizeof why, "XMATUNE_TRIALS=inline");
+    } else if (xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only, p->only_index,
+                                 p->from_cache, p->recheck, p->from_cache ? p->ch.data : NULL,
+                                 /* a re-check's launch is made by its caller (tuner.c) */
+                                 !p->launched && !p->recheck, &o, why, sizeof why)) {
         *ch = o.choice;
         if (o.launched) {
             p->launched = 1;
@@ -171,6 +176,16 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
         p->deferred = o.uninformative;
         if (!o.storable || p->deferred) p->store_on_disk = 0;
         atomic_fetch_add(&total_tuning_us, (uint64_t)(o.spent_ms * 1000));
+        return 1;
+    }
+    if (derived) {
+        /* auto declines the kernel: it passes through from now on */
+        xmt_warn("XMATUNE_AUTO: %s: key %s cannot be tuned in the trial helper (%s); the "
+                 "kernel passes through untuned",
+                 k->demangled, key_text, why);
+        xmt_kernels_pass_through(k);
+        *ch = (xmt_choice){.index = XMT_OWN_CONFIG};
+        p->store_on_disk = 0;
         return 1;
     }
     if (xmt_opt.trials == XMT_TRIALS_PROCESS) {

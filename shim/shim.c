@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "autotune.h"
 #include "cache.h"
 #include "counters.h"
 #include "discover.h"
@@ -41,7 +42,8 @@ static void fork_phase(int phase)
      * lock may take the log's. */
     void (*const mods[])(int) = {xmt_trial_atfork,   xmt_graph_atfork, xmt_discover_atfork,
                                  xmt_log_atfork,     xmt_cache_atfork, xmt_counters_atfork,
-                                 xmt_kernels_atfork, xmt_tuner_atfork, xmt_modload_atfork};
+                                 xmt_kernels_atfork, xmt_tuner_atfork, xmt_modload_atfork,
+                                 xmt_auto_atfork};
     size_t n = sizeof mods / sizeof mods[0];
     for (size_t i = 0; i < n; i++)
         mods[phase == XMT_FORK_PREPARE ? i : n - 1 - i](phase);
@@ -81,8 +83,9 @@ static void activate_guarded(void)
         }
         if (errors > 0)
             xmt_warn("%d error(s) in %s: the entries in error are ignored", errors, xmt_opt.policy);
-    } else if (xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) {
-        xmt_warn("XMATUNE_MODE=%s needs XMATUNE_POLICY; nothing will be tuned",
+    } else if ((xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) &&
+               !xmt_opt.autotune) {
+        xmt_warn("XMATUNE_MODE=%s needs XMATUNE_POLICY or XMATUNE_AUTO=1; nothing will be tuned",
                  xmt_mode_name(xmt_opt.mode));
     }
     xmt_tuner_init();

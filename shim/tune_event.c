@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "autotune.h"
 #include "driver.h"
 #include "log.h"
 #include "logevent.h"
@@ -137,6 +138,8 @@ static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
     xmt_dims d = c->index == XMT_OWN_CONFIG ? S->v->orig : c->c.dims;
     json_t *o = dims_json(&d);
     json_object_set_new(o, XMT_F_CONFIG, json_string(c->c.label));
+    const char *idiom = c->index == XMT_OWN_CONFIG ? NULL : xmt_auto_idiom_of(c->c.label);
+    if (idiom) json_object_set_new(o, XMT_F_AUTO, json_pack("{ss}", XMT_F_IDIOM, idiom));
     json_object_set_new(o, XMT_F_STATUS,
                         json_string(c->status == XMT_C_OK        ? "ok"
                                     : c->status == XMT_C_SKIPPED ? "skipped"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <uthash.h>
 
+#include "autotune.h"
 #include "cache.h"
 #include "candidate.h"
 #include "clock.h"
@@ -513,12 +514,28 @@ static int defer_key(const xmt_kernel *k, result_t *mine, xmt_plan *p, const cha
     return 0;
 }
 
+/* XMATUNE_AUTO_MIN_US: a kernel auto tunes whose key's best config (the winner's time as
+ * its session measured it; the program's own when it stays) runs for less than that is not
+ * worth a session per key nor the hit path per launch: it passes through from now on. */
+static void auto_too_short(xmt_kernel *k, const xmt_choice *ch, const char *key_text)
+{
+    if (!xmt_auto_owns(k->entry) || !(ch->time_ms > 0) ||
+        ch->time_ms * 1000.0 >= xmt_opt.auto_min_us)
+        return;
+    xmt_kernels_pass_through(k);
+    xmt_verbose(1,
+                "XMATUNE_AUTO: %s: %.2f us for %s, under XMATUNE_AUTO_MIN_US (%g us): the "
+                "kernel passes through from now on",
+                k->demangled, ch->time_ms * 1000.0, key_text, xmt_opt.auto_min_us);
+}
+
 /* A key this thread claimed: decide it (tuning if the plan says so), publish, store. */
 static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
                            result_t *mine, xmt_plan *p, const char *key_text)
 {
     struct xmt_tune_state *ts = k->tune;
     if (p->need_run) xmt_plan_run(k, l, v, device, p, key_text);
+    if (p->need_run) auto_too_short(k, &p->ch, key_text);
     if (p->deferred && defer_key(k, mine, p, key_text))
         return p->launched ? p->launch_rc : xmt_pass(k, l);
     mine->index = p->ch.index;
@@ -631,6 +648,23 @@ static int launch_keyed(xmt_kernel *k, const xmt_launch *l, keyed_t *q)
            (q->kl = launch_key(k, q->ts, &q->v, q->dev, q->key)) != 0;
 }
 
+/* XMATUNE_AUTO_MAX_KEYS: a kernel auto tunes whose keys reached the cap (a scalar that
+ * changes at every call, a counter or an RNG offset, would make every launch a new key
+ * and tune forever) passes through from now on, its tuned keys with it. 1 when so. */
+static int auto_capped(xmt_kernel *k, const struct xmt_tune_state *ts)
+{
+    if (!xmt_auto_owns(k->entry)) return 0;
+    pthread_mutex_lock(&k->lock);
+    unsigned keys = ts->keys_tuned;
+    pthread_mutex_unlock(&k->lock);
+    if (keys < (unsigned)xmt_opt.auto_max_keys) return 0;
+    xmt_kernels_pass_through(k);
+    xmt_warn("XMATUNE_AUTO: %s: %u keys tuned (XMATUNE_AUTO_MAX_KEYS); a new one came, so the "
+             "kernel passes through untuned from now on",
+             k->demangled, keys);
+    return 1;
+}
+
 static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_launch *l)
 {
     atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
@@ -641,6 +675,7 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
     if (r) return run_known(k, l, &q.v, r, q.di, q.dev);
 
     /* A new key. */
+    if (auto_capped(k, q.ts)) return xmt_pass(k, l);
     char key_text[512];
     if (xmt_entry_key_render(k->entry, q.key + 4, q.kl - 4, key_text, sizeof key_text) < 0)
         snprintf(key_text, sizeof key_text, "?");

@@ -184,12 +184,17 @@ static void report_tunings(json_t *tunes)
                sget(e, XMT_F_KEY), a);
         print_time(to);
         int cached = json_is_true(json_object_get(e, XMT_F_FROM_CACHE));
-        printf(" %s%s%s%s |",
+        /* a config auto derived names the launch idiom it follows */
+        const char *idiom =
+            json_string_value(json_object_get(json_object_get(win, XMT_F_AUTO), XMT_F_IDIOM));
+        char idm[48] = "";
+        if (idiom) snprintf(idm, sizeof idm, " (idiom: %s)", idiom);
+        printf(" %s%s%s%s%s |",
                json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1
                    ? "program's own"
                    : sget(win, XMT_F_CONFIG),
                json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : ": ",
-               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : b,
+               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : b, idm,
                cached ? " (from the cache, verified: not tuned here)" : "");
         print_time(tw);
         if (!cached && to > 0 && tw > 0) /* a cached winner's speed-up was not measured here */

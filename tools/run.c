@@ -53,19 +53,21 @@ static int find_shim(char *out, size_t cap)
 
 static void usage_run(FILE *f)
 {
-    fprintf(f, "usage: xmatune run [--discover|--tune|--replay|--off] [--policy P] [--log L]\n"
-               "                   [--cache C] [--include GLOB] [--exclude GLOB] [--budget MS]\n"
-               "                   [--iterations N] [--warmup N] [--libcuda PATH] [-v [-v]]\n"
-               "                   [--] PROGRAM [ARGS...]\n"
+    fprintf(f, "usage: xmatune run [--discover|--tune|--replay|--off] [--auto] [--policy P]\n"
+               "                   [--log L] [--cache C] [--include GLOB] [--exclude GLOB]\n"
+               "                   [--budget MS] [--iterations N] [--warmup N] [--libcuda PATH]\n"
+               "                   [-v [-v]] [--] PROGRAM [ARGS...]\n"
                "Runs PROGRAM with libxmatune.so preloaded (found beside this command, or\n"
                "XMATUNE_SHIM) and the options given as XMATUNE_* variables: --policy is\n"
                "XMATUNE_POLICY, --log XMATUNE_LOG, --cache XMATUNE_CACHE, --include\n"
                "XMATUNE_INCLUDE, --exclude XMATUNE_EXCLUDE, --budget XMATUNE_BUDGET_MS,\n"
                "--iterations XMATUNE_ITERATIONS, --warmup XMATUNE_WARMUP, --libcuda\n"
-               "XMATUNE_LIBCUDA; each -v raises XMATUNE_VERBOSE by one. A --policy or --libcuda\n"
-               "path that does not exist is an error before PROGRAM starts (the shim itself\n"
-               "would run the program untuned). Exit status: PROGRAM's, 127 when it could not\n"
-               "start, 2 for a usage mistake, 1 when the shim or a path is missing.\n");
+               "XMATUNE_LIBCUDA, --auto XMATUNE_AUTO=1 (kernels no policy names are tuned\n"
+               "too: README, Tuning with no policy); each -v raises XMATUNE_VERBOSE by one.\n"
+               "A --policy or --libcuda path that does not exist is an error before PROGRAM\n"
+               "starts (the shim itself would run the program untuned). Exit status:\n"
+               "PROGRAM's, 127 when it could not start, 2 for a usage mistake, 1 when the\n"
+               "shim or a path is missing.\n");
 }
 
 /* The options that take a value, and the variable each sets. */
@@ -88,6 +90,10 @@ static int run_option(int argc, char **argv, int *i, int *verbose)
     if (!strcmp(a, "--discover") || !strcmp(a, "--tune") || !strcmp(a, "--replay") ||
         !strcmp(a, "--off")) {
         setenv("XMATUNE_MODE", a + 2, 1);
+        return 0;
+    }
+    if (!strcmp(a, "--auto")) {
+        setenv("XMATUNE_AUTO", "1", 1);
         return 0;
     }
     if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {

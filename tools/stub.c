@@ -35,43 +35,6 @@
 #include "stub.h"
 #include "xmt_policy.h"
 
-#define STUB_MAX_PARAMS 128
-
-typedef enum { IDIOM_GRID0, IDIOM_CDIV, IDIOM_STRIDE } idiom;
-
-typedef struct {
-    long long grid[3], block[3], shared, count;
-} shape;
-
-/* One launch discover recorded with its argument values (`args`). */
-typedef struct {
-    long long grid[3], block[3], shared;
-    long long v[STUB_MAX_PARAMS];
-    unsigned char has[STUB_MAX_PARAMS];
-} obs;
-
-typedef struct {
-    size_t n;
-    shape s[64 * 4]; /* at most 64 per device in the log; a few devices */
-    size_t nobs;
-    obs o[16 * 4]; /* at most 16 per device */
-} shapes;
-
-/* What the stub knows of one parameter. */
-typedef struct {
-    long long size;
-    int is_ptr, is_int, is_struct; /* is_struct: a by-value struct (bytes(N)) */
-    int as_float;                  /* untyped, 4 bytes, every value seen reads as a float */
-} pinfo;
-
-/* What ties a grid dimension to an argument: its index, or -1. */
-typedef struct {
-    int cover[3];             /* grid.d == cdiv(p, block.d) in every launch seen */
-    int equal[3];             /* grid.d == p in every launch seen */
-    int cover2[3], equal2[3]; /* another argument that fits as well (equal values) */
-    int stride;               /* the grid stayed the same while this argument changed */
-} evidence;
-
 static long long iget(json_t *a, size_t i)
 {
     return json_integer_value(json_array_get(a, i));
@@ -82,12 +45,12 @@ static long long iget(json_t *a, size_t i)
  * integer or a float that the policy language has a type for; else a struct, which the
  * entry must declare (bytes(N)), as the matcher would refuse it untyped. Returns how
  * many, or -1 when the name has no parameter list. */
-static int signature_params(const char *sig, pinfo *info, size_t cap)
+static int signature_params(const char *sig, xmt_pinfo *info, size_t cap)
 {
     xmt_sig s;
-    xmt_sig_param p[STUB_MAX_PARAMS];
-    int n = xmt_sig_read(sig, &s, p, STUB_MAX_PARAMS);
-    for (int i = 0; i < n && (size_t)i < cap && i < STUB_MAX_PARAMS; i++) {
+    xmt_sig_param p[XMT_DERIVE_MAX_PARAMS];
+    int n = xmt_sig_read(sig, &s, p, XMT_DERIVE_MAX_PARAMS);
+    for (int i = 0; i < n && (size_t)i < cap && i < XMT_DERIVE_MAX_PARAMS; i++) {
         int scalar = (p[i].cls == XMT_SIG_INT || p[i].cls == XMT_SIG_FLOAT) && p[i].dtype >= 0;
         info[i].is_ptr = p[i].cls == XMT_SIG_POINTER;
         info[i].is_int = scalar && p[i].cls == XMT_SIG_INT;
@@ -113,12 +76,12 @@ static void guess_type(long long size, char *buf, size_t cap)
 
 /* The params: line; fills info[] (sizes from the driver, kinds from the signature, else
  * guessed from sizes). Returns the number of parameters. */
-static size_t write_params(FILE *f, json_t *k, const char *sig, pinfo *info)
+static size_t write_params(FILE *f, json_t *k, const char *sig, xmt_pinfo *info)
 {
     json_t *params = json_object_get(k, XMT_F_PARAMS);
     size_t np = json_array_size(params);
-    if (np > STUB_MAX_PARAMS) np = STUB_MAX_PARAMS;
-    int ns = sig ? signature_params(sig, info, STUB_MAX_PARAMS) : -1;
+    if (np > XMT_DERIVE_MAX_PARAMS) np = XMT_DERIVE_MAX_PARAMS;
+    int ns = sig ? signature_params(sig, info, XMT_DERIVE_MAX_PARAMS) : -1;
     int typed = ns >= 0 && (size_t)ns == np;
     fprintf(f, "  - mangled: \"%s\"\n    params: [",
             json_string_value(json_object_get(k, XMT_F_KERNEL)));
@@ -152,7 +115,7 @@ static size_t write_params(FILE *f, json_t *k, const char *sig, pinfo *info)
 /* The triggers line: the integer scalars that the grid follows, when discover saw one
  * (written out), else every integer scalar (a comment to choose from); never a pointer
  * (docs/policy.md §Triggers). */
-static void write_triggers(FILE *f, const pinfo *info, size_t np, const evidence *ev)
+static void write_triggers(FILE *f, const xmt_pinfo *info, size_t np, const xmt_evidence *ev)
 {
     char list[1024], tied[256];
     size_t len = 0, lt = 0;
@@ -183,137 +146,6 @@ static void write_triggers(FILE *f, const pinfo *info, size_t np, const evidence
                    "and use x.shape\n");
     fprintf(f, "    # (a pointer is never a trigger: its address would make every launch a new "
                "key)\n");
-}
-
-static const char DIMC[3] = {'x', 'y', 'z'};
-
-/* What the recorded launches tie each grid dimension to (integer arguments only). */
-static void find_evidence(const shapes *sh, const pinfo *info, size_t np, evidence *ev)
-{
-    for (int d = 0; d < 3; d++)
-        ev->cover[d] = ev->equal[d] = ev->cover2[d] = ev->equal2[d] = -1;
-    ev->stride = -1;
-    if (!sh->nobs) return;
-    for (int d = 0; d < 3; d++)
-        for (size_t p = 0; p < np; p++) {
-            if (!info[p].is_int) continue;
-            int cover = 1, equal = 1, big = 0;
-            for (size_t i = 0; i < sh->nobs; i++) {
-                const obs *o = &sh->o[i];
-                long long v = o->v[p], g = o->grid[d], b = o->block[d];
-                if (!o->has[p] || v <= 0 || b <= 0) {
-                    cover = equal = 0;
-                    break;
-                }
-                cover &= g == (v + b - 1) / b;
-                equal &= g == v;
-                big |= g >= 2;
-            }
-            /* a block of one thread covers what it equals: one thread per element then, in
-             * the dimension tuned (x), one block per row in the others */
-            if (!big) continue;
-            if (cover && (d == 0 || sh->o[0].block[d] > 1)) {
-                int *slot = ev->cover[d] < 0 ? &ev->cover[d] : &ev->cover2[d];
-                if (*slot < 0) *slot = (int)p;
-            } else if (equal) {
-                int *slot = ev->equal[d] < 0 ? &ev->equal[d] : &ev->equal2[d];
-                if (*slot < 0) *slot = (int)p;
-            }
-        }
-    /* the same grid while an integer argument changed */
-    for (size_t p = 0; p < np && ev->stride < 0; p++) {
-        if (!info[p].is_int) continue;
-        int differs = 0, same = 1;
-        for (size_t i = 1; i < sh->nobs; i++) {
-            const obs *a = &sh->o[0], *o = &sh->o[i];
-            if (!a->has[p] || !o->has[p]) {
-                same = 0;
-                break;
-            }
-            differs |= o->v[p] != a->v[p];
-            same &= !memcmp(o->grid, a->grid, sizeof a->grid);
-        }
-        if (differs && same) ev->stride = (int)p;
-    }
-}
-
-/* The launch idiom the launches point to, with the reason in why. */
-/* The idiom the recorded argument values point to (o: the first launch recorded), with
- * the reason in why; -1 when they point to none. */
-static int value_idiom(const obs *o, const evidence *ev, const int tuned[3], char *why, size_t cap)
-{
-    for (int d = 0; d < 3; d++)
-        if (tuned[d] && ev->cover[d] >= 0) {
-            int p = ev->cover[d];
-            char alt[96] = "";
-            if (ev->cover2[d] >= 0)
-                snprintf(alt, sizeof alt, " (or p%d, of the same value here: name the right one)",
-                         ev->cover2[d]);
-            snprintf(why, cap,
-                     "in every launch seen, grid.%c x block.%c covered p%d%s (%lld x %lld for "
-                     "p%d = %lld): one thread per element, the grid following the block",
-                     DIMC[d], DIMC[d], p, alt, o->grid[d], o->block[d], p, o->v[p]);
-            return IDIOM_CDIV;
-        }
-    for (int d = 0; d < 3; d++)
-        if (ev->equal[d] >= 0) {
-            char alt[96] = "";
-            if (ev->equal2[d] >= 0)
-                snprintf(alt, sizeof alt, " (or p%d, of the same value here)", ev->equal2[d]);
-            snprintf(why, cap,
-                     "in every launch seen, grid.%c equalled p%d%s (%lld): one block per row or "
-                     "tile, so the program's own grid is kept",
-                     DIMC[d], ev->equal[d], alt, o->grid[d]);
-            return IDIOM_GRID0;
-        }
-    if (ev->stride >= 0) {
-        snprintf(why, cap,
-                 "the grid stayed (%lld,%lld,%lld) while p%d changed: it does not follow the "
-                 "size, so the kernel loops over its data: a grid-stride loop",
-                 o->grid[0], o->grid[1], o->grid[2], ev->stride);
-        return IDIOM_STRIDE;
-    }
-    return -1;
-}
-
-/* The launch idiom the launches point to: by their values, else by how the program's own
- * grid moved with its block; the reason in why. */
-static idiom pick_idiom(const shapes *sh, const evidence *ev, const int tuned[3], char *why,
-                        size_t cap)
-{
-    int by_value = sh->nobs ? value_idiom(&sh->o[0], ev, tuned, why, cap) : -1;
-    if (by_value >= 0) return (idiom)by_value;
-    for (size_t i = 0; i < sh->n; i++)
-        for (size_t j = i + 1; j < sh->n; j++) {
-            const shape *a = &sh->s[i], *b = &sh->s[j];
-            if (a->block[0] == b->block[0] || a->block[1] != b->block[1] ||
-                a->block[2] != b->block[2] || a->grid[1] != b->grid[1] || a->grid[2] != b->grid[2])
-                continue;
-            long long ta = a->grid[0] * a->block[0], tb = b->grid[0] * b->block[0];
-            long long bmax = a->block[0] > b->block[0] ? a->block[0] : b->block[0];
-            if (a->grid[0] == b->grid[0]) {
-                snprintf(why, cap,
-                         "the program's grid.x stayed %lld when its block.x went %lld -> %lld: "
-                         "the grid does not follow the block (one block per row or tile, or a "
-                         "grid-stride loop), so it is kept",
-                         a->grid[0], a->block[0], b->block[0]);
-                return IDIOM_GRID0;
-            }
-            if ((ta > tb ? ta - tb : tb - ta) < bmax) {
-                snprintf(why, cap,
-                         "the program's grid followed its block: grid.x x block.x stayed "
-                         "about %lld threads (%lld x %lld, %lld x %lld): one thread per element",
-                         ta, a->grid[0], a->block[0], b->grid[0], b->block[0]);
-                return IDIOM_CDIV;
-            }
-        }
-    snprintf(why, cap,
-             "nothing discover saw ties the grid to an integer argument or to the block "
-             "(%s), so the program's own grid is kept: right for one block per row of a "
-             "tensor and for a grid-stride loop, wasteful for one thread per element; choose "
-             "below",
-             sh->nobs ? "one size, one block" : "no argument values recorded");
-    return IDIOM_GRID0;
 }
 
 /* Writes text as comment lines of at most 92 columns, each starting with "    # ". */
@@ -373,7 +205,7 @@ static void space_lines(const int tuned[3], const char *const *nm, int multi, ch
 /* The launch's shared: field (", shared: ...", or empty): dynamic shared memory scaled with
  * the block's threads and never below the program's own, unless the program passed the
  * same bytes for different blocks (a fixed tile: kept). Returns 1 for a fixed tile. */
-static int shared_expr(const shapes *sh, const shape *top, const int tuned[3],
+static int shared_expr(const xmt_shapes *sh, const xmt_shape *top, const int tuned[3],
                        const char *const *nm, char *shared, size_t cap)
 {
     static const char *const b0[3] = {"block0.x", "block0.y", "block0.z"};
@@ -400,20 +232,20 @@ static int shared_expr(const shapes *sh, const shape *top, const int tuned[3],
 /* The launch lines: the chosen idiom as YAML, the other two as comments. Tuned: x, and
  * every dimension in which the program's block has more than one thread (then BX, BY, BZ
  * and a condition on their product, else BLOCK). */
-static void write_launch(FILE *f, const shapes *sh, const evidence *ev)
+static void write_launch(FILE *f, const xmt_shapes *sh, const xmt_evidence *ev)
 {
-    const shape *top = &sh->s[0];
+    const xmt_shape *top = &sh->s[0];
     for (size_t i = 1; i < sh->n; i++)
         if (sh->s[i].count > top->count) top = &sh->s[i];
     int tuned[3] = {1, top->block[1] > 1, top->block[2] > 1};
     int multi = tuned[1] || tuned[2];
     char why[512];
-    idiom pick = pick_idiom(sh, ev, tuned, why, sizeof why);
+    xmt_idiom pick = xmt_pick_idiom(sh, ev, tuned, why, sizeof why);
     const char *nm1[3] = {"BLOCK", "", ""}, *nmn[3] = {"BX", "BY", "BZ"};
     const char *const *nm = multi ? nmn : nm1;
     static const char *const g0[3] = {"grid0.x", "grid0.y", "grid0.z"};
     static const char *const b0[3] = {"block0.x", "block0.y", "block0.z"};
-    int shape_cdiv = sh->nobs == 0 && pick == IDIOM_CDIV; /* old log: by thread count */
+    int shape_cdiv = sh->nobs == 0 && pick == XMT_IDIOM_CDIV; /* old log: by thread count */
 
     char space[256], cond[128];
     space_lines(tuned, nm, multi, space, sizeof space, cond, sizeof cond);
@@ -457,28 +289,28 @@ static void write_launch(FILE *f, const shapes *sh, const evidence *ev)
         "one block per row or tile (the grid counts rows: the program's own grid)",
         "one thread per element (the kernel checks its index; the grid follows the block)",
         "a grid-stride loop (the kernel loops over its data, so any grid covers it)"};
-    int order[3] = {pick, pick == IDIOM_GRID0 ? IDIOM_CDIV : IDIOM_GRID0,
-                    pick == IDIOM_STRIDE ? IDIOM_CDIV : IDIOM_STRIDE};
+    int order[3] = {pick, pick == XMT_IDIOM_GRID0 ? XMT_IDIOM_CDIV : XMT_IDIOM_GRID0,
+                    pick == XMT_IDIOM_STRIDE ? XMT_IDIOM_CDIV : XMT_IDIOM_STRIDE};
     for (int k = 0; k < 3; k++) {
         int id = order[k];
         const char *c = k ? "#   " : "";
         if (k) fprintf(f, "    # or, %s:\n", title[id]);
-        if (id == IDIOM_STRIDE)
+        if (id == XMT_IDIOM_STRIDE)
             fprintf(f, "    %sspace: %s, BPS: [1, 2, 4, 8]}\n", c, space);
         else
             fprintf(f, "    %sspace: %s}\n", c, space);
         if (*cond) fprintf(f, "    %scondition: %s\n", c, cond);
-        const char(*g)[96] = id == IDIOM_STRIDE ? gs : id == IDIOM_CDIV ? gc : NULL;
+        const char(*g)[96] = id == XMT_IDIOM_STRIDE ? gs : id == XMT_IDIOM_CDIV ? gc : NULL;
         fprintf(f, "    %slaunch: {block: %s, grid: [%s, %s, %s]%s}\n", c, block, g ? g[0] : g0[0],
                 g ? g[1] : g0[1], g ? g[2] : g0[2], shared);
-        if (id == IDIOM_CDIV && k == 0 && shape_cdiv)
+        if (id == XMT_IDIOM_CDIV && k == 0 && shape_cdiv)
             fprintf(f, "    #   (the same threads as the program's grid; or \"cdiv(N, BLOCK)\" "
                        "with N the element count)\n");
     }
 }
 
 /* The buffer lines, commented, naming the pointer parameters. */
-static void write_buffers(FILE *f, const pinfo *info, size_t np)
+static void write_buffers(FILE *f, const xmt_pinfo *info, size_t np)
 {
     char list[1024];
     size_t len = 0;
@@ -511,7 +343,7 @@ static int reads_as_float(long long v)
 
 /* The shapes a kernel was launched with, on every device, as comments, into sh; and the
  * launches recorded with their argument values. */
-static void write_shapes(FILE *f, const char *mangled, json_t *summaries, shapes *sh)
+static void write_shapes(FILE *f, const char *mangled, json_t *summaries, xmt_shapes *sh)
 {
     size_t j;
     json_t *s;
@@ -532,10 +364,10 @@ static void write_shapes(FILE *f, const char *mangled, json_t *summaries, shapes
         json_array_foreach(json_object_get(s, XMT_F_SHAPES), n, v)
         {
             json_t *g = json_object_get(v, XMT_F_GRID), *b = json_object_get(v, XMT_F_BLOCK);
-            shape x = {{iget(g, 0), iget(g, 1), iget(g, 2)},
-                       {iget(b, 0), iget(b, 1), iget(b, 2)},
-                       json_integer_value(json_object_get(v, XMT_F_SHARED)),
-                       json_integer_value(json_object_get(v, XMT_F_COUNT))};
+            xmt_shape x = {{iget(g, 0), iget(g, 1), iget(g, 2)},
+                           {iget(b, 0), iget(b, 1), iget(b, 2)},
+                           json_integer_value(json_object_get(v, XMT_F_SHARED)),
+                           json_integer_value(json_object_get(v, XMT_F_COUNT))};
             if (sh->n < sizeof sh->s / sizeof sh->s[0]) sh->s[sh->n++] = x;
             if (n < 8)
                 fprintf(f, "  #   grid (%lld,%lld,%lld) block (%lld,%lld,%lld) shared %lld: %lld\n",
@@ -547,7 +379,7 @@ static void write_shapes(FILE *f, const char *mangled, json_t *summaries, shapes
         json_array_foreach(json_object_get(s, XMT_F_ARGS), n, v)
         {
             if (sh->nobs >= sizeof sh->o / sizeof sh->o[0]) break;
-            obs *o = &sh->o[sh->nobs++];
+            xmt_obs *o = &sh->o[sh->nobs++];
             json_t *g = json_object_get(v, XMT_F_GRID), *b = json_object_get(v, XMT_F_BLOCK);
             json_t *vals = json_object_get(v, XMT_F_VALUES);
             memset(o, 0, sizeof *o);
@@ -556,21 +388,21 @@ static void write_shapes(FILE *f, const char *mangled, json_t *summaries, shapes
                 o->block[d] = iget(b, (size_t)d);
             }
             o->shared = json_integer_value(json_object_get(v, XMT_F_SHARED));
-            for (size_t p = 0; p < json_array_size(vals) && p < STUB_MAX_PARAMS; p++) {
+            for (size_t p = 0; p < json_array_size(vals) && p < XMT_DERIVE_MAX_PARAMS; p++) {
                 json_t *x = json_array_get(vals, p);
                 o->has[p] = json_is_integer(x);
                 o->v[p] = json_integer_value(x);
             }
         }
     }
-    if (!sh->n) sh->s[sh->n++] = (shape){{1, 1, 1}, {256, 1, 1}, 0, 0};
+    if (!sh->n) sh->s[sh->n++] = (xmt_shape){{1, 1, 1}, {256, 1, 1}, 0, 0};
 }
 
 /* The recorded values of each 4-byte parameter of an untyped kernel: floats, or not. */
-static void guess_floats(const shapes *sh, json_t *k, pinfo *info)
+static void guess_floats(const xmt_shapes *sh, json_t *k, xmt_pinfo *info)
 {
     json_t *params = json_object_get(k, XMT_F_PARAMS);
-    for (size_t p = 0; p < json_array_size(params) && p < STUB_MAX_PARAMS; p++) {
+    for (size_t p = 0; p < json_array_size(params) && p < XMT_DERIVE_MAX_PARAMS; p++) {
         if (json_integer_value(json_object_get(json_array_get(params, p), XMT_F_SIZE)) != 4)
             continue;
         int all = sh->nobs > 0;
@@ -588,8 +420,8 @@ void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
                "# give an output of float atomics a tolerance: docs/policy.md.\n"
                "# Check it with: xmatune check THIS_FILE\n"
                "kernels:\n");
-    static shapes sh;
-    static pinfo info[STUB_MAX_PARAMS];
+    static xmt_shapes sh;
+    static xmt_pinfo info[XMT_DERIVE_MAX_PARAMS];
     size_t i;
     json_t *k;
     json_array_foreach(kernels, i, k)
@@ -612,10 +444,111 @@ void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
         memset(info, 0, sizeof info);
         guess_floats(&sh, k, info);
         size_t np = write_params(f, k, demangled ? dm : NULL, info);
-        evidence ev;
-        find_evidence(&sh, info, np, &ev);
+        xmt_evidence ev;
+        xmt_find_evidence(&sh, info, np, &ev);
         write_triggers(f, info, np, &ev);
         write_launch(f, &sh, &ev);
         write_buffers(f, info, np);
     }
+}
+
+/* The derived dims of a tune event's own config ("own": grid, block, shared). */
+static xmt_dims own_dims(json_t *t)
+{
+    json_t *own = json_object_get(t, XMT_F_OWN);
+    json_t *g = json_object_get(own, XMT_F_GRID), *b = json_object_get(own, XMT_F_BLOCK);
+    return (xmt_dims){{(uint32_t)iget(g, 0), (uint32_t)iget(g, 1), (uint32_t)iget(g, 2)},
+                      {(uint32_t)iget(b, 0), (uint32_t)iget(b, 1), (uint32_t)iget(b, 2)},
+                      (uint32_t)json_integer_value(json_object_get(own, XMT_F_SHARED))};
+}
+
+/* The comment lines of one kernel's tune events (what auto did for each key); sets *mask
+ * to the idioms that won and *orig to the own config of the first key an idiom won. */
+static void auto_comments(FILE *f, const char *mangled, json_t *tunes, unsigned *mask,
+                          xmt_dims *orig)
+{
+    size_t j;
+    json_t *t;
+    *mask = 0;
+    json_array_foreach(tunes, j, t)
+    {
+        const char *m = json_string_value(json_object_get(t, XMT_F_KERNEL));
+        if (!m || strcmp(m, mangled)) continue;
+        json_t *w = json_object_get(t, XMT_F_WINNER);
+        const char *idiom =
+            json_string_value(json_object_get(json_object_get(w, XMT_F_AUTO), XMT_F_IDIOM));
+        json_t *g = json_object_get(w, XMT_F_GRID), *b = json_object_get(w, XMT_F_BLOCK);
+        char text[1024];
+        int id = -1;
+        for (int i = 0; i < 4 && idiom; i++)
+            if (!strcmp(idiom, xmt_idiom_name(i))) id = i;
+        if (id >= 0) {
+            if (!*mask) *orig = own_dims(t);
+            *mask |= 1u << id;
+            snprintf(
+                text, sizeof text,
+                "auto, key %s: idiom %s won (%s: grid (%lld,%lld,%lld) block "
+                "(%lld,%lld,%lld)) over the program's own %s",
+                json_string_value(json_object_get(t, XMT_F_KEY)), idiom,
+                json_string_value(json_object_get(w, XMT_F_CONFIG)), iget(g, 0), iget(g, 1),
+                iget(g, 2), iget(b, 0), iget(b, 1), iget(b, 2),
+                json_string_value(json_object_get(json_object_get(t, XMT_F_OWN), XMT_F_CONFIG)));
+        } else
+            snprintf(text, sizeof text, "auto, key %s: the program's own config %s stayed",
+                     json_string_value(json_object_get(t, XMT_F_KEY)),
+                     json_string_value(json_object_get(w, XMT_F_CONFIG)));
+        comment(f, text);
+    }
+}
+
+size_t write_auto_policy(FILE *f, json_t *kernels, json_t *tunes)
+{
+    fprintf(f, "# A policy written by `xmatune autotune --write-policy`: for each kernel auto\n"
+               "# tuned, the entry that reproduces what it did (the idiom that won, its space,\n"
+               "# its key: the integer scalars and the program's own launch shape). Narrow the\n"
+               "# space, choose coarser triggers, or give an output a tolerance: docs/policy.md.\n"
+               "# Check it with: xmatune check THIS_FILE\n"
+               "kernels:\n");
+    size_t i, n = 0;
+    json_t *k;
+    static xmt_pinfo info[XMT_DERIVE_MAX_PARAMS];
+    static char text[32768];
+    json_array_foreach(kernels, i, k)
+    {
+        const char *mangled = json_string_value(json_object_get(k, XMT_F_KERNEL));
+        const char *name = json_string_value(json_object_get(k, XMT_F_NAME));
+        if (!mangled || !name) continue;
+        int dup = 0;
+        for (size_t j = 0; j < i && !dup; j++) {
+            const char *m2 =
+                json_string_value(json_object_get(json_array_get(kernels, j), XMT_F_KERNEL));
+            dup = m2 && !strcmp(m2, mangled);
+        }
+        if (dup) continue;
+        fprintf(f, "\n  # %s\n", name);
+        unsigned mask = 0;
+        xmt_dims orig;
+        auto_comments(f, mangled, tunes, &mask, &orig);
+        if (!mask) {
+            fprintf(f, "  # not written: no idiom won for it (or auto did not tune it)\n");
+            continue;
+        }
+        json_t *params = json_object_get(k, XMT_F_PARAMS);
+        size_t np = json_array_size(params);
+        uint32_t sizes[XMT_DERIVE_MAX_PARAMS];
+        for (size_t p = 0; p < np && p < XMT_DERIVE_MAX_PARAMS; p++)
+            sizes[p] = (uint32_t)json_integer_value(
+                json_object_get(json_array_get(params, p), XMT_F_SIZE));
+        char dm[2048];
+        int demangled = xmt_demangle(mangled, NULL, 0, dm, sizeof dm) == 1;
+        int typed = xmt_derive_params(demangled ? dm : mangled, np, sizes, info);
+        if (np > XMT_DERIVE_MAX_PARAMS ||
+            xmt_derive_entry(mangled, info, np, typed, &orig, mask, text, sizeof text) < 0) {
+            fprintf(f, "  # not written: too many parameters\n");
+            continue;
+        }
+        fputs(text, f);
+        n++;
+    }
+    return n;
 }

@@ -4,6 +4,7 @@
  * exit 0); `xmatune help CMD` is `xmatune CMD --help`; `xmatune man` writes the manual
  * page from this table and each subcommand's own --help, so that the two cannot differ.
  */
+#include "autotune_cmd.h"
 #include "cache_cmd.h"
 #include "check.h"
 #include "discover.h"
@@ -37,6 +38,8 @@ static const subcommand commands[] = {
     {"discover", cmd_discover,
      "run a program in discover mode: its kernels, shapes, a policy stub"},
     {"run", cmd_run, "run a program under the shim (xmatune run --tune --policy P -- ./app)"},
+    {"autotune", cmd_autotune,
+     "run a program tuned with no policy; --write-policy writes what auto did"},
     {"report", cmd_report, "print a log (XMATUNE_LOG) as tables: tunings, kernels"},
     {"cache", cmd_cache, "the on-disk cache: list, show, prune, clear, export, import"},
     {"options", cmd_options, "print the XMATUNE_* variables as a Markdown table"},

@@ -21,7 +21,7 @@
  * and replayed), graphfork (fork while a thread instantiates, replays and destroys
  * graphs), trial (the trial helper's lifecycle; argv[4] says how the program treats it),
  * warmup (block_sum first on data that cannot tell, argv[4] zeros or cancel, then on real
- * data).
+ * data), scale64 (an extern "C" kernel with a 64-bit size).
  * It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
  * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
  * prints file:line and the error, and exits 1.
@@ -1191,6 +1191,21 @@ static void scenario_globals(void)
 
 /* texarg: tex_read with a texture object as its argument (a handle the trial helper
  * cannot use): the shim keeps such a launch out of the helper. */
+/* scale64: an extern "C" kernel with a 64-bit size (scale_n64), launched with blocks of
+ * 64 covering n, ITERATIONS times, in place. */
+static void scenario_scale64(void)
+{
+    unsigned long long n = 40000;
+    float a = 1.25f;
+    CUdeviceptr y = upload((size_t)n, 95);
+    void *p[] = {&y, &n, &a};
+    CUfunction f = kernel("scale_n64");
+    for (int i = 0; i < iterations; i++)
+        launch(cu.launch, f, (unsigned)((n + 63) / 64), 1, 64, 1, 0, NULL, p);
+    CHECK(cu.cuCtxSynchronize());
+    dump(y, (size_t)n * 4);
+}
+
 static void scenario_texarg(void)
 {
     int n = 4096;
@@ -1431,6 +1446,8 @@ int main(int argc, char **argv)
         scenario_basic();
     else if (!strcmp(sc, "saxpy"))
         scenario_saxpy();
+    else if (!strcmp(sc, "scale64"))
+        scenario_scale64();
     else if (!strcmp(sc, "protect"))
         scenario_protect();
     else if (!strcmp(sc, "optin"))

@@ -1436,6 +1436,126 @@ START_TEST(entry_fingerprint)
 }
 END_TEST
 
+/* Finds the candidate whose label starts with want; -1 when none. */
+static long find_label(const xmt_entry *e, const xmt_launch_view *v, const char *want,
+                       xmt_candidate *c)
+{
+    for (size_t i = 0; i < xmt_entry_ncandidates(e); i++) {
+        xmt_entry_candidate(e, i, v, c);
+        if (!strncmp(c->label, want, strlen(want))) return (long)i;
+    }
+    return -1;
+}
+
+/* A derived entry (XMATUNE_AUTO, --write-policy) loads as written and tries each idiom:
+ * the grid kept, covering the program's threads, striding over sm_count x BPS; tiles for
+ * a 2-D block; shared memory kept and scaled; the key follows the scalars and the shape. */
+START_TEST(derive_entry_idioms)
+{
+    xmt_pinfo info[3] = {{8, 1, 0, 0, 0}, {4, 0, 1, 0, 0}, {8, 1, 0, 0, 0}};
+    xmt_dims d1 = {{40, 1, 1}, {256, 1, 1}, 0};
+    char text[16384] = "kernels:\n";
+    int n = xmt_derive_entry("k1", info, 3, 0, &d1, 0, text + 9, sizeof text - 9);
+    ck_assert_int_gt(n, 0);
+    ck_assert_int_eq(xmt_derive_entry("k1", info, 3, 0, &d1, 0, text + 9, 100), -1);
+    n = xmt_derive_entry("k1", info, 3, 0, &d1, 0, text + 9, sizeof text - 9);
+    xmt_policy_set *set = load_ok(text);
+    const xmt_entry *e = xmt_policy_entry(set, 0);
+    ck_assert_uint_eq(xmt_entry_ncandidates(e), 26);
+    ck_assert_int_eq(xmt_entry_protect(e), XMT_PROTECT_AUTO);
+    uint64_t ptr = 0x1000;
+    int32_t nel = 10240;
+    void *p[3] = {&ptr, &nel, &ptr};
+    xmt_attrs at;
+    xmt_attrs_default(&at);
+    at.sm_count = 132;
+    at.kernel_max_threads = 512;
+    xmt_launch_view v = {p, 3, d1, &at};
+    xmt_candidate c;
+    ck_assert_int_ge(find_label(e, &v, "IDIOM=1, BX=128,", &c), 0); /* cdiv */
+    ck_assert_uint_eq(c.dims.grid.x, 80);
+    ck_assert_uint_eq(c.dims.block.x, 128);
+    ck_assert_int_ge(find_label(e, &v, "IDIOM=0, BX=64,", &c), 0); /* grid kept */
+    ck_assert_uint_eq(c.dims.grid.x, 40);
+    ck_assert_int_ge(find_label(e, &v, "IDIOM=2, BX=256, BY=1, BPS=4", &c), 0); /* stride */
+    ck_assert_uint_eq(c.dims.grid.x, 528);
+    long i = find_label(e, &v, "IDIOM=1, BX=1024,", &c); /* over the kernel's limit */
+    ck_assert_int_ge(i, 0);
+    ck_assert_int_eq(xmt_entry_candidate(e, (size_t)i, &v, &c), 0);
+    ck_assert_str_eq(xmt_idiom_name(XMT_IDIOM_STRIDE), "stride");
+    ck_assert_str_eq(xmt_idiom_name(9), "?");
+    /* the key: the integer scalar and the program's own shape, never a pointer */
+    uint8_t k1[XMT_KEY_MAX], k2[XMT_KEY_MAX];
+    size_t l1 = xmt_entry_key(e, &v, k1, sizeof k1);
+    char kt[256], rules[32];
+    ck_assert_int_gt(xmt_entry_key_render(e, k1, l1, kt, sizeof kt), 0);
+    snprintf(rules, sizeof rules, "rules=%d", XMT_DERIVE_RULES); /* in the fingerprint too */
+    ck_assert_msg(strstr(kt, "p1=10240") && strstr(kt, rules) && strstr(kt, "gx=40"), "%s", kt);
+    ptr = 0x2000;
+    size_t l2 = xmt_entry_key(e, &v, k2, sizeof k2);
+    ck_assert(l1 && l1 == l2 && !memcmp(k1, k2, l1));
+    nel = 20480;
+    l2 = xmt_entry_key(e, &v, k2, sizeof k2);
+    ck_assert(l1 == l2 && memcmp(k1, k2, l1));
+    nel = 10240;
+    v.orig.grid.x = 41;
+    l2 = xmt_entry_key(e, &v, k2, sizeof k2);
+    ck_assert(l1 == l2 && memcmp(k1, k2, l1));
+    xmt_policy_free(set);
+
+    /* a 2-D block with dynamic shared memory: tiles, kept and scaled */
+    xmt_dims d2 = {{64, 64, 1}, {16, 16, 1}, 1024};
+    n = xmt_derive_entry("k2", info, 3, 0, &d2, 0, text + 9, sizeof text - 9);
+    ck_assert_int_gt(n, 0);
+    set = load_ok(text);
+    e = xmt_policy_entry(set, 0);
+    ck_assert_uint_eq(xmt_entry_ncandidates(e), 32);
+    ck_assert_uint_le(xmt_entry_ncandidates(e), XMT_DERIVE_MAX_CONFIGS);
+    xmt_launch_view v2 = {p, 3, d2, &at};
+    ck_assert_int_ge(find_label(e, &v2, "IDIOM=3, BX=32, BY=8, BPS=0, SCALED=1", &c), 0);
+    ck_assert_uint_eq(c.dims.grid.x, 32);
+    ck_assert_uint_eq(c.dims.grid.y, 128);
+    ck_assert_uint_eq(c.dims.shared, 1024);
+    ck_assert_int_ge(find_label(e, &v2, "IDIOM=0, BX=32, BY=16, BPS=0, SCALED=1", &c), 0);
+    ck_assert_uint_eq(c.dims.grid.x, 64);
+    ck_assert_uint_eq(c.dims.shared, 2048);
+    xmt_policy_free(set);
+
+    /* every shape (XMATUNE_AUTO: one entry for every key): each idiom under a condition */
+    n = xmt_derive_entry("k3", info, 3, 0, NULL, 0, text + 9, sizeof text - 9);
+    ck_assert_int_gt(n, 0);
+    set = load_ok(text);
+    e = xmt_policy_entry(set, 0);
+    ck_assert_uint_eq(xmt_entry_ncandidates(e), 10 + 10 + 16 + 16 + 16);
+    size_t valid = 0;
+    at.kernel_max_threads = 1024;
+    v.orig = d1;
+    for (size_t j = 0; j < xmt_entry_ncandidates(e); j++)
+        valid += (size_t)xmt_entry_candidate(e, j, &v, &c);
+    ck_assert_uint_eq(valid, 26); /* a 1-D launch without shared memory */
+    valid = 0;
+    for (size_t j = 0; j < xmt_entry_ncandidates(e); j++)
+        valid += (size_t)xmt_entry_candidate(e, j, &v2, &c);
+    ck_assert_uint_eq(valid, 32); /* a 2-D block with shared memory: tiles, kept and scaled */
+    xmt_policy_free(set);
+
+    /* one idiom only (what --write-policy writes for a winner) */
+    n = xmt_derive_entry("k4", info, 3, 0, &d1, 1u << XMT_IDIOM_STRIDE, text + 9, sizeof text - 9);
+    set = load_ok(text);
+    ck_assert_uint_eq(xmt_entry_ncandidates(xmt_policy_entry(set, 0)), 16);
+    xmt_policy_free(set);
+
+    /* parameter kinds: from the signature, else from sizes (8 untyped bytes: not a pointer
+     * for sure, not a key part) */
+    xmt_pinfo pi[3];
+    const uint32_t sz[3] = {4, 8, 8};
+    ck_assert_int_eq(xmt_derive_params("f(int, float*, long)", 3, sz, pi), 1);
+    ck_assert(pi[0].is_int && pi[1].is_ptr && pi[2].is_int && !pi[1].is_int);
+    ck_assert_int_eq(xmt_derive_params("vecadd", 3, sz, pi), 0);
+    ck_assert(pi[0].is_int && pi[1].is_struct && !pi[1].is_ptr && pi[2].size == 8);
+}
+END_TEST
+
 Suite *policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -1486,6 +1606,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, entry_fingerprint);
     tcase_add_test(t, entry_search_keys);
     tcase_add_test(t, space_nearest_own);
+    tcase_add_test(t, derive_entry_idioms);
     tcase_set_timeout(t, 300); /* a hang, not a slow or busy machine */
     suite_add_tcase(s, t);
     return s;

@@ -435,6 +435,29 @@ static double tex_read_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 2), 0.01, 256);
 }
 
+/* scale_n64(float *y, unsigned long long n, float a), extern "C" (a CuPy-style name, no
+ * types): y[i] *= a IN PLACE for i < n, one thread per element, the size 64 bits wide --
+ * an untyped 8-byte argument that is not a pointer. */
+static void scale_n64_run(sim_exec *e)
+{
+    uint64_t n;
+    memcpy(&n, e->params + e->k->off[1], 8);
+    float a = simk_f32(e, 2);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        uint64_t i = (uint64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 0, (int64_t)i) *= a;
+        if (e->fault) return;
+    }
+}
+static double scale_n64_cost(const sim_exec *e)
+{
+    uint64_t n;
+    memcpy(&n, e->params + e->k->off[1], 8);
+    return elementwise(e, (double)n, 0.01, 256);
+}
+
 #define I32                                                                                        \
     {                                                                                              \
         SIMK_I32, 4, 4                                                                             \
@@ -660,6 +683,17 @@ static simk_def g_kernels[] = {
      0,
      pair_accum_run,
      pair_accum_cost,
+     {0},
+     0},
+    {"scale_n64",
+     "scale_n64(float*, unsigned long long, float)",
+     3,
+     {PTR, U64, F32},
+     1024,
+     16,
+     0,
+     scale_n64_run,
+     scale_n64_cost,
      {0},
      0},
     /* the shim's own verification kernels (sim_xmtcheck.c) */

@@ -76,6 +76,8 @@
  *                                 n, long cookie) 0,8,16              is not read
  *  _Z10pair_accum4PairPf          pair_accum(Pair p, float* y), Pair  grid.x*block.x >= p.n;
  *                                 {int n; float add;} 0,8             y[i] += p.add IN PLACE
+ *  scale_n64 (extern "C")         scale_n64(float* y, unsigned long   grid.x*block.x >= n;
+ *                                 long n, float a) 0,8,16             y[i] *= a IN PLACE
  *  xmt_cmp_bits, xmt_cmp_tol,     the shim's verification kernels     sim_xmtcheck.c: the
  *  xmt_changed                    (shim/gpucheck/kernels.cu)          same results as the PTX
  *

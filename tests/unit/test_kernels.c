@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "aborts.h"
+#include "autotune.h"
 #include "driver.h"
 #include "kernels.h"
 
@@ -99,6 +100,33 @@ static int aborts_saying(int what, const char *want)
 }
 
 /* Each check fires on the structure it guards, broken on purpose. */
+/* XMATUNE_AUTO's entries (shim/autotune.c): one per kernel name, made once; NCCL's kernels
+ * on the default list declined with the reason; a derived candidate's label names its
+ * idiom, another's none. */
+START_TEST(auto_entries)
+{
+    const uint32_t sizes[4] = {4, 4, 8, 8};
+    char why[256] = "";
+    const xmt_entry *e = xmt_auto_entry(
+        "_Z5saxpyifPKfPf", "saxpy(int, float, float const*, float*)", 4, sizes, why, sizeof why);
+    ck_assert_ptr_nonnull(e);
+    ck_assert(xmt_auto_owns(e));
+    ck_assert_str_eq(xmt_entry_origin(e), "(auto):2");
+    ck_assert_ptr_eq(xmt_auto_entry("_Z5saxpyifPKfPf", "saxpy(int, float, float const*, float*)", 4,
+                                    sizes, why, sizeof why),
+                     e);
+    ck_assert_ptr_null(xmt_auto_entry("ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                                      "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 4, sizes, why,
+                                      sizeof why));
+    ck_assert_msg(strstr(why, "default list") != NULL, "%s", why);
+    ck_assert_ptr_null(xmt_auto_entry("_Z4NCCLv", "NCCL()", 0, sizes, why, sizeof why));
+    ck_assert_str_eq(xmt_auto_idiom_of("IDIOM=2, BX=256, BY=1, BPS=4, SCALED=0"), "stride");
+    ck_assert_ptr_null(xmt_auto_idiom_of("BLOCK=256"));
+    ck_assert_ptr_null(xmt_auto_idiom_of("IDIOM=9"));
+    ck_assert(!xmt_auto_owns(NULL));
+}
+END_TEST
+
 START_TEST(kernels_invariants_fire)
 {
     make(1000, 1100);
@@ -120,6 +148,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, kernels_churn_keeps_invariants);
     tcase_add_test(tc, kernels_invariants_fire);
+    tcase_add_test(tc, auto_entries);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,40 @@
+/*
+ * autotune: tuning with no policy (XMATUNE_AUTO=1).
+ *
+ * A kernel that no policy entry names gets an entry derived by the policy library
+ * (xmt_derive_entry: the launch idioms, tagged, with triggers on its integer scalars and
+ * its own launch shape) unless auto declines it: a name on the default list (NCCL's
+ * kernels, whose launches synchronise with other ranks) or XMATUNE_EXCLUDE, or a kernel
+ * whose parameters the driver does not report. Its candidates run only in the trial helper
+ * (plan.c), its keys are capped (tuner.c), and a kernel auto declines or stops tuning
+ * passes through. One derived set per kernel name, kept for the process's life, so that
+ * a handle the driver reuses or a module loaded again finds the same entry.
+ */
+#ifndef XMT_AUTOTUNE_H
+#define XMT_AUTOTUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xmt_policy.h"
+
+/* The globs (case-insensitive, on the mangled and demangled names) auto never tunes. */
+#define XMT_AUTO_DEFAULT_EXCLUDE "*nccl*"
+
+/* The derived entry for a kernel (its mangled and demangled names, np parameters of the
+ * sizes the driver reports), or NULL with why set when auto declines it. Cold: derives
+ * and loads a policy text; takes a lock. */
+const xmt_entry *xmt_auto_entry(const char *mangled, const char *demangled, size_t np,
+                                const uint32_t *sizes, char *why, size_t cap);
+
+/* 1 when e is an entry xmt_auto_entry made (no lock). */
+int xmt_auto_owns(const xmt_entry *e);
+
+/* The idiom a candidate's label names ("IDIOM=2, BX=..."), as xmt_idiom_name says it;
+ * NULL when the label has none (a policy's own entry, the program's own config). */
+const char *xmt_auto_idiom_of(const char *label);
+
+/* fork(2) phases (log.h): the lock of the derived sets. */
+void xmt_auto_atfork(int phase);
+
+#endif
