@@ -3772,7 +3772,7 @@ def auto_tunes_with_no_policy():
     # Issue 28: every kernel of the basic scenario, no policy. Each key tries the idioms
     # derived from its own launch, in the trial helper, and verification decides: the
     # grid-stride saxpy (launched with 4 blocks) takes a stride grid, the bounds-checked
-    # vecadd a cdiv grid, the 2-D scale2d a tile; block_sum, which relies on 256 threads,
+    # vecadd a grid covering its elements, the 2-D scale2d a tile; block_sum, which relies on 256 threads,
     # keeps the program's own config (its other blocks differ), smem_rev, whose other
     # blocks fault, keeps its own too. Outputs identical.
     t = auto_run("rt", "basic")
@@ -3783,10 +3783,13 @@ def auto_tunes_with_no_policy():
         for c in ev["candidates"]:
             expect(c["status"] == "skipped" or c.get("auto", {}).get("idiom") in
                    ("grid0", "cdiv", "stride", "tile"), c)
-    want = {"saxpy": "stride", "vecadd": "cdiv", "scale2d": "tile"}
-    for name, idiom in want.items():
+    # vecadd: a grid0 config with a larger block covers its elements too, and runs within
+    # the tie limit of the cdiv one at the same block; the first in the derived order
+    # (grid0) takes such a tie (docs/tuning.md, Racing)
+    want = {"saxpy": ("stride",), "vecadd": ("cdiv", "grid0"), "scale2d": ("tile",)}
+    for name, idioms in want.items():
         ev = tune_events(t, name)
-        expect(ev and auto_idiom(ev[0]) == idiom, "%s: %r" % (name, ev and ev[0]["winner"]))
+        expect(ev and auto_idiom(ev[0]) in idioms, "%s: %r" % (name, ev and ev[0]["winner"]))
     bs = tune_events(t, "block_sum")
     expect(len(bs) == 1 and bs[0]["winner"]["index"] == -1, bs and bs[0]["winner"])
     expect(any(c["status"] == "rejected" for c in bs[0]["candidates"]), "block_sum: none rejected")
