@@ -173,6 +173,7 @@ static void tune_fields(json_t *ev, const xmt_ev_tune_info *t)
     if (t->staged) json_object_set_new(ev, XMT_F_STAGED, t->staged);
     if (t->data) json_object_set_new(ev, XMT_F_DATA, t->data);
     if (t->race) json_object_set_new(ev, XMT_F_RACE, t->race);
+    if (t->search) json_object_set_new(ev, XMT_F_SEARCH, t->search);
     if (t->budget_cut) json_object_set_new(ev, XMT_F_BUDGET_CUT, json_string(t->budget_cut));
 }
 
@@ -191,6 +192,7 @@ json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
         json_decref(t->staged);
         json_decref(t->data);
         json_decref(t->race);
+        json_decref(t->search);
         return NULL;
     }
     tune_fields(ev, t);

@@ -110,6 +110,12 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_FINALISTS "finalists"
 #define XMT_F_RETIME_ROUNDS "retime_rounds"
 #define XMT_F_BUDGET_CUT "budget_cut"
+#define XMT_F_SEARCH "search" /* and its fields (and XMT_F_RESTARTS): */
+#define XMT_F_SPACE "space"
+#define XMT_F_VISITED "visited"
+#define XMT_F_EVALS "evals"
+#define XMT_F_START "start"
+#define XMT_F_SEED "seed"
 #define XMT_F_PHASES_MS "phases_ms"
 #define XMT_F_PH_MODULE_LOAD "module_load"
 #define XMT_F_PH_CLOCK_WARMUP "clock_warmup"
@@ -231,6 +237,7 @@ typedef struct {
     double full_floor_ms; /* timing every candidate in full (written with floor_ms) */
     xmt_ev_phases phases;
     json_t *race;           /* or NULL (not benchmarked): absent */
+    json_t *search;         /* or NULL (the space was not searched): absent */
     const char *budget_cut; /* the phase the budget cut short, or NULL: absent */
     const char *untuned;    /* or NULL / "": absent */
     json_t *error;          /* or NULL: absent */

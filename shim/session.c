@@ -420,8 +420,32 @@ static int faulted_before(const xmt_session *S, xmt_cand *c)
     return 0;
 }
 
+/* A candidate built (candidate i of the entry, or the pin) and either valid (S->valid
+ * counts it) or skipped with its reason. */
+static void admit(xmt_session *S, xmt_cand *c, size_t i)
+{
+    if (S->only) c->c = *S->only;
+    if (!S->only && xmt_entry_candidate(S->k->entry, i, S->v, &c->c) != 1) {
+        c->status = XMT_C_SKIPPED;
+        snprintf(c->why, sizeof c->why, "%s", c->c.why);
+    } else if (S->allowed_dyn > 0 && c->c.dims.shared > (unsigned)S->allowed_dyn) {
+        c->status = XMT_C_SKIPPED;
+        snprintf(c->why, sizeof c->why, "shared %u > %d bytes the program opted the kernel into",
+                 c->c.dims.shared, S->allowed_dyn);
+    } else if (same_as_own(&c->c, S->l)) {
+        c->status = XMT_C_SKIPPED;
+        snprintf(c->why, sizeof c->why, "same as the program's own config");
+    } else if (faulted_before(S, c)) {
+        c->status = XMT_C_FAULT;
+    } else {
+        c->status = XMT_C_OK;
+        S->valid++;
+    }
+}
+
 /* The candidates: the program's own first, then the policy's (or the one pinned), each
- * either valid or skipped with its reason. Returns -1 when out of memory. */
+ * either valid or skipped with its reason; a searched space's points wait for the search
+ * (XMT_C_UNVISITED). Returns -1 when out of memory. */
 static int candidates(xmt_session *S)
 {
     size_t n = S->only ? 1 : xmt_entry_ncandidates(S->k->entry);
@@ -438,28 +462,17 @@ static int candidates(xmt_session *S)
     S->cands[0].index = XMT_OWN_CONFIG;
     own_label(S->l, S->cands[0].c.label, sizeof S->cands[0].c.label);
     S->cands[0].times = S->times;
-    int allowed_dyn = allowed_dynamic_shared(S->k, S->l);
+    S->allowed_dyn = allowed_dynamic_shared(S->k, S->l);
+    S->searched = !S->only && !S->verify_only && xmt_entry_searched(S->k->entry);
+    S->space_first = S->searched ? xmt_entry_space_first(S->k->entry) : n;
     for (size_t i = 0; i < n; i++) {
         xmt_cand *c = &S->cands[i + 1];
         c->index = S->only ? S->only_index : (long)i;
         c->times = S->times + (i + 1) * (size_t)S->cap;
-        if (S->only) c->c = *S->only;
-        if (!S->only && xmt_entry_candidate(S->k->entry, i, S->v, &c->c) != 1) {
-            c->status = XMT_C_SKIPPED;
-            snprintf(c->why, sizeof c->why, "%s", c->c.why);
-        } else if (allowed_dyn > 0 && c->c.dims.shared > (unsigned)allowed_dyn) {
-            c->status = XMT_C_SKIPPED;
-            snprintf(c->why, sizeof c->why,
-                     "shared %u > %d bytes the program opted the kernel into", c->c.dims.shared,
-                     allowed_dyn);
-        } else if (same_as_own(&c->c, S->l)) {
-            c->status = XMT_C_SKIPPED;
-            snprintf(c->why, sizeof c->why, "same as the program's own config");
-        } else if (faulted_before(S, c)) {
-            c->status = XMT_C_FAULT;
-        } else {
-            S->valid++;
-        }
+        if (i >= S->space_first)
+            c->status = XMT_C_UNVISITED;
+        else
+            admit(S, c, i);
     }
     return 0;
 }
@@ -970,42 +983,46 @@ static int changed_outside(const xmt_session *S)
 
 /* Verify: every candidate once against the program's own config on the same inputs; a
  * candidate that leaves anything different is rejected. */
+/* One candidate's verification run(s) against the program's own result: it stays ok, or
+ * is rejected (or skipped: the budget was spent). -1 on a driver failure. */
+static int verify_one(xmt_session *S, xmt_cand *c)
+{
+    if (c->status != XMT_C_OK || !S->any_verify) return 0;
+    if (over_budget(S, "verify")) { /* never timed: it was not verified */
+        c->status = XMT_C_SKIPPED;
+        snprintf(c->why, sizeof c->why, "not verified: the key's budget (budget_ms) was spent");
+        return 0;
+    }
+    int r = verify_run(S, c);
+    if (r != 0) return r < 0 ? -1 : 0;
+    long d = compare_all(S);
+    if (d == -2) return -1;
+    int second = 0;
+    if (d < 0 && poisons_any(S)) { /* again from the other pattern: every byte written? */
+        second = 1;
+        if ((r = verify_run_from(S, c, 2)) != 0) return r < 0 ? -1 : 0;
+        if ((d = compare_all(S)) == -2) return -1;
+    }
+    if (d < 0) return 0;
+    c->status = XMT_C_REJECTED;
+    describe(S, c, d);
+    if (second) {
+        size_t l = strlen(c->why);
+        snprintf(c->why + l, sizeof c->why - l,
+                 " (from outputs filled with 0x00; from 0xFF it matched: it leaves output "
+                 "bytes unwritten)");
+    }
+    return changed_outside(S) && undo(S, c) != 0 ? -1 : 0;
+}
+
 static int verify(xmt_session *S)
 {
     if (!S->any_verify) return 0;
     double t0 = xmt_now_ms();
     if (!S->automatic && (verify_run(S, &S->cands[0]) != 0 || take_reference(S) != 0)) return -1;
     for (size_t i = 1; i <= S->n; i++) {
-        xmt_cand *c = &S->cands[i];
         progress(S, "verify", i - 1, S->n);
-        if (c->status != XMT_C_OK) continue;
-        if (over_budget(S, "verify")) { /* never timed: it was not verified */
-            c->status = XMT_C_SKIPPED;
-            snprintf(c->why, sizeof c->why, "not verified: the key's budget (budget_ms) was spent");
-            continue;
-        }
-        int r = verify_run(S, c);
-        if (r < 0) return -1;
-        if (r > 0) continue;
-        long d = compare_all(S);
-        if (d == -2) return -1;
-        int second = 0;
-        if (d < 0 && poisons_any(S)) { /* again from the other pattern: every byte written? */
-            second = 1;
-            if ((r = verify_run_from(S, c, 2)) < 0) return -1;
-            if (r > 0) continue;
-            if ((d = compare_all(S)) == -2) return -1;
-        }
-        if (d < 0) continue;
-        c->status = XMT_C_REJECTED;
-        describe(S, c, d);
-        if (second) {
-            size_t l = strlen(c->why);
-            snprintf(c->why + l, sizeof c->why - l,
-                     " (from outputs filled with 0x00; from 0xFF it matched: it leaves output "
-                     "bytes unwritten)");
-        }
-        if (changed_outside(S) && undo(S, c) != 0) return -1;
+        if (verify_one(S, &S->cands[i]) != 0) return -1;
     }
     S->ph.verification += xmt_now_ms() - t0;
     return 0;
@@ -1064,18 +1081,28 @@ fail:
 /* Untimed runs of each candidate; raced, once the clock is up, one each (the verification
  * run has loaded its code already). Each candidate's runs are waited for, so that the
  * watchdog knows whom to stop. */
+static int warm_runs(const xmt_session *S)
+{
+    return S->racing && S->warmup_fate != XMT_WARMUP_OFF && S->warmup > 1 ? 1 : S->warmup;
+}
+
+static int warm_one(xmt_session *S, xmt_cand *c, int runs)
+{
+    for (int w = 0; w < runs && c->status == XMT_C_OK; w++) {
+        if (prepare(S, 0, 0) != 0 || run_candidate(S, c) < 0) return -1;
+        c->warmed++;
+    }
+    return c->warmed ? wait_runs(S, NULL, c->warmed, c) : 0;
+}
+
 static int warm_up(xmt_session *S)
 {
     double t0 = xmt_now_ms();
-    int runs = S->racing && S->warmup_fate != XMT_WARMUP_OFF && S->warmup > 1 ? 1 : S->warmup;
+    int runs = warm_runs(S);
     for (size_t i = 0; i <= S->n; i++) {
         xmt_cand *c = &S->cands[i];
         if (runs && c->status == XMT_C_OK && over_budget(S, "warmup_runs")) break;
-        for (int w = 0; w < runs && c->status == XMT_C_OK; w++) {
-            if (prepare(S, 0, 0) != 0 || run_candidate(S, c) < 0) return -1;
-            c->warmed++;
-        }
-        if (c->warmed && wait_runs(S, NULL, c->warmed, c) != 0) return -1;
+        if (warm_one(S, c, runs) != 0) return -1;
     }
     S->ph.warmup_runs += xmt_now_ms() - t0;
     return 0;
@@ -1179,6 +1206,17 @@ static int retime(xmt_session *S, int prep)
     return r;
 }
 
+/* The events c's timed runs are measured with, made when it first needs them. */
+static int make_events(xmt_session *S, xmt_cand *c, int prep)
+{
+    if (!c->start) TRY(S, xmt_drv.cuEventCreate(&c->start, CU_EVENT_DEFAULT), "event create");
+    if (!c->end) TRY(S, xmt_drv.cuEventCreate(&c->end, CU_EVENT_DEFAULT), "event create");
+    if (prep && !c->prep) TRY(S, xmt_drv.cuEventCreate(&c->prep, CU_EVENT_DEFAULT), "event create");
+    return 0;
+fail:
+    return -1;
+}
+
 /* Timed runs, round-robin so that clock drift favours no candidate; the starting
  * candidate rotates each round. Racing eliminates candidates between rounds and ends the
  * rounds when one is left; the finalists are then re-timed. A budget ends it early: the
@@ -1188,12 +1226,7 @@ static int timed_runs(xmt_session *S)
     double t0 = xmt_now_ms();
     int prep = has_prep(S);
     for (size_t i = 0; i <= S->n; i++)
-        if (S->cands[i].status == XMT_C_OK) {
-            TRY(S, xmt_drv.cuEventCreate(&S->cands[i].start, CU_EVENT_DEFAULT), "event create");
-            TRY(S, xmt_drv.cuEventCreate(&S->cands[i].end, CU_EVENT_DEFAULT), "event create");
-            if (prep)
-                TRY(S, xmt_drv.cuEventCreate(&S->cands[i].prep, CU_EVENT_DEFAULT), "event create");
-        }
+        if (S->cands[i].status == XMT_C_OK && make_events(S, &S->cands[i], prep) != 0) return -1;
     for (int it = 0; it < S->iterations; it++) {
         if (it > 0 && over_budget(S, "timed_runs")) break;
         progress(S, "timed round", (size_t)it, (size_t)S->iterations);
@@ -1203,8 +1236,109 @@ static int timed_runs(xmt_session *S)
     if (S->racing && retime(S, prep) != 0) return -1;
     S->ph.timed_runs += xmt_now_ms() - t0 - S->ph.restores;
     return 0;
-fail:
-    return -1;
+}
+
+/* ---- search: a space too large to try in full (policy/search.h) ----------------------- */
+
+#define SEARCH_BATCH 16 /* points asked of the search at a time */
+
+/* The candidates marked in `in`, in timed rounds as timed_runs times the whole list:
+ * interleaved, raced against every candidate timed so far (earlier batches' included), until
+ * none of them is left or the rounds are done. */
+static int time_batch(xmt_session *S, const unsigned char *in, int prep)
+{
+    unsigned char *only = malloc(S->n + 1);
+    if (!only) return -1;
+    int r = 0;
+    for (int it = 0; it < S->iterations && r == 0; it++) {
+        size_t left = 0;
+        for (size_t i = 0; i <= S->n; i++) {
+            const xmt_cand *c = &S->cands[i];
+            only[i] = in[i] && c->status == XMT_C_OK && !c->elim_round;
+            left += only[i];
+        }
+        if (!left || (it > 0 && over_budget(S, "timed_runs"))) break;
+        progress(S, "search: timed round", (size_t)it, (size_t)S->iterations);
+        r = timed_round(S, it, prep, only);
+        if (r == 0 && S->racing) eliminate(S, it + 1);
+    }
+    free(only);
+    return r;
+}
+
+/* One batch of points the search chose (cands marked in `in`; the first batch also holds
+ * the program's own config and the configs: items, verified already): verified, warmed up,
+ * timed. */
+static int run_batch(xmt_session *S, const unsigned char *in, const size_t *pts, size_t npts,
+                     int prep)
+{
+    double t0 = xmt_now_ms();
+    for (size_t j = 0; j < npts; j++) {
+        progress(S, "search: verify", S->visited - npts + j, S->search_evals);
+        if (verify_one(S, &S->cands[1 + S->space_first + pts[j]]) != 0) return -1;
+    }
+    S->ph.verification += xmt_now_ms() - t0;
+    t0 = xmt_now_ms();
+    for (size_t i = 0; i <= S->n; i++) {
+        xmt_cand *c = &S->cands[i];
+        if (!in[i] || c->status != XMT_C_OK) continue;
+        if (make_events(S, c, prep) != 0) return -1;
+        if (!c->warmed && !over_budget(S, "warmup_runs") && warm_one(S, c, warm_runs(S)) != 0)
+            return -1;
+    }
+    S->ph.warmup_runs += xmt_now_ms() - t0;
+    t0 = xmt_now_ms();
+    int r = time_batch(S, in, prep);
+    S->ph.timed_runs += xmt_now_ms() - t0;
+    return r;
+}
+
+/* Instead of verifying and timing every point of the space: the search's batches, from the
+ * point nearest the program's own config, with a fixed seed (processes that measure alike
+ * visit alike), each reported back with its statistic (INFINITY: skipped, rejected,
+ * faulted, not timed), until its budget of points is spent; then the finalists are
+ * re-timed and the decision is the usual one, over the points visited. */
+static int search_space(xmt_session *S)
+{
+    const xmt_entry *e = S->k->entry;
+    unsigned dims[XMT_MAX_TUNABLES];
+    unsigned nd = xmt_entry_space_dims(e, dims, XMT_MAX_TUNABLES);
+    size_t start = xmt_entry_space_nearest(e, S->v), pts[SEARCH_BATCH];
+    S->search_start = start == SIZE_MAX ? 0 : start;
+    S->search_evals = xmt_entry_search_evals(e);
+    xmt_search *q = xmt_search_new(dims, nd, XMT_SEARCH_SEED, S->search_start, S->search_evals);
+    unsigned char *in = calloc(S->n + 1, 1);
+    int prep = has_prep(S), r = q && in ? 0 : -1;
+    for (size_t i = 0; r == 0 && i <= S->space_first && i <= S->n; i++)
+        in[i] = 1; /* the first batch: the program's own and the configs: items too */
+    while (r == 0 && !xmt_search_done(q) && !S->cut) {
+        size_t np = xmt_search_next(q, pts, SEARCH_BATCH);
+        if (np == 0) break;
+        for (size_t j = 0; j < np; j++) {
+            xmt_cand *c = &S->cands[1 + S->space_first + pts[j]];
+            admit(S, c, S->space_first + pts[j]);
+            in[c - S->cands] = 1;
+            S->visited++;
+        }
+        if ((r = run_batch(S, in, pts, np, prep)) != 0) break;
+        for (size_t j = 0; j < np; j++) {
+            const xmt_cand *c = &S->cands[1 + S->space_first + pts[j]];
+            int timed = c->status == XMT_C_OK && c->ntimes > 0;
+            xmt_search_report(q, pts[j],
+                              timed ? statistic(c->times, c->ntimes, S->mean) : INFINITY);
+        }
+        memset(in, 0, S->n + 1);
+    }
+    if (q) S->search_restarts = (int)xmt_search_restarts(q);
+    xmt_search_free(q);
+    free(in);
+    if (r == 0 && S->racing) {
+        double t1 = xmt_now_ms();
+        r = retime(S, prep);
+        S->ph.timed_runs += xmt_now_ms() - t1;
+    }
+    S->ph.timed_runs -= S->ph.restores;
+    return r;
 }
 
 /* After a failure: say so, and put the buffers back all the same. */
@@ -1354,7 +1488,9 @@ static int benchmark(xmt_session *S)
     if (r != 0) return -1;
     if (S->uninformative) return put_back(S); /* the key waits for data that tells */
     if (verify(S) != 0 || (S->any_verify && data_digest(S) != 0)) return -1;
-    if (!S->verify_only && passing(S) > 0 &&
+    if (S->searched && !S->verify_only && (clock_warm_up(S) != 0 || search_space(S) != 0))
+        return -1;
+    if (!S->searched && !S->verify_only && passing(S) > 0 &&
         (clock_warm_up(S) != 0 || warm_up(S) != 0 || timed_runs(S) != 0))
         return -1;
     return put_back(S);
@@ -1401,8 +1537,9 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
     }
     XMT_IN_SHIM_SCOPE
     {
-        /* valid == 0: nothing else to try, the program's own config stays */
-        if (S->valid > 0 && benchmark(S) != 0) failed(S);
+        /* valid == 0: nothing else to try, the program's own config stays (a searched
+         * space's points are built as the search visits them) */
+        if ((S->valid > 0 || S->searched) && benchmark(S) != 0) failed(S);
         decide(S);
         stage_reference(S);
         release(S);

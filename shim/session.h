@@ -33,8 +33,10 @@
 #define XMT_PIN_CONFIG (-2) /* the choice is a pin (or single config) of the entry */
 
 /* A candidate's fate. XMT_C_FAULT: it faulted on the GPU or ran past the watchdog in the
- * trial helper (a session there never runs it again: the helper was restarted). */
-enum { XMT_C_OK = 0, XMT_C_SKIPPED, XMT_C_REJECTED, XMT_C_FAULT };
+ * trial helper (a session there never runs it again: the helper was restarted).
+ * XMT_C_UNVISITED: a point of a searched space (search.h) the search did not visit: never
+ * built, run or reported (the tune event lists the visited points only). */
+enum { XMT_C_OK = 0, XMT_C_SKIPPED, XMT_C_REJECTED, XMT_C_FAULT, XMT_C_UNVISITED };
 
 /* What a session in the trial helper is given besides the launch (trial/tune.c): the
  * regions staged for it (protect.c's, found in the program, at the addresses the helper
@@ -146,6 +148,12 @@ typedef struct {
     double race_margin;
     size_t eliminated, finalists;
     int retime_rounds;
+    /* search (policy/search.h): the space is searched rather than tried in full; its
+     * points are candidates space_first + 1 ...; the start, the budget in points, how many
+     * were visited, the search's restarts */
+    int searched, search_restarts;
+    size_t space_first, search_start, search_evals, visited;
+    int allowed_dyn;            /* allowed_dynamic_shared, asked once */
     const char *cut;            /* the phase the budget cut short ("verify", ...), or NULL */
     double progress_ms;         /* when the last progress line was said */
     const char *progress_phase; /* what it says: "verify" 3 of 30 */

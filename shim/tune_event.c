@@ -42,7 +42,7 @@ static void say_verbose(const xmt_session *S)
                 xmt_verbose(2, "%s: config %s took %.4f ms (%s of %d%s) for %s", S->k->demangled,
                             c->c.label, c->stat, S->mean ? "mean" : "median", c->ntimes, el,
                             S->key_text);
-            } else if (c->status != XMT_C_OK)
+            } else if (c->status != XMT_C_OK && c->status != XMT_C_UNVISITED)
                 xmt_verbose(2, "%s: config %s %s: %s", S->k->demangled, c->c.label,
                             c->status == XMT_C_REJECTED ? "rejected"
                             : c->status == XMT_C_FAULT  ? "faulted"
@@ -217,6 +217,17 @@ static json_t *race_json(const xmt_session *S)
     return o;
 }
 
+/* A searched space (policy/search.h): its size, the points visited, the budget, the start,
+ * the seed and the restarts. */
+static json_t *search_json(const xmt_session *S)
+{
+    if (!S->searched) return NULL;
+    return json_pack("{sIsIsIsIsisi}", XMT_F_SPACE, (json_int_t)(S->n - S->space_first),
+                     XMT_F_VISITED, (json_int_t)S->visited, XMT_F_EVALS,
+                     (json_int_t)S->search_evals, XMT_F_START, (json_int_t)S->search_start,
+                     XMT_F_SEED, XMT_SEARCH_SEED, XMT_F_RESTARTS, S->search_restarts);
+}
+
 static void log_event(const xmt_session *S)
 {
     const xmt_cand *own = &S->cands[0];
@@ -224,6 +235,7 @@ static void log_event(const xmt_session *S)
     json_t *winner = NULL;
     for (size_t i = 0; i <= S->n; i++) {
         const xmt_cand *c = &S->cands[i];
+        if (c->status == XMT_C_UNVISITED) continue; /* a point the search did not visit */
         json_t *o = candidate_json(S, c);
         if (c->index == S->choice.index) winner = json_deep_copy(o);
         if (i == 0) {
@@ -263,6 +275,7 @@ static void log_event(const xmt_session *S)
         .floor_ms = S->floor_ms,
         .full_floor_ms = S->full_floor_ms,
         .race = benchmarked ? race_json(S) : NULL,
+        .search = search_json(S),
         .budget_cut = S->cut,
         .phases = phases_of(S),
         .untuned = S->untuned,

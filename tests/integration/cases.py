@@ -1067,6 +1067,56 @@ def tune_budget():
 
 
 @case
+def tune_search_large_space():
+    """Issue 26 item 2: a space of 512 points (chunk_scale's block x items per thread) is
+    searched, not tried in full: from the point nearest the program's own config, with a
+    fixed seed, at most its budget of points (5%: 25) verified and timed. The tune event
+    lists the visited points only and says so (`search`); the winner is within 3% of the
+    best the whole space has (timed in full under search: exhaustive); outputs are the
+    program's; a second process visits the same points and picks the same winner."""
+    src = open(os.path.join(POLICIES, "chunk_scale.yaml")).read()
+    old = "space: {BLOCK: [64, 128, 256, 512], ITEMS: [1, 2, 4, 8]}"
+    expect(old in src, "chunk_scale.yaml changed: %s" % src)
+    big = src.replace(old, "space: {BLOCK: %s, ITEMS: %s}" % (list(range(32, 1025, 32)),
+                                                              list(range(1, 17))))
+    pols = {}
+    for name, extra in (("searched", ""), ("exhaustive", "    search: exhaustive\n")):
+        pols[name] = os.path.join(WORK, "chunk-%s.yaml" % name)
+        with open(pols[name], "w") as f:
+            f.write(big.replace("    verify: [y]\n", "    verify: [y]\n" + extra))
+    env = {"XMATUNE_INCLUDE": "*chunk_scale*", "XMATUNE_WARMUP_MS": "1", "XMATUNE_CACHE": "off"}
+    runs = []
+    for _ in range(2):
+        base, t = tuned("rt", "basic", policies=pols["searched"], env=env)
+        same_output(base, t, "searched")
+        runs.append(tune_events(t, "chunk_scale"))
+    evs = runs[0]
+    expect(evs, "chunk_scale not tuned")
+    for ev in evs:
+        se = ev.get("search")
+        expect(se and se["space"] == 512 and se["evals"] == 25 and se["seed"] == 1 and
+               0 < se["visited"] <= se["evals"], ev.get("search"))
+        expect(len(ev["candidates"]) == se["visited"], "%d candidates listed, %d visited" %
+               (len(ev["candidates"]), se["visited"]))
+        expect(ev["winner"]["index"] != -1, "the program's own config kept: %r" % ev["winner"])
+    # the same points and winners in another process (timings of the simulated driver are
+    # the same run to run: what differs between processes on a GPU is the noise)
+    for a, b in zip(evs, runs[1]):
+        expect([c["index"] for c in a["candidates"]] == [c["index"] for c in b["candidates"]] and
+               a["winner"]["index"] == b["winner"]["index"], "another process searched otherwise")
+    base, t = tuned("rt", "basic", policies=pols["exhaustive"], env=env)
+    same_output(base, t, "exhaustive")
+    full = tune_events(t, "chunk_scale")
+    expect(len(full) == len(evs), "%d keys exhaustive, %d searched" % (len(full), len(evs)))
+    for ev, fe in zip(evs, full):
+        expect("search" not in fe and len(fe["candidates"]) == 512, fe.get("search"))
+        timed = [c["median_ms"] for c in fe["candidates"] + [fe["own"]] if "median_ms" in c]
+        expect(ev["winner"]["median_ms"] <= 1.03 * min(timed),
+               "searched winner %s at %.5f ms; the best of the space %.5f ms" %
+               (ev["winner"]["config"], ev["winner"]["median_ms"], min(timed)))
+
+
+@case
 def tune_race_eliminates_slow():
     """Racing (docs/tuning.md, Racing): saxpy's slow configs are timed no more after 3
     rounds, one warm-up run each once the clock is up; the outputs are the program's, the

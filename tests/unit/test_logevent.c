@@ -127,6 +127,7 @@ static json_t *build(xmt_event ev, int variant)
                               .staged = json_object(),
                               .data = json_object(),
                               .race = json_object(),
+                              .search = json_object(),
                               .budget_cut = "verify"};
         return xmt_ev_tune(&t);
     }
