@@ -38,7 +38,7 @@ static void derive(auto_set *a, const char *demangled, size_t np, const uint32_t
 {
     static xmt_pinfo info[XMT_DERIVE_MAX_PARAMS];
     int typed = xmt_derive_params(demangled, np, sizes, info);
-    size_t cap = 32768;
+    size_t cap = 65536; /* the entry of every idiom: about 28 KB (rules 2) */
     char *text = malloc(cap);
     if (!text) return;
     memcpy(text, "kernels:\n", 10);

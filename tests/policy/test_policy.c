@@ -1454,7 +1454,7 @@ START_TEST(derive_entry_idioms)
 {
     xmt_pinfo info[3] = {{8, 1, 0, 0, 0}, {4, 0, 1, 0, 0}, {8, 1, 0, 0, 0}};
     xmt_dims d1 = {{40, 1, 1}, {256, 1, 1}, 0};
-    char text[16384] = "kernels:\n";
+    static char text[65536] = "kernels:\n";
     int n = xmt_derive_entry("k1", info, 3, 0, &d1, 0, text + 9, sizeof text - 9);
     ck_assert_int_gt(n, 0);
     ck_assert_int_eq(xmt_derive_entry("k1", info, 3, 0, &d1, 0, text + 9, 100), -1);
@@ -1509,9 +1509,13 @@ START_TEST(derive_entry_idioms)
     ck_assert_int_gt(n, 0);
     set = load_ok(text);
     e = xmt_policy_entry(set, 0);
-    ck_assert_uint_eq(xmt_entry_ncandidates(e), 32);
+    ck_assert_uint_eq(xmt_entry_ncandidates(e), 56); /* 14 tiles x (kept, covering) x 2 */
     ck_assert_uint_le(xmt_entry_ncandidates(e), XMT_DERIVE_MAX_CONFIGS);
     xmt_launch_view v2 = {p, 3, d2, &at};
+    /* a narrow tile too (rules 2): 8 x 32 covers 1024 x 1024 threads in 128 x 32 blocks */
+    ck_assert_int_ge(find_label(e, &v2, "IDIOM=3, BX=8, BY=32, BPS=0, SCALED=0", &c), 0);
+    ck_assert_uint_eq(c.dims.grid.x, 128);
+    ck_assert_uint_eq(c.dims.grid.y, 32);
     ck_assert_int_ge(find_label(e, &v2, "IDIOM=3, BX=32, BY=8, BPS=0, SCALED=1", &c), 0);
     ck_assert_uint_eq(c.dims.grid.x, 32);
     ck_assert_uint_eq(c.dims.grid.y, 128);
@@ -1526,7 +1530,7 @@ START_TEST(derive_entry_idioms)
     ck_assert_int_gt(n, 0);
     set = load_ok(text);
     e = xmt_policy_entry(set, 0);
-    ck_assert_uint_eq(xmt_entry_ncandidates(e), 10 + 10 + 16 + 16 + 16);
+    ck_assert_uint_eq(xmt_entry_ncandidates(e), 10 + 10 + 16 + 28 + 28);
     size_t valid = 0;
     at.kernel_max_threads = 1024;
     v.orig = d1;
@@ -1536,7 +1540,7 @@ START_TEST(derive_entry_idioms)
     valid = 0;
     for (size_t j = 0; j < xmt_entry_ncandidates(e); j++)
         valid += (size_t)xmt_entry_candidate(e, j, &v2, &c);
-    ck_assert_uint_eq(valid, 32); /* a 2-D block with shared memory: tiles, kept and scaled */
+    ck_assert_uint_eq(valid, 56); /* a 2-D block with shared memory: tiles, kept and scaled */
     xmt_policy_free(set);
 
     /* one idiom only (what --write-policy writes for a winner) */
