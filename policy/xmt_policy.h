@@ -342,7 +342,7 @@ xmt_idiom xmt_pick_idiom(const xmt_shapes *sh, const xmt_evidence *ev, const int
 /* Spaces derived from one launch, for kernels no policy names (XMATUNE_AUTO) and the
  * entries `--write-policy` writes. The rules' version: cache records of auto keys carry
  * it, so changing the rules (below, or the configs derive.c writes) invalidates them. */
-#define XMT_DERIVE_RULES 2 /* 2: transposed tiles */
+#define XMT_DERIVE_RULES 2             /* 2: transposed tiles */
 #define XMT_DERIVE_MAX_INT_TRIGGERS 16 /* integer scalars in an auto key; the rest ignored */
 #define XMT_DERIVE_MAX_CONFIGS 64      /* configs of one derived entry, at most */
 /* The idiom's name: "grid0" (the program's own grid kept, the block varied), "cdiv" (one
