@@ -981,8 +981,6 @@ static int changed_outside(const xmt_session *S)
     return S->automatic && xmt_outputs_changed_outside(S->results, S->seg_kind, S->nsegs);
 }
 
-/* Verify: every candidate once against the program's own config on the same inputs; a
- * candidate that leaves anything different is rejected. */
 /* One candidate's verification run(s) against the program's own result: it stays ok, or
  * is rejected (or skipped: the budget was spent). -1 on a driver failure. */
 static int verify_one(xmt_session *S, xmt_cand *c)
@@ -1015,6 +1013,8 @@ static int verify_one(xmt_session *S, xmt_cand *c)
     return changed_outside(S) && undo(S, c) != 0 ? -1 : 0;
 }
 
+/* Verify: every candidate once against the program's own config on the same inputs; a
+ * candidate that leaves anything different is rejected. */
 static int verify(xmt_session *S)
 {
     if (!S->any_verify) return 0;
@@ -1078,14 +1078,14 @@ fail:
     return -1;
 }
 
-/* Untimed runs of each candidate; raced, once the clock is up, one each (the verification
- * run has loaded its code already). Each candidate's runs are waited for, so that the
- * watchdog knows whom to stop. */
+/* Warm-up runs per candidate: with racing, once the clock is up, one (the verification
+ * run has loaded its code already). */
 static int warm_runs(const xmt_session *S)
 {
     return S->racing && S->warmup_fate != XMT_WARMUP_OFF && S->warmup > 1 ? 1 : S->warmup;
 }
 
+/* c's untimed runs, waited for, so that the watchdog knows whom to stop. */
 static int warm_one(xmt_session *S, xmt_cand *c, int runs)
 {
     for (int w = 0; w < runs && c->status == XMT_C_OK; w++) {
@@ -1095,6 +1095,7 @@ static int warm_one(xmt_session *S, xmt_cand *c, int runs)
     return c->warmed ? wait_runs(S, NULL, c->warmed, c) : 0;
 }
 
+/* Untimed runs of each candidate (warm_runs). */
 static int warm_up(xmt_session *S)
 {
     double t0 = xmt_now_ms();
@@ -1124,8 +1125,8 @@ static int in_round(const xmt_session *S, const xmt_cand *c, const unsigned char
     return only ? only[c - S->cands] : !c->elim_round;
 }
 
-/* One round of timed runs: every candidate in it (in_round) once, starting from candidate
- * `it`. */
+/* One round of timed runs: every candidate in it (in_round) once, after a lead-in run,
+ * starting from the it-th of them. */
 static int timed_round(xmt_session *S, int it, int prep, const unsigned char *only)
 {
     CUevent last = NULL;
