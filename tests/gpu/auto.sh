@@ -137,22 +137,6 @@ while IFS=$'\t' read -r name kind policy _cmp _cmptol tol; do
     fi
 done <"$work/programs.tsv"
 
-table="$work/auto.md"
-"$PY" "$here/auto_table.py" "$work" >"$table" 2>"$work/auto_table.stderr"
-rc=$?
-if [ ! -s "$table" ]; then
-    echo "auto.sh: auto_table.py failed:" >&2
-    cat "$work/auto_table.stderr" >&2
-    rc=2
-fi
-echo
-cat "$table"
-echo
-echo "auto.sh: $(($(date +%s) - start)) s; work folder: $work" >&2
-if [ -n "${OUT:-}" ]; then
-    mkdir -p "$OUT"
-    cp "$table" "$OUT/auto.md"
-    (cd "$work" && tar czf "$OUT/auto-logs.tar.gz" --exclude='./out' --exclude='./tmp' .) ||
-        echo "auto.sh: could not write $OUT/auto-logs.tar.gz" >&2
-fi
-exit $rc
+# shellcheck source=tests/gpu/report.sh
+. "$here/report.sh"
+report_and_exit auto

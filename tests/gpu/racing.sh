@@ -109,22 +109,6 @@ if [ "${QUALITY:-1}" != 0 ]; then
     fi
 fi
 
-table="$work/racing.md"
-"$PY" "$here/racing_table.py" "$work" >"$table" 2>"$work/racing_table.stderr"
-rc=$?
-if [ ! -s "$table" ]; then
-    echo "racing.sh: racing_table.py failed:" >&2
-    cat "$work/racing_table.stderr" >&2
-    rc=2
-fi
-echo
-cat "$table"
-echo
-echo "racing.sh: $(($(date +%s) - start)) s; work folder: $work" >&2
-if [ -n "${OUT:-}" ]; then
-    mkdir -p "$OUT"
-    cp "$table" "$OUT/racing.md"
-    (cd "$work" && tar czf "$OUT/racing-logs.tar.gz" --exclude='./out' --exclude='./tmp' .) ||
-        echo "racing.sh: could not write $OUT/racing-logs.tar.gz" >&2
-fi
-exit $rc
+# shellcheck source=tests/gpu/report.sh
+. "$here/report.sh"
+report_and_exit racing
