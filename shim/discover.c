@@ -68,24 +68,6 @@ json_t *xmt_paths_json(unsigned paths)
     return a;
 }
 
-static void log_first_sight(const xmt_kernel *k, int device)
-{
-    if (!xmt_log_enabled()) return;
-    xmt_ev_kernel_info info = {.kernel = k->mangled,
-                               .name = k->demangled,
-                               .device = device,
-                               .is_cukernel = k->is_cukernel,
-                               .nparams = k->nparams,
-                               .offsets = k->offsets,
-                               .sizes = k->sizes,
-                               .params_known = k->params_known,
-                               .max_threads = k->max_threads,
-                               .static_shared = k->static_shared,
-                               .max_dynamic_shared = k->max_dynamic_shared,
-                               .policy = k->entry ? xmt_entry_origin(k->entry) : NULL};
-    xmt_log_event(xmt_ev_kernel(&info));
-}
-
 /* The index of a shape in d, or -1. */
 static int find_shape(const struct xmt_discover *d, const unsigned grid[3], const unsigned block[3],
                       unsigned shared)
@@ -368,7 +350,7 @@ static void record_launch(xmt_kernel *k, const xmt_launch *l, int dev, unsigned 
     }
     pthread_mutex_unlock(&k->lock);
     /* One kernel event per name and device: a module loaded again is no news. */
-    if (first && !seen_before(k, dev)) log_first_sight(k, dev);
+    if (first && !seen_before(k, dev)) xmt_kernel_log_event(k, dev);
 }
 
 /* ---- the per-thread memo: a launch like this thread's last one of a kernel -----------
@@ -577,7 +559,7 @@ void xmt_discover_add_graph(xmt_kernel *k, int device, uint64_t launches)
     struct xmt_discover *d = device_of(k, device, 1);
     if (d) d->graph_launches += launches;
     pthread_mutex_unlock(&k->lock);
-    if (d && first && !seen_before(k, device)) log_first_sight(k, device);
+    if (d && first && !seen_before(k, device)) xmt_kernel_log_event(k, device);
 }
 
 int xmt_discover_report(xmt_kernel *k, FILE *table)

@@ -383,9 +383,15 @@ static void attach_auto(xmt_kernel *k)
     CUdevice dev = -1;
     if (xmt_log_enabled() && (!xmt_drv.cuCtxGetDevice || xmt_drv.cuCtxGetDevice(&dev) != 0))
         dev = -1;
+    xmt_kernel_log_event(k, (int)dev);
+}
+
+void xmt_kernel_log_event(const xmt_kernel *k, int device)
+{
+    if (!xmt_log_enabled()) return;
     xmt_ev_kernel_info info = {.kernel = k->mangled,
                                .name = k->demangled,
-                               .device = (int)dev,
+                               .device = device,
                                .is_cukernel = k->is_cukernel,
                                .nparams = k->nparams,
                                .offsets = k->offsets,
@@ -394,8 +400,8 @@ static void attach_auto(xmt_kernel *k)
                                .max_threads = k->max_threads,
                                .static_shared = k->static_shared,
                                .max_dynamic_shared = k->max_dynamic_shared,
-                               .policy = xmt_entry_origin(k->entry)};
-    if (xmt_log_enabled()) xmt_log_event(xmt_ev_kernel(&info));
+                               .policy = k->entry ? xmt_entry_origin(k->entry) : NULL};
+    xmt_log_event(xmt_ev_kernel(&info));
 }
 
 /* Which policy entry, if any, may tune this kernel. */

@@ -114,6 +114,11 @@ static inline void xmt_kernels_pass_through(xmt_kernel *k)
  * matching). NULL only for a NULL handle or when out of memory. */
 xmt_kernel *xmt_kernels_get(CUfunction f);
 
+/* The log's `kernel` event for k (its parameter layout and limits, the policy entry it
+ * has) as seen on `device` (-1: not known); nothing when the log is off. Written at
+ * discover's first sight of a kernel on a device, and when XMATUNE_AUTO derives its entry. */
+void xmt_kernel_log_event(const xmt_kernel *k, int device);
+
 /* What an unload names: cuModuleUnload, cuLibraryUnload, cuCtxDestroy(_v2). */
 enum { XMT_UNLOAD_MODULE, XMT_UNLOAD_LIBRARY, XMT_UNLOAD_CONTEXT };
 
