@@ -204,6 +204,19 @@ int xmt_entry_protect(const xmt_entry *e)
 {
     return e->protect;
 }
+int xmt_entry_tolerance(const xmt_entry *e, double *rtol, double *atol)
+{
+    if (!e || e->tol_rtol < 0) return 0;
+    *rtol = e->tol_rtol;
+    *atol = e->tol_atol;
+    return 1;
+}
+int xmt_entry_pointee(const xmt_entry *e, unsigned param)
+{
+    if (!e || param >= e->nparams) return -1;
+    const xmt_param *p = &e->params[param];
+    return p->tensor >= 0 ? (int)e->tensors[p->tensor].dtype : p->pointee;
+}
 uint64_t xmt_entry_fingerprint(const xmt_entry *e)
 {
     return e->fingerprint;
@@ -854,6 +867,7 @@ int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
     if (e->warmup_ms >= 0) sb(&b, ", clock warm-up %g ms", e->warmup_ms);
     if (e->l2_flush >= 0) sb(&b, ", l2_flush %s", e->l2_flush ? "true" : "false");
     if (e->protect >= 0) sb(&b, ", protect %s", e->protect ? "declared" : "auto");
+    if (e->tol_rtol >= 0) sb(&b, ", tolerance rtol %g atol %g", e->tol_rtol, e->tol_atol);
     sb(&b, "\n");
     return (int)b.at;
 }

@@ -158,10 +158,11 @@ struct xmt_entry {
     int protect;          /* XMT_PROTECT_*, -1 not set */
     uint64_t fingerprint; /* of what the entry says (load.c node_hash) */
     double budget_ms;
-    double warmup_ms;    /* clock warm-up by time; -1: XMATUNE_WARMUP_MS */
-    int search;          /* XMT_SEARCH_*: XMT_SEARCH_UNSET, the size decides */
-    int search_evals;    /* a count; -1 not set */
-    double search_share; /* search_evals: as a share (0 .. 1]; -1 not set */
+    double warmup_ms;          /* clock warm-up by time; -1: XMATUNE_WARMUP_MS */
+    int search;                /* XMT_SEARCH_*: XMT_SEARCH_UNSET, the size decides */
+    int search_evals;          /* a count; -1 not set */
+    double search_share;       /* search_evals: as a share (0 .. 1]; -1 not set */
+    double tol_rtol, tol_atol; /* tolerance: (protect: auto's float outputs); -1 not set */
 };
 
 struct xmt_spec {

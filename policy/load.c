@@ -81,6 +81,7 @@ enum {
     K_WARMUP_MS,
     K_SEARCH,
     K_SEARCH_EVALS,
+    K_TOLERANCE,
     K_N
 };
 static const char *const entry_keys[K_N] = {
@@ -109,6 +110,7 @@ static const char *const entry_keys[K_N] = {
     "warmup_ms",
     "search",
     "search_evals",
+    "tolerance",
 };
 
 /* match:, signature: or mangled: (exactly one). */
@@ -241,6 +243,7 @@ static void parse_entry_body(ld *L, const yaml_node_t *m)
         ld_fail(L, m, "kernel entry: nothing to tune: give configs:, space: or pin:");
     ld_parse_buffers(L, m, v[K_RESET], v[K_RESTORE], v[K_VERIFY]);
     parse_measure(L, v);
+    ld_parse_tolerance(L, v[K_TOLERANCE]);
     parse_search(L, v);
 }
 

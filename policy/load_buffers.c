@@ -1,10 +1,22 @@
 /* load_buffers.c - reset_to_zero:, restore: and verify: (with tolerances): the tensors
- * that benchmarking candidates must zero, restore or compare.
+ * that benchmarking candidates must zero, restore or compare; and tolerance:, the one
+ * protect: auto gives the outputs it finds behind float pointers.
  */
 #include "load_internal.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* {rtol: R, atol: A} (either may be left out: 0). */
+static void parse_rtol_atol(ld *L, const yaml_node_t *v, const char *what, double *rtol,
+                            double *atol)
+{
+    static const char *const vk[] = {"rtol", "atol"};
+    yaml_node_t *vv[2];
+    ld_map_keys(L, v, what, vk, 2, vv);
+    if (vv[0]) *rtol = ld_get_double(L, vv[0], "rtol", 0, 1e300);
+    if (vv[1]) *atol = ld_get_double(L, vv[1], "atol", 0, 1e300);
+}
 
 static void parse_bufnames(ld *L, const yaml_node_t *n, unsigned role, const char *what)
 {
@@ -60,11 +72,7 @@ static void parse_bufnames(ld *L, const yaml_node_t *n, unsigned role, const cha
             if (v->type == YAML_SCALAR_NODE &&
                 !strcmp((const char *)v->data.scalar.value, "bitwise"))
                 continue;
-            static const char *const vk[] = {"rtol", "atol"};
-            yaml_node_t *vv[2];
-            ld_map_keys(L, v, "verify tolerance", vk, 2, vv);
-            if (vv[0]) b->rtol = ld_get_double(L, vv[0], "rtol", 0, 1e300);
-            if (vv[1]) b->atol = ld_get_double(L, vv[1], "atol", 0, 1e300);
+            parse_rtol_atol(L, v, "verify tolerance", &b->rtol, &b->atol);
             xmt_dtype dt = e->tensors[p->tensor].dtype;
             if ((b->rtol > 0 || b->atol > 0) && !(dt >= XMT_DT_F16 && dt <= XMT_DT_F64))
                 ld_fail(L, v, "verify %s: a tolerance needs a floating-point dtype (%s is %s)",
@@ -82,4 +90,18 @@ void ld_parse_buffers(ld *L, const yaml_node_t *m, const yaml_node_t *reset,
     if (reset) parse_bufnames(L, reset, XMT_BUF_RESET, "reset_to_zero");
     if (restore) parse_bufnames(L, restore, XMT_BUF_RESTORE, "restore");
     if (verify) parse_bufnames(L, verify, XMT_BUF_VERIFY, "verify");
+}
+
+void ld_parse_tolerance(ld *L, const yaml_node_t *n)
+{
+    struct xmt_entry *e = L->cur;
+    e->tol_rtol = e->tol_atol = -1;
+    if (!n) return;
+    /* declared protection compares only the verify: buffers, each with its own tolerance */
+    if (e->protect == XMT_PROTECT_DECLARED)
+        ld_fail(L, n,
+                "tolerance: applies under protect: auto (to the outputs it finds behind float "
+                "pointers); under protect: declared give each verify: buffer its own");
+    e->tol_rtol = e->tol_atol = 0;
+    parse_rtol_atol(L, n, "tolerance", &e->tol_rtol, &e->tol_atol);
 }

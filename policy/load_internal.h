@@ -100,6 +100,8 @@ void ld_parse_key(ld *L, const yaml_node_t *m, const yaml_node_t *ftrig, const y
 
 /* load_buffers.c */
 /* reset_to_zero:, restore:, verify: (the buffers that benchmarking must look after). */
+/* tolerance: {rtol: R, atol: A} (after protect:, which it checks against). */
+void ld_parse_tolerance(ld *L, const yaml_node_t *n);
 void ld_parse_buffers(ld *L, const yaml_node_t *m, const yaml_node_t *reset,
                       const yaml_node_t *restore, const yaml_node_t *verify);
 

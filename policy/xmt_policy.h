@@ -238,6 +238,13 @@ int xmt_entry_use_mean(const xmt_entry *e);     /* -1 not set, 0 median, 1 mean 
 int xmt_entry_l2_flush(const xmt_entry *e);     /* -1 not set, 0/1 as given */
 enum { XMT_PROTECT_AUTO = 0, XMT_PROTECT_DECLARED = 1 };
 int xmt_entry_protect(const xmt_entry *e); /* -1 not set (XMATUNE_PROTECT), else XMT_PROTECT_* */
+/* tolerance: the one protect: auto compares float outputs within (the memory a pointer to
+ * a float type writes): 1 with *rtol, *atol; 0 when the entry gives none (bitwise). */
+int xmt_entry_tolerance(const xmt_entry *e, double *rtol, double *atol);
+/* The element type a pointer parameter points to, as the entry says it (its tensors:
+ * dtype, or a typed pointer "float*"); -1 when it does not (name-only parameters: the
+ * kernel's signature says it). */
+int xmt_entry_pointee(const xmt_entry *e, unsigned param);
 /* Search over a large space: (policy/search.h). Only the space: is searched; the items
  * of configs: come first (candidates 0 .. nconfigs - 1) and are always tried. */
 int xmt_entry_search(const xmt_entry *e); /* search: as written, XMT_SEARCH_UNSET when not */

@@ -998,6 +998,29 @@ START_TEST(entry_search_keys)
 }
 END_TEST
 
+/* tolerance: (issue 28): the one protect: auto gives the float outputs it finds. */
+START_TEST(entry_tolerance_key)
+{
+    xmt_policy_set *set;
+    double r = -1, a = -1;
+    const xmt_entry *e = cand_entry(&set, "    space: {B: [1, 2]}\n");
+    ck_assert_int_eq(xmt_entry_tolerance(e, &r, &a), 0); /* none: bitwise */
+    xmt_policy_free(set);
+    e = cand_entry(&set, "    space: {B: [1, 2]}\n    tolerance: {rtol: 1e-5}\n");
+    ck_assert_int_eq(xmt_entry_tolerance(e, &r, &a), 1);
+    ck_assert(r == 1e-5 && a == 0);
+    char d[4096];
+    xmt_entry_describe(e, d, sizeof d);
+    ck_assert_msg(strstr(d, ", tolerance rtol 1e-05 atol 0\n"), "%s", d);
+    xmt_policy_free(set);
+    e = cand_entry(
+        &set, "    space: {B: [1, 2]}\n    protect: auto\n    tolerance: {rtol: 0, atol: 2}\n");
+    ck_assert_int_eq(xmt_entry_tolerance(e, &r, &a), 1);
+    ck_assert(r == 0 && a == 2);
+    xmt_policy_free(set);
+}
+END_TEST
+
 /* The search's start: the valid point nearest the program's own launch and arguments. */
 START_TEST(space_nearest_own)
 {
@@ -1377,6 +1400,13 @@ START_TEST(load_errors)
         "kernels:\n  - match: a\n    params: [n: i32]\n    space: {B: [1]}\n    condition: n +\n",
         "t.yaml:5:19: in the entry's condition 'n +': expression ends early");
     expect_err("kernels:\n  - match: a\n", "nothing to tune");
+    expect_err("kernels:\n  - match: a\n    pin: {}\n    protect: declared\n    tolerance: "
+               "{rtol: 1e-5}\n",
+               "t.yaml:5:16: tolerance: applies under protect: auto");
+    expect_err("kernels:\n  - match: a\n    pin: {}\n    tolerance: {rtol: -1}\n",
+               "t.yaml:4:23: rtol:");
+    expect_err("kernels:\n  - match: a\n    pin: {}\n    tolerance: {ulp: 1}\n",
+               "t.yaml:4:17: tolerance: unknown key 'ulp'");
     expect_err("kernels:\n  - pin: {}\n", "needs one of match:");
     expect_err("kernels: 3\n", "kernels: expected a list");
     expect_err("kernels: []\n---\nkernels: []\n", "one YAML document per file");
@@ -1607,6 +1637,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, load_dir_and_files);
     tcase_add_test(t, load_edge_cases);
     tcase_add_test(t, load_errors);
+    tcase_add_test(t, entry_tolerance_key);
     tcase_add_test(t, entry_fingerprint);
     tcase_add_test(t, entry_search_keys);
     tcase_add_test(t, space_nearest_own);
