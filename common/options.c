@@ -12,7 +12,7 @@
 /* Messages before the options are read (none today) still get the default cap. */
 struct xmt_options xmt_opt = {.max_messages = 100};
 
-typedef enum { T_MODE, T_BOOL, T_INT, T_DOUBLE, T_STR, T_CHOICE } opt_type;
+typedef enum { T_MODE, T_BOOL, T_INT, T_DOUBLE, T_STR, T_CHOICE, T_TOL } opt_type;
 
 /* The words of a T_CHOICE option; the field holds the index of the one given. */
 static const char *const stat_words[] = {"median", "mean", NULL};              /* xmt_statistic */
@@ -56,6 +56,12 @@ static const opt_desc options[] = {
      "under `XMATUNE_AUTO=1`, a kernel with no policy entry that a key's session finds "
      "shorter than this many microseconds in its best config (the program's own when it "
      "stays) passes through from then on, that key included",
+     NULL},
+    {"XMATUNE_AUTO_TOLERANCE", T_TOL, OFF(auto_tol), 0, "0", 0, 0,
+     "under `XMATUNE_AUTO=1`, `RTOL` or `RTOL,ATOL`: the outputs a kernel with no policy "
+     "entry writes through pointers to a float type are verified within |a-b| <= ATOL + "
+     "RTOL*|b| instead of bitwise, so that candidates that differ from its own config only "
+     "by float rounding can win (`docs/tuning.md`, Rounding); `0`: bitwise",
      NULL},
     {"XMATUNE_LOG", T_STR, OFF(log), SZ(log), "", 0, 0,
      "JSON Lines log (`docs/log.md`); `%p` is replaced by the process id; empty: no log", NULL},
@@ -206,6 +212,21 @@ static int parse_value(const opt_desc *o, const char *v)
         if (strlen(v) >= o->size) return -1;
         strcpy(p, v);
         return 0;
+    case T_TOL: {
+        xmt_tol t = {0, 0};
+        errno = 0;
+        t.rtol = strtod(v, &end);
+        if (*end == ',') {
+            const char *a = end + 1;
+            t.atol = strtod(a, &end);
+            if (end == a) return -1;
+        }
+        if (errno || end == v || *end || !(t.rtol >= 0 && t.rtol < INFINITY) ||
+            !(t.atol >= 0 && t.atol < INFINITY))
+            return -1;
+        *(xmt_tol *)p = t;
+        return 0;
+    }
     }
     return -1;
 }
@@ -220,6 +241,7 @@ static void allowed(const opt_desc *o, char *out, size_t cap)
     case T_INT: snprintf(out, cap, "an integer from %ld to %ld", o->min, o->max); return;
     case T_DOUBLE: snprintf(out, cap, "a number from %ld to %ld", o->min, o->max); return;
     case T_STR: snprintf(out, cap, "at most %zu characters", o->size - 1); return;
+    case T_TOL: snprintf(out, cap, "RTOL or RTOL,ATOL, numbers >= 0"); return;
     case T_CHOICE:
         n = (size_t)snprintf(out, cap, "one of");
         for (int i = 0; o->choices[i] && n < cap; i++)
@@ -289,6 +311,9 @@ static void print_value(FILE *out, const opt_desc *o)
     case T_INT: fprintf(out, "%d", *(const int *)p); break;
     case T_DOUBLE: fprintf(out, "%g", *(const double *)p); break;
     case T_STR: fprintf(out, "\"%s\"", p); break;
+    case T_TOL:
+        fprintf(out, "%g,%g", ((const xmt_tol *)p)->rtol, ((const xmt_tol *)p)->atol);
+        break;
     }
 }
 

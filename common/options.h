@@ -21,6 +21,11 @@ typedef enum {
 typedef enum { XMT_STAT_MEDIAN = 0, XMT_STAT_MEAN } xmt_statistic;
 typedef enum { XMT_VERIFY_ON_GPU = 0, XMT_VERIFY_ON_HOST } xmt_verify_on;
 /* Where candidates run (issue 24: in progress; docs/tuning.md says what holds today). */
+/* A tolerance: |a - b| <= atol + rtol * |b|; both 0: bitwise. */
+typedef struct {
+    double rtol, atol;
+} xmt_tol;
+
 typedef enum { XMT_TRIALS_AUTO = 0, XMT_TRIALS_PROCESS, XMT_TRIALS_INLINE } xmt_trials;
 
 #define XMT_PATH_MAX 4096
@@ -56,6 +61,7 @@ struct xmt_options {
     int autotune;           /* XMATUNE_AUTO: kernels no policy names are tuned too */
     int auto_max_keys;      /* keys per such kernel; past it the kernel passes through */
     double auto_min_us;     /* a kernel auto tunes whose best time is shorter passes through */
+    xmt_tol auto_tol;       /* XMATUNE_AUTO_TOLERANCE: derived entries' tolerance: */
 };
 
 /* XMATUNE_TOTAL_BUDGET_MS when XMATUNE_AUTO=1 and it is unset. */

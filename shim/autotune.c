@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "options.h"
 
 /* The derived sets, one per kernel name; never freed (a kernel's entry lives as long as
  * the process, like the policies'). */
@@ -43,7 +44,14 @@ static void derive(auto_set *a, const char *demangled, size_t np, const uint32_t
     if (!text) return;
     memcpy(text, "kernels:\n", 10);
     /* every idiom, each under a condition on the launch's shape: one entry for every key */
-    if (xmt_derive_entry(a->mangled, info, np, typed, NULL, 0, text + 9, cap - 9) > 0 &&
+    int len = xmt_derive_entry(a->mangled, info, np, typed, NULL, 0, text + 9, cap - 9);
+    /* XMATUNE_AUTO_TOLERANCE: the entry's own tolerance:, as a hand-written one would say
+     * it (and so in its fingerprint: a record tuned under another tolerance is not used) */
+    const xmt_tol *t = &xmt_opt.auto_tol;
+    if (len > 0 && (t->rtol > 0 || t->atol > 0))
+        snprintf(text + 9 + len, cap - 9 - (size_t)len,
+                 "    tolerance: {rtol: %.17g, atol: %.17g}\n", t->rtol, t->atol);
+    if (len > 0 &&
         xmt_policy_load_string("(auto)", text, strlen(text), &a->set, load_diag, NULL) == 0)
         a->entry = xmt_policy_match(a->set, a->mangled, load_diag, NULL);
     free(text);
