@@ -174,6 +174,7 @@ static void tune_fields(json_t *ev, const xmt_ev_tune_info *t)
     if (t->data) json_object_set_new(ev, XMT_F_DATA, t->data);
     if (t->race) json_object_set_new(ev, XMT_F_RACE, t->race);
     if (t->search) json_object_set_new(ev, XMT_F_SEARCH, t->search);
+    if (t->rounding) json_object_set_new(ev, XMT_F_ROUNDING, t->rounding);
     if (t->budget_cut) json_object_set_new(ev, XMT_F_BUDGET_CUT, json_string(t->budget_cut));
 }
 
@@ -193,6 +194,7 @@ json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
         json_decref(t->data);
         json_decref(t->race);
         json_decref(t->search);
+        json_decref(t->rounding);
         return NULL;
     }
     tune_fields(ev, t);

@@ -116,6 +116,12 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_EVALS "evals"
 #define XMT_F_START "start"
 #define XMT_F_SEED "seed"
+#define XMT_F_ROUNDING "rounding" /* and its fields: */
+#define XMT_F_MAX_REL "max_rel"
+#define XMT_F_ROUNDED "candidates"
+#define XMT_F_REJECTED "rejected"
+#define XMT_F_RTOL "rtol"
+#define XMT_F_ATOL "atol"
 #define XMT_F_PHASES_MS "phases_ms"
 #define XMT_F_PH_MODULE_LOAD "module_load"
 #define XMT_F_PH_CLOCK_WARMUP "clock_warmup"
@@ -238,6 +244,7 @@ typedef struct {
     xmt_ev_phases phases;
     json_t *race;           /* or NULL (not benchmarked): absent */
     json_t *search;         /* or NULL (the space was not searched): absent */
+    json_t *rounding;       /* or NULL (no float output differed, no tolerance): absent */
     const char *budget_cut; /* the phase the budget cut short, or NULL: absent */
     const char *untuned;    /* or NULL / "": absent */
     json_t *error;          /* or NULL: absent */

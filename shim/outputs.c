@@ -79,10 +79,12 @@ int xmt_outputs_spans(const xmt_region *regs, size_t nregs, xmt_span **spans, si
     return 0;
 }
 
-/* Whether declared buffer b is verified within a tolerance. */
+/* Whether buffer b is compared apart: a declared verify buffer with a tolerance, or a
+ * float extent (rounding.c: bitwise or within the entry's tolerance). */
 static int tolerant(const xmt_sbuf *b)
 {
-    return (b->b.roles & XMT_BUF_VERIFY) && (b->b.rtol || b->b.atol);
+    return (b->b.roles & XMT_BUF_VERIFY) &&
+           (b->b.rtol || b->b.atol || (b->b.roles & XMT_SBUF_EXTENT));
 }
 
 /* The pieces of a region to compare apart: runs of output chunks and runs of other
@@ -121,7 +123,7 @@ mixed:
  * except the declared verify buffers with a tolerance inside it, compared within it. */
 static void piece_segments(const xmt_region *g, CUdeviceptr at, CUdeviceptr end, uint8_t kind,
                            const xmt_sbuf *bufs, size_t nbufs, xmt_gc_cmp *segs, uint8_t *kinds,
-                           size_t *n)
+                           int32_t *bufidx, size_t *n)
 {
     for (;;) {
         const xmt_sbuf *next = NULL;
@@ -134,11 +136,13 @@ static void piece_segments(const xmt_region *g, CUdeviceptr at, CUdeviceptr end,
         CUdeviceptr stop = next ? next->ptr : end;
         if (stop > at) {
             kinds[*n] = kind;
+            if (bufidx) bufidx[*n] = -1;
             segs[(*n)++] =
                 (xmt_gc_cmp){g->ref + (at - g->base), at, stop - at, XMT_CMP_BITS, 1, 0, 0};
         }
         if (!next) break;
         kinds[*n] = kind;
+        if (bufidx) bufidx[*n] = (int32_t)(next - bufs);
         xmt_gc_cmp *c = &segs[(*n)++];
         *c = (xmt_gc_cmp){g->ref + (next->ptr - g->base),
                           next->ptr,
@@ -153,7 +157,7 @@ static void piece_segments(const xmt_region *g, CUdeviceptr at, CUdeviceptr end,
 }
 
 size_t xmt_outputs_segments(const xmt_region *regs, size_t nregs, const xmt_sbuf *bufs,
-                            size_t nbufs, xmt_gc_cmp *segs, uint8_t *kinds)
+                            size_t nbufs, xmt_gc_cmp *segs, uint8_t *kinds, int32_t *bufidx)
 {
     CUdeviceptr at[XMT_MAX_PIECES], end[XMT_MAX_PIECES];
     uint8_t kind[XMT_MAX_PIECES];
@@ -161,7 +165,8 @@ size_t xmt_outputs_segments(const xmt_region *regs, size_t nregs, const xmt_sbuf
     for (size_t i = 0; i < nregs; i++) {
         size_t n = pieces(&regs[i], bufs, nbufs, at, end, kind);
         for (size_t p = 0; p < n; p++)
-            piece_segments(&regs[i], at[p], end[p], kind[p], bufs, nbufs, segs, kinds, &nsegs);
+            piece_segments(&regs[i], at[p], end[p], kind[p], bufs, nbufs, segs, kinds, bufidx,
+                           &nsegs);
     }
     return nsegs;
 }

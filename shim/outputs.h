@@ -30,6 +30,10 @@ typedef struct {
     CUdeviceptr ptr, snap, ref; /* ref: the own config's result (declared verify) */
 } xmt_sbuf;
 
+/* A role bit (b.roles) of an xmt_sbuf that is no declared buffer but a float extent
+ * under auto protection (rounding.h): compared apart, never snapshotted or prepared. */
+#define XMT_SBUF_EXTENT 0x100u
+
 /* A run of chunks of one region, to restore or poison with one call. */
 typedef struct {
     CUdeviceptr at, snap;
@@ -59,9 +63,12 @@ int xmt_outputs_spans(const xmt_region *regs, size_t nregs, xmt_span **spans, si
 
 /* The comparisons of auto protection, piece by piece of every region, into segs and
  * their kinds (XMT_PIECE_*) into kinds: room for XMT_MAX_PIECES * (2 * nbufs + 1) per
- * region. Returns how many. */
+ * region. bufs: the declared buffers and the float extents (rounding.h), each compared
+ * apart when it has a tolerance or is an extent; bufidx (may be NULL): for each
+ * comparison, the index in bufs of the buffer it compares, -1 for the rest. Returns how
+ * many. */
 size_t xmt_outputs_segments(const xmt_region *regs, size_t nregs, const xmt_sbuf *bufs,
-                            size_t nbufs, xmt_gc_cmp *segs, uint8_t *kinds);
+                            size_t nbufs, xmt_gc_cmp *segs, uint8_t *kinds, int32_t *bufidx);
 
 /* Whether a comparison that found a difference (results[i].count) may lie outside the
  * outputs: its kind is not XMT_PIECE_OUT. */

@@ -393,6 +393,8 @@ static void settings(xmt_session *S)
     S->budget_ms = xmt_entry_budget_ms(e) >= 0 ? xmt_entry_budget_ms(e) : xmt_opt.budget_ms;
     S->warmup_ms = xmt_entry_warmup_ms(e) >= 0 ? xmt_entry_warmup_ms(e) : xmt_opt.warmup_ms;
     S->automatic = xmt_session_protects_auto(e);
+    S->has_tol = S->automatic && xmt_entry_tolerance(e, &S->tol_rtol, &S->tol_atol) &&
+                 (S->tol_rtol > 0 || S->tol_atol > 0);
 }
 
 /* The dynamic shared memory a candidate may ask for: what the program opted the kernel
@@ -580,14 +582,20 @@ static int regions(xmt_session *S)
         return untuned(S, "tuning needs device scratch of %s", why);
     }
     if (f != 0) return untuned(S, "protect: auto cannot protect it: %s", why);
-    size_t nseg = S->nbufs + S->nregs * XMT_MAX_PIECES * (2 * S->nbufs + 1) + 1;
+    /* the buffers compared apart: the declared ones and at most a float extent per
+     * parameter (rounding.h) */
+    size_t nsb = S->nbufs + (S->k->nparams < XMT_MAX_EXTENTS ? S->k->nparams : XMT_MAX_EXTENTS);
+    size_t nseg = S->nbufs + S->nregs * XMT_MAX_PIECES * (2 * nsb + 1) + 1;
     xmt_gc_cmp *segs = realloc(S->segs, nseg * sizeof *segs);
     if (segs) S->segs = segs;
     xmt_gc_result *res = realloc(S->results, nseg * sizeof *res);
     if (res) S->results = res;
     uint8_t *kinds = realloc(S->seg_kind, nseg);
     if (kinds) S->seg_kind = kinds;
-    if (!segs || !res || !kinds) {
+    S->seg_buf = calloc(nseg, sizeof *S->seg_buf);
+    S->segbufs = calloc(nsb ? nsb : 1, sizeof *S->segbufs);
+    S->ext_names = calloc(nsb ? nsb : 1, sizeof *S->ext_names);
+    if (!segs || !res || !kinds || !S->seg_buf || !S->segbufs || !S->ext_names) {
         session_error(S, CUDA_ERROR_OUT_OF_MEMORY, "comparisons");
         return -1;
     }
@@ -655,6 +663,18 @@ static int build_spans(xmt_session *S)
     return xmt_outputs_spans(S->regs, S->nregs, &S->spans, &S->nspans);
 }
 
+/* The buffers compared apart under auto protection: the declared ones, then the float
+ * outputs' extents (rounding.h), within the entry's tolerance: when it has one. */
+static void float_extents(xmt_session *S)
+{
+    size_t cap = S->k->nparams < XMT_MAX_EXTENTS ? S->k->nparams : XMT_MAX_EXTENTS;
+    memcpy(S->segbufs, S->bufs, S->nbufs * sizeof *S->bufs);
+    S->nextents = xmt_rounding_extents(S->k, S->v, S->regs, S->nregs, S->bufs, S->nbufs,
+                                       S->has_tol ? S->tol_rtol : 0, S->has_tol ? S->tol_atol : 0,
+                                       S->segbufs + S->nbufs, S->ext_names, cap);
+    S->nsegbufs = S->nbufs + S->nextents;
+}
+
 /* Outputs: the program's own config run on the snapshot; the chunks it changed are its
  * outputs, and what it left is the reference. A second run from poisoned outputs finds
  * those it writes whole (the others it updates in place, and they are restored instead
@@ -675,7 +695,9 @@ static int outputs(xmt_session *S)
                        "protect: declared)");
     S->out_bytes = nout << XMT_CHUNK_SHIFT;
     if (take_reference(S) != 0 || build_spans(S) != 0) return -1;
-    S->nsegs = xmt_outputs_segments(S->regs, S->nregs, S->bufs, S->nbufs, S->segs, S->seg_kind);
+    float_extents(S);
+    S->nsegs = xmt_outputs_segments(S->regs, S->nregs, S->segbufs, S->nsegbufs, S->segs,
+                                    S->seg_kind, S->seg_buf);
     if (verify_run(S, own) != 0 || changes(S, 1) < 0) return -1;
     int in_place = xmt_outputs_in_place(S->regs, S->nregs);
     if (in_place < 0)
@@ -981,6 +1003,102 @@ static int changed_outside(const xmt_session *S)
     return S->automatic && xmt_outputs_changed_outside(S->results, S->seg_kind, S->nsegs);
 }
 
+/* ---- rounding (rounding.h) ---------------------------------------------------------------- */
+
+/* The float extent comparison i compares, or NULL. */
+static const xmt_sbuf *extent_of(const xmt_session *S, size_t i)
+{
+    int32_t b = S->automatic && S->seg_buf ? S->seg_buf[i] : -1;
+    return b >= 0 && (S->segbufs[b].b.roles & XMT_SBUF_EXTENT) ? &S->segbufs[b] : NULL;
+}
+
+/* Measures the float extents whose comparisons which[0 .. n) found a difference. 1 when
+ * each differs by rounding alone (c->rounded and c->rel set, the session's tally; *elements
+ * the differing elements, *name the first extent's), 0 when one does not, -1 on failure. */
+static int measure_rounding(xmt_session *S, xmt_cand *c, const size_t *which, size_t n,
+                            uint64_t *elements, const char **name)
+{
+    double rel = 0;
+    *elements = 0;
+    *name = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const xmt_sbuf *b = extent_of(S, which[i]);
+        unsigned es;
+        xmt_rounding r;
+        CUresult e = xmt_rounding_measure(&S->gc, &S->segs[which[i]],
+                                          xmt_verify_kind(b->b.dtype, 1, 0, &es), &r);
+        if (e != CUDA_SUCCESS) {
+            session_error(S, e, "verification");
+            return -1;
+        }
+        if (!r.rounding) return 0;
+        rel = fmax(rel, r.max_rel);
+        *elements += r.elements;
+        if (!*name) *name = b->b.name;
+    }
+    c->rounded = 1;
+    c->rel = rel;
+    S->rounded++;
+    S->rounded_max = fmax(S->rounded_max, rel);
+    return 1;
+}
+
+/* A candidate the last compare rejected: when every difference lies in float extents and
+ * is rounding alone, says so in c->why and returns 1; 0 when not; -1 on failure. */
+static int rounding_rejected(xmt_session *S, xmt_cand *c)
+{
+    size_t which[XMT_MAX_EXTENTS], n = 0;
+    if (!S->nextents) return 0;
+    for (size_t i = 0; i < S->nsegs; i++) {
+        if (!S->results[i].count) continue;
+        if (!extent_of(S, i) || n == XMT_MAX_EXTENTS) return 0;
+        which[n++] = i;
+    }
+    uint64_t elements;
+    const char *name;
+    int m = n ? measure_rounding(S, c, which, n, &elements, &name) : 0;
+    if (m <= 0) return m;
+    S->rounded_rejected++;
+    size_t l =
+        (size_t)snprintf(c->why, sizeof c->why,
+                         "float rounding alone: %llu elements of %.40s%s differ from the "
+                         "program's own config's, each within %.2g relative; ",
+                         (unsigned long long)elements, name, n > 1 ? " and others" : "", c->rel);
+    if (l >= sizeof c->why) return 1;
+    if (S->has_tol)
+        snprintf(c->why + l, sizeof c->why - l, "beyond the tolerance (rtol %g, atol %g)",
+                 S->tol_rtol, S->tol_atol);
+    else
+        snprintf(c->why + l, sizeof c->why - l,
+                 "verification is bitwise unless a tolerance is allowed "
+                 "(XMATUNE_AUTO_TOLERANCE, or tolerance: in the entry)");
+    return 1;
+}
+
+/* A candidate that passed within the entry's tolerance: whether its float extents equal
+ * the own config's bitwise, and how far by rounding when not. 0, or -1 on failure. */
+static int rounding_passed(xmt_session *S, xmt_cand *c)
+{
+    xmt_gc_cmp t[XMT_MAX_EXTENTS];
+    size_t at[XMT_MAX_EXTENTS], which[XMT_MAX_EXTENTS], n = 0, nd = 0;
+    for (size_t i = 0; i < S->nsegs && n < XMT_MAX_EXTENTS; i++)
+        if (extent_of(S, i)) {
+            t[n] = S->segs[i];
+            t[n].kind = XMT_CMP_BITS;
+            at[n++] = i;
+        }
+    CUresult e = n ? xmt_gc_compare(&S->gc, t, n, S->results) : CUDA_SUCCESS;
+    if (e != CUDA_SUCCESS) {
+        session_error(S, e, "verification");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (S->results[i].count) which[nd++] = at[i];
+    uint64_t elements;
+    const char *name;
+    return nd && measure_rounding(S, c, which, nd, &elements, &name) < 0 ? -1 : 0;
+}
+
 /* One candidate's verification run(s) against the program's own result: it stays ok, or
  * is rejected (or skipped: the budget was spent). -1 on a driver failure. */
 static int verify_one(xmt_session *S, xmt_cand *c)
@@ -1001,9 +1119,11 @@ static int verify_one(xmt_session *S, xmt_cand *c)
         if ((r = verify_run_from(S, c, 2)) != 0) return r < 0 ? -1 : 0;
         if ((d = compare_all(S)) == -2) return -1;
     }
-    if (d < 0) return 0;
+    if (d < 0) return S->has_tol && rounding_passed(S, c) < 0 ? -1 : 0;
     c->status = XMT_C_REJECTED;
-    describe(S, c, d);
+    int rounding = rounding_rejected(S, c);
+    if (rounding < 0) return -1;
+    if (!rounding) describe(S, c, d);
     if (second) {
         size_t l = strlen(c->why);
         snprintf(c->why + l, sizeof c->why - l,
@@ -1575,7 +1695,13 @@ void xmt_session_free(xmt_session *S)
     free(S->segs);
     free(S->results);
     free(S->seg_kind);
+    free(S->seg_buf);
+    free(S->segbufs);
+    free(S->ext_names);
     S->seg_kind = NULL;
+    S->seg_buf = NULL;
+    S->segbufs = NULL;
+    S->ext_names = NULL;
     S->cands = NULL;
     S->times = NULL;
     S->bufs = NULL;

@@ -28,6 +28,7 @@
 #include "launch.h"
 #include "outputs.h"
 #include "protect.h"
+#include "rounding.h"
 #include "xmt_policy.h"
 
 #define XMT_PIN_CONFIG (-2) /* the choice is a pin (or single config) of the entry */
@@ -63,6 +64,9 @@ typedef struct {
     int warmed;               /* warm-up runs it had */
     int elim_round;           /* racing stopped timing it after this round (0: it did not) */
     int in_round;             /* it ran in the timed round being read */
+    int rounded;              /* its float outputs differed from the own config's by
+                                 rounding alone (rounding.h): rel says how much */
+    double rel;               /* every element within this relative difference */
     CUevent start, end, prep; /* prep: before its restores and resets */
 } xmt_cand;
 
@@ -120,6 +124,19 @@ typedef struct {
     uint8_t *seg_kind; /* per comparison (auto): an output piece, outside, or mixed */
     size_t nsegs;
     xmt_gc_result *results;
+    /* the buffers compared apart: the declared ones, then the float extents (rounding.h),
+     * with the extents' names; per comparison, its buffer (-1: none) */
+    xmt_sbuf *segbufs;
+    size_t nsegbufs, nextents;
+    char (*ext_names)[XMT_EXTENT_NAME];
+    int32_t *seg_buf;
+    /* the entry's tolerance: (auto): the float extents compared within it */
+    int has_tol;
+    double tol_rtol, tol_atol;
+    /* candidates whose float outputs differed by rounding alone, those of them rejected
+     * (no tolerance, or beyond it), the largest relative difference among them */
+    size_t rounded, rounded_rejected;
+    double rounded_max;
     xmt_gc gc;
     double scratch_limit;
     size_t scratch_bytes;

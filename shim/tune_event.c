@@ -49,6 +49,14 @@ static void say_verbose(const xmt_session *S)
                                                         : "skipped",
                             c->why);
         }
+    if (S->rounded_rejected)
+        xmt_verbose(1,
+                    "%s: %zu configs differ from the program's own for %s by float rounding "
+                    "alone (largest relative difference %.2g) and were rejected: %s",
+                    S->k->demangled, S->rounded_rejected, S->key_text, S->rounded_max,
+                    S->has_tol ? "beyond the entry's tolerance"
+                               : "verification is bitwise unless a tolerance is allowed "
+                                 "(XMATUNE_AUTO_TOLERANCE, or tolerance: in the entry)");
     if (S->untuned[0])
         xmt_verbose(1, "%s: not tuned for %s: %s", S->k->demangled, S->key_text, S->untuned);
     else if (S->uninformative)
@@ -147,6 +155,8 @@ static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
                                                                  : "rejected"));
     if (c->status != XMT_C_OK) json_object_set_new(o, XMT_F_WHY, json_string(c->why));
     times_into(o, S, c);
+    if (c->rounded)
+        json_object_set_new(o, XMT_F_ROUNDING, json_pack("{sf}", XMT_F_MAX_REL, c->rel));
     if (c->c.nargs) {
         json_t *args = json_array();
         for (unsigned a = 0; a < c->c.nargs; a++)
@@ -228,6 +238,19 @@ static json_t *search_json(const xmt_session *S)
                      XMT_F_SEED, XMT_SEARCH_SEED, XMT_F_RESTARTS, S->search_restarts);
 }
 
+/* Float outputs that differed by rounding alone (rounding.h), and the tolerance allowed:
+ * NULL when neither. */
+static json_t *rounding_json(const xmt_session *S)
+{
+    if (!S->rounded && !S->has_tol) return NULL;
+    json_t *o = json_pack("{sIsIsf}", XMT_F_ROUNDED, (json_int_t)S->rounded, XMT_F_REJECTED,
+                          (json_int_t)S->rounded_rejected, XMT_F_MAX_REL, S->rounded_max);
+    if (o && S->has_tol)
+        json_object_set_new(o, XMT_F_TOLERANCE,
+                            json_pack("{sfsf}", XMT_F_RTOL, S->tol_rtol, XMT_F_ATOL, S->tol_atol));
+    return o;
+}
+
 static void log_event(const xmt_session *S)
 {
     const xmt_cand *own = &S->cands[0];
@@ -264,7 +287,7 @@ static void log_event(const xmt_session *S)
         .mean = S->mean,
         .iterations = S->iterations,
         .warmup = S->warmup,
-        .tolerance = S->tolerance,
+        .tolerance = S->tolerance || (S->has_tol && S->nextents),
         .l2_flush = S->flush_buf != 0,
         .verified = S->any_verify,
         .benchmarked = benchmarked,
@@ -276,6 +299,7 @@ static void log_event(const xmt_session *S)
         .full_floor_ms = S->full_floor_ms,
         .race = benchmarked ? race_json(S) : NULL,
         .search = search_json(S),
+        .rounding = rounding_json(S),
         .budget_cut = S->cut,
         .phases = phases_of(S),
         .untuned = S->untuned,

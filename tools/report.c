@@ -207,8 +207,15 @@ static void report_tunings(json_t *tunes)
             size_t l = strlen(fl);
             snprintf(fl + l, sizeof fl - l, " (%d of the ok eliminated by racing)", eliminated);
         }
-        printf(" %d ok, %d skipped, %d rejected%s%s%s |\n", ok, skipped, rejected, fl,
-               json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? " (within tolerance)" : "",
+        /* float outputs that differed by rounding alone (shim/rounding.h) */
+        json_t *rd = json_object_get(e, XMT_F_ROUNDING);
+        char rnd[96] = "";
+        if (json_integer_value(json_object_get(rd, XMT_F_ROUNDED)) > 0)
+            snprintf(rnd, sizeof rnd, " (%lld differ by float rounding alone, up to %.2g)",
+                     (long long)json_integer_value(json_object_get(rd, XMT_F_ROUNDED)),
+                     json_number_value(json_object_get(rd, XMT_F_MAX_REL)));
+        printf(" %d ok, %d skipped, %d rejected%s%s%s%s |\n", ok, skipped, rejected, fl,
+               json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? " (within tolerance)" : "", rnd,
                json_object_get(e, XMT_F_ERROR) ? " (error: see log)" : "");
     }
 }

@@ -462,18 +462,48 @@ static xmt_dims own_dims(json_t *t)
                       (uint32_t)json_integer_value(json_object_get(own, XMT_F_SHARED))};
 }
 
-/* The comment lines of one kernel's tune events (what auto did for each key); sets *mask
- * to the idioms that won and *orig to the own config of the first key an idiom won. */
-static void auto_comments(FILE *f, const char *mangled, json_t *tunes, unsigned *mask,
-                          xmt_dims *orig)
+/* What auto did for one kernel, over its tune events. */
+typedef struct {
+    unsigned mask;      /* the idioms that won */
+    xmt_dims orig;      /* the own config of the first key an idiom won */
+    int tol;            /* a tolerance was allowed (rtol, atol) */
+    double rtol, atol;  /* (the last key's) */
+    long long rejected; /* configs rejected for float rounding alone (rounding.h) */
+    double max_rel;     /* the largest relative difference among them */
+} auto_seen;
+
+/* A tune event's `rounding` (float outputs that differed by rounding alone) into *a. */
+static void auto_rounding(json_t *t, auto_seen *a)
+{
+    json_t *r = json_object_get(t, XMT_F_ROUNDING);
+    json_t *tol = json_object_get(r, XMT_F_TOLERANCE);
+    if (tol) {
+        a->tol = 1;
+        a->rtol = json_number_value(json_object_get(tol, XMT_F_RTOL));
+        a->atol = json_number_value(json_object_get(tol, XMT_F_ATOL));
+    }
+    json_int_t rej = json_integer_value(json_object_get(r, XMT_F_REJECTED));
+    double rel = json_number_value(json_object_get(r, XMT_F_MAX_REL));
+    if (rej > 0) {
+        a->rejected += rej;
+        if (rel > a->max_rel) a->max_rel = rel;
+    }
+}
+
+/* The comment lines of one kernel's tune events (what auto did for each key), and what
+ * they tell into *a. */
+static void auto_comments(FILE *f, const char *mangled, json_t *tunes, auto_seen *a)
 {
     size_t j;
     json_t *t;
-    *mask = 0;
+    unsigned *mask = &a->mask;
+    xmt_dims *orig = &a->orig;
+    memset(a, 0, sizeof *a);
     json_array_foreach(tunes, j, t)
     {
         const char *m = json_string_value(json_object_get(t, XMT_F_KERNEL));
         if (!m || strcmp(m, mangled)) continue;
+        auto_rounding(t, a);
         json_t *w = json_object_get(t, XMT_F_WINNER);
         const char *idiom =
             json_string_value(json_object_get(json_object_get(w, XMT_F_AUTO), XMT_F_IDIOM));
@@ -526,10 +556,16 @@ size_t write_auto_policy(FILE *f, json_t *kernels, json_t *tunes)
         }
         if (dup) continue;
         fprintf(f, "\n  # %s\n", name);
-        unsigned mask = 0;
-        xmt_dims orig;
-        auto_comments(f, mangled, tunes, &mask, &orig);
-        if (!mask) {
+        auto_seen a;
+        auto_comments(f, mangled, tunes, &a);
+        if (a.rejected && !a.tol)
+            fprintf(f,
+                    "  # %lld configs differed from the program's own by float rounding alone "
+                    "(largest\n  # relative difference %.2g) and were rejected: verification is "
+                    "bitwise unless a\n  # tolerance is allowed (XMATUNE_AUTO_TOLERANCE, or "
+                    "tolerance: in the entry)\n",
+                    a.rejected, a.max_rel);
+        if (!a.mask) {
             fprintf(f, "  # not written: no idiom won for it (or auto did not tune it)\n");
             continue;
         }
@@ -543,11 +579,13 @@ size_t write_auto_policy(FILE *f, json_t *kernels, json_t *tunes)
         int demangled = xmt_demangle(mangled, NULL, 0, dm, sizeof dm) == 1;
         int typed = xmt_derive_params(demangled ? dm : mangled, np, sizes, info);
         if (np > XMT_DERIVE_MAX_PARAMS ||
-            xmt_derive_entry(mangled, info, np, typed, &orig, mask, text, sizeof text) < 0) {
+            xmt_derive_entry(mangled, info, np, typed, &a.orig, a.mask, text, sizeof text) < 0) {
             fprintf(f, "  # not written: too many parameters\n");
             continue;
         }
         fputs(text, f);
+        /* the tolerance auto was allowed: without it the winners would not verify */
+        if (a.tol) fprintf(f, "    tolerance: {rtol: %.9g, atol: %.9g}\n", a.rtol, a.atol);
         n++;
     }
     return n;

@@ -128,6 +128,7 @@ static json_t *build(xmt_event ev, int variant)
                               .data = json_object(),
                               .race = json_object(),
                               .search = json_object(),
+                              .rounding = json_object(),
                               .budget_cut = "verify"};
         return xmt_ev_tune(&t);
     }
