@@ -133,9 +133,10 @@ static const opt_desc options[] = {
     {"XMATUNE_L2_FLUSH", T_BOOL, OFF(l2_flush), 0, "0", 0, 1,
      "`1`: flush the L2 cache before every timed run (outside the timed window)", NULL},
     {"XMATUNE_WARMUP_MS", T_DOUBLE, OFF(warmup_ms), 0, "50", 0, 10000,
-     "run the program's own config for this long before the first timed or warm-up run "
-     "(after verification, only when some candidate passed), so the GPU clock is up, "
-     "unless the policy entry says otherwise (`warmup_ms:`)",
+     "run the program's own config for this long as soon as a candidate passes "
+     "verification (never when none does), so the GPU clock is up for the rest of "
+     "verification and every timed or warm-up run, unless the policy entry says otherwise "
+     "(`warmup_ms:`)",
      NULL},
     {"XMATUNE_BUDGET_MS", T_DOUBLE, OFF(budget_ms), 0, "-1", -1, 1000000000,
      "tuning-time budget per key in ms, over every phase (verification, warm-ups, timed "

@@ -1117,6 +1117,30 @@ def tune_search_large_space():
 
 
 @case
+def tune_clock_warmup_after_first_pass():
+    """The clock warm-up runs as soon as a candidate passes verification, so that the
+    other candidates are verified at speed too: in the launch order, the warm-up's streak
+    of the program's own config comes after the first candidate's verify run and before
+    the others'. Nothing else changes: the same winner, identical outputs."""
+    base, t = tuned("rt", "saxpy", env={"XMATUNE_WARMUP_MS": "20", "XMATUNE_TRIALS": "inline"})
+    same_output(base, t, "saxpy")
+    ev = tune_events(t, "saxpy")[0]
+    expect(ev["clock_warmup"]["ran"] and winner_block(ev) == [256, 1, 1], ev)
+    runs = traced(t, "_Z5saxpyifPKfPf")
+    own = ((4, 1, 1), (32, 1, 1), 0)
+    # the warm-up: the first streak of at least 4 runs of the own config (the outputs runs
+    # before verification are 3 at most; the loop syncs every 4 runs)
+    start = next((i for i in range(len(runs) - 3) if all(r == own for r in runs[i:i + 4])), None)
+    expect(start is not None, "no warm-up streak: %r" % runs[:40])
+    seen_before = {r for r in runs[:start] if r != own}
+    later = {r for r in runs[start:] if r != own} - seen_before
+    expect(seen_before and later,
+           "verified before the warm-up: %r; first run after it: %r" % (seen_before, later))
+    expect(ev["phases_ms"]["verification"] > 0 and ev["phases_ms"]["clock_warmup"] >= 20,
+           ev["phases_ms"])
+
+
+@case
 def tune_race_eliminates_slow():
     """Racing (docs/tuning.md, Racing): saxpy's slow configs are timed no more after 3
     rounds, one warm-up run each once the clock is up; the outputs are the program's, the
