@@ -21,7 +21,9 @@
  * and replayed), graphfork (fork while a thread instantiates, replays and destroys
  * graphs), trial (the trial helper's lifecycle; argv[4] says how the program treats it),
  * warmup (block_sum first on data that cannot tell, argv[4] zeros or cancel, then on real
- * data), scale64 (an extern "C" kernel with a 64-bit size).
+ * data), scale64 (an extern "C" kernel with a 64-bit size), rowmax and rowsum (one block
+ * per row: row_max, exact whatever the block, and row_sum, whose rounding follows the
+ * block), counter (step_scale with the call's counter as an argument).
  * It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
  * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
  * prints file:line and the error, and exits 1.
@@ -1206,6 +1208,46 @@ static void scenario_scale64(void)
     dump(y, (size_t)n * 4);
 }
 
+/* rowmax / rowsum: row_max or row_sum over 512 rows of 1000 floats of varied magnitude
+ * (sums in another order round differently), one block of 32 per row, ITERATIONS times,
+ * the output dumped after each. */
+static void scenario_rows(const char *name)
+{
+    int nrows = 512, ncols = 1000;
+    size_t cells = (size_t)nrows * ncols;
+    float *h = malloc(cells * sizeof *h);
+    if (!h) exit(1);
+    fill(h, cells, 97);
+    for (size_t i = 0; i < cells; i++)
+        h[i] *= (float)(1u << (i * 37 % 24)) / 4096.0f; /* times 2^-12 .. 2^11 */
+    CUdeviceptr x = upload(cells, 97), o = upload((size_t)nrows, 98);
+    CHECK(cu.cuMemcpyHtoD(x, h, cells * sizeof *h));
+    free(h);
+    void *p[] = {&x, &o, &ncols};
+    CUfunction f = kernel(name);
+    for (int i = 0; i < iterations; i++) {
+        launch(cu.launch, f, (unsigned)nrows, 1, 32, 1, 0, NULL, p);
+        CHECK(cu.cuCtxSynchronize());
+        dump(o, (size_t)nrows * 4);
+    }
+}
+
+/* counter: step_scale on n = 20000 with blocks of 32 covering n, ITERATIONS times, its
+ * step argument the call's counter (0, 1, 2, ...): every launch another key under
+ * XMATUNE_AUTO. The output dumped after each. */
+static void scenario_counter(void)
+{
+    int n = 20000, step;
+    CUdeviceptr x = upload((size_t)n, 99), y = upload((size_t)n, 100);
+    void *p[] = {&y, &x, &n, &step};
+    CUfunction f = kernel("_Z10step_scalePfPKfii");
+    for (step = 0; step < iterations; step++) {
+        launch(cu.launch, f, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, p);
+        CHECK(cu.cuCtxSynchronize());
+        dump(y, (size_t)n * 4);
+    }
+}
+
 static void scenario_texarg(void)
 {
     int n = 4096;
@@ -1421,7 +1463,8 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s "
                 "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|sigs|"
-                "graph|graphchurn|images|closefds|fillm1|hazard|warmup|globals|texarg OUT "
+                "graph|graphchurn|images|closefds|fillm1|hazard|warmup|globals|texarg|scale64|"
+                "rowmax|rowsum|counter OUT "
                 "[ITERATIONS]\n",
                 argv[0]);
         return 2;
@@ -1448,6 +1491,12 @@ int main(int argc, char **argv)
         scenario_saxpy();
     else if (!strcmp(sc, "scale64"))
         scenario_scale64();
+    else if (!strcmp(sc, "rowmax"))
+        scenario_rows("_Z7row_maxPKfPfi");
+    else if (!strcmp(sc, "rowsum"))
+        scenario_rows("_Z7row_sumPKfPfi");
+    else if (!strcmp(sc, "counter"))
+        scenario_counter();
     else if (!strcmp(sc, "protect"))
         scenario_protect();
     else if (!strcmp(sc, "optin"))

@@ -3960,6 +3960,83 @@ def auto_extern_c_64bit_size():
     expect(any(c["status"] == "rejected" for c in ev[0]["candidates"]), "none rejected")
 
 
+def _cands(ev, idiom):
+    return [c for c in ev["candidates"] if (c.get("auto") or {}).get("idiom") == idiom and
+            c["status"] != "skipped"]
+
+
+@case
+def auto_one_block_per_row():
+    # row_max over 512 rows, one block of 32 per row: its max is exact whatever the block,
+    # but its grid must be the rows. The winner keeps the program's grid (grid0) with
+    # another block (the cost model's best, 256); every cdiv grid (fewer blocks than rows:
+    # rows left unwritten) is rejected, and so is every stride grid of fewer blocks than
+    # rows. A stride grid of more blocks than rows (528, 1056) reads and writes past the
+    # buffers: in the helper that lands inside the staged 2 MiB windows, outside the
+    # regions it compares, so it passes there ("ok"); it must not be chosen (it costs a
+    # little more than the same block on grid0, and a tie goes to grid0, first in the
+    # derived order). Outputs identical; the winner runs from the second launch on.
+    t = auto_run("rt", "rowmax")
+    ev = tune_events(t, "row_max")
+    expect(len(ev) == 1 and "untuned" not in ev[0], ev)
+    w = ev[0]["winner"]
+    expect(auto_idiom(ev[0]) == "grid0" and w["grid"] == [512, 1, 1] and w["block"] == [256, 1, 1],
+           w)
+    g0 = _cands(ev[0], "grid0")
+    expect(len(g0) == 5 and all(c["status"] == "ok" for c in g0), g0)
+    cd = _cands(ev[0], "cdiv")
+    expect(cd and all(c["status"] in ("rejected", "fault") for c in cd), cd)
+    st = _cands(ev[0], "stride")
+    expect(st and all(c["status"] in ("rejected", "fault") for c in st if c["grid"][0] < 512), st)
+    runs = traced(t, "_Z7row_maxPKfPfi")
+    expect(runs[0] == ((512, 1, 1), (32, 1, 1), 0), runs)  # the helper's check: its own config
+    expect(all(r == ((512, 1, 1), (256, 1, 1), 0) for r in runs[1:]) and len(runs) == 3, runs)
+
+
+@case
+def auto_rounding_kept_bitwise():
+    # row_sum: the same launch as row_max, but a float sum whose rounding follows the block
+    # (strided partial sums, then a halving tree). Every other block differs in the last
+    # bits, so under bitwise verification each is rejected and the program's own config
+    # stays (winner index -1); every launch runs it. Outputs identical.
+    t = auto_run("rt", "rowsum")
+    ev = tune_events(t, "row_sum")
+    expect(len(ev) == 1 and "untuned" not in ev[0], ev)
+    expect(ev[0]["winner"]["index"] == -1, ev[0]["winner"])
+    g0 = _cands(ev[0], "grid0")
+    expect(len(g0) == 5 and all(c["status"] == "rejected" for c in g0), g0)
+    # the rounding differs, not the sums: low-order bytes, not whole floats
+    for c in g0:
+        m = re.search(r"(\d+) of 2048 bytes differ \(bitwise\)", c["why"])
+        expect(m and 0 < int(m.group(1)) <= 1024, c)
+    expect(all(c["status"] in ("rejected", "fault") for c in ev[0]["candidates"]
+               if c["status"] != "skipped"), "a candidate passed")
+    runs = traced(t, "_Z7row_sumPKfPfi")
+    expect(len(runs) == 3 and all(r == ((512, 1, 1), (32, 1, 1), 0) for r in runs), runs)
+
+
+@case
+def auto_counter_capped():
+    # step_scale launched 30 times with its call counter as an argument: every launch a
+    # new key. Auto tunes XMATUNE_AUTO_MAX_KEYS of them (8 by default, then 3), says once
+    # that the cap was reached, and the kernel passes through from then on: every later
+    # launch runs the program's own config. (Each tuned key was launched once: its one
+    # launch ran the program's own config for the helper's check, so no launch was
+    # rewritten at all.) Outputs identical.
+    own = ((625, 1, 1), (32, 1, 1), 0)
+    for cap, env in ((8, {}), (3, {"XMATUNE_AUTO_MAX_KEYS": "3"})):
+        t = auto_run("rt", "counter", env=env, iterations=30)
+        ev = tune_events(t, "step_scale")
+        expect(len(ev) == cap, "cap %d: %d keys tuned" % (cap, len(ev)))
+        expect(["p3=%d," % i in e["key"] for i, e in enumerate(ev)] == [True] * cap,
+               [e["key"] for e in ev])
+        msg = "%d keys tuned (XMATUNE_AUTO_MAX_KEYS)" % cap
+        expect(t.stderr.count("XMATUNE_AUTO_MAX_KEYS") == 1 and msg in t.stderr, t.stderr)
+        runs = traced(t, "_Z10step_scalePfPKfii")
+        expect(len(runs) == 30 and all(r == own for r in runs), runs)
+        expect(t.events("exit")[0]["rewritten"] == 0, t.events("exit"))
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))

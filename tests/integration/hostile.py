@@ -26,7 +26,9 @@ lines that are not records), @deep_cache (one line of 500,000 nested lists),
 whose lock this script holds, exclusive, while the case runs), @symlink_cache (a symbolic
 link to a cache file), @newer_cache (a record of a newer format version), @bsum_warmup (a
 policy tuning block_sum's block size with its grid kept: a block of 512 is wrong, and the
-fastest, and gives the right sums on data that cannot tell).
+fastest, and gives the right sums on data that cannot tell), @rows_past_end (a policy
+whose one config launches row_max with 528 blocks for the rowmax scenario's 512 rows: its
+last blocks read and write past the buffers).
 
 usage: hostile.py CASE_FILE      (paths from the environment, as for cases.py)
 The one-second limit is for release builds. Under the sanitizers (XMT_PRELOAD_PREFIX set:
@@ -103,6 +105,9 @@ def make_inputs(work, used):
                          "    params: [in, out, n]\n    triggers: [n]\n"
                          "    space: {BLOCK: [128, 256, 512]}\n"
                          "    launch: {grid: [\"cdiv(n, 256)\"], block: [BLOCK]}\n"),
+        "@rows_past_end": ("rows_past_end.yaml", lambda: "kernels:\n  - match: row_max\n"
+                           "    params: [x: ptr, out: ptr, ncols: i32]\n"
+                           "    configs:\n      - launch: {grid: [528], block: [256]}\n"),
     }
     for key, (name, text) in files.items():
         p[key] = path(name)

@@ -458,6 +458,70 @@ static double scale_n64_cost(const sim_exec *e)
     return elementwise(e, (double)n, 0.01, 256);
 }
 
+/* row_max / row_sum(const float *x, float *out, int ncols): one block per row, reduced
+ * the way a GPU block does it: thread t folds elements t, t+T, t+2T, ... of row
+ * blockIdx.x (T = blockDim.x) in float, then the T partial results are folded pairwise,
+ * halving (a tree in its 4 KiB of static shared memory), into out[blockIdx.x]. A max is
+ * exact whatever T is; a sum's rounding follows T (bitwise the same for a fixed T, in the
+ * last bits different for another). The grid must be the number of rows: a block past
+ * them reads and writes past the buffers (ILLEGAL_ADDRESS), too few leave rows unwritten. */
+static void row_reduce(sim_exec *e, int take_max)
+{
+    int32_t ncols = simk_i32(e, 2);
+    unsigned nt = e->block[0];
+    float *part = (float *)(void *)e->smem;
+    int64_t row = (int64_t)e->bid[0] * ncols;
+    for (unsigned t = 0; t < nt; t++) {
+        float acc = take_max ? -INFINITY : 0.0f;
+        for (int64_t j = t; j < ncols && !e->fault; j += nt) {
+            float v = *simk_fp(e, 0, row + j);
+            acc = take_max ? fmaxf(acc, v) : acc + v;
+        }
+        part[t] = acc;
+    }
+    unsigned width = 1;
+    while (width < nt)
+        width <<= 1;
+    for (unsigned s = width / 2; s > 0; s >>= 1)
+        for (unsigned t = 0; t < s && t + s < nt; t++)
+            part[t] = take_max ? fmaxf(part[t], part[t + s]) : part[t] + part[t + s];
+    *simk_fp(e, 1, e->bid[0]) = part[0];
+}
+static void row_max_run(sim_exec *e)
+{
+    row_reduce(e, 1);
+}
+static void row_sum_run(sim_exec *e)
+{
+    row_reduce(e, 0);
+}
+/* A block counts as 256 threads' worth of parallel work whatever its size (as the tiled
+ * kernels do): with the grid fixed at the rows, the block only moves the shape term, best
+ * at 256. */
+static double row_cost(const sim_exec *e)
+{
+    return tiled(e, blocks_of(e) * simk_i32(e, 2), 0.01, 256, 256);
+}
+
+/* step_scale(float *y, const float *x, int n, int step): y[i] = x[i] * 2 + step for
+ * i < n, one thread per element. A program passes its call counter as step, so under
+ * XMATUNE_AUTO every launch is a new key. */
+static void step_scale_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 2), step = simk_i32(e, 3);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 0, i) = *simk_fp(e, 1, i) * 2.0f + (float)step;
+        if (e->fault) return;
+    }
+}
+static double step_scale_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 2), 0.01, 256);
+}
+
 #define I32                                                                                        \
     {                                                                                              \
         SIMK_I32, 4, 4                                                                             \
@@ -694,6 +758,39 @@ static simk_def g_kernels[] = {
      0,
      scale_n64_run,
      scale_n64_cost,
+     {0},
+     0},
+    {"_Z7row_maxPKfPfi",
+     "row_max(const float*, float*, int)",
+     3,
+     {PTR, PTR, I32},
+     1024,
+     32,
+     4096,
+     row_max_run,
+     row_cost,
+     {0},
+     0},
+    {"_Z7row_sumPKfPfi",
+     "row_sum(const float*, float*, int)",
+     3,
+     {PTR, PTR, I32},
+     1024,
+     32,
+     4096,
+     row_sum_run,
+     row_cost,
+     {0},
+     0},
+    {"_Z10step_scalePfPKfii",
+     "step_scale(float*, const float*, int, int)",
+     4,
+     {PTR, PTR, I32, I32},
+     1024,
+     16,
+     0,
+     step_scale_run,
+     step_scale_cost,
      {0},
      0},
     /* the shim's own verification kernels (sim_xmtcheck.c) */

@@ -78,6 +78,25 @@
  *                                 {int n; float add;} 0,8             y[i] += p.add IN PLACE
  *  scale_n64 (extern "C")         scale_n64(float* y, unsigned long   grid.x*block.x >= n;
  *                                 long n, float a) 0,8,16             y[i] *= a IN PLACE
+ *  _Z10coef_scalePfPKfi           coef_scale(float* y, const float*   grid.x*block.x >= n;
+ *                                 x, int n) 0,8,16                    y[i] = x[i] * sim_coef
+ *                                                                     (its module's global)
+ *  _Z8tex_readPfyi                tex_read(float* y, unsigned long    grid.x*block.x >= n;
+ *                                 long tex, int n) 0,8,16             y[i] = i + (tex & 0xff)
+ *  _Z7row_maxPKfPfi               row_max(const float* x, float*      ONLY grid.x == rows (one
+ *                                 out, int ncols) 0,8,16; 4096 B      block per row), any
+ *                                 static shared                       block.x: out[b] = max of
+ *                                                                     row b; a block past the
+ *                                                                     rows: ILLEGAL_ADDRESS
+ *  _Z7row_sumPKfPfi               row_sum(const float* x, float*      the same, out[b] = sum
+ *                                 out, int ncols) 0,8,16; 4096 B      of row b: strided float
+ *                                 static shared                       partials, then a halving
+ *                                                                     tree, so its rounding
+ *                                                                     follows block.x (bitwise
+ *                                                                     stable for one block.x)
+ *  _Z10step_scalePfPKfii          step_scale(float* y, const float*   grid.x*block.x >= n;
+ *                                 x, int n, int step) 0,8,16,20       y[i] = x[i] * 2 + step
+ *                                                                     (step: a call counter)
  *  xmt_cmp_bits, xmt_cmp_tol,     the shim's verification kernels     sim_xmtcheck.c: the
  *  xmt_changed                    (shim/gpucheck/kernels.cu)          same results as the PTX
  *
@@ -91,7 +110,8 @@
  *
  *   cost = 2000 + 0.25 * B + t_elem * elems * shape * max(1, SAT / active)
  *   active = min(B * T, useful threads); for the tiled kernels (block_sum tile 256,
- *   tile_copy 128, triton 1024) active = min(B * tile, n), whatever T is
+ *   tile_copy 128, triton 1024, row_max and row_sum 256) active = min(B * tile, n),
+ *   whatever T is
  *
  *   kernel         elems   t_elem  shape                                useful
  *   saxpy          n       0.010   pen(T, 256, 0.15)                    n
@@ -106,14 +126,22 @@
  *                                  (1 + 0.5 * shared / 49152)           n
  *   triton add     n       0.010   pen(T, 128, 0.15)                    tiled, 1024
  *   own_block,spin n       0.010   pen(T, 256, 0.15)                    n
+ *   row_max,       B*ncols 0.010   pen(T, 256, 0.15)                    tiled, 256
+ *     row_sum
+ *   step_scale     n       0.010   pen(T, 256, 0.15)                    n
+ *   coef_scale,    n       0.010   pen(T, 256, 0.15)                    n
+ *     tex_read, stamp, ref_accum, cast_accum, pair_accum (p.n), scale_n64
+ *   fill_m1        G       0.010   pen(T, 256, 0.15)                    G
+ *     (G = grid.x * block.x: the threads it launches, whatever n is)
  *   chunk_scale    n       0.010   pen(T, 256, 0.15) * pen(items, 4, 0.1)
  *                                  (active = min(B * T * items, n))     n
  *
  * So with grid = cdiv(n, T) (cdiv(n, tile) for the tiled kernels, cdiv(n, T * items)
- * for chunk_scale), at any n, every kernel has one smooth optimum (saxpy 256,
- * vecadd 128, block_sum 512 (a wrong config: only 256 is right), atomic_sum 512,
- * tile_copy 64, struct_axpy 128, smem_rev 256 with shared = 1024, triton 128,
- * scale2d 32x8, chunk_scale 256 with 4 items); the exact figure of any launch is
+ * for chunk_scale; the rows for row_max and row_sum), at any n, every kernel has one
+ * smooth optimum (saxpy 256, vecadd 128, block_sum 512 (a wrong config: only 256 is
+ * right), atomic_sum 512, tile_copy 64, struct_axpy 128, smem_rev 256 with shared = 1024,
+ * triton 128, scale2d 32x8, chunk_scale 256 with 4 items, row_max and row_sum 256,
+ * step_scale 256); the exact figure of any launch is
  * simcuda_cost_ns(). Copies and memsets cost 500 ns + 1 ns per 1000 bytes.
  *
  * Each stream has a virtual clock (ns) that its launches, copies and memsets advance;

@@ -442,6 +442,94 @@ START_TEST(kernel_smem_rev)
 }
 END_TEST
 
+/* Rows of varied magnitude (2^-12 to 2^11), so that sums in another order round
+ * differently. */
+static float *rows_data(int nrows, int ncols)
+{
+    float *h = malloc((size_t)nrows * ncols * sizeof *h);
+    for (int i = 0; i < nrows * ncols; i++)
+        h[i] = ldexpf((float)((i * 7919) % 2001 - 1000) / 997.0f, i * 37 % 24 - 12);
+    return h;
+}
+
+/* row_max: one block per row, exact whatever the block; row_sum: the same launch, its
+ * rounding set by the block (deterministic for one block); the grid must be the rows. */
+START_TEST(kernel_rows)
+{
+    const int nrows = 64, ncols = 1000;
+    float *x = rows_data(nrows, ncols), ref[64], out[64], first[64];
+    for (int r = 0; r < nrows; r++) {
+        ref[r] = -INFINITY;
+        for (int j = 0; j < ncols; j++)
+            ref[r] = fmaxf(ref[r], x[r * ncols + j]);
+    }
+    CUdeviceptr dx = dbuf(x, (size_t)nrows * ncols), dout = dbuf(NULL, nrows);
+    int nc = ncols;
+    void *args[] = {&dx, &dout, &nc};
+    for (unsigned block = 32; block <= 1024; block *= 2) {
+        CHECK(launch1(fn("_Z7row_maxPKfPfi"), nrows, block, 0, args));
+        fetch(out, dout, nrows);
+        ck_assert_mem_eq(out, ref, sizeof out);
+    }
+    /* a block of 96 (not a power of two) too */
+    CHECK(launch1(fn("_Z7row_maxPKfPfi"), nrows, 96, 0, args));
+    fetch(out, dout, nrows);
+    ck_assert_mem_eq(out, ref, sizeof out);
+    /* too few blocks leave the last rows unwritten */
+    CHECK(cuMemsetD32(dout, 0, nrows));
+    CHECK(launch1(fn("_Z7row_maxPKfPfi"), nrows - 1, 256, 0, args));
+    fetch(out, dout, nrows);
+    ck_assert_float_eq(out[nrows - 2], ref[nrows - 2]);
+    ck_assert_float_eq(out[nrows - 1], 0.0f);
+
+    double total = 0;
+    for (int i = 0; i < nrows * ncols; i++)
+        total += fabs(x[i]);
+    CHECK(launch1(fn("_Z7row_sumPKfPfi"), nrows, 32, 0, args));
+    fetch(first, dout, nrows);
+    int differ = 0;
+    for (unsigned block = 32; block <= 1024; block *= 2) {
+        for (int again = 0; again < 2; again++) {
+            CHECK(launch1(fn("_Z7row_sumPKfPfi"), nrows, block, 0, args));
+            fetch(out, dout, nrows);
+            if (block == 32) ck_assert_mem_eq(out, first, sizeof out); /* bitwise stable */
+        }
+        for (int r = 0; r < nrows; r++) {
+            double s = 0;
+            for (int j = 0; j < ncols; j++)
+                s += x[r * ncols + j];
+            ck_assert_double_eq_tol(out[r], s, total * 1e-6);
+        }
+        /* every other block rounds some row differently, in the last bits only */
+        if (block != 32) {
+            ck_assert_msg(memcmp(out, first, sizeof out) != 0, "block %u sums as 32 does", block);
+            differ++;
+        }
+    }
+    ck_assert_int_eq(differ, 5);
+    /* one block more than the rows reads and writes past the buffers */
+    ck_assert_int_eq(launch1(fn("_Z7row_sumPKfPfi"), nrows + 1, 32, 0, args),
+                     CUDA_ERROR_ILLEGAL_ADDRESS);
+    free(x);
+}
+END_TEST
+
+/* step_scale: y = x * 2 + step, one thread per element. */
+START_TEST(kernel_step_scale)
+{
+    const int n = 1000;
+    float *x = ramp(n, 1), *out = malloc(n * 4);
+    CUdeviceptr dx = dbuf(x, n), dy = dbuf(NULL, n);
+    int nn = n, step = 7;
+    void *args[] = {&dy, &dx, &nn, &step};
+    CHECK(launch1(fn("_Z10step_scalePfPKfii"), cdiv(n, 64), 64, 0, args));
+    fetch(out, dy, n);
+    for (int i = 0; i < n; i++)
+        ck_assert_float_eq(out[i], x[i] * 2.0f + 7.0f);
+    free(x), free(out);
+}
+END_TEST
+
 START_TEST(illegal_address)
 {
     const int n = 1000;
@@ -483,6 +571,14 @@ START_TEST(cost_optima)
     ck_assert_uint_eq(best_block("_Z10atomic_sumPKfPfi", three, n, 0), 512);
     ck_assert_uint_eq(best_block("_Z9tile_copyILi128EEvPKfPfi", three, n, 128), 64);
     ck_assert_uint_eq(best_block("triton_poi_fused_add_0", vec, n, 1024), 128);
+    /* the rows kernels: their grid is the rows (n / 1000 of them), best block 256 */
+    int nc = 1000;
+    void *rows[] = {&p, &p, &nc};
+    ck_assert_uint_eq(best_block("_Z7row_maxPKfPfi", rows, n / 1000, 1), 256);
+    ck_assert_uint_eq(best_block("_Z7row_sumPKfPfi", rows, n / 1000, 1), 256);
+    int step = 3;
+    void *st[] = {&p, &p, &n, &step};
+    ck_assert_uint_eq(best_block("_Z10step_scalePfPKfii", st, n, 0), 256);
     ck_assert_double_eq(
         simcuda_cost_ns("nope", (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, NULL), -1);
     /* smem_rev: the least shared that works is cheapest */
@@ -1719,6 +1815,8 @@ static Suite *suite(void)
     tcase_add_test(tc, kernel_scale2d);
     tcase_add_test(tc, kernel_tile_copy_struct_chunk);
     tcase_add_test(tc, kernel_smem_rev);
+    tcase_add_test(tc, kernel_rows);
+    tcase_add_test(tc, kernel_step_scale);
     tcase_add_test(tc, illegal_address);
     tcase_add_loop_test(tc, cost_optima, 0, 2);
     tcase_add_test(tc, events_elapsed);
