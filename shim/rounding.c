@@ -5,8 +5,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "driver.h"
 #include "verify.h"
 
 double xmt_rounding_bound(int cmp_kind)
@@ -102,40 +104,62 @@ size_t xmt_rounding_extents(const xmt_kernel *k, const xmt_launch_view *v, const
     return n;
 }
 
-/* How many elements of c differ by more than rtol relative (atol 0). */
-static CUresult count_beyond(xmt_gc *gc, const xmt_gc_cmp *c, int kind, double rtol, uint64_t *n)
+CUresult xmt_rounding_scale(CUdeviceptr ref, size_t bytes, int cmp_kind, CUstream s, double *max)
+{
+    enum { CHUNK = 1 << 22 };
+    size_t es = cmp_kind == XMT_CMP_F64 ? 8 : cmp_kind == XMT_CMP_F32 ? 4 : 2;
+    uint8_t *h = malloc(bytes < CHUNK ? bytes : CHUNK);
+    CUresult e = h ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    *max = 0;
+    for (size_t at = 0; e == CUDA_SUCCESS && at + es <= bytes; at += CHUNK) {
+        size_t len = bytes - at < CHUNK ? bytes - at : CHUNK;
+        e = xmt_drv.cuMemcpyDtoHAsync(h, ref + at, len, s);
+        if (e == CUDA_SUCCESS) e = xmt_drv.cuStreamSynchronize(s);
+        for (size_t i = 0; e == CUDA_SUCCESS && i < len / es; i++) {
+            double v = fabs(xmt_verify_value(h, i, cmp_kind));
+            if (isfinite(v) && v > *max) *max = v;
+        }
+    }
+    free(h);
+    return e;
+}
+
+/* How many elements of c differ by more than atol (rtol 0). */
+static CUresult count_beyond(xmt_gc *gc, const xmt_gc_cmp *c, int kind, double atol, uint64_t *n)
 {
     xmt_gc_cmp t = *c;
     xmt_gc_result r;
     t.kind = kind;
-    t.rtol = rtol;
-    t.atol = 0;
+    t.rtol = 0;
+    t.atol = atol;
     CUresult e = xmt_gc_compare(gc, &t, 1, &r);
     *n = r.count;
     return e;
 }
 
-CUresult xmt_rounding_measure(xmt_gc *gc, const xmt_gc_cmp *c, int cmp_kind, xmt_rounding *out)
+CUresult xmt_rounding_measure(xmt_gc *gc, const xmt_gc_cmp *c, int cmp_kind, double scale,
+                              xmt_rounding *out)
 {
     double bound = xmt_rounding_bound(cmp_kind);
     uint64_t n;
     CUresult e;
     memset(out, 0, sizeof *out);
     if ((e = count_beyond(gc, c, cmp_kind, 0, &out->elements)) != CUDA_SUCCESS) return e;
-    if ((e = count_beyond(gc, c, cmp_kind, bound, &n)) != CUDA_SUCCESS) return e;
-    if (n) return CUDA_SUCCESS; /* beyond rounding: a wrong result */
+    if ((e = count_beyond(gc, c, cmp_kind, bound * scale, &n)) != CUDA_SUCCESS) return e;
+    if (n || (out->elements && scale == 0)) return CUDA_SUCCESS; /* a wrong result */
     out->rounding = 1;
     if (!out->elements) return CUDA_SUCCESS; /* the bits differ, the values do not */
-    /* bisection of log(rtol) between bound * 2^-30 and bound: the first count that is 0
-     * stays the answer, so it holds for every element (8 steps: within 2^(30/256)) */
+    /* bisection of the log of the bound between bound * 2^-30 and bound: the first count
+     * that is 0 stays the answer, so it holds for every element (8 steps: within
+     * 2^(30/256)) */
     double lo = ldexp(bound, -30), hi = bound;
-    if ((e = count_beyond(gc, c, cmp_kind, lo, &n)) != CUDA_SUCCESS) return e;
+    if ((e = count_beyond(gc, c, cmp_kind, lo * scale, &n)) != CUDA_SUCCESS) return e;
     if (!n)
         hi = lo;
     else
         for (int i = 0; i < 8; i++) {
             double mid = sqrt(lo * hi);
-            if ((e = count_beyond(gc, c, cmp_kind, mid, &n)) != CUDA_SUCCESS) return e;
+            if ((e = count_beyond(gc, c, cmp_kind, mid * scale, &n)) != CUDA_SUCCESS) return e;
             *(n ? &lo : &hi) = mid;
         }
     out->max_rel = hi;

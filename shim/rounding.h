@@ -31,9 +31,11 @@
 /* Room for each extent's name ("p3", "y"). */
 #define XMT_EXTENT_NAME 40
 
-/* The relative difference under which a float element differs by rounding alone: 2^-10
- * for f32 and f64 (about 1e-3), 2^-6 for f16 and bf16 (16 and 2 units in their last
- * place): far above what another summation order gives, far below a wrong element. */
+/* The difference under which a float element differs by rounding alone, relative to the
+ * largest magnitude in its output: 2^-10 for f32 and f64 (about 1e-3), 2^-6 for f16 and
+ * bf16 (16 and 2 units in their last place). Relative to the output's scale rather than
+ * to each element, since a sum that cancels can round far from its own small value:
+ * far above what another summation order gives, far below a wrong element. */
 double xmt_rounding_bound(int cmp_kind);
 
 /* The float outputs of a launch: for each pointer argument to a float type (the entry's
@@ -47,16 +49,23 @@ size_t xmt_rounding_extents(const xmt_kernel *k, const xmt_launch_view *v, const
                             size_t nregs, const xmt_sbuf *declared, size_t ndeclared, double rtol,
                             double atol, xmt_sbuf *out, char (*names)[XMT_EXTENT_NAME], size_t cap);
 
+/* The largest magnitude among the bytes/es elements of kind cmp_kind at ref (device
+ * memory; NaNs and infinities left out), read through the host in chunks on stream s:
+ * the scale rounding is measured against. */
+CUresult xmt_rounding_scale(CUdeviceptr ref, size_t bytes, int cmp_kind, CUstream s, double *max);
+
 /* What a difference in one float extent is. */
 typedef struct {
     uint64_t elements; /* elements whose values differ (-0.0 and 0.0 do not) */
-    int rounding;      /* 1: every one within xmt_rounding_bound() of the reference */
-    double max_rel;    /* rounding: every element within this relative difference; found
-                          within 9% of the largest one (0 when no value differs) */
+    int rounding;      /* 1: every difference within xmt_rounding_bound() times scale */
+    double max_rel;    /* rounding: every difference within this times scale; found within
+                          9% of the largest (0 when no value differs) */
 } xmt_rounding;
 
-/* Measures how extent comparison c (ref, got, bytes, es of a float kind cmp_kind) differs:
- * a few comparisons on the GPU (or the host path) at chosen tolerances. */
-CUresult xmt_rounding_measure(xmt_gc *gc, const xmt_gc_cmp *c, int cmp_kind, xmt_rounding *out);
+/* Measures how extent comparison c (ref, got, bytes, es of a float kind cmp_kind), whose
+ * reference has the largest magnitude scale, differs: a few comparisons on the GPU (or
+ * the host path) at chosen tolerances. */
+CUresult xmt_rounding_measure(xmt_gc *gc, const xmt_gc_cmp *c, int cmp_kind, double scale,
+                              xmt_rounding *out);
 
 #endif

@@ -595,7 +595,8 @@ static int regions(xmt_session *S)
     S->seg_buf = calloc(nseg, sizeof *S->seg_buf);
     S->segbufs = calloc(nsb ? nsb : 1, sizeof *S->segbufs);
     S->ext_names = calloc(nsb ? nsb : 1, sizeof *S->ext_names);
-    if (!segs || !res || !kinds || !S->seg_buf || !S->segbufs || !S->ext_names) {
+    S->ext_scale = calloc(nsb ? nsb : 1, sizeof *S->ext_scale);
+    if (!segs || !res || !kinds || !S->seg_buf || !S->segbufs || !S->ext_names || !S->ext_scale) {
         session_error(S, CUDA_ERROR_OUT_OF_MEMORY, "comparisons");
         return -1;
     }
@@ -673,6 +674,8 @@ static void float_extents(xmt_session *S)
                                        S->has_tol ? S->tol_rtol : 0, S->has_tol ? S->tol_atol : 0,
                                        S->segbufs + S->nbufs, S->ext_names, cap);
     S->nsegbufs = S->nbufs + S->nextents;
+    for (size_t i = 0; i < S->nsegbufs; i++)
+        S->ext_scale[i] = -1; /* read when first needed */
 }
 
 /* Outputs: the program's own config run on the snapshot; the chunks it changed are its
@@ -1023,10 +1026,14 @@ static int measure_rounding(xmt_session *S, xmt_cand *c, const size_t *which, si
     *name = NULL;
     for (size_t i = 0; i < n; i++) {
         const xmt_sbuf *b = extent_of(S, which[i]);
+        const xmt_gc_cmp *g = &S->segs[which[i]];
+        double *scale = &S->ext_scale[S->seg_buf[which[i]]];
         unsigned es;
+        int kind = xmt_verify_kind(b->b.dtype, 1, 0, &es);
         xmt_rounding r;
-        CUresult e = xmt_rounding_measure(&S->gc, &S->segs[which[i]],
-                                          xmt_verify_kind(b->b.dtype, 1, 0, &es), &r);
+        CUresult e = CUDA_SUCCESS;
+        if (*scale < 0) e = xmt_rounding_scale(g->ref, g->bytes, kind, S->s, scale);
+        if (e == CUDA_SUCCESS) e = xmt_rounding_measure(&S->gc, g, kind, *scale, &r);
         if (e != CUDA_SUCCESS) {
             session_error(S, e, "verification");
             return -1;
@@ -1061,9 +1068,10 @@ static int rounding_rejected(xmt_session *S, xmt_cand *c)
     S->rounded_rejected++;
     size_t l =
         (size_t)snprintf(c->why, sizeof c->why,
-                         "float rounding alone: %llu elements of %.40s%s differ from the "
-                         "program's own config's, each within %.2g relative; ",
-                         (unsigned long long)elements, name, n > 1 ? " and others" : "", c->rel);
+                         "%.40s%s: float rounding alone: %llu elements differ from the "
+                         "program's own config's, by at most %.2g times the largest "
+                         "magnitude there; ",
+                         name, n > 1 ? " and others" : "", (unsigned long long)elements, c->rel);
     if (l >= sizeof c->why) return 1;
     if (S->has_tol)
         snprintf(c->why + l, sizeof c->why - l, "beyond the tolerance (rtol %g, atol %g)",
@@ -1709,6 +1717,8 @@ void xmt_session_free(xmt_session *S)
     free(S->seg_buf);
     free(S->segbufs);
     free(S->ext_names);
+    free(S->ext_scale);
+    S->ext_scale = NULL;
     S->seg_kind = NULL;
     S->seg_buf = NULL;
     S->segbufs = NULL;

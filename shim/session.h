@@ -129,6 +129,7 @@ typedef struct {
     xmt_sbuf *segbufs;
     size_t nsegbufs, nextents;
     char (*ext_names)[XMT_EXTENT_NAME];
+    double *ext_scale; /* per segbufs entry: its reference's largest magnitude, -1 unread */
     int32_t *seg_buf;
     /* the entry's tolerance: (auto): the float extents compared within it */
     int has_tol;

@@ -52,7 +52,8 @@ static void say_verbose(const xmt_session *S)
     if (S->rounded_rejected)
         xmt_verbose(1,
                     "%s: %zu configs differ from the program's own for %s by float rounding "
-                    "alone (largest relative difference %.2g) and were rejected: %s",
+                    "alone (the largest by %.2g times its output's largest magnitude) and "
+                    "were rejected: %s",
                     S->k->demangled, S->rounded_rejected, S->key_text, S->rounded_max,
                     S->has_tol ? "beyond the entry's tolerance"
                                : "verification is bitwise unless a tolerance is allowed "

@@ -469,7 +469,7 @@ typedef struct {
     int tol;            /* a tolerance was allowed (rtol, atol) */
     double rtol, atol;  /* (the last key's) */
     long long rejected; /* configs rejected for float rounding alone (rounding.h) */
-    double max_rel;     /* the largest relative difference among them */
+    double max_rel;     /* the largest difference among them (of its output's scale) */
 } auto_seen;
 
 /* A tune event's `rounding` (float outputs that differed by rounding alone) into *a. */
@@ -561,9 +561,9 @@ size_t write_auto_policy(FILE *f, json_t *kernels, json_t *tunes)
         if (a.rejected && !a.tol)
             fprintf(f,
                     "  # %lld configs differed from the program's own by float rounding alone "
-                    "(largest\n  # relative difference %.2g) and were rejected: verification is "
-                    "bitwise unless a\n  # tolerance is allowed (XMATUNE_AUTO_TOLERANCE, or "
-                    "tolerance: in the entry)\n",
+                    "(at most\n  # %.2g times the largest magnitude of an output) and were "
+                    "rejected: verification\n  # is bitwise unless a tolerance is allowed "
+                    "(XMATUNE_AUTO_TOLERANCE, or tolerance:\n  # in the entry)\n",
                     a.rejected, a.max_rel);
         if (!a.mask) {
             fprintf(f, "  # not written: no idiom won for it (or auto did not tune it)\n");
