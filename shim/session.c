@@ -262,15 +262,22 @@ static void progress(xmt_session *S, const char *phase, size_t done, size_t tota
                  S->key_text, S->progress_key, S->n, phase, done, total, left);
 }
 
-/* The candidate whose run has not finished yet, among those of a timed round. */
+/* The candidate that is running: who, when one candidate's runs are waited for; in a
+ * timed round, the first in the round's launch order (in_round) whose end event has not
+ * completed. Its runs share one stream, so the runs launched after it cannot start before
+ * it ends: their events are unfinished too, and the array's order (rotated each round) says
+ * nothing of which one hangs. NULL when none is unfinished. */
 static const xmt_cand *running_cand(const xmt_session *S, const xmt_cand *who)
 {
     if (who) return who;
-    for (size_t i = 0; i <= S->n; i++)
-        if (S->cands[i].end && xmt_drv.cuEventQuery &&
-            xmt_drv.cuEventQuery(S->cands[i].end) == CUDA_ERROR_NOT_READY)
-            return &S->cands[i];
-    return NULL;
+    const xmt_cand *first = NULL;
+    for (size_t i = 0; xmt_drv.cuEventQuery && i <= S->n; i++) {
+        const xmt_cand *c = &S->cands[i];
+        if (c->in_round && c->end && (!first || c->in_round < first->in_round) &&
+            xmt_drv.cuEventQuery(c->end) == CUDA_ERROR_NOT_READY)
+            first = c;
+    }
+    return first;
 }
 
 static const char *running(const xmt_session *S, const xmt_cand *who)
@@ -1153,8 +1160,7 @@ static int timed_round(xmt_session *S, int it, int prep, const unsigned char *on
         if (r > 0) continue;
         TRY(S, xmt_drv.cuEventRecord(c->end, S->s), "event record");
         last = c->end;
-        c->in_round = 1;
-        runs++;
+        c->in_round = ++runs; /* its place in the launch order: the watchdog's culprit */
     }
     free(order);
     order = NULL;

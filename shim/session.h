@@ -62,7 +62,8 @@ typedef struct {
     double stat;
     int warmed;               /* warm-up runs it had */
     int elim_round;           /* racing stopped timing it after this round (0: it did not) */
-    int in_round;             /* it ran in the timed round being read */
+    int in_round;             /* it ran in the timed round being read: its place in the
+                               * round's launch order (1, 2, ...), 0 when it did not */
     CUevent start, end, prep; /* prep: before its restores and resets */
 } xmt_cand;
 

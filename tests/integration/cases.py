@@ -3477,6 +3477,65 @@ def trial_helper_own_config_faults():
     expect(ev["winner"]["index"] == -1, ev["winner"])
 
 
+def helper_saxpy_runs(trace, pid):
+    """The saxpy launches a helper's trace holds, in order: "own" (the program's own
+    config, grid 4) or the block size of the candidate."""
+    runs = []
+    for line in open(trace).read().splitlines():
+        f = line.split()
+        d = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+        if f[0] == SAXPY and d.get("helper") == str(pid):
+            g, b = int(d["grid"].split(",")[0]), int(d["block"].split(",")[0])
+            runs.append("own" if g == 4 else b)
+    return runs
+
+
+@case
+def trial_helper_timed_round_hang_blames_the_running():
+    """A candidate that hangs in a timed round, not in its verification nor its warm-up:
+    saxpy's BLOCK=64 in round 2, which starts at BLOCK=32 (the rotation: its lead-in run,
+    then its timed run, then BLOCK=64's). When the watchdog fires, BLOCK=64's run and
+    every run launched after it on the stream are unfinished, the program's own config
+    among them, first in the array's order: the candidate to blame is the first launched
+    that has not finished, BLOCK=64. It is recorded `fault` (the watchdog), no other
+    candidate is, a new helper times the rest and the key gets a winner; the outputs are
+    the program's. SIMCUDA_HANG's nth makes that one launch hang: a run without the hang
+    tells which of BLOCK=64's launches is its run in round 2. No time is asserted: a hang
+    is a hang, and the watchdog's floor ends it."""
+    base = run("rt", "saxpy", shim=False)
+    ok(base, "without the shim")
+    htrace = os.path.join(WORK, "timed_hang.helper.trace")
+    env = dict(TRIAL, XMATUNE_RACE="0", XMATUNE_WARMUP="1", XMATUNE_ITERATIONS="3",
+               SIMCUDA_TRACE_HELPER=htrace)
+    if os.path.exists(htrace):
+        os.remove(htrace)
+    c = run("rt", "saxpy", env=env)
+    ok(c, "no hang")
+    runs = helper_saxpy_runs(htrace, helper_pids(c)[0])
+    # round 2: BLOCK=32's lead-in and timed runs, then BLOCK=64 (its verification runs come
+    # in the same order: the last such triple is round 2's)
+    r2 = max(i for i in range(len(runs) - 2) if runs[i:i + 3] == [32, 32, 64]) + 2
+    nth = runs[:r2 + 1].count(64)
+    expect(nth >= 3 and r2 < len(runs) - 7 and all(runs[:r2].count(b) >= 3 for b in set(runs)),
+           runs)  # after the verification, the warm-up and round 1 of every candidate
+    os.remove(htrace)
+    t = run("rt", "saxpy", env=dict(env, SIMCUDA_HANG="%s:64:forever:%d" % (SAXPY, nth)))
+    ok(t, "a candidate hangs in a timed round")
+    same_output(base, t, "a candidate hangs in a timed round")
+    ev = tune_events(t, "saxpy")[0]
+    st = {c["config"]: (c["status"], c.get("why", "")) for c in ev["candidates"]}
+    expect(st["BLOCK=64"][0] == "fault" and "watchdog" in st["BLOCK=64"][1], st)
+    expect([b for b in st if st[b][0] == "fault"] == ["BLOCK=64"], st)
+    expect(ev["trial"] == "helper" and not ev.get("untuned") and not ev.get("error"), ev)
+    expect(ev["winner"]["index"] != -1 and ev["winner"]["config"] != "BLOCK=64", ev["winner"])
+    ended = [e for e in t.events("trial_helper") if e["what"] == "ended"]
+    expect(len(ended) == 1 and "watchdog" in ended[0]["why"], ended)
+    # the first helper ran as the calibration's up to the hang (the simulated driver runs
+    # the launches queued behind it too)
+    expect(helper_saxpy_runs(htrace, helper_pids(t)[0])[:r2 + 1] == runs[:r2 + 1], runs)
+    wait_gone(helper_pids(c) + helper_pids(t), "a candidate hangs in a timed round")
+
+
 @case
 def trial_helper_fault_injection():
     """A failure at each new driver call, in the program (staging) and in the helper
