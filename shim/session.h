@@ -170,6 +170,9 @@ typedef struct {
     int has_culprit;
     const xmt_cand *last_run; /* the candidate launched last */
     int reference_staged;     /* the regions hold the program's own config's result now */
+    /* in a timed round: other candidates' runs queued, not waited for, before the launch
+     * going on (a failure it reports may be theirs) */
+    int queued;
 } xmt_session;
 
 /* Called while a session waits for the GPU and between its phases (NULL: nothing). The
