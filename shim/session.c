@@ -164,12 +164,19 @@ fail:
 /* One launch of candidate c (the program's own when c->index is XMT_OWN_CONFIG). Returns
  * 0 when it ran; 1 when the driver refused it (c is then skipped, saying why, and the
  * session goes on without it); -1 when the session must end: the program's own config
- * failed, or a launch failed in a way that may have left the context broken. */
+ * failed, or a launch failed in a way that may have left the context broken. Such a
+ * failure with other candidates' runs queued before c (S->queued, a timed round) blames
+ * nobody: a kernel's fault is reported by whatever call comes next, and the broken context
+ * answers every query alike, so which queued run it was is not known (c may be innocent). */
 static int run_candidate(xmt_session *S, xmt_cand *c)
 {
     S->last_run = c;
     CUresult r = xmt_launch_as(S->k, S->l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
     if (r == CUDA_SUCCESS) return 0;
+    if (S->queued && !xmt_refused(r)) {
+        session_error(S, r, "a launch in a timed round (a run queued before it failed)");
+        return -1;
+    }
     if (c->index != XMT_OWN_CONFIG) {
         char b[32];
         c->status = XMT_C_SKIPPED;
@@ -262,15 +269,22 @@ static void progress(xmt_session *S, const char *phase, size_t done, size_t tota
                  S->key_text, S->progress_key, S->n, phase, done, total, left);
 }
 
-/* The candidate whose run has not finished yet, among those of a timed round. */
+/* The candidate that is running: who, when one candidate's runs are waited for; in a
+ * timed round, the first in the round's launch order (in_round) whose end event has not
+ * completed. Its runs share one stream, so the runs launched after it cannot start before
+ * it ends: their events are unfinished too, and the array's order (rotated each round) says
+ * nothing of which one hangs. NULL when none is unfinished. */
 static const xmt_cand *running_cand(const xmt_session *S, const xmt_cand *who)
 {
     if (who) return who;
-    for (size_t i = 0; i <= S->n; i++)
-        if (S->cands[i].end && xmt_drv.cuEventQuery &&
-            xmt_drv.cuEventQuery(S->cands[i].end) == CUDA_ERROR_NOT_READY)
-            return &S->cands[i];
-    return NULL;
+    const xmt_cand *first = NULL;
+    for (size_t i = 0; xmt_drv.cuEventQuery && i <= S->n; i++) {
+        const xmt_cand *c = &S->cands[i];
+        if (c->in_round && c->end && (!first || c->in_round < first->in_round) &&
+            xmt_drv.cuEventQuery(c->end) == CUDA_ERROR_NOT_READY)
+            first = c;
+    }
+    return first;
 }
 
 static const char *running(const xmt_session *S, const xmt_cand *who)
@@ -1287,13 +1301,14 @@ static int timed_round(xmt_session *S, int it, int prep, const unsigned char *on
         if (prep) TRY(S, xmt_drv.cuEventRecord(c->prep, S->s), "event record");
         if (prepare(S, 0, S->flush) != 0) goto fail;
         TRY(S, xmt_drv.cuEventRecord(c->start, S->s), "event record");
+        S->queued = runs; /* other candidates' runs before c's (the lead-in is c's own) */
         int r = run_candidate(S, c);
+        S->queued = 0;
         if (r < 0) goto fail;
         if (r > 0) continue;
         TRY(S, xmt_drv.cuEventRecord(c->end, S->s), "event record");
         last = c->end;
-        c->in_round = 1;
-        runs++;
+        c->in_round = ++runs; /* its place in the launch order: the watchdog's culprit */
     }
     free(order);
     order = NULL;
@@ -1503,11 +1518,13 @@ static void failed(xmt_session *S)
              S->k->demangled, S->error_at ? S->error_at : "?", xmt_cu_name(S->error, b, sizeof b),
              S->key_text);
     CUresult saved = S->error;
+    const char *saved_at = S->error_at; /* the failure reported is the first, not put_back's */
     S->error = CUDA_SUCCESS;
     if (put_back(S) != 0)
         xmt_warn("%s: could not put the declared buffers back after a failure (%s)",
                  S->k->demangled, S->error_at);
     S->error = saved;
+    S->error_at = saved_at;
 }
 
 /* The floors: what the measurements cost on the GPU (timed runs, and warm-up runs at the

@@ -63,10 +63,11 @@ typedef struct {
     double stat;
     int warmed;               /* warm-up runs it had */
     int elim_round;           /* racing stopped timing it after this round (0: it did not) */
-    int in_round;             /* it ran in the timed round being read */
+    int in_round;             /* it ran in the timed round being read: its place in the
+                               * round's launch order (1, 2, ...), 0 when it did not */
     int rounded;              /* its float outputs differed from the own config's by
                                  rounding alone (rounding.h): rel says how much */
-    double rel;               /* every element within this relative difference */
+    double rel;               /* every difference within rel times its output's scale */
     CUevent start, end, prep; /* prep: before its restores and resets */
 } xmt_cand;
 
@@ -187,6 +188,9 @@ typedef struct {
     int has_culprit;
     const xmt_cand *last_run; /* the candidate launched last */
     int reference_staged;     /* the regions hold the program's own config's result now */
+    /* in a timed round: other candidates' runs queued, not waited for, before the launch
+     * going on (a failure it reports may be theirs) */
+    int queued;
 } xmt_session;
 
 /* Called while a session waits for the GPU and between its phases (NULL: nothing). The

@@ -3501,6 +3501,114 @@ def trial_helper_own_config_faults():
     expect(ev["winner"]["index"] == -1, ev["winner"])
 
 
+def helper_saxpy_runs(trace, pid, nth=None):
+    """The saxpy launches a helper's trace holds, in order: "own" (the program's own
+    config, grid 4) or the block size of the candidate. With nth: which of all its kernel
+    launches (the verification kernels' too; 1, 2, ...) the nth saxpy launch was."""
+    runs, every = [], 0
+    for line in open(trace).read().splitlines():
+        f = line.split()
+        d = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+        if d.get("helper") != str(pid):
+            continue
+        every += 1
+        if f[0] == SAXPY:
+            g, b = int(d["grid"].split(",")[0]), int(d["block"].split(",")[0])
+            runs.append("own" if g == 4 else b)
+            if nth is not None and len(runs) == nth:
+                return every
+    return runs
+
+
+def round2_run_of_64(env):
+    """Runs saxpy in the helper without a hang and finds, in the helper's trace, BLOCK=64's
+    run in timed round 2, which starts at BLOCK=32 (the rotation: its lead-in run, its
+    timed run, then BLOCK=64's). Returns the helper's saxpy launches and that run's place
+    among them (0-based)."""
+    htrace = env["SIMCUDA_TRACE_HELPER"]
+    if os.path.exists(htrace):
+        os.remove(htrace)
+    c = run("rt", "saxpy", env=env)
+    ok(c, "no hang")
+    pid = helper_pids(c)[0]
+    runs = helper_saxpy_runs(htrace, pid)
+    # BLOCK=32's verification runs come in that order too: the last such triple is round 2's
+    r2 = max(i for i in range(len(runs) - 2) if runs[i:i + 3] == [32, 32, 64]) + 2
+    # after the verification, the warm-up and round 1 of every candidate, with runs after it
+    expect(runs[:r2].count(64) >= 2 and r2 < len(runs) - 7 and
+           all(runs[:r2].count(b) >= 3 for b in set(runs)), runs)
+    c.every = helper_saxpy_runs(htrace, pid, r2 + 1)  # among all the helper's launches
+    os.remove(htrace)
+    wait_gone(helper_pids(c), "no hang")
+    return runs, r2, c.every
+
+
+@case
+def trial_helper_timed_round_hang_blames_the_running():
+    """A candidate that hangs in a timed round, not in its verification nor its warm-up:
+    saxpy's BLOCK=64 in round 2, which starts at BLOCK=32 (the rotation: its lead-in run,
+    then its timed run, then BLOCK=64's). When the watchdog fires, BLOCK=64's run and
+    every run launched after it on the stream are unfinished, the program's own config
+    among them, first in the array's order: the candidate to blame is the first launched
+    that has not finished, BLOCK=64. It is recorded `fault` (the watchdog), no other
+    candidate is, a new helper times the rest and the key gets a winner; the outputs are
+    the program's. SIMCUDA_HANG's nth makes that one launch hang: a run without the hang
+    tells which of BLOCK=64's launches is its run in round 2. No time is asserted: a hang
+    is a hang, and the watchdog's floor ends it."""
+    base = run("rt", "saxpy", shim=False)
+    ok(base, "without the shim")
+    htrace = os.path.join(WORK, "timed_hang.helper.trace")
+    env = dict(TRIAL, XMATUNE_RACE="0", XMATUNE_WARMUP="1", XMATUNE_ITERATIONS="3",
+               SIMCUDA_TRACE_HELPER=htrace)
+    runs, r2, _ = round2_run_of_64(env)
+    nth = runs[:r2 + 1].count(64)
+    t = run("rt", "saxpy", env=dict(env, SIMCUDA_HANG="%s:64:forever:%d" % (SAXPY, nth)))
+    ok(t, "a candidate hangs in a timed round")
+    same_output(base, t, "a candidate hangs in a timed round")
+    ev = tune_events(t, "saxpy")[0]
+    st = {c["config"]: (c["status"], c.get("why", "")) for c in ev["candidates"]}
+    expect(st["BLOCK=64"][0] == "fault" and "watchdog" in st["BLOCK=64"][1], st)
+    expect([b for b in st if st[b][0] == "fault"] == ["BLOCK=64"], st)
+    expect(ev["trial"] == "helper" and not ev.get("untuned") and not ev.get("error"), ev)
+    expect(ev["winner"]["index"] != -1 and ev["winner"]["config"] != "BLOCK=64", ev["winner"])
+    ended = [e for e in t.events("trial_helper") if e["what"] == "ended"]
+    expect(len(ended) == 1 and "watchdog" in ended[0]["why"], ended)
+    # the first helper ran as the calibration's up to the hang (the simulated driver runs
+    # the launches queued behind it too)
+    expect(helper_saxpy_runs(htrace, helper_pids(t)[0])[:r2 + 1] == runs[:r2 + 1], runs)
+    wait_gone(helper_pids(t), "a candidate hangs in a timed round")
+
+
+@case
+def trial_helper_timed_round_fault_blames_nobody():
+    """A fault reported at a launch in a timed round while other candidates' runs are
+    queued before it: on a GPU a kernel's fault is reported by whatever call comes next and
+    the broken context then fails every query alike, so which queued run faulted is not
+    known, and the candidate whose launch reported it may be innocent. It is not blamed:
+    no candidate is recorded `fault`, the session stops with `error`, the program's own
+    config is used for the key, the helper is replaced, the outputs are the program's.
+    (Injected at BLOCK=64's launch in timed round 2, after BLOCK=32's run; in a
+    verification or a warm-up the candidate whose run is waited for is blamed, as
+    trial_helper_candidates_fault_and_hang shows.)"""
+    base = run("rt", "saxpy", shim=False)
+    ok(base, "without the shim")
+    htrace = os.path.join(WORK, "timed_fault.helper.trace")
+    env = dict(TRIAL, XMATUNE_RACE="0", XMATUNE_WARMUP="1", XMATUNE_ITERATIONS="3",
+               SIMCUDA_TRACE_HELPER=htrace)
+    _, _, every = round2_run_of_64(env)
+    t = run("rt", "saxpy", env=dict(env, SIMCUDA_FAIL_HELPER="cuLaunchKernel:%d:"
+                                    "CUDA_ERROR_ILLEGAL_ADDRESS" % every))
+    ok(t, "a fault in a timed round")
+    same_output(base, t, "a fault in a timed round")
+    ev = tune_events(t, "saxpy")[0]
+    expect(all(c["status"] != "fault" for c in ev["candidates"]), ev["candidates"])
+    expect("CUDA_ERROR_ILLEGAL_ADDRESS" in ev.get("error", "") and "timed round" in ev["error"] and
+           ev["winner"]["index"] == -1, ev)
+    ended = [e for e in t.events("trial_helper") if e["what"] == "ended"]
+    expect(len(ended) == 1, ended)
+    wait_gone(helper_pids(t), "a fault in a timed round")
+
+
 @case
 def trial_helper_fault_injection():
     """A failure at each new driver call, in the program (staging) and in the helper

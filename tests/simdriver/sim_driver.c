@@ -20,19 +20,24 @@
 #include "sim_internal.h"
 #include "simcuda.h"
 
-/* SIMCUDA_HANG=kernel:block_x:ms: a launch of that kernel with that block.x keeps the
- * device busy for ms of wall time, as a candidate that takes forever would:
- * cuStreamQuery/cuEventQuery say CUDA_ERROR_NOT_READY and the synchronizing calls
- * sleep until then. Device-wide, for simplicity. ms "forever" (or the spin kernel's
- * hanging config) makes it INFINITY: only killing the process ends the wait. With
+/* SIMCUDA_HANG=kernel:block_x:ms[:nth]: a launch of that kernel with that block.x (from
+ * its nth in the process on) keeps the device busy for ms of wall time, as a candidate
+ * that takes forever would: cuStreamQuery says CUDA_ERROR_NOT_READY and the synchronizing
+ * calls sleep until then. Device-wide, for simplicity; but an event recorded before the
+ * hanging launch has completed (on a GPU the work before it finished), so only events
+ * recorded from it on say NOT_READY and wait (g_hang_from). ms "forever" (or the spin
+ * kernel's hanging config) makes it INFINITY: only killing the process ends the wait. With
  * SIMCUDA_HANG_UNTIL=path the hang lasts until that file exists instead: a test ends it
  * when it has seen what it waits for, however slow the machine is. */
 static char g_hang_kernel[128];
 static unsigned g_hang_block;
 static double g_hang_ms;
-static _Atomic double g_hang_until; /* CLOCK_MONOTONIC ms */
-static char g_hang_file[4096];      /* SIMCUDA_HANG_UNTIL, or "" */
-static _Atomic int g_hang_held;     /* a hang waits for g_hang_file */
+static unsigned long long g_hang_nth = 1; /* the first matching launch that hangs */
+static unsigned long long g_hang_seen;    /* matching launches so far */
+static unsigned long long g_hang_from;    /* the executed launch (g_launches) that hangs */
+static _Atomic double g_hang_until;       /* CLOCK_MONOTONIC ms */
+static char g_hang_file[4096];            /* SIMCUDA_HANG_UNTIL, or "" */
+static _Atomic int g_hang_held;           /* a hang waits for g_hang_file */
 
 static double wall_ms(void)
 {
@@ -325,17 +330,22 @@ static int helper_role(void)
     return v && *v && strcmp(v, "0") != 0;
 }
 
-/* SIMCUDA_HANG's value: kernel:block_x:ms, ms a number or "forever". */
+/* SIMCUDA_HANG's value: kernel:block_x:ms[:nth], ms a number or "forever", nth >= 1. */
 static void parse_hang(const char *v)
 {
-    char ms[32];
-    if (sscanf(v, "%127[^:]:%u:%31s", g_hang_kernel, &g_hang_block, ms) == 3) {
+    char ms[32], tail[2];
+    unsigned long long nth = 1;
+    int got =
+        sscanf(v, "%127[^:]:%u:%31[^:]:%llu%1s", g_hang_kernel, &g_hang_block, ms, &nth, tail);
+    if ((got == 3 || got == 4) && nth >= 1) {
         char *end;
+        g_hang_nth = nth;
         g_hang_ms = strcmp(ms, "forever") == 0 ? INFINITY : strtod(ms, &end);
         if (isinf(g_hang_ms) || (*end == '\0' && g_hang_ms > 0)) return;
     }
     g_hang_ms = 0;
-    fprintf(stderr, "simcuda: SIMCUDA_HANG: expected kernel:block_x:ms|forever, got '%s'\n", v);
+    fprintf(stderr, "simcuda: SIMCUDA_HANG: expected kernel:block_x:ms|forever[:nth], got '%s'\n",
+            v);
 }
 
 /* The environment switches, read once at the first cuInit. SIMCUDA_FAIL, SIMCUDA_TRACE
@@ -600,6 +610,7 @@ struct simevent {
     unsigned flags;
     int recorded;
     double stamp;
+    unsigned long long after; /* launches executed when it was recorded (g_launches) */
     simevent *next;
 };
 
@@ -1247,6 +1258,7 @@ static void run_node_locked(simstream *s, const simnode *n)
     case NODE_EVENT:
         n->ev->recorded = 1;
         n->ev->stamp = s->clock_ns;
+        n->ev->after = g_launches;
         break;
     default: break;
     }
@@ -1899,25 +1911,33 @@ CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int flags)
     return event_record(e, s, 1);
 }
 
-static CUresult event_check(CUevent h)
+/* Whether h is a live event (*held: 1 when it was recorded after the launch that hangs,
+ * so it waits for the hang). */
+static CUresult event_check(CUevent h, int *held)
 {
     pthread_mutex_lock(&sim_lock);
-    CUresult rc = find_event_locked(h) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    simevent *e = find_event_locked(h);
+    CUresult rc = e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    *held = e && e->recorded && g_hang_from && e->after >= g_hang_from;
     pthread_mutex_unlock(&sim_lock);
     return rc;
 }
-/* Execution is synchronous, so every recorded event has completed. */
+/* Execution is synchronous, so every recorded event has completed, but one recorded after
+ * a launch that hangs. */
 CUresult cuEventSynchronize(CUevent e)
 {
     SIM_ENTER(cuEventSynchronize);
-    hang_wait();
-    return event_check(e);
+    int held;
+    CUresult r = event_check(e, &held);
+    if (r == CUDA_SUCCESS && held) hang_wait();
+    return r;
 }
 CUresult cuEventQuery(CUevent e)
 {
     SIM_ENTER(cuEventQuery);
-    CUresult r = event_check(e);
-    return r == CUDA_SUCCESS && hang_busy() ? CUDA_ERROR_NOT_READY : r;
+    int held;
+    CUresult r = event_check(e, &held);
+    return r == CUDA_SUCCESS && held && hang_busy() ? CUDA_ERROR_NOT_READY : r;
 }
 
 static CUresult elapsed(float *ms, CUevent a, CUevent b)
@@ -2557,12 +2577,14 @@ CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
 
     g_launches++;
     if ((g_hang_ms > 0 || g_hang_file[0]) && r->block[0] == g_hang_block &&
-        !strcmp(r->k->name, g_hang_kernel)) {
+        !strcmp(r->k->name, g_hang_kernel) && ++g_hang_seen >= g_hang_nth) {
+        if (!hang_busy()) g_hang_from = g_launches; /* a new hang, not one going on */
         if (g_hang_file[0])
             atomic_store(&g_hang_held, 1);
         else
             atomic_store(&g_hang_until, wall_ms() + g_hang_ms);
     }
+    if (e.hang && !hang_busy()) g_hang_from = g_launches;
     if (e.hang) atomic_store(&g_hang_until, INFINITY);
     double cost = sim_cost(r);
     if (g_noise > 0) {

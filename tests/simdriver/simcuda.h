@@ -247,12 +247,20 @@
  * ---------------------------------------------------------------- switches
  * Environment, read once at the first cuInit (each has a run-time function below):
  *   SIMCUDA_DEVICES=N           number of devices (0: cuInit fails CUDA_ERROR_NO_DEVICE)
- *   SIMCUDA_HANG=kernel:block_x:ms: a launch of that kernel (mangled name) with that
- *     block.x keeps the device busy for ms of wall time: cuStreamQuery/cuEventQuery
- *     return CUDA_ERROR_NOT_READY, and the synchronizing calls sleep, until then (a
- *     candidate that takes far too long, for the tuner's watchdog). ms "forever": busy
- *     until the process is killed (the synchronizing calls never return), as after the
- *     spin kernel's hanging config. Applies in every process (a property of the config).
+ *   SIMCUDA_HANG=kernel:block_x:ms[:nth]: a launch of that kernel (mangled name) with
+ *     that block.x keeps the device busy for ms of wall time: cuStreamQuery returns
+ *     CUDA_ERROR_NOT_READY, and the synchronizing calls sleep, until then (a candidate
+ *     that takes far too long, for the tuner's watchdog). ms "forever": busy until the
+ *     process is killed (the synchronizing calls never return), as after the spin
+ *     kernel's hanging config. Applies in every process (a property of the config). nth
+ *     (default 1): only that config's nth launch in the process and those after it hang,
+ *     the earlier ones run as usual (a config that hangs in a timed round, not in its
+ *     verification or warm-up: count its launches in the trace). Events, as on a GPU (and
+ *     after spin's hang too): one recorded before the hanging launch (in the process's
+ *     order of calls, on any stream: the hang is device-wide) has completed; one recorded
+ *     after it says NOT_READY to cuEventQuery and waits in cuEventSynchronize while the
+ *     hang lasts, so that a run's end event tells whether it is the one that hangs or
+ *     came before it.
  *   SIMCUDA_HANG_UNTIL=path     such a hang lasts until path exists instead of ms: a test
  *                               creates the file once it has seen what it waits for (a
  *                               message, a claim), so no wait depends on the machine's speed

@@ -1406,6 +1406,63 @@ START_TEST(hang_env_forever)
 }
 END_TEST
 
+/* SIMCUDA_HANG's nth: the config's first launches run, its third hangs; an event recorded
+ * before the hanging launch has completed, those recorded after it have not (the first
+ * unfinished run of a stream is the one that hangs), whatever their streams. */
+START_TEST(hang_env_nth_and_events)
+{
+    setenv("SIMCUDA_HANG", "_Z5saxpyifPKfPf:64:forever:3", 1);
+    setup();
+    CUdeviceptr x = dbuf(NULL, 256), y = dbuf(NULL, 256);
+    int n = 256;
+    float a = 1;
+    void *args[] = {&n, &a, &x, &y};
+    CUevent ev[4];
+    for (int i = 0; i < 4; i++)
+        CHECK(cuEventCreate(&ev[i], 0));
+    CUevent never;
+    CHECK(cuEventCreate(&never, 0));
+    for (int i = 0; i < 2; i++) {
+        CHECK(launch1(fn("_Z5saxpyifPKfPf"), 4, 64, 0, args));
+        CHECK(cuStreamQuery(NULL));
+    }
+    CHECK(launch1(fn("_Z5saxpyifPKfPf"), 2, 128, 0, args));
+    CHECK(cuEventRecord(ev[0], NULL));
+    CHECK(launch1(fn("_Z5saxpyifPKfPf"), 4, 64, 0, args)); /* its third: hangs */
+    CHECK(cuEventRecord(ev[1], NULL));
+    CHECK(launch1(fn("_Z5saxpyifPKfPf"), 2, 128, 0, args));
+    CHECK(cuEventRecord(ev[2], NULL));
+    CUstream other;
+    CHECK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventRecord(ev[3], other));
+    ck_assert_int_eq(cuStreamQuery(NULL), CUDA_ERROR_NOT_READY);
+    CHECK(cuEventQuery(ev[0]));
+    CHECK(cuEventSynchronize(ev[0]));
+    CHECK(cuEventQuery(never));
+    for (int i = 1; i < 4; i++)
+        ck_assert_int_eq(cuEventQuery(ev[i]), CUDA_ERROR_NOT_READY);
+    /* re-recorded after the hang, the completed one waits too */
+    CHECK(cuEventRecord(ev[0], NULL));
+    ck_assert_int_eq(cuEventQuery(ev[0]), CUDA_ERROR_NOT_READY);
+    expect_blocks_until_killed(sync_stream);
+}
+END_TEST
+
+/* A malformed nth is refused as a whole (no hang), said on stderr. */
+START_TEST(hang_env_bad_nth)
+{
+    setenv("SIMCUDA_HANG", "_Z5saxpyifPKfPf:64:forever:0", 1);
+    setup();
+    CUdeviceptr x = dbuf(NULL, 256), y = dbuf(NULL, 256);
+    int n = 256;
+    float a = 1;
+    void *args[] = {&n, &a, &x, &y};
+    CHECK(launch1(fn("_Z5saxpyifPKfPf"), 4, 64, 0, args));
+    CHECK(cuStreamQuery(NULL));
+    CHECK(cuStreamSynchronize(NULL));
+}
+END_TEST
+
 /* ---------------------------------------------------------------- shareable memory */
 
 static CUmemAllocationProp fd_prop(void)
@@ -1802,6 +1859,8 @@ static Suite *suite(void)
     tcase_add_test(bare, fault_env);
     tcase_add_test(bare, sticky_off_env);
     tcase_add_test(bare, hang_env_forever);
+    tcase_add_test(bare, hang_env_nth_and_events);
+    tcase_add_test(bare, hang_env_bad_nth);
     tcase_add_test(bare, role_from_env);
     tcase_add_test(bare, hang_until_file);
     suite_add_tcase(s, bare);
