@@ -4145,9 +4145,10 @@ def _autotune(tag, scenario, env):
     """`xmatune autotune --log LOG --write-policy POLICY -- app rt SCENARIO`: (process, log,
     policy path, output path)."""
     log, pol = os.path.join(WORK, tag + ".jsonl"), os.path.join(WORK, tag + ".yaml")
-    out = os.path.join(WORK, tag + ".out")
+    out, xdg = os.path.join(WORK, tag + ".out"), os.path.join(WORK, "xdg-" + tag)
+    shutil.rmtree(xdg, ignore_errors=True)  # a fresh cache: tuned here, not read back
     e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM, XMATUNE_WARMUP_MS="0",
-             XDG_CACHE_HOME=os.path.join(WORK, "xdg-" + tag),
+             XDG_CACHE_HOME=xdg,
              LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"), **env)
     p = subprocess.run([os.environ["XMT_TOOL"], "autotune", "--log", log, "--write-policy", pol,
                         "--", APPS["rt"], scenario, out], env=e, capture_output=True, text=True)
