@@ -1714,9 +1714,6 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
         stage_reference(S);
         release(S);
     }
-    if (S->untuned[0] && !S->has_culprit)
-        xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
-                 key_text, S->untuned);
     S->spent_ms = xmt_now_ms() - S->t0;
     atomic_store(&last_session_end_us, (uint64_t)(xmt_now_ms() * 1000));
     return 0;

@@ -315,6 +315,11 @@ static void log_event(const xmt_session *S)
 
 void xmt_tune_event(const xmt_session *S)
 {
+    /* here, not at the session's end: a re-check that could not tell (its data changed
+     * nothing, say) keeps its winner, and says so in its own event */
+    if (S->untuned[0] && !S->has_culprit)
+        xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", S->k->demangled,
+                 S->key_text, S->untuned);
     say_verbose(S);
     if (xmt_log_enabled()) log_event(S);
 }

@@ -4099,6 +4099,10 @@ def auto_one_block_per_row():
     runs = traced(t, "_Z7row_maxPKfPfi")
     expect(runs[0] == ((512, 1, 1), (32, 1, 1), 0), runs)  # the helper's check: its own config
     expect(all(r == ((512, 1, 1), (256, 1, 1), 0) for r in runs[1:]) and len(runs) == 3, runs)
+    # the re-check at launch 2 cannot tell (the same data: the own config changes no byte)
+    # and the winner stays: nothing may say the key is not tuned
+    expect([r["outcome"] for r in t.events("recheck")] == ["untold"] and
+           "is not tuned" not in t.stderr, t.stderr)
 
 
 @case
