@@ -20,7 +20,10 @@
 #include "logevent.h"
 #include "modload.h"
 #include "options.h"
+#include "outputs.h"
 #include "protect.h"
+#include "rounding.h"
+#include "session.h"
 #include "trialproc.h"
 #include "trialproto.h"
 #include "verify.h"
@@ -410,10 +413,54 @@ static int attempt(int device, const int *fds, int nfds, const xmt_tp_tune *t, x
     }
 }
 
+/* The check's comparisons, in *out (malloc'd): each staged region against the helper's
+ * reference bitwise, except, under an entry's tolerance: (protect: auto, rounding.h), what
+ * its float pointer arguments reach: from where each points to the next pointer argument
+ * or the region's end (the helper's outputs are not known here, so a little more than its
+ * extents), compared within it, as the candidates were. Returns how many; 0 when out of
+ * memory (*out NULL). */
+static size_t check_comparisons(const xmt_kernel *k, const xmt_launch_view *v, const staging *st,
+                                xmt_gc_cmp **out)
+{
+    double rtol = 0, atol = 0;
+    int tol = xmt_session_protects_auto(k->entry) && xmt_entry_tolerance(k->entry, &rtol, &atol) &&
+              (rtol > 0 || atol > 0);
+    size_t nr = st->nregs, next = 0, n = 0;
+    xmt_region *g = calloc(nr ? nr : 1, sizeof *g);
+    static _Thread_local xmt_sbuf ext[XMT_MAX_EXTENTS];
+    static _Thread_local char names[XMT_MAX_EXTENTS][XMT_EXTENT_NAME];
+    int ok = g != NULL;
+    for (size_t i = 0; ok && i < nr; i++) {
+        g[i].base = st->regs[i].base;
+        g[i].bytes = st->regs[i].bytes;
+        g[i].ref = st->va + staged_at(st, g[i].base);
+        g[i].nchunks = (g[i].bytes + (1u << XMT_CHUNK_SHIFT) - 1) >> XMT_CHUNK_SHIFT;
+        g[i].out = malloc(g[i].nchunks ? g[i].nchunks : 1);
+        ok = g[i].out != NULL;
+        if (ok) memset(g[i].out, 1, g[i].nchunks); /* all of it, as one piece */
+    }
+    if (ok && tol)
+        next = xmt_rounding_extents(k, v, g, nr, NULL, 0, rtol, atol, ext, names, XMT_MAX_EXTENTS);
+    size_t room = nr * XMT_MAX_PIECES * (2 * next + 1) + 1;
+    *out = ok ? calloc(room, sizeof **out) : NULL;
+    uint8_t *kinds = *out ? calloc(room, 1) : NULL;
+    if (kinds) n = xmt_outputs_segments(g, nr, ext, next, *out, kinds, NULL);
+    for (size_t i = 0; g && i < nr; i++)
+        free(g[i].out);
+    free(g);
+    free(kinds);
+    if (*out && !n && nr) {
+        free(*out);
+        *out = NULL;
+    }
+    return n;
+}
+
 /* The program's own config run for real, and what it left compared with the helper's
- * reference in the staged memory: 1 when equal. *rc: the launch's result. */
-static int check(xmt_kernel *k, const xmt_launch *l, const staging *st, const char *key_text,
-                 int device, CUresult *rc, char *why, size_t cap)
+ * reference in the staged memory: 1 when equal (within the entry's tolerance: where it
+ * has one). *rc: the launch's result. */
+static int check(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, const staging *st,
+                 const char *key_text, int device, CUresult *rc, char *why, size_t cap)
 {
     *rc = xmt_pass(k, l);
     if (*rc != CUDA_SUCCESS) {
@@ -421,27 +468,20 @@ static int check(xmt_kernel *k, const xmt_launch *l, const staging *st, const ch
         snprintf(why, cap, "the program's own launch failed (%s)", xmt_cu_name(*rc, b, sizeof b));
         return 0;
     }
-    xmt_gc_cmp *c = calloc(st->nregs ? st->nregs : 1, sizeof *c);
-    xmt_gc_result *res = calloc(st->nregs ? st->nregs : 1, sizeof *res);
+    xmt_gc_cmp *c = NULL;
+    size_t n = check_comparisons(k, v, st, &c);
+    xmt_gc_result *res = calloc(n ? n : 1, sizeof *res);
     uint64_t bytes = 0, differ = 0;
-    CUresult r = c && res ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-    for (size_t i = 0; c && i < st->nregs; i++) {
-        c[i] = (xmt_gc_cmp){st->va + staged_at(st, st->regs[i].base),
-                            st->regs[i].base,
-                            st->regs[i].bytes,
-                            XMT_CMP_BITS,
-                            1,
-                            0,
-                            0};
+    CUresult r = (c || !st->nregs) && res ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < st->nregs; i++)
         bytes += st->regs[i].bytes;
-    }
     xmt_gc gc;
     if (r == CUDA_SUCCESS) {
         xmt_gc_open(&gc, xmt_launch_stream(l));
-        r = xmt_gc_compare(&gc, c, st->nregs, res);
+        r = xmt_gc_compare(&gc, c, n, res);
         xmt_gc_close(&gc);
     }
-    for (size_t i = 0; r == CUDA_SUCCESS && i < st->nregs; i++)
+    for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++)
         differ += res[i].count;
     free(c);
     free(res);
@@ -508,9 +548,9 @@ static int admissible(const xmt_kernel *k, const xmt_launch *l, const xmt_launch
 
 /* The helper's decision taken into *out; a winner other than the program's own config
  * is checked first (may_launch: this launch runs the program's own config, check()). */
-static void take_result(xmt_kernel *k, const xmt_launch *l, const staging *st, const char *key_text,
-                        int device, const xmt_tp_result *res, int may_launch,
-                        xmt_trial_outcome *out)
+static void take_result(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                        const staging *st, const char *key_text, int device,
+                        const xmt_tp_result *res, int may_launch, xmt_trial_outcome *out)
 {
     out->choice.index = (long)res->choice;
     snprintf(out->choice.label, sizeof out->choice.label, "%s", res->label);
@@ -521,7 +561,7 @@ static void take_result(xmt_kernel *k, const xmt_launch *l, const staging *st, c
     if (!res->reference || !may_launch || res->choice == XMT_OWN_CONFIG) return;
     out->launched = 1;
     char cw[600];
-    if (!check(k, l, st, key_text, device, &out->launch_rc, cw, sizeof cw)) {
+    if (!check(k, l, v, st, key_text, device, &out->launch_rc, cw, sizeof cw)) {
         xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
                  key_text, cw);
         out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
@@ -599,7 +639,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
                 break;
             }
             if (a == ATTEMPT_DONE) {
-                take_result(k, l, &st, key_text, device, &res, may_launch, out);
+                take_result(k, l, v, &st, key_text, device, &res, may_launch, out);
             } else {
                 xmt_warn("%s: key %s is not tuned: more than %d of its candidates faulted in the "
                          "trial helper; the program's own config is used",

@@ -17,8 +17,9 @@
  * The helper's fidelity is checked, not assumed: when it chose a winner other than the
  * program's own config (and may_launch), this launch runs the program's own config for
  * real and what it leaves is compared on the GPU with the helper's reference (the same
- * config on the helper's copy, left in the staged memory); the winner is used from the
- * next launch only if they are equal (the `trial_check` event).
+ * config on the helper's copy, left in the staged memory): bitwise, except within the
+ * entry's tolerance: where it has one (rounding.h); the winner is used from the next
+ * launch only if they are equal (the `trial_check` event).
  */
 #ifndef XMT_TRIALTUNE_H
 #define XMT_TRIALTUNE_H

@@ -4213,6 +4213,37 @@ def auto_rounding_tolerance():
 
 
 @case
+def auto_tolerance_trial_check():
+    # Under a tolerance the helper's check (the program's own config in the program against
+    # the same config in the helper) compares what the float pointers reach within it, as
+    # the candidates were: atomic_sum adds in another order in the helper
+    # (SIMCUDA_ATOMIC_REVERSED_IN_HELPER, as float atomics do from run to run), so the two
+    # runs differ by rounding. Bitwise, the check failed and the key was left untuned
+    # ("the helper does not see all the kernel reads"); within the tolerance it passes and
+    # the winner is used.
+    env = {"SIMCUDA_ATOMIC_REVERSED_IN_HELPER": "1", "XMATUNE_INCLUDE": "*atomic_sum*"}
+    base = run("rt", "basic", shim=False, env=env)
+    ok(base, "without the shim")
+    t = run("rt", "basic", env=dict(env, XMATUNE_AUTO="1", XMATUNE_AUTO_TOLERANCE="1e-4,1e-2"))
+    ok(t, "auto, tolerance")
+    ev = tune_events(t, "atomic_sum")
+    expect(len(ev) == 1 and "untuned" not in ev[0] and ev[0]["winner"]["index"] != -1, ev)
+    chk = [c for c in t.events("trial_check") if "atomic_sum" in c["name"]]
+    expect([c["equal"] for c in chk] == [True], chk)
+    expect("is not tuned" not in t.stderr, t.stderr)
+    b, g = _floats(base.out), _floats(t.out)
+    expect(len(b) == len(g) and all(abs(x - y) <= 1e-2 + 1e-4 * abs(x) for x, y in zip(b, g)),
+           "an output beyond the tolerance")
+    # bitwise: in the helper every config adds in the same (reversed) order, so a winner is
+    # found there, and the check (bitwise) refuses it: the program's own config stays
+    t = run("rt", "basic", env=dict(env, XMATUNE_AUTO="1"))
+    ok(t, "auto, bitwise")
+    same_output(base, t, "auto, bitwise")
+    chk = [c for c in t.events("trial_check") if "atomic_sum" in c["name"]]
+    expect([c["equal"] for c in chk] == [False] and "is not tuned" in t.stderr, chk)
+
+
+@case
 def auto_counter_capped():
     # step_scale launched 30 times with its call counter as an argument: every launch a
     # new key. Auto tunes XMATUNE_AUTO_MAX_KEYS of them (8 by default, then 3), says once

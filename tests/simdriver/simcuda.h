@@ -264,6 +264,10 @@
  *   SIMCUDA_HANG_UNTIL=path     such a hang lasts until path exists instead of ms: a test
  *                               creates the file once it has seen what it waits for (a
  *                               message, a claim), so no wait depends on the machine's speed
+ *   SIMCUDA_ATOMIC_REVERSED_IN_HELPER=1: atomic_sum adds in the other order in the trial
+ *                               helper (a process named xmatune-trial): its float result
+ *                               differs there by rounding from the program's own run of the
+ *                               same config, as float atomics do from run to run on a GPU
  *   SIMCUDA_STICKY=0            faults are not sticky (see "Sticky faults" above)
  *   (in SIMCUDA_FAIL and SIMCUDA_FAIL_HELPER, the error "exit" ends the process at that
  *   call instead, _exit(9): a trial helper that dies in the middle of a session)
