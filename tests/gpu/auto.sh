@@ -59,9 +59,9 @@ start=$(date +%s)
     for p in $programs; do
         case "$p" in
         atomic_rowsum) # float atomics: the result varies run to run, even without the shim
-            printf '%s\tc\t%s\tf32tol:1e-4:1e-3\tf32tol:1e-4:1e-3\t1e-4\n' "$p" "$poldir/$p.yaml" ;;
+            printf '%s\tc\t%s\tf32tol:1e-4:1e-3\tf32tol:1e-4:1e-3\t1e-4,1e-3\n' "$p" "$poldir/$p.yaml" ;;
         row_softmax) # the block changes the rounding of its sums
-            printf '%s\tc\t%s\texact\tf32tol:1e-5:1e-9\t1e-5\n' "$p" "$poldir/$p.yaml" ;;
+            printf '%s\tc\t%s\texact\tf32tol:1e-5:1e-9\t1e-5,1e-9\n' "$p" "$poldir/$p.yaml" ;;
         *) printf '%s\tc\t%s\texact\texact\t-\n' "$p" "$poldir/$p.yaml" ;;
         esac
     done
