@@ -2385,9 +2385,10 @@ def discover_records_argument_values():
     sx = summ["saxpy(int, float, float const*, float*)"]
     expect(sx["args"] == [{"grid": [4, 1, 1], "block": [32, 1, 1], "shared": 0,
                            "values": [65536, f32_bits(1.5), None, None], "count": 3}], sx["args"])
-    # vecadd (extern "C": 8-byte parameters taken for pointers), its extra-packed launch too
+    # vecadd (extern "C": its 8-byte parameters asked of the driver, which knows them as
+    # memory), its extra-packed launch too
     va = summ["vecadd"]
-    expect(all(a["values"] == [None, None, None, 5000] for a in va["args"]) and
+    expect(all(a["values"] == ["pointer", "pointer", "pointer", 5000] for a in va["args"]) and
            sum(a["count"] for a in va["args"]) == va["launches"] and "extra" in va["paths"], va)
     expect(summ["struct_axpy(Params, float const*, float*)"]["args"][0]["values"] == [None, None, None],
            summ["struct_axpy(Params, float const*, float*)"])
