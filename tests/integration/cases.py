@@ -3937,6 +3937,68 @@ def auto_extern_c_64bit_size():
     expect(any(c["status"] == "rejected" for c in ev[0]["candidates"]), "none rejected")
 
 
+@case
+def discover_stub_untyped_64bit_size():
+    """An extern "C" kernel's untyped 8-byte parameters (issue 28, item 4): discover asks the
+    driver about each, as protect: auto does, and records memory it knows as "pointer" and
+    anything else (CuPy's 64-bit size) as its value; the stub then declares p0: ptr and
+    p1: i64 (a key part, and the size the grid covers), and the entry loads and tunes the key
+    with identical outputs. Launches that disagree stay bytes(8) with a comment; an old log
+    without values still makes a pointer."""
+    base, d = discover_case("rt", "scale64")
+    s = [e for e in d.events("kernel_summary") if e["kernel"] == "scale_n64"][0]
+    expect(s["args"] and all(a["values"][:2] == ["pointer", 40000] for a in s["args"]), s)
+    tool = os.environ["XMT_TOOL"]
+    log, stub = os.path.join(WORK, "s64.jsonl"), os.path.join(WORK, "s64.yaml")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", log, "--stub", stub, "--", APPS["rt"], "scale64",
+                        os.path.join(WORK, "s64.out")], env=e, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    ent = stub_entries(open(stub).read())["scale_n64"]
+    expect("params: [p0: ptr, p1: i64, p2: f32]" in ent and "\n    triggers: [p1]" in ent and
+           '\n    launch: {block: [BLOCK], grid: ["cdiv(p1, BLOCK)", grid0.y, grid0.z]}' in ent, ent)
+    p = subprocess.run([tool, "check", "-q", stub], capture_output=True, text=True)
+    expect(p.returncode == 0, "the stub does not load: " + p.stdout + p.stderr)
+    base, t = tuned("rt", "scale64", policies=stub)
+    same_output(base, t, "tuned from the stub")
+    ev = tune_events(t, "scale_n64")
+    expect(len(ev) == 1 and "untuned" not in ev[0] and ev[0]["key"] == "p1=40000", ev)
+    expect(ev[0]["winner"]["block"] != [64, 1, 1] and ev[0]["winner"]["grid"][0] * ev[0]["winner"]["block"][0]
+           >= 40000, ev[0]["winner"])
+    # Logs no program here made: launches that disagree (memory, then 0), a double, and an
+    # older log whose 8-byte values are null.
+    half = struct.unpack("<q", struct.pack("<d", 0.5))[0]
+    fakes = [("mixed8", (8, 8, 8, 8), [["pointer", 5000, "pointer", half], ["pointer", 7000, 0, half]]),
+             ("old8", (8, 4), [[None, 5000], [None, 7000]])]
+    fake = os.path.join(WORK, "u8_prog.py")
+    with open(fake, "w") as f:
+        f.write("#!%s\nimport os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
+        for name, sizes, vals in fakes:
+            grids = [[(v[1] + 127) // 128, 1, 1] for v in vals]
+            for x in ({"event": "kernel", "kernel": name, "name": name, "device": 0,
+                       "params": [{"offset": 8 * i, "size": z} for i, z in enumerate(sizes)]},
+                      {"event": "kernel_summary", "kernel": name, "name": name, "device": 0, "launches": 2,
+                       "rewritable": True,
+                       "shapes": [{"grid": g, "block": [128, 1, 1], "shared": 0, "count": 1} for g in grids],
+                       "args": [{"grid": g, "block": [128, 1, 1], "shared": 0, "values": v, "count": 1}
+                                for g, v in zip(grids, vals)]}):
+                f.write("    f.write(%r)\n" % (json.dumps(x) + "\n"))
+    os.chmod(fake, 0o755)
+    stub2 = os.path.join(WORK, "u8-stub.yaml")
+    e2 = dict(e, ASAN_OPTIONS=(e.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", os.path.join(WORK, "u8.jsonl"), "--stub", stub2, "--", fake],
+                       env=e2, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    ents = stub_entries(open(stub2).read())
+    mx = ents["mixed8"]
+    expect("params: [p0: ptr, p1: i64, p2: {bytes: 8}, p3: f64]" in mx and
+           "p2: {bytes: 8}: the driver knew memory there at some launches seen and not at others"
+           in flat(mx) and "\n    triggers: [p1]" in mx, mx)
+    expect("params: [p0: ptr, p1: i32]" in ents["old8"], ents["old8"])
+    p = subprocess.run([tool, "check", "-q", stub2], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
