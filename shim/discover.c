@@ -114,7 +114,9 @@ static int add_shape(struct xmt_discover *d, const unsigned grid[3], const unsig
  * std::array<char*, 1>); without a signature (extern "C", Triton), those of 1, 2, 4 and 8
  * bytes, an 8-byte one marked to be asked of the driver (xmt_protect_driver_knows, the
  * question protect: auto asks): memory it knows is recorded as a pointer, anything else
- * (a CuPy kernel's 64-bit size) as its value. Cold: once per kernel and device. */
+ * (a CuPy kernel's 64-bit size) as its value. Of MAX_SCALARS slots, the untyped 8-byte
+ * ones take what the others leave (a Triton kernel's many pointers do not crowd out its
+ * sizes). Cold: once per kernel and device. */
 static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
 {
     d->nscalars = 0;
@@ -123,14 +125,22 @@ static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
     if (!k->params_known || !k->nparams || k->nparams > XMT_KERNEL_MAX_PARAMS) return;
     xmt_sig sig;
     xmt_sig_param p[XMT_KERNEL_MAX_PARAMS];
+    uint8_t kind[XMT_KERNEL_MAX_PARAMS] = {0}; /* 1 a scalar, 2 an untyped 8-byte one */
     int typed = xmt_sig_read(k->demangled, &sig, p, XMT_KERNEL_MAX_PARAMS) == (int)k->nparams;
-    for (size_t i = 0; i < k->nparams && d->nscalars < MAX_SCALARS; i++) {
+    int others = 0;
+    for (size_t i = 0; i < k->nparams; i++) {
         uint32_t sz = k->sizes[i];
         if (sz != 1 && sz != 2 && sz != 4 && sz != 8) continue;
         if (typed && p[i].cls != XMT_SIG_INT && p[i].cls != XMT_SIG_FLOAT) continue;
-        if (sz == 8 && !typed) d->probe |= (uint16_t)(1u << d->nscalars);
+        kind[i] = sz == 8 && !typed ? 2 : 1;
+        others += kind[i] == 1;
+    }
+    int room8 = others < MAX_SCALARS ? MAX_SCALARS - others : 0;
+    for (size_t i = 0; i < k->nparams && d->nscalars < MAX_SCALARS; i++) {
+        if (!kind[i] || (kind[i] == 2 && room8-- <= 0)) continue;
+        if (kind[i] == 2) d->probe |= (uint16_t)(1u << d->nscalars);
         d->scalar[d->nscalars] = (uint16_t)i;
-        d->ssize[d->nscalars++] = (uint8_t)sz;
+        d->ssize[d->nscalars++] = (uint8_t)k->sizes[i];
     }
 }
 
