@@ -3948,6 +3948,10 @@ def discover_stub_untyped_64bit_size():
     base, d = discover_case("rt", "scale64")
     s = [e for e in d.events("kernel_summary") if e["kernel"] == "scale_n64"][0]
     expect(s["args"] and all(a["values"][:2] == ["pointer", 40000] for a in s["args"]), s)
+    # the address is no part of a set: 16 threads, each with buffers of its own, one set
+    _, th = discover_case("rt", "threads")
+    va = [e for e in th.events("kernel_summary") if e["kernel"] == "vecadd"][0]
+    expect([a["values"] for a in va["args"]] == [["pointer", "pointer", "pointer", 4096]], va["args"])
     tool = os.environ["XMT_TOOL"]
     log, stub = os.path.join(WORK, "s64.jsonl"), os.path.join(WORK, "s64.yaml")
     e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
