@@ -497,9 +497,10 @@ static inline int memo_hit(const memo_t *m, const xmt_kernel *k, int dev, unsign
         a.shared = l->shared;
     }
     a.ptr = m->a.ptr;
-    for (int j = 0; readable && a.ptr >> j; j++)
-        if ((a.ptr & (1u << j)) && !a.v[j]) return 0;
-    return readable == m->readable && same_args(&m->a, &a, readable ? m->lay.n : 0);
+    if (readable != m->readable || !same_args(&m->a, &a, 0)) return 0;
+    for (int j = 0; readable && j < m->lay.n; j++)
+        if ((a.ptr >> j) & 1u ? !a.v[j] : a.v[j] != m->a.v[j]) return 0;
+    return 1;
 }
 
 /* The slot takes a launch just recorded (its set in a): the launches it held are
