@@ -58,6 +58,9 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_SHARED "shared"
 #define XMT_F_COUNT "count"
 #define XMT_F_VALUES "values"
+/* an args set's value of an untyped 8-byte parameter that was memory the driver knows (its
+ * address is not recorded) */
+#define XMT_V_POINTER "pointer"
 /* start */
 #define XMT_F_MODE "mode"
 #define XMT_F_VERSION "version"

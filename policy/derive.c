@@ -27,7 +27,7 @@ void xmt_find_evidence(const xmt_shapes *sh, const xmt_pinfo *info, size_t np, x
             for (size_t i = 0; i < sh->nobs; i++) {
                 const xmt_obs *o = &sh->o[i];
                 long long v = o->v[p], g = o->grid[d], b = o->block[d];
-                if (!o->has[p] || v <= 0 || b <= 0) {
+                if (o->has[p] != XMT_OBS_VALUE || v <= 0 || b <= 0) {
                     cover = equal = 0;
                     break;
                 }
@@ -52,7 +52,7 @@ void xmt_find_evidence(const xmt_shapes *sh, const xmt_pinfo *info, size_t np, x
         int differs = 0, same = 1;
         for (size_t i = 1; i < sh->nobs; i++) {
             const xmt_obs *a = &sh->o[0], *o = &sh->o[i];
-            if (!a->has[p] || !o->has[p]) {
+            if (a->has[p] != XMT_OBS_VALUE || o->has[p] != XMT_OBS_VALUE) {
                 same = 0;
                 break;
             }
@@ -63,7 +63,20 @@ void xmt_find_evidence(const xmt_shapes *sh, const xmt_pinfo *info, size_t np, x
     }
 }
 
-/* The launch idiom the launches point to, with the reason in why. */
+/* Decided only from what discover saw: memory at every launch recorded is a pointer, a
+ * value at every one is a 64-bit scalar (a key part, and evidence for the idioms), and a
+ * parameter that was both (a pointer sometimes passed as 0, a scalar that once equalled an
+ * address) stays bytes(8), which protect: auto asks the driver about at each tuning. */
+xmt_untyped8 xmt_untyped8_kind(const xmt_shapes *sh, size_t p)
+{
+    int ptr = 0, val = 0;
+    for (size_t i = 0; i < sh->nobs && p < XMT_DERIVE_MAX_PARAMS; i++) {
+        ptr |= sh->o[i].has[p] == XMT_OBS_POINTER;
+        val |= sh->o[i].has[p] == XMT_OBS_VALUE;
+    }
+    return ptr && val ? XMT_U8_MIXED : ptr ? XMT_U8_POINTER : val ? XMT_U8_VALUE : XMT_U8_UNSEEN;
+}
+
 /* The idiom the recorded argument values point to (o: the first launch recorded), with
  * the reason in why; -1 when they point to none. */
 static int value_idiom(const xmt_obs *o, const xmt_evidence *ev, const int tuned[3], char *why,
@@ -282,7 +295,11 @@ static void derive_tiles(char *buf, size_t cap, size_t *len, const char *cond, u
 /* What the entry says of each parameter: from the demangled signature when it reads
  * (then the entry names them only), else from the sizes: 4, 2, 1 bytes an integer (a key
  * part), anything else bytes(N) -- an 8-byte value of an untyped kernel too, since it may
- * be a pointer (protect: auto asks the driver about it) or a 64-bit size. Returns 1 when
+ * be a pointer (protect: auto asks the driver about it) or a 64-bit size. Not decided by
+ * asking the driver, as the stub's entries are (xmt_untyped8_kind): auto derives its entry
+ * at a kernel's first launch, from that launch alone, so the entry (and the fingerprint
+ * its cache records carry) would depend on one launch's data, and a pointer passed as 0
+ * there would become a key part that makes every later address a new key. Returns 1 when
  * typed by the signature. */
 int xmt_derive_params(const char *demangled, size_t np, const uint32_t *sizes, xmt_pinfo *info)
 {

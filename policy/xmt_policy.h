@@ -310,11 +310,16 @@ typedef struct {
     long long grid[3], block[3], shared, count;
 } xmt_shape;
 
+/* What discover recorded of one argument of one launch (`args`' values): nothing (null:
+ * a pointer by the signature, a struct, an older log's untyped 8-byte parameter), its
+ * value (v[p]), or "pointer" (an untyped 8-byte argument that was memory the driver
+ * knows). */
+enum { XMT_OBS_NONE, XMT_OBS_VALUE, XMT_OBS_POINTER };
 /* One launch discover recorded with its argument values (`args`). */
 typedef struct {
     long long grid[3], block[3], shared;
     long long v[XMT_DERIVE_MAX_PARAMS];
-    unsigned char has[XMT_DERIVE_MAX_PARAMS];
+    unsigned char has[XMT_DERIVE_MAX_PARAMS]; /* XMT_OBS_* */
 } xmt_obs;
 
 typedef struct {
@@ -328,8 +333,19 @@ typedef struct {
 typedef struct {
     long long size;
     int is_ptr, is_int, is_struct; /* is_struct: a by-value struct (bytes(N)) */
-    int as_float;                  /* untyped, 4 bytes, every value seen reads as a float */
+    int as_float; /* untyped, 4 bytes (or 8, a value), every value seen reads as a float */
+    int u8;       /* untyped, 8 bytes: what discover saw there (xmt_untyped8) */
 } xmt_pinfo;
+
+/* What the recorded launches say an untyped 8-byte parameter (extern "C", Triton) is. */
+typedef enum {
+    XMT_U8_UNSEEN,  /* no launch recorded it (an older log): a pointer, as the stub always took */
+    XMT_U8_POINTER, /* every launch that recorded it saw memory the driver knows: ptr */
+    XMT_U8_VALUE,   /* every one saw a value the driver knows no memory at: i64 (or f64) */
+    XMT_U8_MIXED    /* some saw memory, some a value (0 included): left bytes(8) */
+} xmt_untyped8;
+/* What the launches in sh recorded of parameter p (an untyped 8-byte one). */
+xmt_untyped8 xmt_untyped8_kind(const xmt_shapes *sh, size_t p);
 
 /* What ties a grid dimension to an argument: its index, or -1. */
 typedef struct {
@@ -339,7 +355,8 @@ typedef struct {
     int stride;               /* the grid stayed the same while this argument changed */
 } xmt_evidence;
 
-/* What the recorded launches tie each grid dimension to (integer arguments only). */
+/* What the recorded launches tie each grid dimension to (integer arguments only, an i64
+ * like an i32: the values recorded, XMT_OBS_VALUE). */
 void xmt_find_evidence(const xmt_shapes *sh, const xmt_pinfo *info, size_t np, xmt_evidence *ev);
 /* The launch idiom the launches point to: by their values, else by how the program's own
  * grid moved with its block; the reason in why. */

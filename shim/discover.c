@@ -13,6 +13,7 @@
 #include "driver.h"
 #include "log.h"
 #include "logevent.h"
+#include "protect.h"
 #include "tls.h"
 #include "xmt_policy.h"
 
@@ -34,7 +35,10 @@ typedef struct {
 
 typedef struct {
     unsigned grid[3], block[3], shared;
-    int shape; /* its index in shapes[], or -1 when its shape went to "other" */
+    int shape;    /* its index in shapes[], or -1 when its shape went to "other" */
+    uint16_t ptr; /* bit j: v[j] (an untyped 8-byte argument) is memory the driver knows: a
+                     pointer, whose address is no part of the set (two launches differing
+                     only there are the same set) */
     int64_t v[MAX_SCALARS];
     uint64_t count;
 } argset_t;
@@ -52,6 +56,7 @@ struct xmt_discover {
     int nscalars;
     uint16_t scalar[MAX_SCALARS];
     uint8_t ssize[MAX_SCALARS];
+    uint16_t probe;     /* bit j: scalar j is an untyped 8-byte parameter, asked of the driver */
     int nargsets, last; /* last: the set the previous launch matched (most repeat it) */
     uint64_t other_args;
     argset_t argsets[MAX_ARGSETS];
@@ -106,23 +111,36 @@ static int add_shape(struct xmt_discover *d, const unsigned grid[3], const unsig
 /* Which parameters discover records the values of: those of 8 bytes or less that the
  * signature (as xmt_sig_read classes it) says are integers or floats, not pointers,
  * references, function pointers or structs (a small struct may hold a pointer: PyTorch's
- * std::array<char*, 1>); without a signature (extern "C",
- * Triton), those of 1, 2 or 4 bytes (an untyped 8-byte one is taken for a pointer, as the
- * stub takes it). Cold: once per kernel and device. */
+ * std::array<char*, 1>); without a signature (extern "C", Triton), those of 1, 2, 4 and 8
+ * bytes, an 8-byte one marked to be asked of the driver (xmt_protect_driver_knows, the
+ * question protect: auto asks): memory it knows is recorded as a pointer, anything else
+ * (a CuPy kernel's 64-bit size) as its value. Of MAX_SCALARS slots, the untyped 8-byte
+ * ones take what the others leave (a Triton kernel's many pointers do not crowd out its
+ * sizes). Cold: once per kernel and device. */
 static void pick_scalars(const xmt_kernel *k, struct xmt_discover *d)
 {
     d->nscalars = 0;
+    d->probe = 0;
     d->nparams = k->params_known ? k->nparams : 0;
     if (!k->params_known || !k->nparams || k->nparams > XMT_KERNEL_MAX_PARAMS) return;
     xmt_sig sig;
     xmt_sig_param p[XMT_KERNEL_MAX_PARAMS];
+    uint8_t kind[XMT_KERNEL_MAX_PARAMS] = {0}; /* 1 a scalar, 2 an untyped 8-byte one */
     int typed = xmt_sig_read(k->demangled, &sig, p, XMT_KERNEL_MAX_PARAMS) == (int)k->nparams;
-    for (size_t i = 0; i < k->nparams && d->nscalars < MAX_SCALARS; i++) {
+    int others = 0;
+    for (size_t i = 0; i < k->nparams; i++) {
         uint32_t sz = k->sizes[i];
-        if (sz != 1 && sz != 2 && sz != 4 && (sz != 8 || !typed)) continue;
+        if (sz != 1 && sz != 2 && sz != 4 && sz != 8) continue;
         if (typed && p[i].cls != XMT_SIG_INT && p[i].cls != XMT_SIG_FLOAT) continue;
+        kind[i] = sz == 8 && !typed ? 2 : 1;
+        others += kind[i] == 1;
+    }
+    int room8 = others < MAX_SCALARS ? MAX_SCALARS - others : 0;
+    for (size_t i = 0; i < k->nparams && d->nscalars < MAX_SCALARS; i++) {
+        if (!kind[i] || (kind[i] == 2 && room8-- <= 0)) continue;
+        if (kind[i] == 2) d->probe |= (uint16_t)(1u << d->nscalars);
         d->scalar[d->nscalars] = (uint16_t)i;
-        d->ssize[d->nscalars++] = (uint8_t)sz;
+        d->ssize[d->nscalars++] = (uint8_t)k->sizes[i];
     }
 }
 
@@ -148,14 +166,15 @@ static inline struct xmt_discover *device_of(xmt_kernel *k, int device, int make
     return d || !make ? d : new_device(k, device);
 }
 
+/* The same set: dims, which arguments are pointers, and the values of the others. */
 static inline int same_args(const argset_t *s, const argset_t *a, int n)
 {
     if (s->grid[0] != a->grid[0] || s->block[0] != a->block[0] || s->grid[1] != a->grid[1] ||
         s->grid[2] != a->grid[2] || s->block[1] != a->block[1] || s->block[2] != a->block[2] ||
-        s->shared != a->shared)
+        s->shared != a->shared || s->ptr != a->ptr)
         return 0;
     for (int j = 0; j < n; j++)
-        if (s->v[j] != a->v[j]) return 0;
+        if (s->v[j] != a->v[j] && !(s->ptr & (1u << j))) return 0;
     return 1;
 }
 
@@ -190,6 +209,7 @@ typedef struct {
     int n;
     uint16_t scalar[MAX_SCALARS];
     uint8_t ssize[MAX_SCALARS];
+    uint16_t probe; /* as struct xmt_discover's */
 } layout_t;
 
 static inline int read_args(const xmt_kernel *k, const layout_t *d, const xmt_launch *l,
@@ -199,6 +219,7 @@ static inline int read_args(const xmt_kernel *k, const layout_t *d, const xmt_la
     memcpy(a->grid, l->grid, sizeof a->grid);
     memcpy(a->block, l->block, sizeof a->block);
     a->shared = l->shared;
+    a->ptr = 0; /* classify() says which are pointers */
     uint8_t *buf = NULL;
     size_t size = 0;
     void **params = l->params;
@@ -234,6 +255,20 @@ static inline int read_args(const xmt_kernel *k, const layout_t *d, const xmt_la
     return 0;
 }
 
+/* Marks in a->ptr the untyped 8-byte arguments that are memory the driver knows (one driver
+ * call each, the question protect: auto asks). Only where read_args read a new set: a
+ * launch the thread's memo takes for its previous one is not asked again. */
+static void classify(const layout_t *d, argset_t *a)
+{
+    if (!d->probe) return;
+    XMT_IN_SHIM_SCOPE
+    {
+        for (int j = 0; j < d->n; j++)
+            if ((d->probe & (1u << j)) && xmt_protect_driver_knows((CUdeviceptr)a->v[j], NULL))
+                a->ptr |= (uint16_t)(1u << j);
+    }
+}
+
 /* A retired record's shapes go to its name's summary (kernels.c; both locks held). */
 static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
 {
@@ -243,6 +278,7 @@ static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
             /* the summary's first: the layout of the record folded into it */
             d->nparams = s->nparams;
             d->nscalars = s->nscalars;
+            d->probe = s->probe;
             memcpy(d->scalar, s->scalar, sizeof d->scalar);
             memcpy(d->ssize, s->ssize, sizeof d->ssize);
         }
@@ -255,7 +291,7 @@ static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
             add_shape(d, s->shapes[i].grid, s->shapes[i].block, s->shapes[i].shared,
                       s->shapes[i].count);
         /* the same name, the same layout: the sets go together (else only counted) */
-        int same = d->nparams == s->nparams && d->nscalars == s->nscalars &&
+        int same = d->nparams == s->nparams && d->nscalars == s->nscalars && d->probe == s->probe &&
                    !memcmp(d->scalar, s->scalar, sizeof d->scalar[0] * (size_t)d->nscalars);
         for (int i = 0; i < s->nargsets; i++) {
             const argset_t *a = &s->argsets[i];
@@ -298,6 +334,7 @@ static int seen_before(xmt_kernel *k, int device)
 static void layout_of(const struct xmt_discover *d, layout_t *out)
 {
     out->n = d->nscalars;
+    out->probe = d->probe;
     memcpy(out->scalar, d->scalar, sizeof out->scalar);
     memcpy(out->ssize, d->ssize, sizeof out->ssize);
 }
@@ -314,6 +351,7 @@ static void record_launch(xmt_kernel *k, const xmt_launch *l, int dev, unsigned 
         memcpy(a->grid, l->grid, sizeof a->grid);
         memcpy(a->block, l->block, sizeof a->block);
         a->shared = l->shared;
+        a->ptr = 0;
     }
     pthread_mutex_lock(&k->lock);
     int first = device_of(k, dev, 0) == NULL;
@@ -327,6 +365,8 @@ static void record_launch(xmt_kernel *k, const xmt_launch *l, int dev, unsigned 
         layout_t own;
         layout_of(d, lay ? lay : &own);
         *readable = read_args(k, lay ? lay : &own, l, a) == 0;
+        /* (the driver asked under k->lock: only at a launch unlike the thread's last) */
+        if (*readable) classify(lay ? lay : &own, a);
     }
     atomic_fetch_add_explicit(&k->launches, count, memory_order_relaxed);
     d->paths |= path;
@@ -439,7 +479,10 @@ static memo_t *memo_slot(const xmt_kernel *k)
 }
 
 /* Is l the launch the slot remembers: the same record, device, path, dims and scalar
- * argument values (read with the slot's copy of the record's layout, no lock)? */
+ * argument values (read with the slot's copy of the record's layout, no lock)? Where the
+ * remembered launch had a pointer (an untyped 8-byte argument the driver knew), any
+ * address but 0 is taken for one again without asking the driver: a program passes
+ * new buffers every launch, and the memo exists to keep the launch path free of calls. */
 static inline int memo_hit(const memo_t *m, const xmt_kernel *k, int dev, unsigned path,
                            const xmt_launch *l)
 {
@@ -453,7 +496,11 @@ static inline int memo_hit(const memo_t *m, const xmt_kernel *k, int dev, unsign
         memcpy(a.block, l->block, sizeof a.block);
         a.shared = l->shared;
     }
-    return readable == m->readable && same_args(&m->a, &a, readable ? m->lay.n : 0);
+    a.ptr = m->a.ptr;
+    if (readable != m->readable || !same_args(&m->a, &a, 0)) return 0;
+    for (int j = 0; readable && j < m->lay.n; j++)
+        if ((a.ptr >> j) & 1u ? !a.v[j] : a.v[j] != m->a.v[j]) return 0;
+    return 1;
 }
 
 /* The slot takes a launch just recorded (its set in a): the launches it held are
@@ -526,8 +573,9 @@ void xmt_discover_record(xmt_kernel *k, const xmt_launch *l)
     if (m) memo_take(m, k, (int)dev, path, &a, readable, &lay);
 }
 
-/* A kernel_summary's "args": one value per parameter (null for one not recorded: a
- * pointer, a struct, ...). */
+/* A kernel_summary's "args": one value per parameter: its value, "pointer" for an untyped
+ * 8-byte one that was memory the driver knows, null for one not recorded (a pointer by
+ * the signature, a struct, ...). */
 static json_t *args_json(const struct xmt_discover *d)
 {
     json_t *sets = json_array();
@@ -536,7 +584,8 @@ static json_t *args_json(const struct xmt_discover *d)
         json_t *vals = json_array();
         for (size_t p = 0, j = 0; p < d->nparams && p < XMT_KERNEL_MAX_PARAMS; p++) {
             if (j < (size_t)d->nscalars && d->scalar[j] == p) {
-                json_array_append_new(vals, json_integer((json_int_t)a->v[j]));
+                json_array_append_new(vals, a->ptr & (1u << j) ? json_string(XMT_V_POINTER)
+                                                               : json_integer((json_int_t)a->v[j]));
                 j++;
             } else {
                 json_array_append_new(vals, json_null());

@@ -31,13 +31,22 @@ static int signature_pointers(const char *sig, size_t n, uint8_t *ptr)
     return 1;
 }
 
+int xmt_protect_driver_knows(CUdeviceptr p, unsigned *type)
+{
+    unsigned t = 0;
+    if (!p || !xmt_drv.cuPointerGetAttribute ||
+        xmt_drv.cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS)
+        return 0;
+    if (type) *type = t;
+    return 1;
+}
+
 /* What the driver says about p: 1 device memory (range in *sp), 0 not memory it knows,
  * -1 memory tuning cannot protect (why set). */
 static int resolve(CUdeviceptr p, size_t limit, span_t *sp, char *why, size_t cap)
 {
     unsigned type = 0, managed = 0;
-    if (xmt_drv.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS)
-        return 0;
+    if (!xmt_protect_driver_knows(p, &type)) return 0;
     if (xmt_drv.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p) ==
             CUDA_SUCCESS &&
         managed) {

@@ -35,6 +35,15 @@ typedef struct {
     size_t nchunks, nout;
 } xmt_region;
 
+/* Is p an address in memory the driver knows (device, pinned or registered host, or
+ * managed memory: cuPointerGetAttribute's memory type answers)? 1, with its
+ * CU_MEMORYTYPE_* in *type when type is not NULL; 0 when it does not (0 itself, a size,
+ * an address nothing was allocated at) or the driver has no such call. The one question
+ * both protect: auto (for an untyped 8-byte argument) and discover (which records such an
+ * argument as "pointer" or as its value) ask, so that they agree. One driver call; no
+ * lock of the shim's. */
+int xmt_protect_driver_knows(CUdeviceptr p, unsigned *type);
+
 /* The regions the launch's pointer arguments reach, up to `limit` bytes in all. Returns
  * 0 (*out malloc'd, *n regions, maybe 0; *reach their bytes), -2 when they reach more
  * than limit bytes (*reach: at least how many), or -1 with why: memory it cannot

@@ -1,8 +1,9 @@
 /*
  * stub: the policy skeleton that `xmatune discover --stub FILE` writes, one entry per
  * kernel seen. Each entry names the kernel exactly, declares its parameters as the
- * driver laid them out (a float told from an integer by its values where the name has no
- * types), lists its launch shapes as comments, offers the integer scalars as triggers
+ * driver laid them out (where the name has no types, a float told from an integer by its
+ * values, and a 64-bit size from a pointer by what the driver said of it at each launch:
+ * xmt_untyped8_kind), lists its launch shapes as comments, offers the integer scalars as triggers
  * (written out for the one the grid follows; never a pointer: its address would make
  * every launch a new key), and
  * picks one of three launch idioms from what discover saw, saying why, with the other
@@ -59,10 +60,15 @@ static int signature_params(const char *sig, xmt_pinfo *info, size_t cap)
     return n;
 }
 
-/* A parameter type from its size alone (extern "C" and Triton names carry no types). */
-static void guess_type(long long size, char *buf, size_t cap)
+/* A parameter type from its size alone (extern "C" and Triton names carry no types), and
+ * for 8 bytes from what discover saw there (info->u8; an older log saw nothing: ptr). */
+static void guess_type(long long size, const xmt_pinfo *info, char *buf, size_t cap)
 {
-    if (size == 8)
+    if (size == 8 && info->u8 == XMT_U8_VALUE)
+        snprintf(buf, cap, "%s", info->as_float ? "f64" : "i64");
+    else if (size == 8 && info->u8 == XMT_U8_MIXED)
+        snprintf(buf, cap, "{bytes: 8}");
+    else if (size == 8)
         snprintf(buf, cap, "ptr");
     else if (size == 4)
         snprintf(buf, cap, "i32");
@@ -73,6 +79,8 @@ static void guess_type(long long size, char *buf, size_t cap)
     else
         snprintf(buf, cap, "{bytes: %lld}", size);
 }
+
+static void comment(FILE *f, const char *text);
 
 /* The params: line; fills info[] (sizes from the driver, kinds from the signature, else
  * guessed from sizes). Returns the number of parameters. */
@@ -88,12 +96,14 @@ static size_t write_params(FILE *f, json_t *k, const char *sig, xmt_pinfo *info)
     for (size_t p = 0; p < np; p++) {
         long long size = json_integer_value(json_object_get(json_array_get(params, p), XMT_F_SIZE));
         char type[64];
-        guess_type(size, type, sizeof type);
+        guess_type(size, &info[p], type, sizeof type);
         if (!typed) {
-            info[p].is_ptr = size == 8;
-            info[p].is_int = (size == 4 && !info[p].as_float) || size == 2 || size == 1;
+            int u8 = size == 8 ? info[p].u8 : -1;
+            info[p].is_ptr = u8 == XMT_U8_UNSEEN || u8 == XMT_U8_POINTER;
+            info[p].is_int =
+                ((size == 4 || u8 == XMT_U8_VALUE) && !info[p].as_float) || size == 2 || size == 1;
             info[p].is_struct = !info[p].is_ptr && !info[p].is_int && !info[p].as_float;
-            if (info[p].as_float) snprintf(type, sizeof type, "f32");
+            if (info[p].as_float && size == 4) snprintf(type, sizeof type, "f32");
         }
         info[p].size = size;
         /* With a demangled signature the types come from it: names alone suffice, but a
@@ -107,8 +117,19 @@ static size_t write_params(FILE *f, json_t *k, const char *sig, xmt_pinfo *info)
     }
     fprintf(f, "]%s\n",
             typed ? "   # types from the signature"
-                  : "   # types guessed from sizes (8 bytes: ptr, 4: i32, or f32 when every "
-                    "value seen reads as a float): check them");
+                  : "   # types guessed from sizes (8 bytes: ptr, or i64 (f64) where the driver "
+                    "knew no memory at any launch seen; 4: i32, or f32 when every value seen "
+                    "reads as a float): check them");
+    for (size_t p = 0; p < np && !typed; p++)
+        if (info[p].size == 8 && info[p].u8 == XMT_U8_MIXED) {
+            char text[256];
+            snprintf(text, sizeof text,
+                     "p%zu: {bytes: 8}: the driver knew memory there at some launches seen and "
+                     "not at others (a pointer sometimes passed as 0?); protect: auto asks it at "
+                     "each tuning. Declare it ptr or i64 if you know which.",
+                     p);
+            comment(f, text);
+        }
     return np;
 }
 
@@ -390,7 +411,10 @@ static void write_shapes(FILE *f, const char *mangled, json_t *summaries, xmt_sh
             o->shared = json_integer_value(json_object_get(v, XMT_F_SHARED));
             for (size_t p = 0; p < json_array_size(vals) && p < XMT_DERIVE_MAX_PARAMS; p++) {
                 json_t *x = json_array_get(vals, p);
-                o->has[p] = json_is_integer(x);
+                const char *str = json_string_value(x);
+                o->has[p] = json_is_integer(x)                   ? XMT_OBS_VALUE
+                            : str && !strcmp(str, XMT_V_POINTER) ? XMT_OBS_POINTER
+                                                                 : XMT_OBS_NONE;
                 o->v[p] = json_integer_value(x);
             }
         }
@@ -398,16 +422,31 @@ static void write_shapes(FILE *f, const char *mangled, json_t *summaries, xmt_sh
     if (!sh->n) sh->s[sh->n++] = (xmt_shape){{1, 1, 1}, {256, 1, 1}, 0, 0};
 }
 
-/* The recorded values of each 4-byte parameter of an untyped kernel: floats, or not. */
-static void guess_floats(const xmt_shapes *sh, json_t *k, xmt_pinfo *info)
+/* Reads 8 bytes of a recorded value as a double, likewise: no 64-bit size is that large
+ * (beyond 2^53), and a double a program passes is of a plausible magnitude. */
+static int reads_as_double(long long v)
+{
+    double x;
+    memcpy(&x, &v, 8);
+    double a = x < 0 ? -x : x;
+    return (v > (1LL << 53) || v < -(1LL << 53)) && a >= 1e-12 && a <= 1e15;
+}
+
+/* What the recorded values of an untyped kernel say of each parameter: a 4-byte one a
+ * float, or not; an 8-byte one a pointer, a value (a double, or not) or both
+ * (xmt_untyped8_kind). */
+static void guess_untyped(const xmt_shapes *sh, json_t *k, xmt_pinfo *info)
 {
     json_t *params = json_object_get(k, XMT_F_PARAMS);
     for (size_t p = 0; p < json_array_size(params) && p < XMT_DERIVE_MAX_PARAMS; p++) {
-        if (json_integer_value(json_object_get(json_array_get(params, p), XMT_F_SIZE)) != 4)
-            continue;
+        long long size = json_integer_value(json_object_get(json_array_get(params, p), XMT_F_SIZE));
+        if (size != 4 && size != 8) continue;
+        if (size == 8) info[p].u8 = (int)xmt_untyped8_kind(sh, p);
+        if (size == 8 && info[p].u8 != XMT_U8_VALUE) continue;
         int all = sh->nobs > 0;
         for (size_t i = 0; i < sh->nobs && all; i++)
-            all = sh->o[i].has[p] && reads_as_float(sh->o[i].v[p]);
+            all = sh->o[i].has[p] == XMT_OBS_VALUE &&
+                  (size == 4 ? reads_as_float(sh->o[i].v[p]) : reads_as_double(sh->o[i].v[p]));
         info[p].as_float = all;
     }
 }
@@ -442,7 +481,7 @@ void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
         fprintf(f, "\n  # %s\n", name);
         write_shapes(f, mangled, summaries, &sh);
         memset(info, 0, sizeof info);
-        guess_floats(&sh, k, info);
+        guess_untyped(&sh, k, info);
         size_t np = write_params(f, k, demangled ? dm : NULL, info);
         xmt_evidence ev;
         xmt_find_evidence(&sh, info, np, &ev);

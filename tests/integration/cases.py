@@ -2409,9 +2409,10 @@ def discover_records_argument_values():
     sx = summ["saxpy(int, float, float const*, float*)"]
     expect(sx["args"] == [{"grid": [4, 1, 1], "block": [32, 1, 1], "shared": 0,
                            "values": [65536, f32_bits(1.5), None, None], "count": 3}], sx["args"])
-    # vecadd (extern "C": 8-byte parameters taken for pointers), its extra-packed launch too
+    # vecadd (extern "C": its 8-byte parameters asked of the driver, which knows them as
+    # memory), its extra-packed launch too
     va = summ["vecadd"]
-    expect(all(a["values"] == [None, None, None, 5000] for a in va["args"]) and
+    expect(all(a["values"] == ["pointer", "pointer", "pointer", 5000] for a in va["args"]) and
            sum(a["count"] for a in va["args"]) == va["launches"] and "extra" in va["paths"], va)
     expect(summ["struct_axpy(Params, float const*, float*)"]["args"][0]["values"] == [None, None, None],
            summ["struct_axpy(Params, float const*, float*)"])
@@ -4263,6 +4264,70 @@ def auto_counter_capped():
         runs = traced(t, "_Z10step_scalePfPKfii")
         expect(len(runs) == 30 and all(r == own for r in runs), runs)
         expect(t.events("exit")[0]["rewritten"] == 0, t.events("exit"))
+@case
+def discover_stub_untyped_64bit_size():
+    """An extern "C" kernel's untyped 8-byte parameters (issue 28, item 4): discover asks the
+    driver about each, as protect: auto does, and records memory it knows as "pointer" and
+    anything else (CuPy's 64-bit size) as its value; the stub then declares p0: ptr and
+    p1: i64 (a key part, and the size the grid covers), and the entry loads and tunes the key
+    with identical outputs. Launches that disagree stay bytes(8) with a comment; an old log
+    without values still makes a pointer."""
+    base, d = discover_case("rt", "scale64")
+    s = [e for e in d.events("kernel_summary") if e["kernel"] == "scale_n64"][0]
+    expect(s["args"] and all(a["values"][:2] == ["pointer", 40000] for a in s["args"]), s)
+    # the address is no part of a set: 16 threads, each with buffers of its own, one set
+    _, th = discover_case("rt", "threads")
+    va = [e for e in th.events("kernel_summary") if e["kernel"] == "vecadd"][0]
+    expect([a["values"] for a in va["args"]] == [["pointer", "pointer", "pointer", 4096]], va["args"])
+    tool = os.environ["XMT_TOOL"]
+    log, stub = os.path.join(WORK, "s64.jsonl"), os.path.join(WORK, "s64.yaml")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", log, "--stub", stub, "--", APPS["rt"], "scale64",
+                        os.path.join(WORK, "s64.out")], env=e, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    ent = stub_entries(open(stub).read())["scale_n64"]
+    expect("params: [p0: ptr, p1: i64, p2: f32]" in ent and "\n    triggers: [p1]" in ent and
+           '\n    launch: {block: [BLOCK], grid: ["cdiv(p1, BLOCK)", grid0.y, grid0.z]}' in ent, ent)
+    p = subprocess.run([tool, "check", "-q", stub], capture_output=True, text=True)
+    expect(p.returncode == 0, "the stub does not load: " + p.stdout + p.stderr)
+    base, t = tuned("rt", "scale64", policies=stub)
+    same_output(base, t, "tuned from the stub")
+    ev = tune_events(t, "scale_n64")
+    expect(len(ev) == 1 and "untuned" not in ev[0] and ev[0]["key"] == "p1=40000", ev)
+    expect(ev[0]["winner"]["block"] != [64, 1, 1] and ev[0]["winner"]["grid"][0] * ev[0]["winner"]["block"][0]
+           >= 40000, ev[0]["winner"])
+    # Logs no program here made: launches that disagree (memory, then 0), a double, and an
+    # older log whose 8-byte values are null.
+    half = struct.unpack("<q", struct.pack("<d", 0.5))[0]
+    fakes = [("mixed8", (8, 8, 8, 8), [["pointer", 5000, "pointer", half], ["pointer", 7000, 0, half]]),
+             ("old8", (8, 4), [[None, 5000], [None, 7000]])]
+    fake = os.path.join(WORK, "u8_prog.py")
+    with open(fake, "w") as f:
+        f.write("#!%s\nimport os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
+        for name, sizes, vals in fakes:
+            grids = [[(v[1] + 127) // 128, 1, 1] for v in vals]
+            for x in ({"event": "kernel", "kernel": name, "name": name, "device": 0,
+                       "params": [{"offset": 8 * i, "size": z} for i, z in enumerate(sizes)]},
+                      {"event": "kernel_summary", "kernel": name, "name": name, "device": 0, "launches": 2,
+                       "rewritable": True,
+                       "shapes": [{"grid": g, "block": [128, 1, 1], "shared": 0, "count": 1} for g in grids],
+                       "args": [{"grid": g, "block": [128, 1, 1], "shared": 0, "values": v, "count": 1}
+                                for g, v in zip(grids, vals)]}):
+                f.write("    f.write(%r)\n" % (json.dumps(x) + "\n"))
+    os.chmod(fake, 0o755)
+    stub2 = os.path.join(WORK, "u8-stub.yaml")
+    e2 = dict(e, ASAN_OPTIONS=(e.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
+    p = subprocess.run([tool, "discover", "--log", os.path.join(WORK, "u8.jsonl"), "--stub", stub2, "--", fake],
+                       env=e2, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    ents = stub_entries(open(stub2).read())
+    mx = ents["mixed8"]
+    expect("params: [p0: ptr, p1: i64, p2: {bytes: 8}, p3: f64]" in mx and
+           "p2: {bytes: 8}: the driver knew memory there at some launches seen and not at others"
+           in flat(mx) and "\n    triggers: [p1]" in mx, mx)
+    expect("params: [p0: ptr, p1: i32]" in ents["old8"], ents["old8"])
+    p = subprocess.run([tool, "check", "-q", stub2], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
 
 
 def main():

@@ -1466,6 +1466,55 @@ START_TEST(entry_fingerprint)
 }
 END_TEST
 
+/* An untyped 8-byte parameter (issue 28, item 4): what discover recorded of it at each
+ * launch decides what the stub declares -- a pointer where every launch saw memory the
+ * driver knows, a 64-bit scalar where every one saw a value (then evidence for the idioms
+ * like an i32: grid.x == cdiv(n, block.x)), neither where they disagree, and a pointer,
+ * as before, from an older log that recorded nothing there. */
+START_TEST(untyped8_kinds)
+{
+    static xmt_shapes sh;
+    memset(&sh, 0, sizeof sh);
+    ck_assert_int_eq(xmt_untyped8_kind(&sh, 1), XMT_U8_UNSEEN); /* no launch recorded */
+    sh.nobs = 2;
+    for (size_t i = 0; i < 2; i++) {
+        xmt_obs *o = &sh.o[i];
+        long long n = i ? 80000 : 40000;
+        o->grid[0] = (n + 63) / 64;
+        o->block[0] = 64;
+        o->grid[1] = o->grid[2] = o->block[1] = o->block[2] = 1;
+        o->has[0] = XMT_OBS_POINTER;
+        o->has[1] = XMT_OBS_VALUE;
+        o->v[1] = n;
+        o->has[2] = XMT_OBS_NONE; /* an older log's untyped 8-byte parameter */
+        o->has[3] = i ? XMT_OBS_VALUE : XMT_OBS_POINTER;
+        o->v[3] = 0; /* a pointer passed as 0 once */
+    }
+    ck_assert_int_eq(xmt_untyped8_kind(&sh, 0), XMT_U8_POINTER);
+    ck_assert_int_eq(xmt_untyped8_kind(&sh, 1), XMT_U8_VALUE);
+    ck_assert_int_eq(xmt_untyped8_kind(&sh, 2), XMT_U8_UNSEEN);
+    ck_assert_int_eq(xmt_untyped8_kind(&sh, 3), XMT_U8_MIXED);
+    sh.o[1].has[1] = XMT_OBS_NONE; /* a launch that did not record it does not disagree */
+    ck_assert_int_eq(xmt_untyped8_kind(&sh, 1), XMT_U8_VALUE);
+    sh.o[1].has[1] = XMT_OBS_VALUE;
+    /* declared i64 (is_int), the 64-bit size is what the grid covers */
+    xmt_pinfo info[4] = {{8, 1, 0, 0, 0, XMT_U8_POINTER},
+                         {8, 0, 1, 0, 0, XMT_U8_VALUE},
+                         {8, 1, 0, 0, 0, XMT_U8_UNSEEN},
+                         {8, 0, 0, 1, 0, XMT_U8_MIXED}};
+    xmt_evidence ev;
+    xmt_find_evidence(&sh, info, 4, &ev);
+    ck_assert_int_eq(ev.cover[0], 1);
+    /* a pointer recorded as such is never evidence, even where its kind says integer */
+    info[0].is_int = 1;
+    sh.o[0].v[0] = 40000; /* bits that would cover the grid, were they a value */
+    sh.o[1].v[0] = 80000;
+    xmt_find_evidence(&sh, info, 4, &ev);
+    ck_assert_int_eq(ev.cover[0], 1);
+    ck_assert_int_eq(ev.cover2[0], -1);
+}
+END_TEST
+
 /* Finds the candidate whose label starts with want; -1 when none. */
 static long find_label(const xmt_entry *e, const xmt_launch_view *v, const char *want,
                        xmt_candidate *c)
@@ -1482,7 +1531,7 @@ static long find_label(const xmt_entry *e, const xmt_launch_view *v, const char 
  * a 2-D block; shared memory kept and scaled; the key follows the scalars and the shape. */
 START_TEST(derive_entry_idioms)
 {
-    xmt_pinfo info[3] = {{8, 1, 0, 0, 0}, {4, 0, 1, 0, 0}, {8, 1, 0, 0, 0}};
+    xmt_pinfo info[3] = {{8, 1, 0, 0, 0, 0}, {4, 0, 1, 0, 0, 0}, {8, 1, 0, 0, 0, 0}};
     xmt_dims d1 = {{40, 1, 1}, {256, 1, 1}, 0};
     static char text[65536] = "kernels:\n";
     int n = xmt_derive_entry("k1", info, 3, 0, &d1, 0, text + 9, sizeof text - 9);
@@ -1642,6 +1691,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, entry_search_keys);
     tcase_add_test(t, space_nearest_own);
     tcase_add_test(t, derive_entry_idioms);
+    tcase_add_test(t, untyped8_kinds);
     tcase_set_timeout(t, 300); /* a hang, not a slow or busy machine */
     suite_add_tcase(s, t);
     return s;
