@@ -3973,9 +3973,9 @@ def auto_one_block_per_row():
     # rows left unwritten) is rejected, and so is every stride grid of fewer blocks than
     # rows. A stride grid of more blocks than rows (528, 1056) reads and writes past the
     # buffers: in the helper that lands inside the staged 2 MiB windows, outside the
-    # regions it compares, so it passes there ("ok"); it must not be chosen (it costs a
-    # little more than the same block on grid0, and a tie goes to grid0, first in the
-    # derived order). Outputs identical; the winner runs from the second launch on.
+    # regions, where it neither faults nor differs; the guard bytes there show the writes,
+    # and it is rejected (it passed as "ok" before them). Outputs identical; the winner runs
+    # from the second launch on.
     t = auto_run("rt", "rowmax")
     ev = tune_events(t, "row_max")
     expect(len(ev) == 1 and "untuned" not in ev[0], ev)
@@ -3988,9 +3988,63 @@ def auto_one_block_per_row():
     expect(cd and all(c["status"] in ("rejected", "fault") for c in cd), cd)
     st = _cands(ev[0], "stride")
     expect(st and all(c["status"] in ("rejected", "fault") for c in st if c["grid"][0] < 512), st)
+    past = [c for c in st if c["grid"][0] > 512]
+    expect(len(past) == 8, st)
+    for c in past:
+        m = GUARD_WHY.match(c["why"])
+        expect(c["status"] == "rejected" and m and m.group(2) == "p1", c)
+    expect(all(c["status"] != "ok" for c in ev[0]["candidates"]
+               if c["grid"] != [512, 1, 1] and c["status"] != "skipped"), ev[0]["candidates"])
     runs = traced(t, "_Z7row_maxPKfPfi")
     expect(runs[0] == ((512, 1, 1), (32, 1, 1), 0), runs)  # the helper's check: its own config
     expect(all(r == ((512, 1, 1), (256, 1, 1), 0) for r in runs[1:]) and len(runs) == 3, runs)
+
+
+GUARD_WHY = re.compile(r"^changed (\d+) bytes past the memory its pointer arguments reach \(in "
+                       r"the trial helper's guard bytes after the allocation (\w+) points into, "
+                       r"from byte 0 past its end\): it would write past the program's "
+                       r"allocations$")
+
+
+@case
+def helper_guard_bytes_past_the_end():
+    # row_max launched with 528 blocks for 512 rows: its last 16 blocks read past x's end
+    # and write past out's. In the trial helper those bytes lie in the staged 2 MiB windows,
+    # outside the regions, so it neither faulted nor differed there: it passed as ok, won,
+    # and the program died of ILLEGAL_ADDRESS on its own allocations. The helper's guard
+    # bytes (the windows' bytes outside the regions, filled before anything runs) now show
+    # the writes: the config is rejected, never timed, and the program keeps its own config.
+    # The same under protect: declared with verify: [out].
+    pol = os.path.join(WORK, "rows_past_end.yaml")
+    head = "kernels:\n  - match: row_max\n    params: [x: ptr, out: ptr, ncols: i32]\n"
+    one = "    configs:\n      - launch: {grid: [528], block: [256]}\n"
+    declared = ("    protect: declared\n    tensors: {out: {dtype: f32, shape: [\"grid0.x\"]}}\n"
+                "    verify: [out]\n")
+    base = run("rt", "rowmax", shim=False)
+    ok(base, "without the shim")
+    for what, text in (("auto", head + one), ("declared", head + declared + one)):
+        with open(pol, "w") as f:
+            f.write(text)
+        t = run("rt", "rowmax", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off"})
+        ok(t, what)
+        expect("ILLEGAL_ADDRESS" not in t.stderr, t.stderr)
+        same_output(base, t, what)
+        saw_every_launch(t, what)
+        ev = tune_events(t, "row_max")
+        expect(len(ev) >= 1 and all(e["trial"] == "helper" for e in ev), ev)
+        for e in ev:
+            c = e["candidates"]
+            expect(len(c) == 1 and c[0]["status"] == "rejected" and "times_ms" not in c[0], c)
+            m = GUARD_WHY.match(c[0]["why"])
+            # 16 floats past the end, each byte differing from the guard bytes (a byte may
+            # happen to equal the one it overwrote)
+            expect(m and 48 <= int(m.group(1)) <= 64 and m.group(2) == "out", c[0]["why"])
+            expect(e["winner"]["index"] == -1 and "untuned" not in e, e["winner"])
+            # the 2 MiB windows around x (2,048,000 bytes) and out (2,048): what is not theirs
+            expect(e["staged"]["guard_bytes"] == e["staged"]["bytes"] - 2048000 - 2048,
+                   e["staged"])
+        runs = traced(t, "_Z7row_maxPKfPfi")
+        expect(len(runs) == 3 and all(r == ((512, 1, 1), (32, 1, 1), 0) for r in runs), runs)
 
 
 @case
