@@ -1703,9 +1703,9 @@ static void stage_reference(xmt_session *S)
 /* Scratch memory and events are freed whatever happened; the capture mode put back. */
 static void release(xmt_session *S)
 {
+    guard_release(S);
     /* the trial helper after a failure: it exits next, and a free could wait forever on a
      * run that never ends (cuMemFree synchronizes); its memory goes with it */
-    guard_release(S);
     if (S->trial && S->error != CUDA_SUCCESS) {
         S->regions_found = S->nregs;
         for (size_t i = 0; i < S->nregs; i++)

@@ -4048,6 +4048,36 @@ def helper_guard_bytes_past_the_end():
 
 
 @case
+def helper_guard_bytes_own_config():
+    # The program's own config writing guard bytes: memory it writes that was not staged
+    # (here the driver reports every range 64 bytes short, SIMCUDA_RANGE_SHORT, so the last
+    # 16 rows of out are not staged and lie in the window's slack). The helper cannot
+    # protect it, so the key is untuned with the reason (without the guard bytes its
+    # candidates were verified against a reference of data it never had); outputs identical.
+    pol = os.path.join(WORK, "rows_block.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: row_max\n    params: [x: ptr, out: ptr, ncols: i32]\n"
+                "    configs:\n      - launch: {grid: [grid0.x], block: [256]}\n")
+    base = run("rt", "rowmax", shim=False)
+    ok(base, "without the shim")
+    t = run("rt", "rowmax", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off",
+                                 "SIMCUDA_RANGE_SHORT": "64"})
+    ok(t, "short ranges")
+    same_output(base, t, "short ranges")
+    ev = tune_events(t, "row_max")
+    expect(len(ev) >= 1, t.stderr)
+    for e in ev:
+        expect(e["trial"] == "helper" and e["winner"]["index"] == -1, e)
+        expect(re.match(r"its own config changed (\d+) bytes past the memory its pointer "
+                        r"arguments reach \(in the trial helper's guard bytes after the "
+                        r"allocation out points into, from byte 0 past its end\); the helper "
+                        r"cannot protect what it writes there$", e.get("untuned", "")), e)
+    expect("the helper cannot protect what it writes there" in t.stderr, t.stderr)
+    runs = traced(t, "_Z7row_maxPKfPfi")
+    expect(len(runs) == 3 and all(r == ((512, 1, 1), (32, 1, 1), 0) for r in runs), runs)
+
+
+@case
 def auto_rounding_kept_bitwise():
     # row_sum: the same launch as row_max, but a float sum whose rounding follows the block
     # (strided partial sums, then a halving tree). Every other block differs in the last
