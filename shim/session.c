@@ -1123,7 +1123,7 @@ static int rounding_passed(xmt_session *S, xmt_cand *c)
 
 /* One candidate's verification run(s) against the program's own result: it stays ok, or
  * is rejected (or skipped: the budget was spent). -1 on a driver failure. */
-static int verify_one(xmt_session *S, xmt_cand *c)
+static int verify_compare(xmt_session *S, xmt_cand *c)
 {
     if (c->status != XMT_C_OK || !S->any_verify) return 0;
     if (over_budget(S, "verify")) { /* never timed: it was not verified */
@@ -1155,16 +1155,151 @@ static int verify_one(xmt_session *S, xmt_cand *c)
     return changed_outside(S) && undo(S, c) != 0 ? -1 : 0;
 }
 
+/* ---- the trial helper's guard bytes (slack.h) ---------------------------------------------- */
+
+/* In the trial helper, before anything runs: the slack of the staged windows (their bytes
+ * outside every region), a buffer of the pattern to compare it with, and every byte of it
+ * filled. Only where candidates are verified (the comparison kernels are open). Returns
+ * 0, 1 untuned (scratch), -1 failure. */
+static int guard_arm(xmt_session *S)
+{
+    const xmt_trial_in *in = S->trial;
+    if (!in || !in->nwin || !S->any_verify) return 0;
+    if (xmt_slack_find(in->win, in->win_bytes, in->nwin, in->regs, in->nregs, &S->slack) != 0) {
+        session_error(S, CUDA_ERROR_OUT_OF_MEMORY, "guard bytes");
+        return -1;
+    }
+    if (!S->slack.n) return 0;
+    int r = scratch(S, &S->slack.pattern, S->slack.pattern_bytes, "guard alloc");
+    if (r != 0) return r;
+    TRY(S, xmt_slack_fill(&S->slack, S->s), "guard bytes");
+    return 0;
+fail:
+    return -1;
+}
+
+/* The pointer arguments that point into given region i, in the policy's terms ("x, y"),
+ * else the region's address. */
+static void region_name(const xmt_session *S, long i, char *out, size_t cap)
+{
+    const xmt_region *rg = &S->trial->regs[i];
+    size_t at = 0;
+    CUdeviceptr p;
+    char pn[64];
+    out[0] = 0;
+    for (size_t j = 0; j < S->v->nparams && at < cap; j++)
+        if (points_into(S, j, rg, &p)) {
+            param_name(S->k, j, pn, sizeof pn);
+            at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? ", " : "", pn);
+        }
+    if (!out[0]) snprintf(out, cap, "0x%llx", (unsigned long long)rg->base);
+}
+
+/* Where in the guard bytes a run wrote: "after the allocation out points into, from byte 0
+ * past its end". */
+static void guard_where(const xmt_session *S, size_t span, uint64_t first, char *out, size_t cap)
+{
+    const xmt_slack_span *g = &S->slack.spans[span];
+    char name[128];
+    if (g->after >= 0) {
+        region_name(S, g->after, name, sizeof name);
+        snprintf(out, cap, "after the allocation %.64s points into, from byte %llu past its end",
+                 name, (unsigned long long)first);
+    } else if (g->before >= 0) {
+        region_name(S, g->before, name, sizeof name);
+        snprintf(out, cap,
+                 "before the allocation %.64s points into, from byte %llu before its start", name,
+                 (unsigned long long)(g->bytes - first));
+    } else {
+        snprintf(out, cap, "of a window without memory of its own");
+    }
+}
+
+/* Checks the guard bytes: 0 unchanged, 1 changed (N bytes and where, in why), -1 failure. */
+static int guard_changed(xmt_session *S, const char *who, char *why, size_t cap)
+{
+    uint64_t n, first;
+    size_t span;
+    CUresult r = xmt_slack_check(&S->slack, &S->gc, &n, &span, &first);
+    if (r != CUDA_SUCCESS) {
+        session_error(S, r, "guard bytes");
+        return -1;
+    }
+    if (!n) return 0;
+    char where[256];
+    guard_where(S, span, first, where, sizeof where);
+    snprintf(why, cap,
+             "%schanged %llu bytes past the memory its pointer arguments reach (in the trial "
+             "helper's guard bytes %.160s)",
+             who, (unsigned long long)n, where);
+    return 1;
+}
+
+/* In the trial helper, once the program's own config has run (its outputs found, or its
+ * reference taken): when it changed a guard byte, the key is untuned -- it writes memory
+ * that was not staged, and the helper cannot protect it. Returns 0, 1 untuned, -1. */
+static int guard_own(xmt_session *S)
+{
+    char why[300];
+    int r = S->slack.pattern ? guard_changed(S, "its own config ", why, sizeof why) : 0;
+    if (r <= 0) return r;
+    char b[300];
+    snprintf(b, sizeof b, "%.240s; the helper cannot protect what it writes there", why);
+    return untuned(S, "%s", b);
+}
+
+/* In the trial helper, after candidate c's verify runs (ran: it had some): a candidate
+ * that changed any guard byte is rejected, whatever its outputs, and never timed (in the
+ * program the same writes fault, or overwrite a neighbouring allocation); the guard bytes
+ * are filled again for the next. 0, or -1 on failure. */
+static int guard_check(xmt_session *S, xmt_cand *c, int ran)
+{
+    char why[300];
+    if (!S->slack.pattern || !ran || (c->status != XMT_C_OK && c->status != XMT_C_REJECTED))
+        return 0;
+    int r = guard_changed(S, "", why, sizeof why);
+    if (r <= 0) return r;
+    snprintf(c->why, sizeof c->why, "%.220s: it would write past the program's allocations%s", why,
+             c->status == XMT_C_REJECTED ? " (its outputs differ too)" : "");
+    c->status = XMT_C_REJECTED;
+    TRY(S, xmt_slack_fill(&S->slack, S->s), "guard bytes");
+    return 0;
+fail:
+    return -1;
+}
+
+/* The guard bytes' pattern freed (not after a failure in the helper, which exits: a free
+ * could wait on a run that never ends); their count is kept for the tune event. */
+static void guard_release(xmt_session *S)
+{
+    S->slack.pattern_set = 0;
+    if (S->slack.pattern && !(S->trial && S->error != CUDA_SUCCESS))
+        xmt_drv.cuMemFree(S->slack.pattern);
+    S->slack.pattern = 0;
+    xmt_slack_free(&S->slack);
+}
+
+/* A candidate's verification: its runs compared with the program's own result, and, in
+ * the trial helper, its guard bytes checked. -1 on a driver failure. */
+static int verify_one(xmt_session *S, xmt_cand *c)
+{
+    int ran = c->status == XMT_C_OK && S->any_verify;
+    if (verify_compare(S, c) != 0) return -1;
+    return guard_check(S, c, ran);
+}
+
 static int clock_warm_up(xmt_session *S);
 
 /* Verify: every candidate once against the program's own config on the same inputs; a
  * candidate that leaves anything different is rejected. The clock warm-up runs as soon as
- * one passes. */
+ * one passes. Returns 0, 1 untuned (the own config wrote guard bytes), -1 failure. */
 static int verify(xmt_session *S)
 {
     if (!S->any_verify) return 0;
     double t0 = xmt_now_ms(), cw0 = S->ph.clock_warmup;
     if (!S->automatic && (verify_run(S, &S->cands[0]) != 0 || take_reference(S) != 0)) return -1;
+    int own = guard_own(S);
+    if (own != 0) return own;
     for (size_t i = 1; i <= S->n; i++) {
         progress(S, "verify", i - 1, S->n);
         if (verify_one(S, &S->cands[i]) != 0) return -1;
@@ -1593,6 +1728,7 @@ static void stage_reference(xmt_session *S)
 /* Scratch memory and events are freed whatever happened; the capture mode put back. */
 static void release(xmt_session *S)
 {
+    guard_release(S);
     /* the trial helper after a failure: it exits next, and a free could wait forever on a
      * run that never ends (cuMemFree synchronizes); its memory goes with it */
     if (S->trial && S->error != CUDA_SUCCESS) {
@@ -1647,6 +1783,7 @@ static int benchmark(xmt_session *S)
         xmt_gc_open(&S->gc, S->s);
         S->ph.module_load = xmt_now_ms() - l0;
     }
+    if ((r = guard_arm(S)) != 0) return r < 0 ? -1 : put_back(S);
     double t0 = xmt_now_ms();
     r = S->automatic ? outputs(S) : 0;
     S->ph.verification += xmt_now_ms() - t0;
@@ -1657,7 +1794,8 @@ static int benchmark(xmt_session *S)
     S->ph.verification += xmt_now_ms() - t0;
     if (r != 0) return -1;
     if (S->uninformative) return put_back(S); /* the key waits for data that tells */
-    if (verify(S) != 0 || (S->any_verify && data_digest(S) != 0)) return -1;
+    if ((r = verify(S)) != 0) return r < 0 ? -1 : put_back(S);
+    if (S->any_verify && data_digest(S) != 0) return -1;
     if (S->searched && !S->verify_only && (clock_warm_up(S) != 0 || search_space(S) != 0))
         return -1;
     if (!S->searched && !S->verify_only && passing(S) > 0 &&

@@ -29,6 +29,7 @@
 #include "outputs.h"
 #include "protect.h"
 #include "rounding.h"
+#include "slack.h"
 #include "xmt_policy.h"
 
 #define XMT_PIN_CONFIG (-2) /* the choice is a pin (or single config) of the entry */
@@ -41,10 +42,15 @@ enum { XMT_C_OK = 0, XMT_C_SKIPPED, XMT_C_REJECTED, XMT_C_FAULT, XMT_C_UNVISITED
 
 /* What a session in the trial helper is given besides the launch (trial/tune.c): the
  * regions staged for it (protect.c's, found in the program, at the addresses the helper
- * sees them), and the candidates that faulted in an earlier helper, by index, with why. */
+ * sees them), the windows they are mapped in (where the helper has them: their bytes
+ * outside the regions are its guard bytes, slack.h), and the candidates that faulted in an
+ * earlier helper, by index, with why. */
 typedef struct {
     const xmt_region *regs;
     size_t nregs;
+    const CUdeviceptr *win;
+    const size_t *win_bytes;
+    size_t nwin;
     const long *faulted;
     char (*faulted_why)[160];
     size_t nfaulted;
@@ -191,6 +197,7 @@ typedef struct {
     /* in a timed round: other candidates' runs queued, not waited for, before the launch
      * going on (a failure it reports may be theirs) */
     int queued;
+    xmt_slack slack;          /* its guard bytes (slack.h); none outside the helper */
 } xmt_session;
 
 /* Called while a session waits for the GPU and between its phases (NULL: nothing). The

@@ -308,8 +308,9 @@ static void log_event(const xmt_session *S)
         .clock_warmup = S->warmup_fate != XMT_WARMUP_NOT_REACHED ? clock_warmup_json(S) : NULL,
         .data = data_json(S)};
     if (S->trial)
-        t.staged = json_pack("{sIsbsf}", "bytes", (json_int_t)S->trial->staged_bytes, "moved",
-                             S->trial->moved, "staging_ms", S->trial->staging_ms);
+        t.staged = json_pack("{sIsbsfsI}", "bytes", (json_int_t)S->trial->staged_bytes, "moved",
+                             S->trial->moved, "staging_ms", S->trial->staging_ms, "guard_bytes",
+                             (json_int_t)S->slack.total);
     xmt_log_event(xmt_ev_tune(&t));
 }
 

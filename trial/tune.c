@@ -485,6 +485,9 @@ static void run(request *q, xmt_tp_result *res)
     if (json_is_object(jo)) candidate_of(jo, &only);
     xmt_trial_in in = {.regs = q->regs,
                        .nregs = q->nregs,
+                       .win = q->here,
+                       .win_bytes = q->win_bytes,
+                       .nwin = q->staging_bytes ? q->nwin : 0,
                        .faulted = q->faulted,
                        .faulted_why = q->faulted_why,
                        .nfaulted = q->nfaulted,

@@ -4082,9 +4082,9 @@ def auto_one_block_per_row():
     # rows left unwritten) is rejected, and so is every stride grid of fewer blocks than
     # rows. A stride grid of more blocks than rows (528, 1056) reads and writes past the
     # buffers: in the helper that lands inside the staged 2 MiB windows, outside the
-    # regions it compares, so it passes there ("ok"); it must not be chosen (it costs a
-    # little more than the same block on grid0, and a tie goes to grid0, first in the
-    # derived order). Outputs identical; the winner runs from the second launch on.
+    # regions, where it neither faults nor differs; the guard bytes there show the writes,
+    # and it is rejected (it passed as "ok" before them). Outputs identical; the winner runs
+    # from the second launch on.
     t = auto_run("rt", "rowmax")
     ev = tune_events(t, "row_max")
     expect(len(ev) == 1 and "untuned" not in ev[0], ev)
@@ -4097,6 +4097,13 @@ def auto_one_block_per_row():
     expect(cd and all(c["status"] in ("rejected", "fault") for c in cd), cd)
     st = _cands(ev[0], "stride")
     expect(st and all(c["status"] in ("rejected", "fault") for c in st if c["grid"][0] < 512), st)
+    past = [c for c in st if c["grid"][0] > 512]
+    expect(len(past) == 8, st)
+    for c in past:
+        m = GUARD_WHY.match(c["why"])
+        expect(c["status"] == "rejected" and m and m.group(2) == "p1", c)
+    expect(all(c["status"] != "ok" for c in ev[0]["candidates"]
+               if c["grid"] != [512, 1, 1] and c["status"] != "skipped"), ev[0]["candidates"])
     runs = traced(t, "_Z7row_maxPKfPfi")
     expect(runs[0] == ((512, 1, 1), (32, 1, 1), 0), runs)  # the helper's check: its own config
     expect(all(r == ((512, 1, 1), (256, 1, 1), 0) for r in runs[1:]) and len(runs) == 3, runs)
@@ -4104,6 +4111,83 @@ def auto_one_block_per_row():
     # and the winner stays: nothing may say the key is not tuned
     expect([r["outcome"] for r in t.events("recheck")] == ["untold"] and
            "is not tuned" not in t.stderr, t.stderr)
+
+
+GUARD_WHY = re.compile(r"^changed (\d+) bytes past the memory its pointer arguments reach \(in "
+                       r"the trial helper's guard bytes after the allocation (\w+) points into, "
+                       r"from byte 0 past its end\): it would write past the program's "
+                       r"allocations$")
+
+
+@case
+def helper_guard_bytes_past_the_end():
+    # row_max launched with 528 blocks for 512 rows: its last 16 blocks read past x's end
+    # and write past out's. In the trial helper those bytes lie in the staged 2 MiB windows,
+    # outside the regions, so it neither faulted nor differed there: it passed as ok, won,
+    # and the program died of ILLEGAL_ADDRESS on its own allocations. The helper's guard
+    # bytes (the windows' bytes outside the regions, filled before anything runs) now show
+    # the writes: the config is rejected, never timed, and the program keeps its own config.
+    # The same under protect: declared with verify: [out].
+    pol = os.path.join(WORK, "rows_past_end.yaml")
+    head = "kernels:\n  - match: row_max\n    params: [x: ptr, out: ptr, ncols: i32]\n"
+    one = "    configs:\n      - launch: {grid: [528], block: [256]}\n"
+    declared = ("    protect: declared\n    tensors: {out: {dtype: f32, shape: [\"grid0.x\"]}}\n"
+                "    verify: [out]\n")
+    base = run("rt", "rowmax", shim=False)
+    ok(base, "without the shim")
+    for what, text in (("auto", head + one), ("declared", head + declared + one)):
+        with open(pol, "w") as f:
+            f.write(text)
+        t = run("rt", "rowmax", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off"})
+        ok(t, what)
+        expect("ILLEGAL_ADDRESS" not in t.stderr, t.stderr)
+        same_output(base, t, what)
+        saw_every_launch(t, what)
+        ev = tune_events(t, "row_max")
+        expect(len(ev) >= 1 and all(e["trial"] == "helper" for e in ev), ev)
+        for e in ev:
+            c = e["candidates"]
+            expect(len(c) == 1 and c[0]["status"] == "rejected" and "times_ms" not in c[0], c)
+            m = GUARD_WHY.match(c[0]["why"])
+            # 16 floats past the end, each byte differing from the guard bytes (a byte may
+            # happen to equal the one it overwrote)
+            expect(m and 48 <= int(m.group(1)) <= 64 and m.group(2) == "out", c[0]["why"])
+            expect(e["winner"]["index"] == -1 and "untuned" not in e, e["winner"])
+            # the 2 MiB windows around x (2,048,000 bytes) and out (2,048): what is not theirs
+            expect(e["staged"]["guard_bytes"] == e["staged"]["bytes"] - 2048000 - 2048,
+                   e["staged"])
+        runs = traced(t, "_Z7row_maxPKfPfi")
+        expect(len(runs) == 3 and all(r == ((512, 1, 1), (32, 1, 1), 0) for r in runs), runs)
+
+
+@case
+def helper_guard_bytes_own_config():
+    # The program's own config writing guard bytes: memory it writes that was not staged
+    # (here the driver reports every range 64 bytes short, SIMCUDA_RANGE_SHORT, so the last
+    # 16 rows of out are not staged and lie in the window's slack). The helper cannot
+    # protect it, so the key is untuned with the reason (without the guard bytes its
+    # candidates were verified against a reference of data it never had); outputs identical.
+    pol = os.path.join(WORK, "rows_block.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: row_max\n    params: [x: ptr, out: ptr, ncols: i32]\n"
+                "    configs:\n      - launch: {grid: [grid0.x], block: [256]}\n")
+    base = run("rt", "rowmax", shim=False)
+    ok(base, "without the shim")
+    t = run("rt", "rowmax", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off",
+                                 "SIMCUDA_RANGE_SHORT": "64"})
+    ok(t, "short ranges")
+    same_output(base, t, "short ranges")
+    ev = tune_events(t, "row_max")
+    expect(len(ev) >= 1, t.stderr)
+    for e in ev:
+        expect(e["trial"] == "helper" and e["winner"]["index"] == -1, e)
+        expect(re.match(r"its own config changed (\d+) bytes past the memory its pointer "
+                        r"arguments reach \(in the trial helper's guard bytes after the "
+                        r"allocation out points into, from byte 0 past its end\); the helper "
+                        r"cannot protect what it writes there$", e.get("untuned", "")), e)
+    expect("the helper cannot protect what it writes there" in t.stderr, t.stderr)
+    runs = traced(t, "_Z7row_maxPKfPfi")
+    expect(len(runs) == 3 and all(r == ((512, 1, 1), (32, 1, 1), 0) for r in runs), runs)
 
 
 @case

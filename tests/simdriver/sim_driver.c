@@ -104,8 +104,9 @@ static unsigned g_outlier;         /* under sim_lock */
  * for leak checkers), so that no handle is handed out twice, as by a driver whose handles
  * are counters; by default they are freed and malloc may reuse their addresses. */
 static int g_unique_handles;
-static char *g_trace_path; /* under sim_lock */
-static FILE *g_trace;      /* under sim_lock */
+static size_t g_range_short; /* SIMCUDA_RANGE_SHORT */
+static char *g_trace_path;   /* under sim_lock */
+static FILE *g_trace;        /* under sim_lock */
 
 /* Statistics (under sim_lock). */
 static unsigned long long g_launches, g_captured, g_graph_launches, g_alloc_count, g_frees;
@@ -372,6 +373,7 @@ static void read_env(void)
     if ((v = getenv("SIMCUDA_HANG")) && *v) parse_hang(v);
     if ((v = getenv("SIMCUDA_STICKY")) && *v) simcuda_set_sticky(strcmp(v, "0") != 0);
     if ((v = getenv("SIMCUDA_UNIQUE_HANDLES")) && *v) g_unique_handles = strcmp(v, "0") != 0;
+    if ((v = getenv("SIMCUDA_RANGE_SHORT")) && *v) g_range_short = strtoul(v, NULL, 10);
     if ((v = getenv("SIMCUDA_HANG_UNTIL")) && *v)
         snprintf(g_hang_file, sizeof g_hang_file, "%s", v);
 }
@@ -1443,7 +1445,7 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
     pthread_mutex_unlock(&sim_lock);
     if (!a) return CUDA_ERROR_NOT_FOUND;
     if (base) *base = (CUdeviceptr)copy.base;
-    if (size) *size = copy.size;
+    if (size) *size = copy.size > g_range_short ? copy.size - g_range_short : copy.size;
     return CUDA_SUCCESS;
 }
 

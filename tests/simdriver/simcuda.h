@@ -277,6 +277,10 @@
  *   SIMCUDA_UNIQUE_HANDLES=1    a destroyed executable graph's handle is never handed out
  *                               again (default: its memory is freed, and malloc may give
  *                               the next one the same address)
+ *   SIMCUDA_RANGE_SHORT=N       cuMemGetAddressRange reports every allocation larger than N
+ *                               bytes N bytes short (a range that misses the allocation's
+ *                               end: memory a launch writes that protect: auto does not
+ *                               stage for the trial helper)
  *   SIMCUDA_ROLE=main|helper    the process's role; unset: helper when XMATUNE_HELPER is
  *                               set to anything but "" or "0" (what whoever spawns a
  *                               trial helper puts in its environment), else main.
