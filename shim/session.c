@@ -1121,6 +1121,19 @@ static int rounding_passed(xmt_session *S, xmt_cand *c)
     return nd && measure_rounding(S, c, which, nd, &elements, &name) < 0 ? -1 : 0;
 }
 
+/* A candidate rejected for something worse than rounding (guard bytes) leaves the
+ * rounding tally (its status still the one verify_compare gave). */
+static void unround(xmt_session *S, xmt_cand *c)
+{
+    if (!c->rounded) return;
+    c->rounded = 0;
+    S->rounded--;
+    if (c->status == XMT_C_REJECTED) S->rounded_rejected--;
+    S->rounded_max = 0;
+    for (size_t i = 1; i <= S->n; i++)
+        if (S->cands[i].rounded) S->rounded_max = fmax(S->rounded_max, S->cands[i].rel);
+}
+
 /* One candidate's verification run(s) against the program's own result: it stays ok, or
  * is rejected (or skipped: the budget was spent). -1 on a driver failure. */
 static int verify_compare(xmt_session *S, xmt_cand *c)
@@ -1261,6 +1274,7 @@ static int guard_check(xmt_session *S, xmt_cand *c, int ran)
     if (r <= 0) return r;
     snprintf(c->why, sizeof c->why, "%.220s: it would write past the program's allocations%s", why,
              c->status == XMT_C_REJECTED ? " (its outputs differ too)" : "");
+    unround(S, c);
     c->status = XMT_C_REJECTED;
     TRY(S, xmt_slack_fill(&S->slack, S->s), "guard bytes");
     return 0;

@@ -4213,7 +4213,9 @@ def auto_rounding_kept_bitwise():
                abs(c["rounding"]["max_rel"] / float(m.group(2)) - 1) < 0.01, c)
     rd = ev[0]["rounding"]
     rounded = [c for c in ev[0]["candidates"] if "rounding" in c]
-    expect(rd["candidates"] == rd["rejected"] == len(rounded) >= 5 and "tolerance" not in rd and
+    # five: the grid0 blocks; a stride grid past the rows (528, 1056 blocks) rounds the same
+    # way but writes past the outputs: the guard bytes reject it, not as rounding
+    expect(rd["candidates"] == rd["rejected"] == len(rounded) == 5 and "tolerance" not in rd and
            rd["max_rel"] == max(c["rounding"]["max_rel"] for c in rounded), rd)
     expect(ev[0]["tolerance"] is False, ev[0])
     # a cdiv grid of fewer blocks than rows leaves rows unwritten: wrong, not rounding
@@ -4264,7 +4266,7 @@ def auto_rounding_tolerance():
     expect(auto_idiom(ev) == "grid0" and won != [32, 1, 1], ev["winner"])
     expect(ev["tolerance"] is True and "rounding" in ev["winner"], ev["winner"])
     rd = ev["rounding"]
-    expect(rd["tolerance"] == {"rtol": 1e-4, "atol": 1.0} and rd["candidates"] >= 5 and
+    expect(rd["tolerance"] == {"rtol": 1e-4, "atol": 1.0} and rd["candidates"] == 5 and
            rd["rejected"] == 0 and 0 < rd["max_rel"] < 2 ** -10, rd)
     expect(all(c["status"] == "ok" and "rounding" in c for c in _cands(ev, "grid0")),
            _cands(ev, "grid0"))
