@@ -346,6 +346,29 @@ START_TEST(expr_param_types)
 }
 END_TEST
 
+/* An expression of one leaf (a constant, a parameter, an original-launch value, an
+ * attribute) skips the stack machine: the same value and the same failures as through it. */
+START_TEST(expr_one_leaf)
+{
+    const char *leaves[] = {"7",       "-7",      "2.5",      "n",       "m",        "a",
+                            "h",       "c",       "u",        "v",       "q",        "p",
+                            "grid0.x", "grid0.z", "block0.y", "shared0", "sm_count", "warp_size"};
+    for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++) {
+        char through[64];
+        snprintf(through, sizeof through, "(%s) + 0", leaves[i]);
+        xmt_val x, y;
+        ck_assert_int_eq(fx(leaves[i], &x), 0);
+        ck_assert_int_eq(fx(through, &y), 0);
+        ck_assert_msg(x.isf == y.isf && memcmp(&x.u, &y.u, 8) == 0, "%s", leaves[i]);
+    }
+    uint64_t save = P_q;
+    P_q = UINT64_MAX; /* u64 beyond int64: fails both ways */
+    expect_eval_fail("q");
+    expect_eval_fail("(q) + 0");
+    P_q = save;
+}
+END_TEST
+
 START_TEST(expr_standalone)
 {
     xmt_attrs at;
@@ -1602,6 +1625,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, expr_compile_errors);
     tcase_add_test(t, expr_identifiers);
     tcase_add_test(t, expr_param_types);
+    tcase_add_test(t, expr_one_leaf);
     tcase_add_test(t, expr_standalone);
     tcase_add_test(t, half_conversions);
     suite_add_tcase(s, t);
