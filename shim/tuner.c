@@ -315,13 +315,15 @@ static result_t *find_result(struct xmt_tune_state *ts, const uint8_t *key, size
 }
 
 /* A decided choice's config for this launch: 1 and *c, or 0 for the program's own (the
- * own config won, or the winner's condition does not hold for these arguments). */
+ * own config won, or the winner's condition does not hold for these arguments). Without
+ * its label (xmt_entry_label writes it for a message): this runs at every launch that
+ * misses the memo. */
+_Static_assert(XMT_PIN_CONFIG == XMT_CAND_PIN, "the pin's index is the policy library's");
 static int choice_config(const xmt_kernel *k, const xmt_launch_view *v, long index,
                          xmt_candidate *c)
 {
     if (index == XMT_OWN_CONFIG) return 0;
-    return (index == XMT_PIN_CONFIG ? xmt_entry_pin(k->entry, v, c)
-                                    : xmt_entry_candidate(k->entry, (size_t)index, v, c)) == 1;
+    return xmt_entry_config(k->entry, index, v, c) == 1;
 }
 
 /* Runs a decided key: the winner's config recomputed for this launch, or the program's. */

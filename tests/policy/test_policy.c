@@ -969,6 +969,60 @@ START_TEST(cand_args_and_pin)
 }
 END_TEST
 
+/* xmt_entry_config (the launch path's): xmt_entry_candidate's and xmt_entry_pin's answer,
+ * dims, args and why for every config, the pin and none, without the label, which
+ * xmt_entry_label writes as they do. */
+static void same_as_candidate(const xmt_entry *e, const xmt_launch_view *v, long config)
+{
+    xmt_candidate a, b;
+    int ra = config == XMT_CAND_PIN ? xmt_entry_pin(e, v, &a)
+                                    : xmt_entry_candidate(e, (size_t)config, v, &a);
+    int rb = xmt_entry_config(e, config, v, &b);
+    ck_assert_int_eq(ra, rb);
+    ck_assert_str_eq(b.label, "");
+    ck_assert_str_eq(a.why, b.why);
+    ck_assert_int_eq(a.config, config);
+    ck_assert_int_eq(b.config, config);
+    ck_assert(memcmp(&a.dims, &b.dims, sizeof a.dims) == 0);
+    ck_assert_uint_eq(a.nargs, b.nargs);
+    ck_assert(memcmp(a.args, b.args, sizeof a.args) == 0);
+    char label[sizeof a.label];
+    if (config == XMT_CAND_PIN && ra == 0) { /* no pin: no label either */
+        ck_assert_int_eq(xmt_entry_label(e, &b, label, sizeof label), -1);
+        return;
+    }
+    ck_assert_int_eq(xmt_entry_label(e, &b, label, sizeof label), 0);
+    ck_assert_str_eq(label, a.label);
+}
+
+START_TEST(cand_config_without_label)
+{
+    xmt_policy_set *set;
+    const xmt_entry *e = cand_entry(
+        &set, "    space: {ITEMS: [1, 4, 3000000000]}\n    args: {it: ITEMS, sc: 'ITEMS / 2.0'}\n"
+              "    configs: [{ITEMS: 8, args: {it: 99, hh: 1.5}}, {ITEMS: 5, condition: 'n < 0'}]\n"
+              "    pin: {ITEMS: 2, launch: {block: [64]}}\n    launch: {block: [128]}\n");
+    xmt_launch_view v = cview();
+    for (long i = 0; i < (long)xmt_entry_ncandidates(e); i++)
+        same_as_candidate(e, &v, i); /* valid, a false condition, an arg that does not fit */
+    same_as_candidate(e, &v, XMT_CAND_PIN);
+    xmt_candidate c;
+    ck_assert_int_eq(xmt_entry_config(e, (long)xmt_entry_ncandidates(e), &v, &c), 0);
+    ck_assert_str_eq(c.why, "no such candidate");
+    ck_assert_int_eq(xmt_entry_label(e, &c, c.label, sizeof c.label), -1);
+    ck_assert_int_eq(xmt_entry_config(e, -1, &v, &c), 0); /* the program's own: not an entry's */
+    ck_assert_int_eq(xmt_entry_label(e, &c, c.label, sizeof c.label), -1);
+    xmt_policy_free(set);
+    e = cand_entry(&set, "    configs: [{launch: {grid: [7]}}]\n"); /* "config 0"; no pin */
+    same_as_candidate(e, &v, 0);
+    same_as_candidate(e, &v, XMT_CAND_PIN);
+    xmt_policy_free(set);
+    e = cand_entry(&set, "    pin: {launch: {block: [4096]}}\n"); /* an invalid pin */
+    same_as_candidate(e, &v, XMT_CAND_PIN);
+    xmt_policy_free(set);
+}
+END_TEST
+
 /* search: and search_evals: (issue 26): when a space is searched, with what budget. */
 START_TEST(entry_search_keys)
 {
@@ -1642,6 +1696,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, cand_limits);
     tcase_add_test(t, cand_eval_faults);
     tcase_add_test(t, cand_args_and_pin);
+    tcase_add_test(t, cand_config_without_label);
     tcase_add_test(t, entry_defaults_and_options);
     suite_add_tcase(s, t);
     t = tcase_create("buffers");
