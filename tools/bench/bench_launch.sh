@@ -39,8 +39,9 @@
 # XMATUNE_RECHECKS=0 (a re-check session that falls between the two callgrind runs would
 # be counted per launch: ~120 instructions at these counts, a share that halves with each
 # re-check, since they come at a key's launches 2, 10, 74, 586, 4682, 37450, ...). Before
-# measuring, one short run of each auto configuration with XMATUNE_LOG checks (stderr)
-# that its key was tuned in the helper and decided as said, and fails otherwise.
+# measuring, one short run of each auto and hit configuration with XMATUNE_LOG checks
+# (stderr) that its key was tuned in the helper and decided as said (a hit: that its
+# launches were rewritten), and fails otherwise.
 # Each runs single-threaded and with 8 threads (each its own stream); the rounds
 # interleave the configurations so that machine drift hits all alike, and the figure is
 # the median over rounds of each run's median (bench_launch -r). Then each runs twice
@@ -165,8 +166,8 @@ run() {
 }
 
 # auto_check NAME: one short run of NAME with a log; says on stderr what its key became and
-# returns nonzero unless it is what NAME stands for (a helper session, then: rewritten,
-# own config kept, or passed through).
+# returns nonzero unless it is what NAME stands for (auto: a helper session, then:
+# rewritten, own config kept, or passed through; a policy's hit: rewritten).
 auto_check() {
     local name=$1 log="$work/check.$1.json"
     rm -f "$log"
@@ -182,6 +183,10 @@ for line in open(log):
     ev = json.loads(line)
     if ev.get("event") == "tune" and ev.get("kernel") == "vecadd": tune = ev
     if ev.get("event") == "kernel_summary" and ev.get("kernel") == "vecadd": summ = ev
+if name.startswith("hit") and summ:  # a policy's hit: tuned (simulated driver) or pinned (null)
+    l, rw = summ["launches"], summ["rewritten"]
+    print(f"bench_launch.sh: {name}: {l} launches, {rw} rewritten")
+    sys.exit(0 if rw >= l - 1 else f"bench_launch.sh: {name}: its launches were not rewritten")
 if not tune or not summ:
     sys.exit(f"bench_launch.sh: {name}: vecadd's key was not tuned (no tune event in {log})")
 win = tune.get("winner") or {}
@@ -198,7 +203,7 @@ if tune.get("trial") != "helper" or not want:
 PY
 }
 for n in "${names[@]}"; do
-    if is_auto "$n"; then auto_check "$n" || exit 1; fi
+    case $n in auto_* | hit*) auto_check "$n" || exit 1 ;; esac
 done
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
