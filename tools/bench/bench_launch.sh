@@ -37,8 +37,8 @@
 # The auto rows need a trial helper (BUILD_DIR/trial/xmatune-trial) and events to time
 # with: they always run on the simulated driver, also with DRIVER=null, and they run with
 # XMATUNE_RECHECKS=0 (a re-check session that falls between the two callgrind runs would
-# be counted per launch: ~120 instructions at these counts, a share that halves with each
-# re-check, since they come at a key's launches 2, 10, 74, 586, 4682, 37450, ...). Before
+# be counted per launch: ~120 instructions at these counts, a share that shrinks eightfold
+# with each re-check, since they come at a key's launches 2, 10, 74, 586, 4682, 37450, ...). Before
 # measuring, one short run of each auto and hit configuration with XMATUNE_LOG checks
 # (stderr) that its key was tuned in the helper and decided as said (a hit: that its
 # launches were rewritten), and fails otherwise.
