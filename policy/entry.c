@@ -328,6 +328,16 @@ size_t xmt_entry_key(const xmt_entry *e, const xmt_launch_view *v, uint8_t *key,
             *k++ = sl->dtype;
             continue;
         }
+        if (sl->orig1 && v) { /* what evaluating it gives, the bytes included */
+            const xmt_dims *d = &v->orig;
+            const uint32_t o[7] = {d->grid.x,  d->grid.y,  d->grid.z, d->block.x,
+                                   d->block.y, d->block.z, d->shared};
+            int64_t x = o[sl->orig1 - 1];
+            *k++ = 0;
+            memcpy(k, &x, 8);
+            k += 8;
+            continue;
+        }
         xmt_val val;
         if (xmt_code_eval(&sl->code, &env, &val)) return 0;
         *k++ = (uint8_t)val.isf;

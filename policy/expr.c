@@ -1257,6 +1257,11 @@ static __attribute__((noinline)) int eval_code(const xmt_code *c, const xmt_env 
     return 0;
 }
 
+int xmt_code_orig_leaf(const xmt_code *c)
+{
+    return c->n == 1 && c->ins[0].op == OP_ORIG && c->ins[0].a < 7 ? 1 + c->ins[0].a : 0;
+}
+
 /* A key's triggers and a config's dims are mostly one leaf each ("n", "grid0.x", "128"):
  * those skip the stack machine. The result is the machine's, error codes included. */
 int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out)

@@ -499,6 +499,44 @@ START_TEST(saxpy_key_and_render)
 }
 END_TEST
 
+/* A slot that is only an original-launch value is copied into the key, not evaluated: the
+ * same bytes as evaluating it (each against its "+ 0" twin, which the machine evaluates),
+ * and the same rendered text. */
+START_TEST(key_orig_slots_copied)
+{
+    enum { SLOT = 9 }; /* a slot's bytes in a key: its tag, its value (XMT_KEY_SLOT) */
+    static const char *dims[7] = {"grid0.x",  "grid0.y",  "grid0.z", "block0.x",
+                                  "block0.y", "block0.z", "shared0"};
+    char yaml[2048];
+    int at = snprintf(yaml, sizeof yaml,
+                      "kernels:\n  - mangled: k\n" STD_PARAMS "    functional_triggers: {");
+    for (int d = 0; d < 7; d++)
+        at += snprintf(yaml + at, sizeof yaml - (size_t)at, "%sc%d: %s, e%d: '%s + 0'",
+                       d ? ", " : "", d, dims[d], d, dims[d]);
+    snprintf(yaml + at, sizeof yaml - (size_t)at, "}\n    pin: {}\n");
+    int nerr;
+    xmt_policy_set *set = load(yaml, &nerr);
+    ck_assert_msg(nerr == 0, "%s", diags);
+    const xmt_entry *e = xmt_policy_entry(set, 0);
+    xmt_launch_view v = std_view(); /* grid 10, 20, 30; block 128, 2, 1; shared 512 */
+    uint8_t key[XMT_KEY_MAX];
+    ck_assert_uint_eq(xmt_entry_key(e, &v, key, sizeof key), 14 * SLOT);
+    const int64_t want[7] = {10, 20, 30, 128, 2, 1, 512};
+    for (int d = 0; d < 7; d++) {
+        const uint8_t *c = key + 2 * d * SLOT, *t = c + SLOT;
+        ck_assert_msg(memcmp(c, t, SLOT) == 0, "%s", dims[d]);
+        int64_t x;
+        memcpy(&x, c + 1, 8);
+        ck_assert(c[0] == 0 && x == want[d]);
+    }
+    char buf[512];
+    ck_assert_int_gt(xmt_entry_key_render(e, key, 14 * SLOT, buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "c0=10, e0=10, c1=20, e1=20"));
+    ck_assert_ptr_nonnull(strstr(buf, "c6=512, e6=512"));
+    xmt_policy_free(set);
+}
+END_TEST
+
 START_TEST(saxpy_candidates)
 {
     xmt_policy_set *set = load_ok(saxpy_yaml);
@@ -1685,6 +1723,7 @@ Suite *policy_suite(void)
     suite_add_tcase(s, t);
     t = tcase_create("key");
     tcase_add_test(t, saxpy_key_and_render);
+    tcase_add_test(t, key_orig_slots_copied);
     tcase_add_test(t, trigger_forms);
     tcase_add_test(t, trigger_errors);
     tcase_add_test(t, functional_bucketing);
