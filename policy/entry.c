@@ -328,6 +328,16 @@ size_t xmt_entry_key(const xmt_entry *e, const xmt_launch_view *v, uint8_t *key,
             *k++ = sl->dtype;
             continue;
         }
+        if (sl->orig1 && v) { /* what evaluating it gives, the bytes included */
+            const xmt_dims *d = &v->orig;
+            const uint32_t o[7] = {d->grid.x,  d->grid.y,  d->grid.z, d->block.x,
+                                   d->block.y, d->block.z, d->shared};
+            int64_t x = o[sl->orig1 - 1];
+            *k++ = 0;
+            memcpy(k, &x, 8);
+            k += 8;
+            continue;
+        }
         xmt_val val;
         if (xmt_code_eval(&sl->code, &env, &val)) return 0;
         *k++ = (uint8_t)val.isf;
@@ -641,36 +651,84 @@ static int evaluate(const xmt_entry *e, const xmt_config *cfg, const xmt_val *va
     return eval_args(e, cfg, &env, out);
 }
 
-int xmt_entry_candidate(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt_candidate *out)
+/* The tunable values of candidate i (a config's, or a point of the space) into vals; the
+ * pointer to them, or NULL when there is no candidate i. */
+static const xmt_val *candidate_vals(const xmt_entry *e, size_t i, xmt_val *vals)
 {
-    xmt_val vals[XMT_MAX_TUNABLES];
-    memset(out, 0, sizeof *out);
-    if (i < e->nconfigs) {
-        const xmt_config *c = &e->configs[i];
-        label_of(e, c->vals, i, 0, out->label, sizeof out->label);
-        return evaluate(e, c, c->vals, v, out);
-    }
+    if (i < e->nconfigs) return e->configs[i].vals;
     i -= e->nconfigs;
-    if (!e->nspace || i >= e->spacesize) {
-        snprintf(out->why, sizeof out->why, "no such candidate");
-        return 0;
-    }
+    if (!e->nspace || i >= e->spacesize) return NULL;
     /* mixed radix, the last name varying fastest */
     size_t r = i;
     for (unsigned d = e->nspace; d-- > 0;) {
         vals[d] = e->space[d].vals[r % e->space[d].n];
         r /= e->space[d].n;
     }
-    label_of(e, vals, i + e->nconfigs, 0, out->label, sizeof out->label);
-    return evaluate(e, NULL, vals, v, out);
+    return vals;
+}
+
+/* xmt_entry_candidate, its label written when label is set. */
+static int candidate(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt_candidate *out,
+                     int label)
+{
+    xmt_val buf[XMT_MAX_TUNABLES];
+    memset(out, 0, sizeof *out);
+    out->config = (long)i;
+    const xmt_val *vals = candidate_vals(e, i, buf);
+    if (!vals) {
+        snprintf(out->why, sizeof out->why, "no such candidate");
+        return 0;
+    }
+    if (label) label_of(e, vals, i, 0, out->label, sizeof out->label);
+    return evaluate(e, i < e->nconfigs ? &e->configs[i] : NULL, vals, v, out);
+}
+
+int xmt_entry_candidate(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt_candidate *out)
+{
+    return candidate(e, i, v, out, 1);
+}
+
+/* xmt_entry_pin, its label written when label is set. */
+static int pin(const xmt_entry *e, const xmt_launch_view *v, xmt_candidate *out, int label)
+{
+    memset(out, 0, sizeof *out);
+    out->config = XMT_CAND_PIN;
+    if (!e->has_pin) return 0;
+    if (label) label_of(e, e->pin.vals, 0, 1, out->label, sizeof out->label);
+    return evaluate(e, &e->pin, e->pin.vals, v, out) ? 1 : -1;
 }
 
 int xmt_entry_pin(const xmt_entry *e, const xmt_launch_view *v, xmt_candidate *out)
 {
-    memset(out, 0, sizeof *out);
-    if (!e->has_pin) return 0;
-    label_of(e, e->pin.vals, 0, 1, out->label, sizeof out->label);
-    return evaluate(e, &e->pin, e->pin.vals, v, out) ? 1 : -1;
+    return pin(e, v, out, 1);
+}
+
+int xmt_entry_config(const xmt_entry *e, long config, const xmt_launch_view *v, xmt_candidate *out)
+{
+    if (config == XMT_CAND_PIN) return pin(e, v, out, 0);
+    if (config < 0) {
+        memset(out, 0, sizeof *out);
+        out->config = config;
+        snprintf(out->why, sizeof out->why, "no such candidate");
+        return 0;
+    }
+    return candidate(e, (size_t)config, v, out, 0);
+}
+
+int xmt_entry_label(const xmt_entry *e, const xmt_candidate *c, char *buf, size_t cap)
+{
+    xmt_val vals[XMT_MAX_TUNABLES];
+    if (!cap) return -1;
+    buf[0] = 0;
+    if (c->config == XMT_CAND_PIN) {
+        if (!e->has_pin) return -1;
+        label_of(e, e->pin.vals, 0, 1, buf, cap);
+        return 0;
+    }
+    const xmt_val *v = c->config >= 0 ? candidate_vals(e, (size_t)c->config, vals) : NULL;
+    if (!v) return -1;
+    label_of(e, v, (size_t)c->config, 0, buf, cap);
+    return 0;
 }
 
 /* ---- buffers ------------------------------------------------------------------------ */

@@ -51,6 +51,8 @@ enum { XMT_SLOT_EXPR, XMT_SLOT_DTYPE };
 #define XMT_KEY_SLOT 9
 typedef struct {
     uint8_t kind, dtype;
+    uint8_t orig1; /* 1 + the original-launch value the slot copies (xmt_code_orig_leaf),
+                      0: evaluated */
     xmt_code code;
 } xmt_slot;
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The leaves first, OP_CI to OP_ATTR: xmt_code_eval tells a one-leaf expression by that. */
 enum {
     OP_CI,
     OP_CF,
@@ -1095,7 +1096,62 @@ static int binop(int op, xmt_val a, xmt_val b, xmt_val *r)
     return XMT_E_TYPE;
 }
 
-int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out)
+/* The value of a leaf instruction (a constant, a parameter or a field of one, a space
+ * value, an original-launch value, a device attribute) into *dst: 0, or an XMT_E_* code.
+ * The evaluator pushes leaves with it; an expression of one leaf is only that. */
+static inline __attribute__((always_inline)) int leaf(const xmt_insn *i, const xmt_env *env,
+                                                      xmt_val *dst)
+{
+    switch (i->op) {
+    case OP_CI:
+        dst->isf = 0;
+        dst->u.i = i->k.i;
+        return 0;
+    case OP_CF:
+        dst->isf = 1;
+        dst->u.f = i->k.f;
+        return 0;
+    case OP_PARAM:
+        if (!env->v || !env->v->params || i->a >= env->v->nparams || !env->v->params[i->a])
+            return XMT_E_ARG;
+        if (i->a >= env->nptypes) return XMT_E_TYPE;
+        return xmt_load_scalar(env->v->params[i->a], env->ptypes[i->a], dst);
+    case OP_FIELD:
+        if (!env->v || !env->v->params || i->a >= env->v->nparams || !env->v->params[i->a])
+            return XMT_E_ARG;
+        return xmt_load_scalar((const char *)env->v->params[i->a] + i->b, i->type, dst);
+    case OP_SPACE:
+        if (!env->tun || i->a >= env->ntun) return XMT_E_TUNABLE;
+        *dst = env->tun[i->a];
+        return 0;
+    case OP_ORIG: {
+        if (!env->v) return XMT_E_ARG;
+        const xmt_dims *d = &env->v->orig;
+        uint32_t x = 0;
+        switch (i->a) {
+        case 0: x = d->grid.x; break;
+        case 1: x = d->grid.y; break;
+        case 2: x = d->grid.z; break;
+        case 3: x = d->block.x; break;
+        case 4: x = d->block.y; break;
+        case 5: x = d->block.z; break;
+        default: x = d->shared; break;
+        }
+        dst->isf = 0;
+        dst->u.i = x;
+        return 0;
+    }
+    default: /* OP_ATTR */
+        if (!env->v || !env->v->attrs) return XMT_E_ATTR;
+        dst->isf = 0;
+        dst->u.i = xmt_attr_get(env->v->attrs, i->a);
+        return 0;
+    }
+}
+
+/* The stack machine, for any expression but a single leaf. Out of line, so that a
+ * leaf's evaluation does not pay for its frame (the stack of XMT_EVAL_STACK values). */
+static __attribute__((noinline)) int eval_code(const xmt_code *c, const xmt_env *env, xmt_val *out)
 {
     xmt_val st[XMT_EVAL_STACK];
     int sp = 0, e;
@@ -1106,52 +1162,14 @@ int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out)
         const xmt_insn *i = &ins[pc];
         switch (i->op) {
         case OP_CI:
-            st[sp].isf = 0;
-            st[sp++].u.i = i->k.i;
-            break;
         case OP_CF:
-            st[sp].isf = 1;
-            st[sp++].u.f = i->k.f;
-            break;
         case OP_PARAM:
-            if (!env->v || !env->v->params || i->a >= env->v->nparams || !env->v->params[i->a])
-                return XMT_E_ARG;
-            if (i->a >= env->nptypes) return XMT_E_TYPE;
-            if ((e = xmt_load_scalar(env->v->params[i->a], env->ptypes[i->a], &st[sp]))) return e;
-            sp++;
-            break;
         case OP_FIELD:
-            if (!env->v || !env->v->params || i->a >= env->v->nparams || !env->v->params[i->a])
-                return XMT_E_ARG;
-            if ((e = xmt_load_scalar((const char *)env->v->params[i->a] + i->b, i->type, &st[sp])))
-                return e;
-            sp++;
-            break;
         case OP_SPACE:
-            if (!env->tun || i->a >= env->ntun) return XMT_E_TUNABLE;
-            st[sp++] = env->tun[i->a];
-            break;
-        case OP_ORIG: {
-            if (!env->v) return XMT_E_ARG;
-            const xmt_dims *d = &env->v->orig;
-            uint32_t x = 0;
-            switch (i->a) {
-            case 0: x = d->grid.x; break;
-            case 1: x = d->grid.y; break;
-            case 2: x = d->grid.z; break;
-            case 3: x = d->block.x; break;
-            case 4: x = d->block.y; break;
-            case 5: x = d->block.z; break;
-            default: x = d->shared; break;
-            }
-            st[sp].isf = 0;
-            st[sp++].u.i = x;
-            break;
-        }
+        case OP_ORIG:
         case OP_ATTR:
-            if (!env->v || !env->v->attrs) return XMT_E_ATTR;
-            st[sp].isf = 0;
-            st[sp++].u.i = xmt_attr_get(env->v->attrs, i->a);
+            if ((e = leaf(i, env, &st[sp]))) return e;
+            sp++;
             break;
         case OP_NEG:
             if (st[sp - 1].isf)
@@ -1237,4 +1255,22 @@ int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out)
     }
     *out = st[0];
     return 0;
+}
+
+int xmt_code_orig_leaf(const xmt_code *c)
+{
+    return c->n == 1 && c->ins[0].op == OP_ORIG && c->ins[0].a < 7 ? 1 + c->ins[0].a : 0;
+}
+
+/* A key's triggers and a config's dims are mostly one leaf each ("n", "grid0.x", "128"):
+ * those skip the stack machine. The result is the machine's, error codes included. */
+int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out)
+{
+    if (c->n == 1 && c->maxstack <= XMT_EVAL_STACK && c->ins[0].op <= OP_ATTR) {
+        xmt_val v; /* *out untouched on an error, as the machine leaves it */
+        int e = leaf(&c->ins[0], env, &v);
+        if (!e) *out = v;
+        return e;
+    }
+    return eval_code(c, env, out);
 }

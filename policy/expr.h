@@ -126,6 +126,9 @@ int xmt_code_copy(xmt_code *out, const xmt_code *in);
 
 /* 0 and *out, or an XMT_E_* code. Allocates nothing. */
 int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out);
+/* 1 + i when c is only the original launch's value i (0..6: grid x, y, z, block x, y, z,
+ * shared), which a key's slot then copies without evaluating; 0 otherwise. */
+int xmt_code_orig_leaf(const xmt_code *c);
 
 /* Attribute and original-launch names: index by name, -1 if none; and back. */
 int xmt_attr_index(const char *name);

@@ -237,6 +237,10 @@ static void subsume_triggers(struct xmt_entry *e)
         memset(&e->slots[s], 0, sizeof e->slots[s]);
     e->nslots = w;
     e->keylen = kl + XMT_KEY_SLOT * e->nft;
+    /* auto's gx..sh, a policy's "grid0.x": copied into the key (xmt_entry_key) */
+    for (unsigned s = 0; s < e->nslots; s++)
+        e->slots[s].orig1 =
+            e->slots[s].kind == XMT_SLOT_EXPR ? (uint8_t)xmt_code_orig_leaf(&e->slots[s].code) : 0;
 }
 
 /* functional_triggers: named expressions, compiled before triggers: may name them. */

@@ -183,16 +183,26 @@ typedef struct {
         uint64_t value;
         unsigned size;
     } args[XMT_MAX_ARG_OVERRIDES]; /* value's low `size` bytes, little-endian, declared type */
-    char label[160];               /* "BLOCK=256, ITEMS=4" for logs */
+    char label[160];               /* "BLOCK=256, ITEMS=4" for logs ("" from xmt_entry_config) */
     char why[160];                 /* when invalid: "condition false", "division by zero in grid.x",
                                       "block 2048 > kernel_max_threads 1024" ... */
+    long config;                   /* which: xmt_entry_candidate's i, or XMT_CAND_PIN */
 } xmt_candidate;
+#define XMT_CAND_PIN (-2L) /* xmt_candidate.config of the pin */
 /* configs: items, then the points of space: (last name varies fastest). The pin is separate. */
 size_t xmt_entry_ncandidates(const xmt_entry *e);
 /* 1 valid, 0 invalid (out->why set; out->label always set). */
 int xmt_entry_candidate(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt_candidate *out);
 /* 1 if pinned and valid, 0 if no pin, -1 invalid pin (out->why). */
 int xmt_entry_pin(const xmt_entry *e, const xmt_launch_view *v, xmt_candidate *out);
+/* xmt_entry_candidate (config >= 0) or xmt_entry_pin (XMT_CAND_PIN), with the same answer,
+ * dims and args, but no label (out->label is ""): for the launch path, which needs only
+ * the dims and args, and where formatting the label cost more than all the rest (~7,000
+ * instructions for the five names of an auto entry's config). */
+int xmt_entry_config(const xmt_entry *e, long config, const xmt_launch_view *v, xmt_candidate *out);
+/* The label of c's config (c->config) into buf, as xmt_entry_candidate writes it: for a
+ * message about a candidate from xmt_entry_config. 0, or -1 when c->config is none of e's. */
+int xmt_entry_label(const xmt_entry *e, const xmt_candidate *c, char *buf, size_t cap);
 
 enum { XMT_BUF_RESET = 1, XMT_BUF_RESTORE = 2, XMT_BUF_VERIFY = 4 };
 typedef enum {

@@ -104,9 +104,12 @@ CUresult xmt_run_for_real(xmt_kernel *k, const xmt_launch *l, const xmt_candidat
         return r;
     }
     if (xmt_refused(r)) {
-        char b[32];
+        char b[32], label[sizeof c->label];
+        /* the launch path's candidates come without their label (xmt_entry_config) */
+        if (c->label[0] || !k->entry || xmt_entry_label(k->entry, c, label, sizeof label))
+            snprintf(label, sizeof label, "%s", c->label);
         xmt_warn("%s: the driver refused the tuned config %s (%s); the program's own runs",
-                 k->demangled, c->label, xmt_cu_name(r, b, sizeof b));
+                 k->demangled, label, xmt_cu_name(r, b, sizeof b));
         return xmt_pass(k, l);
     }
     return r;

@@ -5,8 +5,30 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The results' hash, 8 bytes at a time. uthash's default (Jenkins) reads a byte at a time:
+ * ~500 instructions for the 85 bytes of an auto key (8 triggers and a scalar), paid by
+ * every launch that misses the per-thread memo (a program whose tensors move). Only the
+ * buckets depend on it. */
+static inline unsigned results_hash(const void *key, size_t n)
+{
+    const unsigned char *p = key;
+    uint64_t h = 0x9e3779b97f4a7c15u ^ n, w;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    w = 0;
+    for (size_t i = 0; i < n; i++)
+        w |= (uint64_t)p[i] << (8 * i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+    return (unsigned)(h ^ (h >> 29));
+}
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = results_hash((keyptr), (keylen)))
 #include <uthash.h>
 
 #include "autotune.h"
@@ -293,13 +315,15 @@ static result_t *find_result(struct xmt_tune_state *ts, const uint8_t *key, size
 }
 
 /* A decided choice's config for this launch: 1 and *c, or 0 for the program's own (the
- * own config won, or the winner's condition does not hold for these arguments). */
+ * own config won, or the winner's condition does not hold for these arguments). Without
+ * its label (xmt_entry_label writes it for a message): this runs at every launch that
+ * misses the memo. */
+_Static_assert(XMT_PIN_CONFIG == XMT_CAND_PIN, "the pin's index is the policy library's");
 static int choice_config(const xmt_kernel *k, const xmt_launch_view *v, long index,
                          xmt_candidate *c)
 {
     if (index == XMT_OWN_CONFIG) return 0;
-    return (index == XMT_PIN_CONFIG ? xmt_entry_pin(k->entry, v, c)
-                                    : xmt_entry_candidate(k->entry, (size_t)index, v, c)) == 1;
+    return xmt_entry_config(k->entry, index, v, c) == 1;
 }
 
 /* Runs a decided key: the winner's config recomputed for this launch, or the program's. */

@@ -1039,6 +1039,28 @@ def tune_pin():
 
 
 @case
+def tune_refused_config_named():
+    """The driver refusing a winner's config is said with the config's name, though the
+    launch path evaluates configs without their labels (xmt_entry_config: formatting one at
+    every launch that misses the memo cost ~7,000 instructions); the program's own runs."""
+    pol = os.path.join(fresh("refused"), "pin.yaml")
+    open(pol, "w").write("kernels:\n  - match: saxpy\n    params: [n: i32, a: f32, x: ptr, y: ptr]\n"
+                         "    space: {BLOCK: [64, 128]}\n"
+                         "    launch: {block: [BLOCK], grid: [\"cdiv(n, BLOCK)\"]}\n"
+                         "    pin: {BLOCK: 128}\n    protect: declared\n")
+    base = run("rt", "saxpy", shim=False)
+    # no verification under protect: declared: the first launch is the pin's, refused
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol,
+                                "SIMCUDA_FAIL": "cuLaunchKernel:1:CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"})
+    ok(t, "refused")
+    same_output(base, t, "refused")
+    expect("the driver refused the tuned config pin: BLOCK=128 (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES); "
+           "the program's own runs" in t.stderr, t.stderr)
+    expect([r[1] for r in traced(t, "_Z5saxpyifPKfPf")] == [(32, 1, 1)] + [(128, 1, 1)] * 2,
+           traced(t, "_Z5saxpyifPKfPf"))
+
+
+@case
 def tune_budget():
     # a budget of 0 is spent before the first candidate's verification: the budget bounds
     # that phase too (it used to be checked only between timed rounds), nothing unverified

@@ -346,6 +346,29 @@ START_TEST(expr_param_types)
 }
 END_TEST
 
+/* An expression of one leaf (a constant, a parameter, an original-launch value, an
+ * attribute) skips the stack machine: the same value and the same failures as through it. */
+START_TEST(expr_one_leaf)
+{
+    const char *leaves[] = {"7",       "-7",      "2.5",      "n",       "m",        "a",
+                            "h",       "c",       "u",        "v",       "q",        "p",
+                            "grid0.x", "grid0.z", "block0.y", "shared0", "sm_count", "warp_size"};
+    for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++) {
+        char through[64];
+        snprintf(through, sizeof through, "(%s) + 0", leaves[i]);
+        xmt_val x, y;
+        ck_assert_int_eq(fx(leaves[i], &x), 0);
+        ck_assert_int_eq(fx(through, &y), 0);
+        ck_assert_msg(x.isf == y.isf && memcmp(&x.u, &y.u, 8) == 0, "%s", leaves[i]);
+    }
+    uint64_t save = P_q;
+    P_q = UINT64_MAX; /* u64 beyond int64: fails both ways */
+    expect_eval_fail("q");
+    expect_eval_fail("(q) + 0");
+    P_q = save;
+}
+END_TEST
+
 START_TEST(expr_standalone)
 {
     xmt_attrs at;
@@ -472,6 +495,44 @@ START_TEST(saxpy_key_and_render)
     ck_assert_int_eq(xmt_entry_key_render(e, k2, 5, buf, sizeof buf), -1);
     ck_assert_int_eq(xmt_entry_warmup(e), 3);
     ck_assert_int_eq(xmt_entry_iterations(e), 20);
+    xmt_policy_free(set);
+}
+END_TEST
+
+/* A slot that is only an original-launch value is copied into the key, not evaluated: the
+ * same bytes as evaluating it (each against its "+ 0" twin, which the machine evaluates),
+ * and the same rendered text. */
+START_TEST(key_orig_slots_copied)
+{
+    enum { SLOT = 9 }; /* a slot's bytes in a key: its tag, its value (XMT_KEY_SLOT) */
+    static const char *dims[7] = {"grid0.x",  "grid0.y",  "grid0.z", "block0.x",
+                                  "block0.y", "block0.z", "shared0"};
+    char yaml[2048];
+    int at = snprintf(yaml, sizeof yaml,
+                      "kernels:\n  - mangled: k\n" STD_PARAMS "    functional_triggers: {");
+    for (int d = 0; d < 7; d++)
+        at += snprintf(yaml + at, sizeof yaml - (size_t)at, "%sc%d: %s, e%d: '%s + 0'",
+                       d ? ", " : "", d, dims[d], d, dims[d]);
+    snprintf(yaml + at, sizeof yaml - (size_t)at, "}\n    pin: {}\n");
+    int nerr;
+    xmt_policy_set *set = load(yaml, &nerr);
+    ck_assert_msg(nerr == 0, "%s", diags);
+    const xmt_entry *e = xmt_policy_entry(set, 0);
+    xmt_launch_view v = std_view(); /* grid 10, 20, 30; block 128, 2, 1; shared 512 */
+    uint8_t key[XMT_KEY_MAX];
+    ck_assert_uint_eq(xmt_entry_key(e, &v, key, sizeof key), 14 * SLOT);
+    const int64_t want[7] = {10, 20, 30, 128, 2, 1, 512};
+    for (int d = 0; d < 7; d++) {
+        const uint8_t *c = key + 2 * d * SLOT, *t = c + SLOT;
+        ck_assert_msg(memcmp(c, t, SLOT) == 0, "%s", dims[d]);
+        int64_t x;
+        memcpy(&x, c + 1, 8);
+        ck_assert(c[0] == 0 && x == want[d]);
+    }
+    char buf[512];
+    ck_assert_int_gt(xmt_entry_key_render(e, key, 14 * SLOT, buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "c0=10, e0=10, c1=20, e1=20"));
+    ck_assert_ptr_nonnull(strstr(buf, "c6=512, e6=512"));
     xmt_policy_free(set);
 }
 END_TEST
@@ -942,6 +1003,60 @@ START_TEST(cand_args_and_pin)
     ck_assert_int_eq(xmt_entry_pin(e, &v, &c), -1);
     ck_assert_str_eq(c.label, "pin");
     ck_assert_str_eq(c.why, "block 4096 > kernel_max_threads 1024");
+    xmt_policy_free(set);
+}
+END_TEST
+
+/* xmt_entry_config (the launch path's): xmt_entry_candidate's and xmt_entry_pin's answer,
+ * dims, args and why for every config, the pin and none, without the label, which
+ * xmt_entry_label writes as they do. */
+static void same_as_candidate(const xmt_entry *e, const xmt_launch_view *v, long config)
+{
+    xmt_candidate a, b;
+    int ra = config == XMT_CAND_PIN ? xmt_entry_pin(e, v, &a)
+                                    : xmt_entry_candidate(e, (size_t)config, v, &a);
+    int rb = xmt_entry_config(e, config, v, &b);
+    ck_assert_int_eq(ra, rb);
+    ck_assert_str_eq(b.label, "");
+    ck_assert_str_eq(a.why, b.why);
+    ck_assert_int_eq(a.config, config);
+    ck_assert_int_eq(b.config, config);
+    ck_assert(memcmp(&a.dims, &b.dims, sizeof a.dims) == 0);
+    ck_assert_uint_eq(a.nargs, b.nargs);
+    ck_assert(memcmp(a.args, b.args, sizeof a.args) == 0);
+    char label[sizeof a.label];
+    if (config == XMT_CAND_PIN && ra == 0) { /* no pin: no label either */
+        ck_assert_int_eq(xmt_entry_label(e, &b, label, sizeof label), -1);
+        return;
+    }
+    ck_assert_int_eq(xmt_entry_label(e, &b, label, sizeof label), 0);
+    ck_assert_str_eq(label, a.label);
+}
+
+START_TEST(cand_config_without_label)
+{
+    xmt_policy_set *set;
+    const xmt_entry *e = cand_entry(
+        &set, "    space: {ITEMS: [1, 4, 3000000000]}\n    args: {it: ITEMS, sc: 'ITEMS / 2.0'}\n"
+              "    configs: [{ITEMS: 8, args: {it: 99, hh: 1.5}}, {ITEMS: 5, condition: 'n < 0'}]\n"
+              "    pin: {ITEMS: 2, launch: {block: [64]}}\n    launch: {block: [128]}\n");
+    xmt_launch_view v = cview();
+    for (long i = 0; i < (long)xmt_entry_ncandidates(e); i++)
+        same_as_candidate(e, &v, i); /* valid, a false condition, an arg that does not fit */
+    same_as_candidate(e, &v, XMT_CAND_PIN);
+    xmt_candidate c;
+    ck_assert_int_eq(xmt_entry_config(e, (long)xmt_entry_ncandidates(e), &v, &c), 0);
+    ck_assert_str_eq(c.why, "no such candidate");
+    ck_assert_int_eq(xmt_entry_label(e, &c, c.label, sizeof c.label), -1);
+    ck_assert_int_eq(xmt_entry_config(e, -1, &v, &c), 0); /* the program's own: not an entry's */
+    ck_assert_int_eq(xmt_entry_label(e, &c, c.label, sizeof c.label), -1);
+    xmt_policy_free(set);
+    e = cand_entry(&set, "    configs: [{launch: {grid: [7]}}]\n"); /* "config 0"; no pin */
+    same_as_candidate(e, &v, 0);
+    same_as_candidate(e, &v, XMT_CAND_PIN);
+    xmt_policy_free(set);
+    e = cand_entry(&set, "    pin: {launch: {block: [4096]}}\n"); /* an invalid pin */
+    same_as_candidate(e, &v, XMT_CAND_PIN);
     xmt_policy_free(set);
 }
 END_TEST
@@ -1651,11 +1766,13 @@ Suite *policy_suite(void)
     tcase_add_test(t, expr_compile_errors);
     tcase_add_test(t, expr_identifiers);
     tcase_add_test(t, expr_param_types);
+    tcase_add_test(t, expr_one_leaf);
     tcase_add_test(t, expr_standalone);
     tcase_add_test(t, half_conversions);
     suite_add_tcase(s, t);
     t = tcase_create("key");
     tcase_add_test(t, saxpy_key_and_render);
+    tcase_add_test(t, key_orig_slots_copied);
     tcase_add_test(t, trigger_forms);
     tcase_add_test(t, trigger_errors);
     tcase_add_test(t, functional_bucketing);
@@ -1667,6 +1784,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, cand_limits);
     tcase_add_test(t, cand_eval_faults);
     tcase_add_test(t, cand_args_and_pin);
+    tcase_add_test(t, cand_config_without_label);
     tcase_add_test(t, entry_defaults_and_options);
     suite_add_tcase(s, t);
     t = tcase_create("buffers");

@@ -9,7 +9,13 @@
  * and the figure is the launch path: the program's call, the shim (if loaded), the
  * simulated driver's checks and bookkeeping.
  *
- *   bench_launch [-n LAUNCHES] [-t THREADS] [-r REPS] [-w WARMUP] [-b BLOCK] [-g GRID] [-p]
+ *   bench_launch [-n LAUNCHES] [-t THREADS] [-r REPS] [-w WARMUP] [-b BLOCK] [-g GRID] [-p] [-a]
+ *
+ * With -a each thread alternates between two sets of buffers, launch by launch: the same
+ * key (n and the dims do not change) but other pointer arguments each time, as a program
+ * whose allocator hands out other tensors does, so that the shim's per-thread memo of the
+ * last arguments never matches and every launch of a decided key takes the slow path
+ * (key derivation, the lookup of the key, the winner's config evaluated).
  *
  * Each of THREADS threads has its own stream and, per repetition, makes LAUNCHES
  * launches back to back, then synchronises its stream; the threads start together at a
@@ -114,23 +120,33 @@ static double now_ns(void)
 static CUcontext ctx;
 static CUfunction vecadd;
 static long launches = 100000, warmup = 1000;
-static int nthreads = 1, reps = 7, pin;
+static int nthreads = 1, reps = 7, pin, alternate;
 static unsigned grid = 1, block = 1;
 static pthread_barrier_t start_bar, end_bar;
 
 typedef struct {
     CUstream stream;
-    CUdeviceptr a, b, out;
+    CUdeviceptr a, b, out, out2;
     int n;
     void *params[4];
-    int cpu;         /* pinned to this CPU (-p), or -1 */
-    double *t0, *t1; /* each repetition's start and end, taken by the thread itself */
+    void *params2[4]; /* -a: the other set (out2 for out) */
+    int cpu;          /* pinned to this CPU (-p), or -1 */
+    double *t0, *t1;  /* each repetition's start and end, taken by the thread itself */
 } worker;
 
 /* The measured loop: nothing but launches. Its name is what callgrind's
  * --toggle-collect takes. */
 __attribute__((noinline)) void launch_loop(worker *w, long count)
 {
+    if (alternate) { /* -a: pairs of launches, so that the loop's own cost stays one branch */
+        for (long i = 0; i + 1 < count; i += 2) {
+            CHECK(cu.launch(vecadd, grid, 1, 1, block, 1, 1, 0, w->stream, w->params, NULL));
+            CHECK(cu.launch(vecadd, grid, 1, 1, block, 1, 1, 0, w->stream, w->params2, NULL));
+        }
+        if (count % 2)
+            CHECK(cu.launch(vecadd, grid, 1, 1, block, 1, 1, 0, w->stream, w->params, NULL));
+        return;
+    }
     for (long i = 0; i < count; i++)
         CHECK(cu.launch(vecadd, grid, 1, 1, block, 1, 1, 0, w->stream, w->params, NULL));
 }
@@ -182,7 +198,7 @@ static long arg_long(const char *s, long lo, long hi, const char *what)
 static int parse_args(int argc, char **argv)
 {
     int c;
-    while ((c = getopt(argc, argv, "n:t:r:w:b:g:ph")) != -1) {
+    while ((c = getopt(argc, argv, "n:t:r:w:b:g:pah")) != -1) {
         switch (c) {
         case 'n': launches = arg_long(optarg, 1, 1000000000, "-n"); break;
         case 't': nthreads = (int)arg_long(optarg, 1, 256, "-t"); break;
@@ -191,9 +207,10 @@ static int parse_args(int argc, char **argv)
         case 'b': block = (unsigned)arg_long(optarg, 1, 1024, "-b"); break;
         case 'g': grid = (unsigned)arg_long(optarg, 1, 65535, "-g"); break;
         case 'p': pin = 1; break;
+        case 'a': alternate = 1; break;
         default:
             fprintf(stderr, "usage: bench_launch [-n LAUNCHES] [-t THREADS] [-r REPS] "
-                            "[-w WARMUP] [-b BLOCK] [-g GRID] [-p]\n");
+                            "[-w WARMUP] [-b BLOCK] [-g GRID] [-p] [-a]\n");
             return 2;
         }
     }
@@ -209,6 +226,7 @@ static void setup_worker(worker *w)
     CHECK(cu.cuMemAlloc(&w->a, bytes));
     CHECK(cu.cuMemAlloc(&w->b, bytes));
     CHECK(cu.cuMemAlloc(&w->out, bytes));
+    CHECK(cu.cuMemAlloc(&w->out2, bytes));
     CHECK(cu.cuMemsetD8(w->a, 0, bytes));
     CHECK(cu.cuMemsetD8(w->b, 0, bytes));
     w->n = 1;
@@ -216,6 +234,8 @@ static void setup_worker(worker *w)
     w->params[1] = &w->b;
     w->params[2] = &w->out;
     w->params[3] = &w->n;
+    memcpy(w->params2, w->params, sizeof w->params2);
+    w->params2[2] = &w->out2;
 }
 
 /* -p: thread i on the i-th CPU of the process's affinity mask; nonzero (with a message)
@@ -328,6 +348,7 @@ int main(int argc, char **argv)
         CHECK(cu.cuMemFree(ws[i].a));
         CHECK(cu.cuMemFree(ws[i].b));
         CHECK(cu.cuMemFree(ws[i].out));
+        CHECK(cu.cuMemFree(ws[i].out2));
         CHECK(cu.cuStreamDestroy(ws[i].stream));
     }
     CHECK(cu.cuLibraryUnload(lib));

@@ -19,6 +19,29 @@
 #                   later launch is a cache hit rewritten to grid 1 x block 2
 #   direct, block 2 no shim, launched as the hit is rewritten (grid 1 x block 2): the
 #                   simulated kernel body of the rewritten launch, for reference
+#   auto, hit       shim, XMATUNE_AUTO=1 (no policy), XMATUNE_AUTO_MIN_US=0 (the tiny kernel
+#                   is not passed through as too short), tuned at the first launch in the
+#                   trial helper (its derived space: the cost model's winner is grid 1 x
+#                   block 128); every later launch is a hit rewritten to it
+#   auto, own stays the same, launched grid 1 x block 128: the program's own config stays
+#                   (nothing is faster), and every later launch is a hit that keeps it
+#   auto, passed    the same, XMATUNE_AUTO_MIN_US=1000000: the key's session finds the kernel
+#                   too short, and it passes through from then on (the pass-through path)
+#   direct, block 128  no shim, launched as auto's hit is rewritten (and as "own stays"
+#                   is launched)
+#   ..., -a         bench_launch -a: two sets of buffers in turn, so that the shim's
+#                   per-thread memo of the last arguments never matches and every launch of
+#                   a decided key takes the slow path (key, lookup, the winner's config):
+#                   pass-through, policy hit, auto hit and auto own stays, each with its
+#                   direct run
+# The auto rows need a trial helper (BUILD_DIR/trial/xmatune-trial) and events to time
+# with: they always run on the simulated driver, also with DRIVER=null, and they run with
+# XMATUNE_RECHECKS=0 (a re-check session that falls between the two callgrind runs would
+# be counted per launch: ~120 instructions at these counts, a share that shrinks eightfold
+# with each re-check, since they come at a key's launches 2, 10, 74, 586, 4682, 37450, ...). Before
+# measuring, one short run of each auto and hit configuration with XMATUNE_LOG checks
+# (stderr) that its key was tuned in the helper and decided as said (a hit: that its
+# launches were rewritten), and fails otherwise.
 # Each runs single-threaded and with 8 threads (each its own stream); the rounds
 # interleave the configurations so that machine drift hits all alike, and the figure is
 # the median over rounds of each run's median (bench_launch -r). Then each runs twice
@@ -27,6 +50,10 @@
 # launch loop (--toggle-collect=launch_loop), so start-up, exit and tuning at the first
 # launch cancel out exactly. With CALLGRIND_FUNCS=1 it also prints, per configuration,
 # the instructions per launch of every function (the same difference per function).
+# "added" is against the row's own direct run: the same driver, launched with the dims the
+# shim launches (a hit's rewritten dims) and the same buffers (-a), so that what the
+# simulated kernel body costs cancels out; "over pass-through" subtracts the pass-through's
+# added figure (the same on both drivers: the shim's instructions do not depend on them).
 #
 # Environment: ROUNDS (default 7), N_1T (launches per repetition, one thread; 100000),
 # N_8T (per thread, 8 threads; 20000), N1/N2 (callgrind, 20000/40000),
@@ -65,7 +92,8 @@ CALLGRIND_FUNCS=${CALLGRIND_FUNCS:-0}
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench_launch.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-names=(direct off discover pass hit direct_b2)
+names=(direct off discover pass hit direct_b2 auto_hit auto_own auto_passed direct_b128
+    direct_a pass_a hit_a direct_b2_a auto_hit_a auto_own_a direct_b128_a)
 declare -A label=(
     [direct]="direct (no shim)"
     [off]="shim, \`XMATUNE_MODE=off\`"
@@ -73,27 +101,110 @@ declare -A label=(
     [pass]="shim, \`tune\`, no policy for the kernel (pass-through)"
     [hit]="shim, \`tune\`, cache hit (rewritten)"
     [direct_b2]="direct, launched as the hit rewrites it (block 2)"
+    [auto_hit]="shim, auto, hit (rewritten to block 128)"
+    [auto_own]="shim, auto, hit, the program's own config stays (block 128)"
+    [auto_passed]="shim, auto, kernel passed through (\`XMATUNE_AUTO_MIN_US\`)"
+    [direct_b128]="direct, block 128"
+    [direct_a]="direct, \`-a\`"
+    [pass_a]="pass-through, \`-a\`"
+    [hit_a]="cache hit, \`-a\` (memo misses)"
+    [direct_b2_a]="direct, block 2, \`-a\`"
+    [auto_hit_a]="auto, hit, \`-a\` (memo misses)"
+    [auto_own_a]="auto, own config stays, \`-a\` (memo misses)"
+    [direct_b128_a]="direct, block 128, \`-a\`"
 )
+# Each row's own direct run (what "added" is against) and, for the hits, the pass-through
+# of the same buffers (what "over pass-through" is against).
+declare -A base=([direct]=direct [off]=direct [discover]=direct [pass]=direct [hit]=direct_b2
+    [direct_b2]=direct [auto_hit]=direct_b128 [auto_own]=direct_b128 [auto_passed]=direct
+    [direct_b128]=direct [direct_a]=direct_a [pass_a]=direct_a [hit_a]=direct_b2_a
+    [direct_b2_a]=direct_a [auto_hit_a]=direct_b128_a [auto_own_a]=direct_b128_a
+    [direct_b128_a]=direct_a)
+declare -A passof=([hit]=pass [auto_hit]=pass [auto_own]=pass [auto_passed]=pass [hit_a]=pass_a
+    [auto_hit_a]=pass_a [auto_own_a]=pass_a)
+auto_env=(XMATUNE_AUTO=1 XMATUNE_WARMUP_MS=0 XMATUNE_RECHECKS=0)
+# The auto rows and their direct runs: always on the simulated driver (see above); with
+# DRIVER=null, the auto rows' direct runs are their own (sdirect_*), on it too.
+is_auto() { case $1 in auto_*) return 0 ;; esac; return 1; }
+if [ "$DRIVER" = null ]; then
+    names+=(sdirect sdirect_b128 sdirect_b128_a)
+    label+=([sdirect]="direct, simulated driver" [sdirect_b128]="direct, block 128, simulated driver"
+        [sdirect_b128_a]="direct, block 128, \`-a\`, simulated driver")
+    base+=([auto_hit]=sdirect_b128 [auto_own]=sdirect_b128 [auto_passed]=sdirect
+        [auto_hit_a]=sdirect_b128_a [auto_own_a]=sdirect_b128_a [sdirect]=sdirect
+        [sdirect_b128]=sdirect [sdirect_b128_a]=sdirect_b128_a)
+fi
+if [ ! -x "$build/trial/xmatune-trial" ] || [ ! -e "$build/simdriver/libcuda.so.1" ]; then
+    echo "bench_launch.sh: no trial helper or simulated driver in $build: the auto rows are left out" >&2
+    names=($(printf '%s\n' "${names[@]}" | grep -v -e '^auto_' -e '^sdirect'))
+fi
 
 # run NAME COMMAND...: the command with the configuration's environment.
 run() {
     local name=$1
     shift
-    local -a e=(env -u LD_PRELOAD LD_LIBRARY_PATH="$simdir" XMATUNE_LOG= XMATUNE_CACHE=off
+    local dir=$simdir
+    case $name in auto_* | sdirect*) dir=$build/simdriver ;; esac
+    local -a e=(env -u LD_PRELOAD LD_LIBRARY_PATH="$dir" XMATUNE_LOG="${LOGTO:-}" XMATUNE_CACHE=off
         XMATUNE_VERBOSE=0)
     # Nothing from the caller's XMATUNE_*/SIMCUDA_* settings leaks in.
     local v
     for v in $(env | sed -n 's/^\(\(XMATUNE\|SIMCUDA\)_[A-Z_]*\)=.*/\1/p'); do e+=(-u "$v"); done
+    local -a a=()
+    case $name in *_a) a=(-a) ;; esac
+    case $name in *b2*) a+=(-b 2) ;; *b128* | auto_own*) a+=(-b 128) ;; esac
     case $name in
-    direct) "${e[@]}" "$@" ;;
-    direct_b2) "${e[@]}" "$@" -b 2 ;;
+    direct* | sdirect*) "${e[@]}" "$@" "${a[@]}" ;;
     off) "${e[@]}" LD_PRELOAD="$shim" XMATUNE_MODE=off "$@" ;;
     discover) "${e[@]}" LD_PRELOAD="$shim" XMATUNE_MODE=discover "$@" ;;
-    pass) "${e[@]}" LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_POLICY="$here/policies/other_kernel.yaml" "$@" ;;
-    hit) "${e[@]}" LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_WARMUP_MS=0 \
-        XMATUNE_POLICY="$hitpol" "$@" ;;
+    pass*) "${e[@]}" LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_POLICY="$here/policies/other_kernel.yaml" "$@" "${a[@]}" ;;
+    hit*) "${e[@]}" LD_PRELOAD="$shim" XMATUNE_MODE=tune XMATUNE_WARMUP_MS=0 \
+        XMATUNE_POLICY="$hitpol" "$@" "${a[@]}" ;;
+    auto_passed) "${e[@]}" LD_PRELOAD="$shim" "${auto_env[@]}" XMATUNE_AUTO_MIN_US=1000000 "$@" "${a[@]}" ;;
+    auto_*) "${e[@]}" LD_PRELOAD="$shim" "${auto_env[@]}" XMATUNE_AUTO_MIN_US=0 "$@" "${a[@]}" ;;
     esac
 }
+
+# auto_check NAME: one short run of NAME with a log; says on stderr what its key became and
+# returns nonzero unless it is what NAME stands for (auto: a helper session, then:
+# rewritten, own config kept, or passed through; a policy's hit: rewritten).
+auto_check() {
+    local name=$1 log="$work/check.$1.json"
+    rm -f "$log"
+    LOGTO=$log run "$name" "$bench" -n 1000 -t 1 -r 1 -w 10 >/dev/null 2>"$work/err" || {
+        cat "$work/err" >&2
+        return 1
+    }
+    python3 - "$log" "$name" <<'PY' >&2
+import json, sys
+log, name = sys.argv[1], sys.argv[2]
+tune, summ = None, None
+for line in open(log):
+    ev = json.loads(line)
+    if ev.get("event") == "tune" and ev.get("kernel") == "vecadd": tune = ev
+    if ev.get("event") == "kernel_summary" and ev.get("kernel") == "vecadd": summ = ev
+if name.startswith("hit") and summ:  # a policy's hit: tuned (simulated driver) or pinned (null)
+    l, rw = summ["launches"], summ["rewritten"]
+    print(f"bench_launch.sh: {name}: {l} launches, {rw} rewritten")
+    sys.exit(0 if rw >= l - 1 else f"bench_launch.sh: {name}: its launches were not rewritten")
+if not tune or not summ:
+    sys.exit(f"bench_launch.sh: {name}: vecadd's key was not tuned (no tune event in {log})")
+win = tune.get("winner") or {}
+l, rw, pt = summ["launches"], summ["rewritten"], summ["passed_through"]
+print(f"bench_launch.sh: {name}: key {tune['key']} tuned in the {tune.get('trial')}, "
+      f"winner {win.get('config')}{' (its own)' if win.get('index') == -1 else ''}; {l} launches, {rw} rewritten, "
+      f"{pt} passed through")
+own = win.get("index") == -1  # the program's own config stayed
+want = {"auto_hit": not own and rw == l - 1, "auto_hit_a": not own and rw == l - 1,
+        "auto_own": own and rw == 0, "auto_own_a": own and rw == 0,
+        "auto_passed": rw == 0 and pt == l}[name]
+if tune.get("trial") != "helper" or not want:
+    sys.exit(f"bench_launch.sh: {name}: not what it stands for")
+PY
+}
+for n in "${names[@]}"; do
+    case $n in auto_* | hit*) auto_check "$n" || exit 1 ;; esac
+done
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
@@ -152,22 +263,23 @@ echo "ns: wall time / launches, median of $ROUNDS interleaved rounds, each the m
 echo "($N_1T launches; with 8 threads $N_8T per thread, one stream each, all at once: per-thread time per launch)."
 echo "Ir: callgrind instructions per launch = (Ir(N=$N2) - Ir(N=$N1)) / $((N2 - N1)), counted inside the launch loop only"
 echo "(\`--toggle-collect=launch_loop\`), so start-up, tuning and exit cancel out; the simulated driver's own cost is in \"direct\"."
-echo "\"added\" is against direct; for the cache hit also against the pass-through (the issue-5 target)."
+echo "\"added\" is against the row's own direct run (the same driver, dims and buffers: see the header"
+echo "of tools/bench/bench_launch.sh); \"over pass-through\" less the pass-through's added (the issue-5 target)."
+echo "The auto rows run on the simulated driver (tuning needs the trial helper and events), with XMATUNE_RECHECKS=0."
 echo
-echo "| configuration | Ir / launch | added Ir | ns / launch, 1 thread | added ns | ns / launch, 8 threads | added ns |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| configuration | Ir / launch | added Ir | over pass-through | ns / launch, 1 thread | added ns | ns / launch, 8 threads | added ns |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for n in "${names[@]}"; do
-    printf '| %s | %s | %s | %.1f | %s | %.1f | %s |\n' "${label[$n]}" "${ir[$n]}" \
-        "$(diff_of "${ir[$n]}" "${ir[direct]}")" "${ns1[$n]}" "$(diff_of "${ns1[$n]}" "${ns1[direct]}")" \
-        "${ns8[$n]}" "$(diff_of "${ns8[$n]}" "${ns8[direct]}")"
+    b=${base[$n]}
+    over=
+    if [ -n "${passof[$n]:-}" ]; then
+        p=${passof[$n]}
+        over=$(diff_of "$(diff_of "${ir[$n]}" "${ir[$b]}")" "$(diff_of "${ir[$p]}" "${ir[${base[$p]}]}")")
+    fi
+    printf '| %s | %s | %s | %s | %.1f | %s | %.1f | %s |\n' "${label[$n]}" "${ir[$n]}" \
+        "$(diff_of "${ir[$n]}" "${ir[$b]}")" "$over" "${ns1[$n]}" "$(diff_of "${ns1[$n]}" "${ns1[$b]}")" \
+        "${ns8[$n]}" "$(diff_of "${ns8[$n]}" "${ns8[$b]}")"
 done
-printf '| **cache hit over pass-through** | | %s | | %s | | %s |\n' \
-    "$(diff_of "${ir[hit]}" "${ir[pass]}")" "$(diff_of "${ns1[hit]}" "${ns1[pass]}")" \
-    "$(diff_of "${ns8[hit]}" "${ns8[pass]}")"
-printf '| cache hit over pass-through, less the wider simulated body (block 2 − block 1, direct) | | %s | | %s | | %s |\n' \
-    "$(diff_of "$(diff_of "${ir[hit]}" "${ir[pass]}")" "$(diff_of "${ir[direct_b2]}" "${ir[direct]}")")" \
-    "$(diff_of "$(diff_of "${ns1[hit]}" "${ns1[pass]}")" "$(diff_of "${ns1[direct_b2]}" "${ns1[direct]}")")" \
-    "$(diff_of "$(diff_of "${ns8[hit]}" "${ns8[pass]}")" "$(diff_of "${ns8[direct_b2]}" "${ns8[direct]}")")"
 echo
 echo "Targets: a kernel no policy names (off, discover?, tune pass-through) at most +60 Ir and +15 ns;"
 echo "a cache hit at most +300 Ir and +60 ns over a pass-through."
@@ -187,12 +299,14 @@ perfn() {
 if [ "$CALLGRIND_FUNCS" = 1 ] && [ $have_vg = 1 ] && command -v callgrind_annotate >/dev/null &&
     [ -e "$work/cg.direct.$N2" ]; then
     perfn direct >"$work/fn.direct"
-    for n in off discover pass hit; do
-        [ -e "$work/cg.$n.$N2" ] || continue
+    for n in "${names[@]}"; do
+        case $n in direct* | sdirect*) continue ;; esac
+        [ -e "$work/cg.$n.$N2" ] && [ -e "$work/cg.${base[$n]}.$N2" ] || continue
+        perfn "${base[$n]}" >"$work/fn.direct"
         perfn "$n" >"$work/fn.$n"
         echo
         echo "Where the added instructions go, ${label[$n]}: self instructions per launch of each"
-        echo "function, minus direct's (functions that differ by 0.5 or more; inlined code is"
+        echo "function, minus its direct run's (functions that differ by 0.5 or more; inlined code is"
         echo "charged to the file:function callgrind names)."
         echo
         echo "| added Ir / launch | function |"
