@@ -3618,9 +3618,11 @@ def trial_helper_timed_round_fault_blames_nobody():
     htrace = os.path.join(WORK, "timed_fault.helper.trace")
     env = dict(TRIAL, XMATUNE_RACE="0", XMATUNE_WARMUP="1", XMATUNE_ITERATIONS="3",
                SIMCUDA_TRACE_HELPER=htrace)
-    _, _, every = round2_run_of_64(env)
-    t = run("rt", "saxpy", env=dict(env, SIMCUDA_FAIL_HELPER="cuLaunchKernel:%d:"
-                                    "CUDA_ERROR_ILLEGAL_ADDRESS" % every))
+    runs, r2, _ = round2_run_of_64(env)
+    # placed by BLOCK=64's own launch count: the count of every launch moves with the guard
+    # bytes' comparisons, whose number follows where the allocations fall in their windows
+    nth = runs[:r2 + 1].count(64)
+    t = run("rt", "saxpy", env=dict(env, SIMCUDA_FAULT_AT="%s:64:%d" % (SAXPY, nth)))
     ok(t, "a fault in a timed round")
     same_output(base, t, "a fault in a timed round")
     ev = tune_events(t, "saxpy")[0]

@@ -38,6 +38,12 @@ static unsigned long long g_hang_from;    /* the executed launch (g_launches) th
 static _Atomic double g_hang_until;       /* CLOCK_MONOTONIC ms */
 static char g_hang_file[4096];            /* SIMCUDA_HANG_UNTIL, or "" */
 static _Atomic int g_hang_held;           /* a hang waits for g_hang_file */
+/* SIMCUDA_FAULT_AT=kernel:block_x:nth: that config's nth launch in the process faults
+ * (ILLEGAL_ADDRESS, sticky) instead of running: a fault placed by the config's own launch
+ * count, which other kernels' launches (the shim's comparisons) do not shift */
+static char g_faultat_kernel[128];
+static unsigned g_faultat_block;
+static unsigned long long g_faultat_nth, g_faultat_seen;
 
 static double wall_ms(void)
 {
@@ -331,6 +337,18 @@ static int helper_role(void)
     return v && *v && strcmp(v, "0") != 0;
 }
 
+/* SIMCUDA_FAULT_AT's value: kernel:block_x:nth, nth >= 1. */
+static void parse_fault_at(const char *v)
+{
+    char tail[2];
+    if (sscanf(v, "%127[^:]:%u:%llu%1s", g_faultat_kernel, &g_faultat_block, &g_faultat_nth,
+               tail) == 3 &&
+        g_faultat_nth >= 1)
+        return;
+    g_faultat_nth = 0;
+    fprintf(stderr, "simcuda: SIMCUDA_FAULT_AT: expected kernel:block_x:nth, got '%s'\n", v);
+}
+
 /* SIMCUDA_HANG's value: kernel:block_x:ms[:nth], ms a number or "forever", nth >= 1. */
 static void parse_hang(const char *v)
 {
@@ -371,6 +389,7 @@ static void read_env(void)
     if ((v = getenv(g_helper ? "SIMCUDA_TRACE_HELPER" : "SIMCUDA_TRACE")) && *v)
         simcuda_set_trace(v);
     if ((v = getenv("SIMCUDA_HANG")) && *v) parse_hang(v);
+    if ((v = getenv("SIMCUDA_FAULT_AT")) && *v) parse_fault_at(v);
     if ((v = getenv("SIMCUDA_STICKY")) && *v) simcuda_set_sticky(strcmp(v, "0") != 0);
     if ((v = getenv("SIMCUDA_UNIQUE_HANDLES")) && *v) g_unique_handles = strcmp(v, "0") != 0;
     if ((v = getenv("SIMCUDA_RANGE_SHORT")) && *v) g_range_short = strtoul(v, NULL, 10);
@@ -2551,6 +2570,9 @@ void sim_global_free_locked(uintptr_t p)
 
 CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
 {
+    if (g_faultat_nth && r->block[0] == g_faultat_block && !strcmp(r->k->name, g_faultat_kernel) &&
+        ++g_faultat_seen == g_faultat_nth)
+        return sim_fault(CUDA_ERROR_ILLEGAL_ADDRESS);
     sim_exec e;
     memset(&e, 0, sizeof e);
     e.k = r->k;

@@ -261,6 +261,10 @@
  *     after it says NOT_READY to cuEventQuery and waits in cuEventSynchronize while the
  *     hang lasts, so that a run's end event tells whether it is the one that hangs or
  *     came before it.
+ *   SIMCUDA_FAULT_AT=kernel:block_x:nth: that config's nth launch in the process (counted
+ *                               like SIMCUDA_HANG's nth) faults with ILLEGAL_ADDRESS (sticky)
+ *                               instead of running: unlike SIMCUDA_FAIL's count of every
+ *                               launch, the shim's own comparison kernels do not move it
  *   SIMCUDA_HANG_UNTIL=path     such a hang lasts until path exists instead of ms: a test
  *                               creates the file once it has seen what it waits for (a
  *                               message, a claim), so no wait depends on the machine's speed
