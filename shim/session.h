@@ -197,7 +197,7 @@ typedef struct {
     /* in a timed round: other candidates' runs queued, not waited for, before the launch
      * going on (a failure it reports may be theirs) */
     int queued;
-    xmt_slack slack;          /* its guard bytes (slack.h); none outside the helper */
+    xmt_slack slack; /* its guard bytes (slack.h); none outside the helper */
 } xmt_session;
 
 /* Called while a session waits for the GPU and between its phases (NULL: nothing). The
