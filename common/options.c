@@ -60,7 +60,8 @@ static const opt_desc options[] = {
     {"XMATUNE_AUTO_TOLERANCE", T_TOL, OFF(auto_tol), 0, "0", 0, 0,
      "under `XMATUNE_AUTO=1`, `RTOL` or `RTOL,ATOL`: the outputs a kernel with no policy "
      "entry writes through pointers to a float type are verified within `abs(a - b) <= "
-     "ATOL + RTOL * abs(b)` instead of bitwise, so that candidates that differ from its own config only "
+     "ATOL + RTOL * abs(b)` instead of bitwise, so that candidates that differ from its own config "
+     "only "
      "by float rounding can win (`docs/tuning.md`, Rounding); `0`: bitwise",
      NULL},
     {"XMATUNE_LOG", T_STR, OFF(log), SZ(log), "", 0, 0,
