@@ -918,6 +918,23 @@ static void param_name(const xmt_kernel *k, size_t i, char *out, size_t cap)
         snprintf(out, cap, "parameter %zu", i);
 }
 
+/* The pointer arguments that point into region rg, in the policy's terms ("x, y"; "" when
+ * none does). Returns how many. */
+static size_t arguments_into(const xmt_session *S, const xmt_region *rg, char *out, size_t cap)
+{
+    size_t at = 0, count = 0;
+    CUdeviceptr p;
+    char pn[64];
+    out[0] = 0;
+    for (size_t i = 0; i < S->v->nparams; i++) {
+        if (!points_into(S, i, rg, &p)) continue;
+        param_name(S->k, i, pn, sizeof pn);
+        if (at < cap) at += (size_t)snprintf(out + at, cap - at, "%s%s", count ? ", " : "", pn);
+        count++;
+    }
+    return count;
+}
+
 /* Names, in the policy's terms, the pointer argument whose data holds addr (a byte of
  * region rg that differed): the one pointing into rg nearest below addr, with the byte's
  * offset from where it points. One allocation can serve several arguments: then it says
@@ -926,21 +943,15 @@ static void param_name(const xmt_kernel *k, size_t i, char *out, size_t cap)
 static void name_argument(const xmt_session *S, const xmt_region *rg, CUdeviceptr addr, int is_out,
                           char *out, size_t cap)
 {
-    size_t best = (size_t)-1, at = 0;
+    size_t best = (size_t)-1;
     CUdeviceptr bp = 0, p;
-    char all[192] = "", pn[64];
-    int count = 0;
-    for (size_t i = 0; i < S->v->nparams; i++) {
-        if (!points_into(S, i, rg, &p)) continue;
-        param_name(S->k, i, pn, sizeof pn);
-        if (at < sizeof all)
-            at += (size_t)snprintf(all + at, sizeof all - at, "%s%s", count ? ", " : "", pn);
-        count++;
-        if (p <= addr && (best == (size_t)-1 || p > bp)) {
+    char all[192], pn[64];
+    size_t count = arguments_into(S, rg, all, sizeof all);
+    for (size_t i = 0; i < S->v->nparams; i++)
+        if (points_into(S, i, rg, &p) && p <= addr && (best == (size_t)-1 || p > bp)) {
             best = i;
             bp = p;
         }
-    }
     out[0] = 0;
     if (best == (size_t)-1) return;
     param_name(S->k, best, pn, sizeof pn);
@@ -1196,16 +1207,8 @@ fail:
 static void region_name(const xmt_session *S, long i, char *out, size_t cap)
 {
     const xmt_region *rg = &S->trial->regs[i];
-    size_t at = 0;
-    CUdeviceptr p;
-    char pn[64];
-    out[0] = 0;
-    for (size_t j = 0; j < S->v->nparams && at < cap; j++)
-        if (points_into(S, j, rg, &p)) {
-            param_name(S->k, j, pn, sizeof pn);
-            at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? ", " : "", pn);
-        }
-    if (!out[0]) snprintf(out, cap, "0x%llx", (unsigned long long)rg->base);
+    if (!arguments_into(S, rg, out, cap))
+        snprintf(out, cap, "0x%llx", (unsigned long long)rg->base);
 }
 
 /* Where in the guard bytes a run wrote: "after the allocation out points into, from byte 0
