@@ -1041,7 +1041,7 @@ static const xmt_sbuf *extent_of(const xmt_session *S, size_t i)
 }
 
 /* Measures the float extents whose comparisons which[0 .. n) found a difference. 1 when
- * each differs by rounding alone (c->rounded and c->rel set, the session's tally; *elements
+ * each differs by rounding alone (c->rounded and c->rel set; *elements
  * the differing elements, *name the first extent's), 0 when one does not, -1 on failure. */
 static int measure_rounding(xmt_session *S, xmt_cand *c, const size_t *which, size_t n,
                             uint64_t *elements, const char **name)
@@ -1070,8 +1070,6 @@ static int measure_rounding(xmt_session *S, xmt_cand *c, const size_t *which, si
     }
     c->rounded = 1;
     c->rel = rel;
-    S->rounded++;
-    S->rounded_max = fmax(S->rounded_max, rel);
     return 1;
 }
 
@@ -1090,7 +1088,6 @@ static int rounding_rejected(xmt_session *S, xmt_cand *c)
     const char *name;
     int m = n ? measure_rounding(S, c, which, n, &elements, &name) : 0;
     if (m <= 0) return m;
-    S->rounded_rejected++;
     size_t l =
         (size_t)snprintf(c->why, sizeof c->why,
                          "%.40s%s: float rounding alone: %llu elements differ from the "
@@ -1130,19 +1127,6 @@ static int rounding_passed(xmt_session *S, xmt_cand *c)
     uint64_t elements;
     const char *name;
     return nd && measure_rounding(S, c, which, nd, &elements, &name) < 0 ? -1 : 0;
-}
-
-/* A candidate rejected for something worse than rounding (guard bytes) leaves the
- * rounding tally (its status still the one verify_compare gave). */
-static void unround(xmt_session *S, xmt_cand *c)
-{
-    if (!c->rounded) return;
-    c->rounded = 0;
-    S->rounded--;
-    if (c->status == XMT_C_REJECTED) S->rounded_rejected--;
-    S->rounded_max = 0;
-    for (size_t i = 1; i <= S->n; i++)
-        if (S->cands[i].rounded) S->rounded_max = fmax(S->rounded_max, S->cands[i].rel);
 }
 
 /* One candidate's verification run(s) against the program's own result: it stays ok, or
@@ -1277,7 +1261,7 @@ static int guard_check(xmt_session *S, xmt_cand *c, int ran)
     if (r <= 0) return r;
     snprintf(c->why, sizeof c->why, "%.220s: it would write past the program's allocations%s", why,
              c->status == XMT_C_REJECTED ? " (its outputs differ too)" : "");
-    unround(S, c);
+    c->rounded = 0; /* rejected for something worse than rounding */
     c->status = XMT_C_REJECTED;
     TRY(S, xmt_slack_fill(&S->slack, S->s), "guard bytes");
     return 0;

@@ -141,10 +141,6 @@ typedef struct {
     /* the entry's tolerance: (auto): the float extents compared within it */
     int has_tol;
     double tol_rtol, tol_atol;
-    /* candidates whose float outputs differed by rounding alone, those of them rejected
-     * (no tolerance, or beyond it), the largest relative difference among them */
-    size_t rounded, rounded_rejected;
-    double rounded_max;
     xmt_gc gc;
     double scratch_limit;
     size_t scratch_bytes;

@@ -28,6 +28,26 @@ static json_t *times_json(const xmt_cand *c)
     return a;
 }
 
+/* The candidates whose float outputs differed from the own config's by rounding alone
+ * (rounding.h): how many, how many of them were rejected, the largest difference. */
+typedef struct {
+    size_t n, rejected;
+    double max_rel;
+} rounding_tally;
+
+static rounding_tally tally_rounding(const xmt_session *S)
+{
+    rounding_tally t = {0, 0, 0};
+    for (size_t i = 1; i <= S->n; i++) {
+        const xmt_cand *c = &S->cands[i];
+        if (!c->rounded) continue;
+        t.n++;
+        t.rejected += c->status == XMT_C_REJECTED;
+        t.max_rel = fmax(t.max_rel, c->rel);
+    }
+    return t;
+}
+
 static void say_verbose(const xmt_session *S)
 {
     const xmt_cand *own = &S->cands[0];
@@ -49,12 +69,13 @@ static void say_verbose(const xmt_session *S)
                                                         : "skipped",
                             c->why);
         }
-    if (S->rounded_rejected)
+    rounding_tally rt = tally_rounding(S);
+    if (rt.rejected)
         xmt_verbose(1,
                     "%s: %zu configs differ from the program's own for %s by float rounding "
                     "alone (the largest by %.2g times its output's largest magnitude) and "
                     "were rejected: %s",
-                    S->k->demangled, S->rounded_rejected, S->key_text, S->rounded_max,
+                    S->k->demangled, rt.rejected, S->key_text, rt.max_rel,
                     S->has_tol ? "beyond the entry's tolerance"
                                : "verification is bitwise unless a tolerance is allowed "
                                  "(XMATUNE_AUTO_TOLERANCE, or tolerance: in the entry)");
@@ -243,9 +264,10 @@ static json_t *search_json(const xmt_session *S)
  * NULL when neither. */
 static json_t *rounding_json(const xmt_session *S)
 {
-    if (!S->rounded && !S->has_tol) return NULL;
-    json_t *o = json_pack("{sIsIsf}", XMT_F_ROUNDED, (json_int_t)S->rounded, XMT_F_REJECTED,
-                          (json_int_t)S->rounded_rejected, XMT_F_MAX_REL, S->rounded_max);
+    rounding_tally rt = tally_rounding(S);
+    if (!rt.n && !S->has_tol) return NULL;
+    json_t *o = json_pack("{sIsIsf}", XMT_F_ROUNDED, (json_int_t)rt.n, XMT_F_REJECTED,
+                          (json_int_t)rt.rejected, XMT_F_MAX_REL, rt.max_rel);
     if (o && S->has_tol)
         json_object_set_new(o, XMT_F_TOLERANCE,
                             json_pack("{sfsf}", XMT_F_RTOL, S->tol_rtol, XMT_F_ATOL, S->tol_atol));
