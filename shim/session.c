@@ -407,8 +407,7 @@ static void settings(xmt_session *S)
     S->budget_ms = xmt_entry_budget_ms(e) >= 0 ? xmt_entry_budget_ms(e) : xmt_opt.budget_ms;
     S->warmup_ms = xmt_entry_warmup_ms(e) >= 0 ? xmt_entry_warmup_ms(e) : xmt_opt.warmup_ms;
     S->automatic = xmt_session_protects_auto(e);
-    S->has_tol = S->automatic && xmt_entry_tolerance(e, &S->tol_rtol, &S->tol_atol) &&
-                 (S->tol_rtol > 0 || S->tol_atol > 0);
+    S->has_tol = xmt_session_tolerance(e, &S->tol_rtol, &S->tol_atol);
 }
 
 /* The dynamic shared memory a candidate may ask for: what the program opted the kernel
@@ -1810,6 +1809,12 @@ int xmt_session_protects_auto(const xmt_entry *e)
 {
     int p = xmt_entry_protect(e);
     return (p >= 0 ? p : xmt_opt.protect) == XMT_PROTECT_AUTO;
+}
+
+int xmt_session_tolerance(const xmt_entry *e, double *rtol, double *atol)
+{
+    return xmt_session_protects_auto(e) && xmt_entry_tolerance(e, rtol, atol) &&
+           (*rtol > 0 || *atol > 0);
 }
 
 int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,

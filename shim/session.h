@@ -218,6 +218,10 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
  * XMATUNE_PROTECT). */
 int xmt_session_protects_auto(const xmt_entry *e);
 
+/* 1 with *rtol, *atol when the entry's float outputs are compared within its tolerance:
+ * protected automatically, with a tolerance: that is not 0 (rounding.h). */
+int xmt_session_tolerance(const xmt_entry *e, double *rtol, double *atol);
+
 /* Frees what the session kept for the report. */
 void xmt_session_free(xmt_session *S);
 

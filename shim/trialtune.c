@@ -423,12 +423,11 @@ static size_t check_comparisons(const xmt_kernel *k, const xmt_launch_view *v, c
                                 xmt_gc_cmp **out)
 {
     double rtol = 0, atol = 0;
-    int tol = xmt_session_protects_auto(k->entry) && xmt_entry_tolerance(k->entry, &rtol, &atol) &&
-              (rtol > 0 || atol > 0);
+    int tol = xmt_session_tolerance(k->entry, &rtol, &atol);
     size_t nr = st->nregs, next = 0, n = 0;
     xmt_region *g = calloc(nr ? nr : 1, sizeof *g);
-    static _Thread_local xmt_sbuf ext[XMT_MAX_EXTENTS];
-    static _Thread_local char names[XMT_MAX_EXTENTS][XMT_EXTENT_NAME];
+    xmt_sbuf ext[XMT_MAX_EXTENTS];
+    char names[XMT_MAX_EXTENTS][XMT_EXTENT_NAME];
     int ok = g != NULL;
     for (size_t i = 0; ok && i < nr; i++) {
         g[i].base = st->regs[i].base;
