@@ -114,3 +114,11 @@ CUresult xmt_run_for_real(xmt_kernel *k, const xmt_launch *l, const xmt_candidat
     }
     return r;
 }
+
+int xmt_candidate_is_own(const xmt_candidate *c, const xmt_launch *l)
+{
+    return c->nargs == 0 && c->dims.grid.x == l->grid[0] && c->dims.grid.y == l->grid[1] &&
+           c->dims.grid.z == l->grid[2] && c->dims.block.x == l->block[0] &&
+           c->dims.block.y == l->block[1] && c->dims.block.z == l->block[2] &&
+           c->dims.shared == l->shared;
+}

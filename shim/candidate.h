@@ -45,6 +45,10 @@ CUresult xmt_pass(xmt_kernel *k, const xmt_launch *l);
 /* Errors after which the context is still usable: the launch was refused, nothing ran. */
 int xmt_refused(CUresult r);
 
+/* Whether c launches exactly as l does: the same grid, block and dynamic shared memory,
+ * no argument overridden. */
+int xmt_candidate_is_own(const xmt_candidate *c, const xmt_launch *l);
+
 /* The launch for real with candidate c: if the driver refuses it, the program's own
  * config runs instead (warned) and its result is what the program sees. */
 CUresult xmt_run_for_real(xmt_kernel *k, const xmt_launch *l, const xmt_candidate *c);

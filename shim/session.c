@@ -378,14 +378,6 @@ static void own_label(const xmt_launch *l, char *buf, size_t cap)
              l->grid[2], l->block[0], l->block[1], l->block[2], l->shared);
 }
 
-static int same_as_own(const xmt_candidate *c, const xmt_launch *l)
-{
-    return c->nargs == 0 && c->dims.grid.x == l->grid[0] && c->dims.grid.y == l->grid[1] &&
-           c->dims.grid.z == l->grid[2] && c->dims.block.x == l->block[0] &&
-           c->dims.block.y == l->block[1] && c->dims.block.z == l->block[2] &&
-           c->dims.shared == l->shared;
-}
-
 /* ---- the phases ------------------------------------------------------------------------- */
 
 /* The entry's settings, else the options'. */
@@ -447,7 +439,7 @@ static void admit(xmt_session *S, xmt_cand *c, size_t i)
         c->status = XMT_C_SKIPPED;
         snprintf(c->why, sizeof c->why, "shared %u > %d bytes the program opted the kernel into",
                  c->c.dims.shared, S->allowed_dyn);
-    } else if (same_as_own(&c->c, S->l)) {
+    } else if (xmt_candidate_is_own(&c->c, S->l)) {
         c->status = XMT_C_SKIPPED;
         snprintf(c->why, sizeof c->why, "same as the program's own config");
     } else if (faulted_before(S, c)) {

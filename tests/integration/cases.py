@@ -1039,6 +1039,27 @@ def tune_pin():
 
 
 @case
+def tune_pin_same_as_own_is_not_rechecked():
+    """A pin that is the program's own launch (tests/gpu/launch_rate.yaml's way of making
+    every launch a cache hit) has nothing to re-check: the re-check's only candidate was
+    skipped as "same as the program's own config", which it took for a failed check, and
+    it dropped the pin at the second launch (seen on the H200: 1 launch rewritten of
+    120000)."""
+    pol = os.path.join(fresh("pinown"), "pin.yaml")
+    open(pol, "w").write("kernels:\n  - match: saxpy\n    params: [n: i32, a: f32, x: ptr, y: ptr]\n"
+                         "    pin: {launch: {grid: [4], block: [32]}}\n    protect: declared\n")
+    base = run("rt", "saxpy", shim=False, iterations=6)
+    for where in ("helper", "inline"):
+        t = run("rt", "saxpy", iterations=6,
+                env=dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_VERBOSE="1"))
+        ok(t, where)
+        same_output(base, t, "pinned to its own launch, " + where)
+        expect("dropped" not in t.stderr and not t.events("recheck"), t.stderr)
+        rows = [l.split() for l in t.stderr.splitlines() if l.endswith("float*)")]
+        expect(rows and rows[-1][1:3] == ["6", "6"], "launches, rewritten: %r" % rows)
+
+
+@case
 def tune_refused_config_named():
     """The driver refusing a winner's config is said with the config's name, though the
     launch path evaluates configs without their labels (xmt_entry_config: formatting one at
