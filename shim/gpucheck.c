@@ -16,8 +16,9 @@
 
 extern const char xmt_gpucheck_ptx[]; /* gpucheck/ptx.S */
 
-static const char *const fn_names[3] = {"xmt_cmp_bits", "xmt_cmp_tol", "xmt_changed"};
-enum { F_BITS, F_TOL, F_CHANGED };
+static const char *const fn_names[XMT_GC_NFN] = {"xmt_cmp_bits", "xmt_cmp_tol", "xmt_changed",
+                                                 "xmt_absmax"};
+enum { F_BITS, F_TOL, F_CHANGED, F_ABSMAX };
 
 #define MAX_CTX 16
 #define THREADS 256
@@ -26,21 +27,21 @@ enum { F_BITS, F_TOL, F_CHANGED };
 /* One loaded module per context, by cuCtxGetId (never reused, unlike context handles). */
 static struct {
     unsigned long long id;
-    CUfunction fn[3]; /* all NULL: the module could not be loaded in that context */
+    CUfunction fn[XMT_GC_NFN]; /* all NULL: the module could not be loaded in that context */
 } g_ctx[MAX_CTX];
 static unsigned g_next;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Loads the module into the current context; 0 and fn filled, or -1 (said once). */
-static int load_module(CUfunction fn[3])
+static int load_module(CUfunction fn[XMT_GC_NFN])
 {
     CUmodule m = NULL;
     CUresult r = xmt_drv.cuModuleLoadData(&m, xmt_gpucheck_ptx);
-    for (int i = 0; r == CUDA_SUCCESS && i < 3; i++)
+    for (int i = 0; r == CUDA_SUCCESS && i < XMT_GC_NFN; i++)
         r = xmt_drv.cuModuleGetFunction(&fn[i], m, fn_names[i]);
     if (r == CUDA_SUCCESS) return 0;
     if (m) xmt_drv.cuModuleUnload(m);
-    memset(fn, 0, 3 * sizeof(CUfunction));
+    memset(fn, 0, XMT_GC_NFN * sizeof(CUfunction));
     char b[32];
     static atomic_int warned;
     if (xmt_first_time(&warned))
@@ -213,6 +214,44 @@ CUresult xmt_gc_changed(xmt_gc *g, CUdeviceptr a, CUdeviceptr b, size_t bytes, u
         r = xmt_drv.cuMemcpyDtoHAsync(flags, g->flags, nflags, g->s);
         if (r == CUDA_SUCCESS) r = xmt_drv.cuStreamSynchronize(g->s);
     }
+    return r;
+}
+
+/* The host path of xmt_gc_absmax: through the host in chunks, so that a large output
+ * needs no copy of its own size. */
+static CUresult absmax_host(xmt_gc *g, CUdeviceptr p, size_t bytes, int kind, unsigned es,
+                            double *max)
+{
+    enum { CHUNK = 1 << 22 };
+    if (grow_host(g, bytes < CHUNK ? bytes : CHUNK) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = CUDA_SUCCESS;
+    for (size_t at = 0; r == CUDA_SUCCESS && at + es <= bytes; at += CHUNK) {
+        size_t len = bytes - at < CHUNK ? bytes - at : CHUNK;
+        r = xmt_drv.cuMemcpyDtoHAsync(g->h1, p + at, len, g->s);
+        if (r == CUDA_SUCCESS) r = xmt_drv.cuStreamSynchronize(g->s);
+        if (r == CUDA_SUCCESS) {
+            double m = xmt_verify_absmax_host(g->h1, len / es, kind);
+            if (m > *max) *max = m;
+        }
+    }
+    return r;
+}
+
+CUresult xmt_gc_absmax(xmt_gc *g, CUdeviceptr p, size_t bytes, int kind, double *max)
+{
+    unsigned es = kind == XMT_CMP_F64 ? 8 : kind == XMT_CMP_F32 ? 4 : 2;
+    *max = 0;
+    if (bytes < es) return CUDA_SUCCESS;
+    if (!xmt_gc_on_gpu(g)) return absmax_host(g, p, bytes, kind, es, max);
+    uint64_t n = bytes / es, bits = 0;
+    unsigned dt = (unsigned)kind;
+    CUresult r = grow(&g->res, &g->res_cap, 16);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuMemsetD8Async(g->res, 0, 8, g->s);
+    void *args[] = {&p, &n, &dt, &g->res};
+    if (r == CUDA_SUCCESS) r = launch(g, F_ABSMAX, n, args);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuMemcpyDtoHAsync(&bits, g->res, 8, g->s);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuStreamSynchronize(g->s);
+    if (r == CUDA_SUCCESS) memcpy(max, &bits, 8);
     return r;
 }
 

@@ -1,10 +1,12 @@
 /*
- * gpucheck: comparing device buffers and finding the bytes a run changed, on the GPU.
+ * gpucheck: comparing device buffers, finding the bytes a run changed, and the largest
+ * magnitude in a float output, on the GPU.
  *
  * The kernels are the shim's own (gpucheck/kernels.cu, carried as PTX text): loaded with
  * cuModuleLoadData once per context, on first need, and forgotten with the context (a
  * context is known by cuCtxGetId, which is never reused). Only counts and first indices
- * come back to the host; for change detection, one flag byte per chunk. When the module
+ * come back to the host; for change detection, one flag byte per chunk; for the largest
+ * magnitude, one double. When the module
  * cannot load (or XMATUNE_VERIFY_ON=host), the same rules run on the host (verify.c)
  * over copies, and the log says so once. Either way the answers are the same.
  */
@@ -29,9 +31,12 @@ typedef struct {
     uint64_t count, first; /* first: UINT64_MAX when count is 0 */
 } xmt_gc_result;
 
+/* The module's kernels: xmt_cmp_bits, xmt_cmp_tol, xmt_changed, xmt_absmax. */
+#define XMT_GC_NFN 4
+
 typedef struct {
     CUstream s;
-    CUfunction fn[3]; /* xmt_cmp_bits, xmt_cmp_tol, xmt_changed; NULL: the host path */
+    CUfunction fn[XMT_GC_NFN]; /* NULL: the host path */
     CUdeviceptr res, flags;
     size_t res_cap, flags_cap;
     uint8_t *h1, *h2;
@@ -53,6 +58,11 @@ CUresult xmt_gc_compare(xmt_gc *g, const xmt_gc_cmp *c, size_t n, xmt_gc_result 
  * 16-byte words differ. Waits for it. */
 CUresult xmt_gc_changed(xmt_gc *g, CUdeviceptr a, CUdeviceptr b, size_t bytes, unsigned shift,
                         uint8_t *flags, uint64_t *changed);
+
+/* *max = the largest |value| among the bytes/es elements of float kind `kind` (XMT_CMP_F16
+ * to XMT_CMP_F64) at p, NaNs and infinities left out (0 when none). Only the result comes
+ * back to the host on the GPU path. Waits for it. */
+CUresult xmt_gc_absmax(xmt_gc *g, CUdeviceptr p, size_t bytes, int kind, double *max);
 
 /* Frees what open and the calls allocated. */
 void xmt_gc_close(xmt_gc *g);

@@ -104,26 +104,6 @@ size_t xmt_rounding_extents(const xmt_kernel *k, const xmt_launch_view *v, const
     return n;
 }
 
-CUresult xmt_rounding_scale(CUdeviceptr ref, size_t bytes, int cmp_kind, CUstream s, double *max)
-{
-    enum { CHUNK = 1 << 22 };
-    size_t es = cmp_kind == XMT_CMP_F64 ? 8 : cmp_kind == XMT_CMP_F32 ? 4 : 2;
-    uint8_t *h = malloc(bytes < CHUNK ? bytes : CHUNK);
-    CUresult e = h ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-    *max = 0;
-    for (size_t at = 0; e == CUDA_SUCCESS && at + es <= bytes; at += CHUNK) {
-        size_t len = bytes - at < CHUNK ? bytes - at : CHUNK;
-        e = xmt_drv.cuMemcpyDtoHAsync(h, ref + at, len, s);
-        if (e == CUDA_SUCCESS) e = xmt_drv.cuStreamSynchronize(s);
-        for (size_t i = 0; e == CUDA_SUCCESS && i < len / es; i++) {
-            double v = fabs(xmt_verify_value(h, i, cmp_kind));
-            if (isfinite(v) && v > *max) *max = v;
-        }
-    }
-    free(h);
-    return e;
-}
-
 /* How many elements of c differ by more than atol (rtol 0). */
 static CUresult count_beyond(xmt_gc *gc, const xmt_gc_cmp *c, int kind, double atol, uint64_t *n)
 {

@@ -9,7 +9,8 @@
  * to the comparisons apart so that a difference is known to lie in one; the measurement
  * of such a difference (is every element within a rounding bound, and what is the
  * largest relative difference), made with the comparison kernels themselves (a count
- * per tolerance, bisected) so that no output is copied to the host; and the entry's
+ * per tolerance, bisected) against the output's largest magnitude (gpucheck's
+ * xmt_gc_absmax) so that no output is copied to the host; and the entry's
  * tolerance (`tolerance:`, or XMATUNE_AUTO_TOLERANCE through auto's derived entries), the
  * only thing that lets such a candidate pass.
  */
@@ -48,11 +49,6 @@ double xmt_rounding_bound(int cmp_kind);
 size_t xmt_rounding_extents(const xmt_kernel *k, const xmt_launch_view *v, const xmt_region *regs,
                             size_t nregs, const xmt_sbuf *declared, size_t ndeclared, double rtol,
                             double atol, xmt_sbuf *out, char (*names)[XMT_EXTENT_NAME], size_t cap);
-
-/* The largest magnitude among the bytes/es elements of kind cmp_kind at ref (device
- * memory; NaNs and infinities left out), read through the host in chunks on stream s:
- * the scale rounding is measured against. */
-CUresult xmt_rounding_scale(CUdeviceptr ref, size_t bytes, int cmp_kind, CUstream s, double *max);
 
 /* What a difference in one float extent is. */
 typedef struct {

@@ -1048,7 +1048,7 @@ static int measure_rounding(xmt_session *S, xmt_cand *c, const size_t *which, si
         int kind = xmt_verify_kind(b->b.dtype, 1, 0, &es);
         xmt_rounding r;
         CUresult e = CUDA_SUCCESS;
-        if (*scale < 0) e = xmt_rounding_scale(g->ref, g->bytes, kind, S->s, scale);
+        if (*scale < 0) e = xmt_gc_absmax(&S->gc, g->ref, g->bytes, kind, scale);
         if (e == CUDA_SUCCESS) e = xmt_rounding_measure(&S->gc, g, kind, *scale, &r);
         if (e != CUDA_SUCCESS) {
             session_error(S, e, "verification");

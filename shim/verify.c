@@ -45,6 +45,16 @@ double xmt_verify_value(const uint8_t *p, uint64_t i, int kind)
     }
 }
 
+double xmt_verify_absmax_host(const uint8_t *p, uint64_t n, int kind)
+{
+    double m = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        double v = fabs(xmt_verify_value(p, i, kind));
+        if (isfinite(v) && v > m) m = v;
+    }
+    return m;
+}
+
 uint64_t xmt_verify_host(const uint8_t *ref, const uint8_t *got, size_t bytes, int kind,
                          unsigned es, double rtol, double atol, uint64_t *first)
 {

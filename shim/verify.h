@@ -36,6 +36,10 @@ double xmt_verify_value(const uint8_t *p, uint64_t i, int kind);
 uint64_t xmt_verify_host(const uint8_t *ref, const uint8_t *got, size_t bytes, int kind,
                          unsigned es, double rtol, double atol, uint64_t *first);
 
+/* The largest |value| among n elements of kind `kind` (not XMT_CMP_BITS) at p, NaNs and
+ * infinities left out; 0 when none. The PTX twin is xmt_absmax. */
+double xmt_verify_absmax_host(const uint8_t *p, uint64_t n, int kind);
+
 /* Which chunks of 1 << shift bytes differ between a and b: flags[c] set to 1 for each
  * (others untouched). Returns the number of differing 16-byte words; *first = the byte
  * offset of the first (UINT64_MAX when none). */

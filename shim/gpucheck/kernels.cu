@@ -3,10 +3,10 @@
  * (tools/dev/gen_gpucheck_ptx.sh) and carried as text in libxmatune.so: the driver JIT-compiles
  * them for whatever GPU is there, so no nvcc is needed to build the shim.
  *
- * Each kernel publishes one result: `*count` is increased by the number of differing
- * elements (or 16-byte words, for xmt_changed) and `*first` lowered to the first
+ * Each comparison kernel publishes one result: `*count` is increased by the number of
+ * differing elements (or 16-byte words, for xmt_changed) and `*first` lowered to the first
  * differing index (byte offset, for xmt_changed). The caller zeroes the count and sets
- * first to ~0 beforehand.
+ * first to ~0 beforehand. xmt_absmax publishes the largest magnitude it read instead.
  * The C equivalents the simulated driver runs are in tests/simdriver/sim_xmtcheck.c; the
  * host fallback is shim/verify.c. All three must agree exactly (docs/tuning.md
  * "Verification" states the rules).
@@ -146,4 +146,21 @@ extern "C" __global__ void xmt_changed(const unsigned char *a, const unsigned ch
             if (i < first) first = i;
         }
     publish(cnt, fst, count, first);
+}
+
+/* The largest |value| among n elements of dtype dt, NaNs and infinities left out, as the
+ * bits of a double raised into *maxbits (zeroed by the caller: 0.0): non-negative doubles
+ * order as their bit patterns do, so an integer atomicMax publishes it. The scale that
+ * float rounding is measured against (shim/rounding.c), read without copying an output
+ * to the host. */
+extern "C" __global__ void xmt_absmax(const unsigned char *p, u64 n, unsigned dt, u64 *maxbits)
+{
+    u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    double m = 0;
+    for (u64 i = tid; i < n; i += stride) {
+        double v = fabs(load(p, i, dt));
+        if (isfinite(v) && v > m) m = v;
+    }
+    if (m > 0) atomicMax(maxbits, (u64)__double_as_longlong(m));
 }

@@ -2,7 +2,8 @@
  * give exactly the host rules' answers (shim/verify.c) -- count and first index -- at
  * every edge: NaN payloads, -0.0, infinities, denormals, values at the tolerance limit,
  * f16/bf16/f32/f64, element sizes 1-8, unaligned starts; and the changed-chunk kernel
- * must flag exactly the host's chunks. Run by tests/gpu/all.sh on the GPU machine.
+ * must flag exactly the host's chunks, and the largest-magnitude kernel (xmt_absmax) find
+ * exactly the host's largest finite |value|. Run by tests/gpu/all.sh on the GPU machine.
  * Prints one line per group and "gpucheck_edges: OK" or the first disagreement. */
 #include <cuda.h>
 #include <math.h>
@@ -23,7 +24,7 @@
         }                                                                                          \
     } while (0)
 
-static CUfunction f_bits, f_tol, f_changed;
+static CUfunction f_bits, f_tol, f_changed, f_absmax;
 static CUdeviceptr d_a, d_b, d_res, d_flags;
 static long checked, bad;
 
@@ -145,6 +146,26 @@ static void changed_check(uint8_t *a, uint8_t *b, size_t bytes, unsigned shift)
     free(gf);
 }
 
+/* n elements of kind at a + off: the GPU's largest finite |value| against the host's. */
+static void absmax_check(const uint8_t *a, size_t off, uint64_t n, int kind)
+{
+    unsigned es = kind <= XMT_CMP_BF16 ? 2 : kind == XMT_CMP_F32 ? 4 : 8;
+    double host = xmt_verify_absmax_host(a + off, n, kind), gpu;
+    uint64_t bits = 0;
+    unsigned dt = (unsigned)kind;
+    CK(cuMemcpyHtoD(d_a, a, off + n * es));
+    CK(cuMemcpyHtoD(d_res, &bits, 8));
+    CUdeviceptr p = d_a + off;
+    void *args[] = {&p, &n, &dt, &d_res};
+    CK(cuLaunchKernel(f_absmax, 64, 1, 1, 256, 1, 1, 0, 0, args, NULL));
+    CK(cuMemcpyDtoH(&bits, d_res, 8));
+    memcpy(&gpu, &bits, 8);
+    checked++;
+    if (gpu != host && bad++ < 10)
+        printf("gpucheck_edges: DISAGREE absmax kind=%d n=%llu off=%zu: gpu %.17g host %.17g\n",
+               kind, (unsigned long long)n, off, gpu, host);
+}
+
 int main(void)
 {
     CUdevice dev;
@@ -158,6 +179,7 @@ int main(void)
     CK(cuModuleGetFunction(&f_bits, mod, "xmt_cmp_bits"));
     CK(cuModuleGetFunction(&f_tol, mod, "xmt_cmp_tol"));
     CK(cuModuleGetFunction(&f_changed, mod, "xmt_changed"));
+    CK(cuModuleGetFunction(&f_absmax, mod, "xmt_absmax"));
     size_t cap = 8 * N + 64;
     uint8_t *a = malloc(cap), *b = malloc(cap);
     CK(cuMemAlloc(&d_a, cap));
@@ -194,6 +216,16 @@ int main(void)
                 b[next() % (8 * N)] ^= 0x5a;
             changed_check(a, b, 8 * N - (size_t)rep * 3, shift);
         }
+    for (int kind = XMT_CMP_F16; kind <= XMT_CMP_F64; kind++) {
+        unsigned es = kind <= XMT_CMP_BF16 ? 2 : kind == XMT_CMP_F32 ? 4 : 8;
+        for (int rep = 0; rep < 8; rep++) {
+            fill(a, b, kind, 1e-3, 1e-3); /* NaNs, infinities, denormals, -0.0 among them */
+            absmax_check(a, 0, N - (uint64_t)rep, kind);
+            absmax_check(b, es * (size_t)rep, N - (uint64_t)rep, kind);
+        }
+        memset(a, 0, (size_t)N * es);
+        absmax_check(a, 0, N, kind); /* all zeros: 0 */
+    }
     printf("gpucheck_edges: %ld comparisons in all, %ld disagree\n", checked, bad);
     puts(bad ? "gpucheck_edges: FAIL" : "gpucheck_edges: OK");
     return bad ? 1 : 0;

@@ -844,6 +844,17 @@ static simk_def g_kernels[] = {
      simx_cost,
      {0},
      0},
+    {"xmt_absmax",
+     "xmt_absmax(ptr, u64, u32, ptr)",
+     4,
+     {PTR, U64, I32, PTR},
+     1024,
+     16,
+     0,
+     simx_absmax_run,
+     simx_absmax_cost,
+     {0},
+     0},
 };
 
 #define NKERNELS ((int)(sizeof g_kernels / sizeof g_kernels[0]))

@@ -147,3 +147,30 @@ double simx_cost(const sim_exec *e)
 {
     return 2000.0 + (double)u64_at(e, 2) * 0.0005;
 }
+
+/* xmt_absmax(const u8 *p, u64 n, u32 dt, u64 *maxbits): the largest finite |value|, as
+ * double bits raised into *maxbits. */
+void simx_absmax_run(sim_exec *e)
+{
+    if (!first_block(e)) return;
+    uint64_t n = u64_at(e, 1);
+    unsigned dt = (unsigned)simk_i32(e, 2);
+    unsigned es = dt <= 2 ? 2 : dt == 3 ? 4 : 8;
+    const unsigned char *p = span(e, 0, n * es);
+    uint64_t *mb = (uint64_t *)(void *)span(e, 3, 8);
+    if (!p || !mb) return;
+    double m = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        double v = fabs(load(p, i, dt));
+        if (isfinite(v) && v > m) m = v;
+    }
+    uint64_t bits;
+    memcpy(&bits, &m, 8);
+    if (bits > *mb) *mb = bits;
+}
+
+/* It reads every element once. */
+double simx_absmax_cost(const sim_exec *e)
+{
+    return 2000.0 + (double)u64_at(e, 1) * 0.00025;
+}

@@ -112,6 +112,21 @@ START_TEST(changed_chunks)
 }
 END_TEST
 
+START_TEST(absmax_leaves_out_nan_and_infinity)
+{
+    float f[] = {1.5f, -7.25f, NAN, INFINITY, -INFINITY, -0.0f, 3.0f};
+    ck_assert(xmt_verify_absmax_host((uint8_t *)f, 7, XMT_CMP_F32) == 7.25);
+    ck_assert(xmt_verify_absmax_host((uint8_t *)f, 1, XMT_CMP_F32) == 1.5);
+    ck_assert(xmt_verify_absmax_host((uint8_t *)(f + 2), 4, XMT_CMP_F32) == 0);
+    double d[] = {-1e300, 2.0};
+    ck_assert(xmt_verify_absmax_host((uint8_t *)d, 2, XMT_CMP_F64) == 1e300);
+    uint16_t h[] = {0xC500, 0x7C00, 0x3C00}; /* f16: -5, +inf, 1 */
+    ck_assert(xmt_verify_absmax_host((uint8_t *)h, 3, XMT_CMP_F16) == 5);
+    uint16_t bf[] = {0x4040, 0xFF80}; /* bf16: 3, -inf */
+    ck_assert(xmt_verify_absmax_host((uint8_t *)bf, 2, XMT_CMP_BF16) == 3);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("verify");
@@ -122,6 +137,7 @@ int main(void)
     tcase_add_test(tc, half_and_bfloat16_decoded);
     tcase_add_test(tc, tolerance_edges);
     tcase_add_test(tc, changed_chunks);
+    tcase_add_test(tc, absmax_leaves_out_nan_and_infinity);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
