@@ -17,8 +17,8 @@
 extern const char xmt_gpucheck_ptx[]; /* gpucheck/ptx.S */
 
 static const char *const fn_names[XMT_GC_NFN] = {"xmt_cmp_bits", "xmt_cmp_tol", "xmt_changed",
-                                                 "xmt_absmax"};
-enum { F_BITS, F_TOL, F_CHANGED, F_ABSMAX };
+                                                 "xmt_absmax", "xmt_not"};
+enum { F_BITS, F_TOL, F_CHANGED, F_ABSMAX, F_NOT };
 
 #define MAX_CTX 16
 #define THREADS 256
@@ -253,6 +253,15 @@ CUresult xmt_gc_absmax(xmt_gc *g, CUdeviceptr p, size_t bytes, int kind, double 
     if (r == CUDA_SUCCESS) r = xmt_drv.cuStreamSynchronize(g->s);
     if (r == CUDA_SUCCESS) memcpy(max, &bits, 8);
     return r;
+}
+
+CUresult xmt_gc_complement(xmt_gc *g, CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+    if (!xmt_gc_on_gpu(g)) return CUDA_ERROR_NOT_SUPPORTED;
+    if (bytes == 0) return CUDA_SUCCESS;
+    uint64_t n = bytes;
+    void *args[] = {&dst, &src, &n};
+    return launch(g, F_NOT, bytes / 16 + 1, args);
 }
 
 void xmt_gc_close(xmt_gc *g)

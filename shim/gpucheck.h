@@ -1,6 +1,7 @@
 /*
- * gpucheck: comparing device buffers, finding the bytes a run changed, and the largest
- * magnitude in a float output, on the GPU.
+ * gpucheck: comparing device buffers, finding the bytes a run changed, the largest
+ * magnitude in a float output, and filling outputs with the complement of a reference,
+ * on the GPU.
  *
  * The kernels are the shim's own (gpucheck/kernels.cu, carried as PTX text): loaded with
  * cuModuleLoadData once per context, on first need, and forgotten with the context (a
@@ -31,8 +32,8 @@ typedef struct {
     uint64_t count, first; /* first: UINT64_MAX when count is 0 */
 } xmt_gc_result;
 
-/* The module's kernels: xmt_cmp_bits, xmt_cmp_tol, xmt_changed, xmt_absmax. */
-#define XMT_GC_NFN 4
+/* The module's kernels: xmt_cmp_bits, xmt_cmp_tol, xmt_changed, xmt_absmax, xmt_not. */
+#define XMT_GC_NFN 5
 
 typedef struct {
     CUstream s;
@@ -63,6 +64,10 @@ CUresult xmt_gc_changed(xmt_gc *g, CUdeviceptr a, CUdeviceptr b, size_t bytes, u
  * to XMT_CMP_F64) at p, NaNs and infinities left out (0 when none). Only the result comes
  * back to the host on the GPU path. Waits for it. */
 CUresult xmt_gc_absmax(xmt_gc *g, CUdeviceptr p, size_t bytes, int kind, double *max);
+
+/* Queues dst = ~src (bytes long) on the stream, without waiting. On the GPU path only:
+ * CUDA_ERROR_NOT_SUPPORTED on the host path. */
+CUresult xmt_gc_complement(xmt_gc *g, CUdeviceptr dst, CUdeviceptr src, size_t bytes);
 
 /* Frees what open and the calls allocated. */
 void xmt_gc_close(xmt_gc *g);

@@ -64,7 +64,7 @@ int xmt_outputs_spans(const xmt_region *regs, size_t nregs, xmt_span **spans, si
                 if (pass) {
                     size_t end = (e + 1) * cs < g->bytes ? (e + 1) * cs : g->bytes;
                     (*spans)[n] = (xmt_span){g->base + c * cs, g->snap + c * cs, end - c * cs,
-                                             g->out[c] == 1};
+                                             g->out[c] == 1, g->ref + c * cs};
                 }
                 n++;
             }

@@ -38,7 +38,8 @@ typedef struct {
 typedef struct {
     CUdeviceptr at, snap;
     size_t bytes;
-    int pure; /* written whole by the program's own config: poisoned before a verify run */
+    int pure;        /* written whole by the program's own config: poisoned before a verify run */
+    CUdeviceptr ref; /* the same bytes of the region's reference (its ref) */
 } xmt_span;
 
 /* Flags in each region's `seen` the chunks where the device data differs from its

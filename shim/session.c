@@ -27,6 +27,10 @@
  * whole, whatever the data (an answer of all 0xFF bytes, a fill with -1, included). */
 #define POISON 0xFF
 #define POISON2 0x00
+/* prepare()'s third poison: the complement of the reference (gpucheck's xmt_not), where
+ * the comparison kernels run on the GPU: a candidate's one verify run then tells every
+ * byte it leaves unwritten, since no byte equals its complement. */
+#define POISON_COMPLEMENT 3
 static _Atomic uint64_t last_session_end_us; /* CLOCK_MONOTONIC, any thread's session */
 void (*xmt_session_tick)(void);
 
@@ -94,13 +98,16 @@ static void blame(xmt_session *S, const xmt_cand *c, CUresult r, const char *wha
     } while (0)
 
 /* Auto protection's outputs before a verify run: those the program's own config writes
- * whole are poisoned, those it updates in place restored from the snapshot. With
- * all_restore, every output is restored (the put-back, the determinism run). */
-static int prepare_outputs(xmt_session *S, int all_restore, unsigned char poison)
+ * whole are poisoned (with the byte poison, or with the complement of the reference when
+ * complement), those it updates in place restored from the snapshot. With all_restore,
+ * every output is restored (the put-back, the determinism run). */
+static int prepare_outputs(xmt_session *S, int all_restore, unsigned char poison, int complement)
 {
     for (size_t i = 0; i < S->nspans; i++) {
         const xmt_span *p = &S->spans[i];
-        if (p->pure && !all_restore)
+        if (p->pure && !all_restore && complement)
+            TRY(S, xmt_gc_complement(&S->gc, p->at, p->ref, p->bytes), "poison");
+        else if (p->pure && !all_restore)
             TRY(S, xmt_drv.cuMemsetD8Async(p->at, poison, p->bytes, S->s), "poison");
         else
             TRY(S, xmt_drv.cuMemcpyDtoDAsync(p->at, p->snap, p->bytes, S->s), "restore");
@@ -118,13 +125,16 @@ fail:
 static int prepare(xmt_session *S, int poison, int flush)
 {
     unsigned char pattern = poison == 2 ? POISON2 : POISON;
-    if (poison && prepare_outputs(S, 0, pattern) != 0) return -1;
+    int complement = poison == POISON_COMPLEMENT;
+    if (poison && prepare_outputs(S, 0, pattern, complement) != 0) return -1;
     for (size_t i = 0; i < S->nbufs; i++) {
         xmt_sbuf *b = &S->bufs[i];
         if (b->b.roles & XMT_BUF_RESTORE)
             TRY(S, xmt_drv.cuMemcpyDtoDAsync(b->ptr, b->snap, b->b.bytes, S->s), "restore");
         else if (b->b.roles & XMT_BUF_RESET)
             TRY(S, xmt_drv.cuMemsetD8Async(b->ptr, 0, b->b.bytes, S->s), "reset_to_zero");
+        else if (poison && !S->automatic && (b->b.roles & XMT_BUF_VERIFY) && complement)
+            TRY(S, xmt_gc_complement(&S->gc, b->ptr, b->ref, b->b.bytes), "poison");
         else if (poison && !S->automatic && (b->b.roles & XMT_BUF_VERIFY))
             TRY(S, xmt_drv.cuMemsetD8Async(b->ptr, pattern, b->b.bytes, S->s), "poison");
     }
@@ -140,7 +150,7 @@ static int put_back(xmt_session *S)
 {
     if (!S->snapshots_taken) return 0;
     double t0 = xmt_now_ms();
-    if (prepare_outputs(S, 1, POISON) != 0) return -1;
+    if (prepare_outputs(S, 1, POISON, 0) != 0) return -1;
     /* a failure before the outputs were known: the whole regions (what ran may have
      * changed any byte of them) */
     for (size_t i = 0; !S->nspans && i < S->nregs; i++)
@@ -339,7 +349,8 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
 }
 
 /* One run of a candidate for verification, from outputs poisoned with the first pattern
- * (pattern 1) or the second (2), waited for. Returns as run_candidate. The program's own
+ * (pattern 1), the second (2) or the complement of the reference (POISON_COMPLEMENT),
+ * waited for. Returns as run_candidate. The program's own
  * first run sets the watchdog's measure. */
 static int verify_run_from(xmt_session *S, xmt_cand *c, int pattern)
 {
@@ -370,6 +381,38 @@ static int poisons_any(const xmt_session *S)
             return 1;
     }
     return 0;
+}
+
+/* Whether verify runs poison with the complement of the reference: the comparison
+ * kernels run on the GPU (xmt_not is among them) and every poisoned declared buffer has
+ * its reference. Else a candidate that matches runs again from the second pattern. */
+static int complement_poison(const xmt_session *S)
+{
+    if (!xmt_gc_on_gpu(&S->gc)) return 0;
+    for (size_t i = 0; !S->automatic && i < S->nbufs; i++) {
+        const xmt_sbuf *b = &S->bufs[i];
+        if ((b->b.roles & XMT_BUF_VERIFY) && !(b->b.roles & (XMT_BUF_RESTORE | XMT_BUF_RESET)) &&
+            !b->ref)
+            return 0;
+    }
+    return 1;
+}
+
+/* After a verify run from the complement: whether comparison d's first difference is the
+ * poison left as it was (every byte of the element the complement of the reference's). */
+static int left_unwritten(xmt_session *S, long d)
+{
+    const xmt_gc_cmp *g = &S->segs[d];
+    uint8_t a[8], b[8];
+    size_t es = g->es < sizeof a ? g->es : sizeof a;
+    CUdeviceptr at = S->results[d].first * g->es;
+    if (xmt_drv.cuMemcpyDtoHAsync(a, g->got + at, es, S->s) != CUDA_SUCCESS ||
+        xmt_drv.cuMemcpyDtoHAsync(b, g->ref + at, es, S->s) != CUDA_SUCCESS ||
+        xmt_drv.cuStreamSynchronize(S->s) != CUDA_SUCCESS)
+        return 0;
+    for (size_t i = 0; i < es; i++)
+        if ((a[i] ^ b[i]) != 0xFF) return 0;
+    return 1;
 }
 
 static void own_label(const xmt_launch *l, char *buf, size_t cap)
@@ -1130,12 +1173,13 @@ static int verify_compare(xmt_session *S, xmt_cand *c)
         snprintf(c->why, sizeof c->why, "not verified: the key's budget (budget_ms) was spent");
         return 0;
     }
-    int r = verify_run(S, c);
+    int comp = complement_poison(S);
+    int r = verify_run_from(S, c, comp ? POISON_COMPLEMENT : 1);
     if (r != 0) return r < 0 ? -1 : 0;
     long d = compare_all(S);
     if (d == -2) return -1;
     int second = 0;
-    if (d < 0 && poisons_any(S)) { /* again from the other pattern: every byte written? */
+    if (d < 0 && !comp && poisons_any(S)) { /* again from the other pattern: every byte written? */
         second = 1;
         if ((r = verify_run_from(S, c, 2)) != 0) return r < 0 ? -1 : 0;
         if ((d = compare_all(S)) == -2) return -1;
@@ -1145,12 +1189,15 @@ static int verify_compare(xmt_session *S, xmt_cand *c)
     int rounding = rounding_rejected(S, c);
     if (rounding < 0) return -1;
     if (!rounding) describe(S, c, d);
-    if (second) {
-        size_t l = strlen(c->why);
+    size_t l = strlen(c->why);
+    if (second)
         snprintf(c->why + l, sizeof c->why - l,
                  " (from outputs filled with 0x00; from 0xFF it matched: it leaves output "
                  "bytes unwritten)");
-    }
+    else if (comp && !rounding && left_unwritten(S, d))
+        snprintf(c->why + l, sizeof c->why - l,
+                 " (there it left the complement of the program's own result the outputs "
+                 "were filled with: it leaves output bytes unwritten)");
     return changed_outside(S) && undo(S, c) != 0 ? -1 : 0;
 }
 

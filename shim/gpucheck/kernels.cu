@@ -6,7 +6,8 @@
  * Each comparison kernel publishes one result: `*count` is increased by the number of
  * differing elements (or 16-byte words, for xmt_changed) and `*first` lowered to the first
  * differing index (byte offset, for xmt_changed). The caller zeroes the count and sets
- * first to ~0 beforehand. xmt_absmax publishes the largest magnitude it read instead.
+ * first to ~0 beforehand. xmt_absmax publishes the largest magnitude it read instead, and
+ * xmt_not writes memory rather than reading it.
  * The C equivalents the simulated driver runs are in tests/simdriver/sim_xmtcheck.c; the
  * host fallback is shim/verify.c. All three must agree exactly (docs/tuning.md
  * "Verification" states the rules).
@@ -163,4 +164,21 @@ extern "C" __global__ void xmt_absmax(const unsigned char *p, u64 n, unsigned dt
         if (isfinite(v) && v > m) m = v;
     }
     if (m > 0) atomicMax(maxbits, (u64)__double_as_longlong(m));
+}
+
+/* dst = ~src, bytes long: a verify run's outputs filled with the complement of the
+ * program's own result, so that every byte a candidate leaves unwritten differs from it
+ * (one run tells, where a constant poison needs two: a reference byte may equal it). */
+extern "C" __global__ void xmt_not(unsigned char *dst, const unsigned char *src, u64 bytes)
+{
+    u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    bool aligned = ((((u64)dst) | ((u64)src)) & 15) == 0;
+    u64 words = aligned ? bytes / 16 : 0;
+    for (u64 w = tid; w < words; w += stride) {
+        uint4 x = ((const uint4 *)src)[w];
+        ((uint4 *)dst)[w] = make_uint4(~x.x, ~x.y, ~x.z, ~x.w);
+    }
+    for (u64 i = words * 16 + tid; i < bytes; i += stride)
+        dst[i] = (unsigned char)~src[i];
 }

@@ -2,9 +2,10 @@
  * give exactly the host rules' answers (shim/verify.c) -- count and first index -- at
  * every edge: NaN payloads, -0.0, infinities, denormals, values at the tolerance limit,
  * f16/bf16/f32/f64, element sizes 1-8, unaligned starts; and the changed-chunk kernel
- * must flag exactly the host's chunks, and the largest-magnitude kernel (xmt_absmax) find
- * exactly the host's largest finite |value|. Run by tests/gpu/all.sh on the GPU machine.
- * Prints one line per group and "gpucheck_edges: OK" or the first disagreement. */
+ * must flag exactly the host's chunks, the largest-magnitude kernel (xmt_absmax) find
+ * exactly the host's largest finite |value|, and xmt_not write exactly the complement. Run by
+ * tests/gpu/all.sh on the GPU machine. Prints one line per group and "gpucheck_edges: OK" or the
+ * first disagreement. */
 #include <cuda.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@
         }                                                                                          \
     } while (0)
 
-static CUfunction f_bits, f_tol, f_changed, f_absmax;
+static CUfunction f_bits, f_tol, f_changed, f_absmax, f_not;
 static CUdeviceptr d_a, d_b, d_res, d_flags;
 static long checked, bad;
 
@@ -166,6 +167,29 @@ static void absmax_check(const uint8_t *a, size_t off, uint64_t n, int kind)
                kind, (unsigned long long)n, off, gpu, host);
 }
 
+/* xmt_not from a + soff into b + doff, bytes long: every byte the complement, nothing
+ * around it touched. */
+static void not_check(const uint8_t *a, size_t soff, size_t doff, size_t bytes, size_t cap)
+{
+    uint8_t *got = malloc(cap), *want = malloc(cap);
+    for (size_t i = 0; i < cap; i++)
+        want[i] = 0x5a;
+    for (size_t i = 0; i < bytes; i++)
+        want[doff + i] = (uint8_t)~a[soff + i];
+    CK(cuMemcpyHtoD(d_a, a, cap));
+    CK(cuMemsetD8(d_b, 0x5a, cap));
+    CUdeviceptr dst = d_b + doff, src = d_a + soff;
+    uint64_t n = bytes;
+    void *args[] = {&dst, &src, &n};
+    CK(cuLaunchKernel(f_not, 64, 1, 1, 256, 1, 1, 0, 0, args, NULL));
+    CK(cuMemcpyDtoH(got, d_b, cap));
+    checked++;
+    if (memcmp(got, want, cap) != 0 && bad++ < 10)
+        printf("gpucheck_edges: DISAGREE not bytes=%zu soff=%zu doff=%zu\n", bytes, soff, doff);
+    free(got);
+    free(want);
+}
+
 int main(void)
 {
     CUdevice dev;
@@ -180,6 +204,7 @@ int main(void)
     CK(cuModuleGetFunction(&f_tol, mod, "xmt_cmp_tol"));
     CK(cuModuleGetFunction(&f_changed, mod, "xmt_changed"));
     CK(cuModuleGetFunction(&f_absmax, mod, "xmt_absmax"));
+    CK(cuModuleGetFunction(&f_not, mod, "xmt_not"));
     size_t cap = 8 * N + 64;
     uint8_t *a = malloc(cap), *b = malloc(cap);
     CK(cuMemAlloc(&d_a, cap));
@@ -226,6 +251,12 @@ int main(void)
         memset(a, 0, (size_t)N * es);
         absmax_check(a, 0, N, kind); /* all zeros: 0 */
     }
+    for (size_t off = 0; off < 32; off += 8)
+        for (int rep = 0; rep < 4; rep++) {
+            for (size_t i = 0; i < cap; i++)
+                a[i] = (uint8_t)next();
+            not_check(a, off, 32 - off, 8 * N - 64 - (size_t)rep * 5, cap);
+        }
     printf("gpucheck_edges: %ld comparisons in all, %ld disagree\n", checked, bad);
     puts(bad ? "gpucheck_edges: FAIL" : "gpucheck_edges: OK");
     return bad ? 1 : 0;

@@ -320,10 +320,13 @@ def log_survives_closed_descriptors():
 def verify_poison_cannot_pass_as_output():
     # fill_m1's right answer is every byte 0xFF, the first poison: a candidate with a
     # quarter or half of the threads left the rest as poison and passed (and, being
-    # cheaper, won: 3/4 of every later output wrong). A second verify run from 0x00 shows
-    # the unwritten bytes, under auto protection and a declared verify: alike.
+    # cheaper, won: 3/4 of every later output wrong). Where the comparisons run on the GPU,
+    # the outputs are filled with the complement of the own config's result, so one verify
+    # run shows the unwritten bytes; on the host path, a second run from 0x00 does. Under
+    # auto protection and a declared verify alike.
     pol = os.path.join(WORK, "fill_m1.yaml")
-    for protect in ("auto", "declared"):
+    for protect, verify_on in (("auto", "gpu"), ("declared", "gpu"), ("auto", "host"),
+                               ("declared", "host")):
         extra = "    protect: declared\n    tensors: {out: {dtype: i32, shape: [n]}}\n    verify: [out]\n" \
             if protect == "declared" else ""
         with open(pol, "w") as f:
@@ -333,15 +336,18 @@ def verify_poison_cannot_pass_as_output():
         for app in ("rt", "linked"):
             base = run(app, "fillm1", shim=False)
             ok(base, "without the shim")
-            r = run(app, "fillm1", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off"})
+            r = run(app, "fillm1", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off",
+                                        "XMATUNE_VERIFY_ON": verify_on})
             ok(r, "%s %s" % (app, protect))
             same_output(base, r, "%s fillm1 %s" % (app, protect))
             ev = r.events("tune")
             expect(len(ev) == 1, "tune events: %r" % ev)
             st = {c["config"]: (c["status"], c.get("why", "")) for c in ev[0]["candidates"]}
+            how = "the complement of the program's own result" if verify_on == "gpu" else \
+                "from outputs filled with 0x00"
             for bad in ("BLOCK=64", "BLOCK=128"):
-                expect(st[bad][0] == "rejected" and "leaves output bytes unwritten" in st[bad][1],
-                       "%s %s %s: %r" % (app, protect, bad, st[bad]))
+                expect(st[bad][0] == "rejected" and "leaves output bytes unwritten" in st[bad][1]
+                       and how in st[bad][1], "%s %s %s: %r" % (app, protect, bad, st[bad]))
             expect(st["BLOCK=512"][0] == "ok", "%s: %r" % (protect, st))
             expect(ev[0]["winner"]["config"] != "BLOCK=64", ev[0]["winner"])
 
@@ -858,6 +864,29 @@ def tune_every_path():
     # (the first of them checked the helper's result with the program's own config)
     expect([r[1] for r in traced(t, "_Z5saxpyifPKfPf")[-3:]] == [(32, 1, 1)] + [(256, 1, 1)] * 2,
            "saxpy ptsz: %r" % traced(t, "_Z5saxpyifPKfPf")[-3:])
+
+
+@case
+def verify_one_run_from_the_complement():
+    """Where the comparisons run on the GPU, a candidate that matches is not run a second
+    time from another poison: its outputs were filled with the complement of the own
+    config's result, so one run shows every byte it leaves unwritten (on the H200 the
+    second run was a fifth of verification). The host path keeps the two runs."""
+    counts = {}
+    for verify_on in ("gpu", "host"):
+        base, t = tuned("rt", "basic", env={"XMATUNE_TRIALS": "inline", "XMATUNE_RACE": "0",
+                                            "XMATUNE_WARMUP": "1", "XMATUNE_ITERATIONS": "2",
+                                            "XMATUNE_RECHECKS": "0",
+                                            "XMATUNE_VERIFY_ON": verify_on})
+        close_floats(t.out, base.out, 1e-4, 1e-4, "basic " + verify_on)
+        ev = tune_events(t, "vecadd")
+        expect(len(ev) == 1, ev)
+        ok_blocks = sorted(c["block"][0] for c in ev[0]["candidates"] if c["status"] == "ok")
+        per = collections.Counter(r[1][0] for r in traced(t, "vecadd"))
+        counts[verify_on] = (ok_blocks, per, ev[0]["winner"]["block"][0])
+    (ok_g, per_g, win_g), (ok_h, per_h, win_h) = counts["gpu"], counts["host"]
+    expect(ok_g == ok_h and len(ok_g) >= 3 and win_g == win_h, counts)
+    expect(all(per_h[b] - per_g[b] == 1 for b in ok_g), counts)
 
 
 @case

@@ -173,6 +173,7 @@ SIM_HIDDEN void simx_changed_run(sim_exec *e);
 SIM_HIDDEN double simx_cost(const sim_exec *e);
 SIM_HIDDEN void simx_absmax_run(sim_exec *e);
 SIM_HIDDEN double simx_absmax_cost(const sim_exec *e);
+SIM_HIDDEN void simx_not_run(sim_exec *e);
 
 SIM_HIDDEN void simk_layout(void);
 SIM_HIDDEN int simk_count(void);

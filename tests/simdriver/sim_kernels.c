@@ -855,6 +855,17 @@ static simk_def g_kernels[] = {
      simx_absmax_cost,
      {0},
      0},
+    {"xmt_not",
+     "xmt_not(ptr, ptr, u64)",
+     3,
+     {PTR, PTR, U64},
+     1024,
+     16,
+     0,
+     simx_not_run,
+     simx_cost,
+     {0},
+     0},
 };
 
 #define NKERNELS ((int)(sizeof g_kernels / sizeof g_kernels[0]))

@@ -174,3 +174,15 @@ double simx_absmax_cost(const sim_exec *e)
 {
     return 2000.0 + (double)u64_at(e, 1) * 0.00025;
 }
+
+/* xmt_not(u8 *dst, const u8 *src, u64 bytes): dst = ~src. */
+void simx_not_run(sim_exec *e)
+{
+    if (!first_block(e)) return;
+    uint64_t bytes = u64_at(e, 2);
+    unsigned char *d = span(e, 0, bytes);
+    const unsigned char *s = span(e, 1, bytes);
+    if (!d || !s) return;
+    for (uint64_t i = 0; i < bytes; i++)
+        d[i] = (unsigned char)~s[i];
+}
