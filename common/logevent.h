@@ -49,6 +49,7 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_FROM_CACHE "from_cache"
 #define XMT_F_TRIAL "trial"
 #define XMT_F_STAGED "staged"
+#define XMT_F_VERIFICATION_MS "verification_ms"
 #define XMT_F_PID "pid"
 #define XMT_F_LAUNCHES "launches"
 #define XMT_F_REWRITTEN "rewritten"
@@ -245,15 +246,16 @@ typedef struct {
     double duration_ms, floor_ms;
     double full_floor_ms; /* timing every candidate in full (written with floor_ms) */
     xmt_ev_phases phases;
-    json_t *race;           /* or NULL (not benchmarked): absent */
-    json_t *search;         /* or NULL (the space was not searched): absent */
-    json_t *rounding;       /* or NULL (no float output differed, no tolerance): absent */
-    const char *budget_cut; /* the phase the budget cut short, or NULL: absent */
-    const char *untuned;    /* or NULL / "": absent */
-    json_t *error;          /* or NULL: absent */
-    json_t *clock_warmup;   /* or NULL (the session did not reach it): absent */
-    json_t *staged;         /* or NULL (not in the trial helper): absent */
-    json_t *data;           /* or NULL (no reference was taken): absent */
+    json_t *race;            /* or NULL (not benchmarked): absent */
+    json_t *search;          /* or NULL (the space was not searched): absent */
+    json_t *rounding;        /* or NULL (no float output differed, no tolerance): absent */
+    const char *budget_cut;  /* the phase the budget cut short, or NULL: absent */
+    const char *untuned;     /* or NULL / "": absent */
+    json_t *error;           /* or NULL: absent */
+    json_t *clock_warmup;    /* or NULL (the session did not reach it): absent */
+    json_t *staged;          /* or NULL (not in the trial helper): absent */
+    json_t *verification_ms; /* or NULL (nothing verified): absent */
+    json_t *data;            /* or NULL (no reference was taken): absent */
 } xmt_ev_tune_info;
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t);
 

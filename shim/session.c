@@ -1163,27 +1163,9 @@ static int rounding_passed(xmt_session *S, xmt_cand *c)
     return nd && measure_rounding(S, c, which, nd, &elements, &name) < 0 ? -1 : 0;
 }
 
-/* One candidate's verification run(s) against the program's own result: it stays ok, or
- * is rejected (or skipped: the budget was spent). -1 on a driver failure. */
-static int verify_compare(xmt_session *S, xmt_cand *c)
+/* verify_compare's second half: what the comparisons d (-1: none differs) say of c. */
+static int verify_outcome(xmt_session *S, xmt_cand *c, long d, int comp, int second)
 {
-    if (c->status != XMT_C_OK || !S->any_verify) return 0;
-    if (over_budget(S, "verify")) { /* never timed: it was not verified */
-        c->status = XMT_C_SKIPPED;
-        snprintf(c->why, sizeof c->why, "not verified: the key's budget (budget_ms) was spent");
-        return 0;
-    }
-    int comp = complement_poison(S);
-    int r = verify_run_from(S, c, comp ? POISON_COMPLEMENT : 1);
-    if (r != 0) return r < 0 ? -1 : 0;
-    long d = compare_all(S);
-    if (d == -2) return -1;
-    int second = 0;
-    if (d < 0 && !comp && poisons_any(S)) { /* again from the other pattern: every byte written? */
-        second = 1;
-        if ((r = verify_run_from(S, c, 2)) != 0) return r < 0 ? -1 : 0;
-        if ((d = compare_all(S)) == -2) return -1;
-    }
     if (d < 0) return S->has_tol && rounding_passed(S, c) < 0 ? -1 : 0;
     c->status = XMT_C_REJECTED;
     int rounding = rounding_rejected(S, c);
@@ -1199,6 +1181,40 @@ static int verify_compare(xmt_session *S, xmt_cand *c)
                  " (there it left the complement of the program's own result the outputs "
                  "were filled with: it leaves output bytes unwritten)");
     return changed_outside(S) && undo(S, c) != 0 ? -1 : 0;
+}
+
+/* One candidate's verification run(s) against the program's own result: it stays ok, or
+ * is rejected (or skipped: the budget was spent). -1 on a driver failure. */
+static int verify_compare(xmt_session *S, xmt_cand *c)
+{
+    if (c->status != XMT_C_OK || !S->any_verify) return 0;
+    if (over_budget(S, "verify")) { /* never timed: it was not verified */
+        c->status = XMT_C_SKIPPED;
+        snprintf(c->why, sizeof c->why, "not verified: the key's budget (budget_ms) was spent");
+        return 0;
+    }
+    int comp = complement_poison(S);
+    double t0 = xmt_now_ms();
+    int r = verify_run_from(S, c, comp ? POISON_COMPLEMENT : 1);
+    double t1 = xmt_now_ms();
+    S->ph.verify_runs += t1 - t0;
+    if (r != 0) return r < 0 ? -1 : 0;
+    long d = compare_all(S);
+    if (d == -2) return -1;
+    int second = 0;
+    if (d < 0 && !comp && poisons_any(S)) { /* again from the other pattern: every byte written? */
+        second = 1;
+        t0 = xmt_now_ms();
+        S->ph.verify_compares += t0 - t1;
+        r = verify_run_from(S, c, 2);
+        t1 = xmt_now_ms();
+        S->ph.verify_runs += t1 - t0;
+        if (r != 0) return r < 0 ? -1 : 0;
+        if ((d = compare_all(S)) == -2) return -1;
+    }
+    r = verify_outcome(S, c, d, comp, second);
+    S->ph.verify_compares += xmt_now_ms() - t1;
+    return r;
 }
 
 /* ---- the trial helper's guard bytes (slack.h) ---------------------------------------------- */
@@ -1324,7 +1340,10 @@ static int verify_one(xmt_session *S, xmt_cand *c)
 {
     int ran = c->status == XMT_C_OK && S->any_verify;
     if (verify_compare(S, c) != 0) return -1;
-    return guard_check(S, c, ran);
+    double t0 = xmt_now_ms();
+    int r = guard_check(S, c, ran);
+    S->ph.verify_guard += xmt_now_ms() - t0;
+    return r;
 }
 
 static int clock_warm_up(xmt_session *S);
@@ -1337,6 +1356,7 @@ static int verify(xmt_session *S)
     if (!S->any_verify) return 0;
     double t0 = xmt_now_ms(), cw0 = S->ph.clock_warmup;
     if (!S->automatic && (verify_run(S, &S->cands[0]) != 0 || take_reference(S) != 0)) return -1;
+    S->ph.verify_own += xmt_now_ms() - t0;
     int own = guard_own(S);
     if (own != 0) return own;
     for (size_t i = 1; i <= S->n; i++) {
@@ -1825,11 +1845,13 @@ static int benchmark(xmt_session *S)
     if ((r = guard_arm(S)) != 0) return r < 0 ? -1 : put_back(S);
     double t0 = xmt_now_ms();
     r = S->automatic ? outputs(S) : 0;
+    S->ph.verify_own += xmt_now_ms() - t0;
     S->ph.verification += xmt_now_ms() - t0;
     if (r < 0) return -1;
     if (r > 0) return put_back(S);
     t0 = xmt_now_ms();
     r = S->automatic ? data_check(S) : 0;
+    S->ph.verify_data += xmt_now_ms() - t0;
     S->ph.verification += xmt_now_ms() - t0;
     if (r != 0) return -1;
     if (S->uninformative) return put_back(S); /* the key waits for data that tells */

@@ -77,10 +77,15 @@ typedef struct {
     CUevent start, end, prep; /* prep: before its restores and resets */
 } xmt_cand;
 
-/* Where the time of a session went (ms), as the tune event reports it. */
+/* Where the time of a session went (ms), as the tune event reports it. verify_*: the
+ * parts of verification (its `verification_ms`): the program's own config's outputs runs,
+ * the data check, the candidates' verify runs (their poison, launch and wait), the
+ * comparisons after them (with the rounding measure and a rejection's description and
+ * put-back), and the guard bytes' checks. */
 typedef struct {
     double module_load, clock_warmup, snapshot, verification, warmup_runs, timed_runs, restores,
         put_back;
+    double verify_own, verify_data, verify_runs, verify_compares, verify_guard;
 } xmt_phases;
 
 /* A tuning that ended this recently left the GPU clock up: no clock warm-up needed. */

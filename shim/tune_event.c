@@ -329,6 +329,12 @@ static void log_event(const xmt_session *S)
         .error = error_json(S),
         .clock_warmup = S->warmup_fate != XMT_WARMUP_NOT_REACHED ? clock_warmup_json(S) : NULL,
         .data = data_json(S)};
+    const xmt_phases *p = &S->ph;
+    if (S->any_verify && p->verification > 0)
+        t.verification_ms =
+            json_pack("{sfsfsfsfsf}", "own_outputs", p->verify_own, "data_check", p->verify_data,
+                      "candidate_runs", p->verify_runs, "comparisons", p->verify_compares,
+                      "guard_bytes", p->verify_guard);
     if (S->trial)
         t.staged = json_pack("{sIsbsfsI}", "bytes", (json_int_t)S->trial->staged_bytes, "moved",
                              S->trial->moved, "staging_ms", S->trial->staging_ms, "guard_bytes",

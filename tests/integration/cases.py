@@ -882,6 +882,11 @@ def verify_one_run_from_the_complement():
         ev = tune_events(t, "vecadd")
         expect(len(ev) == 1, ev)
         ok_blocks = sorted(c["block"][0] for c in ev[0]["candidates"] if c["status"] == "ok")
+        # where verification's time went (docs/log.md, verification_ms): its parts
+        vm = ev[0]["verification_ms"]
+        expect(set(vm) == {"own_outputs", "data_check", "candidate_runs", "comparisons",
+                           "guard_bytes"} and vm["candidate_runs"] > 0 and
+               sum(vm.values()) <= ev[0]["phases_ms"]["verification"] + 1e-6, ev[0])
         per = collections.Counter(r[1][0] for r in traced(t, "vecadd"))
         counts[verify_on] = (ok_blocks, per, ev[0]["winner"]["block"][0])
     (ok_g, per_g, win_g), (ok_h, per_h, win_h) = counts["gpu"], counts["host"]

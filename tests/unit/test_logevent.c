@@ -125,6 +125,7 @@ static json_t *build(xmt_event ev, int variant)
                               .error = json_string("CUDA_ERROR_UNKNOWN at x"),
                               .clock_warmup = json_object(),
                               .staged = json_object(),
+                              .verification_ms = json_object(),
                               .data = json_object(),
                               .race = json_object(),
                               .search = json_object(),
