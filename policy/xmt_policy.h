@@ -304,6 +304,19 @@ int xmt_attrs_set(xmt_attrs *a, const char *name, int64_t value);
 /* Fills a with a typical recent GPU (the values docs/policy.md lists for xmatune check). */
 void xmt_attrs_default(xmt_attrs *a);
 
+/* intlike(x), the expression function (docs/policy.md, Expressions): x itself, unless x
+ * is a float or its 32 bits look like an IEEE-754 f32 (xmt_f32_like; x within what 4
+ * bytes read as a signed or unsigned integer hold), then XMT_INTLIKE_FLOAT. As a key part
+ * of an untyped 4-byte argument, a float there then stops making each new value a new key
+ * (XMATUNE_AUTO's triggers of extern "C" kernels). isf: x is a float (its bits unread). */
+#define XMT_INTLIKE_FLOAT 1065353216 /* 0x3F800000, the bits of 1.0f: as if every float were 1 */
+#define XMT_F32_LIKE_EXP 20          /* biased exponent within 127 +/- this */
+int64_t xmt_intlike(int isf, int64_t x);
+/* Whether 32 bits look like an f32 a program passes: a biased exponent within 127 +/-
+ * XMT_F32_LIKE_EXP (|value| from about 9.5e-7 to 2.1e6), sign either; as integers that is
+ * 897,581,056 to 1,241,513,983 and -1,249,902,592 to -905,969,665, never a small one. */
+int xmt_f32_like(uint32_t u);
+
 /* Compiles and evaluates a standalone expression over the attributes and original launch
  * only (no parameters); for tests, the fuzzer and tools. Returns 0 and *out (as double,
  * *is_float says which), or -1 with a message in err (compile or evaluation error). */

@@ -1901,6 +1901,29 @@ def tool_check_set_values():
 
 
 @case
+def tool_check_intlike():
+    """xmatune check accepts a policy keyed by intlike(a) (issue 28, item 3): a's float
+    bits (0.75f, 0.75001f) give one key part, the bits of 1.0f, an integer stays itself; a
+    bad call of it is a file:line:column error (exit 1)."""
+    tool = os.environ["XMT_TOOL"]
+    pol = os.path.join(WORK, "intlike.yaml")
+    text = ("kernels:\n  - mangled: scale_f32\n    params: [y: ptr, n: i32, a: i32]\n"
+            "    triggers: [n]\n    functional_triggers: {ia: \"intlike(a)\"}\n"
+            "    configs:\n      - launch: {block: [128], grid: [\"cdiv(n, 128)\"]}\n")
+    open(pol, "w").write(text)
+    for a, part in (("1061158912", "ia=1065353216"), ("1061326684", "ia=1065353216"),
+                    ("-1082130432", "ia=1065353216"), ("4096", "ia=4096")):
+        p = subprocess.run([tool, "check", pol, "--set", "n=1000", "--set", "a=" + a],
+                           capture_output=True, text=True)
+        expect(p.returncode == 0 and "key: n=1000, %s (18 bytes)" % part in p.stdout,
+               "a=%s: exit %d\n%s%s" % (a, p.returncode, p.stdout, p.stderr))
+    open(pol, "w").write(text.replace("intlike(a)", "intlike(a, n)"))
+    p = subprocess.run([tool, "check", "-q", pol], capture_output=True, text=True)
+    expect(p.returncode == 1 and p.stderr.strip() == "%s:5:32: in the functional trigger ia "
+           "'intlike(a, n)': intlike takes 1 argument, not 2" % pol, p.stdout + p.stderr)
+
+
+@case
 def tool_install_prefix():
     """cmake --install into a temporary prefix: the library, the command, the example
     policies and the docs; the installed command finds the installed library by itself and

@@ -239,6 +239,51 @@ START_TEST(expr_functions)
 }
 END_TEST
 
+/* intlike(x): x, unless x is a float or its 32 bits look like an f32 (a biased exponent
+ * within 127 +/- 20, either sign), then the bits of 1.0f; the edges of both windows. */
+START_TEST(expr_intlike)
+{
+    const int64_t F = XMT_INTLIKE_FLOAT;
+    ck_assert_int_eq(F, 0x3F800000);
+    expect_i("intlike(n)", 100); /* an i32 size */
+    expect_i("intlike(m)", -7);  /* an i64 */
+    expect_i("intlike(a)", F);   /* an f32 parameter: a float */
+    expect_i("intlike(d)", F);   /* f64 */
+    expect_i("intlike(2.5)", F);
+    expect_i("intlike(v)", 4000000000LL);  /* u32: 0xEE6B2800, exponent 220 */
+    expect_i("intlike(q)", 1099511627776); /* beyond 32 bits: never a 4-byte float */
+    expect_i("intlike(0)", 0);
+    expect_i("intlike(-1)", -1);
+    expect_i("intlike(16777216)", 16777216);
+    expect_i("intlike(1061158912)", F); /* 0.75f as int32 bits */
+    expect_i("intlike(1061326684)", F); /* 0.75001f */
+    expect_i("intlike(1066192077)", F); /* 1.1f */
+    expect_i("intlike(897581055)", 897581055);
+    expect_i("intlike(897581056)", F);  /* 2^-20: exponent 107 */
+    expect_i("intlike(1241513983)", F); /* just under 2^21: exponent 147 */
+    expect_i("intlike(1241513984)", 1241513984);
+    expect_i("intlike(-1082130432)", F); /* -0.75f, sign-extended from i32 */
+    expect_i("intlike(3212836864)", F);  /* -1.0f as u32 */
+    expect_i("intlike(-1249902592)", F);
+    expect_i("intlike(-1249902593)", -1249902593);
+    expect_i("intlike(-905969665)", F);
+    expect_i("intlike(-905969664)", -905969664);
+    expect_i("intlike(4294967296 + 1061158912)", 4294967296LL + 1061158912);
+    expect_i("intlike(intlike(1061158912))", F); /* idempotent */
+    expect_i("intlike(n) + 1", 101);
+    ck_assert(xmt_f32_like(0x358637BDu));  /* 1e-6f */
+    ck_assert(!xmt_f32_like(0x2B8CBCCCu)); /* 1e-12f: too small */
+    ck_assert(xmt_f32_like(0x49742400u));  /* 1e6f */
+    ck_assert(!xmt_f32_like(0x4B189680u)); /* 1e7f: too large */
+    ck_assert(!xmt_f32_like(0x7FC00000u)); /* NaN */
+    ck_assert(!xmt_f32_like(0u));
+    ck_assert_int_eq(xmt_intlike(1, 0), F);
+    ck_assert_int_eq(xmt_intlike(0, INT32_MIN), INT32_MIN); /* 0x80000000: -0.0f, exponent 0 */
+    expect_compile_fail("intlike(1, 2)", "intlike takes 1 argument, not 2");
+    expect_compile_fail("intlike()", "intlike takes 1 argument, not 0");
+}
+END_TEST
+
 START_TEST(expr_eval_errors)
 {
     expect_eval_fail("1 / 0");
@@ -1762,6 +1807,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, expr_float);
     tcase_add_test(t, expr_compare_logic);
     tcase_add_test(t, expr_functions);
+    tcase_add_test(t, expr_intlike);
     tcase_add_test(t, expr_eval_errors);
     tcase_add_test(t, expr_compile_errors);
     tcase_add_test(t, expr_identifiers);
