@@ -4137,6 +4137,36 @@ def auto_extern_c_64bit_size():
     expect(any(c["status"] == "rejected" for c in ev[0]["candidates"]), "none rejected")
 
 
+@case
+def auto_extern_c_float_scalar_one_key():
+    # Issue 28, item 3: an extern "C" kernel's untyped 4-byte scalar is keyed by
+    # intlike(p2), not by its bits as an integer. scale_n64's float scale changes at every
+    # launch (0.75, 0.75001, ...): as integers each was a new key, and past
+    # XMATUNE_AUTO_MAX_KEYS (8) the kernel passed through untuned (seen on the H200 with
+    # CuPy). Now every launch has the same key: tuned once, its later launches rewritten.
+    # Outputs identical.
+    base = run("rt", "scale64", shim=False, iterations=12, args=["vary"])
+    ok(base, "without the shim")
+    t = run("rt", "scale64", env={"XMATUNE_AUTO": "1", "XMATUNE_VERBOSE": "1"}, iterations=12,
+            args=["vary"])
+    ok(t, "auto")
+    saw_every_launch(t, "scale64 vary auto")
+    same_output(base, t, "scale64 vary auto")
+    ev = tune_events(t, "scale_n64")
+    expect(len(ev) == 1 and "untuned" not in ev[0], ev)
+    expect(ev[0]["key"].startswith("intlike_p2=1065353216, rules=3, "), ev[0]["key"])
+    expect(auto_idiom(ev[0]) == "cdiv", ev[0]["winner"])
+    expect("keys tuned (XMATUNE_AUTO_MAX_KEYS)" not in t.stderr, t.stderr)
+    s = [x for x in t.events("kernel_summary") if x["kernel"] == "scale_n64"]
+    expect(len(s) == 1 and s[0]["keys"] == 1 and s[0]["launches"] == 12 and
+           s[0]["rewritten"] == 11, s)
+    w = (tuple(ev[0]["winner"]["grid"]), tuple(ev[0]["winner"]["block"]), 0)
+    runs = traced(t, "scale_n64")
+    expect(len(runs) >= 12 and all(r == w for r in runs[-10:]), (w, runs))
+    # the exit table (XMATUNE_VERBOSE): launches, rewritten, keys
+    expect(re.search(r"^xmatune: +12 +11 +1 +0 +- +scale_n64$", t.stderr, re.M), t.stderr)
+
+
 def _cands(ev, idiom):
     return [c for c in ev["candidates"] if (c.get("auto") or {}).get("idiom") == idiom and
             c["status"] != "skipped"]

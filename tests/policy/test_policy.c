@@ -1729,13 +1729,25 @@ START_TEST(derive_entry_idioms)
     char kt[256], rules[32];
     ck_assert_int_gt(xmt_entry_key_render(e, k1, l1, kt, sizeof kt), 0);
     snprintf(rules, sizeof rules, "rules=%d", XMT_DERIVE_RULES); /* in the fingerprint too */
-    ck_assert_msg(strstr(kt, "p1=10240") && strstr(kt, rules) && strstr(kt, "gx=40"), "%s", kt);
+    /* (untyped, 4 bytes: keyed by intlike, so that a float there is one key part) */
+    ck_assert_msg(strstr(kt, "intlike_p1=10240") && strstr(kt, rules) && strstr(kt, "gx=40"), "%s",
+                  kt);
     ptr = 0x2000;
     size_t l2 = xmt_entry_key(e, &v, k2, sizeof k2);
     ck_assert(l1 && l1 == l2 && !memcmp(k1, k2, l1));
     nel = 20480;
     l2 = xmt_entry_key(e, &v, k2, sizeof k2);
     ck_assert(l1 == l2 && memcmp(k1, k2, l1));
+    /* a float that changes from call to call: one key (0.75f, then 0.75001f) */
+    float fl = 0.75f;
+    memcpy(&nel, &fl, 4);
+    l1 = xmt_entry_key(e, &v, k1, sizeof k1);
+    fl = 0.75001f;
+    memcpy(&nel, &fl, 4);
+    l2 = xmt_entry_key(e, &v, k2, sizeof k2);
+    ck_assert(l1 && l1 == l2 && !memcmp(k1, k2, l1));
+    ck_assert_int_gt(xmt_entry_key_render(e, k1, l1, kt, sizeof kt), 0);
+    ck_assert_msg(strstr(kt, "intlike_p1=1065353216"), "%s", kt);
     nel = 10240;
     v.orig.grid.x = 41;
     l2 = xmt_entry_key(e, &v, k2, sizeof k2);
@@ -1796,6 +1808,22 @@ START_TEST(derive_entry_idioms)
     ck_assert(pi[0].is_int && pi[1].is_ptr && pi[2].is_int && !pi[1].is_int);
     ck_assert_int_eq(xmt_derive_params("vecadd", 3, sz, pi), 0);
     ck_assert(pi[0].is_int && pi[1].is_struct && !pi[1].is_ptr && pi[2].size == 8);
+
+    /* the key parts: intlike only for an untyped 4-byte scalar (a typed kernel knows its
+     * floats; 1 and 2 bytes cannot hold an f32) */
+    const uint32_t sz3[3] = {4, 2, 4};
+    ck_assert_int_eq(xmt_derive_params("k5", 3, sz3, pi), 0);
+    n = xmt_derive_entry("k5", pi, 3, 0, &d1, 0, text + 9, sizeof text - 9);
+    ck_assert_int_gt(n, 0);
+    ck_assert_msg(strstr(text, "triggers: [p1]") &&
+                      strstr(text, "functional_triggers: {intlike_p0: \"intlike(p0)\", "
+                                   "intlike_p2: \"intlike(p2)\", rules:"),
+                  "%s", text);
+    xmt_policy_free(load_ok(text));
+    ck_assert_int_eq(xmt_derive_params("f(int, short, float)", 3, sz3, pi), 1);
+    n = xmt_derive_entry("k6", pi, 3, 1, &d1, 0, text + 9, sizeof text - 9);
+    ck_assert_int_gt(n, 0);
+    ck_assert_msg(strstr(text, "triggers: [p0, p1]") && !strstr(text, "intlike"), "%s", text);
 }
 END_TEST
 
