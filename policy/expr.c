@@ -1290,15 +1290,23 @@ int xmt_code_orig_leaf(const xmt_code *c)
     return c->n == 1 && c->ins[0].op == OP_ORIG && c->ins[0].a < 7 ? 1 + c->ins[0].a : 0;
 }
 
-/* A key's triggers and a config's dims are mostly one leaf each ("n", "grid0.x", "128"):
- * those skip the stack machine. The result is the machine's, error codes included. */
+/* A key's triggers and a config's dims are mostly one leaf each ("n", "grid0.x", "128"),
+ * and auto's key of an untyped 4-byte scalar is intlike of one ("intlike(p2)", at every
+ * launch whose arguments changed): those skip the stack machine. The result is the
+ * machine's, error codes included. */
 int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out)
 {
-    if (c->n == 1 && c->maxstack <= XMT_EVAL_STACK && c->ins[0].op <= OP_ATTR) {
+    if ((c->n == 1 || c->n == 2) && c->maxstack <= XMT_EVAL_STACK && c->ins[0].op <= OP_ATTR &&
+        (c->n == 1 || c->ins[1].op == OP_INTLIKE)) {
         xmt_val v; /* *out untouched on an error, as the machine leaves it */
         int e = leaf(&c->ins[0], env, &v);
-        if (!e) *out = v;
-        return e;
+        if (e) return e;
+        if (c->n == 2) {
+            v.u.i = xmt_intlike(v.isf, v.isf ? 0 : v.u.i);
+            v.isf = 0;
+        }
+        *out = v;
+        return 0;
     }
     return eval_code(c, env, out);
 }

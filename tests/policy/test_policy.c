@@ -405,11 +405,20 @@ START_TEST(expr_one_leaf)
         ck_assert_int_eq(fx(leaves[i], &x), 0);
         ck_assert_int_eq(fx(through, &y), 0);
         ck_assert_msg(x.isf == y.isf && memcmp(&x.u, &y.u, 8) == 0, "%s", leaves[i]);
+        /* intlike of one leaf (auto's key of an untyped 4-byte scalar) skips it too */
+        char il[64], il_through[80];
+        snprintf(il, sizeof il, "intlike(%s)", leaves[i]);
+        snprintf(il_through, sizeof il_through, "intlike((%s) + 0) + 0", leaves[i]);
+        ck_assert_int_eq(fx(il, &x), 0);
+        ck_assert_int_eq(fx(il_through, &y), 0);
+        ck_assert_msg(!x.isf && !y.isf && x.u.i == y.u.i, "%s", il);
     }
     uint64_t save = P_q;
     P_q = UINT64_MAX; /* u64 beyond int64: fails both ways */
     expect_eval_fail("q");
     expect_eval_fail("(q) + 0");
+    expect_eval_fail("intlike(q)");
+    expect_eval_fail("intlike(q) + 0");
     P_q = save;
 }
 END_TEST
