@@ -1829,14 +1829,17 @@ def tool_discover_stub_idioms():
             s["args"] = [{"grid": g, "block": b, "shared": 0, "values": v, "count": 1} for g, b, v in args]
         return k, s
     half = struct.unpack("<i", struct.pack("<f", 0.5))[0]
+    # 5e6f: beyond what intlike() takes for a float (|value| < 2^21), so an i32 here as it
+    # is an integer key part there; -0.75f (as a signed 32-bit value) a float
+    big = struct.unpack("<i", struct.pack("<f", 5e6))[0]
     fakes = [ks("rows", [([64, 1, 1], [128, 1, 1]), ([64, 1, 1], [256, 1, 1])]),
              ks("tile2d", [([10, 10, 1], [16, 16, 1])]),
              ks("rowsv", [([1, 4096, 1], [32, 1, 1])], [([1, 4096, 1], [32, 1, 1], [None, 4096, 16384])],
                 (8, 4, 4)),
              ks("stride", [([32, 1, 1], [128, 1, 1])], [([32, 1, 1], [128, 1, 1], [None, 1000]),
                                                       ([32, 1, 1], [128, 1, 1], [None, 2000])]),
-             ks("floaty", [([64, 1, 1], [64, 1, 1])], [([64, 1, 1], [64, 1, 1], [None, half, 1 << 25])],
-                (8, 4, 4))]
+             ks("floaty", [([64, 1, 1], [64, 1, 1])],
+                [([64, 1, 1], [64, 1, 1], [None, half, 1 << 25, big, -1082130432])], (8, 4, 4, 4, 4))]
     fake = os.path.join(WORK, "fake_prog.py")
     with open(fake, "w") as f:
         f.write("#!%s\nimport json, os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
@@ -1862,8 +1865,8 @@ def tool_discover_stub_idioms():
     expect('\n    space: {BLOCK: [64, 128, 256, 512, 1024], BPS: [1, 2, 4, 8]}\n'
            '    launch: {block: [BLOCK], grid: ["sm_count * BPS", grid0.y, grid0.z]}' in ents["stride"] and
            "while p1 changed" in flat(ents["stride"]), ents["stride"])
-    expect("p1: f32" in ents["floaty"] and "p2: i32" in ents["floaty"] and
-           "# triggers: [p2]" in ents["floaty"], ents["floaty"])
+    expect("params: [p0: ptr, p1: f32, p2: i32, p3: i32, p4: f32]" in ents["floaty"] and
+           "# triggers: [p2, p3]" in ents["floaty"], ents["floaty"])
     p = subprocess.run([tool, "check", "-q", stub2], capture_output=True, text=True)
     expect(p.returncode == 0, p.stdout + p.stderr)
 
