@@ -177,8 +177,21 @@ static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
     if (n > 0) *len += (size_t)n;
 }
 
+/* An integer scalar of 4 bytes that no signature typed (extern "C", Triton, the driver API):
+ * a float there reads as an integer too, and a float that changes from call to call (a
+ * scale, a step's learning rate) would make every call a new key, until
+ * XMATUNE_AUTO_MAX_KEYS leaves the kernel untuned. Its key part is intlike(pN) instead,
+ * which reads every float as one value (XMT_INTLIKE_FLOAT). Decided from the types alone,
+ * never from a launch's values (xmt_derive_params says why). 1- and 2-byte ones cannot
+ * hold an f32. */
+static int untyped4(const xmt_pinfo *info, size_t p, int typed)
+{
+    return !typed && info[p].size == 4;
+}
+
 /* The params: line and the triggers: the integer scalars (at most
- * XMT_DERIVE_MAX_INT_TRIGGERS), the program's own launch shape, and the rules' version
+ * XMT_DERIVE_MAX_INT_TRIGGERS; an untyped 4-byte one as intlike_pN: "intlike(pN)",
+ * a functional trigger, untyped4), the program's own launch shape, and the rules' version
  * (`rules`), a constant that puts it into the entry's fingerprint and so into every cache
  * record of its keys: a change of the rules invalidates them, as editing an entry does. */
 static void derive_params(char *buf, size_t cap, size_t *len, const xmt_pinfo *info, size_t np,
@@ -203,13 +216,21 @@ static void derive_params(char *buf, size_t cap, size_t *len, const xmt_pinfo *i
                                     : "i32");
     }
     put(buf, cap, len, "]\n    triggers: [");
-    int nt = 0;
-    for (size_t p = 0; p < np && nt < XMT_DERIVE_MAX_INT_TRIGGERS; p++)
-        if (info[p].is_int) put(buf, cap, len, "%sp%zu", nt++ ? ", " : "", p);
+    int nt = 0, nf = 0;
+    for (size_t p = 0; p < np && nt + nf < XMT_DERIVE_MAX_INT_TRIGGERS; p++)
+        if (info[p].is_int && !untyped4(info, p, typed))
+            put(buf, cap, len, "%sp%zu", nt++ ? ", " : "", p);
+        else if (info[p].is_int)
+            nf++;
+    put(buf, cap, len, "]\n    functional_triggers: {");
+    for (size_t p = 0; p < np && nf > 0; p++)
+        if (info[p].is_int && untyped4(info, p, typed)) {
+            put(buf, cap, len, "intlike_p%zu: \"intlike(p%zu)\", ", p, p);
+            nf--;
+        }
     put(buf, cap, len,
-        "]\n    functional_triggers: {rules: %d, gx: grid0.x, gy: grid0.y, gz: grid0.z, bx: "
-        "block0.x, "
-        "by: block0.y, bz: block0.z, sh: shared0}\n",
+        "rules: %d, gx: grid0.x, gy: grid0.y, gz: grid0.z, bx: block0.x, by: block0.y, bz: "
+        "block0.z, sh: shared0}\n",
         XMT_DERIVE_RULES);
 }
 
@@ -295,7 +316,8 @@ static void derive_tiles(char *buf, size_t cap, size_t *len, const char *cond, u
 /* What the entry says of each parameter: from the demangled signature when it reads
  * (then the entry names them only), else from the sizes: 4, 2, 1 bytes an integer (a key
  * part), anything else bytes(N) -- an 8-byte value of an untyped kernel too, since it may
- * be a pointer (protect: auto asks the driver about it) or a 64-bit size. Not decided by
+ * be a pointer (protect: auto asks the driver about it) or a 64-bit size; a 4-byte one is
+ * keyed by intlike() (derive_params: it may be a float). Not decided by
  * asking the driver, as the stub's entries are (xmt_untyped8_kind): auto derives its entry
  * at a kernel's first launch, from that launch alone, so the entry (and the fingerprint
  * its cache records carry) would depend on one launch's data, and a pointer passed as 0

@@ -53,6 +53,7 @@ enum {
     OP_NP2,
     OP_LOG2,
     OP_ABS,
+    OP_INTLIKE,
 };
 
 const char *xmt_eval_strerror(int err)
@@ -608,8 +609,8 @@ static const struct {
     const char *name;
     int op, nargs; /* nargs -1: two or more */
 } funcs[] = {
-    {"cdiv", OP_CDIV, 2},     {"min", OP_MIN, -1},  {"max", OP_MAX, -1},
-    {"next_pow2", OP_NP2, 1}, {"log2", OP_LOG2, 1}, {"abs", OP_ABS, 1},
+    {"cdiv", OP_CDIV, 2}, {"min", OP_MIN, -1}, {"max", OP_MAX, -1},        {"next_pow2", OP_NP2, 1},
+    {"log2", OP_LOG2, 1}, {"abs", OP_ABS, 1},  {"intlike", OP_INTLIKE, 1},
 };
 
 static void number(cc *c)
@@ -693,7 +694,8 @@ static void call(cc *c, const char *id, const char *q, const char *at)
         c->sp = base + 1;
         return;
     }
-    cfail(c, at, "unknown function '%s' (expected cdiv, min, max, next_pow2, log2, abs)", id);
+    cfail(c, at, "unknown function '%s' (expected cdiv, min, max, next_pow2, log2, abs, intlike)",
+          id);
 }
 
 /* The instruction(s) for a resolved name. */
@@ -1007,6 +1009,26 @@ int xmt_code_product(xmt_code *out, const xmt_code *const *f, size_t n)
 
 /* ---- evaluator --------------------------------------------------------------------- */
 
+/* An untyped 4-byte argument is read as an integer, and a float's bits read so are a new
+ * number for every new float: as a key part they would make every call a new key. The
+ * window of exponents (biased 107..147: |value| from about 9.5e-7 to 2.1e6) holds the
+ * floats programs pass (scales, epsilons, learning rates); every pattern in it is at
+ * least 107 << 23 (about 0.9e9), so small integers (sizes, strides, counts) are never in
+ * it. */
+int xmt_f32_like(uint32_t u)
+{
+    unsigned ex = (u >> 23) & 0xFFu;
+    return ex >= 127 - XMT_F32_LIKE_EXP && ex <= 127 + XMT_F32_LIKE_EXP;
+}
+
+int64_t xmt_intlike(int isf, int64_t x)
+{
+    if (isf) return XMT_INTLIKE_FLOAT;
+    /* only what 4 bytes read as a signed or an unsigned integer can hold a float's bits */
+    if (x < INT32_MIN || x > (int64_t)UINT32_MAX) return x;
+    return xmt_f32_like((uint32_t)x) ? XMT_INTLIKE_FLOAT : x;
+}
+
 static inline double fv(xmt_val v)
 {
     return v.isf ? v.u.f : (double)v.u.i;
@@ -1247,6 +1269,12 @@ static __attribute__((noinline)) int eval_code(const xmt_code *c, const xmt_env 
                 a->u.i = -a->u.i;
             break;
         }
+        case OP_INTLIKE: {
+            xmt_val *a = &st[sp - 1];
+            a->u.i = xmt_intlike(a->isf, a->isf ? 0 : a->u.i);
+            a->isf = 0;
+            break;
+        }
         default:
             if ((e = binop(i->op, st[sp - 2], st[sp - 1], &st[sp - 2]))) return e;
             sp--;
@@ -1262,15 +1290,23 @@ int xmt_code_orig_leaf(const xmt_code *c)
     return c->n == 1 && c->ins[0].op == OP_ORIG && c->ins[0].a < 7 ? 1 + c->ins[0].a : 0;
 }
 
-/* A key's triggers and a config's dims are mostly one leaf each ("n", "grid0.x", "128"):
- * those skip the stack machine. The result is the machine's, error codes included. */
+/* A key's triggers and a config's dims are mostly one leaf each ("n", "grid0.x", "128"),
+ * and auto's key of an untyped 4-byte scalar is intlike of one ("intlike(p2)", at every
+ * launch whose arguments changed): those skip the stack machine. The result is the
+ * machine's, error codes included. */
 int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out)
 {
-    if (c->n == 1 && c->maxstack <= XMT_EVAL_STACK && c->ins[0].op <= OP_ATTR) {
+    if ((c->n == 1 || c->n == 2) && c->maxstack <= XMT_EVAL_STACK && c->ins[0].op <= OP_ATTR &&
+        (c->n == 1 || c->ins[1].op == OP_INTLIKE)) {
         xmt_val v; /* *out untouched on an error, as the machine leaves it */
         int e = leaf(&c->ins[0], env, &v);
-        if (!e) *out = v;
-        return e;
+        if (e) return e;
+        if (c->n == 2) {
+            v.u.i = xmt_intlike(v.isf, v.isf ? 0 : v.u.i);
+            v.isf = 0;
+        }
+        *out = v;
+        return 0;
     }
     return eval_code(c, env, out);
 }

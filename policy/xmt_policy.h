@@ -304,6 +304,19 @@ int xmt_attrs_set(xmt_attrs *a, const char *name, int64_t value);
 /* Fills a with a typical recent GPU (the values docs/policy.md lists for xmatune check). */
 void xmt_attrs_default(xmt_attrs *a);
 
+/* intlike(x), the expression function (docs/policy.md, Expressions): x itself, unless x
+ * is a float or its 32 bits look like an IEEE-754 f32 (xmt_f32_like; x within what 4
+ * bytes read as a signed or unsigned integer hold), then XMT_INTLIKE_FLOAT. As a key part
+ * of an untyped 4-byte argument, a float there then stops making each new value a new key
+ * (XMATUNE_AUTO's triggers of extern "C" kernels). isf: x is a float (its bits unread). */
+#define XMT_INTLIKE_FLOAT 1065353216 /* 0x3F800000, the bits of 1.0f: as if every float were 1 */
+#define XMT_F32_LIKE_EXP 20          /* biased exponent within 127 +/- this */
+int64_t xmt_intlike(int isf, int64_t x);
+/* Whether 32 bits look like an f32 a program passes: a biased exponent within 127 +/-
+ * XMT_F32_LIKE_EXP (|value| from about 9.5e-7 to 2.1e6), sign either; as integers that is
+ * 897,581,056 to 1,241,513,983 and -1,249,902,592 to -905,969,665, never a small one. */
+int xmt_f32_like(uint32_t u);
+
 /* Compiles and evaluates a standalone expression over the attributes and original launch
  * only (no parameters); for tests, the fuzzer and tools. Returns 0 and *out (as double,
  * *is_float says which), or -1 with a message in err (compile or evaluation error). */
@@ -376,7 +389,8 @@ xmt_idiom xmt_pick_idiom(const xmt_shapes *sh, const xmt_evidence *ev, const int
 /* Spaces derived from one launch, for kernels no policy names (XMATUNE_AUTO) and the
  * entries `--write-policy` writes. The rules' version: cache records of auto keys carry
  * it, so changing the rules (below, or the configs derive.c writes) invalidates them. */
-#define XMT_DERIVE_RULES 2             /* 2: transposed tiles */
+/* 2: transposed tiles; 3: an untyped 4-byte scalar keyed by intlike() */
+#define XMT_DERIVE_RULES 3
 #define XMT_DERIVE_MAX_INT_TRIGGERS 16 /* integer scalars in an auto key; the rest ignored */
 #define XMT_DERIVE_MAX_CONFIGS 64      /* configs of one derived entry, at most */
 /* The idiom's name: "grid0" (the program's own grid kept, the block varied), "cdiv" (one
@@ -387,8 +401,9 @@ const char *xmt_idiom_name(int idiom);
 /* Writes into buf the text of one policy entry (an item of `kernels:`, indented for it)
  * for the kernel `mangled` with the np parameters info[] describes (typed: their kinds
  * come from the demangled signature, so only names are written): exact name, protect:
- * auto, triggers on the integer scalars and the program's own launch shape, and configs
- * that try each idiom that fits a launch shaped like orig, each tagged IDIOM (its
+ * auto, triggers on the integer scalars (an untyped 4-byte one through intlike(), a
+ * functional trigger intlike_pN: it may hold a float) and the program's own launch shape,
+ * and configs that try each idiom that fits a launch shaped like orig, each tagged IDIOM (its
  * xmt_idiom), BX, BY, BPS, SCALED (dynamic shared memory scaled with the block, offered
  * only when orig has some). A 1-D block: 5 blocks x {grid0, cdiv} (x2 with shared) plus
  * 4 blocks x 4 BPS of stride (at most 36); a 2-D/3-D block: 8 tiles x {grid0, tile} (x2
@@ -402,9 +417,10 @@ int xmt_derive_entry(const char *mangled, const xmt_pinfo *info, size_t np, int 
                      const xmt_dims *orig, unsigned idioms, char *buf, size_t cap);
 /* What a derived entry says of each of np parameters (sizes as the driver reports them),
  * into info: from the demangled signature when it reads (returns 1: the entry then names
- * them only), else from the sizes (returns 0): 4, 2, 1 bytes an integer (a key part),
- * anything else bytes(N) -- an 8-byte value of an untyped kernel too, since it may be a
- * pointer (protect: auto asks the driver about it) or a 64-bit size. */
+ * them only), else from the sizes (returns 0): 4, 2, 1 bytes an integer (a key part; 4
+ * bytes keyed by intlike(), xmt_derive_entry), anything else bytes(N) -- an 8-byte value of an
+ * untyped kernel too, since it may be a pointer (protect: auto asks the driver about it) or a
+ * 64-bit size. */
 int xmt_derive_params(const char *demangled, size_t np, const uint32_t *sizes, xmt_pinfo *info);
 
 #ifdef __cplusplus

@@ -352,14 +352,12 @@ static void write_buffers(FILE *f, const xmt_pinfo *info, size_t np)
 }
 
 /* Reads 4 bytes of a recorded value as a float: one a program would pass (not an integer
- * that happens to have a float's bits: those read as tiny or huge). */
+ * that happens to have a float's bits: those read as tiny or huge). The same test as the
+ * expression function intlike() (xmt_f32_like), by which auto keys such a parameter when
+ * it has no launch's values to go by: the stub and auto agree on what looks like a float. */
 static int reads_as_float(long long v)
 {
-    int32_t i = (int32_t)v;
-    float x;
-    memcpy(&x, &i, 4);
-    double a = x < 0 ? -x : x;
-    return (i > (1 << 24) || i < -(1 << 24)) && a >= 1e-6 && a <= 1e7;
+    return xmt_f32_like((uint32_t)v);
 }
 
 /* The shapes a kernel was launched with, on every device, as comments, into sh; and the

@@ -21,7 +21,8 @@
  * and replayed), graphfork (fork while a thread instantiates, replays and destroys
  * graphs), trial (the trial helper's lifecycle; argv[4] says how the program treats it),
  * warmup (block_sum first on data that cannot tell, argv[4] zeros or cancel, then on real
- * data), scale64 (an extern "C" kernel with a 64-bit size), rowmax and rowsum (one block
+ * data), scale64 (an extern "C" kernel with a 64-bit size; argv[4] vary: its float
+ * scale changes at each launch), rowmax and rowsum (one block
  * per row: row_max, exact whatever the block, and row_sum, whose rounding follows the
  * block), counter (step_scale with the call's counter as an argument).
  * It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
@@ -1194,16 +1195,21 @@ static void scenario_globals(void)
 /* texarg: tex_read with a texture object as its argument (a handle the trial helper
  * cannot use): the shim keeps such a launch out of the helper. */
 /* scale64: an extern "C" kernel with a 64-bit size (scale_n64), launched with blocks of
- * 64 covering n, ITERATIONS times, in place. */
+ * 64 covering n, ITERATIONS times, in place; argv[4] "vary": its float scale a different
+ * at each launch (0.75, 0.75001, ...: as the untyped 4-byte argument's integer bits, a new
+ * value each time). */
 static void scenario_scale64(void)
 {
     unsigned long long n = 40000;
     float a = 1.25f;
+    int vary = !strcmp(scenario_arg, "vary");
     CUdeviceptr y = upload((size_t)n, 95);
     void *p[] = {&y, &n, &a};
     CUfunction f = kernel("scale_n64");
-    for (int i = 0; i < iterations; i++)
+    for (int i = 0; i < iterations; i++) {
+        if (vary) a = 0.75f + 0.00001f * (float)i;
         launch(cu.launch, f, (unsigned)((n + 63) / 64), 1, 64, 1, 0, NULL, p);
+    }
     CHECK(cu.cuCtxSynchronize());
     dump(y, (size_t)n * 4);
 }

@@ -1863,14 +1863,17 @@ def tool_discover_stub_idioms():
             s["args"] = [{"grid": g, "block": b, "shared": 0, "values": v, "count": 1} for g, b, v in args]
         return k, s
     half = struct.unpack("<i", struct.pack("<f", 0.5))[0]
+    # 5e6f: beyond what intlike() takes for a float (|value| < 2^21), so an i32 here as it
+    # is an integer key part there; -0.75f (as a signed 32-bit value) a float
+    big = struct.unpack("<i", struct.pack("<f", 5e6))[0]
     fakes = [ks("rows", [([64, 1, 1], [128, 1, 1]), ([64, 1, 1], [256, 1, 1])]),
              ks("tile2d", [([10, 10, 1], [16, 16, 1])]),
              ks("rowsv", [([1, 4096, 1], [32, 1, 1])], [([1, 4096, 1], [32, 1, 1], [None, 4096, 16384])],
                 (8, 4, 4)),
              ks("stride", [([32, 1, 1], [128, 1, 1])], [([32, 1, 1], [128, 1, 1], [None, 1000]),
                                                       ([32, 1, 1], [128, 1, 1], [None, 2000])]),
-             ks("floaty", [([64, 1, 1], [64, 1, 1])], [([64, 1, 1], [64, 1, 1], [None, half, 1 << 25])],
-                (8, 4, 4))]
+             ks("floaty", [([64, 1, 1], [64, 1, 1])],
+                [([64, 1, 1], [64, 1, 1], [None, half, 1 << 25, big, -1082130432])], (8, 4, 4, 4, 4))]
     fake = os.path.join(WORK, "fake_prog.py")
     with open(fake, "w") as f:
         f.write("#!%s\nimport json, os\nwith open(os.environ['XMATUNE_LOG'], 'a') as f:\n" % sys.executable)
@@ -1896,8 +1899,8 @@ def tool_discover_stub_idioms():
     expect('\n    space: {BLOCK: [64, 128, 256, 512, 1024], BPS: [1, 2, 4, 8]}\n'
            '    launch: {block: [BLOCK], grid: ["sm_count * BPS", grid0.y, grid0.z]}' in ents["stride"] and
            "while p1 changed" in flat(ents["stride"]), ents["stride"])
-    expect("p1: f32" in ents["floaty"] and "p2: i32" in ents["floaty"] and
-           "# triggers: [p2]" in ents["floaty"], ents["floaty"])
+    expect("params: [p0: ptr, p1: f32, p2: i32, p3: i32, p4: f32]" in ents["floaty"] and
+           "# triggers: [p2, p3]" in ents["floaty"], ents["floaty"])
     p = subprocess.run([tool, "check", "-q", stub2], capture_output=True, text=True)
     expect(p.returncode == 0, p.stdout + p.stderr)
 
@@ -1932,6 +1935,29 @@ def tool_check_set_values():
     own = [l for l in p.stdout.splitlines() if "the program's own config" in l]
     expect(p.returncode == 0 and len(own) == 1 and "BLOCK=256: grid (1,1,1) block (256,1,1)" in own[0],
            p.stdout)
+
+
+@case
+def tool_check_intlike():
+    """xmatune check accepts a policy keyed by intlike(a) (issue 28, item 3): a's float
+    bits (0.75f, 0.75001f) give one key part, the bits of 1.0f, an integer stays itself; a
+    bad call of it is a file:line:column error (exit 1)."""
+    tool = os.environ["XMT_TOOL"]
+    pol = os.path.join(WORK, "intlike.yaml")
+    text = ("kernels:\n  - mangled: scale_f32\n    params: [y: ptr, n: i32, a: i32]\n"
+            "    triggers: [n]\n    functional_triggers: {ia: \"intlike(a)\"}\n"
+            "    configs:\n      - launch: {block: [128], grid: [\"cdiv(n, 128)\"]}\n")
+    open(pol, "w").write(text)
+    for a, part in (("1061158912", "ia=1065353216"), ("1061326684", "ia=1065353216"),
+                    ("-1082130432", "ia=1065353216"), ("4096", "ia=4096")):
+        p = subprocess.run([tool, "check", pol, "--set", "n=1000", "--set", "a=" + a],
+                           capture_output=True, text=True)
+        expect(p.returncode == 0 and "key: n=1000, %s (18 bytes)" % part in p.stdout,
+               "a=%s: exit %d\n%s%s" % (a, p.returncode, p.stdout, p.stderr))
+    open(pol, "w").write(text.replace("intlike(a)", "intlike(a, n)"))
+    p = subprocess.run([tool, "check", "-q", pol], capture_output=True, text=True)
+    expect(p.returncode == 1 and p.stderr.strip() == "%s:5:32: in the functional trigger ia "
+           "'intlike(a, n)': intlike takes 1 argument, not 2" % pol, p.stdout + p.stderr)
 
 
 @case
@@ -4146,6 +4172,36 @@ def auto_extern_c_64bit_size():
     expect(len(ev) == 1 and "untuned" not in ev[0], ev)
     expect(auto_idiom(ev[0]) == "cdiv", ev[0]["winner"])
     expect(any(c["status"] == "rejected" for c in ev[0]["candidates"]), "none rejected")
+
+
+@case
+def auto_extern_c_float_scalar_one_key():
+    # Issue 28, item 3: an extern "C" kernel's untyped 4-byte scalar is keyed by
+    # intlike(p2), not by its bits as an integer. scale_n64's float scale changes at every
+    # launch (0.75, 0.75001, ...): as integers each was a new key, and past
+    # XMATUNE_AUTO_MAX_KEYS (8) the kernel passed through untuned (seen on the H200 with
+    # CuPy). Now every launch has the same key: tuned once, its later launches rewritten.
+    # Outputs identical.
+    base = run("rt", "scale64", shim=False, iterations=12, args=["vary"])
+    ok(base, "without the shim")
+    t = run("rt", "scale64", env={"XMATUNE_AUTO": "1", "XMATUNE_VERBOSE": "1"}, iterations=12,
+            args=["vary"])
+    ok(t, "auto")
+    saw_every_launch(t, "scale64 vary auto")
+    same_output(base, t, "scale64 vary auto")
+    ev = tune_events(t, "scale_n64")
+    expect(len(ev) == 1 and "untuned" not in ev[0], ev)
+    expect(ev[0]["key"].startswith("intlike_p2=1065353216, rules=3, "), ev[0]["key"])
+    expect(auto_idiom(ev[0]) == "cdiv", ev[0]["winner"])
+    expect("keys tuned (XMATUNE_AUTO_MAX_KEYS)" not in t.stderr, t.stderr)
+    s = [x for x in t.events("kernel_summary") if x["kernel"] == "scale_n64"]
+    expect(len(s) == 1 and s[0]["keys"] == 1 and s[0]["launches"] == 12 and
+           s[0]["rewritten"] == 11, s)
+    w = (tuple(ev[0]["winner"]["grid"]), tuple(ev[0]["winner"]["block"]), 0)
+    runs = traced(t, "scale_n64")
+    expect(len(runs) >= 12 and all(r == w for r in runs[-10:]), (w, runs))
+    # the exit table (XMATUNE_VERBOSE): launches, rewritten, keys
+    expect(re.search(r"^xmatune: +12 +11 +1 +0 +- +scale_n64$", t.stderr, re.M), t.stderr)
 
 
 def _cands(ev, idiom):

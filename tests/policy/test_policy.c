@@ -239,6 +239,51 @@ START_TEST(expr_functions)
 }
 END_TEST
 
+/* intlike(x): x, unless x is a float or its 32 bits look like an f32 (a biased exponent
+ * within 127 +/- 20, either sign), then the bits of 1.0f; the edges of both windows. */
+START_TEST(expr_intlike)
+{
+    const int64_t F = XMT_INTLIKE_FLOAT;
+    ck_assert_int_eq(F, 0x3F800000);
+    expect_i("intlike(n)", 100); /* an i32 size */
+    expect_i("intlike(m)", -7);  /* an i64 */
+    expect_i("intlike(a)", F);   /* an f32 parameter: a float */
+    expect_i("intlike(d)", F);   /* f64 */
+    expect_i("intlike(2.5)", F);
+    expect_i("intlike(v)", 4000000000LL);  /* u32: 0xEE6B2800, exponent 220 */
+    expect_i("intlike(q)", 1099511627776); /* beyond 32 bits: never a 4-byte float */
+    expect_i("intlike(0)", 0);
+    expect_i("intlike(-1)", -1);
+    expect_i("intlike(16777216)", 16777216);
+    expect_i("intlike(1061158912)", F); /* 0.75f as int32 bits */
+    expect_i("intlike(1061326684)", F); /* 0.75001f */
+    expect_i("intlike(1066192077)", F); /* 1.1f */
+    expect_i("intlike(897581055)", 897581055);
+    expect_i("intlike(897581056)", F);  /* 2^-20: exponent 107 */
+    expect_i("intlike(1241513983)", F); /* just under 2^21: exponent 147 */
+    expect_i("intlike(1241513984)", 1241513984);
+    expect_i("intlike(-1082130432)", F); /* -0.75f, sign-extended from i32 */
+    expect_i("intlike(3212836864)", F);  /* -1.0f as u32 */
+    expect_i("intlike(-1249902592)", F);
+    expect_i("intlike(-1249902593)", -1249902593);
+    expect_i("intlike(-905969665)", F);
+    expect_i("intlike(-905969664)", -905969664);
+    expect_i("intlike(4294967296 + 1061158912)", 4294967296LL + 1061158912);
+    expect_i("intlike(intlike(1061158912))", F); /* idempotent */
+    expect_i("intlike(n) + 1", 101);
+    ck_assert(xmt_f32_like(0x358637BDu));  /* 1e-6f */
+    ck_assert(!xmt_f32_like(0x2B8CBCCCu)); /* 1e-12f: too small */
+    ck_assert(xmt_f32_like(0x49742400u));  /* 1e6f */
+    ck_assert(!xmt_f32_like(0x4B189680u)); /* 1e7f: too large */
+    ck_assert(!xmt_f32_like(0x7FC00000u)); /* NaN */
+    ck_assert(!xmt_f32_like(0u));
+    ck_assert_int_eq(xmt_intlike(1, 0), F);
+    ck_assert_int_eq(xmt_intlike(0, INT32_MIN), INT32_MIN); /* 0x80000000: -0.0f, exponent 0 */
+    expect_compile_fail("intlike(1, 2)", "intlike takes 1 argument, not 2");
+    expect_compile_fail("intlike()", "intlike takes 1 argument, not 0");
+}
+END_TEST
+
 START_TEST(expr_eval_errors)
 {
     expect_eval_fail("1 / 0");
@@ -360,11 +405,20 @@ START_TEST(expr_one_leaf)
         ck_assert_int_eq(fx(leaves[i], &x), 0);
         ck_assert_int_eq(fx(through, &y), 0);
         ck_assert_msg(x.isf == y.isf && memcmp(&x.u, &y.u, 8) == 0, "%s", leaves[i]);
+        /* intlike of one leaf (auto's key of an untyped 4-byte scalar) skips it too */
+        char il[64], il_through[80];
+        snprintf(il, sizeof il, "intlike(%s)", leaves[i]);
+        snprintf(il_through, sizeof il_through, "intlike((%s) + 0) + 0", leaves[i]);
+        ck_assert_int_eq(fx(il, &x), 0);
+        ck_assert_int_eq(fx(il_through, &y), 0);
+        ck_assert_msg(!x.isf && !y.isf && x.u.i == y.u.i, "%s", il);
     }
     uint64_t save = P_q;
     P_q = UINT64_MAX; /* u64 beyond int64: fails both ways */
     expect_eval_fail("q");
     expect_eval_fail("(q) + 0");
+    expect_eval_fail("intlike(q)");
+    expect_eval_fail("intlike(q) + 0");
     P_q = save;
 }
 END_TEST
@@ -1684,13 +1738,25 @@ START_TEST(derive_entry_idioms)
     char kt[256], rules[32];
     ck_assert_int_gt(xmt_entry_key_render(e, k1, l1, kt, sizeof kt), 0);
     snprintf(rules, sizeof rules, "rules=%d", XMT_DERIVE_RULES); /* in the fingerprint too */
-    ck_assert_msg(strstr(kt, "p1=10240") && strstr(kt, rules) && strstr(kt, "gx=40"), "%s", kt);
+    /* (untyped, 4 bytes: keyed by intlike, so that a float there is one key part) */
+    ck_assert_msg(strstr(kt, "intlike_p1=10240") && strstr(kt, rules) && strstr(kt, "gx=40"), "%s",
+                  kt);
     ptr = 0x2000;
     size_t l2 = xmt_entry_key(e, &v, k2, sizeof k2);
     ck_assert(l1 && l1 == l2 && !memcmp(k1, k2, l1));
     nel = 20480;
     l2 = xmt_entry_key(e, &v, k2, sizeof k2);
     ck_assert(l1 == l2 && memcmp(k1, k2, l1));
+    /* a float that changes from call to call: one key (0.75f, then 0.75001f) */
+    float fl = 0.75f;
+    memcpy(&nel, &fl, 4);
+    l1 = xmt_entry_key(e, &v, k1, sizeof k1);
+    fl = 0.75001f;
+    memcpy(&nel, &fl, 4);
+    l2 = xmt_entry_key(e, &v, k2, sizeof k2);
+    ck_assert(l1 && l1 == l2 && !memcmp(k1, k2, l1));
+    ck_assert_int_gt(xmt_entry_key_render(e, k1, l1, kt, sizeof kt), 0);
+    ck_assert_msg(strstr(kt, "intlike_p1=1065353216"), "%s", kt);
     nel = 10240;
     v.orig.grid.x = 41;
     l2 = xmt_entry_key(e, &v, k2, sizeof k2);
@@ -1751,6 +1817,22 @@ START_TEST(derive_entry_idioms)
     ck_assert(pi[0].is_int && pi[1].is_ptr && pi[2].is_int && !pi[1].is_int);
     ck_assert_int_eq(xmt_derive_params("vecadd", 3, sz, pi), 0);
     ck_assert(pi[0].is_int && pi[1].is_struct && !pi[1].is_ptr && pi[2].size == 8);
+
+    /* the key parts: intlike only for an untyped 4-byte scalar (a typed kernel knows its
+     * floats; 1 and 2 bytes cannot hold an f32) */
+    const uint32_t sz3[3] = {4, 2, 4};
+    ck_assert_int_eq(xmt_derive_params("k5", 3, sz3, pi), 0);
+    n = xmt_derive_entry("k5", pi, 3, 0, &d1, 0, text + 9, sizeof text - 9);
+    ck_assert_int_gt(n, 0);
+    ck_assert_msg(strstr(text, "triggers: [p1]") &&
+                      strstr(text, "functional_triggers: {intlike_p0: \"intlike(p0)\", "
+                                   "intlike_p2: \"intlike(p2)\", rules:"),
+                  "%s", text);
+    xmt_policy_free(load_ok(text));
+    ck_assert_int_eq(xmt_derive_params("f(int, short, float)", 3, sz3, pi), 1);
+    n = xmt_derive_entry("k6", pi, 3, 1, &d1, 0, text + 9, sizeof text - 9);
+    ck_assert_int_gt(n, 0);
+    ck_assert_msg(strstr(text, "triggers: [p0, p1]") && !strstr(text, "intlike"), "%s", text);
 }
 END_TEST
 
@@ -1762,6 +1844,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, expr_float);
     tcase_add_test(t, expr_compare_logic);
     tcase_add_test(t, expr_functions);
+    tcase_add_test(t, expr_intlike);
     tcase_add_test(t, expr_eval_errors);
     tcase_add_test(t, expr_compile_errors);
     tcase_add_test(t, expr_identifiers);
