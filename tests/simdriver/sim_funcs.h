@@ -160,6 +160,7 @@
     X("cuFuncGetAttribute", 2020, N, cuFuncGetAttribute)                                           \
     X("cuFuncSetAttribute", 9000, N, cuFuncSetAttribute)                                           \
     X("cuFuncGetModule", 11000, N, cuFuncGetModule)                                                \
+    X("cuFuncLoad", 12040, N, cuFuncLoad)                                                          \
     X("cuFuncSetCacheConfig", 3000, N, cuFuncSetCacheConfig)                                       \
     X("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, N,                                      \
       cuOccupancyMaxActiveBlocksPerMultiprocessor)                                                 \

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "sim_internal.h"
 #include "simcuda.h"
@@ -570,6 +571,25 @@ CUresult cuFuncGetModule(CUmodule *m, CUfunction h)
     if (f) *m = (CUmodule)f->mod;
     pthread_mutex_unlock(&sim_lock);
     return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* Functions are always loaded here; SIMCUDA_FUNC_LOADS names a file that gets "PID NAME"
+ * for each call, so that a test sees which functions a process loaded explicitly. */
+CUresult cuFuncLoad(CUfunction h)
+{
+    SIM_ENTER(cuFuncLoad);
+    pthread_mutex_lock(&sim_lock);
+    simfunc *f = handle_locked(h, FUNC_MAGIC);
+    const char *name = f ? f->k->name : NULL;
+    pthread_mutex_unlock(&sim_lock);
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    const char *path = getenv("SIMCUDA_FUNC_LOADS");
+    FILE *out = path && *path ? fopen(path, "a") : NULL;
+    if (out) {
+        fprintf(out, "%d %s\n", (int)getpid(), name);
+        fclose(out);
+    }
+    return CUDA_SUCCESS;
 }
 
 static int warp_round(unsigned t)
