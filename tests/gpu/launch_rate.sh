@@ -139,11 +139,12 @@ done
 
 # In one process: the wrapped entry point against the driver's own, in alternating blocks
 # (launch_rate --paired), for pass-through and cache hit. Immune to the per-process drift.
-# auto and autohit (issue 28, item 1): XMATUNE_AUTO=1 and no policy. tiny runs for less
-# than XMATUNE_AUTO_MIN_US, so under auto its key is decided at the first launch and the
-# kernel goes back to the pass-through path; with the threshold at 0 its key is tuned
-# in the helper and every later launch is auto's hit path (or pass-through, when auto
-# leaves it untuned: the exit table, saved as raw, says which).
+# auto and autohit (issue 28, item 1): XMATUNE_AUTO=1 and no policy: the path of a kernel
+# auto decided. tiny runs for less than XMATUNE_AUTO_MIN_US (auto), or the threshold is 0
+# (autohit); either way auto may also decline it for another reason, and it does on the
+# H200 today: --paired gets tiny's CUfunction from cudaGetFuncBySymbol, a handle the shim
+# cannot trace to a module image it saw, so the helper cannot have it. The shim's lines
+# (saved in the raw file) say which; a declined kernel runs the pass-through path.
 declare -A pw pr pq
 for m in pass hit auto autohit; do
     local_env=(env -u LD_PRELOAD XMATUNE_LOG= XMATUNE_CACHE=off XMATUNE_VERBOSE=0 LD_PRELOAD="$shim")
@@ -182,8 +183,8 @@ declare -A label=(
     [pass]="shim, \`tune\`, kernel without policy (pass-through)"
     [off]="shim, \`XMATUNE_MODE=off\`"
     [hit]="shim, \`tune\`, every launch a cache hit (pinned, rewritten)"
-    [auto]="shim, \`XMATUNE_AUTO=1\`, no policy (tiny declined: shorter than \`XMATUNE_AUTO_MIN_US\`)"
-    [autohit]="shim, \`XMATUNE_AUTO=1 XMATUNE_AUTO_MIN_US=0\`, no policy (tiny's key decided by auto)"
+    [auto]="shim, \`XMATUNE_AUTO=1\`, no policy (tiny decided by auto: see the raw file for how)"
+    [autohit]="shim, \`XMATUNE_AUTO=1 XMATUNE_AUTO_MIN_US=0\`, no policy (likewise)"
 )
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 {
