@@ -139,22 +139,25 @@ done
 
 # In one process: the wrapped entry point against the driver's own, in alternating blocks
 # (launch_rate --paired), for pass-through and cache hit. Immune to the per-process drift.
-# auto and autohit (issue 28, item 1): XMATUNE_AUTO=1 and no policy: the path of a kernel
-# auto decided. tiny runs for less than XMATUNE_AUTO_MIN_US (auto), or the threshold is 0
-# (autohit); either way auto may also decline it for another reason, and it does on the
-# H200 today: --paired gets tiny's CUfunction from cudaGetFuncBySymbol, a handle the shim
-# cannot trace to a module image it saw, so the helper cannot have it. The shim's lines
-# (saved in the raw file) say which; a declined kernel runs the pass-through path.
+# auto, autohit and autovary (issue 28, item 1): XMATUNE_AUTO=1 and no policy, the path of
+# a kernel auto decided. auto: tiny, which writes nothing, so auto leaves its key untuned
+# and it passes through. autohit: tiny_w (writes p[threadIdx.x]) with XMATUNE_AUTO_MIN_US=0,
+# so that its key is decided in the trial helper and every later launch takes auto's hit
+# path; autovary: the same with p moving at every launch (the arguments change, as a
+# program's tensors do). The kernels' handles come from cudaGetKernel (launch_rate.cu says
+# why); the shim's own lines, saved in the raw file, say what auto did with each.
 declare -A pw pr pq
-for m in pass hit auto autohit; do
+for m in pass hit auto autohit autovary; do
     local_env=(env -u LD_PRELOAD XMATUNE_LOG= XMATUNE_CACHE=off XMATUNE_VERBOSE=0 LD_PRELOAD="$shim")
+    kargs=()
     case $m in
     pass) local_env+=(XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_WARMUP_MS=0 XMATUNE_EXCLUDE=tiny) ;;
     hit) local_env+=(XMATUNE_MODE=tune XMATUNE_POLICY="$policy" XMATUNE_WARMUP_MS=0) ;;
     auto) local_env+=(XMATUNE_AUTO=1 XMATUNE_VERBOSE=1) ;;
-    autohit) local_env+=(XMATUNE_AUTO=1 XMATUNE_AUTO_MIN_US=0 XMATUNE_VERBOSE=1) ;;
+    autohit) local_env+=(XMATUNE_AUTO=1 XMATUNE_AUTO_MIN_US=0 XMATUNE_VERBOSE=1) kargs=(tiny_w) ;;
+    autovary) local_env+=(XMATUNE_AUTO=1 XMATUNE_AUTO_MIN_US=0 XMATUNE_VERBOSE=1) kargs=(tiny_w vary) ;;
     esac
-    if timeout 120 "${local_env[@]}" $PIN "$bin" --paired "${PAIRED_BLOCKS:-60}" 5000 >"$work/p.$m" 2>"$work/pe.$m"; then
+    if timeout 120 "${local_env[@]}" $PIN "$bin" --paired "${PAIRED_BLOCKS:-60}" 5000 ${kargs[@]+"${kargs[@]}"} >"$work/p.$m" 2>"$work/pe.$m"; then
         line=$(grep '^paired ' "$work/p.$m")
         echo "paired-$m $line" >>"$work/raw"
         pw[$m]=$(echo "$line" | sed -n 's/.*wrapped_us=\([0-9.]*\).*/\1/p')
@@ -183,8 +186,9 @@ declare -A label=(
     [pass]="shim, \`tune\`, kernel without policy (pass-through)"
     [off]="shim, \`XMATUNE_MODE=off\`"
     [hit]="shim, \`tune\`, every launch a cache hit (pinned, rewritten)"
-    [auto]="shim, \`XMATUNE_AUTO=1\`, no policy (tiny decided by auto: see the raw file for how)"
-    [autohit]="shim, \`XMATUNE_AUTO=1 XMATUNE_AUTO_MIN_US=0\`, no policy (likewise)"
+    [auto]="shim, \`XMATUNE_AUTO=1\`, no policy, tiny (writes nothing: auto leaves it untuned)"
+    [autohit]="shim, \`XMATUNE_AUTO=1 XMATUNE_AUTO_MIN_US=0\`, no policy, tiny_w (its key decided by auto)"
+    [autovary]="the same, tiny_w's pointer moving at every launch"
 )
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 {
@@ -211,7 +215,7 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
     echo
     echo "| mode | µs / launch, wrapped | µs / launch, driver's own | launch rate, wrapped / own |"
     echo "| --- | ---: | ---: | ---: |"
-    for m in pass hit auto autohit; do
+    for m in pass hit auto autohit autovary; do
         echo "| ${label[$m]} | ${pw[$m]:--} | ${pr[$m]:--} | ${pq[$m]:--} |"
     done
     echo
