@@ -308,6 +308,9 @@
  *                               "<mangled> grid=X,Y,Z block=X,Y,Z shared=N cost_ns=C[ replay]";
  *                               a helper's lines (SIMCUDA_TRACE_HELPER, which may name
  *                               the same file) carry " helper=<pid>" before " replay"
+ *   SIMCUDA_FUNC_LOADS=path     append "<pid> <kernel>" for every cuFuncLoad (functions
+ *                               are always loaded here; this says which a process asked
+ *                               for explicitly), in every role
  */
 #ifndef SIMCUDA_H
 #define SIMCUDA_H
