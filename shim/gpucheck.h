@@ -7,9 +7,10 @@
  * cuModuleLoadData once per context, on first need, and forgotten with the context (a
  * context is known by cuCtxGetId, which is never reused). Only counts and first indices
  * come back to the host; for change detection, one flag byte per chunk; for the largest
- * magnitude, one double. When the module
- * cannot load (or XMATUNE_VERIFY_ON=host), the same rules run on the host (verify.c)
- * over copies, and the log says so once. Either way the answers are the same.
+ * magnitude, one double. When the module cannot load (or XMATUNE_VERIFY_ON=host), the
+ * same rules run on the host (verify.c) over copies, and the log says so once. Either way
+ * the answers are the same (the complement fill has no host path: its caller keeps the
+ * two byte poisons there).
  */
 #ifndef XMT_GPUCHECK_H
 #define XMT_GPUCHECK_H

@@ -97,18 +97,24 @@ static void blame(xmt_session *S, const xmt_cand *c, CUresult r, const char *wha
         }                                                                                          \
     } while (0)
 
+/* Fills bytes at dst with a verify run's poison: 1 and 2 the byte patterns POISON and
+ * POISON2, POISON_COMPLEMENT the complement of ref (the reference of the same bytes). */
+static CUresult fill_poison(xmt_session *S, CUdeviceptr dst, CUdeviceptr ref, size_t bytes,
+                            int poison)
+{
+    if (poison == POISON_COMPLEMENT) return xmt_gc_complement(&S->gc, dst, ref, bytes);
+    return xmt_drv.cuMemsetD8Async(dst, poison == 2 ? POISON2 : POISON, bytes, S->s);
+}
+
 /* Auto protection's outputs before a verify run: those the program's own config writes
- * whole are poisoned (with the byte poison, or with the complement of the reference when
- * complement), those it updates in place restored from the snapshot. With all_restore,
- * every output is restored (the put-back, the determinism run). */
-static int prepare_outputs(xmt_session *S, int all_restore, unsigned char poison, int complement)
+ * whole are poisoned (fill_poison), those it updates in place restored from the snapshot.
+ * With poison 0, every output is restored (the put-back). */
+static int prepare_outputs(xmt_session *S, int poison)
 {
     for (size_t i = 0; i < S->nspans; i++) {
         const xmt_span *p = &S->spans[i];
-        if (p->pure && !all_restore && complement)
-            TRY(S, xmt_gc_complement(&S->gc, p->at, p->ref, p->bytes), "poison");
-        else if (p->pure && !all_restore)
-            TRY(S, xmt_drv.cuMemsetD8Async(p->at, poison, p->bytes, S->s), "poison");
+        if (p->pure && poison)
+            TRY(S, fill_poison(S, p->at, p->ref, p->bytes, poison), "poison");
         else
             TRY(S, xmt_drv.cuMemcpyDtoDAsync(p->at, p->snap, p->bytes, S->s), "restore");
     }
@@ -124,19 +130,15 @@ fail:
  * and auto finds out which); and flushes L2. */
 static int prepare(xmt_session *S, int poison, int flush)
 {
-    unsigned char pattern = poison == 2 ? POISON2 : POISON;
-    int complement = poison == POISON_COMPLEMENT;
-    if (poison && prepare_outputs(S, 0, pattern, complement) != 0) return -1;
+    if (poison && prepare_outputs(S, poison) != 0) return -1;
     for (size_t i = 0; i < S->nbufs; i++) {
         xmt_sbuf *b = &S->bufs[i];
         if (b->b.roles & XMT_BUF_RESTORE)
             TRY(S, xmt_drv.cuMemcpyDtoDAsync(b->ptr, b->snap, b->b.bytes, S->s), "restore");
         else if (b->b.roles & XMT_BUF_RESET)
             TRY(S, xmt_drv.cuMemsetD8Async(b->ptr, 0, b->b.bytes, S->s), "reset_to_zero");
-        else if (poison && !S->automatic && (b->b.roles & XMT_BUF_VERIFY) && complement)
-            TRY(S, xmt_gc_complement(&S->gc, b->ptr, b->ref, b->b.bytes), "poison");
         else if (poison && !S->automatic && (b->b.roles & XMT_BUF_VERIFY))
-            TRY(S, xmt_drv.cuMemsetD8Async(b->ptr, pattern, b->b.bytes, S->s), "poison");
+            TRY(S, fill_poison(S, b->ptr, b->ref, b->b.bytes, poison), "poison");
     }
     if (flush && S->flush_buf)
         TRY(S, xmt_drv.cuMemsetD8Async(S->flush_buf, 0, S->flush_bytes, S->s), "l2 flush");
@@ -150,7 +152,7 @@ static int put_back(xmt_session *S)
 {
     if (!S->snapshots_taken) return 0;
     double t0 = xmt_now_ms();
-    if (prepare_outputs(S, 1, POISON, 0) != 0) return -1;
+    if (prepare_outputs(S, 0) != 0) return -1;
     /* a failure before the outputs were known: the whole regions (what ran may have
      * changed any byte of them) */
     for (size_t i = 0; !S->nspans && i < S->nregs; i++)
@@ -348,11 +350,8 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
     return fired ? -1 : 0;
 }
 
-/* One run of a candidate for verification, from outputs poisoned with the first pattern
- * (pattern 1), the second (2) or the complement of the reference (POISON_COMPLEMENT),
- * waited for. Returns as run_candidate. The program's own
- * first run sets the watchdog's measure. */
-static int verify_run_from(xmt_session *S, xmt_cand *c, int pattern)
+/* verify_run_from's run, untimed. */
+static int verify_run_at(xmt_session *S, xmt_cand *c, int pattern)
 {
     if (prepare(S, pattern, 0) != 0) return -1;
     double t0 = xmt_now_ms();
@@ -361,6 +360,18 @@ static int verify_run_from(xmt_session *S, xmt_cand *c, int pattern)
     if (wait_runs(S, NULL, 1, c) != 0) return -1;
     if (c == &S->cands[0] && S->own_ms == 0) S->own_ms = xmt_now_ms() - t0;
     return 0;
+}
+
+/* One run of a candidate for verification, from outputs poisoned with the first pattern
+ * (pattern 1), the second (2) or the complement of the reference (POISON_COMPLEMENT),
+ * waited for. Returns as run_candidate. The program's own first run sets the watchdog's
+ * measure; a candidate's run, poison included, counts as verification's candidate_runs. */
+static int verify_run_from(xmt_session *S, xmt_cand *c, int pattern)
+{
+    double t0 = xmt_now_ms();
+    int r = verify_run_at(S, c, pattern);
+    if (c->index != XMT_OWN_CONFIG) S->ph.verify_runs += xmt_now_ms() - t0;
+    return r;
 }
 
 static int verify_run(xmt_session *S, xmt_cand *c)
@@ -1185,7 +1196,7 @@ static int verify_outcome(xmt_session *S, xmt_cand *c, long d, int comp, int sec
 
 /* One candidate's verification run(s) against the program's own result: it stays ok, or
  * is rejected (or skipped: the budget was spent). -1 on a driver failure. */
-static int verify_compare(xmt_session *S, xmt_cand *c)
+static int check_candidate(xmt_session *S, xmt_cand *c)
 {
     if (c->status != XMT_C_OK || !S->any_verify) return 0;
     if (over_budget(S, "verify")) { /* never timed: it was not verified */
@@ -1194,26 +1205,25 @@ static int verify_compare(xmt_session *S, xmt_cand *c)
         return 0;
     }
     int comp = complement_poison(S);
-    double t0 = xmt_now_ms();
     int r = verify_run_from(S, c, comp ? POISON_COMPLEMENT : 1);
-    double t1 = xmt_now_ms();
-    S->ph.verify_runs += t1 - t0;
     if (r != 0) return r < 0 ? -1 : 0;
     long d = compare_all(S);
     if (d == -2) return -1;
     int second = 0;
     if (d < 0 && !comp && poisons_any(S)) { /* again from the other pattern: every byte written? */
         second = 1;
-        t0 = xmt_now_ms();
-        S->ph.verify_compares += t0 - t1;
-        r = verify_run_from(S, c, 2);
-        t1 = xmt_now_ms();
-        S->ph.verify_runs += t1 - t0;
-        if (r != 0) return r < 0 ? -1 : 0;
+        if ((r = verify_run_from(S, c, 2)) != 0) return r < 0 ? -1 : 0;
         if ((d = compare_all(S)) == -2) return -1;
     }
-    r = verify_outcome(S, c, d, comp, second);
-    S->ph.verify_compares += xmt_now_ms() - t1;
+    return verify_outcome(S, c, d, comp, second);
+}
+
+/* check_candidate, its time beyond the runs counted as verification's comparisons. */
+static int verify_compare(xmt_session *S, xmt_cand *c)
+{
+    double t0 = xmt_now_ms(), runs0 = S->ph.verify_runs;
+    int r = check_candidate(S, c);
+    S->ph.verify_compares += xmt_now_ms() - t0 - (S->ph.verify_runs - runs0);
     return r;
 }
 
