@@ -715,6 +715,39 @@ int xmt_entry_config(const xmt_entry *e, long config, const xmt_launch_view *v, 
     return candidate(e, (size_t)config, v, out, 0);
 }
 
+static void dims_read(const xmt_launch_exprs *x, uint8_t *read, size_t n)
+{
+    const xmt_dimexpr *d[3] = {&x->grid, &x->block, &x->shared};
+    for (int i = 0; i < 3; i++)
+        for (unsigned j = 0; d[i]->set && j < d[i]->n; j++)
+            xmt_code_params_read(&d[i]->c[j], read, n);
+}
+
+static void config_read(const xmt_config *c, uint8_t *read, size_t n)
+{
+    if (c->has_cond) xmt_code_params_read(&c->cond, read, n);
+    dims_read(&c->launch, read, n);
+    for (unsigned i = 0; i < c->args.nargs; i++)
+        xmt_code_params_read(&c->args.a[i].code, read, n);
+}
+
+size_t xmt_entry_params_read(const xmt_entry *e, uint8_t *read, size_t n)
+{
+    memset(read, 0, n);
+    for (unsigned s = 0; s < e->nslots; s++)
+        if (e->slots[s].kind == XMT_SLOT_EXPR) xmt_code_params_read(&e->slots[s].code, read, n);
+    xmt_config whole = {
+        .has_cond = e->has_cond, .cond = e->cond, .launch = e->launch, .args = e->args};
+    config_read(&whole, read, n);
+    for (unsigned i = 0; i < e->nconfigs; i++)
+        config_read(&e->configs[i], read, n);
+    if (e->has_pin) config_read(&e->pin, read, n);
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += read[i];
+    return count;
+}
+
 int xmt_entry_label(const xmt_entry *e, const xmt_candidate *c, char *buf, size_t cap)
 {
     xmt_val vals[XMT_MAX_TUNABLES];

@@ -1290,6 +1290,13 @@ int xmt_code_orig_leaf(const xmt_code *c)
     return c->n == 1 && c->ins[0].op == OP_ORIG && c->ins[0].a < 7 ? 1 + c->ins[0].a : 0;
 }
 
+void xmt_code_params_read(const xmt_code *c, uint8_t *read, size_t n)
+{
+    for (uint32_t i = 0; i < c->n; i++)
+        if ((c->ins[i].op == OP_PARAM || c->ins[i].op == OP_FIELD) && c->ins[i].a < n)
+            read[c->ins[i].a] = 1;
+}
+
 /* A key's triggers and a config's dims are mostly one leaf each ("n", "grid0.x", "128"),
  * and auto's key of an untyped 4-byte scalar is intlike of one ("intlike(p2)", at every
  * launch whose arguments changed): those skip the stack machine. The result is the

@@ -129,6 +129,9 @@ int xmt_code_eval(const xmt_code *c, const xmt_env *env, xmt_val *out);
 /* 1 + i when c is only the original launch's value i (0..6: grid x, y, z, block x, y, z,
  * shared), which a key's slot then copies without evaluating; 0 otherwise. */
 int xmt_code_orig_leaf(const xmt_code *c);
+/* Marks in read[] (n long) every parameter c loads, whole or by a field: what its value
+ * can depend on besides the launch's dims, the device and constants. */
+void xmt_code_params_read(const xmt_code *c, uint8_t *read, size_t n);
 
 /* Attribute and original-launch names: index by name, -1 if none; and back. */
 int xmt_attr_index(const char *name);

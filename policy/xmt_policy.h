@@ -203,6 +203,12 @@ int xmt_entry_config(const xmt_entry *e, long config, const xmt_launch_view *v, 
 /* The label of c's config (c->config) into buf, as xmt_entry_candidate writes it: for a
  * message about a candidate from xmt_entry_config. 0, or -1 when c->config is none of e's. */
 int xmt_entry_label(const xmt_entry *e, const xmt_candidate *c, char *buf, size_t cap);
+/* Marks in read[] (n long, zeroed first) the parameters whose values a launch's key and
+ * its decided config can depend on: those the key's slots, the conditions and the launch
+ * and argument expressions (the entry's, every config's, the pin's) load. A launch whose
+ * marked arguments, dims and device equal an earlier one's has that one's key and
+ * configs (the tuner's per-thread memo compares only these). Returns how many. */
+size_t xmt_entry_params_read(const xmt_entry *e, uint8_t *read, size_t n);
 
 enum { XMT_BUF_RESET = 1, XMT_BUF_RESTORE = 2, XMT_BUF_VERIFY = 4 };
 typedef enum {

@@ -70,11 +70,20 @@ typedef struct result {
     uint8_t key[]; /* device (4 bytes) then the entry's key */
 } result_t;
 
+/* An argument the per-thread memo compares: its index and size. */
+typedef struct {
+    uint16_t param, size;
+} memo_arg;
+
 struct xmt_tune_state {
     pthread_rwlock_t lock;
     result_t *results;
     unsigned keys_tuned;
     atomic_int key_error_warned;
+    /* The arguments a decision reads (xmt_entry_params_read), which the memo compares;
+     * memo_nargs < 0: too many bytes of them to remember, nothing is memoized. */
+    int memo_nargs;
+    memo_arg memo_args[];
 };
 
 /* A retired record's tuned keys are counted in its name's summary (kernels.c; both
@@ -105,6 +114,31 @@ static void release_results(xmt_kernel *k)
 
 static const xmt_kernel_parts result_parts = {fold_keys, release_results};
 
+/* The per-thread memo's byte budget for a launch's arguments (see memo_t). */
+#define MEMO_ARG_BYTES 256
+
+/* The arguments k's decisions read, in s->memo_args: the memo compares only those, so a
+ * launch whose other arguments (mostly pointers) change at every call still hits it. All
+ * of them when there is no entry to ask. */
+static void memo_args_of(const xmt_kernel *k, struct xmt_tune_state *s)
+{
+    uint8_t read[XMT_KERNEL_MAX_PARAMS];
+    unsigned bytes = 0;
+    s->memo_nargs = -1;
+    if (k->nparams > XMT_KERNEL_MAX_PARAMS) return;
+    if (k->entry)
+        xmt_entry_params_read(k->entry, read, k->nparams);
+    else
+        memset(read, 1, k->nparams);
+    int n = 0;
+    for (size_t i = 0; i < k->nparams; i++) {
+        if (!read[i]) continue;
+        if ((bytes += k->sizes[i]) > MEMO_ARG_BYTES) return;
+        s->memo_args[n++] = (memo_arg){(uint16_t)i, (uint16_t)k->sizes[i]};
+    }
+    s->memo_nargs = n;
+}
+
 static struct xmt_tune_state *state_of(xmt_kernel *k)
 {
     struct xmt_tune_state *s = __atomic_load_n(&k->tune, __ATOMIC_ACQUIRE);
@@ -113,9 +147,10 @@ static struct xmt_tune_state *state_of(xmt_kernel *k)
     pthread_mutex_lock(&k->lock);
     s = k->tune;
     if (!s) {
-        s = calloc(1, sizeof *s);
+        s = calloc(1, sizeof *s + k->nparams * sizeof(memo_arg));
         if (s) {
             pthread_rwlock_init(&s->lock, NULL);
+            memo_args_of(k, s);
             __atomic_store_n(&k->tune, s, __ATOMIC_RELEASE);
         }
     }
@@ -128,19 +163,22 @@ static struct xmt_tune_state *state_of(xmt_kernel *k)
 /* ---- the per-thread memo: the fast path of a decided key ---------------------------------- */
 
 /* A program launches the same kernel with the same arguments again and again. Key and
- * candidate are pure functions of the argument bytes, the program's own dims and the
- * device, so each thread remembers, per kernel, the last arguments it saw decided and what
- * was decided: a launch with the same bytes skips key derivation, the cache lookup and
- * expression evaluation, and costs a compare of its arguments. Only decided keys are
- * remembered (never "another thread is tuning"). */
+ * candidate are pure functions of the arguments the entry's expressions read (its
+ * memo_args), the program's own dims and the device, so each thread remembers, per kernel,
+ * the last such bytes it saw decided and what was decided: a launch with the same bytes
+ * skips key derivation, the cache lookup and expression evaluation, and costs a compare
+ * of those arguments. Pointers no expression reads are not compared, so a program whose
+ * tensors move hits it too. Only decided keys are remembered (never "another thread is
+ * tuning"). */
 #define MEMO_SLOTS 8
-#define MEMO_ARG_BYTES 256
 typedef struct {
     const xmt_kernel *k;
     uint64_t serial; /* k's incarnation (kernels.h): a reused struct is another kernel */
     int device;
     int own; /* the decision is the program's own config */
-    unsigned nbytes;
+    /* the compared arguments (k's tune state's memo_args: alive while serial matches) */
+    const memo_arg *args;
+    unsigned nargs;
     unsigned grid[3], block[3], shared;
     uint8_t bytes[MEMO_ARG_BYTES];
     xmt_candidate c;
@@ -234,12 +272,12 @@ static inline int memo_hit(const memo_t *m, const xmt_kernel *k, int device, con
         m->block[1] != l->block[1] || m->block[2] != l->block[2])
         return 0;
     unsigned off = 0;
-    for (size_t i = 0; i < k->nparams; i++) {
-        unsigned sz = k->sizes[i];
-        if (off + sz > m->nbytes || !same_bytes(m->bytes + off, params[i], sz)) return 0;
+    for (unsigned j = 0; j < m->nargs; j++) {
+        unsigned sz = m->args[j].size;
+        if (!same_bytes(m->bytes + off, params[m->args[j].param], sz)) return 0;
         off += sz;
     }
-    return off == m->nbytes;
+    return 1;
 }
 
 static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
@@ -247,17 +285,19 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
 {
     if (!m) return;
     memo_flush(m);
-    unsigned off = 0;
-    for (size_t i = 0; i < k->nparams; i++) {
-        if (off + k->sizes[i] > MEMO_ARG_BYTES) {
-            m->k = NULL;   /* too many argument bytes to remember */
-            m->serial = 0; /* (serials start at 1: matches nothing) */
-            return;
-        }
-        memcpy(m->bytes + off, params[i], k->sizes[i]);
-        off += k->sizes[i];
+    const struct xmt_tune_state *ts = __atomic_load_n(&k->tune, __ATOMIC_ACQUIRE);
+    if (!ts || ts->memo_nargs < 0) {
+        m->k = NULL;   /* too many argument bytes to remember */
+        m->serial = 0; /* (serials start at 1: matches nothing) */
+        return;
     }
-    m->nbytes = off;
+    unsigned off = 0;
+    for (int j = 0; j < ts->memo_nargs; j++) {
+        memcpy(m->bytes + off, params[ts->memo_args[j].param], ts->memo_args[j].size);
+        off += ts->memo_args[j].size;
+    }
+    m->args = ts->memo_args;
+    m->nargs = (unsigned)ts->memo_nargs;
     m->device = device;
     memcpy(m->grid, l->grid, sizeof m->grid);
     memcpy(m->block, l->block, sizeof m->block);

@@ -16,8 +16,9 @@
  * reload: handles are reused), churn (100k-style module churn beside a module kept
  * loaded; ITERATIONS is the number of cycles), forkexec (fork while tuning, the child
  * execs this program's saxpy scenario), saxpy (the tuning workhorse: one poorly launched
- * saxpy, repeated), sizes (saxpy over 40 sizes, one grid), optin (a kernel opted into
- * more than 48 KiB of dynamic shared memory), graph (graphs built node by node, updated
+ * saxpy, repeated), moving (saxpy whose pointers move between launches), sizes (saxpy
+ * over 40 sizes, one grid), optin (a kernel opted into more than 48 KiB of dynamic
+ * shared memory), graph (graphs built node by node, updated
  * and replayed), graphfork (fork while a thread instantiates, replays and destroys
  * graphs), trial (the trial helper's lifecycle; argv[4] says how the program treats it),
  * warmup (block_sum first on data that cannot tell, argv[4] zeros or cancel, then on real
@@ -363,6 +364,24 @@ static void scenario_saxpy(void)
         launch(i % 2 ? cu.launch_ptsz : cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
     CHECK(cu.cuCtxSynchronize());
     dump(y, (size_t)n * 4);
+}
+
+/* moving: saxpy over the same n, ITERATIONS times, its pointers moving between launches
+ * as a program's tensors do: launch i's x and y start 4 * (i % 4) bytes into their
+ * buffers (16-byte aligned every fourth launch). */
+static void scenario_moving(void)
+{
+    int n = 4096;
+    float a = 0.5f;
+    CUdeviceptr xb = upload((size_t)n + 4, 5), yb = upload((size_t)n + 4, 6);
+    CUfunction f = kernel("_Z5saxpyifPKfPf");
+    for (int i = 0; i < iterations; i++) {
+        CUdeviceptr x = xb + 4u * (unsigned)(i % 4), y = yb + 4u * (unsigned)(i % 4);
+        void *p[] = {&n, &a, &x, &y};
+        launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
+    }
+    CHECK(cu.cuCtxSynchronize());
+    dump(yb, ((size_t)n + 4) * 4);
 }
 
 /* Module images the shim must keep for the trial helper, one of each way to pass them: a
@@ -1495,6 +1514,8 @@ int main(int argc, char **argv)
         scenario_basic();
     else if (!strcmp(sc, "saxpy"))
         scenario_saxpy();
+    else if (!strcmp(sc, "moving"))
+        scenario_moving();
     else if (!strcmp(sc, "scale64"))
         scenario_scale64();
     else if (!strcmp(sc, "rowmax"))

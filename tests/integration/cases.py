@@ -1116,6 +1116,29 @@ def tune_refused_config_named():
 
 
 @case
+def tune_moving_pointers_memo():
+    """A thread's memo of a decided key compares only the arguments the entry's expressions
+    read, so launches whose pointers move hit it; a pointer a condition reads is compared.
+    Here the pin holds only for a 16-byte aligned y (every fourth launch): had the memo
+    skipped y, the aligned launch's winner would have run the three misaligned ones."""
+    pol = os.path.join(fresh("moving"), "moving.yaml")
+    open(pol, "w").write("kernels:\n  - match: saxpy\n    params: [n: i32, a: f32, x: ptr, y: ptr]\n"
+                         "    triggers: [n]\n    condition: \"y % 16 == 0\"\n"
+                         "    space: {BLOCK: [64, 128]}\n"
+                         "    launch: {block: [BLOCK], grid: [\"cdiv(n, BLOCK)\"]}\n"
+                         "    pin: {BLOCK: 128}\n    protect: declared\n")
+    base = run("rt", "moving", shim=False, iterations=12)
+    ok(base, "moving, without the shim")
+    t = run("rt", "moving", env={"XMATUNE_POLICY": pol, "XMATUNE_VERBOSE": "1"}, iterations=12)
+    ok(t, "moving")
+    same_output(base, t, "moving")
+    blocks = [r[1][0] for r in traced(t, "_Z5saxpyifPKfPf")]
+    expect(blocks == [128, 32, 32, 32] * 3, blocks)
+    rows = [l.split() for l in t.stderr.splitlines() if l.endswith("float*)")]
+    expect(rows and rows[-1][1:3] == ["12", "3"], "launches, rewritten: %r" % rows)
+
+
+@case
 def tune_budget():
     # a budget of 0 is spent before the first candidate's verification: the budget bounds
     # that phase too (it used to be checked only between timed rounds), nothing unverified

@@ -553,6 +553,49 @@ START_TEST(saxpy_key_and_render)
 }
 END_TEST
 
+/* The parameters a decision reads (the memo compares only those): the key's slots, a
+ * tensor's shape inlined in them, conditions, launch and argument expressions of the
+ * entry, its configs and its pin; a pointer no expression names is not among them, nor
+ * what only a buffer declaration (tuning, not deciding) reads. */
+START_TEST(entry_params_read)
+{
+    static const char *yaml =
+        "kernels:\n"
+        "  - match: k\n"
+        "    params: [a: ptr, b: ptr, n: i32, m: i32, s: f32, c: ptr, st: bytes(16), w: i32,"
+        " o: i32, q: i32]\n"
+        "    tensors:\n"
+        "      a: {dtype: f32, shape: [n]}\n"
+        "      b: {dtype: f32, shape: [q]}\n"
+        "    triggers: [a]\n"
+        "    space: {BLOCK: [64, 128]}\n"
+        "    condition: \"c % 16 == 0\"\n"
+        "    launch: {block: [BLOCK], grid: [\"cdiv(m, BLOCK)\"]}\n"
+        "    configs:\n"
+        "      - {BLOCK: 32, args: {o: \"w * 2\"}}\n"
+        "    verify:\n"
+        "      b: {rtol: 0.001}\n";
+    xmt_policy_set *set = load_ok(yaml);
+    const xmt_entry *e = xmt_policy_entry(set, 0);
+    uint8_t read[10];
+    memset(read, 7, sizeof read);
+    ck_assert_uint_eq(xmt_entry_params_read(e, read, 10), 4);
+    /*                      a  b  n  m  s  c  st w  o  q */
+    const uint8_t want[] = {0, 0, 1, 1, 0, 1, 0, 1, 0, 0};
+    ck_assert_mem_eq(read, want, sizeof want);
+    xmt_policy_free(set);
+    /* a field of a bytes(N) parameter, read by the pin */
+    set = load_ok("kernels:\n  - match: k\n    params:\n      - p: ptr\n      - st:\n"
+                  "          bytes: 16\n          fields: {len: i32@8}\n"
+                  "    space: {B: [1, 2]}\n    launch: {block: [B]}\n"
+                  "    pin: {B: 2, launch: {grid: [\"st.len\"]}}\n");
+    e = xmt_policy_entry(set, 0);
+    ck_assert_uint_eq(xmt_entry_params_read(e, read, 2), 1);
+    ck_assert(read[0] == 0 && read[1] == 1);
+    xmt_policy_free(set);
+}
+END_TEST
+
 /* A slot that is only an original-launch value is copied into the key, not evaluated: the
  * same bytes as evaluating it (each against its "+ 0" twin, which the machine evaluates),
  * and the same rendered text. */
@@ -1893,6 +1936,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, space_nearest_own);
     tcase_add_test(t, derive_entry_idioms);
     tcase_add_test(t, untyped8_kinds);
+    tcase_add_test(t, entry_params_read);
     tcase_set_timeout(t, 300); /* a hang, not a slow or busy machine */
     suite_add_tcase(s, t);
     return s;

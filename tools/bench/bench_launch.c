@@ -13,9 +13,11 @@
  *
  * With -a each thread alternates between two sets of buffers, launch by launch: the same
  * key (n and the dims do not change) but other pointer arguments each time, as a program
- * whose allocator hands out other tensors does, so that the shim's per-thread memo of the
- * last arguments never matches and every launch of a decided key takes the slow path
- * (key derivation, the lookup of the key, the winner's config evaluated).
+ * whose allocator hands out other tensors does. The shim's per-thread memo compares only
+ * the arguments a policy entry's expressions read, so a decided key whose expressions do
+ * not read the pointers still takes the fast path; an entry that reads them (a condition
+ * on alignment, say) takes the slow one (key derivation, the lookup of the key, the
+ * winner's config evaluated).
  *
  * Each of THREADS threads has its own stream and, per repetition, makes LAUNCHES
  * launches back to back, then synchronises its stream; the threads start together at a

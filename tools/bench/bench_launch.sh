@@ -29,11 +29,12 @@
 #                   too short, and it passes through from then on (the pass-through path)
 #   direct, block 128  no shim, launched as auto's hit is rewritten (and as "own stays"
 #                   is launched)
-#   ..., -a         bench_launch -a: two sets of buffers in turn, so that the shim's
-#                   per-thread memo of the last arguments never matches and every launch of
-#                   a decided key takes the slow path (key, lookup, the winner's config):
-#                   pass-through, policy hit, auto hit and auto own stays, each with its
-#                   direct run
+#   ..., -a         bench_launch -a: two sets of buffers in turn (pointers that change at
+#                   every launch, the same key): the per-thread memo compares only the
+#                   arguments the entry's expressions read (not these pointers), so it still
+#                   answers; before 2026-12-05 every such launch missed it and took the slow
+#                   path (key, lookup, the winner's config): pass-through, policy hit, auto
+#                   hit and auto own stays, each with its direct run
 # The auto rows need a trial helper (BUILD_DIR/trial/xmatune-trial) and events to time
 # with: they always run on the simulated driver, also with DRIVER=null, and they run with
 # XMATUNE_RECHECKS=0 (a re-check session that falls between the two callgrind runs would
@@ -107,10 +108,10 @@ declare -A label=(
     [direct_b128]="direct, block 128"
     [direct_a]="direct, \`-a\`"
     [pass_a]="pass-through, \`-a\`"
-    [hit_a]="cache hit, \`-a\` (memo misses)"
+    [hit_a]="cache hit, \`-a\` (pointers move)"
     [direct_b2_a]="direct, block 2, \`-a\`"
-    [auto_hit_a]="auto, hit, \`-a\` (memo misses)"
-    [auto_own_a]="auto, own config stays, \`-a\` (memo misses)"
+    [auto_hit_a]="auto, hit, \`-a\` (pointers move)"
+    [auto_own_a]="auto, own config stays, \`-a\` (pointers move)"
     [direct_b128_a]="direct, block 128, \`-a\`"
 )
 # Each row's own direct run (what "added" is against) and, for the hits, the pass-through
