@@ -4239,10 +4239,12 @@ def auto_one_block_per_row():
     # another block (the cost model's best, 256); every cdiv grid (fewer blocks than rows:
     # rows left unwritten) is rejected, and so is every stride grid of fewer blocks than
     # rows. A stride grid of more blocks than rows (528, 1056) reads and writes past the
-    # buffers: in the helper that lands inside the staged 2 MiB windows, outside the
+    # buffers: in the helper that mostly lands inside the staged 2 MiB windows, outside the
     # regions, where it neither faults nor differs; the guard bytes there show the writes,
-    # and it is rejected (it passed as "ok" before them). Outputs identical; the winner runs
-    # from the second launch on.
+    # and it is rejected (it passed as "ok" before them). Where x (2,048,000 bytes) sits in
+    # its windows depends on the simulated driver's mmap: 1056 rows read 2.2 MB past it, and
+    # in some runs (1 of 25 here) that leaves the mapped windows and faults instead, as it would
+    # on a GPU. Outputs identical; the winner runs from the second launch on.
     t = auto_run("rt", "rowmax")
     ev = tune_events(t, "row_max")
     expect(len(ev) == 1 and "untuned" not in ev[0], ev)
@@ -4259,7 +4261,9 @@ def auto_one_block_per_row():
     expect(len(past) == 8, st)
     for c in past:
         m = GUARD_WHY.match(c["why"])
-        expect(c["status"] == "rejected" and m and m.group(2) == "p1", c)
+        expect((c["status"] == "rejected" and m and m.group(2) == "p1") or
+               (c["status"] == "fault" and c["grid"][0] == 1056), c)
+    expect(any(c["status"] == "rejected" for c in past), past)  # 528 blocks read 64 KB past
     expect(all(c["status"] != "ok" for c in ev[0]["candidates"]
                if c["grid"] != [512, 1, 1] and c["status"] != "skipped"), ev[0]["candidates"])
     runs = traced(t, "_Z7row_maxPKfPfi")
