@@ -159,6 +159,7 @@ typedef struct {
     CUresult error; /* first driver failure; ends the session */
     const char *error_at;
     char untuned[300]; /* why the key keeps the program's own config untuned, or "" */
+    int own_repeat_due; /* outputs updated in place: own_repeats() may still run */
     /* The data the verification ran on (docs/tuning.md, "Data that proves nothing"). */
     int uninformative;       /* it proves nothing: nothing is decided, the key waits */
     char data_digest[17];    /* a digest of the reference (hex), "" when none was taken */

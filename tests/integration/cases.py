@@ -1457,6 +1457,32 @@ def protect_auto_shared_allocation_and_nondeterminism():
 
 
 @case
+def protect_auto_own_repeat_only_when_needed():
+    """Outputs updated in place: whether the program's own config repeats its result is
+    asked only when no candidate gave that result (one run of the own config, the slowest,
+    saved in every other in-place key). saxpy's y accumulates: its own config runs twice
+    (its outputs, then from poison) before the first candidate, no longer three times.
+    stamp writes a counter and gives other bytes every run: all three candidates are
+    rejected, then the own config runs once more, and the key is untuned as not
+    deterministic (its runs traced in the process: XMATUNE_TRIALS=inline)."""
+    base, t = tuned("rt", "protect", policies=AUTO,
+                    env={"XMATUNE_TRIALS": "inline", "XMATUNE_RACE": "0", "XMATUNE_WARMUP": "1",
+                         "XMATUNE_ITERATIONS": "2", "XMATUNE_RECHECKS": "0"})
+    same_output(base, t, "protect, inline")
+    sx = tune_events(t, "saxpy")[0]
+    expect(protect_of(sx)["in_place_bytes"] > 0 and "untuned" not in sx, sx)
+    dims = [(r[0][0], r[1][0]) for r in traced(t, "_Z5saxpyifPKfPf")]
+    lead = next(i for i, d in enumerate(dims) if d != dims[0])
+    expect(lead == 2, dims)
+    st = tune_events(t, "stamp")[0]
+    expect("not deterministic" in st.get("untuned", "") and
+           [c["status"] for c in st["candidates"] if c["status"] != "skipped"] == ["rejected"] * 3, st)
+    dims = [(r[0][0], r[1][0]) for r in traced(t, st["kernel"])]
+    own = dims[0]
+    expect(dims[:2] == [own, own] and own not in dims[2:5] and dims[5] == own, dims)
+
+
+@case
 def protect_auto_reads_signatures():
     """protect: auto types a C++ kernel's arguments with the one signature reader (issue 23):
     ref_accum(float&, int)'s reference is a pointer, so its buffer is protected (it was
