@@ -233,6 +233,24 @@ int main(void)
                 size_t bytes = (size_t)(8 * N - 32) / es * es - (size_t)rep * es;
                 check("bits", a, b, off, bytes, XMT_CMP_BITS, es, 0, 0);
             }
+    /* dense differences, which the kernel counts with per-word masks: a rejected output
+     * (every element differs, or one in four is equal), and the data check's comparison of
+     * a run with itself 16 bytes on (b = a + 16; a repeating stretch is equal there) */
+    for (unsigned es = 1; es <= 8; es *= 2)
+        for (int rep = 0; rep < 6; rep++) {
+            for (size_t i = 0; i < cap; i++)
+                a[i] = (uint8_t)next();
+            if (rep < 4)
+                for (size_t i = 0; i < cap; i++)
+                    b[i] = rep & 1 && next() % 4 == 0 ? a[i] : (uint8_t)(a[i] ^ (1 + next() % 255));
+            else {
+                memset(a + 1000 * es, 0x5a, 640); /* repeats itself: equal when shifted */
+                memcpy(b, a + 16, cap - 16);
+            }
+            size_t off = (size_t)(rep % 2) * 16;
+            check("bits, dense", a, b, off, (size_t)(8 * N - 64) / es * es - (size_t)rep * es,
+                  XMT_CMP_BITS, es, 0, 0);
+        }
     for (unsigned shift = 4; shift <= 12; shift += 4)
         for (int rep = 0; rep < 8; rep++) {
             for (size_t i = 0; i < cap; i++)
