@@ -158,7 +158,7 @@ typedef struct {
     /* outcome */
     CUresult error; /* first driver failure; ends the session */
     const char *error_at;
-    char untuned[300]; /* why the key keeps the program's own config untuned, or "" */
+    char untuned[300];  /* why the key keeps the program's own config untuned, or "" */
     int own_repeat_due; /* outputs updated in place: own_repeats() may still run */
     /* The data the verification ran on (docs/tuning.md, "Data that proves nothing"). */
     int uninformative;       /* it proves nothing: nothing is decided, the key waits */
