@@ -4287,7 +4287,7 @@ def auto_one_block_per_row():
     expect(len(past) == 8, st)
     for c in past:
         m = GUARD_WHY.match(c["why"])
-        expect((c["status"] == "rejected" and m and m.group(2) == "p1") or
+        expect((c["status"] == "rejected" and guard_from_start(m) and m.group(2) == "p1") or
                (c["status"] == "fault" and c["grid"][0] == 1056), c)
     expect(any(c["status"] == "rejected" for c in past), past)  # 528 blocks read 64 KB past
     expect(all(c["status"] != "ok" for c in ev[0]["candidates"]
@@ -4303,8 +4303,14 @@ def auto_one_block_per_row():
 
 GUARD_WHY = re.compile(r"^changed (\d+) bytes past the memory its pointer arguments reach \(in "
                        r"the trial helper's guard bytes after the allocation (\w+) points into, "
-                       r"from byte 0 past its end\): it would write past the program's "
+                       r"from byte (\d+) past its end\): it would write past the program's "
                        r"allocations$")
+
+
+def guard_from_start(m):
+    # the first changed guard byte: the writes start at the end, but a written byte may
+    # happen to equal the guard byte it overwrote (1 in 256): within the first float or two
+    return m is not None and int(m.group(3)) < 8
 
 
 @case
@@ -4326,7 +4332,15 @@ def helper_guard_bytes_past_the_end():
     for what, text in (("auto", head + one), ("declared", head + declared + one)):
         with open(pol, "w") as f:
             f.write(text)
-        t = run("rt", "rowmax", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off"})
+        # The last blocks also read 64 KB past x (2,048,000 bytes). Where x sits in its 2 MiB
+        # windows is the simulated driver's mmap's choice: within 48 KiB of a window's start
+        # (about 2 % of runs) x fills one window, the read leaves it and the candidate
+        # faults in the helper instead, which shows nothing of the guard bytes: run again.
+        for _ in range(4):
+            t = run("rt", "rowmax", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off"})
+            if not any(c["status"] == "fault" for e in tune_events(t, "row_max")
+                       for c in e["candidates"]):
+                break
         ok(t, what)
         expect("ILLEGAL_ADDRESS" not in t.stderr, t.stderr)
         same_output(base, t, what)
@@ -4339,7 +4353,8 @@ def helper_guard_bytes_past_the_end():
             m = GUARD_WHY.match(c[0]["why"])
             # 16 floats past the end, each byte differing from the guard bytes (a byte may
             # happen to equal the one it overwrote)
-            expect(m and 48 <= int(m.group(1)) <= 64 and m.group(2) == "out", c[0]["why"])
+            expect(guard_from_start(m) and 48 <= int(m.group(1)) <= 64 and m.group(2) == "out",
+                   c[0]["why"])
             expect(e["winner"]["index"] == -1 and "untuned" not in e, e["winner"])
             # the 2 MiB windows around x (2,048,000 bytes) and out (2,048): what is not theirs
             expect(e["staged"]["guard_bytes"] == e["staged"]["bytes"] - 2048000 - 2048,
