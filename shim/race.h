@@ -19,6 +19,10 @@
  * twice the widest tie limit (2 x max(XMT_TIE_BAND_CAP, XMT_TIE_MARGIN) = 6%), so that no
  * candidate that could still tie with the best, or be a finalist, is eliminated. */
 #define XMT_RACE_FLOOR 0.10
+/* Before those rounds only a candidate that no noise explains goes: its fastest run slower
+ * than this much beyond the slowest run of another (the program's own config is often
+ * several times slower than the best, and each of its runs the longest of a round). */
+#define XMT_RACE_EARLY 0.5
 /* Noise multiples in the elimination margin, over the estimated sigma of one run. */
 #define XMT_RACE_SIGMAS 6.0
 /* The tie band (4 sigma of one run) is never wider than this (issue 10). */
@@ -59,9 +63,10 @@ double xmt_race_margin(double sigma);
 /* After an interleaved round: marks in out[i] (1) each alive candidate to stop timing: one
  * with at least XMT_RACE_MIN_ROUNDS runs whose fastest run is slower than the leader's
  * median times (1 + margin), the leader being the alive candidate (with that many runs)
- * of the smallest median. Nothing is eliminated before every alive candidate has
- * XMT_RACE_MIN_ROUNDS runs. Returns how many were marked; *margin_out (may be NULL) gets
- * the margin used. */
+ * of the smallest median. Until every alive candidate has XMT_RACE_MIN_ROUNDS runs, only
+ * one whose fastest run is slower than (1 + XMT_RACE_EARLY) times the smallest of the
+ * alive candidates' slowest runs. Returns how many were marked; *margin_out (may be NULL)
+ * gets the margin used. */
 size_t xmt_race_eliminate(const xmt_race_cand *c, size_t n, unsigned char *out, double *margin_out);
 
 /* Finalists, marked in out[i]: the timed candidates whose statistic is within twice the

@@ -758,11 +758,12 @@ def tune_saxpy_best_wins():
                "the launches did not run the winner: %r" % real)
         s = [x for x in t.events("kernel_summary") if "saxpy" in x["name"]][0]
         expect(s["rewritten"] == 5 and s["launches"] == 6 and s["keys"] == 1, s)
-        # every one timed: in full, or until racing eliminated it (3 rounds at least)
+        # every one timed: in full, or until racing eliminated it (3 rounds at least, or 1
+        # when it was slower than any noise explains)
         for c in ev[0]["candidates"]:
             n = len(c["times_ms"])
             expect(c["status"] == "ok" and
-                   (n >= 10 or "eliminated" in c and c["eliminated"]["timed_runs"] == n >= 3), c)
+                   (n >= 10 or "eliminated" in c and c["eliminated"]["timed_runs"] == n >= 1), c)
 
 
 @case
@@ -1243,20 +1244,26 @@ def tune_clock_warmup_after_first_pass():
 @case
 def tune_race_eliminates_slow():
     """Racing (docs/tuning.md, Racing): saxpy's slow configs are timed no more after 3
-    rounds, one warm-up run each once the clock is up; the outputs are the program's, the
-    winner full timing picks, and the event says who was eliminated with the runs it got.
-    XMATUNE_RACE=0, or an entry that sets iterations:, times every candidate in full."""
+    rounds, one warm-up run each once the clock is up; those slower than any noise explains
+    (the program's own 4 blocks, 3.3 ms against 5 µs; BLOCK=32) after their first round.
+    The outputs are the program's, the winner full timing picks, and the event says who was
+    eliminated with the runs it got. XMATUNE_RACE=0, or an entry that sets iterations:,
+    times every candidate in full."""
     base, t = tuned("rt", "saxpy", env={"XMATUNE_WARMUP_MS": "1", "XMATUNE_VERBOSE": "2"})
     same_output(base, t, "raced")
-    expect("(median of 3; eliminated by racing after round 3)" in t.stderr, t.stderr)
+    expect("(median of 3; eliminated by racing after round 3)" in t.stderr and
+           "(median of 1; eliminated by racing after round 1)" in t.stderr, t.stderr)
     ev = tune_events(t, "saxpy")[0]
     race, cands = ev["race"], [c for c in ev["candidates"] if c["status"] == "ok"]
     gone = [c for c in cands + [ev["own"]] if "eliminated" in c]  # the own config's too
-    expect(race["on"] and race["eliminated"] == len(gone) >= 2 and race["margin"] >= 0.1, ev)
-    expect("eliminated" in ev["own"] and len(ev["own"]["times_ms"]) == 3, ev["own"])
-    expect(all(c["eliminated"]["round"] >= 3 and len(c["times_ms"]) ==
-               c["eliminated"]["timed_runs"] < 10 and c["eliminated"]["warmup_runs"] == 1
-               for c in gone), gone)
+    expect(race["on"] and race["eliminated"] == len(gone) >= 3 and race["margin"] >= 0.1, ev)
+    expect(ev["own"]["eliminated"]["round"] == 1 and len(ev["own"]["times_ms"]) == 1, ev["own"])
+    expect(all(len(c["times_ms"]) == c["eliminated"]["timed_runs"] == min(c["eliminated"]["round"], 3)
+               and c["eliminated"]["warmup_runs"] == 1 for c in gone), gone)
+    # early (round 1): only what is slower than 1.5 x another's slowest run
+    bound = min(c["times_ms"][0] for c in cands + [ev["own"]])  # each had one run by then
+    expect(all(c["times_ms"][0] > 1.5 * bound for c in gone if c["eliminated"]["round"] == 1),
+           gone)
     expect(winner_block(ev) == [256, 1, 1] and "eliminated" not in ev["winner"], ev["winner"])
     expect(ev["full_floor_ms"] > ev["floor_ms"] > 0 and "budget_cut" not in ev, ev)
     expect(race["tie_limit"] >= 0.02, race)
@@ -1266,7 +1273,7 @@ def tune_race_eliminates_slow():
         f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
     p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
     expect("(%d of the ok eliminated by racing)" % (len(gone) - 1) in p.stdout and
-           "saxpy, x.shape=(65536,): the program's own config: after round 3 (3 timed runs, 1 "
+           "saxpy, x.shape=(65536,): the program's own config: after round 1 (1 timed run, 1 "
            "warm-up)" in p.stdout and "full floor ms" in p.stdout, p.stdout)
     # off: every candidate gets every run, the same winner
     base, t = tuned("rt", "saxpy", env={"XMATUNE_WARMUP_MS": "1", "XMATUNE_RACE": "0"})

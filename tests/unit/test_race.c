@@ -83,7 +83,8 @@ END_TEST
 
 START_TEST(nothing_before_min_rounds)
 {
-    double t[2][NR] = {{1, 1, 1, 1}, {5, 5, 5, 5}};
+    /* 40% slower, the margin's four times over: kept until every candidate has its rounds */
+    double t[2][NR] = {{1, 1, 1, 1}, {1.4, 1.4, 1.4, 1.4}};
     xmt_race_cand c[2] = {{t[0], XMT_RACE_MIN_ROUNDS - 1, 1}, {t[1], XMT_RACE_MIN_ROUNDS - 1, 1}};
     unsigned char out[2];
     ck_assert_uint_eq(xmt_race_eliminate(c, 2, out, NULL), 0);
@@ -91,6 +92,27 @@ START_TEST(nothing_before_min_rounds)
     double m = 0;
     ck_assert_uint_eq(xmt_race_eliminate(c, 2, out, &m), 1);
     ck_assert(out[1] && !out[0] && m >= XMT_RACE_FLOOR);
+}
+END_TEST
+
+START_TEST(early_only_beyond_any_noise)
+{
+    /* after one or two rounds, a candidate goes only when its fastest run is slower than
+     * 1 + XMT_RACE_EARLY times the smallest slowest run: against {1, 1.2}, 1.85 goes and
+     * 1.75 stays; the one that sets the bound never goes; one not yet run is not judged */
+    double t[4][NR] = {{1, 1.2}, {1.85, 1.9}, {1.75, 3.0}, {9}};
+    xmt_race_cand c[4] = {{t[0], 2, 1}, {t[1], 2, 1}, {t[2], 2, 1}, {t[3], 0, 1}};
+    unsigned char out[4];
+    ck_assert_uint_eq(xmt_race_eliminate(c, 4, out, NULL), 1);
+    ck_assert(!out[0] && out[1] && !out[2] && !out[3]);
+    /* an eliminated candidate sets no bound: only the alive ones do */
+    c[0].alive = 0;
+    ck_assert_uint_eq(xmt_race_eliminate(c, 4, out, NULL), 0);
+    /* the program's own config several times slower goes after its first run */
+    double u[3][NR] = {{3.51}, {0.114}, {0.152}};
+    xmt_race_cand d[3] = {{u[0], 1, 1}, {u[1], 1, 1}, {u[2], 1, 1}};
+    ck_assert_uint_eq(xmt_race_eliminate(d, 3, out, NULL), 1);
+    ck_assert(out[0] && !out[1] && !out[2]);
 }
 END_TEST
 
@@ -275,6 +297,7 @@ int main(int argc, char **argv)
     TCase *tc = tcase_create("rules");
     tcase_add_test(tc, synthetic_never_drops_the_plateau);
     tcase_add_test(tc, nothing_before_min_rounds);
+    tcase_add_test(tc, early_only_beyond_any_noise);
     tcase_add_test(tc, one_fast_run_keeps_a_candidate);
     tcase_add_test(tc, margin_wider_than_twice_the_tie_limit);
     tcase_add_test(tc, sigma_pooled_below_three_runs);
