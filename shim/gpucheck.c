@@ -40,11 +40,11 @@ static int load_module(CUfunction fn[XMT_GC_NFN])
     for (int i = 0; r == CUDA_SUCCESS && i < XMT_GC_NFN; i++)
         r = xmt_drv.cuModuleGetFunction(&fn[i], m, fn_names[i]);
     /* Under lazy loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2) a
-     * function is loaded at its first launch, inside whatever phase launches it first. On
-     * the H200 the data check took about 3.5 ms whatever the data's size (tune events of
-     * 2026-12-05), which looks like that; loading here, with the module, puts the cost
-     * where the tune event counts module loads (phases_ms.module_load), once per context.
-     * Not yet measured apart on a GPU. */
+     * function is loaded at its first launch, inside whatever phase launches it first;
+     * loading here, with the module, puts that cost where the tune event counts module
+     * loads (phases_ms.module_load), once per context. (It was tried for the data check's
+     * ~3.5 ms on the H200; measured there at e5d452b it changed neither that nor
+     * module_load's 0.3-0.5 ms: the cost was xmt_cmp_bits's per-element loop.) */
     for (int i = 0; r == CUDA_SUCCESS && xmt_drv.cuFuncLoad && i < XMT_GC_NFN; i++)
         (void)xmt_drv.cuFuncLoad(fn[i]); /* a failure leaves it to its first launch */
     if (r == CUDA_SUCCESS) return 0;

@@ -4451,7 +4451,7 @@ def auto_rounding_kept_bitwise():
         if os.path.exists(ht):
             os.remove(ht)
     # every verification kernel is loaded with the module (cuFuncLoad), not lazily at its
-    # first launch inside a phase: on the H200 each first use cost about 3.5 ms there
+    # first launch inside a phase (whose time the tune event would then count there)
     fl = os.path.join(fresh("funcloads"), "loads")
     auto_run("rt", "rowsum", env={"SIMCUDA_FUNC_LOADS": fl})
     loads = collections.defaultdict(set)
