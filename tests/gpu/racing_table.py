@@ -239,6 +239,12 @@ def quality(work, w):
             w(f"Its own tune run (`quality/cq.tune.jsonl`), the same figures over its {len(ms)} keys: median m "
               f"{fmt_m(statistics.median(ms))}, maximum {fmt_m(max(ms))} (for information; the target is "
               "over the suite's keys above).")
+    ways = os.path.join(qd, "timing_ways.md")
+    if os.path.exists(ways):
+        w("")
+        w("### cq_axpb_inplace's configs timed five ways (tools/bench/cq/timing_ways.cu)")
+        w("")
+        w(open(ways).read().rstrip())
     return ok
 
 
