@@ -7,7 +7,7 @@
 //        -o timing_ways tools/bench/cq/timing_ways.cu && ./timing_ways [N_LOG2] [ROUNDS]
 //
 // The kernel is cq_axpb_inplace (tools/bench/cq/kernels.cu): y = a*y + b, grid-stride, grid
-// sm_count * BPS. Ways, each config's figure the median of its runs (µs):
+// sm_count * BPS. Ways, each config's figure the median of its runs (µs), the mean over 3 repeats:
 //   queued        the harness's: ROUNDS runs back to back behind a spin kernel, each
 //                 between its own events (a program's loop of this kernel)
 //   queued+copy   the same, a restore (DtoD copy of y from a snapshot) before each run
@@ -77,12 +77,23 @@ int main(int argc, char **argv)
     }
     auto run = [&](const Cfg &c) { axpb_inplace<<<sms * c.bps, c.block, 0, s>>>(y, 0.5f, 1.f, n); };
     auto restore = [&] { CK(cudaMemcpyAsync(y, snap, (size_t)n * 4, cudaMemcpyDeviceToDevice, s)); };
+    // a run between event pair i, and what it took (after a synchronize), in µs
+    auto timed = [&](const Cfg &c, size_t i) {
+        CK(cudaEventRecord(ev0[i], s));
+        run(c);
+        CK(cudaEventRecord(ev1[i], s));
+    };
+    auto elapsed_us = [&](size_t i) {
+        float ms;
+        CK(cudaEventElapsedTime(&ms, ev0[i], ev1[i]));
+        return ms * 1000;
+    };
     // clock up
     spin<<<1, 1, 0, s>>>(2000000000LL / 10);
     CK(cudaStreamSynchronize(s));
     const char *ways[] = {"queued", "queued+copy", "tuner", "tuner-nocopy", "tuner+again"};
     std::vector<std::vector<float>> res(5, std::vector<float>(cfgs.size()));
-    for (int rep = 0; rep < 3; rep++) // repeated, the median of the three per figure
+    for (int rep = 0; rep < 3; rep++) // repeated: each figure the mean of the three medians
         for (int w = 0; w < 5; w++) {
             std::vector<std::vector<float>> t(cfgs.size());
             if (w < 2) {
@@ -92,16 +103,11 @@ int main(int argc, char **argv)
                     spin<<<1, 1, 0, s>>>(20000000LL);
                     for (int i = 0; i < rounds; i++) {
                         if (w == 1) restore();
-                        CK(cudaEventRecord(ev0[i], s));
-                        run(cfgs[c]);
-                        CK(cudaEventRecord(ev1[i], s));
+                        timed(cfgs[c], (size_t)i);
                     }
                     CK(cudaStreamSynchronize(s));
-                    for (int i = 0; i < rounds; i++) {
-                        float ms;
-                        CK(cudaEventElapsedTime(&ms, ev0[i], ev1[i]));
-                        t[c].push_back(ms * 1000);
-                    }
+                    for (int i = 0; i < rounds; i++)
+                        t[c].push_back(elapsed_us((size_t)i));
                 }
             } else {
                 for (int r = 0; r < rounds / 4; r++) {
@@ -111,16 +117,11 @@ int main(int argc, char **argv)
                         size_t c = (j + r) % m;
                         if (w != 3) restore();
                         if (w == 4) run(cfgs[c]);
-                        CK(cudaEventRecord(ev0[c], s));
-                        run(cfgs[c]);
-                        CK(cudaEventRecord(ev1[c], s));
+                        timed(cfgs[c], c);
                     }
                     CK(cudaStreamSynchronize(s));
-                    for (size_t c = 0; c < m; c++) {
-                        float ms;
-                        CK(cudaEventElapsedTime(&ms, ev0[c], ev1[c]));
-                        t[c].push_back(ms * 1000);
-                    }
+                    for (size_t c = 0; c < m; c++)
+                        t[c].push_back(elapsed_us(c));
                 }
             }
             for (size_t c = 0; c < cfgs.size(); c++)
