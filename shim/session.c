@@ -777,14 +777,14 @@ static int outputs(xmt_session *S)
  * against: the key is untuned, and says why, rather than reporting every candidate
  * wrong. A candidate that gives the reference shows as much, so this run (one of the
  * own config, the slowest, in every in-place key) is saved there. 0, 1 untuned, -1. */
+static size_t passing(const xmt_session *S);
+
 static int own_repeats(xmt_session *S)
 {
-    int rejected = 0, passed = 0;
-    for (size_t i = 1; i <= S->n; i++) {
+    int rejected = 0;
+    for (size_t i = 1; i <= S->n; i++)
         rejected |= S->cands[i].status == XMT_C_REJECTED;
-        passed |= S->cands[i].status == XMT_C_OK;
-    }
-    if (!S->own_repeat_due || passed || !rejected) return 0;
+    if (!S->own_repeat_due || passing(S) > 0 || !rejected) return 0;
     S->own_repeat_due = 0;
     double t0 = xmt_now_ms();
     long d = verify_run(S, &S->cands[0]) != 0 ? -2 : compare_all(S);
