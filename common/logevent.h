@@ -159,6 +159,7 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_REGION_BYTES "region_bytes"
 #define XMT_F_OUTPUT_BYTES "output_bytes"
 #define XMT_F_IN_PLACE_BYTES "in_place_bytes"
+#define XMT_F_IN_PLACE_CHECKED "in_place_checked"
 #define XMT_F_VERIFY_ON "verify_on"
 /* graph_node */
 #define XMT_F_OUTCOME "outcome"

@@ -106,6 +106,7 @@ static void put_result(cur *c, const xmt_tp_result *r)
     put(c, r->reference ? 1 : 0, 1);
     put(c, (uint64_t)r->culprit, 8);
     put(c, (uint32_t)r->culprit_error, 4);
+    put(c, r->culprit_unsorted ? 1 : 0, 1);
     put_strn(c, r->label, XMT_TP_LABEL);
     put_str(c, r->why);
     put(c, r->events_bytes, 8);
@@ -124,6 +125,7 @@ static void get_result(cur *c, xmt_tp_result *r)
     r->reference = get(c, 1) != 0;
     r->culprit = (int64_t)get(c, 8);
     r->culprit_error = (int32_t)get(c, 4);
+    r->culprit_unsorted = get(c, 1) != 0;
     get_strn(c, r->label, XMT_TP_LABEL);
     get_str(c, r->why);
     r->events_bytes = get(c, 8);

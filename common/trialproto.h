@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XMT_TP_VERSION 2
+#define XMT_TP_VERSION 3
 #define XMT_TP_MAGIC 0x50544d58u /* "XMTP" read as little-endian bytes */
 #define XMT_TP_HEADER 16         /* magic u32, version u16, type u16, seq u32, length u32 */
 #define XMT_TP_MAX 4096          /* largest message, header included; bulk goes by fd */
@@ -98,6 +98,8 @@ typedef struct {
     uint8_t reference;     /* the staged memory holds the helper's reference now */
     int64_t culprit;       /* the candidate that faulted or hung, else XMT_TP_NO_CULPRIT */
     int32_t culprit_error; /* its CUresult (CUDA_ERROR_TIMEOUT: it ran past the watchdog) */
+    uint8_t culprit_unsorted; /* it faulted from outputs poisoned before the in-place check:
+                               * retried with the check first, not counted as faulted */
     char label[XMT_TP_LABEL];
     char why[XMT_TP_NAME]; /* status != 0, or the culprit: what happened */
     uint64_t events_bytes; /* the log lines' memfd length (0: none, no fd) */

@@ -85,6 +85,8 @@ static void blame(xmt_session *S, const xmt_cand *c, CUresult r, const char *wha
     if (!S->trial || S->has_culprit || !c) return;
     S->has_culprit = 1;
     S->culprit = c->index;
+    S->culprit_unsorted = S->in_verify_run && S->automatic && !S->in_place_known &&
+                          c->index != XMT_OWN_CONFIG;
 }
 
 /* A driver call of a phase: a failure is remembered and the phase ends (fail:). */
@@ -355,9 +357,11 @@ static int verify_run_at(xmt_session *S, xmt_cand *c, int pattern)
 {
     if (prepare(S, pattern, 0) != 0) return -1;
     double t0 = xmt_now_ms();
+    S->in_verify_run = 1;
     int r = run_candidate(S, c);
+    if (r == 0 && wait_runs(S, NULL, 1, c) != 0) r = -1;
+    S->in_verify_run = 0;
     if (r != 0) return r;
-    if (wait_runs(S, NULL, 1, c) != 0) return -1;
     if (c == &S->cands[0] && S->own_ms == 0) S->own_ms = xmt_now_ms() - t0;
     return 0;
 }
@@ -737,12 +741,32 @@ static void float_extents(xmt_session *S)
         S->ext_scale[i] = -1; /* read when first needed */
 }
 
+/* The program's own config again, from poisoned outputs: those it gives back it writes
+ * whole; the others it updates in place, and they are restored instead of poisoned before
+ * each verify run from then on (and own_repeats may ask, after the candidates, whether it
+ * repeats its result). Asked only when something needs the answer: a candidate's run from
+ * outputs all poisoned that differs from the reference (check_candidate; one that gives
+ * the reference from there shows that nothing had to be restored, so a key whose
+ * candidates all pass never runs it), data that repeats one value (data_check), or, in a
+ * helper, a candidate that faulted from outputs all poisoned in an earlier helper (it may
+ * have read the poison). Returns 0, 1 untuned, -1 failure. */
+static int in_place_check(xmt_session *S)
+{
+    S->in_place_known = 1;
+    if (verify_run(S, &S->cands[0]) != 0 || changes(S, 1) < 0) return -1;
+    int in_place = xmt_outputs_in_place(S->regs, S->nregs);
+    if (in_place < 0)
+        return untuned(S, "%s",
+                       "its own config is not deterministic: two runs wrote different places");
+    if (!in_place) return 0;
+    S->own_repeat_due = 1;
+    return build_spans(S);
+}
+
 /* Outputs: the program's own config run on the snapshot; the chunks it changed are its
- * outputs, and what it left is the reference. A second run from poisoned outputs finds
- * those it writes whole (the others it updates in place, and they are restored instead
- * of poisoned before each verify run). When some are in place, whether it gives the same
- * result twice is asked after the candidates, and only when none gave the reference
- * (own_repeats). Returns 0, 1 untuned, -1 failure. */
+ * outputs, and what it left is the reference. Until in_place_check says otherwise, every
+ * output counts as written whole (poisoned before each verify run). Returns 0, 1
+ * untuned, -1 failure. */
 static int outputs(xmt_session *S)
 {
     xmt_cand *own = &S->cands[0];
@@ -761,14 +785,7 @@ static int outputs(xmt_session *S)
     float_extents(S);
     S->nsegs = xmt_outputs_segments(S->regs, S->nregs, S->segbufs, S->nsegbufs, S->segs,
                                     S->seg_kind, S->seg_buf);
-    if (verify_run(S, own) != 0 || changes(S, 1) < 0) return -1;
-    int in_place = xmt_outputs_in_place(S->regs, S->nregs);
-    if (in_place < 0)
-        return untuned(S, "%s",
-                       "its own config is not deterministic: two runs wrote different places");
-    if (!in_place) return 0;
-    S->own_repeat_due = 1;
-    return build_spans(S);
+    return S->trial && S->trial->in_place_first ? in_place_check(S) : 0;
 }
 
 /* Outputs updated in place (auto), once every candidate is verified: when one was
@@ -862,7 +879,8 @@ static long repeat_checks(const xmt_session *S, xmt_gc_cmp **out, int *reads)
 /* Auto protection, once the outputs and the reference are known: the reference proves
  * nothing (S->uninformative) when the launch reads memory and every judged run of what
  * it reads and of what it wrote repeats one value (zeros in, zeros out): a wrong config
- * can give the same answer there. Compared on the GPU. 0, or -1 on failure. */
+ * can give the same answer there. Compared on the GPU. 0, 1 untuned (in_place_check),
+ * or -1 on failure. */
 static int data_check(xmt_session *S)
 {
     xmt_gc_cmp *c;
@@ -885,6 +903,14 @@ static int data_check(xmt_session *S)
     free(c);
     free(res);
     if (repeats < 0) return -1;
+    if (repeats && !S->in_place_known) {
+        /* everything judged repeats one value with the outputs taken as written whole; an
+         * output updated in place is read too, and its old contents may tell */
+        double t0 = xmt_now_ms();
+        int r = in_place_check(S);
+        S->ph.verify_own += xmt_now_ms() - t0;
+        return r != 0 ? r : data_check(S);
+    }
     S->uninformative = reads && repeats;
     return 0;
 }
@@ -1213,8 +1239,33 @@ static int verify_outcome(xmt_session *S, xmt_cand *c, long d, int comp, int sec
     return changed_outside(S) && undo(S, c) != 0 ? -1 : 0;
 }
 
+static int check_candidate(xmt_session *S, xmt_cand *c);
+static int guard_own(xmt_session *S);
+
+/* A candidate's run from outputs all poisoned differed before the in-place check: the
+ * outputs the program's own config updates in place were poisoned too, and c may have read
+ * them. The own config is asked (in_place_check) and c verified again from what they
+ * should hold; what c changed outside the outputs and in the guard bytes is put back
+ * first, so that the own config runs on the program's data and a guard byte it changes is
+ * its own. 0, 1 untuned, -1 failure. */
+static int sort_and_check_again(xmt_session *S, xmt_cand *c)
+{
+    size_t put = 0;
+    if (changes(S, 0) < 0) return -1;
+    TRY(S, xmt_outputs_put_back_outside(S->regs, S->nregs, S->s, &put), "put back");
+    if (S->slack.pattern) TRY(S, xmt_slack_fill(&S->slack, S->s), "guard bytes");
+    double t0 = xmt_now_ms();
+    int r = in_place_check(S);
+    if (r == 0) r = guard_own(S);
+    S->ph.verify_own += xmt_now_ms() - t0;
+    return r != 0 ? r : check_candidate(S, c);
+fail:
+    return -1;
+}
+
 /* One candidate's verification run(s) against the program's own result: it stays ok, or
- * is rejected (or skipped: the budget was spent). -1 on a driver failure. */
+ * is rejected (or skipped: the budget was spent). 1 when the key is untuned (the in-place
+ * check found the own config not deterministic), -1 on a driver failure. */
 static int check_candidate(xmt_session *S, xmt_cand *c)
 {
     if (c->status != XMT_C_OK || !S->any_verify) return 0;
@@ -1234,15 +1285,17 @@ static int check_candidate(xmt_session *S, xmt_cand *c)
         if ((r = verify_run_from(S, c, 2)) != 0) return r < 0 ? -1 : 0;
         if ((d = compare_all(S)) == -2) return -1;
     }
+    if (d >= 0 && S->automatic && !S->in_place_known) return sort_and_check_again(S, c);
     return verify_outcome(S, c, d, comp, second);
 }
 
 /* check_candidate, its time beyond the runs counted as verification's comparisons. */
 static int verify_compare(xmt_session *S, xmt_cand *c)
 {
-    double t0 = xmt_now_ms(), runs0 = S->ph.verify_runs;
+    double t0 = xmt_now_ms(), runs0 = S->ph.verify_runs, own0 = S->ph.verify_own;
     int r = check_candidate(S, c);
-    S->ph.verify_compares += xmt_now_ms() - t0 - (S->ph.verify_runs - runs0);
+    S->ph.verify_compares +=
+        xmt_now_ms() - t0 - (S->ph.verify_runs - runs0) - (S->ph.verify_own - own0);
     return r;
 }
 
@@ -1364,11 +1417,12 @@ static void guard_release(xmt_session *S)
 }
 
 /* A candidate's verification: its runs compared with the program's own result, and, in
- * the trial helper, its guard bytes checked. -1 on a driver failure. */
+ * the trial helper, its guard bytes checked. 1 untuned, -1 on a driver failure. */
 static int verify_one(xmt_session *S, xmt_cand *c)
 {
     int ran = c->status == XMT_C_OK && S->any_verify;
-    if (verify_compare(S, c) != 0) return -1;
+    int v = verify_compare(S, c);
+    if (v != 0) return v;
     double t0 = xmt_now_ms();
     int r = guard_check(S, c, ran);
     S->ph.verify_guard += xmt_now_ms() - t0;
@@ -1388,17 +1442,18 @@ static int verify(xmt_session *S)
     S->ph.verify_own += xmt_now_ms() - t0;
     int own = guard_own(S);
     if (own != 0) return own;
-    for (size_t i = 1; i <= S->n; i++) {
+    for (size_t i = 1; i <= S->n && own == 0; i++) {
         progress(S, "verify", i - 1, S->n);
-        if (verify_one(S, &S->cands[i]) != 0) return -1;
+        own = verify_one(S, &S->cands[i]);
         /* once something passed, something will be timed: the clock goes up now, so that
          * the remaining verification runs at speed too (at the idle clock it was most of
          * what tuning cost beyond its timed runs: docs/benchmarks.md) */
-        if (S->cands[i].status == XMT_C_OK && i < S->n && !S->verify_only &&
+        if (own == 0 && S->cands[i].status == XMT_C_OK && i < S->n && !S->verify_only &&
             S->warmup_fate == XMT_WARMUP_NOT_REACHED && clock_warm_up(S) != 0)
             return -1;
     }
-    own = own_repeats(S);
+    if (own < 0) return -1;
+    if (own == 0) own = own_repeats(S);
     /* the clock warm-up is its own phase */
     S->ph.verification += xmt_now_ms() - t0 - (S->ph.clock_warmup - cw0);
     return own;
@@ -1880,15 +1935,18 @@ static int benchmark(xmt_session *S)
     if (r < 0) return -1;
     if (r > 0) return put_back(S);
     t0 = xmt_now_ms();
+    double own0 = S->ph.verify_own; /* an in-place check the data check asked for */
     r = S->automatic ? data_check(S) : 0;
-    S->ph.verify_data += xmt_now_ms() - t0;
+    S->ph.verify_data += xmt_now_ms() - t0 - (S->ph.verify_own - own0);
     S->ph.verification += xmt_now_ms() - t0;
-    if (r != 0) return -1;
+    if (r != 0) return r < 0 ? -1 : put_back(S);
     if (S->uninformative) return put_back(S); /* the key waits for data that tells */
     if ((r = verify(S)) != 0) return r < 0 ? -1 : put_back(S);
     if (S->any_verify && data_digest(S) != 0) return -1;
-    if (S->searched && !S->verify_only && (clock_warm_up(S) != 0 || search_space(S) != 0))
-        return -1;
+    if (S->searched && !S->verify_only) {
+        r = clock_warm_up(S) != 0 ? -1 : search_space(S);
+        if (r != 0) return r < 0 ? -1 : put_back(S);
+    }
     if (!S->searched && !S->verify_only && passing(S) > 0 &&
         (clock_warm_up(S) != 0 || warm_up(S) != 0 || timed_runs(S) != 0))
         return -1;

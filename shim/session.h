@@ -57,6 +57,8 @@ typedef struct {
     size_t staged_bytes; /* the staging memory mapped for it */
     int moved;           /* 1: not at the program's addresses (pointer arguments translated) */
     double staging_ms;   /* what the program spent on it (regions, copies, globals) */
+    int in_place_first;  /* a candidate faulted from unsorted outputs in an earlier helper:
+                          * the in-place check runs before any candidate (outputs()) */
 } xmt_trial_in;
 
 typedef struct {
@@ -160,6 +162,11 @@ typedef struct {
     const char *error_at;
     char untuned[300];  /* why the key keeps the program's own config untuned, or "" */
     int own_repeat_due; /* outputs updated in place: own_repeats() may still run */
+    /* auto protection: whether the program's own config ran again from poisoned outputs to
+     * tell those it writes whole from those it updates in place (in_place_check); until it
+     * has, every output is poisoned before a verify run */
+    int in_place_known;
+    int in_verify_run; /* a verify run is going on (blame: from unsorted outputs?) */
     /* The data the verification ran on (docs/tuning.md, "Data that proves nothing"). */
     int uninformative;       /* it proves nothing: nothing is decided, the key waits */
     char data_digest[17];    /* a digest of the reference (hex), "" when none was taken */
@@ -194,6 +201,9 @@ typedef struct {
     const xmt_trial_in *trial; /* NULL: the session runs in the program's process */
     long culprit;              /* the candidate that faulted or hung (index), when one did */
     int has_culprit;
+    /* the culprit faulted in a verify run from outputs poisoned before the in-place check:
+     * what it read there may be the poison (the program retries with the check first) */
+    int culprit_unsorted;
     const xmt_cand *last_run; /* the candidate launched last */
     int reference_staged;     /* the regions hold the program's own config's result now */
     /* in a timed round: other candidates' runs queued, not waited for, before the launch

@@ -589,7 +589,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     }
     faulted_t *fl = calloc(XMT_TRIAL_MAX_FAULTS, sizeof *fl);
     size_t nf = 0;
-    int lost = 0, done = 0;
+    int lost = 0, done = 0, in_place_first = 0;
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     out->storable = out->uninformative = 0;
     out->launched = 0;
@@ -599,6 +599,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         json_t *rq = request_json(k, l, v, key_text, device, &st, &img, fl, nf, verify_only, only,
                                   only_index, from_cache, recheck, record_data, globals,
                                   staging_ms + xmt_now_ms() - r0);
+        if (rq && in_place_first) json_object_set_new(rq, "in_place_first", json_true());
         char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
         json_decref(rq);
         int fds[3], nfds = 0;
@@ -626,6 +627,14 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
             xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
                      key_text, why);
             done = 1;
+        } else if (a == ATTEMPT_FAULT && res.culprit_unsorted && !in_place_first) {
+            /* it may have read the poison in outputs the own config updates in place: the
+             * next helper asks which those are before any candidate runs */
+            in_place_first = 1;
+            xmt_verbose(1,
+                        "%s: candidate %lld for key %s faulted from outputs poisoned before "
+                        "the in-place check; trying again with the check first",
+                        k->demangled, (long long)res.culprit, key_text);
         } else if (a == ATTEMPT_FAULT && nf < XMT_TRIAL_MAX_FAULTS) {
             fl[nf].index = (long)res.culprit;
             fault_why(&res, fl[nf].why, sizeof fl[nf].why);

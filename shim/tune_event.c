@@ -136,17 +136,19 @@ static xmt_ev_phases phases_of(const xmt_session *S)
                            p->restores,     p->put_back,     other > 0 ? other : 0.0};
 }
 
-/* What auto protection found: the regions, the bytes of outputs, how they are verified. */
+/* What auto protection found: the regions, the bytes of outputs (all of them counted as
+ * written whole when the in-place check was never needed), how they are verified. */
 static json_t *protect_json(const xmt_session *S)
 {
     if (!S->automatic) return json_string("declared");
     size_t pure = 0, in_place = 0;
     for (size_t i = 0; i < S->nspans; i++)
         *(S->spans[i].pure ? &pure : &in_place) += S->spans[i].bytes;
-    return json_pack("{sssIsIsIsIss}", XMT_F_MODE, "auto", XMT_F_REGIONS,
+    return json_pack("{sssIsIsIsIsbss}", XMT_F_MODE, "auto", XMT_F_REGIONS,
                      (json_int_t)S->regions_found, XMT_F_REGION_BYTES, (json_int_t)S->region_bytes,
                      XMT_F_OUTPUT_BYTES, (json_int_t)pure, XMT_F_IN_PLACE_BYTES,
-                     (json_int_t)in_place, XMT_F_VERIFY_ON, S->verified_on_gpu ? "gpu" : "host");
+                     (json_int_t)in_place, XMT_F_IN_PLACE_CHECKED, S->in_place_known,
+                     XMT_F_VERIFY_ON, S->verified_on_gpu ? "gpu" : "host");
 }
 
 /* A config's times: its statistic and every timed run; when racing stopped timing it,

@@ -133,6 +133,10 @@ static void report_cost(json_t *tunes)
         char prot[96] = "—", ratio[32] = "—";
         if (json_is_string(pr))
             snprintf(prot, sizeof prot, "%s", json_string_value(pr));
+        else if (json_is_object(pr) && json_is_false(json_object_get(pr, XMT_F_IN_PLACE_CHECKED)))
+            snprintf(prot, sizeof prot, "auto: %lld output bytes, in place not asked, on the %s",
+                     json_integer_value(json_object_get(pr, XMT_F_OUTPUT_BYTES)),
+                     sget(pr, XMT_F_VERIFY_ON));
         else if (json_is_object(pr))
             snprintf(prot, sizeof prot, "auto: %lld output bytes, %lld in place, on the %s",
                      json_integer_value(json_object_get(pr, XMT_F_OUTPUT_BYTES)),

@@ -408,6 +408,7 @@ static void report(xmt_session *S, xmt_tp_result *res)
     res->reference = (uint8_t)S->reference_staged;
     res->culprit = S->has_culprit ? S->culprit : XMT_TP_NO_CULPRIT;
     res->culprit_error = (int32_t)S->error;
+    res->culprit_unsorted = (uint8_t)S->culprit_unsorted;
     if (S->error != CUDA_SUCCESS) {
         char nb[32];
         snprintf(res->why, sizeof res->why, "%s at %s", xmt_cu_name(S->error, nb, sizeof nb),
@@ -493,7 +494,9 @@ static void run(request *q, xmt_tp_result *res)
                        .nfaulted = q->nfaulted,
                        .staged_bytes = q->staging_bytes,
                        .moved = q->moved,
-                       .staging_ms = json_real_value(json_object_get(q->root, "staging_ms"))};
+                       .staging_ms = json_real_value(json_object_get(q->root, "staging_ms")),
+                       .in_place_first =
+                           json_is_true(json_object_get(q->root, "in_place_first"))};
     xmt_session S;
     xmt_session_run_trial(&S, k, &l, &v, q->key, (int)jint(q->root, "device"),
                           json_is_true(json_object_get(q->root, "verify_only")),

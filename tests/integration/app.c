@@ -25,7 +25,8 @@
  * data), scale64 (an extern "C" kernel with a 64-bit size; argv[4] vary: its float
  * scale changes at each launch), rowmax and rowsum (one block
  * per row: row_max, exact whatever the block, and row_sum, whose rounding follows the
- * block), counter (step_scale with the call's counter as an argument).
+ * block), counter (step_scale with the call's counter as an argument), hop (indices
+ * updated in place: faults from poisoned outputs).
  * It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
  * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
  * prints file:line and the error, and exits 1.
@@ -1273,6 +1274,31 @@ static void scenario_counter(void)
     }
 }
 
+/* hop: p[i] = next[p[i]] (indices, updated in place) on n = 20000 with blocks of 32
+ * covering n, ITERATIONS times; p starts as 0, 1, 2, ... and next[i] = (7i + 3) mod n. p is
+ * dumped at the end. */
+static void scenario_hop(void)
+{
+    int n = 20000;
+    int *h = malloc((size_t)n * sizeof *h);
+    CUdeviceptr p, next;
+    CHECK(cu.cuMemAlloc(&p, (size_t)n * 4));
+    CHECK(cu.cuMemAlloc(&next, (size_t)n * 4));
+    for (int i = 0; i < n; i++)
+        h[i] = i;
+    CHECK(cu.cuMemcpyHtoD(p, h, (size_t)n * 4));
+    for (int i = 0; i < n; i++)
+        h[i] = (int)((7LL * i + 3) % n);
+    CHECK(cu.cuMemcpyHtoD(next, h, (size_t)n * 4));
+    free(h);
+    void *a[] = {&p, &next, &n};
+    CUfunction f = kernel("_Z3hopPiPKii");
+    for (int i = 0; i < iterations; i++)
+        launch(cu.launch, f, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, a);
+    CHECK(cu.cuCtxSynchronize());
+    dump(p, (size_t)n * 4);
+}
+
 static void scenario_texarg(void)
 {
     int n = 4096;
@@ -1524,6 +1550,8 @@ int main(int argc, char **argv)
         scenario_rows("_Z7row_sumPKfPfi");
     else if (!strcmp(sc, "counter"))
         scenario_counter();
+    else if (!strcmp(sc, "hop"))
+        scenario_hop();
     else if (!strcmp(sc, "protect"))
         scenario_protect();
     else if (!strcmp(sc, "optin"))

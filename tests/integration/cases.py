@@ -1465,28 +1465,64 @@ def protect_auto_shared_allocation_and_nondeterminism():
 
 @case
 def protect_auto_own_repeat_only_when_needed():
-    """Outputs updated in place: whether the program's own config repeats its result is
-    asked only when no candidate gave that result (one run of the own config, the slowest,
-    saved in every other in-place key). saxpy's y accumulates: its own config runs twice
-    (its outputs, then from poison) before the first candidate, no longer three times.
-    stamp writes a counter and gives other bytes every run: all three candidates are
-    rejected, then the own config runs once more, and the key is untuned as not
-    deterministic (its runs traced in the process: XMATUNE_TRIALS=inline)."""
+    """Outputs updated in place: which they are is asked when a candidate's run from outputs
+    all poisoned differs (the in-place check), and whether the program's own config repeats
+    its result only when no candidate gave that result (runs of the own config, the
+    slowest, saved). saxpy's y accumulates: its own config runs (its outputs), then the
+    first candidate from poison differs, the own config runs from poison (in place, then)
+    and the candidate again from y restored; no third run of the own config. stamp writes
+    one counter value everywhere, and another every run: data that repeats one value has
+    the data check ask the in-place check at once (old contents read in place may tell);
+    all three candidates are rejected, then the own config runs once more, and the key is
+    untuned as not deterministic (its runs traced in the process: XMATUNE_TRIALS=inline)."""
     base, t = tuned("rt", "protect", policies=AUTO,
                     env={"XMATUNE_TRIALS": "inline", "XMATUNE_RACE": "0", "XMATUNE_WARMUP": "1",
                          "XMATUNE_ITERATIONS": "2", "XMATUNE_RECHECKS": "0"})
     same_output(base, t, "protect, inline")
     sx = tune_events(t, "saxpy")[0]
     expect(protect_of(sx)["in_place_bytes"] > 0 and "untuned" not in sx, sx)
+    expect(protect_of(sx)["in_place_checked"] is True, sx)
     dims = [(r[0][0], r[1][0]) for r in traced(t, "_Z5saxpyifPKfPf")]
-    lead = next(i for i, d in enumerate(dims) if d != dims[0])
-    expect(lead == 2, dims)
+    own, first = dims[0], dims[1]
+    expect(first != own and dims[:4] == [own, first, own, first] and own not in dims[4:9], dims)
     st = tune_events(t, "stamp")[0]
     expect("not deterministic" in st.get("untuned", "") and
            [c["status"] for c in st["candidates"] if c["status"] != "skipped"] == ["rejected"] * 3, st)
     dims = [(r[0][0], r[1][0]) for r in traced(t, st["kernel"])]
     own = dims[0]
     expect(dims[:2] == [own, own] and own not in dims[2:5] and dims[5] == own, dims)
+
+
+@case
+def protect_auto_in_place_check_only_when_needed():
+    """Outputs written whole: no candidate's run from outputs all poisoned differs, so the
+    program's own config never runs a second time to tell outputs it writes whole from
+    those it updates in place. vecadd's own config runs once (its outputs), then every
+    candidate, and the own config again only in the timed phase; the event says the
+    check was not needed (in_place_checked false, every output counted as written whole)
+    and the report says "in place not asked". Traced in the process
+    (XMATUNE_TRIALS=inline; XMATUNE_WARMUP_MS=0: no clock warm-up runs among them)."""
+    base, t = tuned("rt", "basic", policies=AUTO,
+                    env={"XMATUNE_TRIALS": "inline", "XMATUNE_WARMUP_MS": "0",
+                         "XMATUNE_RECHECKS": "0", "XMATUNE_EXCLUDE": "atomic_sum*"})
+    same_output(base, t, "basic, inline")  # (atomic_sum's winner rounds otherwise: excluded)
+    ev = tune_events(t, "vecadd")[0]
+    p = protect_of(ev)
+    expect(p["in_place_checked"] is False and p["in_place_bytes"] == 0 and
+           p["output_bytes"] >= 5000 * 4 and "untuned" not in ev, ev)
+    verified = [c for c in ev["candidates"] if c["status"] in ("ok", "rejected")]
+    expect(len(verified) == 4 and all(c["status"] == "ok" for c in verified), ev["candidates"])
+    dims = [(r[0][0], r[1][0]) for r in traced(t, "vecadd")]
+    own = dims[0]
+    expect(own not in dims[1:1 + len(verified)] and own in dims[1 + len(verified):], dims)
+    logf = os.path.join(WORK, "in-place-report.jsonl")
+    with open(logf, "w") as f:
+        f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
+    r = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    expect("in place not asked, on the gpu" in r.stdout, r.stdout)
+    # updated in place (saxpy's y): asked, and counted
+    sx = protect_of(tune_events(t, "saxpy")[0])
+    expect(sx["in_place_checked"] is True and sx["in_place_bytes"] > 0, sx)
 
 
 @case
@@ -3659,6 +3695,25 @@ def trial_helper_own_config_faults():
     ev = tune_events(t, "own_block")[0]
     expect("its own config faulted in the trial helper" in ev.get("untuned", ""), ev)
     expect(ev["winner"]["index"] == -1, ev["winner"])
+
+
+@case
+def trial_helper_fault_from_unsorted_outputs():
+    """hop updates indices in place (p[i] = next[p[i]]): from poisoned p every config
+    faults. Its first candidate runs from outputs all poisoned, before anything asked which
+    are updated in place, and faults: that is no evidence against the candidate, so it is
+    not counted as faulted; the next helper runs the in-place check first, where the
+    program's own config faults from poisoned p, and the key is untuned for that, as when
+    the check ran first. One retry, not one helper per candidate. Outputs identical."""
+    t = auto_run("rt", "hop", env={"XMATUNE_VERBOSE": "1"})
+    ev = tune_events(t, "hop")
+    expect(len(ev) == 1 and "its own config faulted in the trial helper" in ev[0].get("untuned", ""),
+           ev)
+    expect(ev[0]["winner"]["index"] == -1 and protect_of(ev[0])["in_place_checked"] is True, ev[0])
+    expect(not [c for c in ev[0]["candidates"] if c["status"] == "fault"], ev[0]["candidates"])
+    expect(t.stderr.count("faulted from outputs poisoned before the in-place check; trying "
+                          "again with the check first") == 1 and
+           "trying the others in a new helper" not in t.stderr, t.stderr)
 
 
 def helper_saxpy_runs(trace, pid, nth=None):

@@ -539,6 +539,30 @@ static double step_scale_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 2), 0.01, 256);
 }
 
+/* hop(int *p, const int *next, int n): p[i] = next[p[i]] for i < n, one thread per
+ * element, IN PLACE: p holds indices into next, so from poisoned p (all bytes 0xFF, or the
+ * complement of the result: negative) every thread reads before next: ILLEGAL_ADDRESS
+ * (sticky). A kernel that faults unless its outputs updated in place are restored. */
+static void hop_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 2);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i >= n) continue;
+        int32_t at, to;
+        memcpy(&at, simk_fp(e, 0, i), 4);
+        memcpy(&to, simk_fp(e, 1, at), 4);
+        if (e->fault) return;
+        memcpy(simk_fp(e, 0, i), &to, 4);
+    }
+}
+static double hop_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 2), 0.01, 256);
+}
+
 #define I32                                                                                        \
     {                                                                                              \
         SIMK_I32, 4, 4                                                                             \
@@ -665,6 +689,17 @@ static simk_def g_kernels[] = {
      0,
      chunk_scale_run,
      chunk_scale_cost,
+     {0},
+     0},
+    {"_Z3hopPiPKii",
+     "hop(int*, const int*, int)",
+     3,
+     {PTR, PTR, I32},
+     1024,
+     32,
+     0,
+     hop_run,
+     hop_cost,
      {0},
      0},
     {"_Z5stampPfi",

@@ -56,6 +56,11 @@
  *                                 s, int items_per_thread) 0,8,12,16  >= n; y *= s IN PLACE
  *  _Z5stampPfi                    stamp(float* out, int n) 0,8        grid-stride; out[i] =
  *                                                                     stamp launches so far
+ *  _Z3hopPiPKii                   hop(int* p, const int* next, int    grid.x*block.x >= n;
+ *                                 n) 0,8,16                           p[i] = next[p[i]] IN
+ *                                                                     PLACE; p poisoned (any
+ *                                                                     negative index):
+ *                                                                     ILLEGAL_ADDRESS (sticky)
  *  _Z7fill_m1Pii                  fill_m1(int* out, int n) 0,8        grid.x*block.x >= n (one
  *                                                                     thread per element):
  *                                                                     out[i] = -1, all bytes
@@ -130,7 +135,7 @@
  *     row_sum
  *   step_scale     n       0.010   pen(T, 256, 0.15)                    n
  *   coef_scale,    n       0.010   pen(T, 256, 0.15)                    n
- *     tex_read, stamp, ref_accum, cast_accum, pair_accum (p.n), scale_n64
+ *     tex_read, stamp, ref_accum, cast_accum, pair_accum (p.n), scale_n64, hop
  *   fill_m1        G       0.010   pen(T, 256, 0.15)                    G
  *     (G = grid.x * block.x: the threads it launches, whatever n is)
  *   chunk_scale    n       0.010   pen(T, 256, 0.15) * pen(items, 4, 0.1)

@@ -90,6 +90,7 @@ START_TEST(every_type_round_trips)
                                  .reference = 1,
                                  .culprit = 7,
                                  .culprit_error = 700,
+                                 .culprit_unsorted = 1,
                                  .events_bytes = 99};
     snprintf(m.u.result.label, sizeof m.u.result.label, "BLOCK=512");
     snprintf(m.u.result.why, sizeof m.u.result.why, "an illegal address");
@@ -98,7 +99,8 @@ START_TEST(every_type_round_trips)
     ck_assert(d.u.result.choice == -1 && d.u.result.time_ms == 0.125 &&
               d.u.result.spent_ms == 42.5 && d.u.result.storable && d.u.result.exiting &&
               d.u.result.reference && d.u.result.culprit == 7 && d.u.result.culprit_error == 700 &&
-              d.u.result.events_bytes == 99 && d.u.result.uninformative);
+              d.u.result.events_bytes == 99 && d.u.result.uninformative &&
+              d.u.result.culprit_unsorted);
     ck_assert_str_eq(d.u.result.label, "BLOCK=512");
     ck_assert_str_eq(d.u.result.data, "0123456789abcdef");
     ck_assert_str_eq(d.u.result.why, "an illegal address");
