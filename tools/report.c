@@ -265,11 +265,12 @@ static void report_eliminated(json_t *tunes)
                 printf("\nEliminated candidates (racing timed them no more: slower than the "
                        "leader by more than the noise explains; docs/tuning.md, Racing):\n\n");
             long long runs = json_integer_value(json_object_get(el, XMT_F_TIMED_RUNS));
-            printf("- %s, %s: %s: after round %lld (%lld timed run%s, %lld warm-up)\n",
+            long long warm = json_integer_value(json_object_get(el, XMT_F_WARMUP_RUNS));
+            printf("- %s, %s: %s: after round %lld (%lld timed run%s, %lld warm-up%s)\n",
                    short_name(sget(e, XMT_F_NAME), name, sizeof name), sget(e, XMT_F_KEY),
                    j == 0 ? "the program's own config" : sget(c, XMT_F_CONFIG),
                    json_integer_value(json_object_get(el, XMT_F_ROUND)), runs, runs == 1 ? "" : "s",
-                   json_integer_value(json_object_get(el, XMT_F_WARMUP_RUNS)));
+                   warm, warm == 1 ? "" : "s");
         }
     }
 }
