@@ -98,8 +98,9 @@ typedef struct {
     uint8_t reference;     /* the staged memory holds the helper's reference now */
     int64_t culprit;       /* the candidate that faulted or hung, else XMT_TP_NO_CULPRIT */
     int32_t culprit_error; /* its CUresult (CUDA_ERROR_TIMEOUT: it ran past the watchdog) */
-    uint8_t culprit_unsorted; /* it faulted from outputs poisoned before the in-place check:
-                               * retried with the check first, not counted as faulted */
+    /* the culprit faulted from outputs poisoned before the in-place check: retried with the
+     * check first, not counted as faulted */
+    uint8_t culprit_unsorted;
     char label[XMT_TP_LABEL];
     char why[XMT_TP_NAME]; /* status != 0, or the culprit: what happened */
     uint64_t events_bytes; /* the log lines' memfd length (0: none, no fd) */

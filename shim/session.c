@@ -85,8 +85,8 @@ static void blame(xmt_session *S, const xmt_cand *c, CUresult r, const char *wha
     if (!S->trial || S->has_culprit || !c) return;
     S->has_culprit = 1;
     S->culprit = c->index;
-    S->culprit_unsorted = S->in_verify_run && S->automatic && !S->in_place_known &&
-                          c->index != XMT_OWN_CONFIG;
+    S->culprit_unsorted =
+        S->in_verify_run && S->automatic && !S->in_place_known && c->index != XMT_OWN_CONFIG;
 }
 
 /* A driver call of a phase: a failure is remembered and the phase ends (fail:). */

@@ -495,8 +495,7 @@ static void run(request *q, xmt_tp_result *res)
                        .staged_bytes = q->staging_bytes,
                        .moved = q->moved,
                        .staging_ms = json_real_value(json_object_get(q->root, "staging_ms")),
-                       .in_place_first =
-                           json_is_true(json_object_get(q->root, "in_place_first"))};
+                       .in_place_first = json_is_true(json_object_get(q->root, "in_place_first"))};
     xmt_session S;
     xmt_session_run_trial(&S, k, &l, &v, q->key, (int)jint(q->root, "device"),
                           json_is_true(json_object_get(q->root, "verify_only")),
