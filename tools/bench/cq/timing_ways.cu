@@ -13,8 +13,9 @@
 //   queued+copy   the same, a restore (DtoD copy of y from a snapshot) before each run
 //   tuner         the tuner's rounds: per round an untimed lead-in run, then each config
 //                 once, interleaved, a restore before each, events around the run alone;
-//                 the round waited for
-//   tuner-nocopy  the same without the restores
+//                 the round waited for (a policy that declares restore: [y])
+//   tuner-nocopy  the same without the restores (protect: auto, as cq/policy.yaml tunes it:
+//                 timed runs are not restored)
 //   tuner+again   the same, each config run once untimed after its restore, then timed
 #include <algorithm>
 #include <cstdio>
