@@ -112,7 +112,7 @@ cu graph "$here/graph.cu"
 cu graph_explicit "$here/graph_explicit.cu" # graph rows: saxpy.cu's kernel in explicit graphs
 cu graph_captured "$here/graph_explicit.cu" -DXMT_CAPTURE # ... and in captured ones
 cu launch_rate "$here/launch_rate.cu" # launch_rate.sh: launch rate with and without the shim
-cu timing_ways "$root/tools/bench/cq/timing_ways.cu" # racing.sh: one in-place kernel timed five ways
+cu timing_ways "$root/tools/bench/cq/timing_ways.cu" # racing.sh: one in-place kernel timed six ways
 job driver_api build_driver_api
 job gpucheck_edges build_gpucheck_edges
 job cq_kernels build_cq_kernels

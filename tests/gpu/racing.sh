@@ -7,7 +7,7 @@
 #   2. unless QUALITY=0: tools/bench/choice_quality.py --no-triton (its independent
 #      harness times every config of 16 keys apart; quality = best / xmatune's winner),
 #      then BUILD/bin/timing_ways 22 160 when built (tools/bench/cq/timing_ways.cu: the
-#      in-place key the tuner and the harness disagree on, timed five ways; a few seconds).
+#      in-place key the tuner and the harness disagree on, timed six ways; a few seconds).
 # racing_table.py prints, per key (medians over the rounds): the tune event's duration_ms
 # less its phases_ms.clock_warmup and phases_ms.module_load (*tuning*), its floor_ms and
 # full_floor_ms (what timing every verified candidate in full would have cost: its warm-up
@@ -109,7 +109,7 @@ if [ "${QUALITY:-1}" != 0 ]; then
             --out "$work/quality" >"$work/quality/stdout" 2>"$work/quality/stderr" </dev/null
         echo $? >"$work/quality/rc"
     fi
-    # the lowest key's configs timed five ways in one program (tools/bench/cq/timing_ways.cu):
+    # the lowest key's configs timed six ways in one program (tools/bench/cq/timing_ways.cu):
     # which way of timing changes their order (docs/benchmarks.md)
     if [ -x "$build/bin/timing_ways" ]; then
         timeout -k 5 60 "$build/bin/timing_ways" 22 160 >"$work/quality/timing_ways.md" 2>&1 </dev/null

@@ -242,7 +242,7 @@ def quality(work, w):
     ways = os.path.join(qd, "timing_ways.md")
     if os.path.exists(ways):
         w("")
-        w("### cq_axpb_inplace's configs timed five ways (tools/bench/cq/timing_ways.cu)")
+        w("### cq_axpb_inplace's configs timed six ways (tools/bench/cq/timing_ways.cu)")
         w("")
         w(open(ways).read().rstrip())
     return ok

@@ -6,7 +6,7 @@
 #   2. launch_rate.sh   pass-through, hit, and auto's hit with fixed and moving pointers
 #                       (issue 28, item 1: at least 0.98 of the driver's own rate)
 #   3. racing.sh        tuning cost against the full floor, choice quality, and the
-#                       five ways of timing its lowest key (issue 26, item 1)
+#                       six ways of timing its lowest key (issue 26, item 1)
 #   4. auto.sh          no policy against the hand policies (issue 28, item 7)
 #   5. run.sh           interposition and tuning, outputs identical, with what is left
 #
