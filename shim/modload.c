@@ -180,6 +180,16 @@ int xmt_modload_image(const void *owner, xmt_image *out)
     return found;
 }
 
+size_t xmt_modload_libraries(xmt_image *out, size_t cap)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&lock);
+    for (kept_t *k = images; k && n < cap; k = k->next)
+        if (k->im.library) out[n++] = k->im;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 /* ---- texture and surface objects ---------------------------------------------------- */
 
 #define TEXOBJS 4096

@@ -44,6 +44,11 @@ void xmt_modload_loaded(const char *entry, const void *owner, int library, const
  * unloaded). 1 when there is one, else 0. */
 int xmt_modload_image(const void *owner, xmt_image *out);
 
+/* The images kept for libraries (loaded with cuLibraryLoad*), newest first, up to cap into
+ * out. Returns how many. For a CUfunction whose module is a library's (cuKernelGetFunction:
+ * the runtime's cudaGetFuncBySymbol), whose image is kept under the library. */
+size_t xmt_modload_libraries(xmt_image *out, size_t cap);
+
 /* A module global the program asked for (cuModuleGetGlobal, cuLibraryGetGlobal): owner's
  * global `name` is at dptr, bytes long (0: not told). The program may have set it (a
  * __constant__ with cudaMemcpyToSymbol): the trial helper is given its value. Tune and

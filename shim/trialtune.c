@@ -221,26 +221,28 @@ typedef struct {
 #define GLOBALS_MAX 64                  /* module globals given to the helper per kernel */
 #define GLOBALS_BYTES ((size_t)1 << 20) /* and their bytes in all */
 
-/* The module globals the program asked for, of the kernel's module (or library, and the
- * library's module in this context), with their current values: [{"name", "hex"}].
- * NULL with why when they cannot be read or are too large. */
-static json_t *globals_json(const xmt_kernel *k, char *why, size_t cap)
+/* The module globals the program asked for, of the kernel's image's owner: its module, or
+ * its library and the library's module in this context (img: admissible's), with their
+ * current values: [{"name", "hex"}]. NULL with why when they cannot be read or are too
+ * large. */
+static json_t *globals_json(const xmt_image *img, char *why, size_t cap)
 {
     xmt_global g[GLOBALS_MAX];
-    size_t n = xmt_modload_globals((const void *)k->owner, g, GLOBALS_MAX), total = 0, lib_n = n;
+    const void *owner = img->owner;
+    size_t n = xmt_modload_globals(owner, g, GLOBALS_MAX), total = 0, lib_n = n;
     CUmodule mod = NULL;
-    if (k->is_cukernel && xmt_drv.cuLibraryGetModule &&
-        xmt_drv.cuLibraryGetModule(&mod, (CUlibrary)k->owner) == CUDA_SUCCESS && mod)
+    if (img->library && xmt_drv.cuLibraryGetModule &&
+        xmt_drv.cuLibraryGetModule(&mod, (CUlibrary)owner) == CUDA_SUCCESS && mod)
         n += xmt_modload_globals(mod, g + n, GLOBALS_MAX - n);
     /* the CUDA runtime asks without the size (NULL): asked here, in this context */
     for (size_t i = 0; i < n; i++) {
         CUdeviceptr d = 0;
         size_t sz = 0;
         CUresult q = CUDA_ERROR_NOT_FOUND;
-        if (i < lib_n && k->is_cukernel && xmt_drv.cuLibraryGetGlobal)
-            q = xmt_drv.cuLibraryGetGlobal(&d, &sz, (CUlibrary)k->owner, g[i].name);
+        if (i < lib_n && img->library && xmt_drv.cuLibraryGetGlobal)
+            q = xmt_drv.cuLibraryGetGlobal(&d, &sz, (CUlibrary)owner, g[i].name);
         else if (xmt_drv.cuModuleGetGlobal)
-            q = xmt_drv.cuModuleGetGlobal(&d, &sz, i < lib_n ? (CUmodule)k->owner : mod, g[i].name);
+            q = xmt_drv.cuModuleGetGlobal(&d, &sz, i < lib_n ? (CUmodule)owner : mod, g[i].name);
         if (q == CUDA_SUCCESS) {
             g[i].dptr = d;
             g[i].bytes = sz;
@@ -511,6 +513,29 @@ static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
         snprintf(out, cap, "faulted in the trial helper: %.120s", res->why);
 }
 
+#define LIBRARIES_MAX 64 /* kept library images asked about, newest first */
+
+/* The image kept for k's owner; for a CUfunction whose module is a library's in this
+ * context (cuKernelGetFunction, what the runtime's cudaGetFuncBySymbol gives: the shim
+ * keeps the image under the CUlibrary, cuFuncGetModule names the library's CUmodule),
+ * that library's. 1 and *img, else 0. */
+static int image_of(const xmt_kernel *k, xmt_image *img)
+{
+    if (xmt_modload_image((const void *)k->owner, img)) return 1;
+    if (k->is_cukernel || !k->owner || !xmt_drv.cuLibraryGetModule) return 0;
+    xmt_image *libs = malloc(LIBRARIES_MAX * sizeof *libs);
+    size_t n = libs ? xmt_modload_libraries(libs, LIBRARIES_MAX) : 0;
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++) {
+        CUmodule m = NULL;
+        found = xmt_drv.cuLibraryGetModule(&m, (CUlibrary)libs[i].owner) == CUDA_SUCCESS &&
+                (uintptr_t)m == k->owner;
+        if (found) *img = libs[i];
+    }
+    free(libs);
+    return found;
+}
+
 /* Can this launch's session run in the helper at all? 1 and *img, else 0 with why: a
  * launch it cannot replay, parameters unknown, a texture or surface object among them (a
  * handle another process cannot use), no module image. */
@@ -538,7 +563,7 @@ static int admissible(const xmt_kernel *k, const xmt_launch *l, const xmt_launch
             return 0;
         }
     }
-    if (!xmt_modload_image((const void *)k->owner, img)) {
+    if (!image_of(k, img)) {
         snprintf(why, cap, "the shim did not see its module load (no image to give the helper)");
         return 0;
     }
@@ -581,7 +606,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         unstage(&st);
         return 0;
     }
-    json_t *globals = globals_json(k, why, cap);
+    json_t *globals = globals_json(&img, why, cap);
     double staging_ms = xmt_now_ms() - t0;
     if (!globals) {
         unstage(&st);

@@ -29,7 +29,9 @@
  * updated in place: faults from poisoned outputs).
  * It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
  * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
- * prints file:line and the error, and exits 1.
+ * prints file:line and the error, and exits 1. APP_KERNEL_FUNCTION=1 (app_rt): launch the
+ * CUfunction cuKernelGetFunction gives for each CUkernel (what the runtime's
+ * cudaGetFuncBySymbol returns) instead of the CUkernel.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -87,6 +89,7 @@ typedef CUresult (*pfn_coop)(CUfunction, unsigned, unsigned, unsigned, unsigned,
     X(cuLibraryLoadData, CUresult (*)(CUlibrary *, const void *, CUjit_option *, void **,          \
                                       unsigned, CUlibraryOption *, void **, unsigned))             \
     X(cuLibraryGetKernel, CUresult (*)(CUkernel *, CUlibrary, const char *))                       \
+    X(cuKernelGetFunction, CUresult (*)(CUfunction *, CUkernel))                                   \
     X(cuModuleGetGlobal, CUresult (*)(CUdeviceptr *, size_t *, CUmodule, const char *))            \
     X(cuLibraryGetGlobal, CUresult (*)(CUdeviceptr *, size_t *, CUlibrary, const char *))          \
     X(cuTexObjectCreate, CUresult (*)(CUtexObject *, const CUDA_RESOURCE_DESC *,                   \
@@ -172,6 +175,7 @@ static void load_api(void)
     cu.cuModuleUnload = cuModuleUnload;
     cu.cuLibraryLoadData = cuLibraryLoadData;
     cu.cuLibraryGetKernel = cuLibraryGetKernel;
+    cu.cuKernelGetFunction = cuKernelGetFunction;
     cu.cuModuleGetGlobal = cuModuleGetGlobal_v2;
     cu.cuLibraryGetGlobal = cuLibraryGetGlobal;
     cu.cuTexObjectCreate = cuTexObjectCreate;
@@ -273,6 +277,10 @@ static CUfunction kernel_of(CUmodule m, CUlibrary lib, const char *name)
         CUkernel k;
         CHECK(cu.cuLibraryGetKernel(&k, lib, name));
         f = (CUfunction)k;
+        /* APP_KERNEL_FUNCTION=1: the library's CUfunction in this context instead, as the
+         * runtime's cudaGetFuncBySymbol gives it */
+        const char *kf = getenv("APP_KERNEL_FUNCTION");
+        if (kf && !strcmp(kf, "1")) CHECK(cu.cuKernelGetFunction(&f, k));
     }
     return f;
 }

@@ -3739,6 +3739,33 @@ def trial_helper_fault_from_unsorted_outputs():
            "trying the others in a new helper" not in t.stderr, t.stderr)
 
 
+@case
+def trial_helper_kernel_function_handles():
+    """A CUfunction from cuKernelGetFunction (what the runtime's cudaGetFuncBySymbol gives,
+    app_rt with APP_KERNEL_FUNCTION=1): cuFuncGetModule names the library's CUmodule, while
+    the shim keeps the image under the CUlibrary. Its keys are tuned in the trial helper all
+    the same (they were tuned in the program's process, "no image to give the helper",
+    and auto declined them), with the library's globals (coef_scale's sim_coef, 2.5: the
+    helper's reference equals the program's first run), and after each unload and reload
+    (the unload scenario) its records are made afresh. Outputs identical."""
+    kf = {"APP_KERNEL_FUNCTION": "1"}
+    for scen, pol in (("saxpy", POLICIES), ("globals", HAZARD), ("unload", POLICIES)):
+        base = run("rt", scen, shim=False, env=kf)
+        ok(base, "%s without the shim" % scen)
+        t = run("rt", scen, env=dict(kf, XMATUNE_POLICY=pol))
+        ok(t, scen)
+        same_output(base, t, scen)
+        evs = t.events("tune")
+        expect(evs and all(e["trial"] == "helper" for e in evs), (scen, evs))
+        expect("no image to give the helper" not in t.stderr, t.stderr)
+        ck = t.events("trial_check")
+        expect(all(c["equal"] for c in ck), (scen, ck))
+    t = auto_run("rt", "saxpy", env=kf)
+    evs = tune_events(t, "saxpy")
+    expect(len(evs) == 1 and evs[0]["trial"] == "helper" and auto_idiom(evs[0]) == "stride",
+           evs)
+
+
 def helper_saxpy_runs(trace, pid, nth=None):
     """The saxpy launches a helper's trace holds, in order: "own" (the program's own
     config, grid 4) or the block size of the candidate. With nth: which of all its kernel

@@ -46,7 +46,11 @@ struct simmod {
 };
 
 static simmod g_mods[MAX_MODS]; /* cuModuleLoad* */
-static simmod g_libs[MAX_MODS]; /* cuLibraryLoad*; also their CUmodule */
+static simmod g_libs[MAX_MODS]; /* cuLibraryLoad* */
+/* Each library's CUmodule in the context (cuLibraryGetModule, and cuFuncGetModule of the
+ * CUfunction cuKernelGetFunction gives): a handle of its own, not the library's, as on
+ * the real driver. Only its address is used. */
+static char g_libmods[MAX_MODS];
 
 /* The function or kernel a handle points at, if it is one of a loaded module's. */
 static simfunc *handle_locked(const void *h, uint32_t magic)
@@ -79,6 +83,24 @@ static simmod *module_locked(const void *h)
         if (h == &g_libs[i] && g_libs[i].live) return &g_libs[i];
     }
     return NULL;
+}
+
+/* The library whose CUmodule h is (g_libmods), else what module_locked says. */
+static simmod *as_module_locked(const void *h)
+{
+    uintptr_t p = (uintptr_t)h, lo = (uintptr_t)g_libmods;
+    if (p >= lo && p < lo + MAX_MODS) {
+        simmod *l = &g_libs[p - lo];
+        return l->live ? l : NULL;
+    }
+    return module_locked(h);
+}
+
+/* The CUmodule a module or library answers to (a library's: its g_libmods slot). */
+static CUmodule module_handle(simmod *m)
+{
+    if (m >= g_libs && m < g_libs + MAX_MODS) return (CUmodule)&g_libmods[m - g_libs];
+    return (CUmodule)m;
 }
 
 /* ---------------------------------------------------------------- images
@@ -383,7 +405,7 @@ static CUresult get_by_name(void **out, const void *mod, const char *name, uint3
     if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = CUDA_SUCCESS;
     pthread_mutex_lock(&sim_lock);
-    simmod *m = module_locked(mod);
+    simmod *m = magic == FUNC_MAGIC ? as_module_locked(mod) : module_locked(mod);
     int lib = m && m >= g_libs && m < g_libs + MAX_MODS;
     const simk_def *d = simk_find(name);
     if (!m || (magic == KERN_MAGIC && !lib))
@@ -405,7 +427,7 @@ static CUresult get_global(simmod *pool, void *h, CUdeviceptr *dp, size_t *bytes
     CUresult rc = CUDA_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&sim_lock);
     for (int i = 0; i < MAX_MODS; i++)
-        if (h == &pool[i] && pool[i].live) {
+        if ((h == &pool[i] || (pool == g_libs && h == &g_libmods[i])) && pool[i].live) {
             rc = strcmp(name, "sim_coef") ? CUDA_ERROR_NOT_FOUND : CUDA_SUCCESS;
             if (rc == CUDA_SUCCESS && dp) *dp = (CUdeviceptr)pool[i].coef;
             if (rc == CUDA_SUCCESS && bytes) *bytes = 4;
@@ -418,7 +440,7 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *dp, size_t *bytes, CUmodule m, const 
 {
     SIM_ENTER(cuModuleGetGlobal_v2);
     CUresult rc = get_global(g_mods, m, dp, bytes, name);
-    /* a library's module (cuLibraryGetModule) is the library itself here */
+    /* a library's module (cuLibraryGetModule): the library's global */
     return rc == CUDA_ERROR_INVALID_HANDLE ? get_global(g_libs, m, dp, bytes, name) : rc;
 }
 
@@ -488,7 +510,7 @@ CUresult cuLibraryGetModule(CUmodule *m, CUlibrary lib)
     int ok = l && l >= g_libs && l < g_libs + MAX_MODS;
     pthread_mutex_unlock(&sim_lock);
     if (!ok) return CUDA_ERROR_INVALID_HANDLE;
-    *m = (CUmodule)l;
+    *m = module_handle(l);
     return CUDA_SUCCESS;
 }
 
@@ -568,7 +590,7 @@ CUresult cuFuncGetModule(CUmodule *m, CUfunction h)
     if (!m) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim_lock);
     simfunc *f = handle_locked(h, FUNC_MAGIC);
-    if (f) *m = (CUmodule)f->mod;
+    if (f) *m = module_handle(f->mod);
     pthread_mutex_unlock(&sim_lock);
     return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }

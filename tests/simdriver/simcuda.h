@@ -164,6 +164,9 @@
  * cuFuncGetAttribute, cuFuncSetAttribute and the occupancy calls take either kind. After
  *   cuModuleUnload/cuLibraryUnload the handles are invalid (INVALID_HANDLE), and the
  *   next load reuses the lowest free slot, so it hands out the same handle values.
+ *   A library's CUmodule (cuLibraryGetModule, and cuFuncGetModule of the CUfunction that
+ *   cuKernelGetFunction gives: the runtime's cudaGetFuncBySymbol) is a handle of its
+ *   own, not the CUlibrary, as on the real driver; the cuModule* calls take it.
  * - Launch checks: dims of 0 or past the device limits, T > 1024 or T > the kernel's
  *   launch bounds -> CUDA_ERROR_INVALID_VALUE; T past the register limit ->
  *   CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; static + dynamic shared > 48 KiB without
