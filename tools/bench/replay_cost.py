@@ -17,9 +17,11 @@ would not have run:
   repeat  cc1aed8  outputs updated in place: the own config's determinism run only when
                    every candidate was rejected (one own run where one passed);
   check   4734461  the in-place check only when a candidate's run from outputs all
-                   poisoned differs: one own run where outputs are written whole and the
-                   first candidate verified passes; one more run of that candidate where
-                   outputs are updated in place (it runs again after the check);
+                   poisoned differs: one own run where outputs are written whole and no
+                   candidate was rejected; else one more run of the first candidate that
+                   differs (it runs again after the check): the first verified where
+                   outputs are updated in place, the first rejected where not (a rejected
+                   candidate was never timed: its run counts as 0 here);
   warm    14b6eb2  no warm-up run of the own config after the clock warm-up;
   lead    14b6eb2  round 1's lead-in is the first candidate, not the own config.
 
@@ -62,24 +64,25 @@ def early_saved(e):
     return saved
 
 
-def first_verified(e):
-    return next((c for c in e["candidates"] if c.get("status") in ("ok", "rejected")), None)
+def first_differing(e, pure):
+    """The first candidate whose run from outputs all poisoned differs: where outputs are
+    updated in place, the first verified; where not, the first rejected (None: none)."""
+    want = ("rejected",) if pure else ("ok", "rejected")
+    return next((c for c in e["candidates"] if c.get("status") in want), None)
 
 
 def savings(e):
     own = med(e["own"]) if timed(e["own"]) else 0.0
     pure = (e.get("protect") or {}).get("in_place_bytes", 0) == 0
-    first = first_verified(e)
+    first = first_differing(e, pure)
     passed = any(c.get("status") == "ok" for c in e["candidates"])
     ran_clock = (e.get("clock_warmup") or {}).get("ran", False)
     s = {"early": early_saved(e)}
     s["repeat"] = own if (not pure and passed) else 0.0
-    if pure and first is not None and first["status"] == "ok":
-        s["check"] = own
-    elif first is not None:
-        s["check"] = -(med(first) if timed(first) else 0.0)
+    if first is None:
+        s["check"] = own if pure else 0.0
     else:
-        s["check"] = 0.0
+        s["check"] = -(med(first) if timed(first) else 0.0)
     s["warm"] = own if (ran_clock and e.get("race", {}).get("on")) else 0.0
     runners = [c for c in e["candidates"] if c.get("status") == "ok" and timed(c)]
     s["lead"] = own - med(runners[0]) if (runners and timed(e["own"])) else 0.0
