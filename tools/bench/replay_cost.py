@@ -27,8 +27,10 @@ would not have run:
 
 What it leaves out: second-order effects (a candidate dropped earlier changes the noise
 estimate and the later eliminations), the own runs of the in-place check at the idle
-clock (slower than the median used here: the estimate is low there), and anything the
-GPU kernels' own changes save (the mask counting of 92abe58). Prints a Markdown table.
+clock (slower than the median used here: the estimate is low there), what the in-place
+keys pay besides the candidate's second run (one more comparison and change detection:
+the estimate is high there), and anything the GPU kernels' own changes save (the mask
+counting of 92abe58). Prints a Markdown table.
 """
 import json
 import os
