@@ -1245,14 +1245,16 @@ static int guard_own(xmt_session *S);
 /* A candidate's run from outputs all poisoned differed before the in-place check: the
  * outputs the program's own config updates in place were poisoned too, and c may have read
  * them. The own config is asked (in_place_check) and c verified again from what they
- * should hold; what c changed outside the outputs and in the guard bytes is put back
- * first, so that the own config runs on the program's data and a guard byte it changes is
- * its own. 0, 1 untuned, -1 failure. */
+ * should hold; what c changed outside the outputs (when the comparison says it may have)
+ * and in the guard bytes is put back first, so that the own config runs on the program's
+ * data and a guard byte it changes is its own. 0, 1 untuned, -1 failure. */
 static int sort_and_check_again(xmt_session *S, xmt_cand *c)
 {
     size_t put = 0;
-    if (changes(S, 0) < 0) return -1;
-    TRY(S, xmt_outputs_put_back_outside(S->regs, S->nregs, S->s, &put), "put back");
+    if (changed_outside(S)) {
+        if (changes(S, 0) < 0) return -1;
+        TRY(S, xmt_outputs_put_back_outside(S->regs, S->nregs, S->s, &put), "put back");
+    }
     if (S->slack.pattern) TRY(S, xmt_slack_fill(&S->slack, S->s), "guard bytes");
     double t0 = xmt_now_ms();
     int r = in_place_check(S);

@@ -1608,6 +1608,30 @@ def protect_auto_writes_outside_put_back():
 
 
 @case
+def protect_auto_in_place_check_after_a_write_outside():
+    """The first candidate verified writes past y into z (policies_outside's bad config,
+    put first) and differs, from outputs all poisoned: before the in-place check runs the
+    program's own config, z is put back, or the own config's run would find a chunk
+    outside its outputs changed and the key untuned as not deterministic. The check finds
+    y updated in place; the bad config, verified again from y restored, is rejected with
+    z put back; the good one passes. Outputs identical."""
+    pol = os.path.join(WORK, "outside-first")
+    os.makedirs(pol, exist_ok=True)
+    with open(os.path.join(pol, "saxpy.yaml"), "w") as f:
+        f.write("kernels:\n  - match: \"saxpy\"\n    params: [n, a, x, y]\n    configs:\n"
+                "      - {launch: {grid: [64], block: [128]}, args: {n: \"n + 4096\"}}\n"
+                "      - {launch: {grid: [64], block: [256]}}\n")
+    base, t = tuned("rt", "protect", policies=pol)
+    same_output(base, t, "a config writing past its output, verified first")
+    ev = tune_events(t, "saxpy")[0]
+    expect("untuned" not in ev and protect_of(ev)["in_place_checked"] is True, ev)
+    bad, good = ev["candidates"][0], ev["candidates"][1]
+    expect(bad["status"] == "rejected" and
+           "put back 16384 bytes it changed outside the outputs" in bad["why"], bad)
+    expect(good["status"] == "ok", good)
+
+
+@case
 def protect_auto_scratch_cap():
     base, t = tuned("rt", "saxpy", policies=AUTO, env={"XMATUNE_SCRATCH_MB": "0.5"})
     same_output(base, t, "scratch cap")
