@@ -184,8 +184,8 @@ size_t xmt_modload_libraries(xmt_image *out, size_t cap)
 {
     size_t n = 0;
     pthread_mutex_lock(&lock);
-    for (kept_t *k = images; k && n < cap; k = k->next)
-        if (k->im.library) out[n++] = k->im;
+    for (kept_t *k = images; k; k = k->next)
+        if (k->im.library && n++ < cap) out[n - 1] = k->im;
     pthread_mutex_unlock(&lock);
     return n;
 }

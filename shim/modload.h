@@ -45,8 +45,9 @@ void xmt_modload_loaded(const char *entry, const void *owner, int library, const
 int xmt_modload_image(const void *owner, xmt_image *out);
 
 /* The images kept for libraries (loaded with cuLibraryLoad*), newest first, up to cap into
- * out. Returns how many. For a CUfunction whose module is a library's (cuKernelGetFunction:
- * the runtime's cudaGetFuncBySymbol), whose image is kept under the library. */
+ * out (may be NULL with cap 0). Returns how many there are (more than cap: not all were
+ * copied). For a CUfunction whose module is a library's (cuKernelGetFunction: the
+ * runtime's cudaGetFuncBySymbol), whose image is kept under the library. */
 size_t xmt_modload_libraries(xmt_image *out, size_t cap);
 
 /* A module global the program asked for (cuModuleGetGlobal, cuLibraryGetGlobal): owner's

@@ -513,8 +513,6 @@ static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
         snprintf(out, cap, "faulted in the trial helper: %.120s", res->why);
 }
 
-#define LIBRARIES_MAX 64 /* kept library images asked about, newest first */
-
 /* The image kept for k's owner; for a CUfunction whose module is a library's in this
  * context (cuKernelGetFunction, what the runtime's cudaGetFuncBySymbol gives: the shim
  * keeps the image under the CUlibrary, cuFuncGetModule names the library's CUmodule),
@@ -523,8 +521,12 @@ static int image_of(const xmt_kernel *k, xmt_image *img)
 {
     if (xmt_modload_image((const void *)k->owner, img)) return 1;
     if (k->is_cukernel || !k->owner || !xmt_drv.cuLibraryGetModule) return 0;
-    xmt_image *libs = malloc(LIBRARIES_MAX * sizeof *libs);
-    size_t n = libs ? xmt_modload_libraries(libs, LIBRARIES_MAX) : 0;
+    /* the runtime loads a library per fatbin: a large program keeps hundreds (room for a
+     * few loaded meanwhile; those past it are not asked about) */
+    size_t cap = xmt_modload_libraries(NULL, 0) + 16;
+    xmt_image *libs = malloc(cap * sizeof *libs);
+    size_t n = libs ? xmt_modload_libraries(libs, cap) : 0;
+    if (n > cap) n = cap;
     int found = 0;
     for (size_t i = 0; i < n && !found; i++) {
         CUmodule m = NULL;
