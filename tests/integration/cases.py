@@ -160,6 +160,14 @@ def traced(r, kernel):
     return res
 
 
+def report_of(r, name):
+    """`xmatune report` over run r's log, written to WORK/name first."""
+    logf = os.path.join(WORK, name)
+    with open(logf, "w") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in r.log))
+    return subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+
+
 def tune_events(r, name_part):
     return [e for e in r.events("tune") if name_part in e["name"]]
 
@@ -374,10 +382,7 @@ def discover_report():
     expect("saxpy(int, float, float const*, float*)" in d.stderr, "table lacks saxpy")
     # xmatune report prints every kernel's launch shapes, as its --help promises, not only
     # their count (issue 27, item 9)
-    logf = os.path.join(WORK, "discover-report.jsonl")
-    with open(logf, "w") as f:
-        f.write("".join(json.dumps(e) + "\n" for e in d.log))
-    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    p = report_of(d, "discover-report.jsonl")
     rows = [l for l in p.stdout.splitlines() if l.startswith("| vecadd | 0 | grid=")]
     expect("## Launch shapes" in p.stdout and len(rows) == 3 and
            "| vecadd | 0 | grid=(79,1,1) block=(64,1,1) shared=0 | 3 |" in rows, p.stdout)
@@ -1291,10 +1296,7 @@ def tune_race_eliminates_slow():
     expect(ev["full_floor_ms"] > ev["floor_ms"] > 0 and "budget_cut" not in ev, ev)
     expect(race["tie_limit"] >= 0.02, race)
     # the report shows them as eliminated, with their runs
-    logf = os.path.join(WORK, "race-report.jsonl")
-    with open(logf, "w") as f:
-        f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
-    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    p = report_of(t, "race-report.jsonl")
     expect("(%d of the ok eliminated by racing)" % (len(gone) - 1) in p.stdout and
            "saxpy, x.shape=(65536,): the program's own config: after round 1 (1 timed run, 0 "
            "warm-ups)" in p.stdout and "(3 timed runs, 1 warm-up)" in p.stdout and "full floor ms" in p.stdout, p.stdout)
@@ -1428,10 +1430,7 @@ def protect_auto_undeclared_output():
     # (1e-6 ms: the rounding of sums of differences of clock readings)
     expect(named <= ev["duration_ms"] + 1e-6 and ph["other"] >= 0, (ph, ev["duration_ms"]))
     expect(abs(named + ph["other"] - ev["duration_ms"]) <= 1e-6, (ph, ev["duration_ms"]))
-    logf = os.path.join(WORK, "auto-report.jsonl")
-    with open(logf, "w") as f:
-        f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
-    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    p = report_of(t, "auto-report.jsonl")
     expect("## Tuning cost" in p.stdout and "262144 in place, on the gpu" in p.stdout, p.stdout)
     d = run("rt", "saxpy", env=dict(INLINE, XMATUNE_POLICY=AUTO, XMATUNE_PROTECT="declared"))
     ok(d, "declared")
@@ -1538,10 +1537,7 @@ def protect_auto_in_place_check_only_when_needed():
     dims = [(r[0][0], r[1][0]) for r in traced(t, "vecadd")]
     own = dims[0]
     expect(own not in dims[1:1 + len(verified)] and own in dims[1 + len(verified):], dims)
-    logf = os.path.join(WORK, "in-place-report.jsonl")
-    with open(logf, "w") as f:
-        f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
-    r = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    r = report_of(t, "in-place-report.jsonl")
     expect("in place not asked, on the gpu" in r.stdout, r.stdout)
     # updated in place (saxpy's y): asked, and counted
     sx = protect_of(tune_events(t, "saxpy")[0])
@@ -1575,10 +1571,7 @@ def protect_auto_partial_coverage_rejected():
     expect(line and "nan" not in line[0] and "stays (not timed: no other config passed)" in line[0]
            and "floor 0.0 ms: the GPU time of the measurements alone" in line[0], v.stderr)
     # the text report lists the rejected candidates with their reasons
-    logf = os.path.join(WORK, "partial-report.jsonl")
-    with open(logf, "w") as f:
-        f.write("".join(json.dumps(e) + "\n" for e in t.log))
-    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    p = report_of(t, "partial-report.jsonl")
     expect(re.search(r"^- vecadd, \(no triggers\): config \d: out \(an output\), byte \d+: \d+ of", p.stdout, re.M) and
            "floor: what the measurements cost on the GPU alone" in p.stdout, p.stdout)
     for ev in tune_events(t, "vecadd"):
@@ -2801,10 +2794,7 @@ def graph_nodes_get_known_winners():
         ev = [(e["kernel"], e["key"]) for e in t.events("graph_node")]
         expect(sorted(ev) == sorted([(GRAPH_SAXPY, "x.shape=(8192,)"), ("vecadd", "n=3000")]), ev)
         expect(re.search(r"3/5  saxpy.*\[in a graph, not tuned\]", t.stderr), t.stderr)
-        logf = os.path.join(WORK, "graph-report-%s.jsonl" % app)
-        with open(logf, "w") as f:
-            f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
-        p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+        p = report_of(t, "graph-report-%s.jsonl" % app)
         expect(p.returncode == 0 and re.search(r"\| saxpy.*\| %d \| 3/5 rewritten; in a graph, not tuned \|"
                                                % (3 * R), p.stdout), p.stdout)
 
@@ -3613,10 +3603,7 @@ def trial_helper_candidates_fault_and_hang():
     expect(len(ended) == 4 and sum("watchdog" in e["why"] for e in ended) == 1, ended)
     expect(helper_whats(t).count("started") == 5, helper_whats(t))
     wait_gone(helper_pids(t), "hazard")
-    logf = os.path.join(WORK, "hazard-report.jsonl")
-    with open(logf, "w") as f:
-        f.write("\n".join(json.dumps(e) for e in t.log) + "\n")
-    p = subprocess.run([os.environ["XMT_TOOL"], "report", logf], capture_output=True, text=True)
+    p = report_of(t, "hazard-report.jsonl")
     expect("0 ok, 1 skipped, 0 rejected, 3 faulted (trial helper)" in p.stdout and
            "1 ok, 1 skipped, 0 rejected, 1 faulted (trial helper)" in p.stdout, p.stdout)
     # the same program with its sessions in its own process: it dies of the first fault
