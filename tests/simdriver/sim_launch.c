@@ -85,6 +85,12 @@ static simmod *module_locked(const void *h)
     return NULL;
 }
 
+/* Whether m (a slot of g_mods or g_libs) is a library. */
+static int is_library(const simmod *m)
+{
+    return m >= g_libs && m < g_libs + MAX_MODS;
+}
+
 /* The library whose CUmodule h is (g_libmods), else what module_locked says. */
 static simmod *as_module_locked(const void *h)
 {
@@ -99,7 +105,7 @@ static simmod *as_module_locked(const void *h)
 /* The CUmodule a module or library answers to (a library's: its g_libmods slot). */
 static CUmodule module_handle(simmod *m)
 {
-    if (m >= g_libs && m < g_libs + MAX_MODS) return (CUmodule)&g_libmods[m - g_libs];
+    if (is_library(m)) return (CUmodule)&g_libmods[m - g_libs];
     return (CUmodule)m;
 }
 
@@ -406,7 +412,7 @@ static CUresult get_by_name(void **out, const void *mod, const char *name, uint3
     CUresult rc = CUDA_SUCCESS;
     pthread_mutex_lock(&sim_lock);
     simmod *m = magic == FUNC_MAGIC ? as_module_locked(mod) : module_locked(mod);
-    int lib = m && m >= g_libs && m < g_libs + MAX_MODS;
+    int lib = m && is_library(m);
     const simk_def *d = simk_find(name);
     if (!m || (magic == KERN_MAGIC && !lib))
         rc = CUDA_ERROR_INVALID_HANDLE;
@@ -507,7 +513,7 @@ CUresult cuLibraryGetModule(CUmodule *m, CUlibrary lib)
     if (!m) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim_lock);
     simmod *l = module_locked(lib);
-    int ok = l && l >= g_libs && l < g_libs + MAX_MODS;
+    int ok = l && is_library(l);
     pthread_mutex_unlock(&sim_lock);
     if (!ok) return CUDA_ERROR_INVALID_HANDLE;
     *m = module_handle(l);
