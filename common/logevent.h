@@ -113,6 +113,8 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_WARMUP_RUNS "warmup_runs"
 #define XMT_F_FINALISTS "finalists"
 #define XMT_F_RETIME_ROUNDS "retime_rounds"
+#define XMT_F_SELF_LEAD_US "self_lead_us"
+#define XMT_F_SELF_LEADS "self_leads"
 #define XMT_F_BUDGET_CUT "budget_cut"
 #define XMT_F_SEARCH "search" /* and its fields (and XMT_F_RESTARTS): */
 #define XMT_F_SPACE "space"

@@ -133,6 +133,12 @@ static const opt_desc options[] = {
      NULL},
     {"XMATUNE_L2_FLUSH", T_BOOL, OFF(l2_flush), 0, "0", 0, 1,
      "`1`: flush the L2 cache before every timed run (outside the timed window)", NULL},
+    {"XMATUNE_SELF_LEAD_US", T_DOUBLE, OFF(self_lead_us), 0, "50", 0, 1e9,
+     "a candidate whose timed runs so far took less than this many microseconds (median) "
+     "has each later timed run right after an untimed run of itself, as in a program's "
+     "loop, rather than after another candidate's (a short kernel's time depends on what "
+     "the L2 holds); `0`: never. Not with an L2 flush",
+     NULL},
     {"XMATUNE_WARMUP_MS", T_DOUBLE, OFF(warmup_ms), 0, "50", 0, 10000,
      "run the program's own config for this long as soon as a candidate passes "
      "verification (never when none does), so the GPU clock is up for the rest of "

@@ -456,6 +456,8 @@ static void settings(xmt_session *S)
     S->flush = xmt_entry_l2_flush(e) >= 0 ? xmt_entry_l2_flush(e) : xmt_opt.l2_flush;
     S->budget_ms = xmt_entry_budget_ms(e) >= 0 ? xmt_entry_budget_ms(e) : xmt_opt.budget_ms;
     S->warmup_ms = xmt_entry_warmup_ms(e) >= 0 ? xmt_entry_warmup_ms(e) : xmt_opt.warmup_ms;
+    /* an L2 flush before every timed run leaves nothing for a run of itself to set up */
+    S->self_lead_ms = S->flush ? 0 : xmt_opt.self_lead_us / 1000.0;
     S->automatic = xmt_session_protects_auto(e);
     S->has_tol = xmt_session_tolerance(e, &S->tol_rtol, &S->tol_atol);
 }
@@ -1562,8 +1564,20 @@ static int in_round(const xmt_session *S, const xmt_cand *c, const unsigned char
     return only ? only[c - S->cands] : !c->elim_round;
 }
 
-/* One round of timed runs: every candidate in it (in_round) once, after a lead-in run,
- * starting from the it-th of them. */
+/* Whether c's timed run follows an untimed run of c itself (its self lead-in): when its
+ * runs so far took less than self_lead_ms. A short kernel's time depends on what ran just
+ * before it (the L2 holds what that run left, in the order it left it): a program's loop
+ * runs the same config again, a timed round another config; on the H200 that reversed the
+ * order of an in-place update's configs of 9 us (docs/benchmarks.md). Not in a round
+ * before c has a time: that round's first candidate has its lead-in all the same. */
+static int self_lead(const xmt_session *S, const xmt_cand *c)
+{
+    return S->self_lead_ms > 0 && c->ntimes > 0 &&
+           statistic(c->times, c->ntimes, S->mean) < S->self_lead_ms;
+}
+
+/* One round of timed runs: every candidate in it (in_round) once, starting from the it-th
+ * of them; the first after a lead-in run of itself, a short one (self_lead) too. */
 static int timed_round(xmt_session *S, int it, int prep, const unsigned char *only)
 {
     CUevent last = NULL;
@@ -1590,11 +1604,21 @@ static int timed_round(xmt_session *S, int it, int prep, const unsigned char *on
         /* a lead-in run, untimed, so that the first timed run does not start on a GPU that
          * sat idle while the last round was waited for: on the H200 the first run of a
          * round was ~3% slower, enough to split a tied pair between processes */
-        if (!lead_in++ && (prepare(S, 0, S->flush) != 0 || run_candidate(S, c) < 0)) goto fail;
+        int first = !lead_in;
+        if (first || self_lead(S, c)) {
+            if (prepare(S, 0, S->flush) != 0) goto fail;
+            S->queued = runs;
+            int r = run_candidate(S, c);
+            S->queued = 0;
+            if (r < 0) goto fail;
+            if (r > 0) continue;
+            lead_in++;
+            S->self_leads += !first;
+        }
         if (prep) TRY(S, xmt_drv.cuEventRecord(c->prep, S->s), "event record");
         if (prepare(S, 0, S->flush) != 0) goto fail;
         TRY(S, xmt_drv.cuEventRecord(c->start, S->s), "event record");
-        S->queued = runs; /* other candidates' runs before c's (the lead-in is c's own) */
+        S->queued = runs; /* other candidates' timed runs before c's (and lead-ins) */
         int r = run_candidate(S, c);
         S->queued = 0;
         if (r < 0) goto fail;
@@ -1605,7 +1629,7 @@ static int timed_round(xmt_session *S, int it, int prep, const unsigned char *on
     }
     free(order);
     order = NULL;
-    if (last && wait_runs(S, last, runs + (lead_in > 0), NULL) != 0) return -1;
+    if (last && wait_runs(S, last, runs + lead_in, NULL) != 0) return -1;
     for (size_t j = 0; j <= S->n; j++) {
         xmt_cand *c = &S->cands[j];
         if (c->status != XMT_C_OK || !c->in_round) continue;

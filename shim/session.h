@@ -118,6 +118,7 @@ typedef struct {
     int warmup, iterations, mean, flush;
     double budget_ms;
     double warmup_ms;     /* clock warm-up by time */
+    double self_lead_ms;  /* a candidate faster than this has a self lead-in (0: none) */
     int warmup_fate;      /* XMT_WARMUP_*: whether it ran, and why not */
     double since_last_ms; /* at the warm-up: since another tuning ended; -1: none did */
     /* candidates: [0] the program's own, [1..n] the policy's */
@@ -182,6 +183,7 @@ typedef struct {
     double race_margin;
     size_t eliminated, finalists;
     int retime_rounds;
+    long self_leads; /* untimed runs of a candidate right before its timed run, lead-ins aside */
     /* search (policy/search.h): the space is searched rather than tried in full; its
      * points are candidates space_first + 1 ...; the start, the budget in points, how many
      * were visited, the search's restarts */

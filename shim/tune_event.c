@@ -241,7 +241,9 @@ static json_t *data_json(const xmt_session *S)
 /* Racing and the tie rule, when benchmarked (race.h). */
 static json_t *race_json(const xmt_session *S)
 {
-    json_t *o = json_pack("{sbsf}", XMT_F_RACE_ON, S->racing, XMT_F_TIE_LIMIT, S->tie_limit);
+    json_t *o = json_pack("{sbsfsfsI}", XMT_F_RACE_ON, S->racing, XMT_F_TIE_LIMIT, S->tie_limit,
+                          XMT_F_SELF_LEAD_US, S->self_lead_ms * 1000.0, XMT_F_SELF_LEADS,
+                          (json_int_t)S->self_leads);
     if (o && S->racing) {
         json_object_set_new(o, XMT_F_MARGIN, json_real(S->race_margin));
         json_object_set_new(o, XMT_F_ELIMINATED, json_integer((json_int_t)S->eliminated));

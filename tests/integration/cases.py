@@ -1267,6 +1267,38 @@ def tune_lead_in_not_the_own_config():
 
 
 @case
+def tune_self_lead_for_short_configs():
+    """A candidate whose timed runs so far took less than XMATUNE_SELF_LEAD_US (50 µs) has
+    each later timed run right after an untimed run of itself, as in a program's loop (a
+    short kernel's time depends on what ran just before it): saxpy's BLOCK configs (5 µs
+    on the simulated driver) from round 2 on, not the program's own config (3.3 ms), and
+    not a round's first runner (its lead-in is its own run already). Off with 0, and with
+    XMATUNE_L2_FLUSH=1. Counted in the process's trace: every extra launch is one of them."""
+    env = {"XMATUNE_TRIALS": "inline", "XMATUNE_WARMUP_MS": "0", "XMATUNE_WARMUP": "1",
+           "XMATUNE_ITERATIONS": "3", "XMATUNE_RACE": "0", "XMATUNE_RECHECKS": "0"}
+    runs = {}
+    for us in ("50", "0"):
+        base, t = tuned("rt", "saxpy", env=dict(env, XMATUNE_SELF_LEAD_US=us))
+        same_output(base, t, "self lead-in %s" % us)
+        runs[us] = (tune_events(t, "saxpy")[0], traced(t, "_Z5saxpyifPKfPf"))
+    ev, dims = runs["50"]
+    short = [c for c in ev["candidates"] if c["status"] == "ok" and c["median_ms"] < 0.05]
+    expect(len(short) >= 2 and ev["own"]["median_ms"] > 0.05, ev)
+    # rounds 2 and 3: every short candidate but the round's first (never the own config)
+    expect(ev["race"]["self_lead_us"] == 50 and ev["race"]["self_leads"] == 2 * (len(short) - 1),
+           ev["race"])
+    off_ev, off_dims = runs["0"]
+    expect(off_ev["race"]["self_leads"] == 0 and len(dims) - len(off_dims) == ev["race"]["self_leads"],
+           (len(dims), len(off_dims), off_ev["race"]))
+    own = dims[0]
+    expect(dims.count(own) == off_dims.count(own), (dims.count(own), off_dims.count(own)))
+    base, t = tuned("rt", "saxpy", env=dict(env, XMATUNE_L2_FLUSH="1"))
+    same_output(base, t, "self lead-in, L2 flush")
+    race = tune_events(t, "saxpy")[0]["race"]
+    expect(race["self_lead_us"] == 0 and race["self_leads"] == 0, race)
+
+
+@case
 def tune_race_eliminates_slow():
     """Racing (docs/tuning.md, Racing): saxpy's slow configs are timed no more after 3
     rounds, one warm-up run each once the clock is up (none for the program's own config,
@@ -1304,7 +1336,8 @@ def tune_race_eliminates_slow():
     base, t = tuned("rt", "saxpy", env={"XMATUNE_WARMUP_MS": "1", "XMATUNE_RACE": "0"})
     same_output(base, t, "not raced")
     ev = tune_events(t, "saxpy")[0]
-    expect(ev["race"] == {"on": False, "tie_limit": ev["race"]["tie_limit"]}, ev["race"])
+    expect(ev["race"] == {"on": False, "tie_limit": ev["race"]["tie_limit"], "self_lead_us": 50,
+                          "self_leads": ev["race"]["self_leads"]}, ev["race"])
     expect(all(len(c["times_ms"]) == 10 and "eliminated" not in c
                for c in ev["candidates"] if c["status"] == "ok"), ev["candidates"])
     expect(winner_block(ev) == [256, 1, 1], ev["winner"])
