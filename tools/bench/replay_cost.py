@@ -23,7 +23,11 @@ would not have run:
                    outputs are updated in place, the first rejected where not (a rejected
                    candidate was never timed: its run counts as 0 here);
   warm    14b6eb2  no warm-up run of the own config after the clock warm-up;
-  lead    14b6eb2  round 1's lead-in is the first candidate, not the own config.
+  lead    14b6eb2  round 1's lead-in is the first candidate, not the own config;
+  self    ecd4e89  a cost, not a saving (negative): a candidate whose median is below
+                   XMATUNE_SELF_LEAD_US (50 us) runs once more, untimed, before each timed
+                   run after its first: (timed runs - 1) x its median, an upper bound
+                   (a round's first runner has its lead-in already, not counted again).
 
 What it leaves out: second-order effects (a candidate dropped earlier changes the noise
 estimate and the later eliminations), the own runs of the in-place check at the idle
@@ -38,6 +42,7 @@ import statistics
 import sys
 
 EARLY = 0.5  # race.h XMT_RACE_EARLY
+SELF_LEAD_MS = 0.05  # XMATUNE_SELF_LEAD_US's default
 BOUND_MS = 20.0  # the 20 ms of the issue's bound: m = (tuning - 20 ms) / full floor
 
 
@@ -88,6 +93,8 @@ def savings(e):
     s["warm"] = own if (ran_clock and e.get("race", {}).get("on")) else 0.0
     runners = [c for c in e["candidates"] if c.get("status") == "ok" and timed(c)]
     s["lead"] = own - med(runners[0]) if (runners and timed(e["own"])) else 0.0
+    s["self"] = -sum((len(timed(c)) - 1) * med(c) for c in [e["own"]] + runners
+                     if timed(c) and med(c) < SELF_LEAD_MS)
     return s
 
 
@@ -111,24 +118,26 @@ def main():
         tuning = e["duration_ms"] - ph.get("clock_warmup", 0) - ph.get("module_load", 0)
         name = e["name"].split("(")[0]
         keys.setdefault((name, e["key"]), []).append((tuning, e.get("full_floor_ms", 0), savings(e)))
-    steps = ["early", "repeat", "check", "warm", "lead"]
+    steps = ["early", "repeat", "check", "warm", "lead", "self"]
     print("| kernel | key | m | " + " | ".join("%s ms" % s for s in steps) +
-          " | m, earlier two | m, all five |")
-    print("| --- | --- | ---: | " + " | ".join("---:" for _ in steps) + " | ---: | ---: |")
-    ms = {"m": [], "two": [], "all": []}
+          " | m, earlier two | m, all five | m, all six |")
+    print("| --- | --- | ---: | " + " | ".join("---:" for _ in steps) + " | ---: | ---: | ---: |")
+    ms = {"m": [], "two": [], "all": [], "six": []}
     for (name, key), evs in keys.items():
         m = statistics.median(ratio(t, f) for t, f, _ in evs)
         two = statistics.median(ratio(t - s["early"] - s["repeat"], f) for t, f, s in evs)
-        allm = statistics.median(ratio(t - sum(s.values()), f) for t, f, s in evs)
+        allm = statistics.median(ratio(t - sum(s[k] for k in steps[:5]), f) for t, f, s in evs)
+        six = statistics.median(ratio(t - sum(s.values()), f) for t, f, s in evs)
         per = [statistics.median(s[k] for _, _, s in evs) for k in steps]
         ms["m"].append(m)
         ms["two"].append(two)
         ms["all"].append(allm)
-        print("| %s | %s | %.2f | %s | %.2f | %.2f |" %
-              (name, key, m, " | ".join("%.2f" % p for p in per), two, allm))
+        ms["six"].append(six)
+        print("| %s | %s | %.2f | %s | %.2f | %.2f | %.2f |" %
+              (name, key, m, " | ".join("%.2f" % p for p in per), two, allm, six))
     print("\nmedian m over the keys: %.2f at the run, %.2f with early and repeat, %.2f with all "
-          "five (an estimate from recorded timings, not a measurement)" %
-          tuple(statistics.median(ms[k]) for k in ("m", "two", "all")))
+          "five, %.2f with the self lead-in's cost too (an estimate from recorded timings, not a "
+          "measurement)" % tuple(statistics.median(ms[k]) for k in ("m", "two", "all", "six")))
 
 
 if __name__ == "__main__":
