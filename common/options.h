@@ -43,7 +43,7 @@ struct xmt_options {
     int race;      /* race candidates (docs/tuning.md, Racing) */
     int statistic; /* xmt_statistic */
     int l2_flush;
-    double self_lead_us; /* below it, a timed run follows a run of its own config */
+    double self_lead_us;    /* below it, a timed run follows a run of its own config */
     double budget_ms;       /* per key, < 0: none */
     double total_budget_ms; /* whole process, < 0: none */
     double warmup_ms;       /* GPU warm-up by time before the first candidate */
