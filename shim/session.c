@@ -1576,6 +1576,15 @@ static int self_lead(const xmt_session *S, const xmt_cand *c)
            statistic(c->times, c->ntimes, S->mean) < S->self_lead_ms;
 }
 
+/* run_candidate for a run of c queued behind `behind` other timed runs of the round. */
+static int run_queued(xmt_session *S, xmt_cand *c, int behind)
+{
+    S->queued = behind;
+    int r = run_candidate(S, c);
+    S->queued = 0;
+    return r;
+}
+
 /* One round of timed runs: every candidate in it (in_round) once, starting from the it-th
  * of them; the first after a lead-in run of itself, a short one (self_lead) too. */
 static int timed_round(xmt_session *S, int it, int prep, const unsigned char *only)
@@ -1607,9 +1616,7 @@ static int timed_round(xmt_session *S, int it, int prep, const unsigned char *on
         int first = !lead_in;
         if (first || self_lead(S, c)) {
             if (prepare(S, 0, S->flush) != 0) goto fail;
-            S->queued = runs;
-            int r = run_candidate(S, c);
-            S->queued = 0;
+            int r = run_queued(S, c, runs);
             if (r < 0) goto fail;
             if (r > 0) continue;
             lead_in++;
@@ -1618,9 +1625,7 @@ static int timed_round(xmt_session *S, int it, int prep, const unsigned char *on
         if (prep) TRY(S, xmt_drv.cuEventRecord(c->prep, S->s), "event record");
         if (prepare(S, 0, S->flush) != 0) goto fail;
         TRY(S, xmt_drv.cuEventRecord(c->start, S->s), "event record");
-        S->queued = runs; /* other candidates' timed runs before c's (and lead-ins) */
-        int r = run_candidate(S, c);
-        S->queued = 0;
+        int r = run_queued(S, c, runs); /* c's lead-in, when it has one, is its own */
         if (r < 0) goto fail;
         if (r > 0) continue;
         TRY(S, xmt_drv.cuEventRecord(c->end, S->s), "event record");
