@@ -36,6 +36,9 @@ OUT=$out/racing RACING_BUDGET_S=75 QUALITY_BUDGET_S=55 XMATUNE_GPU_WORK=$out/rac
     bash "$here/racing.sh" "$b" "$shim" >"$out/racing/stdout.txt" 2>"$out/racing/stderr.txt"
 echo "racing.sh rc=$? $(el)"
 grep -E "^\| [a-z]|Over |quality|Lowest|^n = " "$out/racing/stdout.txt" | cut -c1-330 | head -40
+# the six-way timing table lives under work/, which is not packed: keep and print it
+cp "$out/racing/work/quality/timing_ways.md" "$out/racing/" 2>/dev/null &&
+    head -c 3000 "$out/racing/timing_ways.md"
 a=$(($(left) - 150))
 [ $a -gt 240 ] && a=240
 if [ $a -gt 60 ]; then
