@@ -2,7 +2,8 @@
 """choice_quality.py -- how good xmatune's choice is, and Triton's way beside it (issue 13).
 
     python3 tools/bench/choice_quality.py --cubin build-gpu/gen/cq_kernels.cubin \\
-        --shim build/shim/libxmatune.so [--out DIR] [--budget-s 300] [--no-triton]
+        --shim build/shim/libxmatune.so [--out DIR] [--budget-s 300] [--no-triton] \\
+        [--kernels cq_axpb_inplace,cq_tiny]
     python3 tools/bench/choice_quality.py --selftest     # the logic, fake timings, no GPU
 
 The kernels are tools/bench/cq/kernels.cu (one cubin), the policies
@@ -392,7 +393,10 @@ def run_tuning(args, work):
     env.update(LD_PRELOAD=os.path.abspath(args.shim), XMATUNE_POLICY=args.policy, XMATUNE_LOG=log,
                XMATUNE_CACHE=cache, XMATUNE_MODE="tune", XMATUNE_VERBOSE="1")
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--program", "--cubin", args.cubin],
+    cmd = [sys.executable, os.path.abspath(__file__), "--program", "--cubin", args.cubin]
+    if args.kernels:
+        cmd += ["--kernels", args.kernels]
+    p = subprocess.run(cmd,
                        env=env, capture_output=True, text=True, timeout=args.tune_timeout)
     wall = time.perf_counter() - t0
     with open(os.path.join(work, "cq.tune.out"), "w") as f:
@@ -616,10 +620,18 @@ def main():
     ap.add_argument("--budget-s", type=int, default=300, help="start no new key after this (default 300)")
     ap.add_argument("--tune-timeout", type=int, default=120)
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--kernels", metavar="NAME,...",
+                    help="only these kernels' keys (a comparison of a few keys fits a short GPU call)")
     ap.add_argument("--program", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--selftest", action="store_true")
     ap.add_argument("--check-policy", metavar="XMATUNE", help="dry run: `XMATUNE check` of every key (no GPU)")
     args = ap.parse_args()
+    if args.kernels:
+        names = args.kernels.split(",")
+        unknown = sorted(set(names) - {k["name"] for k in KERNELS})
+        if unknown:
+            ap.error("--kernels: no kernel %s (known: %s)" % (", ".join(unknown), ", ".join(k["name"] for k in KERNELS)))
+        KERNELS[:] = [k for k in KERNELS if k["name"] in names]
     if args.selftest:
         return selftest()
     if args.check_policy:
