@@ -16,10 +16,9 @@ typedef struct {
     size_t bytes;
 } span_t;
 
-/* Which parameters the demangled signature says are pointers (references too; not
- * function pointers, which point at code): 1 and ptr[] filled when it lists exactly n
- * parameters, else 0 (no signature: extern "C", Triton). */
-static int signature_pointers(const char *sig, size_t n, uint8_t *ptr)
+/* Each parameter's class as the demangled signature gives it (XMT_SIG_*): 1 and cls[]
+ * filled when it lists exactly n parameters, else 0 (no signature: extern "C", Triton). */
+static int signature_classes(const char *sig, size_t n, uint8_t *cls)
 {
     xmt_sig s;
     xmt_sig_param p[XMT_KERNEL_MAX_PARAMS];
@@ -27,7 +26,7 @@ static int signature_pointers(const char *sig, size_t n, uint8_t *ptr)
         xmt_sig_read(sig, &s, p, XMT_KERNEL_MAX_PARAMS) != (int)n)
         return 0;
     for (size_t i = 0; i < n; i++)
-        ptr[i] = p[i].cls == XMT_SIG_POINTER;
+        cls[i] = (uint8_t)p[i].cls;
     return 1;
 }
 
@@ -41,27 +40,44 @@ int xmt_protect_driver_knows(CUdeviceptr p, unsigned *type)
     return 1;
 }
 
+/* Where a pointer value came from, for messages: its parameter, and its byte offset
+ * there when it lies inside a by-value struct (XMT_SRC_WHOLE: the parameter itself). */
+#define XMT_SRC_WHOLE 0xffffu
+typedef struct {
+    uint16_t par, off;
+} src_t;
+
+static void say_src(char *buf, size_t cap, src_t s, CUdeviceptr p)
+{
+    if (s.off == XMT_SRC_WHOLE)
+        snprintf(buf, cap, "argument 0x%llx", (unsigned long long)p);
+    else
+        snprintf(buf, cap, "0x%llx (bytes %u-%u of by-value parameter %u)", (unsigned long long)p,
+                 (unsigned)s.off, (unsigned)s.off + 7u, (unsigned)s.par);
+}
+
 /* What the driver says about p: 1 device memory (range in *sp), 0 not memory it knows,
  * -1 memory tuning cannot protect (why set). */
-static int resolve(CUdeviceptr p, size_t limit, span_t *sp, char *why, size_t cap)
+static int resolve(CUdeviceptr p, src_t src, size_t limit, span_t *sp, char *why, size_t cap)
 {
     unsigned type = 0, managed = 0;
+    char at[96];
     if (!xmt_protect_driver_knows(p, &type)) return 0;
+    say_src(at, sizeof at, src, p);
     if (xmt_drv.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p) ==
             CUDA_SUCCESS &&
         managed) {
-        snprintf(why, cap, "argument 0x%llx is managed memory", (unsigned long long)p);
+        snprintf(why, cap, "%s is managed memory", at);
         return -1;
     }
     if (type != CU_MEMORYTYPE_DEVICE) {
-        snprintf(why, cap, "argument 0x%llx is host memory", (unsigned long long)p);
+        snprintf(why, cap, "%s is host memory", at);
         return -1;
     }
     CUdeviceptr b = 0, rstart = 0;
     size_t s = 0, rsize = 0;
     if (xmt_drv.cuMemGetAddressRange(&b, &s, p) != CUDA_SUCCESS || s == 0) {
-        snprintf(why, cap, "argument 0x%llx: the driver gives no allocation range for it",
-                 (unsigned long long)p);
+        snprintf(why, cap, "%s: the driver gives no allocation range for it", at);
         return -1;
     }
     /* a virtual reservation larger than the mapped piece: walk the mapped neighbours */
@@ -93,30 +109,46 @@ static int by_base(const void *x, const void *y)
 }
 
 /* The pointer values to resolve, each with whether it must resolve (declared or typed a
- * pointer by the signature) or is only probed (an untyped 8-byte parameter). */
+ * pointer by the signature) or is only probed, and where it came from. */
 static size_t collect(const xmt_kernel *k, const xmt_launch_view *v, CUdeviceptr *ptrs,
-                      uint8_t *must)
+                      uint8_t *must, src_t *src)
 {
     size_t n = 0;
     uint32_t par[MAX_PTRS], off[MAX_PTRS];
-    uint8_t declared[XMT_KERNEL_MAX_PARAMS] = {0}, sigptr[XMT_KERNEL_MAX_PARAMS] = {0};
+    uint8_t declared[XMT_KERNEL_MAX_PARAMS] = {0}, cls[XMT_KERNEL_MAX_PARAMS] = {0};
     size_t np = k->nparams < XMT_KERNEL_MAX_PARAMS ? k->nparams : XMT_KERNEL_MAX_PARAMS;
     size_t nd = xmt_entry_pointers(k->entry, par, off, MAX_PTRS);
     for (size_t i = 0; i < nd && i < MAX_PTRS; i++) {
         if (par[i] >= np || off[i] + 8 > k->sizes[par[i]]) continue;
         memcpy(&ptrs[n], (const uint8_t *)v->params[par[i]] + off[i], 8);
-        must[n++] = 1;
+        must[n] = 1;
+        src[n++] =
+            (src_t){(uint16_t)par[i], k->sizes[par[i]] > 8 ? (uint16_t)off[i] : XMT_SRC_WHOLE};
         declared[par[i]] = 1;
     }
     /* A C++ kernel's signature says which parameters are pointers; for a kernel whose name
      * carries no types (extern "C", Triton), every 8-byte parameter not declared a pointer
      * is asked of the driver: a scalar that happens to be a device address only widens
-     * what is protected. */
-    int typed = signature_pointers(k->demangled, np, sigptr);
+     * what is protected. A struct passed by value (typed so, or any parameter of more
+     * than 8 bytes without types) may hold pointers (PyTorch passes its tensors' data
+     * pointers in std::array and TensorInfo structs): each of its 8-byte-aligned words is
+     * asked too, as the compiler aligns a pointer member to 8 bytes. */
+    int typed = signature_classes(k->demangled, np, cls);
     for (size_t i = 0; i < np && n < MAX_PTRS; i++) {
-        if (declared[i] || k->sizes[i] != 8 || (typed && !sigptr[i])) continue;
-        memcpy(&ptrs[n], v->params[i], 8);
-        must[n++] = (uint8_t)typed;
+        if (declared[i] || k->sizes[i] < 8) continue;
+        int whole = typed ? cls[i] == XMT_SIG_POINTER && k->sizes[i] == 8 : k->sizes[i] == 8;
+        int words = typed ? cls[i] == XMT_SIG_STRUCT : k->sizes[i] > 8;
+        if (whole) {
+            memcpy(&ptrs[n], v->params[i], 8);
+            must[n] = (uint8_t)typed;
+            src[n++] = (src_t){(uint16_t)i, XMT_SRC_WHOLE};
+        } else if (words) {
+            for (uint32_t o = 0; o + 8 <= k->sizes[i] && n < MAX_PTRS; o += 8) {
+                memcpy(&ptrs[n], (const uint8_t *)v->params[i] + o, 8);
+                must[n] = 0;
+                src[n++] = (src_t){(uint16_t)i, (uint16_t)o};
+            }
+        }
     }
     return n;
 }
@@ -126,18 +158,20 @@ int xmt_protect_find(const xmt_kernel *k, const xmt_launch_view *v, size_t limit
 {
     CUdeviceptr ptrs[MAX_PTRS];
     uint8_t must[MAX_PTRS];
+    src_t src[MAX_PTRS];
     span_t sp[MAX_PTRS] = {{0, 0}};
-    size_t np = collect(k, v, ptrs, must), ns = 0, total = 0;
+    size_t np = collect(k, v, ptrs, must, src), ns = 0, total = 0;
     *reach = 0;
     *out = NULL;
     *n = 0;
     for (size_t i = 0; i < np; i++) {
         if (!ptrs[i]) continue;
-        int r = resolve(ptrs[i], limit, &sp[ns], why, cap);
+        int r = resolve(ptrs[i], src[i], limit, &sp[ns], why, cap);
         if (r < 0) return -1;
         if (r == 0 && must[i]) {
-            snprintf(why, cap, "pointer argument 0x%llx is not memory the driver knows",
-                     (unsigned long long)ptrs[i]);
+            char at[96];
+            say_src(at, sizeof at, src[i], ptrs[i]);
+            snprintf(why, cap, "pointer %s is not memory the driver knows", at);
             return -1;
         }
         if (r == 1) ns++;

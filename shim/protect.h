@@ -4,7 +4,9 @@
  * Pointer arguments come from the policy (ptr parameters, tensors, ptr fields of
  * bytes(N) parameters), from the kernel's demangled signature, and, for kernels whose
  * name carries no types (extern "C", Triton), from any 8-byte parameter the driver
- * reports as device memory. Each is resolved to the allocation it points into
+ * reports as device memory; and from any 8-byte-aligned word of a struct passed by value
+ * (a parameter the signature types as one, or of more than 8 bytes without types) that
+ * the driver reports so. Each is resolved to the allocation it points into
  * (cuMemGetAddressRange); inside a virtual-memory reservation (PyTorch's expandable
  * segments) that is the run of consecutive mapped pieces around it, never unmapped
  * address space. Overlapping allocations are merged into regions. Memory that cannot

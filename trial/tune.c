@@ -331,7 +331,8 @@ static CUresult set_globals(const request *q, CUmodule m, char *why, size_t cap)
     return CUDA_SUCCESS;
 }
 
-/* The launch's parameters: the program's bytes, pointers translated when moved. */
+/* The launch's parameters: the program's bytes, pointers translated when moved (any 8-byte
+ * word that points into a staged window: at the same offset there). */
 static int params_of(request *q, const xmt_kernel *k, uint8_t *store, size_t cap, void **params,
                      char *why, size_t wcap)
 {
@@ -352,11 +353,13 @@ static int params_of(request *q, const xmt_kernel *k, uint8_t *store, size_t cap
         }
         at = (at + 7) & ~(size_t)7;
         unhex(hex, store + at, n);
-        if (n == 8 && q->moved) {
+        /* an 8-byte parameter, and each 8-byte word of a larger one (a struct by value,
+         * whose pointer members the shim staged too: protect.c) */
+        for (size_t o = 0; q->moved && o + 8 <= n; o += 8) {
             CUdeviceptr p;
-            memcpy(&p, store + at, 8);
+            memcpy(&p, store + at + o, 8);
             p = here_of(q, p);
-            memcpy(store + at, &p, 8);
+            memcpy(store + at + o, &p, 8);
         }
         params[i] = store + at;
         at += n;

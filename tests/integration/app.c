@@ -23,7 +23,8 @@
  * graphs), trial (the trial helper's lifecycle; argv[4] says how the program treats it),
  * warmup (block_sum first on data that cannot tell, argv[4] zeros or cancel, then on real
  * data), scale64 (an extern "C" kernel with a 64-bit size; argv[4] vary: its float
- * scale changes at each launch), rowmax and rowsum (one block
+ * scale changes at each launch), pack (pointers inside a by-value struct; argv[4] big:
+ * 4 MiB buffers), rowmax and rowsum (one block
  * per row: row_max, exact whatever the block, and row_sum, whose rounding follows the
  * block), counter (step_scale with the call's counter as an argument), hop (indices
  * updated in place: faults from poisoned outputs).
@@ -1242,6 +1243,30 @@ static void scenario_scale64(void)
     dump(y, (size_t)n * 4);
 }
 
+/* pack: pack_axpy, whose pointers travel inside a by-value struct (as PyTorch passes its
+ * tensors' data pointers), on n = 30000 with blocks of 64 covering n, ITERATIONS times,
+ * in place; argv[4] "big": n = 2^20 (4 MiB each) with 8 MiB allocated between x and y,
+ * so that staging has two windows, which the trial helper maps elsewhere: the struct's
+ * pointers must be translated there. */
+static void scenario_pack(void)
+{
+    int big = !strcmp(scenario_arg, "big"), n = big ? 1 << 20 : 30000;
+    struct {
+        CUdeviceptr x, y;
+        int n;
+        float a;
+    } pk = {upload((size_t)n, 101), 0, n, 0.5f};
+    CUdeviceptr gap = 0; /* 8 MiB the kernel never reaches, between x and y */
+    if (big) CHECK(cu.cuMemAlloc(&gap, 8u << 20));
+    pk.y = upload((size_t)n, 102);
+    void *p[] = {&pk};
+    CUfunction f = kernel("_Z9pack_axpy4Pack");
+    for (int i = 0; i < iterations; i++)
+        launch(cu.launch, f, (unsigned)((pk.n + 63) / 64), 1, 64, 1, 0, NULL, p);
+    CHECK(cu.cuCtxSynchronize());
+    dump(pk.y, (size_t)pk.n * 4);
+}
+
 /* rowmax / rowsum: row_max or row_sum over 512 rows of 1000 floats of varied magnitude
  * (sums in another order round differently), one block of 32 per row, ITERATIONS times,
  * the output dumped after each. */
@@ -1552,6 +1577,8 @@ int main(int argc, char **argv)
         scenario_moving();
     else if (!strcmp(sc, "scale64"))
         scenario_scale64();
+    else if (!strcmp(sc, "pack"))
+        scenario_pack();
     else if (!strcmp(sc, "rowmax"))
         scenario_rows("_Z7row_maxPKfPfi");
     else if (!strcmp(sc, "rowsum"))

@@ -345,6 +345,38 @@ static double pair_accum_cost(const sim_exec *e)
     return elementwise(e, n, 0.01, 256);
 }
 
+/* pack_axpy(Pack p), Pack {const float *x; float *y; int n; float a;} (24 bytes by value,
+ * its pointers inside): y[i] += p.a * p.x[i] for i < p.n, IN PLACE. The pointers are
+ * resolved here as the driver resolves a launch's memory (in slots 6 and 7): one into
+ * memory this process does not have faults (ILLEGAL_ADDRESS), as in a trial helper that
+ * did not stage it. */
+static void pack_axpy_run(sim_exec *e)
+{
+    uint64_t x, y;
+    int32_t n;
+    float a;
+    memcpy(&x, e->params + e->k->off[0], 8);
+    memcpy(&y, e->params + e->k->off[0] + 8, 8);
+    memcpy(&n, e->params + e->k->off[0] + 16, 4);
+    memcpy(&a, e->params + e->k->off[0] + 20, 4);
+    e->base[6] = (unsigned char *)(uintptr_t)x;
+    e->avail[6] = sim_alloc_avail_locked((uintptr_t)x);
+    e->base[7] = (unsigned char *)(uintptr_t)y;
+    e->avail[7] = sim_alloc_avail_locked((uintptr_t)y);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i < n) *simk_fp(e, 7, i) += a * *simk_fp(e, 6, i);
+    }
+}
+static double pack_axpy_cost(const sim_exec *e)
+{
+    int32_t n;
+    memcpy(&n, e->params + e->k->off[0] + 16, 4);
+    return elementwise(e, n, 0.01, 256);
+}
+
 /* chunk_scale(float *y, int n, float s, int items_per_thread): thread g scales the
  * items_per_thread elements from g*items_per_thread, in place. Right for any config
  * whose grid*block*items covers n. Cost prefers block 256 and 4 items per thread. */
@@ -799,6 +831,17 @@ static simk_def g_kernels[] = {
      0,
      pair_accum_run,
      pair_accum_cost,
+     {0},
+     0},
+    {"_Z9pack_axpy4Pack",
+     "pack_axpy(Pack)",
+     1,
+     {{SIMK_BYTES, 24, 8}},
+     1024,
+     16,
+     0,
+     pack_axpy_run,
+     pack_axpy_cost,
      {0},
      0},
     {"scale_n64",

@@ -81,6 +81,11 @@
  *                                 n, long cookie) 0,8,16              is not read
  *  _Z10pair_accum4PairPf          pair_accum(Pair p, float* y), Pair  grid.x*block.x >= p.n;
  *                                 {int n; float add;} 0,8             y[i] += p.add IN PLACE
+ *  _Z9pack_axpy4Pack              pack_axpy(Pack p), Pack {const      grid.x*block.x >= p.n;
+ *                                 float* x; float* y; int n; float    y[i] += p.a*p.x[i] IN
+ *                                 a;} 0 (24 bytes): its pointers      PLACE; a pointer into
+ *                                 inside the struct                   memory the process does
+ *                                                                     not have: ILLEGAL_ADDRESS
  *  scale_n64 (extern "C")         scale_n64(float* y, unsigned long   grid.x*block.x >= n;
  *                                 long n, float a) 0,8,16             y[i] *= a IN PLACE
  *  _Z10coef_scalePfPKfi           coef_scale(float* y, const float*   grid.x*block.x >= n;
@@ -135,7 +140,8 @@
  *     row_sum
  *   step_scale     n       0.010   pen(T, 256, 0.15)                    n
  *   coef_scale,    n       0.010   pen(T, 256, 0.15)                    n
- *     tex_read, stamp, ref_accum, cast_accum, pair_accum (p.n), scale_n64, hop
+ *     tex_read, stamp, ref_accum, cast_accum, pair_accum and pack_axpy (p.n),
+ *     scale_n64, hop
  *   fill_m1        G       0.010   pen(T, 256, 0.15)                    G
  *     (G = grid.x * block.x: the threads it launches, whatever n is)
  *   chunk_scale    n       0.010   pen(T, 256, 0.15) * pen(items, 4, 0.1)
