@@ -56,6 +56,7 @@ typedef struct {
     size_t nfaulted;
     size_t staged_bytes; /* the staging memory mapped for it */
     int moved;           /* 1: not at the program's addresses (pointer arguments translated) */
+    size_t guard_va;     /* address space left unmapped each side of the mapping (trial/tune.c) */
     double staging_ms;   /* what the program spent on it (regions, copies, globals) */
     int in_place_first;  /* a candidate faulted from unsorted outputs in an earlier helper:
                           * the in-place check runs before any candidate (outputs()) */

@@ -340,9 +340,10 @@ static void log_event(const xmt_session *S)
                       "candidate_runs", p->verify_runs, "comparisons", p->verify_compares,
                       "guard_bytes", p->verify_guard);
     if (S->trial)
-        t.staged = json_pack("{sIsbsfsI}", "bytes", (json_int_t)S->trial->staged_bytes, "moved",
-                             S->trial->moved, "staging_ms", S->trial->staging_ms, "guard_bytes",
-                             (json_int_t)S->slack.total);
+        t.staged =
+            json_pack("{sIsbsfsIsI}", "bytes", (json_int_t)S->trial->staged_bytes, "moved",
+                      S->trial->moved, "staging_ms", S->trial->staging_ms, "guard_bytes",
+                      (json_int_t)S->slack.total, "guard_va", (json_int_t)S->trial->guard_va);
     xmt_log_event(xmt_ev_tune(&t));
 }
 

@@ -132,8 +132,10 @@ typedef struct {
     size_t win_bytes[MAX_WINDOWS], win_off[MAX_WINDOWS];
     CUdeviceptr here[MAX_WINDOWS]; /* where this helper mapped each */
     CUmemGenericAllocationHandle h;
-    CUdeviceptr whole; /* the one reservation of the moved mapping, or 0 */
-    int moved;         /* not at the program's addresses: pointers are translated */
+    CUdeviceptr whole; /* the moved mapping's start, or 0 */
+    CUdeviceptr resv;  /* the reservation: the mapping with its unmapped guard each side */
+    size_t resv_bytes, guard;
+    int moved; /* not at the program's addresses: pointers are translated */
     int mapped;
     xmt_region *regs;
     size_t nregs;
@@ -173,9 +175,31 @@ static CUdeviceptr here_of(const request *q, CUdeviceptr p)
     return p;
 }
 
+/* Reserves bytes with `guard` bytes more each side, at hint - guard when hint is not 0:
+ * the reservation's start, or 0 (at a hint: only there). */
+static CUdeviceptr reserve_guarded(request *q, size_t bytes, CUdeviceptr hint)
+{
+    CUdeviceptr got = 0, want = hint ? hint - q->guard : 0;
+    if (hint && hint < q->guard) return 0;
+    if (xmt_drv.cuMemAddressReserve(&got, bytes + 2 * q->guard, 0, want, 0) != CUDA_SUCCESS)
+        return 0;
+    if (hint && got != want) {
+        xmt_drv.cuMemAddressFree(got, bytes + 2 * q->guard);
+        return 0;
+    }
+    q->resv = got;
+    q->resv_bytes = bytes + 2 * q->guard;
+    return got;
+}
+
 /* The staged memory mapped: at the program's own addresses when it is one window whose
  * range is free here (then pointers stored inside device memory stay valid), else in one
- * range anywhere with the pointer arguments translated. */
+ * range anywhere with the pointer arguments translated. Either way between two guards of
+ * reserved address space left unmapped (the allocation granularity each): a candidate
+ * that writes past the staged memory faults there, where it would otherwise write
+ * whatever this helper has next to it (its own snapshot and reference copies among them)
+ * unseen; on the GPU the window of a PyTorch segment is the segment itself, with no
+ * guard bytes (slack.h) around it. */
 static CUresult map_staging(request *q)
 {
     CUresult r;
@@ -183,30 +207,30 @@ static CUresult map_staging(request *q)
     r = xmt_drv.cuMemImportFromShareableHandle(&q->h, (void *)(uintptr_t)q->staging_fd,
                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     if (r != CUDA_SUCCESS) return r;
+    CUdevice dev = 0;
+    if (xmt_drv.cuCtxGetDevice) xmt_drv.cuCtxGetDevice(&dev);
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                .location = {CU_MEM_LOCATION_TYPE_DEVICE, (int)dev}};
+    if (xmt_drv.cuMemGetAllocationGranularity(&q->guard, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+            CUDA_SUCCESS ||
+        q->guard == 0)
+        return CUDA_ERROR_INVALID_VALUE;
     /* cuMemMap maps an allocation from its start only ("offset: must be zero currently",
      * the driver API's documentation; the H200 answered 801 NOT_SUPPORTED): several
      * windows of one allocation cannot each go to the program's address, so they are
      * mapped end to end elsewhere and the pointer arguments translated */
-    if (q->nwin == 1) {
-        CUdeviceptr got = 0;
-        r = xmt_drv.cuMemAddressReserve(&got, q->win_bytes[0], 0, q->win_va[0], 0);
-        if (r == CUDA_SUCCESS && got == q->win_va[0])
-            q->here[0] = got;
-        else if (r == CUDA_SUCCESS)
-            xmt_drv.cuMemAddressFree(got, q->win_bytes[0]);
-    }
-    if (!q->here[0] || q->nwin != 1) { /* moved: end to end, anywhere */
-        q->here[0] = 0;
+    if (q->nwin == 1 && reserve_guarded(q, q->win_bytes[0], q->win_va[0]))
+        q->here[0] = q->win_va[0];
+    if (!q->here[0]) { /* moved: end to end, anywhere */
         q->moved = 1;
-        if ((r = xmt_drv.cuMemAddressReserve(&q->whole, q->staging_bytes, 0, 0, 0)) != CUDA_SUCCESS)
-            return r;
+        if (!reserve_guarded(q, q->staging_bytes, 0)) return CUDA_ERROR_OUT_OF_MEMORY;
+        q->whole = q->resv + q->guard;
         for (size_t i = 0; i < q->nwin; i++)
             q->here[i] = q->whole + q->win_off[i];
     }
-    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    CUdevice dev = 0;
-    if (xmt_drv.cuCtxGetDevice) xmt_drv.cuCtxGetDevice(&dev);
-    acc.location.id = (int)dev;
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, (int)dev},
+                           CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
     CUdeviceptr at = q->moved ? q->whole : q->here[0];
     if ((r = xmt_drv.cuMemMap(at, q->staging_bytes, 0, q->h, 0)) != CUDA_SUCCESS) return r;
     q->mapped = 1;
@@ -218,7 +242,7 @@ static void unmap_staging(request *q)
     if (!q->staging_bytes || !q->h) return;
     CUdeviceptr at = q->moved ? q->whole : q->here[0];
     if (q->mapped) xmt_drv.cuMemUnmap(at, q->staging_bytes);
-    if (at) xmt_drv.cuMemAddressFree(at, q->staging_bytes);
+    if (q->resv) xmt_drv.cuMemAddressFree(q->resv, q->resv_bytes);
     xmt_drv.cuMemRelease(q->h);
 }
 
@@ -497,6 +521,7 @@ static void run(request *q, xmt_tp_result *res)
                        .nfaulted = q->nfaulted,
                        .staged_bytes = q->staging_bytes,
                        .moved = q->moved,
+                       .guard_va = q->mapped ? q->guard : 0,
                        .staging_ms = json_real_value(json_object_get(q->root, "staging_ms")),
                        .in_place_first = json_is_true(json_object_get(q->root, "in_place_first"))};
     xmt_session S;

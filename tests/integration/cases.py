@@ -3582,8 +3582,12 @@ def trial_helper_once_per_device():
         # 2 MiB) is mapped at the program's own addresses; two (an allocator that lays them
         # further apart, as under TSan) are mapped end to end elsewhere (cuMemMap maps from
         # offset 0 only)
+        # and between two guards of unmapped address space, the granularity each, wherever
+        # it is mapped: a candidate writing past the copy faults there rather than writing
+        # the helper's own memory
         expect(all(t["staged"]["bytes"] > 0 and
-                   t["staged"]["moved"] is (t["staged"]["bytes"] > 2 << 20) for t in tunes),
+                   t["staged"]["moved"] is (t["staged"]["bytes"] > 2 << 20) and
+                   t["staged"]["guard_va"] == 2 << 20 for t in tunes),
                [t["staged"] for t in tunes])
         expect(all(winner_block(t) == [256, 1, 1] for t in tunes), [t["winner"] for t in tunes])
         wait_gone(helper_pids(r), mode)
@@ -4401,8 +4405,8 @@ def auto_struct_pointers_staged():
         expect(len(ev) == 1 and "untuned" not in ev[0], ev)
         # (small buffers lie in one window where the allocator puts them close together,
         # which TSan's does not: moved is only asserted where the gap makes two windows)
-        expect(ev[0]["trial"] == "helper" and (not moved or ev[0]["staged"]["moved"]),
-               ev[0].get("staged"))
+        expect(ev[0]["trial"] == "helper" and (not moved or ev[0]["staged"]["moved"]) and
+               ev[0]["staged"]["guard_va"] == 2 << 20, ev[0].get("staged"))
         expect(ev[0]["protect"]["regions"] == 2, ev[0]["protect"])
         expect(winner_block(ev[0]) == [256, 1, 1], ev[0]["winner"])  # the cost model's best
         expect(all(c["status"] != "fault" for c in ev[0]["candidates"]), ev[0]["candidates"])
