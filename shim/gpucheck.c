@@ -17,8 +17,8 @@
 extern const char xmt_gpucheck_ptx[]; /* gpucheck/ptx.S */
 
 static const char *const fn_names[XMT_GC_NFN] = {"xmt_cmp_bits", "xmt_cmp_tol", "xmt_changed",
-                                                 "xmt_absmax", "xmt_not"};
-enum { F_BITS, F_TOL, F_CHANGED, F_ABSMAX, F_NOT };
+                                                 "xmt_absmax",   "xmt_not",     "xmt_spin"};
+enum { F_BITS, F_TOL, F_CHANGED, F_ABSMAX, F_NOT, F_SPIN };
 
 #define MAX_CTX 16
 #define THREADS 256
@@ -44,7 +44,8 @@ static int load_module(CUfunction fn[XMT_GC_NFN])
      * loading here, with the module, puts that cost where the tune event counts module
      * loads (phases_ms.module_load), once per context. (It was tried for the data check's
      * ~3.5 ms on the H200; measured there at e5d452b it changed neither that nor
-     * module_load's 0.3-0.5 ms: the cost was xmt_cmp_bits's per-element loop.) */
+     * module_load's 0.3-0.5 ms: the cost was every thread's own pair of atomics on one
+     * address, which the kernels now publish once per block.) */
     for (int i = 0; r == CUDA_SUCCESS && xmt_drv.cuFuncLoad && i < XMT_GC_NFN; i++)
         (void)xmt_drv.cuFuncLoad(fn[i]); /* a failure leaves it to its first launch */
     if (r == CUDA_SUCCESS) return 0;
@@ -270,6 +271,13 @@ CUresult xmt_gc_complement(xmt_gc *g, CUdeviceptr dst, CUdeviceptr src, size_t b
     uint64_t n = bytes;
     void *args[] = {&dst, &src, &n};
     return launch(g, F_NOT, bytes / 16 + 1, args);
+}
+
+CUresult xmt_gc_spin(xmt_gc *g, uint64_t ns)
+{
+    if (!xmt_gc_on_gpu(g)) return CUDA_ERROR_NOT_SUPPORTED;
+    void *args[] = {&ns};
+    return xmt_drv.cuLaunchKernel(g->fn[F_SPIN], 1, 1, 1, 1, 1, 1, 0, g->s, args, NULL);
 }
 
 void xmt_gc_close(xmt_gc *g)

@@ -1,7 +1,7 @@
 /*
  * gpucheck: comparing device buffers, finding the bytes a run changed, the largest
  * magnitude in a float output, and filling outputs with the complement of a reference,
- * on the GPU.
+ * on the GPU; and holding the GPU for a while (a gate the tuner queues short runs behind).
  *
  * The kernels are the shim's own (gpucheck/kernels.cu, carried as PTX text): loaded with
  * cuModuleLoadData once per context, on first need, and forgotten with the context (a
@@ -33,8 +33,9 @@ typedef struct {
     uint64_t count, first; /* first: UINT64_MAX when count is 0 */
 } xmt_gc_result;
 
-/* The module's kernels: xmt_cmp_bits, xmt_cmp_tol, xmt_changed, xmt_absmax, xmt_not. */
-#define XMT_GC_NFN 5
+/* The module's kernels: xmt_cmp_bits, xmt_cmp_tol, xmt_changed, xmt_absmax, xmt_not,
+ * xmt_spin. */
+#define XMT_GC_NFN 6
 
 typedef struct {
     CUstream s;
@@ -69,6 +70,11 @@ CUresult xmt_gc_absmax(xmt_gc *g, CUdeviceptr p, size_t bytes, int kind, double 
 /* Queues dst = ~src (bytes long) on the stream, without waiting. On the GPU path only:
  * CUDA_ERROR_NOT_SUPPORTED on the host path. */
 CUresult xmt_gc_complement(xmt_gc *g, CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+
+/* Queues a kernel that holds the GPU for ns nanoseconds (of %globaltimer) on the stream,
+ * without waiting: what is queued behind it then runs back to back. On the GPU path only:
+ * CUDA_ERROR_NOT_SUPPORTED on the host path. */
+CUresult xmt_gc_spin(xmt_gc *g, uint64_t ns);
 
 /* Frees what open and the calls allocated. */
 void xmt_gc_close(xmt_gc *g);

@@ -7,7 +7,8 @@
  * differing elements (or 16-byte words, for xmt_changed) and `*first` lowered to the first
  * differing index (byte offset, for xmt_changed). The caller zeroes the count and sets
  * first to ~0 beforehand. xmt_absmax publishes the largest magnitude it read instead, and
- * xmt_not writes memory rather than reading it.
+ * xmt_not writes memory rather than reading it; xmt_spin holds the GPU for a while.
+ * Every kernel but xmt_spin is launched with blockDim.x a multiple of 32 (publish).
  * The C equivalents the simulated driver runs are in tests/simdriver/sim_xmtcheck.c; the
  * host fallback is shim/verify.c. All three must agree exactly (docs/tuning.md
  * "Verification" states the rules).
@@ -22,11 +23,35 @@ typedef unsigned long long u64;
 #define DT_F32 3
 #define DT_F64 4
 
+/* The block's sum of count and least first, published with one atomicAdd and one atomicMin
+ * per block: every thread reaches it (no early return), and blockDim.x is a multiple of 32
+ * (the shim launches 256). A pair of atomics per thread, all on one address, is what a
+ * comparison that differs everywhere cost before: the L2 serializes them. On an H100, 128
+ * MiB that differ everywhere took 1.64 ms that way and 0.10 ms this way, the speed of
+ * equal buffers (tools/bench/gpucheck_bench.c; docs/benchmarks.md). */
 __device__ static void publish(u64 *cnt, u64 *fst, u64 count, u64 first)
 {
-    if (count) {
-        atomicAdd(cnt, count);
-        atomicMin(fst, first);
+    __shared__ u64 s_cnt[32], s_fst[32];
+    for (int o = 16; o > 0; o >>= 1) {
+        count += __shfl_xor_sync(0xffffffffu, count, o);
+        first = min(first, __shfl_xor_sync(0xffffffffu, first, o));
+    }
+    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) {
+        s_cnt[warp] = count;
+        s_fst[warp] = first;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 c = 0, f = ~0ull;
+        for (unsigned w = 0; w < (blockDim.x + 31) / 32; w++) {
+            c += s_cnt[w];
+            f = min(f, s_fst[w]);
+        }
+        if (c) {
+            atomicAdd(cnt, c);
+            atomicMin(fst, f);
+        }
     }
 }
 
@@ -43,10 +68,10 @@ __device__ static bool elem_differs(const unsigned char *a, const unsigned char 
 }
 
 /* How many of the es-byte elements of two differing 16-byte words differ, and in *first
- * the index within the word of the first that does. Masks rather than an element loop:
- * a run that differs everywhere (a rejected candidate's output, or the data check's
- * comparison of what a launch read with itself shifted) is then read at the memory's
- * speed; with a loop of byte loads it took ~3.5 ms for a few hundred MiB on the H200. */
+ * the index within the word of the first that does: from masks, rather than a loop of
+ * element loads over a word already loaded. (This was first written for the ~3.5 ms a
+ * comparison that differs everywhere took on the H200; it did not change that, which was
+ * the atomics publish now makes one pair per block.) */
 __device__ static unsigned word_diff(uint4 x, uint4 y, unsigned es, unsigned *first)
 {
     const unsigned xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
@@ -189,7 +214,18 @@ extern "C" __global__ void xmt_absmax(const unsigned char *p, u64 n, unsigned dt
         double v = fabs(load(p, i, dt));
         if (isfinite(v) && v > m) m = v;
     }
-    if (m > 0) atomicMax(maxbits, (u64)__double_as_longlong(m));
+    /* the block's largest, then one atomicMax per block (publish says why) */
+    __shared__ u64 s_max[32];
+    u64 bits = (u64)__double_as_longlong(m);
+    for (int o = 16; o > 0; o >>= 1)
+        bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, o));
+    if ((threadIdx.x & 31) == 0) s_max[threadIdx.x >> 5] = bits;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (unsigned w = 1; w < (blockDim.x + 31) / 32; w++)
+            bits = max(bits, s_max[w]);
+        if (bits) atomicMax(maxbits, bits);
+    }
 }
 
 /* dst = ~src, bytes long: a verify run's outputs filled with the complement of the
@@ -207,4 +243,16 @@ extern "C" __global__ void xmt_not(unsigned char *dst, const unsigned char *src,
     }
     for (u64 i = words * 16 + tid; i < bytes; i += stride)
         dst[i] = (unsigned char)~src[i];
+}
+
+/* Holds the GPU for ns nanoseconds of %globaltimer, doing nothing: a timed round of short
+ * candidates is queued behind it, so that its runs follow each other as in a program's
+ * loop instead of each waiting for the host to launch it (docs/tuning.md, The benchmark). */
+extern "C" __global__ void xmt_spin(u64 ns)
+{
+    u64 t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
 }

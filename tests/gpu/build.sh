@@ -83,6 +83,14 @@ build_gpucheck_edges() {
         -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/targets/x86_64-linux/lib/stubs" -lcuda -lm
 }
 
+# What the verification kernels cost (tools/bench/gpucheck_bench.c): driver API only, plain C;
+# it reads the PTX file(s) it compares at run time.
+# shellcheck disable=SC2317  # invoked indirectly, through job
+build_gpucheck_bench() {
+    cc -O2 -std=c11 -Wall -Wextra -I"$CUDA_HOME/include" -o "$out/bin/gpucheck_bench" \
+        "$root/tools/bench/gpucheck_bench.c" -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/targets/x86_64-linux/lib/stubs" -lcuda
+}
+
 # probe_addr_hint: driver API only, plain C, linked against the stub libcuda.so. A probe
 # for the GPU machine (README: "Probes"), not a suite program.
 # shellcheck disable=SC2317  # invoked indirectly, through job
@@ -115,6 +123,7 @@ cu launch_rate "$here/launch_rate.cu" # launch_rate.sh: launch rate with and wit
 cu timing_ways "$root/tools/bench/cq/timing_ways.cu" # racing.sh: one in-place kernel timed six ways
 job driver_api build_driver_api
 job gpucheck_edges build_gpucheck_edges
+job gpucheck_bench build_gpucheck_bench # the verification kernels' cost, two PTX builds side by side
 job cq_kernels build_cq_kernels
 job probe_addr_hint build_probe_addr_hint # issue 24: does a second process get our addresses?
 

@@ -944,6 +944,7 @@ static simk_def g_kernels[] = {
      simx_cost,
      {0},
      0},
+    {"xmt_spin", "xmt_spin(u64)", 1, {U64}, 1024, 16, 0, simx_spin_run, simx_spin_cost, {0}, 0},
 };
 
 #define NKERNELS ((int)(sizeof g_kernels / sizeof g_kernels[0]))

@@ -186,3 +186,14 @@ void simx_not_run(sim_exec *e)
     for (uint64_t i = 0; i < bytes; i++)
         d[i] = (unsigned char)~s[i];
 }
+
+/* xmt_spin(u64 ns): does nothing for ns of the stream's virtual clock. */
+void simx_spin_run(sim_exec *e)
+{
+    (void)e;
+}
+
+double simx_spin_cost(const sim_exec *e)
+{
+    return (double)u64_at(e, 0);
+}
