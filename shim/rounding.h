@@ -52,7 +52,8 @@ size_t xmt_rounding_extents(const xmt_kernel *k, const xmt_launch_view *v, const
 
 /* What a difference in one float extent is. */
 typedef struct {
-    uint64_t elements; /* elements whose values differ (-0.0 and 0.0 do not) */
+    uint64_t elements; /* elements whose values differ (-0.0 and 0.0 do not); counted only
+                          where rounding is 1 or first was not beyond it */
     int rounding;      /* 1: every difference within xmt_rounding_bound() times scale */
     double max_rel;    /* rounding: every difference within this times scale; found within
                           9% of the largest (0 when no value differs) */
@@ -60,8 +61,10 @@ typedef struct {
 
 /* Measures how extent comparison c (ref, got, bytes, es of a float kind cmp_kind), whose
  * reference has the largest magnitude scale, differs: a few comparisons on the GPU (or
- * the host path) at chosen tolerances. */
+ * the host path) at chosen tolerances. first: the index of an element known to differ
+ * bitwise (UINT64_MAX: none known); when it differs beyond the rounding bound, that is
+ * the answer, read from its two values alone (out->elements is then 0: not counted). */
 CUresult xmt_rounding_measure(xmt_gc *gc, const xmt_gc_cmp *c, int cmp_kind, double scale,
-                              xmt_rounding *out);
+                              uint64_t first, xmt_rounding *out);
 
 #endif

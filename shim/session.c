@@ -1132,11 +1132,12 @@ static const xmt_sbuf *extent_of(const xmt_session *S, size_t i)
     return b >= 0 && (S->segbufs[b].b.roles & XMT_SBUF_EXTENT) ? &S->segbufs[b] : NULL;
 }
 
-/* Measures the float extents whose comparisons which[0 .. n) found a difference. 1 when
- * each differs by rounding alone (c->rounded and c->rel set; *elements
- * the differing elements, *name the first extent's), 0 when one does not, -1 on failure. */
-static int measure_rounding(xmt_session *S, xmt_cand *c, const size_t *which, size_t n,
-                            uint64_t *elements, const char **name)
+/* Measures the float extents whose comparisons which[0 .. n) found a difference, first[i]
+ * the first differing element of which[i]'s. 1 when each differs by rounding alone
+ * (c->rounded and c->rel set; *elements the differing elements, *name the first extent's),
+ * 0 when one does not, -1 on failure. */
+static int measure_rounding(xmt_session *S, xmt_cand *c, const size_t *which, const uint64_t *first,
+                            size_t n, uint64_t *elements, const char **name)
 {
     double rel = 0;
     *elements = 0;
@@ -1150,7 +1151,7 @@ static int measure_rounding(xmt_session *S, xmt_cand *c, const size_t *which, si
         xmt_rounding r;
         CUresult e = CUDA_SUCCESS;
         if (*scale < 0) e = xmt_gc_absmax(&S->gc, g->ref, g->bytes, kind, scale);
-        if (e == CUDA_SUCCESS) e = xmt_rounding_measure(&S->gc, g, kind, *scale, &r);
+        if (e == CUDA_SUCCESS) e = xmt_rounding_measure(&S->gc, g, kind, *scale, first[i], &r);
         if (e != CUDA_SUCCESS) {
             session_error(S, e, "verification");
             return -1;
@@ -1170,15 +1171,17 @@ static int measure_rounding(xmt_session *S, xmt_cand *c, const size_t *which, si
 static int rounding_rejected(xmt_session *S, xmt_cand *c)
 {
     size_t which[XMT_MAX_EXTENTS], n = 0;
+    uint64_t first[XMT_MAX_EXTENTS];
     if (!S->nextents) return 0;
     for (size_t i = 0; i < S->nsegs; i++) {
         if (!S->results[i].count) continue;
         if (!extent_of(S, i) || n == XMT_MAX_EXTENTS) return 0;
+        first[n] = S->results[i].first;
         which[n++] = i;
     }
     uint64_t elements;
     const char *name;
-    int m = n ? measure_rounding(S, c, which, n, &elements, &name) : 0;
+    int m = n ? measure_rounding(S, c, which, first, n, &elements, &name) : 0;
     if (m <= 0) return m;
     size_t l =
         (size_t)snprintf(c->why, sizeof c->why,
@@ -1203,6 +1206,7 @@ static int rounding_passed(xmt_session *S, xmt_cand *c)
 {
     xmt_gc_cmp t[XMT_MAX_EXTENTS];
     size_t at[XMT_MAX_EXTENTS], which[XMT_MAX_EXTENTS], n = 0, nd = 0;
+    uint64_t first[XMT_MAX_EXTENTS];
     for (size_t i = 0; i < S->nsegs && n < XMT_MAX_EXTENTS; i++)
         if (extent_of(S, i)) {
             t[n] = S->segs[i];
@@ -1215,10 +1219,13 @@ static int rounding_passed(xmt_session *S, xmt_cand *c)
         return -1;
     }
     for (size_t i = 0; i < n; i++)
-        if (S->results[i].count) which[nd++] = at[i];
+        if (S->results[i].count) {
+            first[nd] = S->results[i].first;
+            which[nd++] = at[i];
+        }
     uint64_t elements;
     const char *name;
-    return nd && measure_rounding(S, c, which, nd, &elements, &name) < 0 ? -1 : 0;
+    return nd && measure_rounding(S, c, which, first, nd, &elements, &name) < 0 ? -1 : 0;
 }
 
 /* verify_compare's second half: what the comparisons d (-1: none differs) say of c. */

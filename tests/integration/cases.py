@@ -4644,6 +4644,38 @@ def auto_rounding_kept_bitwise():
                for v in loads.values()), dict(loads))
 
 
+@case
+def auto_rounding_wrong_read_once():
+    """A rejected float candidate whose first differing element is beyond the rounding
+    bound is wrong, not rounding: that is read from its two values, with no count passes
+    over the output (xmt_cmp_tol); one that differs by rounding alone still gets them. A
+    row_sum policy with one config of each kind, in the helper's trace."""
+    pol, ht = os.path.join(WORK, "wrong-once.yaml"), os.path.join(fresh("wrongonce"), "h.trace")
+    got = {}
+    for tag, launch in (("wrong", "{grid: [256], block: [32]}"),
+                        ("rounding", "{grid: [grid0.x], block: [64]}")):
+        with open(pol, "w") as f:
+            f.write("kernels:\n  - match: row_sum\n    params: [x: ptr, out: ptr, ncols: i32]\n"
+                    "    configs:\n      - launch: %s\n" % launch)
+        base = run("rt", "rowsum", shim=False)
+        t = run("rt", "rowsum", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off",
+                                     "SIMCUDA_TRACE_HELPER": ht})
+        ok(t, tag)
+        same_output(base, t, tag)
+        ev = tune_events(t, "row_sum")
+        lines = open(ht).read().splitlines() if os.path.exists(ht) else []
+        if os.path.exists(ht):
+            os.remove(ht)
+        got[tag] = (ev[0]["candidates"][0],
+                    sum(l.startswith("xmt_cmp_tol ") for l in lines),
+                    sum(l.startswith("xmt_absmax ") for l in lines))
+    (wc, wtol, wabs), (rc, rtol, rabs) = got["wrong"], got["rounding"]
+    expect(wc["status"] == "rejected" and "float rounding" not in wc["why"] and
+           "rounding" not in wc and wtol == 0 and wabs == 1, got["wrong"])
+    expect(rc["status"] == "rejected" and "float rounding alone" in rc["why"] and
+           rtol >= 2 and rabs == 1, got["rounding"])
+
+
 def _floats(b):
     return struct.unpack("<%df" % (len(b) // 4), b[:len(b) // 4 * 4])
 
