@@ -115,6 +115,9 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_RETIME_ROUNDS "retime_rounds"
 #define XMT_F_SELF_LEAD_US "self_lead_us"
 #define XMT_F_SELF_LEADS "self_leads"
+#define XMT_F_GATE_US "gate_us"
+#define XMT_F_GATED_ROUNDS "gated_rounds"
+#define XMT_F_GATES_SHORT "gates_short"
 #define XMT_F_BUDGET_CUT "budget_cut"
 #define XMT_F_SEARCH "search" /* and its fields (and XMT_F_RESTARTS): */
 #define XMT_F_SPACE "space"

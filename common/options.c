@@ -139,6 +139,12 @@ static const opt_desc options[] = {
      "loop, rather than after another candidate's (a short kernel's time depends on what "
      "the L2 holds); `0`: never. Not with an L2 flush",
      NULL},
+    {"XMATUNE_GATE_US", T_DOUBLE, OFF(gate_us), 0, "50", 0, 1e9,
+     "a timed round with a candidate whose runs so far took less than this many "
+     "microseconds (median), or that has none yet, is queued behind a kernel that holds the "
+     "GPU until the whole round is queued, so that its runs follow one another as in a "
+     "program's loop rather than each waiting for its launch; `0`: never",
+     NULL},
     {"XMATUNE_WARMUP_MS", T_DOUBLE, OFF(warmup_ms), 0, "50", 0, 10000,
      "run the program's own config for this long as soon as a candidate passes "
      "verification (never when none does), so the GPU clock is up for the rest of "

@@ -44,6 +44,7 @@ struct xmt_options {
     int statistic; /* xmt_statistic */
     int l2_flush;
     double self_lead_us;    /* below it, a timed run follows a run of its own config */
+    double gate_us;         /* below it, a timed round is queued behind a spin kernel */
     double budget_ms;       /* per key, < 0: none */
     double total_budget_ms; /* whole process, < 0: none */
     double warmup_ms;       /* GPU warm-up by time before the first candidate */

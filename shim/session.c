@@ -458,6 +458,7 @@ static void settings(xmt_session *S)
     S->warmup_ms = xmt_entry_warmup_ms(e) >= 0 ? xmt_entry_warmup_ms(e) : xmt_opt.warmup_ms;
     /* an L2 flush before every timed run leaves nothing for a run of itself to set up */
     S->self_lead_ms = S->flush ? 0 : xmt_opt.self_lead_us / 1000.0;
+    S->gate_ms = xmt_opt.gate_us / 1000.0;
     S->automatic = xmt_session_protects_auto(e);
     S->has_tol = xmt_session_tolerance(e, &S->tol_rtol, &S->tol_atol);
 }
@@ -1583,6 +1584,62 @@ static int self_lead(const xmt_session *S, const xmt_cand *c)
            statistic(c->times, c->ntimes, S->mean) < S->self_lead_ms;
 }
 
+/* The longest gate: a round that takes longer than this to queue is not short. */
+#define GATE_MAX_MS 5.0
+
+/* Whether a timed round is gated: one of its candidates has no timed run yet, or its runs
+ * so far took less than gate_ms (median), and the gate kernel can run. */
+static int gated(xmt_session *S, const unsigned char *only)
+{
+    int short_one = 0;
+    if (S->gate_ms <= 0) return 0;
+    for (size_t j = 0; j <= S->n && !short_one; j++) {
+        const xmt_cand *c = &S->cands[j];
+        short_one = in_round(S, c, only) &&
+                    (c->ntimes == 0 || statistic(c->times, c->ntimes, S->mean) < S->gate_ms);
+    }
+    if (!short_one) return 0;
+    if (!S->gc_opened) { /* a key without verification: the module is loaded for the gate */
+        double l0 = xmt_now_ms();
+        xmt_gc_open(&S->gc, S->s);
+        S->gc_opened = 1;
+        S->ph.module_load += xmt_now_ms() - l0;
+    }
+    if (!S->gate_ev && xmt_drv.cuEventCreate(&S->gate_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        S->gate_ev = NULL;
+    return S->gate_ev && xmt_drv.cuEventQuery && xmt_gc_on_gpu(&S->gc);
+}
+
+/* The gate of a round of `runs` runs (lead-ins included): a kernel that holds the GPU,
+ * queued before them, long enough for the host to queue the whole round behind it, and
+ * an event after it. Without it, a run shorter than its launch starts on an idle GPU when
+ * the host gets to it, and its events time the launch too: on the H200 a 4 us kernel
+ * read 4.7-5.7 us in rounds and 3.7-4.1 us in a loop (docs/benchmarks.md). The first
+ * gate's length is a guess; each later one is 1.5 times what queueing the last round took,
+ * and twice the last gate's when that ended before its round was queued. */
+static int gate_begin(xmt_session *S, size_t runs)
+{
+    if (S->gate_next_ms <= 0) S->gate_next_ms = 0.02 + 0.01 * (double)runs;
+    if (S->gate_next_ms > GATE_MAX_MS) S->gate_next_ms = GATE_MAX_MS;
+    TRY(S, xmt_gc_spin(&S->gc, (uint64_t)(S->gate_next_ms * 1e6)), "gate");
+    TRY(S, xmt_drv.cuEventRecord(S->gate_ev, S->s), "event record");
+    return 0;
+fail:
+    return -1;
+}
+
+/* Once the round is queued (q_ms after its gate): whether the gate held it, and the next
+ * gate's length. */
+static void gate_end(xmt_session *S, double q_ms)
+{
+    int ended = xmt_drv.cuEventQuery(S->gate_ev) == CUDA_SUCCESS; /* faults: wait_runs says */
+    double next = 1.5 * q_ms + 0.01;
+    S->gated_rounds++;
+    S->gates_short += ended;
+    if (ended && next < 2 * S->gate_next_ms) next = 2 * S->gate_next_ms;
+    S->gate_next_ms = next < GATE_MAX_MS ? next : GATE_MAX_MS;
+}
+
 /* run_candidate for a run of c queued behind `behind` other timed runs of the round. */
 static int run_queued(xmt_session *S, xmt_cand *c, int behind)
 {
@@ -1615,6 +1672,9 @@ static int timed_round(xmt_session *S, int it, int prep, const unsigned char *on
         seq[0] = seq[1];
         seq[1] = t;
     }
+    int gate = m > 0 && gated(S, only);
+    double q0 = xmt_now_ms();
+    if (gate && gate_begin(S, 2 * m) != 0) goto fail;
     for (size_t j = 0; j < m; j++) {
         xmt_cand *c = &S->cands[seq[j]];
         /* a lead-in run, untimed, so that the first timed run does not start on a GPU that
@@ -1641,6 +1701,7 @@ static int timed_round(xmt_session *S, int it, int prep, const unsigned char *on
     }
     free(order);
     order = NULL;
+    if (gate) gate_end(S, xmt_now_ms() - q0);
     if (last && wait_runs(S, last, runs + lead_in, NULL) != 0) return -1;
     for (size_t j = 0; j <= S->n; j++) {
         xmt_cand *c = &S->cands[j];
@@ -1960,6 +2021,8 @@ static void release(xmt_session *S)
         if (c->prep) xmt_drv.cuEventDestroy(c->prep);
         c->start = c->end = c->prep = NULL;
     }
+    if (S->gate_ev) xmt_drv.cuEventDestroy(S->gate_ev);
+    S->gate_ev = NULL;
     if (S->capture_swapped) xmt_drv.cuThreadExchangeStreamCaptureMode(&S->capture_mode);
 }
 
@@ -1977,6 +2040,7 @@ static int benchmark(xmt_session *S)
     if (S->any_verify) {
         double l0 = xmt_now_ms(); /* the module's load, on first need in a context */
         xmt_gc_open(&S->gc, S->s);
+        S->gc_opened = 1;
         S->ph.module_load = xmt_now_ms() - l0;
     }
     if ((r = guard_arm(S)) != 0) return r < 0 ? -1 : put_back(S);

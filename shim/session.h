@@ -120,6 +120,7 @@ typedef struct {
     double budget_ms;
     double warmup_ms;     /* clock warm-up by time */
     double self_lead_ms;  /* a candidate faster than this has a self lead-in (0: none) */
+    double gate_ms;       /* a round with a candidate faster than this is gated (0: never) */
     int warmup_fate;      /* XMT_WARMUP_*: whether it ran, and why not */
     double since_last_ms; /* at the warm-up: since another tuning ended; -1: none did */
     /* candidates: [0] the program's own, [1..n] the policy's */
@@ -185,6 +186,12 @@ typedef struct {
     size_t eliminated, finalists;
     int retime_rounds;
     long self_leads; /* untimed runs of a candidate right before its timed run, lead-ins aside */
+    /* gated rounds (timed_round): the next gate's length, the event after the gate, and how
+     * many rounds were gated, and of those how many were queued only after it ended */
+    double gate_next_ms;
+    CUevent gate_ev;
+    long gated_rounds, gates_short;
+    int gc_opened; /* xmt_gc_open ran for this session */
     /* search (policy/search.h): the space is searched rather than tried in full; its
      * points are candidates space_first + 1 ...; the start, the budget in points, how many
      * were visited, the search's restarts */

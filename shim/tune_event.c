@@ -241,9 +241,11 @@ static json_t *data_json(const xmt_session *S)
 /* Racing and the tie rule, when benchmarked (race.h). */
 static json_t *race_json(const xmt_session *S)
 {
-    json_t *o = json_pack("{sbsfsfsI}", XMT_F_RACE_ON, S->racing, XMT_F_TIE_LIMIT, S->tie_limit,
-                          XMT_F_SELF_LEAD_US, S->self_lead_ms * 1000.0, XMT_F_SELF_LEADS,
-                          (json_int_t)S->self_leads);
+    json_t *o =
+        json_pack("{sbsfsfsIsfsIsI}", XMT_F_RACE_ON, S->racing, XMT_F_TIE_LIMIT, S->tie_limit,
+                  XMT_F_SELF_LEAD_US, S->self_lead_ms * 1000.0, XMT_F_SELF_LEADS,
+                  (json_int_t)S->self_leads, XMT_F_GATE_US, S->gate_ms * 1000.0, XMT_F_GATED_ROUNDS,
+                  (json_int_t)S->gated_rounds, XMT_F_GATES_SHORT, (json_int_t)S->gates_short);
     if (o && S->racing) {
         json_object_set_new(o, XMT_F_MARGIN, json_real(S->race_margin));
         json_object_set_new(o, XMT_F_ELIMINATED, json_integer((json_int_t)S->eliminated));

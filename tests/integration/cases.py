@@ -1299,6 +1299,41 @@ def tune_self_lead_for_short_configs():
 
 
 @case
+def tune_gate_for_short_rounds():
+    """A timed round with a candidate whose runs so far took less than XMATUNE_GATE_US (50
+    µs), or that has none yet, is queued behind the shim's xmt_spin kernel (docs/tuning.md,
+    The benchmark, step 7): with saxpy's 5 µs BLOCK configs every round is; with 1 µs only
+    the first (nobody had a time yet); with 0 none. The spin runs before each gated round's
+    runs and nowhere else, and the timings and the winner are the same either way (the
+    spin is outside every timed window)."""
+    env = {"XMATUNE_TRIALS": "inline", "XMATUNE_WARMUP_MS": "0", "XMATUNE_WARMUP": "1",
+           "XMATUNE_ITERATIONS": "3", "XMATUNE_RACE": "0", "XMATUNE_RECHECKS": "0"}
+    got = {}
+    for us in ("50", "1", "0"):
+        base, t = tuned("rt", "saxpy", env=dict(env, XMATUNE_GATE_US=us))
+        same_output(base, t, "gate %s" % us)
+        ev = tune_events(t, "saxpy")[0]
+        order = [l.split()[0] for l in t.trace if l.split()[0] in ("xmt_spin", "_Z5saxpyifPKfPf")]
+        got[us] = (ev, order)
+    for us, rounds in (("50", 3), ("1", 1), ("0", 0)):
+        ev, order = got[us]
+        expect(ev["race"]["gate_us"] == float(us) and ev["race"]["gated_rounds"] == rounds and
+               0 <= ev["race"]["gates_short"] <= rounds and order.count("xmt_spin") == rounds,
+               (us, ev["race"], order.count("xmt_spin")))
+    # each spin is followed by a whole round: every ok candidate once, lead-in included
+    ev, order = got["50"]
+    ok_n = 1 + sum(c["status"] == "ok" for c in ev["candidates"])
+    spins = [i for i, k in enumerate(order) if k == "xmt_spin"]
+    expect(all(order[i + 1:i + 1 + ok_n] == ["_Z5saxpyifPKfPf"] * ok_n for i in spins), order)
+    # the round with the gate is the first one: its spin comes after every verify run
+    expect(spins[0] == order.index("xmt_spin") and order[:spins[0]].count("_Z5saxpyifPKfPf") > ok_n,
+           order)
+    times = {us: [c.get("times_ms") for c in got[us][0]["candidates"]] for us in got}
+    expect(times["50"] == times["0"] == times["1"], times)
+    expect(winner_block(got["50"][0]) == winner_block(got["0"][0]), "winners differ")
+
+
+@case
 def tune_race_eliminates_slow():
     """Racing (docs/tuning.md, Racing): saxpy's slow configs are timed no more after 3
     rounds, one warm-up run each once the clock is up (none for the program's own config,
@@ -1337,7 +1372,9 @@ def tune_race_eliminates_slow():
     same_output(base, t, "not raced")
     ev = tune_events(t, "saxpy")[0]
     expect(ev["race"] == {"on": False, "tie_limit": ev["race"]["tie_limit"], "self_lead_us": 50,
-                          "self_leads": ev["race"]["self_leads"]}, ev["race"])
+                          "self_leads": ev["race"]["self_leads"], "gate_us": 50,
+                          "gated_rounds": ev["race"]["gated_rounds"],
+                          "gates_short": ev["race"]["gates_short"]}, ev["race"])
     expect(all(len(c["times_ms"]) == 10 and "eliminated" not in c
                for c in ev["candidates"] if c["status"] == "ok"), ev["candidates"])
     expect(winner_block(ev) == [256, 1, 1], ev["winner"])
