@@ -20,7 +20,9 @@
 # POLICY_DIR (default examples/gpu), XMATUNE_GPU_TIMEOUT (per run, 60 s),
 # AGREEMENT_BUDGET_S (no new part-1 process after this many seconds, default 170: about
 # 15 s a round for the nine programs on an H200; the whole script takes about 4 minutes),
-# XMATUNE_GPU_WORK (work folder; default a new one under /tmp).
+# XMATUNE_GPU_WORK (work folder; default a new one under /tmp), AGREEMENT_ENV ("VAR=VALUE
+# ..." given to every tune-mode process: an A/B of an option; the caller's own XMATUNE_*
+# variables are not passed on).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -46,9 +48,10 @@ one() {
   local dir=$1 prog=$2 cache=$3
   shift 3
   mkdir -p "$dir"
+  # shellcheck disable=SC2086  # AGREEMENT_ENV: its words are the variables
   (cd "$dir" && timeout -k 10 "$T" env LD_PRELOAD="$shim" XMATUNE_MODE=tune \
     XMATUNE_POLICY="$poldir/$prog.yaml" XMATUNE_LOG="$dir/$prog.jsonl" XMATUNE_CACHE="$cache" \
-    XDG_CACHE_HOME="$dir/xdg" "$@" "$build/bin/$prog" "$dir/$prog.bin" \
+    XDG_CACHE_HOME="$dir/xdg" ${AGREEMENT_ENV:-} "$@" "$build/bin/$prog" "$dir/$prog.bin" \
     >"$dir/$prog.stdout" 2>"$dir/$prog.stderr" </dev/null)
   echo $? >"$dir/$prog.rc"
 }

@@ -389,9 +389,12 @@ def run_tuning(args, work):
     for p in (log, cache):
         if os.path.exists(p):
             os.unlink(p)
+    # the caller's XMATUNE_* variables are not inherited (a stray one would change what is
+    # measured); --env sets one for the tuning run on purpose (an A/B of an option)
     env = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_")}
     env.update(LD_PRELOAD=os.path.abspath(args.shim), XMATUNE_POLICY=args.policy, XMATUNE_LOG=log,
                XMATUNE_CACHE=cache, XMATUNE_MODE="tune", XMATUNE_VERBOSE="1")
+    env.update(kv.split("=", 1) for kv in args.env or [])
     t0 = time.perf_counter()
     cmd = [sys.executable, os.path.abspath(__file__), "--program", "--cubin", args.cubin]
     if args.kernels:
@@ -620,6 +623,9 @@ def main():
     ap.add_argument("--budget-s", type=int, default=300, help="start no new key after this (default 300)")
     ap.add_argument("--tune-timeout", type=int, default=120)
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--env", action="append", metavar="XMATUNE_VAR=VALUE",
+                    help="set this variable for the tuning run (the caller's XMATUNE_* are not "
+                         "passed on); repeatable")
     ap.add_argument("--kernels", metavar="NAME,...",
                     help="only these kernels' keys (a comparison of a few keys fits a short GPU call)")
     ap.add_argument("--program", action="store_true", help=argparse.SUPPRESS)
