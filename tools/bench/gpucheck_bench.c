@@ -51,13 +51,14 @@ static char *read_file(const char *path)
         perror(path);
         exit(2);
     }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (!b || fread(b, 1, (size_t)n, f) != (size_t)n) exit(2);
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    char *b = n >= 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)n + 1) : NULL;
+    if (!b || fread(b, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "gpucheck_bench: cannot read %s\n", path);
+        exit(2);
+    }
     b[n] = 0;
-    fclose(f);
+    (void)fclose(f);
     return b;
 }
 
@@ -173,7 +174,9 @@ int main(int argc, char **argv)
     int at = 1;
     size_t mib = 128;
     if (argc > 2 && !strcmp(argv[1], "--mib")) {
-        mib = (size_t)atol(argv[2]);
+        char *end;
+        long v = strtol(argv[2], &end, 10);
+        mib = *end || v <= 0 ? 0 : (size_t)v;
         at = 3;
     }
     int nm = argc - at;
