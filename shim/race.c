@@ -115,8 +115,9 @@ static double extreme_run(const xmt_race_cand *c, int sign)
 }
 
 /* Before the rounds that a median and a noise estimate need: a candidate whose fastest run
- * is slower than (1 + XMT_RACE_EARLY) times another's slowest cannot be the best unless
- * every run of it was slowed by half again, which no noise seen on the H200 does. */
+ * of at least XMT_RACE_EARLY_RUNS is slower than (1 + XMT_RACE_EARLY) times another's
+ * slowest cannot be the best unless every run of it was slowed by half again, which no
+ * noise seen on the H200 does; one run alone may be an outlier. */
 static size_t eliminate_early(const xmt_race_cand *c, size_t n, unsigned char *out)
 {
     double bound = INFINITY;
@@ -125,7 +126,8 @@ static size_t eliminate_early(const xmt_race_cand *c, size_t n, unsigned char *o
     if (!(bound > 0) || isinf(bound)) return 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (c[i].alive && c[i].n > 0 && extreme_run(&c[i], 1) > bound * (1 + XMT_RACE_EARLY))
+        if (c[i].alive && c[i].n >= XMT_RACE_EARLY_RUNS &&
+            extreme_run(&c[i], 1) > bound * (1 + XMT_RACE_EARLY))
             out[i] = 1, k++;
     return k;
 }

@@ -23,6 +23,9 @@
  * than this much beyond the slowest run of another (the program's own config is often
  * several times slower than the best, and each of its runs the longest of a round). */
 #define XMT_RACE_EARLY 0.5
+/* ... and only once it has this many runs: its fastest of one run is that run, and a
+ * single slow run (an outlier: a preemption, an interrupt) would eliminate the best. */
+#define XMT_RACE_EARLY_RUNS 2
 /* Noise multiples in the elimination margin, over the estimated sigma of one run. */
 #define XMT_RACE_SIGMAS 6.0
 /* The tie band (4 sigma of one run) is never wider than this (issue 10). */
@@ -64,9 +67,9 @@ double xmt_race_margin(double sigma);
  * with at least XMT_RACE_MIN_ROUNDS runs whose fastest run is slower than the leader's
  * median times (1 + margin), the leader being the alive candidate (with that many runs)
  * of the smallest median. Until every alive candidate has XMT_RACE_MIN_ROUNDS runs, only
- * one whose fastest run is slower than (1 + XMT_RACE_EARLY) times the smallest of the
- * alive candidates' slowest runs. Returns how many were marked; *margin_out (may be NULL)
- * gets the margin used. */
+ * one with at least XMT_RACE_EARLY_RUNS runs whose fastest run is slower than
+ * (1 + XMT_RACE_EARLY) times the smallest of the alive candidates' slowest runs. Returns how many
+ * were marked; *margin_out (may be NULL) gets the margin used. */
 size_t xmt_race_eliminate(const xmt_race_cand *c, size_t n, unsigned char *out, double *margin_out);
 
 /* Finalists, marked in out[i]: the timed candidates whose statistic is within twice the

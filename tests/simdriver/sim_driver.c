@@ -44,6 +44,11 @@ static _Atomic int g_hang_held;           /* a hang waits for g_hang_file */
 static char g_faultat_kernel[128];
 static unsigned g_faultat_block;
 static unsigned long long g_faultat_nth, g_faultat_seen;
+/* SIMCUDA_NOISE_OUTLIER_AT=kernel:block_x:nth: that launch (counted as SIMCUDA_FAULT_AT
+ * counts) costs 100 times more, once: one outlier exactly where a test wants it. */
+static char g_outat_kernel[128];
+static unsigned g_outat_block;
+static unsigned long long g_outat_nth, g_outat_seen;
 
 static double wall_ms(void)
 {
@@ -349,6 +354,17 @@ static void parse_fault_at(const char *v)
     fprintf(stderr, "simcuda: SIMCUDA_FAULT_AT: expected kernel:block_x:nth, got '%s'\n", v);
 }
 
+static void parse_outlier_at(const char *v)
+{
+    char tail[2];
+    if (sscanf(v, "%127[^:]:%u:%llu%1s", g_outat_kernel, &g_outat_block, &g_outat_nth, tail) == 3 &&
+        g_outat_nth >= 1)
+        return;
+    g_outat_nth = 0;
+    fprintf(stderr, "simcuda: SIMCUDA_NOISE_OUTLIER_AT: expected kernel:block_x:nth, got '%s'\n",
+            v);
+}
+
 /* SIMCUDA_HANG's value: kernel:block_x:ms[:nth], ms a number or "forever", nth >= 1. */
 static void parse_hang(const char *v)
 {
@@ -386,6 +402,7 @@ static void read_env(void)
     if ((v = getenv("SIMCUDA_NOISE")) && *v) simcuda_set_noise(strtod(v, NULL), seed);
     if ((v = getenv("SIMCUDA_NOISE_OUTLIER")) && *v)
         simcuda_set_outlier((unsigned)strtoul(v, NULL, 10));
+    if ((v = getenv("SIMCUDA_NOISE_OUTLIER_AT")) && *v) parse_outlier_at(v);
     if ((v = getenv(g_helper ? "SIMCUDA_TRACE_HELPER" : "SIMCUDA_TRACE")) && *v)
         simcuda_set_trace(v);
     if ((v = getenv("SIMCUDA_HANG")) && *v) parse_hang(v);
@@ -2617,6 +2634,9 @@ CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
         cost *= 1.0 + g_noise * (2.0 * u - 1.0);
     }
     if (g_outlier && g_launches % g_outlier == 0) cost *= 100.0;
+    if (g_outat_nth && r->block[0] == g_outat_block && !strcmp(r->k->name, g_outat_kernel) &&
+        ++g_outat_seen == g_outat_nth)
+        cost *= 100.0;
     s->clock_ns += cost;
     snprintf(g_last.kernel, sizeof g_last.kernel, "%s", r->k->name);
     memcpy(g_last.grid, r->grid, sizeof g_last.grid);

@@ -318,6 +318,9 @@
  *   SIMCUDA_NOISE=f             each launch's cost times 1 + f*u, u uniform in [-1, 1),
  *                               a fixed sequence from SIMCUDA_NOISE_SEED (default 1)
  *   SIMCUDA_NOISE_OUTLIER=N     every Nth executed launch costs 100 times more
+ *   SIMCUDA_NOISE_OUTLIER_AT=kernel:block_x:nth
+ *                               the nth executed launch of that kernel (mangled name) with
+ *                               that block.x costs 100 times more, once
  *   SIMCUDA_TRACE=path          append one line per executed kernel:
  *                               "<mangled> grid=X,Y,Z block=X,Y,Z shared=N cost_ns=C[ replay]";
  *                               a helper's lines (SIMCUDA_TRACE_HELPER, which may name

@@ -97,7 +97,7 @@ END_TEST
 
 START_TEST(early_only_beyond_any_noise)
 {
-    /* after one or two rounds, a candidate goes only when its fastest run is slower than
+    /* before round 3, a candidate with two runs goes only when its fastest is slower than
      * 1 + XMT_RACE_EARLY times the smallest slowest run: against {1, 1.2}, 1.85 goes and
      * 1.75 stays; the one that sets the bound never goes; one not yet run is not judged */
     double t[4][NR] = {{1, 1.2}, {1.85, 1.9}, {1.75, 3.0}, {9}};
@@ -108,11 +108,27 @@ START_TEST(early_only_beyond_any_noise)
     /* an eliminated candidate sets no bound: only the alive ones do */
     c[0].alive = 0;
     ck_assert_uint_eq(xmt_race_eliminate(c, 4, out, NULL), 0);
-    /* the program's own config several times slower goes after its first run */
-    double u[3][NR] = {{3.51}, {0.114}, {0.152}};
+    /* the program's own config several times slower goes after its second run, not its
+     * first: one run alone may be an outlier (below) */
+    double u[3][NR] = {{3.51, 3.50}, {0.114, 0.115}, {0.152, 0.150}};
     xmt_race_cand d[3] = {{u[0], 1, 1}, {u[1], 1, 1}, {u[2], 1, 1}};
+    ck_assert_uint_eq(xmt_race_eliminate(d, 3, out, NULL), 0);
+    d[0].n = d[1].n = d[2].n = 2;
     ck_assert_uint_eq(xmt_race_eliminate(d, 3, out, NULL), 1);
     ck_assert(out[0] && !out[1] && !out[2]);
+}
+END_TEST
+
+START_TEST(early_not_on_one_outlier)
+{
+    /* the best config's one run of round 1 was an outlier (100 times its speed): it is not
+     * eliminated on it; with a second, normal run its fastest is back and it stays */
+    double t[3][NR] = {{0.52, 0.0047}, {0.0052, 0.0053}, {0.0051, 0.0052}};
+    xmt_race_cand c[3] = {{t[0], 1, 1}, {t[1], 1, 1}, {t[2], 1, 1}};
+    unsigned char out[3];
+    ck_assert_uint_eq(xmt_race_eliminate(c, 3, out, NULL), 0);
+    c[0].n = c[1].n = c[2].n = 2;
+    ck_assert_uint_eq(xmt_race_eliminate(c, 3, out, NULL), 0);
 }
 END_TEST
 
@@ -298,6 +314,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, synthetic_never_drops_the_plateau);
     tcase_add_test(tc, nothing_before_min_rounds);
     tcase_add_test(tc, early_only_beyond_any_noise);
+    tcase_add_test(tc, early_not_on_one_outlier);
     tcase_add_test(tc, one_fast_run_keeps_a_candidate);
     tcase_add_test(tc, margin_wider_than_twice_the_tie_limit);
     tcase_add_test(tc, sigma_pooled_below_three_runs);
