@@ -176,20 +176,23 @@ static CUdeviceptr here_of(const request *q, CUdeviceptr p)
 }
 
 /* Reserves bytes with `guard` bytes more each side, at hint - guard when hint is not 0:
- * the reservation's start, or 0 (at a hint: only there). */
-static CUdeviceptr reserve_guarded(request *q, size_t bytes, CUdeviceptr hint)
+ * *start the reservation's start. At a hint, only there: *start 0 (and CUDA_SUCCESS) when
+ * the range is not free. Anywhere: the driver's failure, as it said it. */
+static CUresult reserve_guarded(request *q, size_t bytes, CUdeviceptr hint, CUdeviceptr *start)
 {
     CUdeviceptr got = 0, want = hint ? hint - q->guard : 0;
-    if (hint && hint < q->guard) return 0;
-    if (xmt_drv.cuMemAddressReserve(&got, bytes + 2 * q->guard, 0, want, 0) != CUDA_SUCCESS)
-        return 0;
+    *start = 0;
+    if (hint && hint < q->guard) return CUDA_SUCCESS;
+    CUresult r = xmt_drv.cuMemAddressReserve(&got, bytes + 2 * q->guard, 0, want, 0);
+    if (r != CUDA_SUCCESS) return hint ? CUDA_SUCCESS : r;
     if (hint && got != want) {
         xmt_drv.cuMemAddressFree(got, bytes + 2 * q->guard);
-        return 0;
+        return CUDA_SUCCESS;
     }
     q->resv = got;
     q->resv_bytes = bytes + 2 * q->guard;
-    return got;
+    *start = got;
+    return CUDA_SUCCESS;
 }
 
 /* The staged memory mapped: at the program's own addresses when it is one window whose
@@ -220,11 +223,13 @@ static CUresult map_staging(request *q)
      * the driver API's documentation; the H200 answered 801 NOT_SUPPORTED): several
      * windows of one allocation cannot each go to the program's address, so they are
      * mapped end to end elsewhere and the pointer arguments translated */
-    if (q->nwin == 1 && reserve_guarded(q, q->win_bytes[0], q->win_va[0]))
+    CUdeviceptr start = 0;
+    if (q->nwin == 1 && reserve_guarded(q, q->win_bytes[0], q->win_va[0], &start) == CUDA_SUCCESS &&
+        start)
         q->here[0] = q->win_va[0];
     if (!q->here[0]) { /* moved: end to end, anywhere */
         q->moved = 1;
-        if (!reserve_guarded(q, q->staging_bytes, 0)) return CUDA_ERROR_OUT_OF_MEMORY;
+        if ((r = reserve_guarded(q, q->staging_bytes, 0, &start)) != CUDA_SUCCESS) return r;
         q->whole = q->resv + q->guard;
         for (size_t i = 0; i < q->nwin; i++)
             q->here[i] = q->whole + q->win_off[i];
@@ -451,8 +456,10 @@ static void run(request *q, xmt_tp_result *res)
     CUmodule mod = NULL;
     CUresult r = function_of(q, &f, &mod, why, sizeof why);
     if (r == CUDA_SUCCESS) r = set_globals(q, mod, why, sizeof why);
+    char nb[32];
     if (r == CUDA_SUCCESS && (r = map_staging(q)) != CUDA_SUCCESS)
-        snprintf(why, sizeof why, "the staged memory cannot be mapped here (CUresult %d)", (int)r);
+        snprintf(why, sizeof why, "the staged memory cannot be mapped here (%s)",
+                 xmt_cu_name(r, nb, sizeof nb));
     json_t *L = json_object_get(q->root, "launch");
     if (r == CUDA_SUCCESS && xmt_drv.cuFuncSetAttribute) { /* as the program set them */
         int dyn = (int)jint(L, "max_dynamic_shared"), carve = (int)jint(L, "carveout");
@@ -533,7 +540,6 @@ static void run(request *q, xmt_tp_result *res)
     S.recheck = json_is_true(json_object_get(q->root, "recheck"));
     S.record_data = json_string_value(json_object_get(q->root, "record_data"));
     if (S.has_culprit && S.culprit == XMT_OWN_CONFIG) {
-        char nb[32];
         snprintf(S.untuned, sizeof S.untuned, "its own config %s in the trial helper (%s at %s)",
                  S.error == CUDA_ERROR_TIMEOUT ? "ran past the watchdog" : "faulted",
                  xmt_cu_name(S.error, nb, sizeof nb), S.error_at ? S.error_at : "?");

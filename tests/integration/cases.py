@@ -4004,6 +4004,16 @@ def trial_helper_fault_injection():
             saw_every_launch(t, "%s %s" % (who, f))
             expect(len(tune_events(t, "saxpy")) == 1, (who, f, t.stderr))
             wait_gone(helper_pids(t), "%s %s" % (who, f))
+    # the helper names the driver's own error where the staged memory cannot be mapped (its
+    # reservation's failure read "CUDA_ERROR_OUT_OF_MEMORY", and every code a number)
+    for f in ("cuMemAddressReserve:0", "cuMemMap:0"):
+        t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES,
+                                    "SIMCUDA_FAIL_HELPER": "%s:CUDA_ERROR_INVALID_VALUE" % f})
+        ok(t, f)
+        same_output(base, t, f)
+        expect("the trial helper could not run it: the staged memory cannot be mapped here "
+               "(CUDA_ERROR_INVALID_VALUE)" in t.stderr, (f, t.stderr))
+        wait_gone(helper_pids(t), f)
 
 
 @case
