@@ -343,9 +343,10 @@ static void log_event(const xmt_session *S)
                       "guard_bytes", p->verify_guard);
     if (S->trial)
         t.staged =
-            json_pack("{sIsbsfsIsI}", "bytes", (json_int_t)S->trial->staged_bytes, "moved",
-                      S->trial->moved, "staging_ms", S->trial->staging_ms, "guard_bytes",
-                      (json_int_t)S->slack.total, "guard_va", (json_int_t)S->trial->guard_va);
+            json_pack("{sIsIsbsfsIsI}", "bytes", (json_int_t)S->trial->staged_bytes, "windows",
+                      (json_int_t)S->trial->nwin, "moved", S->trial->moved, "staging_ms",
+                      S->trial->staging_ms, "guard_bytes", (json_int_t)S->slack.total, "guard_va",
+                      (json_int_t)S->trial->guard_va);
     xmt_log_event(xmt_ev_tune(&t));
 }
 
