@@ -230,6 +230,24 @@ def tables(rows, header):
                 continue
             cells += [t["label"], "yes" if t["same"] else "no", "%.3f" % t["quality"], "%.2f" % t["tune_s"]]
         L.append("| " + " | ".join(cells) + " |")
+    L.append("")
+    L.append("The tuner's own medians (its tune event, in its rounds) beside the harness's, µs: "
+             "where the two disagree on the order of the winner and the harness's best, the "
+             "quality lost is the timing's; where they agree, it is the tie rule's choice "
+             "within its limit (docs/tuning.md, step 8).")
+    L.append("")
+    L.append("| kernel | key | winner | tuner | harness | harness's best | tuner | harness "
+             "| best / winner, tuner | best / winner, harness |")
+    L.append("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        if "error" in r:
+            continue
+        tw, tb = r.get("tuner_winner_ms"), r.get("tuner_best_ms")
+        us = lambda v: "%.2f" % (1000 * v) if v is not None else "—"  # noqa: E731
+        L.append("| %s | %s | %s | %s | %.2f | %s | %s | %.2f | %s | %.3f |" % (
+            r["kernel"], r["key"], r["winner_label"], us(tw), 1000 * r["winner_ms"],
+            r["best_label"], us(tb), 1000 * r["best_ms"],
+            "%.3f" % (tb / tw) if tw and tb else "—", r["quality"]))
     tq = {m: [r["triton"][m]["quality"] for r in rows if r.get("triton", {}).get(m)] for m in ("mean", "median")}
     for m in ("mean", "median"):
         if tq[m]:
@@ -245,6 +263,15 @@ def label_of(space, c):
         if d == c:
             return lab
     return fmt_dims(c)
+
+
+def tuner_median(ev, dims):
+    """The tune event's own median (ms) of the config with these dims; None when it was not
+    timed there (rejected, or the event has no times)."""
+    for c in [ev.get("own", {})] + ev.get("candidates", []):
+        if c.get("median_ms") is not None and c.get("grid") and dims_of(c) == dims:
+            return c["median_ms"]
+    return None
 
 
 def row_for(kspec, key, ev, times, triton):
@@ -263,7 +290,8 @@ def row_for(kspec, key, ev, times, triton):
          "xmt_tune_ms": ev.get("duration_ms", float("nan")),
          "xmt_tune_rest_ms": ev.get("duration_ms", float("nan")) - ph.get("clock_warmup", 0.0)
          - ph.get("module_load", 0.0),
-         "winner": winner, "best": best, "triton": {}}
+         "winner": winner, "best": best, "triton": {},
+         "tuner_winner_ms": tuner_median(ev, winner), "tuner_best_ms": tuner_median(ev, best)}
     for mode, (pick, tune_s) in (triton or {}).items():
         r["triton"][mode] = {"pick": pick, "label": label_of(space, pick), "same": pick == winner,
                              "quality": times[best][0] / times[pick][0], "tune_s": tune_s}
@@ -568,6 +596,16 @@ def selftest():
     assert row["winner_label"] == fmt_dims(cands[6]), row["winner_label"]
     md, ok = tables([row, {"kernel": "k", "kind": "x", "key": "n=1", "error": "no tune event"}], "H")
     assert not ok and "TARGETS MISSED" in md and "no tune event" in md and "| skipped |" in md, md
+    # the tuner's own medians beside the harness's: the winner's and the best's, from the
+    # event's candidates (none where it did not time them)
+    assert row["tuner_winner_ms"] is None and row["tuner_best_ms"] is None
+    timed = dict(got, candidates=[dict(obj(c), median_ms=true_ms[c] * 0.9) for c in cands])
+    row3 = row_for(ks, key, timed, times, None)
+    assert row3["tuner_winner_ms"] == true_ms[cands[6]] * 0.9 and row3["tuner_best_ms"] == 0.004 * 0.9
+    md3, _ = tables([row3], "H")
+    line = [l for l in md3.splitlines() if l.startswith("| %s | %s | %s | %.2f |" % (
+        ks["name"], key_text(key), row3["winner_label"], 1000 * true_ms[cands[6]] * 0.9))]
+    assert len(line) == 1 and line[0].endswith("| %.3f | %.3f |" % (0.004 / true_ms[cands[6]], row3["quality"])), md3
     # a winner that is the best: quality 1, targets met
     good = dict(got, winner=obj(fast, label="F"))
     row2 = row_for(ks, key, good, times, None)
