@@ -118,17 +118,13 @@ static CUresult count_beyond(xmt_gc *gc, const xmt_gc_cmp *c, int kind, double a
 }
 
 /* Whether element i of c differs by more than atol (the rule count_beyond counts by), read
- * from the two copies: 1, 0, or -1 when it cannot be read. */
+ * from the two copies (c->es bytes each, as count_beyond's comparison reads them): 1, 0, or
+ * -1 when it cannot be read. */
 static int one_beyond(xmt_gc *gc, const xmt_gc_cmp *c, int kind, uint64_t i, double atol)
 {
-    unsigned es;
+    size_t es = c->es;
     uint8_t a[8] = {0}, b[8] = {0};
-    (void)xmt_verify_kind(kind == XMT_CMP_F16    ? XMT_DT_F16
-                          : kind == XMT_CMP_BF16 ? XMT_DT_BF16
-                          : kind == XMT_CMP_F32  ? XMT_DT_F32
-                                                 : XMT_DT_F64,
-                          1, 0, &es);
-    if ((i + 1) * es > c->bytes ||
+    if (es == 0 || es > sizeof a || (i + 1) * es > c->bytes ||
         xmt_drv.cuMemcpyDtoHAsync(a, c->got + i * es, es, gc->s) != CUDA_SUCCESS ||
         xmt_drv.cuMemcpyDtoHAsync(b, c->ref + i * es, es, gc->s) != CUDA_SUCCESS ||
         xmt_drv.cuStreamSynchronize(gc->s) != CUDA_SUCCESS)

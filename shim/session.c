@@ -1584,6 +1584,17 @@ static int self_lead(const xmt_session *S, const xmt_cand *c)
            statistic(c->times, c->ntimes, S->mean) < S->self_lead_ms;
 }
 
+/* The shim's GPU kernels (gpucheck.h) opened for this session, once: the load counted as
+ * module_load (on first need in a context). */
+static void gc_ready(xmt_session *S)
+{
+    if (S->gc_opened) return;
+    double l0 = xmt_now_ms();
+    xmt_gc_open(&S->gc, S->s);
+    S->gc_opened = 1;
+    S->ph.module_load += xmt_now_ms() - l0;
+}
+
 /* The longest gate: a round that takes longer than this to queue is not short. */
 #define GATE_MAX_MS 5.0
 
@@ -1599,12 +1610,7 @@ static int gated(xmt_session *S, const unsigned char *only)
                     (c->ntimes == 0 || statistic(c->times, c->ntimes, S->mean) < S->gate_ms);
     }
     if (!short_one) return 0;
-    if (!S->gc_opened) { /* a key without verification: the module is loaded for the gate */
-        double l0 = xmt_now_ms();
-        xmt_gc_open(&S->gc, S->s);
-        S->gc_opened = 1;
-        S->ph.module_load += xmt_now_ms() - l0;
-    }
+    gc_ready(S); /* a key without verification: the module is loaded for the gate */
     if (!S->gate_ev && xmt_drv.cuEventCreate(&S->gate_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
         S->gate_ev = NULL;
     return S->gate_ev && xmt_drv.cuEventQuery && xmt_gc_on_gpu(&S->gc);
@@ -2037,12 +2043,7 @@ static int benchmark(xmt_session *S)
     int r = buffers(S);
     if (r < 0) return -1;
     if (r > 0) return put_back(S);
-    if (S->any_verify) {
-        double l0 = xmt_now_ms(); /* the module's load, on first need in a context */
-        xmt_gc_open(&S->gc, S->s);
-        S->gc_opened = 1;
-        S->ph.module_load = xmt_now_ms() - l0;
-    }
+    if (S->any_verify) gc_ready(S);
     if ((r = guard_arm(S)) != 0) return r < 0 ? -1 : put_back(S);
     double t0 = xmt_now_ms();
     r = S->automatic ? outputs(S) : 0;

@@ -239,11 +239,13 @@ def tables(rows, header):
     L.append("| kernel | key | winner | tuner | harness | harness's best | tuner | harness "
              "| best / winner, tuner | best / winner, harness |")
     L.append("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+
+    def us(v):
+        return "%.2f" % (1000 * v) if v is not None else "—"
     for r in rows:
         if "error" in r:
             continue
         tw, tb = r.get("tuner_winner_ms"), r.get("tuner_best_ms")
-        us = lambda v: "%.2f" % (1000 * v) if v is not None else "—"  # noqa: E731
         L.append("| %s | %s | %s | %s | %.2f | %s | %s | %.2f | %s | %.3f |" % (
             r["kernel"], r["key"], r["winner_label"], us(tw), 1000 * r["winner_ms"],
             r["best_label"], us(tb), 1000 * r["best_ms"],
