@@ -8,7 +8,7 @@
  * differing index (byte offset, for xmt_changed). The caller zeroes the count and sets
  * first to ~0 beforehand. xmt_absmax publishes the largest magnitude it read instead, and
  * xmt_not writes memory rather than reading it; xmt_spin holds the GPU for a while.
- * Every kernel but xmt_spin is launched with blockDim.x a multiple of 32 (publish).
+ * Every kernel but xmt_spin is launched with blockDim.x a multiple of 32 (block_fold).
  * The C equivalents the simulated driver runs are in tests/simdriver/sim_xmtcheck.c; the
  * host fallback is shim/verify.c. All three must agree exactly (docs/tuning.md
  * "Verification" states the rules).
@@ -23,35 +23,46 @@ typedef unsigned long long u64;
 #define DT_F32 3
 #define DT_F64 4
 
-/* The block's sum of count and least first, published with one atomicAdd and one atomicMin
- * per block: every thread reaches it (no early return), and blockDim.x is a multiple of 32
- * (the shim launches 256). A pair of atomics per thread, all on one address, is what a
- * comparison that differs everywhere cost before: the L2 serializes them. On an H100, 128
- * MiB that differ everywhere took 1.64 ms that way and 0.10 ms this way, the speed of
- * equal buffers (tools/bench/gpucheck_bench.c; docs/benchmarks.md). */
+/* v folded over the block with op (associative and commutative), for thread 0; the other
+ * threads get their warp's fold. Every thread of the block must call it (no early return)
+ * with blockDim.x a multiple of 32 (the shim launches 256), and call each instantiation at
+ * most once: its shared memory is not reused. Reducing within the block is what makes the
+ * comparisons cheap when they differ everywhere: a pair of atomics per thread, all on one
+ * address, is what that cost before, since the L2 serializes them. On an H100, 128 MiB that
+ * differ everywhere took 1.64 ms that way and 0.10 ms with one pair per block, the speed
+ * of equal buffers (tools/bench/gpucheck_bench.c; docs/benchmarks.md). */
+template <class Op> __device__ u64 block_fold(u64 v, Op op)
+{
+    __shared__ u64 s_warp[32];
+    for (int o = 16; o > 0; o >>= 1)
+        v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if ((threadIdx.x & 31) == 0) s_warp[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x == 0)
+        for (unsigned w = 1; w < blockDim.x / 32; w++)
+            v = op(v, s_warp[w]);
+    return v;
+}
+
+struct add_op {
+    __device__ u64 operator()(u64 a, u64 b) const { return a + b; }
+};
+struct min_op {
+    __device__ u64 operator()(u64 a, u64 b) const { return min(a, b); }
+};
+struct max_op {
+    __device__ u64 operator()(u64 a, u64 b) const { return max(a, b); }
+};
+
+/* The block's sum of count and least first, published with one atomicAdd and one
+ * atomicMin per block (block_fold says why). */
 __device__ static void publish(u64 *cnt, u64 *fst, u64 count, u64 first)
 {
-    __shared__ u64 s_cnt[32], s_fst[32];
-    for (int o = 16; o > 0; o >>= 1) {
-        count += __shfl_xor_sync(0xffffffffu, count, o);
-        first = min(first, __shfl_xor_sync(0xffffffffu, first, o));
-    }
-    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) {
-        s_cnt[warp] = count;
-        s_fst[warp] = first;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        u64 c = 0, f = ~0ull;
-        for (unsigned w = 0; w < (blockDim.x + 31) / 32; w++) {
-            c += s_cnt[w];
-            f = min(f, s_fst[w]);
-        }
-        if (c) {
-            atomicAdd(cnt, c);
-            atomicMin(fst, f);
-        }
+    count = block_fold(count, add_op());
+    first = block_fold(first, min_op());
+    if (threadIdx.x == 0 && count) {
+        atomicAdd(cnt, count);
+        atomicMin(fst, first);
     }
 }
 
@@ -214,18 +225,9 @@ extern "C" __global__ void xmt_absmax(const unsigned char *p, u64 n, unsigned dt
         double v = fabs(load(p, i, dt));
         if (isfinite(v) && v > m) m = v;
     }
-    /* the block's largest, then one atomicMax per block (publish says why) */
-    __shared__ u64 s_max[32];
-    u64 bits = (u64)__double_as_longlong(m);
-    for (int o = 16; o > 0; o >>= 1)
-        bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, o));
-    if ((threadIdx.x & 31) == 0) s_max[threadIdx.x >> 5] = bits;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (unsigned w = 1; w < (blockDim.x + 31) / 32; w++)
-            bits = max(bits, s_max[w]);
-        if (bits) atomicMax(maxbits, bits);
-    }
+    /* the block's largest, then one atomicMax per block (block_fold says why) */
+    u64 bits = block_fold((u64)__double_as_longlong(m), max_op());
+    if (threadIdx.x == 0 && bits) atomicMax(maxbits, bits);
 }
 
 /* dst = ~src, bytes long: a verify run's outputs filled with the complement of the
