@@ -56,30 +56,32 @@ static void say_src(char *buf, size_t cap, src_t s, CUdeviceptr p)
                  (unsigned)s.off, (unsigned)s.off + 7u, (unsigned)s.par);
 }
 
+/* why = pre, where p came from, then post; returns -1. Formatted only when a pointer is
+ * refused: most keys resolve every pointer, and each would pay for a message unread. */
+static int refuse(char *why, size_t cap, src_t src, CUdeviceptr p, const char *pre,
+                  const char *post)
+{
+    char at[96];
+    say_src(at, sizeof at, src, p);
+    snprintf(why, cap, "%s%s%s", pre, at, post);
+    return -1;
+}
+
 /* What the driver says about p: 1 device memory (range in *sp), 0 not memory it knows,
  * -1 memory tuning cannot protect (why set). */
 static int resolve(CUdeviceptr p, src_t src, size_t limit, span_t *sp, char *why, size_t cap)
 {
     unsigned type = 0, managed = 0;
-    char at[96];
     if (!xmt_protect_driver_knows(p, &type)) return 0;
-    say_src(at, sizeof at, src, p);
     if (xmt_drv.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p) ==
             CUDA_SUCCESS &&
-        managed) {
-        snprintf(why, cap, "%s is managed memory", at);
-        return -1;
-    }
-    if (type != CU_MEMORYTYPE_DEVICE) {
-        snprintf(why, cap, "%s is host memory", at);
-        return -1;
-    }
+        managed)
+        return refuse(why, cap, src, p, "", " is managed memory");
+    if (type != CU_MEMORYTYPE_DEVICE) return refuse(why, cap, src, p, "", " is host memory");
     CUdeviceptr b = 0, rstart = 0;
     size_t s = 0, rsize = 0;
-    if (xmt_drv.cuMemGetAddressRange(&b, &s, p) != CUDA_SUCCESS || s == 0) {
-        snprintf(why, cap, "%s: the driver gives no allocation range for it", at);
-        return -1;
-    }
+    if (xmt_drv.cuMemGetAddressRange(&b, &s, p) != CUDA_SUCCESS || s == 0)
+        return refuse(why, cap, src, p, "", ": the driver gives no allocation range for it");
     /* a virtual reservation larger than the mapped piece: walk the mapped neighbours */
     if (xmt_drv.cuPointerGetAttribute(&rstart, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) ==
             CUDA_SUCCESS &&
@@ -168,12 +170,8 @@ int xmt_protect_find(const xmt_kernel *k, const xmt_launch_view *v, size_t limit
         if (!ptrs[i]) continue;
         int r = resolve(ptrs[i], src[i], limit, &sp[ns], why, cap);
         if (r < 0) return -1;
-        if (r == 0 && must[i]) {
-            char at[96];
-            say_src(at, sizeof at, src[i], ptrs[i]);
-            snprintf(why, cap, "pointer %s is not memory the driver knows", at);
-            return -1;
-        }
+        if (r == 0 && must[i])
+            return refuse(why, cap, src[i], ptrs[i], "pointer ", " is not memory the driver knows");
         if (r == 1) ns++;
     }
     qsort(sp, ns, sizeof *sp, by_base);

@@ -1732,6 +1732,27 @@ def protect_auto_scratch_cap():
 
 
 @case
+def protect_auto_refusals_name_the_pointer():
+    """Memory that protect: auto cannot snapshot (host or managed memory, a pointer the
+    driver gives no range for or does not know) leaves the key untuned, and the reason names
+    the argument and what is wrong with it; the program runs its own config, its output
+    unchanged."""
+    arg = r"argument 0x[0-9a-f]+"
+    for env, why in (({"SIMCUDA_POINTER_KIND": "host"}, arg + " is host memory"),
+                     ({"SIMCUDA_POINTER_KIND": "managed"}, arg + " is managed memory"),
+                     ({"SIMCUDA_FAIL": "cuMemGetAddressRange:0:CUDA_ERROR_INVALID_VALUE"},
+                      arg + ": the driver gives no allocation range for it"),
+                     ({"SIMCUDA_FAIL": "cuPointerGetAttribute:0:CUDA_ERROR_INVALID_VALUE"},
+                      "pointer " + arg + " is not memory the driver knows")):
+        base, t = tuned("rt", "saxpy", policies=AUTO, env=env)
+        same_output(base, t, "refused: %r" % env)
+        ev = tune_events(t, "saxpy")
+        expect(len(ev) == 1 and ev[0]["winner"]["index"] == -1, (env, ev))
+        u = ev[0].get("untuned", "")
+        expect(re.fullmatch("protect: auto cannot protect it: " + why, u), (env, u))
+
+
+@case
 def protect_auto_host_fallback():
     ex = {"XMATUNE_EXCLUDE": "atomic_sum*"}
     base, gpu = tuned("rt", "basic", policies=AUTO, env=ex)

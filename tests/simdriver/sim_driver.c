@@ -116,6 +116,7 @@ static unsigned g_outlier;         /* under sim_lock */
  * are counters; by default they are freed and malloc may reuse their addresses. */
 static int g_unique_handles;
 static size_t g_range_short; /* SIMCUDA_RANGE_SHORT */
+static int g_pointer_kind;   /* SIMCUDA_POINTER_KIND: 0 device, 1 host, 2 managed */
 static char *g_trace_path;   /* under sim_lock */
 static FILE *g_trace;        /* under sim_lock */
 
@@ -410,6 +411,8 @@ static void read_env(void)
     if ((v = getenv("SIMCUDA_STICKY")) && *v) simcuda_set_sticky(strcmp(v, "0") != 0);
     if ((v = getenv("SIMCUDA_UNIQUE_HANDLES")) && *v) g_unique_handles = strcmp(v, "0") != 0;
     if ((v = getenv("SIMCUDA_RANGE_SHORT")) && *v) g_range_short = strtoul(v, NULL, 10);
+    if ((v = getenv("SIMCUDA_POINTER_KIND")) && *v)
+        g_pointer_kind = !strcmp(v, "host") ? 1 : !strcmp(v, "managed") ? 2 : 0;
     if ((v = getenv("SIMCUDA_HANG_UNTIL")) && *v)
         snprintf(g_hang_file, sizeof g_hang_file, "%s", v);
 }
@@ -1497,12 +1500,14 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr
     if (!a) return CUDA_ERROR_INVALID_VALUE;
     switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = (CUcontext)c; break;
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = CU_MEMORYTYPE_DEVICE; break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned *)data = g_pointer_kind == 1 ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        break;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = copy.resv_base; break;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = copy.resv_size; break;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = c ? c->dev : 0; break;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data = 0; break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data = g_pointer_kind == 2; break;
     default: return CUDA_ERROR_INVALID_VALUE;
     }
     return CUDA_SUCCESS;

@@ -295,6 +295,9 @@
  *   SIMCUDA_UNIQUE_HANDLES=1    a destroyed executable graph's handle is never handed out
  *                               again (default: its memory is freed, and malloc may give
  *                               the next one the same address)
+ *   SIMCUDA_POINTER_KIND=host|managed  cuPointerGetAttribute says every allocation is host
+ *                               memory (CU_MEMORYTYPE_HOST), or managed (IS_MANAGED 1): memory
+ *                               protect: auto refuses to snapshot
  *   SIMCUDA_RANGE_SHORT=N       cuMemGetAddressRange reports every allocation larger than N
  *                               bytes N bytes short (a range that misses the allocation's
  *                               end: memory a launch writes that protect: auto does not
