@@ -16,7 +16,8 @@
 # against 0.5 x full_floor_ms + 20 ms; then the median and the maximum over keys of
 # (tuning - 20 ms) / full_floor_ms (targets: median <= 0.5, max <= 1.0), the candidates by
 # status (eliminated ones included), whether the rounds chose one winner, outputs against
-# the run without the shim, and choice quality (targets: median >= 0.99, none < 0.95).
+# the run without the shim, and choice quality (targets: median >= 0.99, none < 0.95);
+# where nvidia-smi is there, the GPU's SM clock around each program's slowest round.
 #
 #   bash tests/gpu/racing.sh [BUILD_DIR] [LIBXMATUNE]
 # Environment: PROGRAMS (default: saxpy transpose atomic_rowsum inplace_axpb fixed_block
@@ -68,9 +69,26 @@ start=$(date +%s)
     echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
 } >"$work/env.txt"
 
+# The GPU's SM clock every 50 ms (clocks.csv) while the programs run, and each process's
+# start and end (timeline.tsv): racing_table.py prints the clock around each key's slowest
+# round. A key whose candidates are all rejected never runs the clock warm-up, so all its
+# work runs at the clock the GPU happens to be at, and its bound is 20 ms alone.
+clock_pid=
+if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm --format=csv,noheader,nounits -lms 50 \
+        >"$work/clocks.csv" 2>/dev/null &
+    clock_pid=$!
+fi
+stop_clock() {
+    [ -n "$clock_pid" ] && kill "$clock_pid" 2>/dev/null
+    clock_pid=
+}
+trap stop_clock EXIT
+: >"$work/timeline.tsv"
+
 # run NAME RUN [VAR=VALUE...]: one process, laid out as run.sh does it.
 run() {
-    local name=$1 mode=$2
+    local name=$1 mode=$2 t0
     shift 2
     local base="$work/logs/$name.$mode"
     rm -f "$base".* "$work/out/$name.$mode.bin"
@@ -78,9 +96,11 @@ run() {
         echo "not built (no $build/bin/$name)" >"$base.note"
         return
     fi
+    t0=$(date +%s.%N)
     (cd "$work/tmp" && timeout -k 10 "$T" env "$@" "$build/bin/$name" "$work/out/$name.$mode.bin" \
         >"$base.stdout" 2>"$base.stderr" </dev/null)
     echo $? >"$base.rc"
+    printf '%s\t%s\t%s\t%s\n' "$name" "$mode" "$t0" "$(date +%s.%N)" >>"$work/timeline.tsv"
     echo "$T" >"$base.limit"
     echo "racing.sh: $name $mode rc=$(cat "$base.rc") ($(($(date +%s) - start)) s)" >&2
 }
@@ -96,6 +116,7 @@ for ((i = 1; i <= rounds; i++)); do
             "XMATUNE_LOG=$work/logs/$p.r$i.jsonl" "XMATUNE_CACHE=$work/logs/$p.r$i.cache.jsonl"
     done
 done
+stop_clock
 
 if [ "${QUALITY:-1}" != 0 ]; then
     mkdir -p "$work/quality"

@@ -11,13 +11,15 @@ full = full_floor_ms (or its estimate: over the program's own config and every c
 with a median, (warmup + iterations) x median); m = (tuning - 20 ms) / full, the share of
 the full floor that tuning takes beyond 20 ms (0 when full is 0 and tuning <= 20 ms).
 Targets: the median key's m <= 0.5 and every event's m <= 1.0; choice quality median
->= 0.99, none below 0.95.
+>= 0.99, none below 0.95. Where racing.sh sampled the GPU's SM clock (clocks.csv,
+timeline.tsv), a table gives the clock around each program's slowest round.
 """
 import json
 import os
 import statistics
 import sys
 from collections import OrderedDict, defaultdict
+from datetime import datetime
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from summarize import Log, Run, compare, esc, fmt_ms  # noqa: E402
@@ -100,6 +102,74 @@ def keyed_samples(logs):
             k = (str(ev.get("name") or ev.get("kernel") or "?").split("(")[0], str(ev.get("key")))
             out.setdefault(k, []).append(Sample(ev))
     return out
+
+
+def read_clocks(work):
+    """(clock samples [(epoch s, SM MHz)], {(program, run): (start, end)}) from racing.sh's
+    clocks.csv (nvidia-smi's timestamp, local time, and clocks.sm) and timeline.tsv; empty
+    where a file is missing (no nvidia-smi) or a line does not parse."""
+    samples, spans = [], {}
+    try:
+        with open(os.path.join(work, "clocks.csv"), encoding="utf-8") as f:
+            for line in f:
+                ts, _, mhz = line.strip().partition(",")
+                try:
+                    t = datetime.strptime(ts.strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp()
+                    samples.append((t, float(mhz)))
+                except ValueError:
+                    continue
+        with open(os.path.join(work, "timeline.tsv"), encoding="utf-8") as f:
+            for line in f:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) == 4:
+                    try:
+                        spans[(parts[0], parts[1])] = (float(parts[2]), float(parts[3]))
+                    except ValueError:
+                        continue
+    except OSError:
+        pass
+    samples.sort()
+    return samples, spans
+
+
+def mhz(v):
+    return "—" if v is None else f"{v:.0f}"
+
+
+def clock_table(work, progs, w):
+    """Each program's slowest round with the SM clock around it: the last sample before
+    the process started, and the lowest and the median while it ran."""
+    samples, spans = read_clocks(work)
+    rows = []
+    for name, _, rounds in progs if samples and spans else ():
+        worst = None
+        for i in range(1, rounds + 1):
+            r = Run(work, name, f"r{i}")
+            if r.note:
+                continue
+            for ev in r.log.tunes:
+                t = Sample(ev).tuning
+                if t is not None and (worst is None or t > worst[1]):
+                    worst = (f"r{i}", t)
+        if worst is None or (name, worst[0]) not in spans:
+            continue
+        t0, t1 = spans[(name, worst[0])]
+        before = [m for t, m in samples if t <= t0]
+        during = [m for t, m in samples if t0 <= t <= t1]
+        rows.append(f"| {esc(name)} | {worst[0]} | {fmt_ms(worst[1])} | {mhz(before[-1] if before else None)} "
+                    f"| {mhz(min(during) if during else None)} "
+                    f"| {mhz(statistics.median(during) if during else None)} |")
+    if not rows:
+        return
+    w("")
+    w("The GPU's SM clock (MHz, `nvidia-smi` every 50 ms) around each program's slowest round: "
+      "*before* is the last sample before its process started; *lowest* and *median* are "
+      "over the samples while it ran.")
+    w("")
+    w("| program | round | tuning | before | lowest | median |")
+    w("| --- | --- | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        w(row)
 
 
 def main(work):
@@ -186,6 +256,7 @@ def main(work):
     else:
         all_ok = False
         w("No key had the figures (no tune event with duration_ms).")
+    clock_table(work, progs, w)
     w("")
     all_ok = quality(work, w) and all_ok
     w("")
