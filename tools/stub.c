@@ -449,6 +449,18 @@ static void guess_untyped(const xmt_shapes *sh, json_t *k, xmt_pinfo *info)
     }
 }
 
+/* Whether one of the first i kernels of the log's list is the same kernel: a policy
+ * names a kernel once, whatever the devices it ran on. */
+static int listed_before(json_t *kernels, size_t i, const char *mangled)
+{
+    for (size_t j = 0; j < i; j++) {
+        const char *m =
+            json_string_value(json_object_get(json_array_get(kernels, j), XMT_F_KERNEL));
+        if (m && !strcmp(m, mangled)) return 1;
+    }
+    return 0;
+}
+
 void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
 {
     fprintf(f, "# A policy skeleton written by `xmatune discover`: one entry per kernel seen.\n"
@@ -465,15 +477,7 @@ void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
     {
         const char *mangled = json_string_value(json_object_get(k, XMT_F_KERNEL));
         const char *name = json_string_value(json_object_get(k, XMT_F_NAME));
-        if (!mangled || !name) continue;
-        /* Only once per kernel, whatever the devices. */
-        int dup = 0;
-        for (size_t j = 0; j < i && !dup; j++) {
-            const char *m2 =
-                json_string_value(json_object_get(json_array_get(kernels, j), XMT_F_KERNEL));
-            dup = m2 && !strcmp(m2, mangled);
-        }
-        if (dup) continue;
+        if (!mangled || !name || listed_before(kernels, i, mangled)) continue;
         char dm[2048];
         int demangled = xmt_demangle(mangled, NULL, 0, dm, sizeof dm) == 1;
         fprintf(f, "\n  # %s\n", name);
@@ -584,14 +588,7 @@ size_t write_auto_policy(FILE *f, json_t *kernels, json_t *tunes)
     {
         const char *mangled = json_string_value(json_object_get(k, XMT_F_KERNEL));
         const char *name = json_string_value(json_object_get(k, XMT_F_NAME));
-        if (!mangled || !name) continue;
-        int dup = 0;
-        for (size_t j = 0; j < i && !dup; j++) {
-            const char *m2 =
-                json_string_value(json_object_get(json_array_get(kernels, j), XMT_F_KERNEL));
-            dup = m2 && !strcmp(m2, mangled);
-        }
-        if (dup) continue;
+        if (!mangled || !name || listed_before(kernels, i, mangled)) continue;
         fprintf(f, "\n  # %s\n", name);
         auto_seen a;
         auto_comments(f, mangled, tunes, &a);

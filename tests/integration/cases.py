@@ -1968,6 +1968,17 @@ def tool_discover_stub():
     expect(text.count("- mangled:") == 10, "one entry per kernel: %d" % text.count("- mangled:"))
     p = subprocess.run([tool, "check", "-q", stub], capture_output=True, text=True)
     expect(p.returncode == 0, "the stub does not load: " + p.stdout + p.stderr)
+    # a kernel that ran on two devices is listed once per device in the log, once in the stub
+    log2, stub2 = os.path.join(WORK, "disc2.jsonl"), os.path.join(WORK, "stub2.yaml")
+    p = subprocess.run([tool, "discover", "--log", log2, "--stub", stub2, "--", APPS["rt"], "trial",
+                        os.path.join(WORK, "d2.out"), "2", "twodev"], env=dict(e, SIMCUDA_DEVICES="2"),
+                       capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    devs = {(k["kernel"], k["device"]) for k in
+            (json.loads(l) for l in open(log2)) if k.get("event") == "kernel"}
+    expect({d for m, d in devs if m == "_Z5saxpyifPKfPf"} == {0, 1}, devs)
+    text = open(stub2).read()
+    expect(text.count('- mangled: "_Z5saxpyifPKfPf"') == 1, text)
 
 
 @case
