@@ -83,6 +83,49 @@ for p in progs:
 print("\nLowest agreement: %s/%d per key (target: at least %d/%d).\n" %
       (worst, nproc, -(-9 * nproc // 10), nproc))
 
+
+def call(e):
+    """How near one tune event's decision was to going otherwise, from its own figures:
+    (the winner's distance from the best statistic, the tie limit, the margin), all
+    relative. The tie rule picks the first config, in order (own, then the policy's),
+    within the limit of the best: it goes otherwise if the winner measures beyond the
+    limit or an earlier config inside it. The margin is the smallest of (limit - the
+    winner's distance) and (an earlier config's distance - limit); None without figures."""
+    field = "mean_ms" if e.get("statistic") == "mean" else "median_ms"
+    limit = (e.get("race") or {}).get("tie_limit")
+    cands = [dict(e["own"], index=-1)] + list(e.get("candidates") or [])
+    stats = [(c.get("index", i - 1), c.get(field)) for i, c in enumerate(cands)]
+    stats = [(i, v) for i, v in stats if isinstance(v, (int, float)) and v > 0]
+    w = (e.get("winner") or {}).get("index")
+    if not stats or limit is None or w is None:
+        return None
+    best = min(v for _, v in stats)
+    dist = {i: v / best - 1 for i, v in stats}
+    if w not in dist:
+        return None
+    margin = min([limit - dist[w]] + [d - limit for i, d in dist.items() if i < w])
+    return dist[w], limit, margin
+
+
+print("How near each key's decision came to going otherwise, over the fresh processes: the "
+      "winner's distance from the process's best, the process's tie limit, and the closest "
+      "call (the smallest margin, in points of the best: how far the winner was inside "
+      "the limit, or the nearest earlier config outside it).\n")
+print("| program | kernel | key | winner's distance from the best | tie limit | closest call |")
+print("| --- | --- | --- | ---: | ---: | ---: |")
+for p in progs:
+    per = collections.OrderedDict()
+    for i in range(nproc):
+        for e in events(os.path.join(work, "fresh", str(i), p + ".jsonl"), "tune"):
+            c = call(e) if e.get("benchmarked") else None
+            if c:
+                per.setdefault((short(e["name"]), e["key"]), []).append(c)
+    for (kern, key), cs in per.items():
+        print("| %s | %s | %s | %.2f–%.2f%% | %.2f–%.2f%% | %.2f points |" % (
+            p, kern, key, 100 * min(c[0] for c in cs), 100 * max(c[0] for c in cs),
+            100 * min(c[1] for c in cs), 100 * max(c[1] for c in cs), 100 * min(c[2] for c in cs)))
+print()
+
 # ---- 2. concurrent processes on one cache
 print("### %d processes at once on one cache\n" % nconc)
 print("| program | keys | records in the cache | benchmarked (all processes) | "

@@ -3,7 +3,8 @@
 # cache benchmark nothing? (issue 10). Runs the GPU suite's tuning programs (those of
 # run.sh: examples/gpu/<prog>.yaml) in tune mode:
 #   1. 10 fresh processes one after another, each with its own fresh cache: per key, how
-#      many picked the modal winner (target: at least 9 of 10);
+#      many picked the modal winner (target: at least 9 of 10), and how near each key's
+#      decision came to going otherwise (the closest call to its tie limit);
 #   2. 4 processes at once on one shared cache: one record per key, each key benchmarked
 #      once in all (the others wait for the claim or use the record);
 #   3. two runs one after the other against one cache: the second benchmarks nothing,
