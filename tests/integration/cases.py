@@ -4231,8 +4231,10 @@ def gpu_auto_racing_tables():
     from a work folder as auto.sh leaves it, gives each program its speed-ups from the tune
     events, auto / hand against 0.9, a kept own config as met, the idiom ("?" when the event
     has none), and row_softmax's plain auto row held to bitwise outputs; racing_table.py
-    counts eliminated candidates, estimates a missing full_floor_ms, and judges the median
-    and the worst key; racing.sh runs end to end on the simulated driver."""
+    counts eliminated candidates, estimates a missing full_floor_ms, judges the median
+    and the worst key, and gives the SM clock around each program's slowest round where
+    racing.sh sampled it; agreement.py gives each key's closest call to its tie limit;
+    racing.sh runs end to end on the simulated driver."""
     tool = os.environ["XMT_TOOL"]
     root = os.path.join(os.path.dirname(POLICIES), "..", "..")
     gpu = os.path.join(root, "tests", "gpu")
@@ -4322,6 +4324,45 @@ def gpu_auto_racing_tables():
     expect(dy[0][6] == "75.000 ms (est.)" and dy[0][8] == "1.07", dy)
     expect("median m 0.83" in r.stdout and "maximum over 3 events 1.07" in r.stdout and "NOT MET" in r.stdout
            and "Choice quality: not run" in r.stdout, r.stdout)
+    expect("SM clock" not in r.stdout, r.stdout)  # nothing sampled: no clock table
+    # the SM clock around each program's slowest round, from clocks.csv (nvidia-smi's local
+    # timestamps) and timeline.tsv: saxpy's slowest round (r2) starts at the idle clock
+    t0 = time.time() - 3600.0
+    with open(os.path.join(work, "timeline.tsv"), "w") as f:
+        for prog, run_, a in (("saxpy", "r1", 0), ("saxpy", "r2", 2), ("dyn_smem", "r1", 4)):
+            f.write("%s\t%s\t%.6f\t%.6f\n" % (prog, run_, t0 + a, t0 + a + 1))
+    with open(os.path.join(work, "clocks.csv"), "w") as f:
+        for i in range(120):
+            t = t0 - 0.475 + i * 0.05
+            stamp = time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(t)) + ".%03d" % int((t % 1) * 1000)
+            f.write("%s, %d\n" % (stamp, 345 if t < t0 + 2.2 else 1980))
+        f.write("not a sample\n")
+    r = subprocess.run([sys.executable, os.path.join(gpu, "racing_table.py"), work], capture_output=True, text=True)
+    clk = [row for row in _table_rows(r.stdout, "saxpy") + _table_rows(r.stdout, "dyn_smem") if len(row) == 6]
+    expect(clk == [["saxpy", "r2", "90.000 ms", "345", "345", "1980"],
+                   ["dyn_smem", "r1", "100.0 ms", "1980", "1980", "1980"]], r.stdout + r.stderr)
+
+    # ---- agreement.py's closest call: the winner's margin inside its tie limit, or an
+    # earlier config's outside it, the smallest over the processes
+    work = os.path.join(WORK, "agreement_work")
+    shutil.rmtree(work, ignore_errors=True)
+
+    def agree_ev(cands, limit):
+        return {"event": "tune", "name": "gs_update(float*, int)", "key": "n=8", "benchmarked": True,
+                "own": {"config": "own", "median_ms": 5.0}, "winner": {"config": "c1", "index": 1},
+                "race": {"tie_limit": limit},
+                "candidates": [{"index": i, "config": "c%d" % i, "status": "ok", "median_ms": m}
+                               for i, m in enumerate(cands)]}
+    # process 0: the winner c1 0.1 points inside (c0 0.5 outside); process 1: c0 0.05 outside
+    for i, cands in enumerate(([1.025, 1.019, 1.0], [1.0205, 1.01, 1.0])):
+        os.makedirs(os.path.join(work, "fresh", str(i)))
+        with open(os.path.join(work, "fresh", str(i), "gs.jsonl"), "w") as f:
+            f.write(json.dumps(agree_ev(cands, 0.02)) + "\n")
+    r = subprocess.run([sys.executable, os.path.join(gpu, "agreement.py"), work, "2", "0", "gs"],
+                       capture_output=True, text=True)
+    near = [row for row in _table_rows(r.stdout, "gs") if row[-1].endswith(" points")]
+    expect(near == [["gs", "gs_update", "n=8", "1.00–1.90%", "2.00–2.00%", "0.05 points"]],
+           r.stdout + r.stderr)
 
     # ---- racing.sh end to end on the simulated driver (its programs stand in for the GPU's)
     if PRELOAD_PREFIX:
