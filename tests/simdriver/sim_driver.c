@@ -38,17 +38,19 @@ static unsigned long long g_hang_from;    /* the executed launch (g_launches) th
 static _Atomic double g_hang_until;       /* CLOCK_MONOTONIC ms */
 static char g_hang_file[4096];            /* SIMCUDA_HANG_UNTIL, or "" */
 static _Atomic int g_hang_held;           /* a hang waits for g_hang_file */
-/* SIMCUDA_FAULT_AT=kernel:block_x:nth: that config's nth launch in the process faults
- * (ILLEGAL_ADDRESS, sticky) instead of running: a fault placed by the config's own launch
- * count, which other kernels' launches (the shim's comparisons) do not shift */
-static char g_faultat_kernel[128];
-static unsigned g_faultat_block;
-static unsigned long long g_faultat_nth, g_faultat_seen;
-/* SIMCUDA_NOISE_OUTLIER_AT=kernel:block_x:nth: that launch (counted as SIMCUDA_FAULT_AT
- * counts) costs 100 times more, once: one outlier exactly where a test wants it. */
-static char g_outat_kernel[128];
-static unsigned g_outat_block;
-static unsigned long long g_outat_nth, g_outat_seen;
+/* One launch named by kernel:block_x:nth: that config's nth executed launch in the
+ * process, counted by the config's own launches, which other kernels' launches (the
+ * shim's comparisons) do not shift. nth 0: none. */
+typedef struct {
+    char kernel[128];
+    unsigned block;
+    unsigned long long nth, seen;
+} sim_at;
+/* SIMCUDA_FAULT_AT: that launch faults (ILLEGAL_ADDRESS, sticky) instead of running */
+static sim_at g_fault_at;
+/* SIMCUDA_NOISE_OUTLIER_AT: that launch costs 100 times more, once: one outlier exactly
+ * where a test wants it */
+static sim_at g_outlier_at;
 
 static double wall_ms(void)
 {
@@ -343,27 +345,22 @@ static int helper_role(void)
     return v && *v && strcmp(v, "0") != 0;
 }
 
-/* SIMCUDA_FAULT_AT's value: kernel:block_x:nth, nth >= 1. */
-static void parse_fault_at(const char *v)
+/* The value v of variable var: kernel:block_x:nth, nth >= 1 (else none, and a message). */
+static void parse_at(sim_at *at, const char *var, const char *v)
 {
     char tail[2];
-    if (sscanf(v, "%127[^:]:%u:%llu%1s", g_faultat_kernel, &g_faultat_block, &g_faultat_nth,
-               tail) == 3 &&
-        g_faultat_nth >= 1)
+    if (sscanf(v, "%127[^:]:%u:%llu%1s", at->kernel, &at->block, &at->nth, tail) == 3 &&
+        at->nth >= 1)
         return;
-    g_faultat_nth = 0;
-    fprintf(stderr, "simcuda: SIMCUDA_FAULT_AT: expected kernel:block_x:nth, got '%s'\n", v);
+    at->nth = 0;
+    fprintf(stderr, "simcuda: %s: expected kernel:block_x:nth, got '%s'\n", var, v);
 }
 
-static void parse_outlier_at(const char *v)
+/* Whether launch r is at's launch (counting it when it is its config's). */
+static int at_hit(sim_at *at, const sim_launch_rec *r)
 {
-    char tail[2];
-    if (sscanf(v, "%127[^:]:%u:%llu%1s", g_outat_kernel, &g_outat_block, &g_outat_nth, tail) == 3 &&
-        g_outat_nth >= 1)
-        return;
-    g_outat_nth = 0;
-    fprintf(stderr, "simcuda: SIMCUDA_NOISE_OUTLIER_AT: expected kernel:block_x:nth, got '%s'\n",
-            v);
+    return at->nth && r->block[0] == at->block && !strcmp(r->k->name, at->kernel) &&
+           ++at->seen == at->nth;
 }
 
 /* SIMCUDA_HANG's value: kernel:block_x:ms[:nth], ms a number or "forever", nth >= 1. */
@@ -403,11 +400,12 @@ static void read_env(void)
     if ((v = getenv("SIMCUDA_NOISE")) && *v) simcuda_set_noise(strtod(v, NULL), seed);
     if ((v = getenv("SIMCUDA_NOISE_OUTLIER")) && *v)
         simcuda_set_outlier((unsigned)strtoul(v, NULL, 10));
-    if ((v = getenv("SIMCUDA_NOISE_OUTLIER_AT")) && *v) parse_outlier_at(v);
+    if ((v = getenv("SIMCUDA_NOISE_OUTLIER_AT")) && *v)
+        parse_at(&g_outlier_at, "SIMCUDA_NOISE_OUTLIER_AT", v);
     if ((v = getenv(g_helper ? "SIMCUDA_TRACE_HELPER" : "SIMCUDA_TRACE")) && *v)
         simcuda_set_trace(v);
     if ((v = getenv("SIMCUDA_HANG")) && *v) parse_hang(v);
-    if ((v = getenv("SIMCUDA_FAULT_AT")) && *v) parse_fault_at(v);
+    if ((v = getenv("SIMCUDA_FAULT_AT")) && *v) parse_at(&g_fault_at, "SIMCUDA_FAULT_AT", v);
     if ((v = getenv("SIMCUDA_STICKY")) && *v) simcuda_set_sticky(strcmp(v, "0") != 0);
     if ((v = getenv("SIMCUDA_UNIQUE_HANDLES")) && *v) g_unique_handles = strcmp(v, "0") != 0;
     if ((v = getenv("SIMCUDA_RANGE_SHORT")) && *v) g_range_short = strtoul(v, NULL, 10);
@@ -2592,9 +2590,7 @@ void sim_global_free_locked(uintptr_t p)
 
 CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
 {
-    if (g_faultat_nth && r->block[0] == g_faultat_block && !strcmp(r->k->name, g_faultat_kernel) &&
-        ++g_faultat_seen == g_faultat_nth)
-        return sim_fault(CUDA_ERROR_ILLEGAL_ADDRESS);
+    if (at_hit(&g_fault_at, r)) return sim_fault(CUDA_ERROR_ILLEGAL_ADDRESS);
     sim_exec e;
     memset(&e, 0, sizeof e);
     e.k = r->k;
@@ -2639,9 +2635,7 @@ CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
         cost *= 1.0 + g_noise * (2.0 * u - 1.0);
     }
     if (g_outlier && g_launches % g_outlier == 0) cost *= 100.0;
-    if (g_outat_nth && r->block[0] == g_outat_block && !strcmp(r->k->name, g_outat_kernel) &&
-        ++g_outat_seen == g_outat_nth)
-        cost *= 100.0;
+    if (at_hit(&g_outlier_at, r)) cost *= 100.0;
     s->clock_ns += cost;
     snprintf(g_last.kernel, sizeof g_last.kernel, "%s", r->k->name);
     memcpy(g_last.grid, r->grid, sizeof g_last.grid);
