@@ -52,38 +52,6 @@ def short(name):
     return name.split("(")[0]
 
 
-ok = True
-# ---- 1. fresh processes
-print("### Agreement: %d fresh processes, each with its own cache\n" % nproc)
-print("| program | kernel | key | modal winner | agree | noise band (median) | the others' winners |")
-print("| --- | --- | --- | --- | ---: | ---: | --- |")
-worst = None
-for p in progs:
-    per = collections.OrderedDict()
-    for i in range(nproc):
-        d = os.path.join(work, "fresh", str(i))
-        for e in events(os.path.join(d, p + ".jsonl"), "tune"):
-            if not e.get("benchmarked"):
-                continue
-            k = (short(e["name"]), e["key"])
-            per.setdefault(k, []).append((e["winner"]["config"], e.get("tie_band", 0)))
-    if not per:
-        print("| %s | (no tuning ran) | | | | | |" % p)
-        ok = False
-    for (kern, key), picks in per.items():
-        c = collections.Counter(w for w, _ in picks)
-        modal, n = c.most_common(1)[0]
-        bands = sorted(b for _, b in picks)
-        others = ", ".join("%s: %d" % (w, k) for w, k in c.most_common()[1:]) or "—"
-        print("| %s | %s | %s | %s | %d/%d | %.2f%% | %s |" % (p, kern, key, modal, n, nproc,
-                                                            100 * bands[len(bands) // 2], others))
-        worst = n if worst is None else min(worst, n)
-        if n < 0.9 * nproc:
-            ok = False
-print("\nLowest agreement: %s/%d per key (target: at least %d/%d).\n" %
-      (worst, nproc, -(-9 * nproc // 10), nproc))
-
-
 def call(e):
     """How near one tune event's decision was to going otherwise, from its own figures:
     (the winner's distance from the best statistic, the tie limit, the margin), all
@@ -107,23 +75,53 @@ def call(e):
     return dist[w], limit, margin
 
 
+ok = True
+# ---- 1. fresh processes
+print("### Agreement: %d fresh processes, each with its own cache\n" % nproc)
+print("| program | kernel | key | modal winner | agree | noise band (median) | the others' winners |")
+print("| --- | --- | --- | --- | ---: | ---: | --- |")
+worst = None
+calls = collections.OrderedDict()  # (program, kernel, key): call() of each process's event
+for p in progs:
+    per = collections.OrderedDict()
+    for i in range(nproc):
+        d = os.path.join(work, "fresh", str(i))
+        for e in events(os.path.join(d, p + ".jsonl"), "tune"):
+            if not e.get("benchmarked"):
+                continue
+            k = (short(e["name"]), e["key"])
+            per.setdefault(k, []).append((e["winner"]["config"], e.get("tie_band", 0)))
+            c = call(e)
+            if c:
+                calls.setdefault((p,) + k, []).append(c)
+    if not per:
+        print("| %s | (no tuning ran) | | | | | |" % p)
+        ok = False
+    for (kern, key), picks in per.items():
+        c = collections.Counter(w for w, _ in picks)
+        modal, n = c.most_common(1)[0]
+        bands = sorted(b for _, b in picks)
+        others = ", ".join("%s: %d" % (w, k) for w, k in c.most_common()[1:]) or "—"
+        print("| %s | %s | %s | %s | %d/%d | %.2f%% | %s |" % (p, kern, key, modal, n, nproc,
+                                                            100 * bands[len(bands) // 2], others))
+        worst = n if worst is None else min(worst, n)
+        if n < 0.9 * nproc:
+            ok = False
+print("\nLowest agreement: %s/%d per key (target: at least %d/%d).\n" %
+      (worst, nproc, -(-9 * nproc // 10), nproc))
+
+
+
 print("How near each key's decision came to going otherwise, over the fresh processes: the "
       "winner's distance from the process's best, the process's tie limit, and the closest "
       "call (the smallest margin, in points of the best: how far the winner was inside "
       "the limit, or the nearest earlier config outside it).\n")
 print("| program | kernel | key | winner's distance from the best | tie limit | closest call |")
 print("| --- | --- | --- | ---: | ---: | ---: |")
-for p in progs:
-    per = collections.OrderedDict()
-    for i in range(nproc):
-        for e in events(os.path.join(work, "fresh", str(i), p + ".jsonl"), "tune"):
-            c = call(e) if e.get("benchmarked") else None
-            if c:
-                per.setdefault((short(e["name"]), e["key"]), []).append(c)
-    for (kern, key), cs in per.items():
-        print("| %s | %s | %s | %.2f–%.2f%% | %.2f–%.2f%% | %.2f points |" % (
-            p, kern, key, 100 * min(c[0] for c in cs), 100 * max(c[0] for c in cs),
-            100 * min(c[1] for c in cs), 100 * max(c[1] for c in cs), 100 * min(c[2] for c in cs)))
+for (p, kern, key), cs in calls.items():
+    print("| %s | %s | %s | %.2f–%.2f%% | %.2f–%.2f%% | %.2f points |" % (
+        p, kern, key, 100 * min(c[0] for c in cs), 100 * max(c[0] for c in cs),
+        100 * min(c[1] for c in cs), 100 * max(c[1] for c in cs), 100 * min(c[2] for c in cs)))
 print()
 
 # ---- 2. concurrent processes on one cache
