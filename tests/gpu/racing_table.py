@@ -136,27 +136,31 @@ def mhz(v):
     return "—" if v is None else f"{v:.0f}"
 
 
-def clock_table(work, progs, w):
-    """Each program's slowest round with the SM clock around it: the last sample before
-    the process started, and the lowest and the median while it ran."""
+def slowest_round(runs):
+    """("r<N>", tuning) of the round (runs[N - 1]) whose tune event took longest; None when
+    none has one."""
+    worst = None
+    for i, r in enumerate(runs, 1):
+        for ev in [] if r.note else r.log.tunes:
+            t = Sample(ev).tuning
+            if t is not None and (worst is None or t > worst[1]):
+                worst = (f"r{i}", t)
+    return worst
+
+
+def clock_table(work, slowest, w):
+    """Each program's slowest round ({program: (run, tuning)}) with the SM clock around
+    it: the last sample before the process started, and the lowest and the median while
+    it ran."""
     samples, spans = read_clocks(work)
     rows = []
-    for name, _, rounds in progs if samples and spans else ():
-        worst = None
-        for i in range(1, rounds + 1):
-            r = Run(work, name, f"r{i}")
-            if r.note:
-                continue
-            for ev in r.log.tunes:
-                t = Sample(ev).tuning
-                if t is not None and (worst is None or t > worst[1]):
-                    worst = (f"r{i}", t)
-        if worst is None or (name, worst[0]) not in spans:
+    for name, (mode, tuning) in slowest.items() if samples else ():
+        if (name, mode) not in spans:
             continue
-        t0, t1 = spans[(name, worst[0])]
+        t0, t1 = spans[(name, mode)]
         before = [m for t, m in samples if t <= t0]
         during = [m for t, m in samples if t0 <= t <= t1]
-        rows.append(f"| {esc(name)} | {worst[0]} | {fmt_ms(worst[1])} | {mhz(before[-1] if before else None)} "
+        rows.append(f"| {esc(name)} | {mode} | {fmt_ms(tuning)} | {mhz(before[-1] if before else None)} "
                     f"| {mhz(min(during) if during else None)} "
                     f"| {mhz(statistics.median(during) if during else None)} |")
     if not rows:
@@ -198,9 +202,13 @@ def main(work):
       "| candidates | winners | outputs | note |")
     w("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |")
     key_m, all_m, all_ok = [], [], True
+    slowest = {}  # program: its slowest round, for the clock table
     for name, how, rounds in progs:
         base = Run(work, name, "base")
         runs = [Run(work, name, f"r{i}") for i in range(1, rounds + 1)]
+        worst = slowest_round(runs)
+        if worst:
+            slowest[name] = worst
         outs, notes = [], []
         for r in runs:
             if r.note:
@@ -256,7 +264,7 @@ def main(work):
     else:
         all_ok = False
         w("No key had the figures (no tune event with duration_ms).")
-    clock_table(work, progs, w)
+    clock_table(work, slowest, w)
     w("")
     all_ok = quality(work, w) and all_ok
     w("")
