@@ -172,6 +172,7 @@ static void tune_fields(json_t *ev, const xmt_ev_tune_info *t)
     if (t->clock_warmup) json_object_set_new(ev, XMT_F_CLOCK_WARMUP, t->clock_warmup);
     if (t->staged) json_object_set_new(ev, XMT_F_STAGED, t->staged);
     if (t->verification_ms) json_object_set_new(ev, XMT_F_VERIFICATION_MS, t->verification_ms);
+    if (t->driver_calls) json_object_set_new(ev, XMT_F_DRIVER_CALLS, t->driver_calls);
     if (t->data) json_object_set_new(ev, XMT_F_DATA, t->data);
     if (t->race) json_object_set_new(ev, XMT_F_RACE, t->race);
     if (t->search) json_object_set_new(ev, XMT_F_SEARCH, t->search);
@@ -193,6 +194,7 @@ json_t *xmt_ev_tune(const xmt_ev_tune_info *t)
         json_decref(t->clock_warmup);
         json_decref(t->staged);
         json_decref(t->verification_ms);
+        json_decref(t->driver_calls);
         json_decref(t->data);
         json_decref(t->race);
         json_decref(t->search);

@@ -50,6 +50,7 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_TRIAL "trial"
 #define XMT_F_STAGED "staged"
 #define XMT_F_VERIFICATION_MS "verification_ms"
+#define XMT_F_DRIVER_CALLS "driver_calls"
 #define XMT_F_PID "pid"
 #define XMT_F_LAUNCHES "launches"
 #define XMT_F_REWRITTEN "rewritten"
@@ -261,6 +262,7 @@ typedef struct {
     json_t *clock_warmup;    /* or NULL (the session did not reach it): absent */
     json_t *staged;          /* or NULL (not in the trial helper): absent */
     json_t *verification_ms; /* or NULL (nothing verified): absent */
+    json_t *driver_calls;    /* or NULL (not in the trial helper): absent */
     json_t *data;            /* or NULL (no reference was taken): absent */
 } xmt_ev_tune_info;
 json_t *xmt_ev_tune(const xmt_ev_tune_info *t);

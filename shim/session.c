@@ -2107,6 +2107,7 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
     S->only_index = only_index;
     S->s = xmt_launch_stream(l);
     S->t0 = xmt_now_ms();
+    S->has_drv = in && xmt_drvtime_read(&S->drv0) == 0;
     S->choice.index = XMT_OWN_CONFIG;
     own_label(l, S->choice.label, sizeof S->choice.label);
     settings(S);
@@ -2125,6 +2126,8 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
         release(S);
     }
     S->spent_ms = xmt_now_ms() - S->t0;
+    xmt_drvtime now;
+    if (S->has_drv && xmt_drvtime_read(&now) == 0) xmt_drvtime_since(&S->drv0, &now, &S->drv);
     atomic_store(&last_session_end_us, (uint64_t)(xmt_now_ms() * 1000));
     return 0;
 }

@@ -23,6 +23,7 @@
 #include <cuda.h>
 
 #include "cache.h"
+#include "drvtime.h"
 #include "gpucheck.h"
 #include "kernels.h"
 #include "launch.h"
@@ -209,7 +210,11 @@ typedef struct {
     xmt_choice choice;
     /* in the trial helper */
     const xmt_trial_in *trial; /* NULL: the session runs in the program's process */
-    long culprit;              /* the candidate that faulted or hung (index), when one did */
+    /* the helper's driver calls during the session (drvtime.h): the sums at its start,
+     * then what it added; has_drv when counted (the helper wraps them) */
+    xmt_drvtime drv0, drv;
+    int has_drv;
+    long culprit; /* the candidate that faulted or hung (index), when one did */
     int has_culprit;
     /* the culprit faulted in a verify run from outputs poisoned before the in-place check:
      * what it read there may be the poison (the program retries with the check first) */

@@ -221,6 +221,21 @@ static json_t *clock_warmup_json(const xmt_session *S)
 
 /* The data the comparisons ran on (docs/tuning.md, "Data that proves nothing"): NULL
  * when no reference was taken. */
+/* The helper's driver calls during the session (drvtime.h): {"cuStreamSynchronize":
+ * {"calls": 14, "ms": 3.2}, ...}, the entry points it called, in drvtime.h's order; NULL
+ * when they were not counted (the session ran in the program's process). */
+static json_t *driver_calls_json(const xmt_session *S)
+{
+    if (!S->has_drv) return NULL;
+    json_t *o = json_object();
+    for (int i = 0; o && i < XMT_DT_COUNT; i++)
+        if (S->drv.calls[i])
+            json_object_set_new(
+                o, xmt_drvtime_name(i),
+                json_pack("{sIsf}", "calls", (json_int_t)S->drv.calls[i], "ms", S->drv.ms[i]));
+    return o;
+}
+
 static json_t *data_json(const xmt_session *S)
 {
     if (!S->uninformative && !S->data_digest[0]) return NULL;
@@ -341,6 +356,7 @@ static void log_event(const xmt_session *S)
             json_pack("{sfsfsfsfsf}", "own_outputs", p->verify_own, "data_check", p->verify_data,
                       "candidate_runs", p->verify_runs, "comparisons", p->verify_compares,
                       "guard_bytes", p->verify_guard);
+    t.driver_calls = driver_calls_json(S);
     if (S->trial)
         t.staged =
             json_pack("{sIsIsbsfsIsI}", "bytes", (json_int_t)S->trial->staged_bytes, "windows",

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "drvtime.h"
 #include "kernels.h"
 #include "log.h"
 #include "options.h"
@@ -104,6 +105,8 @@ static int start(char *why, size_t cap)
         snprintf(why, cap, "the helper cannot open the CUDA driver");
         return -1;
     }
+    /* every session's tune event says where its driver time went (drvtime.h) */
+    xmt_drvtime_install();
     if (xmt_opt.policy[0]) xmt_policy_load(xmt_opt.policy, &xmt_policies, quiet_diag, NULL);
     xmt_log_set_relay(relay_message, relay_event);
     xmt_session_tick = tick;

@@ -17,7 +17,8 @@
 # (tuning - 20 ms) / full_floor_ms (targets: median <= 0.5, max <= 1.0), the candidates by
 # status (eliminated ones included), whether the rounds chose one winner, outputs against
 # the run without the shim, and choice quality (targets: median >= 0.99, none < 0.95);
-# where nvidia-smi is there, the GPU's SM clock around each program's slowest round.
+# where nvidia-smi is there, the GPU's SM clock around each program's slowest round; and
+# each program's slowest and fastest round split by the helper's driver calls (driver_calls).
 #
 #   bash tests/gpu/racing.sh [BUILD_DIR] [LIBXMATUNE]
 # Environment: PROGRAMS (default: saxpy transpose atomic_rowsum inplace_axpb fixed_block

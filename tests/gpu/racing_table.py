@@ -12,7 +12,9 @@ with a median, (warmup + iterations) x median); m = (tuning - 20 ms) / full, the
 the full floor that tuning takes beyond 20 ms (0 when full is 0 and tuning <= 20 ms).
 Targets: the median key's m <= 0.5 and every event's m <= 1.0; choice quality median
 >= 0.99, none below 0.95. Where racing.sh sampled the GPU's SM clock (clocks.csv,
-timeline.tsv), a table gives the clock around each program's slowest round.
+timeline.tsv), a table gives the clock around each program's slowest round; where the
+tune events have driver_calls (sessions in the trial helper), another splits each
+program's slowest and fastest round by the driver calls it waited in.
 """
 import json
 import os
@@ -136,25 +138,78 @@ def mhz(v):
     return "—" if v is None else f"{v:.0f}"
 
 
-def slowest_round(runs):
-    """("r<N>", tuning) of the round (runs[N - 1]) whose tune event took longest; None when
-    none has one."""
-    worst = None
+def round_extremes(runs):
+    """(slowest, fastest): ("r<N>", tuning, tune event) of the rounds (runs[N - 1]) whose
+    tune event took longest and shortest; (None, None) when none has one."""
+    seen = []
     for i, r in enumerate(runs, 1):
         for ev in [] if r.note else r.log.tunes:
             t = Sample(ev).tuning
-            if t is not None and (worst is None or t > worst[1]):
-                worst = (f"r{i}", t)
-    return worst
+            if t is not None:
+                seen.append((f"r{i}", t, ev))
+    if not seen:
+        return None, None
+    return max(seen, key=lambda x: x[1]), min(seen, key=lambda x: x[1])
+
+
+# The trial helper's driver calls (the tune event's driver_calls, shim/drvtime.h) by kind.
+DRIVER_KINDS = (
+    ("waits", ("cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize")),
+    ("allocations", ("cuMemAlloc", "cuMemFree")),
+    ("copies, fills", ("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyDtoH", "cuMemcpyHtoD",
+                       "cuMemsetD8Async")),
+    ("launches", ("cuLaunchKernel",)),
+)
+
+
+def driver_split(ev):
+    """[ms per DRIVER_KINDS kind..., other driver calls, the rest (host)] of a tune event's
+    duration_ms, from its driver_calls; None when it has none."""
+    calls = ev.get("driver_calls")
+    dur = num(ev.get("duration_ms"))
+    if not isinstance(calls, dict) or dur is None:
+        return None
+    ms = {k: num((v or {}).get("ms")) or 0.0 for k, v in calls.items()}
+    out, named = [], set()
+    for _, names in DRIVER_KINDS:
+        out.append(sum(ms.get(n, 0.0) for n in names))
+        named.update(names)
+    out.append(sum(v for k, v in ms.items() if k not in named))
+    out.append(dur - sum(out))
+    return out
+
+
+def driver_table(extremes, w):
+    """Each program's slowest and fastest round ({program: (slowest, fastest)}), its
+    duration split by the helper's driver calls: which part grows in a slow round."""
+    rows = []
+    for name, pair in extremes.items():
+        for label, x in zip(("slowest", "fastest"), pair):
+            split = driver_split(x[2]) if x else None
+            if split is None or (label == "fastest" and x is pair[0]):
+                continue
+            rows.append(f"| {esc(name)} | {label} ({x[0]}) | {fmt_ms(num(x[2].get('duration_ms')))} | "
+                        + " | ".join(fmt_ms(v) for v in split) + " |")
+    if not rows:
+        return
+    w("")
+    w("Where each program's slowest and fastest round spent its `duration_ms` (the trial helper's "
+      "driver calls, the tune event's `driver_calls`): *waits* = the synchronizations (the GPU's "
+      "own time shows here), *host* = what no counted driver call took.")
+    w("")
+    w("| program | round | duration | " + " | ".join(k for k, _ in DRIVER_KINDS) + " | other driver | host |")
+    w("| --- | --- | ---: | " + " | ".join("---:" for _ in DRIVER_KINDS) + " | ---: | ---: |")
+    for row in rows:
+        w(row)
 
 
 def clock_table(work, slowest, w):
-    """Each program's slowest round ({program: (run, tuning)}) with the SM clock around
+    """Each program's slowest round ({program: (run, tuning, event)}) with the SM clock around
     it: the last sample before the process started, and the lowest and the median while
     it ran."""
     samples, spans = read_clocks(work)
     rows = []
-    for name, (mode, tuning) in slowest.items() if samples else ():
+    for name, (mode, tuning, _) in slowest.items() if samples else ():
         if (name, mode) not in spans:
             continue
         t0, t1 = spans[(name, mode)]
@@ -202,13 +257,13 @@ def main(work):
       "| candidates | winners | outputs | note |")
     w("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |")
     key_m, all_m, all_ok = [], [], True
-    slowest = {}  # program: its slowest round, for the clock table
+    extremes = {}  # program: its slowest and fastest round, for the clock and driver tables
     for name, how, rounds in progs:
         base = Run(work, name, "base")
         runs = [Run(work, name, f"r{i}") for i in range(1, rounds + 1)]
-        worst = slowest_round(runs)
-        if worst:
-            slowest[name] = worst
+        slow, fast = round_extremes(runs)
+        if slow:
+            extremes[name] = (slow, fast)
         outs, notes = [], []
         for r in runs:
             if r.note:
@@ -264,7 +319,8 @@ def main(work):
     else:
         all_ok = False
         w("No key had the figures (no tune event with duration_ms).")
-    clock_table(work, slowest, w)
+    clock_table(work, {n: x[0] for n, x in extremes.items()}, w)
+    driver_table(extremes, w)
     w("")
     all_ok = quality(work, w) and all_ok
     w("")

@@ -3680,6 +3680,14 @@ def trial_helper_once_per_device():
                    t["staged"]["guard_va"] == 2 << 20 for t in tunes),
                [t["staged"] for t in tunes])
         expect(all(winner_block(t) == [256, 1, 1] for t in tunes), [t["winner"] for t in tunes])
+        # where each session's time went in the driver (drvtime.h): the helper's waits,
+        # allocations and launches, counted and timed within the session's duration
+        for t in tunes:
+            dc = t.get("driver_calls") or {}
+            expect(dc.get("cuStreamSynchronize", {}).get("calls", 0) >= 1 and dc.get("cuMemAlloc", {}).get(
+                "calls", 0) >= 1 and dc.get("cuLaunchKernel", {}).get("calls", 0) >= 2, dc)
+            expect(all(v["calls"] >= 1 and v["ms"] >= 0 for v in dc.values()), dc)
+            expect(sum(v["ms"] for v in dc.values()) <= t["duration_ms"] + 1e-6, (dc, t["duration_ms"]))
         wait_gone(helper_pids(r), mode)
     # two devices, keys on each in turn: a helper each, each reused
     base = run("rt", "trial", shim=False, iterations=3, args=["twodev"], env={"SIMCUDA_DEVICES": "2"})
@@ -3696,6 +3704,8 @@ def trial_helper_once_per_device():
     ok(q, "inline")
     expect(q.events("trial_helper") == [], "inline: %s" % q.events("trial_helper"))
     expect(q.events("tune") and all(t["trial"] == "inline" for t in q.events("tune")), q.log)
+    # the program's own driver calls are never wrapped: an inline session counts none
+    expect(all("driver_calls" not in t for t in q.events("tune")), q.events("tune"))
     q = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS="sideways"), iterations=2, args=["exit"])
     ok(q, "a bad value")
     # the default (auto) it keeps: the helper tunes
@@ -4341,6 +4351,24 @@ def gpu_auto_racing_tables():
     clk = [row for row in _table_rows(r.stdout, "saxpy") + _table_rows(r.stdout, "dyn_smem") if len(row) == 6]
     expect(clk == [["saxpy", "r2", "90.000 ms", "345", "345", "1980"],
                    ["dyn_smem", "r1", "100.0 ms", "1980", "1980", "1980"]], r.stdout + r.stderr)
+    expect("driver_calls" not in r.stdout, r.stdout)  # no event has them: no driver table
+    # the helper's driver calls (driver_calls): the slowest round and the fastest, split by
+    # kind; what no counted call took is the host's
+    dc2 = {"cuStreamSynchronize": {"calls": 9, "ms": 60.0}, "cuEventSynchronize": {"calls": 1, "ms": 5.0},
+           "cuMemAlloc": {"calls": 4, "ms": 8.0}, "cuMemFree": {"calls": 4, "ms": 2.0},
+           "cuMemcpyDtoDAsync": {"calls": 2, "ms": 0.5}, "cuMemsetD8Async": {"calls": 3, "ms": 0.25},
+           "cuLaunchKernel": {"calls": 40, "ms": 4.0}, "cuEventQuery": {"calls": 2, "ms": 0.125}}
+    dc1 = {"cuStreamSynchronize": {"calls": 9, "ms": 20.0}, "cuLaunchKernel": {"calls": 40, "ms": 4.0}}
+    put(work, "saxpy", "r1", [tune("saxpy", 2.0, 1.0, duration_ms=150.0, full_floor_ms=100.0, driver_calls=dc1,
+                                   **common)])
+    put(work, "saxpy", "r2", [tune("saxpy", 2.0, 1.0, duration_ms=170.0, full_floor_ms=100.0, driver_calls=dc2,
+                                   **common)])
+    r = subprocess.run([sys.executable, os.path.join(gpu, "racing_table.py"), work], capture_output=True, text=True)
+    drv = [row for row in _table_rows(r.stdout, "saxpy") + _table_rows(r.stdout, "dyn_smem") if len(row) == 9]
+    expect(drv == [["saxpy", "slowest (r2)", "170.0 ms", "65.000 ms", "10.000 ms", "750.0 µs", "4.000 ms",
+                    "125.0 µs", "90.125 ms"],
+                   ["saxpy", "fastest (r1)", "150.0 ms", "20.000 ms", "0.0 µs", "0.0 µs", "4.000 ms", "0.0 µs",
+                    "126.0 ms"]], r.stdout + r.stderr)
 
     # ---- agreement.py's closest call: the winner's margin inside its tie limit, or an
     # earlier config's outside it, the smallest over the processes
@@ -4381,11 +4409,15 @@ def gpu_auto_racing_tables():
              RACING_BUDGET_S="100000", XMATUNE_GPU_TIMEOUT="500", XMATUNE_GPU_WORK=os.path.join(WORK, "racing_sim"))
     p = subprocess.run(["bash", os.path.join(gpu, "racing.sh"), os.path.dirname(bindir), SHIM], env=e,
                        capture_output=True, text=True, timeout=600)
-    rows = _table_rows(p.stdout, "saxpy") + _table_rows(p.stdout, "vecadd")
+    rows = [r for r in _table_rows(p.stdout, "saxpy") + _table_rows(p.stdout, "vecadd") if len(r) == 14]
     expect(p.returncode in (0, 1) and len(rows) == 2, p.stdout + p.stderr[-3000:])
     for row in rows:
         expect(row[3] == "2" and row[12] == "2× yes" and row[8] != "—", row)
     expect("Over 2 keys: median m" in p.stdout, p.stdout)
+    # the sessions ran in the helper: their driver calls split each program's extreme rounds
+    drv = [r for r in _table_rows(p.stdout, "saxpy") + _table_rows(p.stdout, "vecadd") if len(r) == 9]
+    expect(sorted((r[0], r[1].split()[0]) for r in drv) == [("saxpy", "fastest"), ("saxpy", "slowest"),
+                                                            ("vecadd", "fastest"), ("vecadd", "slowest")], p.stdout)
 
 
 def auto_run(app, scenario, env=None, iterations=3):

@@ -126,6 +126,7 @@ static json_t *build(xmt_event ev, int variant)
                               .clock_warmup = json_object(),
                               .staged = json_object(),
                               .verification_ms = json_object(),
+                              .driver_calls = json_object(),
                               .data = json_object(),
                               .race = json_object(),
                               .search = json_object(),

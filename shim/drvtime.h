@@ -1,0 +1,64 @@
+/*
+ * drvtime: where a trial helper's session spends its time in the driver.
+ *
+ * A session's phases (the tune event's phases_ms, verification_ms) say which part of
+ * tuning took long, not why: the same verification can be slow because it waits on a
+ * GPU whose clock is still down, because allocating scratch is slow, or because it
+ * makes many small round trips. So in the trial helper (trial/xmatune-trial, and only
+ * there: the program's own process keeps its driver calls unwrapped, its launch path
+ * included) the entry points below are wrapped once at start, and each call's count and
+ * wall time added up; a session reads the sums at its start and at its end, and the
+ * tune event carries the difference as `driver_calls` (docs/log.md). The helper runs one
+ * session at a time on one thread, so the sums need no lock.
+ */
+#ifndef XMT_DRVTIME_H
+#define XMT_DRVTIME_H
+
+/* The wrapped entry points, in the order the tune event lists them: the calls that wait
+ * for the GPU, then allocations, copies and fills, launches, module loads, polls. */
+#define XMT_DRVTIME_FUNCS(X)                                                                       \
+    X(cuStreamSynchronize)                                                                         \
+    X(cuCtxSynchronize)                                                                            \
+    X(cuEventSynchronize)                                                                          \
+    X(cuMemAlloc)                                                                                  \
+    X(cuMemFree)                                                                                   \
+    X(cuMemcpyDtoDAsync)                                                                           \
+    X(cuMemcpyDtoHAsync)                                                                           \
+    X(cuMemcpyDtoH)                                                                                \
+    X(cuMemcpyHtoD)                                                                                \
+    X(cuMemsetD8Async)                                                                             \
+    X(cuLaunchKernel)                                                                              \
+    X(cuModuleLoadData)                                                                            \
+    X(cuModuleGetFunction)                                                                         \
+    X(cuFuncLoad)                                                                                  \
+    X(cuStreamQuery)                                                                               \
+    X(cuEventQuery)                                                                                \
+    X(cuEventRecord)
+
+enum {
+#define XMT_DRVTIME_ENUM(name) XMT_DT_##name,
+    XMT_DRVTIME_FUNCS(XMT_DRVTIME_ENUM)
+#undef XMT_DRVTIME_ENUM
+        XMT_DT_COUNT
+};
+
+/* Calls and milliseconds per wrapped entry point. */
+typedef struct {
+    unsigned long long calls[XMT_DT_COUNT];
+    double ms[XMT_DT_COUNT];
+} xmt_drvtime;
+
+/* Wraps the entry points above in xmt_drv (those the driver has), once; after
+ * xmt_driver_init. Only the trial helper calls it. */
+void xmt_drvtime_install(void);
+
+/* The sums so far into *out; 0, or -1 (nothing written) when not installed. */
+int xmt_drvtime_read(xmt_drvtime *out);
+
+/* *d = now - then, per entry point. */
+void xmt_drvtime_since(const xmt_drvtime *then, const xmt_drvtime *now, xmt_drvtime *d);
+
+/* The entry point's name ("cuStreamSynchronize"), for i < XMT_DT_COUNT. */
+const char *xmt_drvtime_name(int i);
+
+#endif
