@@ -27,7 +27,10 @@
 # POLICY_DIR (the hand policies <prog>.yaml, default examples/gpu),
 # PYTHON, XMATUNE_GPU_TIMEOUT (per run, 60 s), RACING_BUDGET_S (no new tune run after
 # this many seconds, default 100), XMATUNE_GPU_WORK (work folder; default a new one under
-# /tmp), OUT (if set: racing.md and a tar of the logs are saved there). Expected wall
+# /tmp), OUT (if set: racing.md and a tar of the logs are saved there), IDLE_S (seconds
+# the GPU is left idle before each tune run, default 0: with it, every round starts as
+# fixed_block's slow one did, on a GPU whose clock may have dropped), CLOCK_MS (the SM
+# clock's sampling interval, default 50; a session of 10 to 30 ms wants 20). Expected wall
 # time on an H200: about 1 minute, plus 1 to 2 for the choice quality. Exit 0 when every
 # target holds.
 set -u
@@ -67,6 +70,7 @@ start=$(date +%s)
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
     echo "command: bash tests/gpu/racing.sh $*"
+    echo "settings: ROUNDS=$rounds IDLE_S=${IDLE_S:-0} CLOCK_MS=${CLOCK_MS:-50} RACING_BUDGET_S=$BUDGET QUALITY=${QUALITY:-1}"
     echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
 } >"$work/env.txt"
 
@@ -76,7 +80,7 @@ start=$(date +%s)
 # work runs at the clock the GPU happens to be at, and its bound is 20 ms alone.
 clock_pid=
 if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi --query-gpu=timestamp,clocks.sm --format=csv,noheader,nounits -lms 50 \
+    nvidia-smi --query-gpu=timestamp,clocks.sm --format=csv,noheader,nounits -lms "${CLOCK_MS:-50}" \
         >"$work/clocks.csv" 2>/dev/null &
     clock_pid=$!
 fi
@@ -113,6 +117,7 @@ for ((i = 1; i <= rounds; i++)); do
             echo "not run: time budget (${BUDGET} s) spent" >"$work/logs/$p.r$i.note"
             continue
         fi
+        [ "${IDLE_S:-0}" != 0 ] && sleep "$IDLE_S"
         run "$p" "r$i" "LD_PRELOAD=$shim" XMATUNE_MODE=tune "XMATUNE_POLICY=$poldir/$p.yaml" \
             "XMATUNE_LOG=$work/logs/$p.r$i.jsonl" "XMATUNE_CACHE=$work/logs/$p.r$i.cache.jsonl"
     done

@@ -203,6 +203,20 @@ def driver_table(extremes, w):
         w(row)
 
 
+def clock_ms(work):
+    """The clock's sampling interval racing.sh used (env.txt's settings line; 50 before it
+    said)."""
+    try:
+        with open(os.path.join(work, "env.txt"), encoding="utf-8") as f:
+            for line in f:
+                for word in line.split():
+                    if word.startswith("CLOCK_MS="):
+                        return word.split("=", 1)[1]
+    except OSError:
+        pass
+    return "50"
+
+
 def clock_table(work, slowest, w):
     """Each program's slowest round ({program: (run, tuning, event)}) with the SM clock around
     it: the last sample before the process started, and the lowest and the median while
@@ -221,7 +235,7 @@ def clock_table(work, slowest, w):
     if not rows:
         return
     w("")
-    w("The GPU's SM clock (MHz, `nvidia-smi` every 50 ms) around each program's slowest round: "
+    w(f"The GPU's SM clock (MHz, `nvidia-smi` every {clock_ms(work)} ms) around each program's slowest round: "
       "*before* is the last sample before its process started; *lowest* and *median* are "
       "over the samples while it ran.")
     w("")

@@ -4406,7 +4406,8 @@ def gpu_auto_racing_tables():
         shutil.copy(os.path.join(POLICIES, prog + ".yaml"), poldir)
     e = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_") and k != "LD_PRELOAD"}
     e.update(LD_LIBRARY_PATH=SIMDIR, POLICY_DIR=poldir, PROGRAMS="saxpy vecadd", ROUNDS="2", QUALITY="0",
-             RACING_BUDGET_S="100000", XMATUNE_GPU_TIMEOUT="500", XMATUNE_GPU_WORK=os.path.join(WORK, "racing_sim"))
+             RACING_BUDGET_S="100000", XMATUNE_GPU_TIMEOUT="500", XMATUNE_GPU_WORK=os.path.join(WORK, "racing_sim"),
+             IDLE_S="0.2")
     p = subprocess.run(["bash", os.path.join(gpu, "racing.sh"), os.path.dirname(bindir), SHIM], env=e,
                        capture_output=True, text=True, timeout=600)
     rows = [r for r in _table_rows(p.stdout, "saxpy") + _table_rows(p.stdout, "vecadd") if len(r) == 14]
@@ -4418,6 +4419,11 @@ def gpu_auto_racing_tables():
     drv = [r for r in _table_rows(p.stdout, "saxpy") + _table_rows(p.stdout, "vecadd") if len(r) == 9]
     expect(sorted((r[0], r[1].split()[0]) for r in drv) == [("saxpy", "fastest"), ("saxpy", "slowest"),
                                                             ("vecadd", "fastest"), ("vecadd", "slowest")], p.stdout)
+    # IDLE_S: each tune run started at least that long after the run before it ended
+    expect("settings: ROUNDS=2 IDLE_S=0.2 CLOCK_MS=50" in p.stdout, p.stdout)
+    spans = [l.split("\t") for l in open(os.path.join(WORK, "racing_sim", "timeline.tsv")) if l.strip()]
+    gaps = [float(b[2]) - float(a[3]) for a, b in zip(spans, spans[1:]) if b[1] != "base"]
+    expect(len(gaps) == 4 and min(gaps) >= 0.2, spans)
 
 
 def auto_run(app, scenario, env=None, iterations=3):
