@@ -59,6 +59,9 @@ typedef struct {
     int moved;           /* 1: not at the program's addresses (pointer arguments translated) */
     size_t guard_va;     /* address space left unmapped each side of the mapping (trial/tune.c) */
     double staging_ms;   /* what the program spent on it (regions, copies, globals) */
+    double module_ms;    /* the helper's load of the kernel's code before the session: the
+                          * program's module (a new image) and the function (cuFuncLoad);
+                          * counted in the session's module_load and duration */
     int in_place_first;  /* a candidate faulted from unsorted outputs in an earlier helper:
                           * the in-place check runs before any candidate (outputs()) */
 } xmt_trial_in;

@@ -4812,15 +4812,21 @@ def auto_rounding_kept_bitwise():
         if os.path.exists(ht):
             os.remove(ht)
     # every verification kernel is loaded with the module (cuFuncLoad), not lazily at its
-    # first launch inside a phase (whose time the tune event would then count there)
+    # first launch inside a phase (whose time the tune event would then count there); in
+    # the helper the tuned kernel too, before its first run: its load is module_load, as
+    # the module's own, and both are in duration_ms
     fl = os.path.join(fresh("funcloads"), "loads")
-    auto_run("rt", "rowsum", env={"SIMCUDA_FUNC_LOADS": fl})
+    t = auto_run("rt", "rowsum", env={"SIMCUDA_FUNC_LOADS": fl})
     loads = collections.defaultdict(set)
     for l in open(fl) if os.path.exists(fl) else []:
         pid, name = l.split()
         loads[pid].add(name)
-    expect(any(v >= {"xmt_cmp_bits", "xmt_cmp_tol", "xmt_changed", "xmt_absmax", "xmt_not"}
+    expect(any(v >= {"xmt_cmp_bits", "xmt_cmp_tol", "xmt_changed", "xmt_absmax", "xmt_not", "_Z7row_sumPKfPfi"}
                for v in loads.values()), dict(loads))
+    for ev in tune_events(t, "row_sum"):
+        ph = ev["phases_ms"]
+        expect(ev["trial"] == "helper" and ph["module_load"] > 0, ev)
+        expect(abs(sum(ph.values()) - ev["duration_ms"]) <= 1e-6, (ph, ev["duration_ms"]))
 
 
 @case
