@@ -4425,6 +4425,33 @@ def gpu_auto_racing_tables():
     gaps = [float(b[2]) - float(a[3]) for a, b in zip(spans, spans[1:]) if b[1] != "base"]
     expect(len(gaps) == 4 and min(gaps) >= 0.2, spans)
 
+    # ---- cost_round.sh, issue 26's one GPU call, end to end: a key whose candidates are
+    # all rejected (block_sum: only 256 is right) stands in for fixed_block, after an idle
+    # GPU and back to back, then the racing and agreement parts, packed for the trip back
+    fb = os.path.join(bindir, "fixed_block")
+    open(fb, "w").write('#!/bin/sh\nexec "%s" basic "$1" 3\n' % APPS["rt"])
+    os.chmod(fb, 0o755)
+    open(os.path.join(poldir, "fixed_block.yaml"), "w").write(
+        'kernels:\n  - match: "block_sum"\n    params: [in, out, n]\n    triggers: [n]\n'
+        '    space: {BLOCK: [64, 128, 256, 512]}\n    launch: {grid: ["cdiv(n, BLOCK)"], block: [BLOCK]}\n')
+    out = os.path.join(WORK, "cost_round")
+    shutil.rmtree(out, ignore_errors=True)
+    e.update(PROGRAMS="saxpy fixed_block", IDLE_ROUNDS="2", IDLE_S="0.1", OUT=out, END_S="600", PROCESSES="2",
+             CONCURRENT="2")
+    p = subprocess.run(["bash", os.path.join(gpu, "cost_round.sh"), os.path.dirname(bindir), SHIM], env=e,
+                       capture_output=True, text=True, timeout=600)
+    parts = [l.split(" rc=")[0] for l in p.stdout.splitlines() if " rc=" in l]
+    expect(p.returncode == 0 and parts == ["racing.sh (idle)", "racing.sh (warm)", "racing.sh (racing)",
+                                           "agreement.sh"], p.stdout + p.stderr)
+    fixed = [r for r in _table_rows(p.stdout, "fixed_block") if len(r) == 14]
+    expect(len(fixed) == 3 and all(r[10] == "6 rejected, 2 skipped" and r[11] == "own ×2" for r in fixed),
+           p.stdout)
+    names = subprocess.run(["tar", "tzf", os.path.join(out, "cost_round.tgz")], capture_output=True,
+                           text=True).stdout.split()
+    expect(os.listdir(out) == ["cost_round.tgz"] and {"./idle/racing.md", "./warm/racing-logs.tar.gz",
+                                                      "./racing/racing.md", "./agreement/stdout.txt"} <= set(names),
+           names)
+
 
 def auto_run(app, scenario, env=None, iterations=3):
     """A scenario with no policy under XMATUNE_AUTO=1, and the same without the shim."""
