@@ -11,7 +11,8 @@ static int installed;
 
 /* The real entry points, typed as driver.h types xmt_drv's. */
 static struct {
-#define XMT_DRVTIME_REAL(name) __typeof__(xmt_drv.name) name;
+#define XMT_DRVTIME_REAL(name)                                                                     \
+    __typeof__(xmt_drv.name) name; /* NOLINT(bugprone-macro-parentheses) */
     XMT_DRVTIME_FUNCS(XMT_DRVTIME_REAL)
 #undef XMT_DRVTIME_REAL
 } real;

@@ -111,8 +111,28 @@ static void report_misses(json_t *misses)
     json_decref(seen);
 }
 
+/* A session's waits on the GPU (its driver_calls' synchronizations, in ms) into buf, or
+ * "—" when the event has no driver_calls (the session ran in the program's process). */
+static void gpu_waits(json_t *e, char *buf, size_t cap)
+{
+    json_t *dc = json_object_get(e, XMT_F_DRIVER_CALLS);
+    if (!json_is_object(dc)) {
+        snprintf(buf, cap, "—");
+        return;
+    }
+    static const char *const waits[] = {"cuStreamSynchronize", "cuCtxSynchronize",
+                                        "cuEventSynchronize"};
+    double ms = 0;
+    for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
+        double w = fget(json_object_get(dc, waits[i]), "ms");
+        if (w > 0) ms += w;
+    }
+    snprintf(buf, cap, "%.1f", ms);
+}
+
 /* Per key: what tuning cost against its floor (the measurements' own GPU time), the
- * module load and clock warm-up apart, and why a key was left untuned. */
+ * module load and clock warm-up apart, how much of it the trial helper waited on the GPU,
+ * and why a key was left untuned. */
 static void report_cost(json_t *tunes)
 {
     size_t i;
@@ -121,10 +141,12 @@ static void report_cost(json_t *tunes)
     printf("\n## Tuning cost\n\nfloor: what the measurements cost on the GPU alone (every timed "
            "run's kernel time, plus each candidate's warm-up runs); rest / floor: the tuning's "
            "other time (module load and clock warm-up apart) against it; full floor: what "
-           "timing every candidate in full would have cost (racing saves the difference).\n\n"
+           "timing every candidate in full would have cost (racing saves the difference); GPU "
+           "waits: the part of the tuning the trial helper spent waiting on the GPU (its "
+           "synchronizations; — for a session in the program's own process).\n\n"
            "| kernel | key | tuning ms | module load + clock warm-up ms "
-           "| floor ms | rest / floor | full floor ms | protection | untuned |\n| --- | --- | ---: "
-           "| ---: | ---: | ---: | ---: | --- | --- |\n");
+           "| floor ms | rest / floor | full floor ms | GPU waits ms | protection | untuned |\n"
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
     json_array_foreach(tunes, i, e)
     {
         json_t *ph = json_object_get(e, XMT_F_PHASES_MS), *pr = json_object_get(e, XMT_F_PROTECT);
@@ -149,9 +171,11 @@ static void report_cost(json_t *tunes)
         snprintf(untold, sizeof untold, "%s%s%s%s", why ? why : "", why && cut ? "; " : "",
                  cut ? "budget spent in " : "", cut ? cut : "");
         double full = fget(e, XMT_F_FULL_FLOOR_MS);
-        printf("| %s | %s | %.1f | %.1f | %.1f | %s | %.1f | %s | %s |\n",
+        char waits[32];
+        gpu_waits(e, waits, sizeof waits);
+        printf("| %s | %s | %.1f | %.1f | %.1f | %s | %.1f | %s | %s | %s |\n",
                short_name(sget(e, XMT_F_NAME), name, sizeof name), sget(e, XMT_F_KEY), d, apart,
-               fl > 0 ? fl : 0.0, ratio, full > 0 ? full : 0.0, prot, untold);
+               fl > 0 ? fl : 0.0, ratio, full > 0 ? full : 0.0, waits, prot, untold);
     }
 }
 

@@ -337,6 +337,19 @@ static CUresult function_of(request *q, CUfunction *f, CUmodule *mod, char *why,
     return r;
 }
 
+/* function_of, and the function's code loaded now rather than inside its first run (lazy
+ * loading, the driver's default, would load it there): the session counts both loads as
+ * module_load (*ms), not as the program's own config's outputs run. */
+static CUresult load_function(request *q, CUfunction *f, CUmodule *mod, double *ms, char *why,
+                              size_t cap)
+{
+    double m0 = xmt_now_ms();
+    CUresult r = function_of(q, f, mod, why, cap);
+    if (r == CUDA_SUCCESS && xmt_drv.cuFuncLoad) (void)xmt_drv.cuFuncLoad(*f);
+    *ms = xmt_now_ms() - m0;
+    return r;
+}
+
 /* The module globals the program set, given their values here (before every session:
  * the module is kept, and an earlier session's runs may have changed them). */
 static CUresult set_globals(const request *q, CUmodule m, char *why, size_t cap)
@@ -458,13 +471,8 @@ static void run(request *q, xmt_tp_result *res)
     char why[XMT_TP_NAME] = "";
     CUfunction f;
     CUmodule mod = NULL;
-    double m0 = xmt_now_ms();
-    CUresult r = function_of(q, &f, &mod, why, sizeof why);
-    /* the function's code loaded now rather than inside its first run (lazy loading, the
-     * driver's default, would load it there): the session counts it as module_load, with
-     * the module's own load, not as the program's own config's outputs run */
-    if (r == CUDA_SUCCESS && xmt_drv.cuFuncLoad) (void)xmt_drv.cuFuncLoad(f);
-    double module_ms = xmt_now_ms() - m0;
+    double module_ms;
+    CUresult r = load_function(q, &f, &mod, &module_ms, why, sizeof why);
     if (r == CUDA_SUCCESS) r = set_globals(q, mod, why, sizeof why);
     char nb[32];
     if (r == CUDA_SUCCESS && (r = map_staging(q)) != CUDA_SUCCESS)

@@ -3688,6 +3688,10 @@ def trial_helper_once_per_device():
                 "calls", 0) >= 1 and dc.get("cuLaunchKernel", {}).get("calls", 0) >= 2, dc)
             expect(all(v["calls"] >= 1 and v["ms"] >= 0 for v in dc.values()), dc)
             expect(sum(v["ms"] for v in dc.values()) <= t["duration_ms"] + 1e-6, (dc, t["duration_ms"]))
+        # the report gives each key's waits on the GPU from them
+        p = report_of(r, "trial-report-%s.jsonl" % mode)
+        rows = [row for row in _table_rows(p.stdout, "saxpy") if len(row) == 10]
+        expect(len(rows) == 12 and all(re.match(r"^\d+\.\d$", row[7]) for row in rows), p.stdout)
         wait_gone(helper_pids(r), mode)
     # two devices, keys on each in turn: a helper each, each reused
     base = run("rt", "trial", shim=False, iterations=3, args=["twodev"], env={"SIMCUDA_DEVICES": "2"})
@@ -3706,6 +3710,8 @@ def trial_helper_once_per_device():
     expect(q.events("tune") and all(t["trial"] == "inline" for t in q.events("tune")), q.log)
     # the program's own driver calls are never wrapped: an inline session counts none
     expect(all("driver_calls" not in t for t in q.events("tune")), q.events("tune"))
+    rows = [row for row in _table_rows(report_of(q, "trial-report-inline.jsonl").stdout, "saxpy") if len(row) == 10]
+    expect(len(rows) == 12 and all(row[7] == "—" for row in rows), rows)
     q = run("rt", "trial", env=dict(TRIAL, XMATUNE_TRIALS="sideways"), iterations=2, args=["exit"])
     ok(q, "a bad value")
     # the default (auto) it keeps: the helper tunes
