@@ -46,6 +46,9 @@ WRAP(cuLaunchKernel,
       unsigned shared, CUstream st, void **params, void **extra),
      (f, gx, gy, gz, bx, by, bz, shared, st, params, extra))
 WRAP(cuModuleLoadData, (CUmodule * m, const void *image), (m, image))
+WRAP(cuModuleLoadDataEx,
+     (CUmodule * m, const void *image, unsigned n, CUjit_option *opts, void **vals),
+     (m, image, n, opts, vals))
 WRAP(cuModuleGetFunction, (CUfunction * f, CUmodule m, const char *name), (f, m, name))
 WRAP(cuFuncLoad, (CUfunction f), (f))
 WRAP(cuStreamQuery, (CUstream s), (s))

@@ -29,6 +29,7 @@
     X(cuMemsetD8Async)                                                                             \
     X(cuLaunchKernel)                                                                              \
     X(cuModuleLoadData)                                                                            \
+    X(cuModuleLoadDataEx)                                                                          \
     X(cuModuleGetFunction)                                                                         \
     X(cuFuncLoad)                                                                                  \
     X(cuStreamQuery)                                                                               \

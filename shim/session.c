@@ -2108,6 +2108,7 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
     S->s = xmt_launch_stream(l);
     S->t0 = xmt_now_ms();
     S->has_drv = in && xmt_drvtime_read(&S->drv0) == 0;
+    if (S->has_drv && in->drv0) S->drv0 = *in->drv0; /* the module load is the session's */
     S->ph.module_load = in ? in->module_ms : 0;
     S->choice.index = XMT_OWN_CONFIG;
     own_label(l, S->choice.label, sizeof S->choice.label);

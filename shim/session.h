@@ -62,8 +62,9 @@ typedef struct {
     double module_ms;    /* the helper's load of the kernel's code before the session: the
                           * program's module (a new image) and the function (cuFuncLoad);
                           * counted in the session's module_load and duration */
-    int in_place_first;  /* a candidate faulted from unsorted outputs in an earlier helper:
-                          * the in-place check runs before any candidate (outputs()) */
+    const xmt_drvtime *drv0; /* the driver-call sums before that load (drvtime.h), or NULL */
+    int in_place_first;      /* a candidate faulted from unsorted outputs in an earlier helper:
+                              * the in-place check runs before any candidate (outputs()) */
 } xmt_trial_in;
 
 typedef struct {

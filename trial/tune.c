@@ -337,16 +337,25 @@ static CUresult function_of(request *q, CUfunction *f, CUmodule *mod, char *why,
     return r;
 }
 
+/* The kernel's code loaded for a session: its time, and the driver-call sums before it
+ * (drvtime.h; counted 0 when they are not kept), both the session's. */
+typedef struct {
+    double ms;
+    xmt_drvtime drv0;
+    int counted;
+} code_load;
+
 /* function_of, and the function's code loaded now rather than inside its first run (lazy
  * loading, the driver's default, would load it there): the session counts both loads as
- * module_load (*ms), not as the program's own config's outputs run. */
-static CUresult load_function(request *q, CUfunction *f, CUmodule *mod, double *ms, char *why,
+ * module_load, not as the program's own config's outputs run. */
+static CUresult load_function(request *q, CUfunction *f, CUmodule *mod, code_load *cl, char *why,
                               size_t cap)
 {
+    cl->counted = xmt_drvtime_read(&cl->drv0) == 0;
     double m0 = xmt_now_ms();
     CUresult r = function_of(q, f, mod, why, cap);
     if (r == CUDA_SUCCESS && xmt_drv.cuFuncLoad) (void)xmt_drv.cuFuncLoad(*f);
-    *ms = xmt_now_ms() - m0;
+    cl->ms = xmt_now_ms() - m0;
     return r;
 }
 
@@ -465,28 +474,33 @@ static void report(xmt_session *S, xmt_tp_result *res)
     }
 }
 
+/* The function's attributes as the program set them (the launch's max_dynamic_shared and
+ * carveout). */
+static void set_attributes(CUfunction f, const json_t *L)
+{
+    if (!xmt_drv.cuFuncSetAttribute) return;
+    int dyn = (int)jint(L, "max_dynamic_shared"), carve = (int)jint(L, "carveout");
+    if (dyn > 0)
+        xmt_drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn);
+    if (carve >= 0)
+        xmt_drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carve);
+}
+
 /* Runs the session of q and fills res. */
 static void run(request *q, xmt_tp_result *res)
 {
     char why[XMT_TP_NAME] = "";
     CUfunction f;
     CUmodule mod = NULL;
-    double module_ms;
-    CUresult r = load_function(q, &f, &mod, &module_ms, why, sizeof why);
+    code_load cl;
+    CUresult r = load_function(q, &f, &mod, &cl, why, sizeof why);
     if (r == CUDA_SUCCESS) r = set_globals(q, mod, why, sizeof why);
     char nb[32];
     if (r == CUDA_SUCCESS && (r = map_staging(q)) != CUDA_SUCCESS)
         snprintf(why, sizeof why, "the staged memory cannot be mapped here (%s)",
                  xmt_cu_name(r, nb, sizeof nb));
     json_t *L = json_object_get(q->root, "launch");
-    if (r == CUDA_SUCCESS && xmt_drv.cuFuncSetAttribute) { /* as the program set them */
-        int dyn = (int)jint(L, "max_dynamic_shared"), carve = (int)jint(L, "carveout");
-        if (dyn > 0)
-            xmt_drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn);
-        if (carve >= 0)
-            xmt_drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-                                       carve);
-    }
+    if (r == CUDA_SUCCESS) set_attributes(f, L);
     xmt_kernel *k = r == CUDA_SUCCESS ? xmt_kernels_get(f) : NULL;
     char fp[20];
     if (k) snprintf(fp, sizeof fp, "%016llx", (unsigned long long)xmt_entry_fingerprint(k->entry));
@@ -548,7 +562,8 @@ static void run(request *q, xmt_tp_result *res)
                        .moved = q->moved,
                        .guard_va = q->mapped ? q->guard : 0,
                        .staging_ms = json_real_value(json_object_get(q->root, "staging_ms")),
-                       .module_ms = module_ms,
+                       .module_ms = cl.ms,
+                       .drv0 = cl.counted ? &cl.drv0 : NULL,
                        .in_place_first = json_is_true(json_object_get(q->root, "in_place_first"))};
     xmt_session S;
     xmt_session_run_trial(&S, k, &l, &v, q->key, (int)jint(q->root, "device"),

@@ -3687,6 +3687,8 @@ def trial_helper_once_per_device():
             expect(dc.get("cuStreamSynchronize", {}).get("calls", 0) >= 1 and dc.get("cuMemAlloc", {}).get(
                 "calls", 0) >= 1 and dc.get("cuLaunchKernel", {}).get("calls", 0) >= 2, dc)
             expect(all(v["calls"] >= 1 and v["ms"] >= 0 for v in dc.values()), dc)
+            # the kernel's code load before the session is the session's (module_load)
+            expect(dc.get("cuFuncLoad", {}).get("calls", 0) >= 1, dc)
             expect(sum(v["ms"] for v in dc.values()) <= t["duration_ms"] + 1e-6, (dc, t["duration_ms"]))
         # the report gives each key's waits on the GPU from them
         p = report_of(r, "trial-report-%s.jsonl" % mode)
