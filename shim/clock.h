@@ -10,4 +10,19 @@
 /* Milliseconds of CLOCK_MONOTONIC. */
 double xmt_now_ms(void);
 
+/* A wait for the GPU asks without sleeping for its first XMT_POLL_SPIN_MS: a short run ends
+ * there, and a sleep would cost more than the run. */
+#define XMT_POLL_SPIN_MS 0.05
+/* Its sleeps between asks: never shorter than this, nor longer than the next. */
+#define XMT_POLL_MIN_NS 2000L
+#define XMT_POLL_MAX_NS 1000000L
+
+/* How long a wait for the GPU (polled, so that a watchdog can end it) sleeps before it
+ * asks again, having waited waited_ms so far: 0 (ask at once) within XMT_POLL_SPIN_MS,
+ * then an eighth of what it has waited, within [XMT_POLL_MIN_NS, XMT_POLL_MAX_NS], so
+ * that it sees the end at most about 12.5% late. (A pause that doubled after each ask
+ * could see it as late again as the wait itself: in the trial helper, on an H100, that was
+ * most of what a key with nothing to time spent beyond its driver calls.) */
+long xmt_poll_pause_ns(double waited_ms);
+
 #endif

@@ -319,7 +319,6 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
     }
     double t0 = xmt_now_ms(), limit = WATCHDOG_FACTOR * S->own_ms * (runs > 0 ? runs : 1);
     if (limit < WATCHDOG_MIN_MS) limit = WATCHDOG_MIN_MS;
-    long pause_ns = 2000;
     int fired = 0;
     for (;;) {
         CUresult r = ev ? xmt_drv.cuEventQuery(ev) : xmt_drv.cuStreamQuery(S->s);
@@ -344,9 +343,10 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
                      S->own_ms);
         }
         if (S->progress_phase) progress(S, S->progress_phase, S->progress_done, S->progress_total);
+        /* asked again soon after the runs end (clock.h): a late look is tuning time too */
+        long pause_ns = xmt_poll_pause_ns(xmt_now_ms() - t0);
         struct timespec ts = {0, pause_ns};
-        nanosleep(&ts, NULL);
-        if (pause_ns < 1000000) pause_ns *= 2;
+        if (pause_ns > 0) nanosleep(&ts, NULL);
     }
     if (fired) session_error(S, CUDA_ERROR_TIMEOUT, "the watchdog (a config ran far too long)");
     return fired ? -1 : 0;
