@@ -68,6 +68,13 @@ void xmt_drvtime_install(void)
 #undef XMT_DRVTIME_SWAP
 }
 
+void xmt_drvtime_polled_wait(double ms)
+{
+    if (!installed) return;
+    sums.ms[XMT_DT_POLLED_WAITS] += ms;
+    sums.calls[XMT_DT_POLLED_WAITS]++;
+}
+
 int xmt_drvtime_read(xmt_drvtime *out)
 {
     if (!installed) return -1;
@@ -89,6 +96,6 @@ const char *xmt_drvtime_name(int i)
 #define XMT_DRVTIME_NAME(name) #name,
         XMT_DRVTIME_FUNCS(XMT_DRVTIME_NAME)
 #undef XMT_DRVTIME_NAME
-    };
+            "polled_waits"};
     return i >= 0 && i < XMT_DT_COUNT ? names[i] : "?";
 }

@@ -36,11 +36,16 @@
     X(cuEventQuery)                                                                                \
     X(cuEventRecord)
 
+/* After the entry points, one that is not: the session's polled waits for its runs
+ * (session.c's wait_runs asks cuStreamQuery or cuEventQuery and sleeps between asks, so
+ * that its watchdog can end a run that hangs). Their time is the GPU's as much as a
+ * synchronization's; the polls inside them are counted under their own names too. */
 enum {
 #define XMT_DRVTIME_ENUM(name) XMT_DT_##name,
     XMT_DRVTIME_FUNCS(XMT_DRVTIME_ENUM)
 #undef XMT_DRVTIME_ENUM
-        XMT_DT_COUNT
+        XMT_DT_POLLED_WAITS,
+    XMT_DT_COUNT
 };
 
 /* Calls and milliseconds per wrapped entry point. */
@@ -59,7 +64,11 @@ int xmt_drvtime_read(xmt_drvtime *out);
 /* *d = now - then, per entry point. */
 void xmt_drvtime_since(const xmt_drvtime *then, const xmt_drvtime *now, xmt_drvtime *d);
 
-/* The entry point's name ("cuStreamSynchronize"), for i < XMT_DT_COUNT. */
+/* One polled wait of ms, counted when installed. */
+void xmt_drvtime_polled_wait(double ms);
+
+/* The entry point's name ("cuStreamSynchronize"; "polled_waits" for the polled waits), for
+ * i < XMT_DT_COUNT. */
 const char *xmt_drvtime_name(int i);
 
 #endif

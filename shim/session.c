@@ -348,6 +348,7 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
         struct timespec ts = {0, pause_ns};
         if (pause_ns > 0) nanosleep(&ts, NULL);
     }
+    xmt_drvtime_polled_wait(xmt_now_ms() - t0);
     if (fired) session_error(S, CUDA_ERROR_TIMEOUT, "the watchdog (a config ran far too long)");
     return fired ? -1 : 0;
 }

@@ -111,7 +111,8 @@ static void report_misses(json_t *misses)
     json_decref(seen);
 }
 
-/* A session's waits on the GPU (its driver_calls' synchronizations, in ms) into buf, or
+/* A session's waits on the GPU (its driver_calls' synchronizations and polled waits, in ms)
+ * into buf, or
  * "—" when the event has no driver_calls (the session ran in the program's process). */
 static void gpu_waits(json_t *e, char *buf, size_t cap)
 {
@@ -121,7 +122,7 @@ static void gpu_waits(json_t *e, char *buf, size_t cap)
         return;
     }
     static const char *const waits[] = {"cuStreamSynchronize", "cuCtxSynchronize",
-                                        "cuEventSynchronize"};
+                                        "cuEventSynchronize", "polled_waits"};
     double ms = 0;
     for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
         double w = fget(json_object_get(dc, waits[i]), "ms");
@@ -143,7 +144,8 @@ static void report_cost(json_t *tunes)
            "other time (module load and clock warm-up apart) against it; full floor: what "
            "timing every candidate in full would have cost (racing saves the difference); GPU "
            "waits: the part of the tuning the trial helper spent waiting on the GPU (its "
-           "synchronizations; — for a session in the program's own process).\n\n"
+           "synchronizations and polled waits for runs; — for a session in the program's own "
+           "process).\n\n"
            "| kernel | key | tuning ms | module load + clock warm-up ms "
            "| floor ms | rest / floor | full floor ms | GPU waits ms | protection | untuned |\n"
            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
