@@ -2108,8 +2108,9 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
     S->only_index = only_index;
     S->s = xmt_launch_stream(l);
     S->t0 = xmt_now_ms();
-    S->has_drv = in && xmt_drvtime_read(&S->drv0) == 0;
-    if (S->has_drv && in->drv0) S->drv0 = *in->drv0; /* the module load is the session's */
+    xmt_drvtime drv0; /* the helper's driver-call sums when the session began */
+    S->has_drv = in && xmt_drvtime_read(&drv0) == 0;
+    if (S->has_drv && in->drv0) drv0 = *in->drv0; /* the module load is the session's */
     S->ph.module_load = in ? in->module_ms : 0;
     S->choice.index = XMT_OWN_CONFIG;
     own_label(l, S->choice.label, sizeof S->choice.label);
@@ -2131,7 +2132,7 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
     /* the helper's code load before the session is part of it (module_load) */
     S->spent_ms = xmt_now_ms() - S->t0 + (in ? in->module_ms : 0);
     xmt_drvtime now;
-    if (S->has_drv && xmt_drvtime_read(&now) == 0) xmt_drvtime_since(&S->drv0, &now, &S->drv);
+    if (S->has_drv && xmt_drvtime_read(&now) == 0) xmt_drvtime_since(&drv0, &now, &S->drv);
     atomic_store(&last_session_end_us, (uint64_t)(xmt_now_ms() * 1000));
     return 0;
 }

@@ -214,9 +214,9 @@ typedef struct {
     xmt_choice choice;
     /* in the trial helper */
     const xmt_trial_in *trial; /* NULL: the session runs in the program's process */
-    /* the helper's driver calls during the session (drvtime.h): the sums at its start,
-     * then what it added; has_drv when counted (the helper wraps them) */
-    xmt_drvtime drv0, drv;
+    /* the helper's driver calls during the session (drvtime.h); has_drv when counted (the
+     * helper wraps them) */
+    xmt_drvtime drv;
     int has_drv;
     long culprit; /* the candidate that faulted or hung (index), when one did */
     int has_culprit;

@@ -111,9 +111,8 @@ static void report_misses(json_t *misses)
     json_decref(seen);
 }
 
-/* A session's waits on the GPU (its driver_calls' synchronizations and polled waits, in ms)
- * into buf, or
- * "—" when the event has no driver_calls (the session ran in the program's process). */
+/* A session's waits on the GPU (its driver_calls' synchronizations and polled waits, in
+ * ms) into buf; "—" when the event has none (the session ran in the program's process). */
 static void gpu_waits(json_t *e, char *buf, size_t cap)
 {
     json_t *dc = json_object_get(e, XMT_F_DRIVER_CALLS);
