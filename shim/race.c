@@ -88,9 +88,10 @@ double xmt_race_sigma(const xmt_race_cand *c, size_t n)
     return 1.4826 * mad;
 }
 
-double xmt_race_tie_band(double sigma)
+double xmt_race_tie_band(double sigma, int runs, int mean)
 {
-    double b = 4 * sigma;
+    double k = mean ? 1.0 : 1.2533141373155; /* sqrt(pi / 2) */
+    double b = 4 * k * sigma * sqrt(2.0 / (runs > 1 ? runs : 1));
     return b < XMT_TIE_BAND_CAP ? b : XMT_TIE_BAND_CAP;
 }
 
@@ -101,7 +102,8 @@ double xmt_race_tie_limit(double band)
 
 double xmt_race_margin(double sigma)
 {
-    double m = 2 * xmt_race_tie_limit(xmt_race_tie_band(sigma)) + XMT_RACE_SIGMAS * sigma;
+    double band = xmt_race_tie_band(sigma, XMT_RACE_MIN_ROUNDS, 0);
+    double m = 2 * xmt_race_tie_limit(band) + XMT_RACE_SIGMAS * sigma;
     return m > XMT_RACE_FLOOR ? m : XMT_RACE_FLOOR;
 }
 
@@ -163,6 +165,17 @@ static double best_stat(const xmt_race_cand *c, size_t n, int mean)
         best = s < best ? s : best;
     }
     return best;
+}
+
+double xmt_race_band_of(const xmt_race_cand *c, size_t n, int mean)
+{
+    long best = -1;
+    double b = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double s = c[i].n > 0 ? xmt_race_stat(c[i].t, c[i].n, mean) : INFINITY;
+        if (s < b) b = s, best = (long)i;
+    }
+    return best < 0 ? 0 : xmt_race_tie_band(xmt_race_sigma(c, n), c[best].n, mean);
 }
 
 size_t xmt_race_finalists(const xmt_race_cand *c, size_t n, int mean, double limit,

@@ -28,7 +28,8 @@
 #define XMT_RACE_EARLY_RUNS 2
 /* Noise multiples in the elimination margin, over the estimated sigma of one run. */
 #define XMT_RACE_SIGMAS 6.0
-/* The tie band (4 sigma of one run) is never wider than this (issue 10). */
+/* The tie band (4 standard errors of a difference of two medians) is never wider than this
+ * (issue 10). */
 #define XMT_TIE_BAND_CAP 0.03
 /* The practical margin: medians within 2% of the best tie even when the runs separate
  * them (re-timing in one process cannot remove differences between processes: on the
@@ -53,14 +54,25 @@ double xmt_race_stat(const double *t, int n, int mean);
  * median (candidates with 2 runs), relative to that median. 0 when nothing tells. */
 double xmt_race_sigma(const xmt_race_cand *c, size_t n);
 
-/* The tie band from that sigma: 4 sigma, at most XMT_TIE_BAND_CAP. */
-double xmt_race_tie_band(double sigma);
+/* The tie band from that sigma: 4 standard errors of the difference between two candidates'
+ * statistics of `runs` runs each, 4 x k x sigma x sqrt(2 / runs) with k = sqrt(pi / 2) for
+ * medians (a median of n runs of normal noise varies by 1.2533 sigma / sqrt(n)) and 1 for
+ * means; runs below 1 count as 1; at most XMT_TIE_BAND_CAP. Not 4 sigma of one run (the
+ * band until the ninth session): that band is 2.2 times this one at 15 runs, and on an
+ * H100 it straddled the practical margin (4 x 0.43-0.58%), so that the tie limit itself
+ * moved between processes and split them on a config 2.2-3.1% from the best. */
+double xmt_race_tie_band(double sigma, int runs, int mean);
+
+/* The band of these candidates: their sigma, and the run count of the best (the smallest
+ * statistic: every comparison of the tie rule is with it). 0 when none was timed. */
+double xmt_race_band_of(const xmt_race_cand *c, size_t n, int mean);
 
 /* The tie limit: medians within it of the best tie (the band, at least XMT_TIE_MARGIN). */
 double xmt_race_tie_limit(double band);
 
-/* The elimination margin: XMT_RACE_SIGMAS sigma beyond twice the tie limit, at least
- * XMT_RACE_FLOOR. */
+/* The elimination margin: XMT_RACE_SIGMAS sigma beyond twice the tie limit of a band of
+ * XMT_RACE_MIN_ROUNDS runs (the widest the decision can use once anything was eliminated:
+ * the best has at least that many runs by then), at least XMT_RACE_FLOOR. */
 double xmt_race_margin(double sigma);
 
 /* After an interleaved round: marks in out[i] (1) each alive candidate to stop timing: one

@@ -1756,7 +1756,7 @@ static int retime(xmt_session *S, int prep)
     unsigned char *fin = malloc(S->n + 1);
     int r = 0;
     if (rc && fin) {
-        double lim = xmt_race_tie_limit(xmt_race_tie_band(xmt_race_sigma(rc, S->n + 1)));
+        double lim = xmt_race_tie_limit(xmt_race_band_of(rc, S->n + 1, S->mean));
         S->finalists = xmt_race_finalists(rc, S->n + 1, S->mean, lim, fin);
     }
     int rounds = (S->iterations + 1) / 2 > 3 ? (S->iterations + 1) / 2 : 3;
@@ -1958,7 +1958,7 @@ static void decide(xmt_session *S)
     if (!S->verify_only) {
         xmt_race_cand *rc = race_view(S);
         if (rc) {
-            S->tie_band = xmt_race_tie_band(xmt_race_sigma(rc, S->n + 1));
+            S->tie_band = xmt_race_band_of(rc, S->n + 1, S->mean);
             S->tie_limit = xmt_race_tie_limit(S->tie_band);
             long w = xmt_race_decide(rc, S->n + 1, S->mean, S->tie_limit);
             best = w >= 0 ? &S->cands[w] : NULL;

@@ -182,7 +182,7 @@ typedef struct {
     const char *record_data; /* (the caller's) the cached record's digest, or NULL */
     double t0, spent_ms, floor_ms;
     double full_floor_ms; /* what timing every candidate in full would have cost */
-    double tie_band;      /* relative: 4 sigma of one run, capped (race.h) */
+    double tie_band;      /* relative: 4 standard errors of a difference (race.h) */
     double tie_limit;     /* medians within it of the best tie (decide) */
     /* racing (race.h): on for this key; the runs a candidate's times hold; the margin of
      * the last elimination; candidates eliminated; finalists re-timed, and the rounds */
