@@ -54,6 +54,13 @@ WRAP(cuFuncLoad, (CUfunction f), (f))
 WRAP(cuStreamQuery, (CUstream s), (s))
 WRAP(cuEventQuery, (CUevent e), (e))
 WRAP(cuEventRecord, (CUevent e, CUstream s), (e, s))
+WRAP(cuEventCreate, (CUevent * e, unsigned flags), (e, flags))
+WRAP(cuEventDestroy, (CUevent e), (e))
+WRAP(cuEventElapsedTime, (float *ms, CUevent a, CUevent b), (ms, a, b))
+WRAP(cuPointerGetAttribute, (void *data, CUpointer_attribute a, CUdeviceptr p), (data, a, p))
+WRAP(cuMemGetAddressRange, (CUdeviceptr * base, size_t *size, CUdeviceptr p), (base, size, p))
+WRAP(cuMemGetInfo, (size_t * free_b, size_t *total), (free_b, total))
+WRAP(cuFuncGetAttribute, (int *v, CUfunction_attribute a, CUfunction f), (v, a, f))
 
 void xmt_drvtime_install(void)
 {

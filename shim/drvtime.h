@@ -15,7 +15,10 @@
 #define XMT_DRVTIME_H
 
 /* The wrapped entry points, in the order the tune event lists them: the calls that wait
- * for the GPU, then allocations, copies and fills, launches, module loads, polls. */
+ * for the GPU, then allocations, copies and fills, launches, module loads, polls and
+ * records, then the calls that make, free and read events and the queries of pointers,
+ * memory and functions (what else the session calls, so that the time none of them took
+ * is the helper's own work). */
 #define XMT_DRVTIME_FUNCS(X)                                                                       \
     X(cuStreamSynchronize)                                                                         \
     X(cuCtxSynchronize)                                                                            \
@@ -34,7 +37,14 @@
     X(cuFuncLoad)                                                                                  \
     X(cuStreamQuery)                                                                               \
     X(cuEventQuery)                                                                                \
-    X(cuEventRecord)
+    X(cuEventRecord)                                                                               \
+    X(cuEventCreate)                                                                               \
+    X(cuEventDestroy)                                                                              \
+    X(cuEventElapsedTime)                                                                          \
+    X(cuPointerGetAttribute)                                                                       \
+    X(cuMemGetAddressRange)                                                                        \
+    X(cuMemGetInfo)                                                                                \
+    X(cuFuncGetAttribute)
 
 /* After the entry points, one that is not: the session's polled waits for its runs
  * (session.c's wait_runs asks cuStreamQuery or cuEventQuery and sleeps between asks, so

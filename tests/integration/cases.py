@@ -3691,6 +3691,10 @@ def trial_helper_once_per_device():
             expect(dc.get("cuFuncLoad", {}).get("calls", 0) >= 1, dc)
             # its waits for runs, polled (so that a watchdog can end a hang), are counted too
             expect(dc.get("polled_waits", {}).get("calls", 0) >= 1, dc)
+            # and the events' calls: the timed runs are read out, every event made is freed
+            expect(dc.get("cuEventElapsedTime", {}).get("calls", 0) >= 1 and
+                   dc.get("cuEventCreate", {}).get("calls", 0) == dc.get("cuEventDestroy", {}).get("calls", -1) >= 1,
+                   dc)
             expect(sum(v["ms"] for v in dc.values()) <= t["duration_ms"] + 1e-6, (dc, t["duration_ms"]))
         # the report gives each key's waits on the GPU from them
         p = report_of(r, "trial-report-%s.jsonl" % mode)
