@@ -156,25 +156,31 @@ size_t xmt_race_eliminate(const xmt_race_cand *c, size_t n, unsigned char *out, 
     return k;
 }
 
-/* The smallest statistic of the timed candidates (INFINITY: none). */
-static double best_stat(const xmt_race_cand *c, size_t n, int mean)
+/* The timed candidate of the smallest statistic (the first of equals; -1: none), that
+ * statistic in *stat (INFINITY: none). */
+static long best_of(const xmt_race_cand *c, size_t n, int mean, double *stat)
 {
-    double best = INFINITY;
+    long best = -1;
+    *stat = INFINITY;
     for (size_t i = 0; i < n; i++) {
         double s = c[i].n > 0 ? xmt_race_stat(c[i].t, c[i].n, mean) : INFINITY;
-        best = s < best ? s : best;
+        if (s < *stat) *stat = s, best = (long)i;
     }
     return best;
 }
 
+/* The smallest statistic of the timed candidates (INFINITY: none). */
+static double best_stat(const xmt_race_cand *c, size_t n, int mean)
+{
+    double s;
+    (void)best_of(c, n, mean, &s);
+    return s;
+}
+
 double xmt_race_band_of(const xmt_race_cand *c, size_t n, int mean)
 {
-    long best = -1;
-    double b = INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        double s = c[i].n > 0 ? xmt_race_stat(c[i].t, c[i].n, mean) : INFINITY;
-        if (s < b) b = s, best = (long)i;
-    }
+    double s;
+    long best = best_of(c, n, mean, &s);
     return best < 0 ? 0 : xmt_race_tie_band(xmt_race_sigma(c, n), c[best].n, mean);
 }
 
