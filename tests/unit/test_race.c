@@ -227,58 +227,73 @@ END_TEST
 
 /* ---- recorded --------------------------------------------------------------------------- */
 
-/* One key's recorded timed runs: the program's own config, then the candidates timed. */
+/* One key's recorded runs: the program's own config, then the candidates in policy order
+ * (those never timed too, with no runs, when asked for), with their labels. */
+#define KC 64 /* configs */
+#define KR 64 /* runs each */
 typedef struct {
-    double t[NC + 8][64];
-    int n[NC + 8];
+    double t[KC][KR];
+    int n[KC];
+    const char *label[KC];
     size_t nc;
 } recorded;
 
-static int take_times(recorded *k, json_t *cfg)
+/* Reads a tune event's own config and candidates into *k (static storage: it is large),
+ * keeping the candidates never timed when `untimed`. */
+static recorded *load_key(json_t *ev, int untimed)
 {
-    json_t *ts = json_object_get(cfg, "times_ms");
-    if (!json_is_array(ts) || json_array_size(ts) == 0 || k->nc >= NC + 8) return 0;
-    for (size_t i = 0; i < json_array_size(ts) && i < 64; i++)
-        k->t[k->nc][i] = json_number_value(json_array_get(ts, i));
-    k->n[k->nc++] = (int)(json_array_size(ts) < 64 ? json_array_size(ts) : 64);
-    return 1;
+    static recorded k;
+    memset(&k, 0, sizeof k);
+    json_t *cands = json_object_get(ev, "candidates");
+    for (size_t i = 0; i <= json_array_size(cands) && k.nc < KC; i++) {
+        json_t *cfg = i == 0 ? json_object_get(ev, "own") : json_array_get(cands, i - 1);
+        json_t *ts = json_object_get(cfg, "times_ms");
+        size_t n = json_is_array(ts) ? json_array_size(ts) : 0;
+        if (!cfg || (n == 0 && !untimed)) continue;
+        k.label[k.nc] = json_string_value(json_object_get(cfg, "config"));
+        for (size_t r = 0; r < n && r < KR; r++)
+            k.t[k.nc][r] = json_number_value(json_array_get(ts, r));
+        k.n[k.nc++] = (int)(n < KR ? n : KR);
+    }
+    return &k;
+}
+
+/* The band until the ninth session: 4 sigma of one run, at most XMT_TIE_BAND_CAP. */
+static double one_run_band(double sigma)
+{
+    return fmin(4 * sigma, XMT_TIE_BAND_CAP);
 }
 
 /* Replays one key: 0 when fine, else a failure said in msg. */
 static int replay(json_t *ev, long *saved, long *total, char *msg, size_t cap)
 {
-    static recorded k;
-    memset(&k, 0, sizeof k);
-    take_times(&k, json_object_get(ev, "own"));
-    json_t *cands = json_object_get(ev, "candidates");
-    for (size_t i = 0; i < json_array_size(cands); i++)
-        take_times(&k, json_array_get(cands, i));
-    if (k.nc < 2) return 0; /* nothing was raced */
-    xmt_race_cand full[NC + 8], c[NC + 8] = {{NULL, 0, 0}};
-    for (size_t j = 0; j < k.nc; j++)
-        full[j] = (xmt_race_cand){k.t[j], k.n[j], 1};
-    double lim = xmt_race_tie_limit(xmt_race_band_of(full, k.nc, 0));
-    long w = xmt_race_decide(full, k.nc, 0, lim);
+    const recorded *k = load_key(ev, 0);
+    if (k->nc < 2) return 0; /* nothing was raced */
+    xmt_race_cand full[KC], c[KC] = {{NULL, 0, 0}};
+    for (size_t j = 0; j < k->nc; j++)
+        full[j] = (xmt_race_cand){k->t[j], k->n[j], 1};
+    double lim = xmt_race_tie_limit(xmt_race_band_of(full, k->nc, 0));
+    long w = xmt_race_decide(full, k->nc, 0, lim);
     double best = INFINITY;
-    for (size_t j = 0; j < k.nc; j++)
-        best = fmin(best, xmt_race_stat(k.t[j], k.n[j], 0));
+    for (size_t j = 0; j < k->nc; j++)
+        best = fmin(best, xmt_race_stat(k->t[j], k->n[j], 0));
     int rounds = 0;
-    for (size_t j = 0; j < k.nc; j++) {
-        c[j] = (xmt_race_cand){k.t[j], 0, 1};
-        rounds = k.n[j] > rounds ? k.n[j] : rounds;
+    for (size_t j = 0; j < k->nc; j++) {
+        c[j] = (xmt_race_cand){k->t[j], 0, 1};
+        rounds = k->n[j] > rounds ? k->n[j] : rounds;
     }
-    unsigned char out[NC + 8];
+    unsigned char out[KC];
     for (int r = 0; r < rounds; r++) {
-        for (size_t j = 0; j < k.nc; j++)
-            if (c[j].alive && c[j].n < k.n[j]) c[j].n++;
-        xmt_race_eliminate(c, k.nc, out, NULL);
-        for (size_t j = 0; j < k.nc; j++)
+        for (size_t j = 0; j < k->nc; j++)
+            if (c[j].alive && c[j].n < k->n[j]) c[j].n++;
+        xmt_race_eliminate(c, k->nc, out, NULL);
+        for (size_t j = 0; j < k->nc; j++)
             if (out[j]) c[j].alive = 0;
     }
-    for (size_t j = 0; j < k.nc; j++) {
-        *saved += k.n[j] - c[j].n;
-        *total += k.n[j];
-        int tied = xmt_race_stat(k.t[j], k.n[j], 0) <= best * (1 + lim);
+    for (size_t j = 0; j < k->nc; j++) {
+        *saved += k->n[j] - c[j].n;
+        *total += k->n[j];
+        int tied = xmt_race_stat(k->t[j], k->n[j], 0) <= best * (1 + lim);
         if (!c[j].alive && ((long)j == w || tied)) {
             snprintf(msg, cap, "%s: config %zu eliminated after %d runs (winner %ld, limit %.3f)",
                      json_string_value(json_object_get(ev, "key")), j, c[j].n, w, lim);
@@ -286,7 +301,7 @@ static int replay(json_t *ev, long *saved, long *total, char *msg, size_t cap)
         }
     }
     /* the raced decision is full timing's */
-    long rw = xmt_race_decide(c, k.nc, 0, lim);
+    long rw = xmt_race_decide(c, k->nc, 0, lim);
     if (rw != w) {
         snprintf(msg, cap, "%s: raced winner %ld, full timing's %ld",
                  json_string_value(json_object_get(ev, "key")), rw, w);
@@ -334,46 +349,20 @@ END_TEST
 
 /* ---- agreement, recorded ---------------------------------------------------------------- */
 
-/* One process's timings of one key (tests/unit/data/agree: the tune events of fresh
- * processes, stripped to the timings): the program's own config, then the candidates in
- * policy order, with their labels. */
-typedef struct {
-    double t[64][64];
-    int n[64];
-    const char *label[64];
-    size_t nc;
-} process_key;
-
-static void take(process_key *k, json_t *cfg)
-{
-    if (!cfg || k->nc >= 64) return;
-    json_t *ts = json_object_get(cfg, "times_ms");
-    size_t n = json_is_array(ts) ? json_array_size(ts) : 0;
-    k->label[k->nc] = json_string_value(json_object_get(cfg, "config"));
-    for (size_t i = 0; i < n && i < 64; i++)
-        k->t[k->nc][i] = json_number_value(json_array_get(ts, i));
-    k->n[k->nc++] = (int)(n < 64 ? n : 64);
-}
-
 /* The winner one process's timings give, with the band of 4 standard errors (old_band 0) or
  * 4 sigma of one run (1: the band until the ninth session); *limit the limit, *band the band. */
 static const char *decide_recorded(json_t *ev, int old_band, double *limit, double *band)
 {
-    static process_key k;
-    memset(&k, 0, sizeof k);
-    take(&k, json_object_get(ev, "own"));
-    json_t *cands = json_object_get(ev, "candidates");
-    for (size_t i = 0; i < json_array_size(cands); i++)
-        take(&k, json_array_get(cands, i));
-    xmt_race_cand c[64];
-    for (size_t j = 0; j < k.nc; j++)
-        c[j] = (xmt_race_cand){k.t[j], k.n[j], 1};
+    /* every config, timed or not, so that the decision sees the session's order */
+    const recorded *k = load_key(ev, 1);
+    xmt_race_cand c[KC];
+    for (size_t j = 0; j < k->nc; j++)
+        c[j] = (xmt_race_cand){k->t[j], k->n[j], 1};
     int mean = !strcmp(json_string_value(json_object_get(ev, "statistic")), "mean");
-    double s = xmt_race_sigma(c, k.nc);
-    *band = old_band ? fmin(4 * s, XMT_TIE_BAND_CAP) : xmt_race_band_of(c, k.nc, mean);
+    *band = old_band ? one_run_band(xmt_race_sigma(c, k->nc)) : xmt_race_band_of(c, k->nc, mean);
     *limit = xmt_race_tie_limit(*band);
-    long w = xmt_race_decide(c, k.nc, mean, *limit);
-    return w >= 0 ? k.label[w] : k.label[0]; /* nothing timed: the own config stays */
+    long w = xmt_race_decide(c, k->nc, mean, *limit);
+    return w >= 0 ? k->label[w] : k->label[0]; /* nothing timed: the own config stays */
 }
 
 /* How many of the processes' winners (n of them) are the modal one. */
@@ -418,7 +407,7 @@ START_TEST(quiet_processes_share_one_limit)
             c[i] = (xmt_race_cand){t[i], R, 1};
         }
         double lim = xmt_race_tie_limit(xmt_race_band_of(c, K, 0));
-        double old = xmt_race_tie_limit(fmin(4 * xmt_race_sigma(c, K), XMT_TIE_BAND_CAP));
+        double old = xmt_race_tie_limit(one_run_band(xmt_race_sigma(c, K)));
         lo = fmin(lo, lim), hi = fmax(hi, lim), olo = fmin(olo, old), ohi = fmax(ohi, old);
         wn[p] = names[xmt_race_decide(c, K, 0, lim)];
         wo[p] = names[xmt_race_decide(c, K, 0, old)];
