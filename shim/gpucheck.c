@@ -16,9 +16,9 @@
 
 extern const char xmt_gpucheck_ptx[]; /* gpucheck/ptx.S */
 
-static const char *const fn_names[XMT_GC_NFN] = {"xmt_cmp_bits", "xmt_cmp_tol", "xmt_changed",
-                                                 "xmt_absmax",   "xmt_not",     "xmt_spin"};
-enum { F_BITS, F_TOL, F_CHANGED, F_ABSMAX, F_NOT, F_SPIN };
+static const char *const fn_names[XMT_GC_NFN] = {
+    "xmt_cmp_bits", "xmt_cmp_tol", "xmt_changed", "xmt_absmax", "xmt_not", "xmt_spin", "xmt_seq"};
+enum { F_BITS, F_TOL, F_CHANGED, F_ABSMAX, F_NOT, F_SPIN, F_SEQ };
 
 #define MAX_CTX 16
 #define THREADS 256
@@ -278,6 +278,14 @@ CUresult xmt_gc_spin(xmt_gc *g, uint64_t ns)
     if (!xmt_gc_on_gpu(g)) return CUDA_ERROR_NOT_SUPPORTED;
     void *args[] = {&ns};
     return xmt_drv.cuLaunchKernel(g->fn[F_SPIN], 1, 1, 1, 1, 1, 1, 0, g->s, args, NULL);
+}
+
+CUresult xmt_gc_sequence(xmt_gc *g, CUdeviceptr dst, uint64_t words, uint64_t seed)
+{
+    if (!xmt_gc_on_gpu(g)) return CUDA_ERROR_NOT_SUPPORTED;
+    if (words == 0) return CUDA_SUCCESS;
+    void *args[] = {&dst, &words, &seed};
+    return launch(g, F_SEQ, words, args);
 }
 
 void xmt_gc_close(xmt_gc *g)

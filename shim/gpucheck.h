@@ -1,7 +1,8 @@
 /*
  * gpucheck: comparing device buffers, finding the bytes a run changed, the largest
- * magnitude in a float output, and filling outputs with the complement of a reference,
- * on the GPU; and holding the GPU for a while (a gate the tuner queues short runs behind).
+ * magnitude in a float output, filling outputs with the complement of a reference and
+ * writing the guard bytes' pseudo-random sequence, on the GPU; and holding the GPU for a
+ * while (a gate the tuner queues short runs behind).
  *
  * The kernels are the shim's own (gpucheck/kernels.cu, carried as PTX text): loaded with
  * cuModuleLoadData once per context, on first need, and forgotten with the context (a
@@ -10,7 +11,7 @@
  * magnitude, one double. When the module cannot load (or XMATUNE_VERIFY_ON=host), the
  * same rules run on the host (verify.c) over copies, and the log says so once. Either way
  * the answers are the same (the complement fill has no host path: its caller keeps the
- * two byte poisons there).
+ * two byte poisons there, and the sequence's caller makes it on the host and copies it).
  */
 #ifndef XMT_GPUCHECK_H
 #define XMT_GPUCHECK_H
@@ -34,8 +35,8 @@ typedef struct {
 } xmt_gc_result;
 
 /* The module's kernels: xmt_cmp_bits, xmt_cmp_tol, xmt_changed, xmt_absmax, xmt_not,
- * xmt_spin. */
-#define XMT_GC_NFN 6
+ * xmt_spin, xmt_seq. */
+#define XMT_GC_NFN 7
 
 typedef struct {
     CUstream s;
@@ -75,6 +76,11 @@ CUresult xmt_gc_complement(xmt_gc *g, CUdeviceptr dst, CUdeviceptr src, size_t b
  * without waiting: what is queued behind it then runs back to back. On the GPU path only:
  * CUDA_ERROR_NOT_SUPPORTED on the host path. */
 CUresult xmt_gc_spin(xmt_gc *g, uint64_t ns);
+
+/* Queues dst[i] = xmt_verify_seq_word(seed, i) for i < words (dst 8-byte aligned) on the
+ * stream, without waiting. On the GPU path only: CUDA_ERROR_NOT_SUPPORTED on the host
+ * path. */
+CUresult xmt_gc_sequence(xmt_gc *g, CUdeviceptr dst, uint64_t words, uint64_t seed);
 
 /* Frees what open and the calls allocated. */
 void xmt_gc_close(xmt_gc *g);

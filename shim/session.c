@@ -1266,7 +1266,7 @@ static int sort_and_check_again(xmt_session *S, xmt_cand *c)
         if (changes(S, 0) < 0) return -1;
         TRY(S, xmt_outputs_put_back_outside(S->regs, S->nregs, S->s, &put), "put back");
     }
-    if (S->slack.pattern) TRY(S, xmt_slack_fill(&S->slack, S->s), "guard bytes");
+    if (S->slack.pattern) TRY(S, xmt_slack_fill(&S->slack, &S->gc, S->s), "guard bytes");
     double t0 = xmt_now_ms();
     int r = in_place_check(S);
     if (r == 0) r = guard_own(S);
@@ -1329,7 +1329,7 @@ static int guard_arm(xmt_session *S)
     if (!S->slack.n) return 0;
     int r = scratch(S, &S->slack.pattern, S->slack.pattern_bytes, "guard alloc");
     if (r != 0) return r;
-    TRY(S, xmt_slack_fill(&S->slack, S->s), "guard bytes");
+    TRY(S, xmt_slack_fill(&S->slack, &S->gc, S->s), "guard bytes");
     return 0;
 fail:
     return -1;
@@ -1412,7 +1412,7 @@ static int guard_check(xmt_session *S, xmt_cand *c, int ran)
              c->status == XMT_C_REJECTED ? " (its outputs differ too)" : "");
     c->rounded = 0; /* rejected for something worse than rounding */
     c->status = XMT_C_REJECTED;
-    TRY(S, xmt_slack_fill(&S->slack, S->s), "guard bytes");
+    TRY(S, xmt_slack_fill(&S->slack, &S->gc, S->s), "guard bytes");
     return 0;
 fail:
     return -1;

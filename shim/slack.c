@@ -35,7 +35,8 @@ static int add_span(xmt_slack *g, size_t *cap, CUdeviceptr lo, CUdeviceptr hi, l
     g->spans[g->n++] = (xmt_slack_span){lo, (size_t)(hi - lo), after, before};
     g->total += hi - lo;
     if (hi - lo > g->largest) g->largest = hi - lo;
-    g->pattern_bytes = g->largest + 16 * (size_t)XMT_SLACK_OFFSETS;
+    /* whole 8-byte words of the sequence */
+    g->pattern_bytes = (g->largest + 7) / 8 * 8 + 16 * (size_t)XMT_SLACK_OFFSETS;
     return 0;
 }
 
@@ -91,29 +92,35 @@ static CUdeviceptr seq_at(const xmt_slack *g, size_t i)
     return g->pattern + 16 * (i % XMT_SLACK_OFFSETS);
 }
 
-/* The sequence written into g->pattern, waited for (the whole context: a copy from pageable
- * memory may still be under way when cuMemcpyHtoD returns, and the spans are filled from it
- * on another stream). */
-static CUresult set_pattern(xmt_slack *g)
+/* The sequence made in g->pattern. On the GPU (gc's kernels loaded) by xmt_seq on gc's
+ * stream, with no host work and no copy: a stretch of 2 MiB, the slack of a small
+ * allocation's window, took about 1 ms of the host's time to make and copy before. Else
+ * made on the host and copied, and the whole context waited for (a copy from pageable
+ * memory may still be under way when cuMemcpyHtoD returns, and the spans are filled from
+ * it on another stream). */
+static CUresult set_pattern(xmt_slack *g, xmt_gc *gc, CUstream s)
 {
-    uint64_t *h = malloc(g->pattern_bytes + 8), x = XMT_SLACK_SEED;
-    if (!h) return CUDA_ERROR_OUT_OF_MEMORY;
-    for (size_t i = 0; i < (g->pattern_bytes + 7) / 8; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        h[i] = x;
+    size_t words = g->pattern_bytes / 8;
+    CUresult r;
+    if (gc && xmt_gc_on_gpu(gc)) {
+        r = xmt_gc_sequence(gc, g->pattern, words, XMT_SLACK_SEED);
+        if (r == CUDA_SUCCESS && gc->s != s) r = xmt_drv.cuStreamSynchronize(gc->s);
+    } else {
+        uint64_t *h = malloc(words * 8);
+        if (!h) return CUDA_ERROR_OUT_OF_MEMORY;
+        for (size_t i = 0; i < words; i++)
+            h[i] = xmt_verify_seq_word(XMT_SLACK_SEED, i);
+        r = xmt_drv.cuMemcpyHtoD(g->pattern, h, words * 8);
+        if (r == CUDA_SUCCESS) r = xmt_drv.cuCtxSynchronize();
+        free(h);
     }
-    CUresult r = xmt_drv.cuMemcpyHtoD(g->pattern, h, g->pattern_bytes);
-    if (r == CUDA_SUCCESS) r = xmt_drv.cuCtxSynchronize();
-    free(h);
     g->pattern_set = r == CUDA_SUCCESS;
     return r;
 }
 
-CUresult xmt_slack_fill(xmt_slack *g, CUstream s)
+CUresult xmt_slack_fill(xmt_slack *g, xmt_gc *gc, CUstream s)
 {
-    CUresult r = g->n && !g->pattern_set ? set_pattern(g) : CUDA_SUCCESS;
+    CUresult r = g->n && !g->pattern_set ? set_pattern(g, gc, s) : CUDA_SUCCESS;
     for (size_t i = 0; r == CUDA_SUCCESS && i < g->n; i++)
         r = xmt_drv.cuMemcpyDtoDAsync(g->spans[i].at, seq_at(g, i), g->spans[i].bytes, s);
     return r == CUDA_SUCCESS ? xmt_drv.cuStreamSynchronize(s) : r;

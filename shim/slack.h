@@ -27,9 +27,9 @@
 #include "gpucheck.h"
 #include "protect.h"
 
-/* The sequence: xorshift64 from this seed, the same in every process (a tuning does not
- * depend on which process ran it); span i compares with it from byte
- * (i % XMT_SLACK_OFFSETS) * 16 on. */
+/* The sequence: 8-byte words xmt_verify_seq_word(XMT_SLACK_SEED, i) (SplitMix64 from this
+ * seed), the same in every process (a tuning does not depend on which process ran it);
+ * span i compares with it from byte (i % XMT_SLACK_OFFSETS) * 16 on. */
 #define XMT_SLACK_SEED 0x9E3779B97F4A7C15ull
 #define XMT_SLACK_OFFSETS 4096
 
@@ -46,7 +46,8 @@ typedef struct {
     xmt_slack_span *spans;
     size_t n;
     size_t total, largest; /* bytes of all spans, of the largest */
-    size_t pattern_bytes;  /* what the sequence needs: largest and room for the offsets */
+    size_t pattern_bytes;  /* what the sequence needs: largest and room for the offsets (a
+                            * multiple of 8) */
     CUdeviceptr pattern;   /* pattern_bytes of device memory (the caller allocates it) */
     int pattern_set;       /* the sequence is in it */
     xmt_gc_cmp *cmp;
@@ -60,8 +61,10 @@ typedef struct {
 int xmt_slack_find(const CUdeviceptr *win, const size_t *wbytes, size_t nwin,
                    const xmt_region *regs, size_t nregs, xmt_slack *g);
 
-/* Fills every span from the sequence on stream s (g->pattern first, once), and waits. */
-CUresult xmt_slack_fill(xmt_slack *g, CUstream s);
+/* Fills every span from the sequence on stream s (g->pattern first, once: on the GPU by
+ * gc's xmt_seq when its kernels are loaded, else made on the host and copied; gc may be
+ * NULL), and waits. */
+CUresult xmt_slack_fill(xmt_slack *g, xmt_gc *gc, CUstream s);
 
 /* Compares every span with the sequence (gc's comparison kernels, one wait). *changed: how
  * many bytes differ in all; when some do, *span is the first span that differs and *first

@@ -55,6 +55,14 @@ double xmt_verify_absmax_host(const uint8_t *p, uint64_t n, int kind)
     return m;
 }
 
+uint64_t xmt_verify_seq_word(uint64_t seed, uint64_t i)
+{
+    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 uint64_t xmt_verify_host(const uint8_t *ref, const uint8_t *got, size_t bytes, int kind,
                          unsigned es, double rtol, double atol, uint64_t *first)
 {

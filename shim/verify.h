@@ -40,6 +40,10 @@ uint64_t xmt_verify_host(const uint8_t *ref, const uint8_t *got, size_t bytes, i
  * infinities left out; 0 when none. The PTX twin is xmt_absmax. */
 double xmt_verify_absmax_host(const uint8_t *p, uint64_t n, int kind);
 
+/* Word i of the guard bytes' pseudo-random sequence from seed (slack.h): SplitMix64's
+ * output after i + 1 steps, each word made on its own. The PTX twin is xmt_seq. */
+uint64_t xmt_verify_seq_word(uint64_t seed, uint64_t i);
+
 /* Which chunks of 1 << shift bytes differ between a and b: flags[c] set to 1 for each
  * (others untouched). Returns the number of differing 16-byte words; *first = the byte
  * offset of the first (UINT64_MAX when none). */

@@ -6,8 +6,9 @@
  * Each comparison kernel publishes one result: `*count` is increased by the number of
  * differing elements (or 16-byte words, for xmt_changed) and `*first` lowered to the first
  * differing index (byte offset, for xmt_changed). The caller zeroes the count and sets
- * first to ~0 beforehand. xmt_absmax publishes the largest magnitude it read instead, and
- * xmt_not writes memory rather than reading it; xmt_spin holds the GPU for a while.
+ * first to ~0 beforehand. xmt_absmax publishes the largest magnitude it read instead;
+ * xmt_not and xmt_seq write memory rather than reading it; xmt_spin holds the GPU for a
+ * while.
  * Every kernel but xmt_spin is launched with blockDim.x a multiple of 32 (block_fold).
  * The C equivalents the simulated driver runs are in tests/simdriver/sim_xmtcheck.c; the
  * host fallback is shim/verify.c. All three must agree exactly (docs/tuning.md
@@ -245,6 +246,27 @@ extern "C" __global__ void xmt_not(unsigned char *dst, const unsigned char *src,
     }
     for (u64 i = words * 16 + tid; i < bytes; i += stride)
         dst[i] = (unsigned char)~src[i];
+}
+
+/* Word i of the guard bytes' sequence from seed: SplitMix64's output after i + 1 steps,
+ * which needs no earlier word, so every thread makes its own (shim/verify.c has its twin,
+ * xmt_verify_seq_word). */
+__device__ static u64 seq_word(u64 seed, u64 i)
+{
+    u64 z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* dst[i] = word i of the sequence from seed, for i < words (dst 8-byte aligned): the
+ * trial helper's guard pattern made where it is used, with no host work and no copy. */
+extern "C" __global__ void xmt_seq(u64 *dst, u64 words, u64 seed)
+{
+    u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = tid; i < words; i += stride)
+        dst[i] = seq_word(seed, i);
 }
 
 /* Holds the GPU for ns nanoseconds of %globaltimer, doing nothing: a timed round of short

@@ -3,7 +3,8 @@
  * every edge: NaN payloads, -0.0, infinities, denormals, values at the tolerance limit,
  * f16/bf16/f32/f64, element sizes 1-8, unaligned starts; and the changed-chunk kernel
  * must flag exactly the host's chunks, the largest-magnitude kernel (xmt_absmax) find
- * exactly the host's largest finite |value|, and xmt_not write exactly the complement. Run by
+ * exactly the host's largest finite |value|, xmt_not write exactly the complement, and
+ * xmt_seq write exactly the host's sequence (xmt_verify_seq_word) and nothing past it. Run by
  * tests/gpu/all.sh on the GPU machine. Prints one line per group and "gpucheck_edges: OK" or the
  * first disagreement. */
 #include <cuda.h>
@@ -25,7 +26,7 @@
         }                                                                                          \
     } while (0)
 
-static CUfunction f_bits, f_tol, f_changed, f_absmax, f_not;
+static CUfunction f_bits, f_tol, f_changed, f_absmax, f_not, f_seq;
 static CUdeviceptr d_a, d_b, d_res, d_flags;
 static long checked, bad;
 
@@ -190,6 +191,29 @@ static void not_check(const uint8_t *a, size_t soff, size_t doff, size_t bytes, 
     free(want);
 }
 
+/* xmt_seq into b + doff (8-byte aligned), words long, from seed, on `blocks` blocks (one:
+ * the grid-stride loop): every word the host's, nothing around it touched. */
+static void seq_check(size_t doff, uint64_t words, uint64_t seed, unsigned blocks, size_t cap)
+{
+    uint8_t *got = malloc(cap), *want = malloc(cap);
+    memset(want, 0x5a, cap);
+    for (uint64_t i = 0; i < words; i++) {
+        uint64_t w = xmt_verify_seq_word(seed, i);
+        memcpy(want + doff + 8 * i, &w, 8);
+    }
+    CK(cuMemsetD8(d_b, 0x5a, cap));
+    CUdeviceptr dst = d_b + doff;
+    void *args[] = {&dst, &words, &seed};
+    CK(cuLaunchKernel(f_seq, blocks, 1, 1, 256, 1, 1, 0, 0, args, NULL));
+    CK(cuMemcpyDtoH(got, d_b, cap));
+    checked++;
+    if (memcmp(got, want, cap) != 0 && bad++ < 10)
+        printf("gpucheck_edges: DISAGREE seq words=%llu doff=%zu seed=%llx\n",
+               (unsigned long long)words, doff, (unsigned long long)seed);
+    free(got);
+    free(want);
+}
+
 int main(void)
 {
     CUdevice dev;
@@ -205,6 +229,7 @@ int main(void)
     CK(cuModuleGetFunction(&f_changed, mod, "xmt_changed"));
     CK(cuModuleGetFunction(&f_absmax, mod, "xmt_absmax"));
     CK(cuModuleGetFunction(&f_not, mod, "xmt_not"));
+    CK(cuModuleGetFunction(&f_seq, mod, "xmt_seq"));
     size_t cap = 8 * N + 64;
     uint8_t *a = malloc(cap), *b = malloc(cap);
     CK(cuMemAlloc(&d_a, cap));
@@ -275,6 +300,12 @@ int main(void)
                 a[i] = (uint8_t)next();
             not_check(a, off, 32 - off, 8 * N - 64 - (size_t)rep * 5, cap);
         }
+    static const uint64_t seeds[] = {0, 0x9E3779B97F4A7C15ull, ~0ull};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t doff = 0; doff < 32; doff += 8)
+            for (uint64_t words = 0; words < N; words = words * 3 + 1 + doff)
+                for (unsigned one = 0; one < 2; one++)
+                    seq_check(doff, words, seeds[k], one ? 1 : (unsigned)(words / 256 + 1), cap);
     printf("gpucheck_edges: %ld comparisons in all, %ld disagree\n", checked, bad);
     puts(bad ? "gpucheck_edges: FAIL" : "gpucheck_edges: OK");
     return bad ? 1 : 0;

@@ -3869,12 +3869,13 @@ def trial_helper_texture_arguments():
 
 @case
 def trial_helper_own_config_faults():
-    """The program's own config faulting in the helper (here: every launch of own_block
-    faults there, injected) leaves the key untuned with the reason; the program runs its
-    own config and its outputs are its own."""
+    """The program's own config faulting in the helper (here: its first run in each helper
+    faults, injected; the shim's own kernels, the guard bytes' sequence first, run) leaves
+    the key untuned with the reason; the program runs its own config and its outputs are
+    its own."""
     base = run("rt", "hazard", shim=False)
     t = run("rt", "hazard", env={"XMATUNE_POLICY": HAZARD,
-                                 "SIMCUDA_FAIL_HELPER": "cuLaunchKernel:0:CUDA_ERROR_ILLEGAL_ADDRESS"})
+                                 "SIMCUDA_FAULT_AT_HELPER": "_Z9own_blockPfii:256:1"})
     ok(t, "own config faults in the helper")
     same_output(base, t, "own config faults in the helper")
     ev = tune_events(t, "own_block")[0]
@@ -4747,8 +4748,12 @@ def helper_guard_bytes_past_the_end():
         # windows is the simulated driver's mmap's choice: within 48 KiB of a window's start
         # (about 2 % of runs) x fills one window, the read leaves it and the candidate
         # faults in the helper instead, which shows nothing of the guard bytes: run again.
+        htrace = os.path.join(WORK, "rows_past_end.%s.helper.trace" % what)
         for _ in range(4):
-            t = run("rt", "rowmax", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off"})
+            if os.path.exists(htrace):
+                os.unlink(htrace)
+            t = run("rt", "rowmax", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off",
+                                         "SIMCUDA_TRACE_HELPER": htrace})
             if not any(c["status"] == "fault" for e in tune_events(t, "row_max")
                        for c in e["candidates"]):
                 break
@@ -4772,6 +4777,12 @@ def helper_guard_bytes_past_the_end():
                    e["staged"])
         runs = traced(t, "_Z7row_maxPKfPfi")
         expect(len(runs) == 3 and all(r == ((512, 1, 1), (32, 1, 1), 0) for r in runs), runs)
+        # the guard bytes' sequence is made on the GPU, once per session, before anything
+        # else runs there: the shim's xmt_seq kernel, and no copy from the host
+        hk = [l.split()[0] for l in open(htrace).read().splitlines()]
+        expect(hk.count("xmt_seq") == len(ev) and hk[0] == "xmt_seq", hk)
+        expect(all("cuMemcpyHtoD" not in (e.get("driver_calls") or {}) for e in ev),
+               [e.get("driver_calls") for e in ev])
 
 
 @case

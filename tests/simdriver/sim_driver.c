@@ -406,6 +406,8 @@ static void read_env(void)
         simcuda_set_trace(v);
     if ((v = getenv("SIMCUDA_HANG")) && *v) parse_hang(v);
     if ((v = getenv("SIMCUDA_FAULT_AT")) && *v) parse_at(&g_fault_at, "SIMCUDA_FAULT_AT", v);
+    if (g_helper && (v = getenv("SIMCUDA_FAULT_AT_HELPER")) && *v)
+        parse_at(&g_fault_at, "SIMCUDA_FAULT_AT_HELPER", v);
     if ((v = getenv("SIMCUDA_STICKY")) && *v) simcuda_set_sticky(strcmp(v, "0") != 0);
     if ((v = getenv("SIMCUDA_UNIQUE_HANDLES")) && *v) g_unique_handles = strcmp(v, "0") != 0;
     if ((v = getenv("SIMCUDA_RANGE_SHORT")) && *v) g_range_short = strtoul(v, NULL, 10);

@@ -176,6 +176,8 @@ SIM_HIDDEN double simx_absmax_cost(const sim_exec *e);
 SIM_HIDDEN void simx_not_run(sim_exec *e);
 SIM_HIDDEN void simx_spin_run(sim_exec *e);
 SIM_HIDDEN double simx_spin_cost(const sim_exec *e);
+SIM_HIDDEN void simx_seq_run(sim_exec *e);
+SIM_HIDDEN double simx_seq_cost(const sim_exec *e);
 
 SIM_HIDDEN void simk_layout(void);
 SIM_HIDDEN int simk_count(void);

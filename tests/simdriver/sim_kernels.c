@@ -945,6 +945,17 @@ static simk_def g_kernels[] = {
      {0},
      0},
     {"xmt_spin", "xmt_spin(u64)", 1, {U64}, 1024, 16, 0, simx_spin_run, simx_spin_cost, {0}, 0},
+    {"xmt_seq",
+     "xmt_seq(ptr, u64, u64)",
+     3,
+     {PTR, U64, U64},
+     1024,
+     16,
+     0,
+     simx_seq_run,
+     simx_seq_cost,
+     {0},
+     0},
 };
 
 #define NKERNELS ((int)(sizeof g_kernels / sizeof g_kernels[0]))

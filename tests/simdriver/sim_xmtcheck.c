@@ -187,6 +187,29 @@ void simx_not_run(sim_exec *e)
         d[i] = (unsigned char)~s[i];
 }
 
+/* xmt_seq(u64 *dst, u64 words, u64 seed): dst[i] = SplitMix64's output after i + 1 steps
+ * from seed. */
+void simx_seq_run(sim_exec *e)
+{
+    if (!first_block(e)) return;
+    uint64_t words = u64_at(e, 1), seed = u64_at(e, 2);
+    unsigned char *d = span(e, 0, words * 8);
+    if (!d) return;
+    for (uint64_t i = 0; i < words; i++) {
+        uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        memcpy(d + 8 * i, &z, 8);
+    }
+}
+
+/* It writes every word once. */
+double simx_seq_cost(const sim_exec *e)
+{
+    return 2000.0 + (double)u64_at(e, 1) * 8 * 0.0005;
+}
+
 /* xmt_spin(u64 ns): does nothing for ns of the stream's virtual clock. */
 void simx_spin_run(sim_exec *e)
 {

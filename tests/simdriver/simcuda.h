@@ -279,6 +279,9 @@
  *                               like SIMCUDA_HANG's nth) faults with ILLEGAL_ADDRESS (sticky)
  *                               instead of running: unlike SIMCUDA_FAIL's count of every
  *                               launch, the shim's own comparison kernels do not move it
+ *   SIMCUDA_FAULT_AT_HELPER=kernel:block_x:nth: the same, in the trial helper only (each
+ *                               helper counts its own launches); it replaces
+ *                               SIMCUDA_FAULT_AT there
  *   SIMCUDA_HANG_UNTIL=path     such a hang lasts until path exists instead of ms: a test
  *                               creates the file once it has seen what it waits for (a
  *                               message, a claim), so no wait depends on the machine's speed

@@ -2,7 +2,7 @@
  * The trial helper's guard bytes (shim/slack.c): the slack of the staged windows (their
  * bytes outside every region), filled and checked, over a stand-in driver whose device
  * memory is host memory (a CUdeviceptr is a host address) and a host comparison in place
- * of the GPU's.
+ * of the GPU's; the sequence's kernel (xmt_seq) is stood in for by its host twin.
  */
 #include <check.h>
 #include <stdint.h>
@@ -11,6 +11,7 @@
 
 #include "driver.h"
 #include "slack.h"
+#include "verify.h"
 
 struct xmt_driver xmt_drv;
 
@@ -26,8 +27,10 @@ static CUresult copy_dtod(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s)
     memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)src, n);
     return CUDA_SUCCESS;
 }
+static int htod_calls, seq_calls, on_gpu;
 static CUresult copy_htod(CUdeviceptr d, const void *h, size_t n)
 {
+    htod_calls++;
     memcpy((void *)(uintptr_t)d, h, n);
     return CUDA_SUCCESS;
 }
@@ -52,6 +55,22 @@ CUresult xmt_gc_compare(xmt_gc *g, const xmt_gc_cmp *c, size_t n, xmt_gc_result 
         out[i].first = UINT64_MAX;
         for (size_t j = 0; j < c[i].bytes; j++)
             if (a[j] != b[j] && out[i].count++ == 0) out[i].first = j;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* The kernels "load" when a test sets on_gpu; xmt_seq is its host twin, word by word. */
+int xmt_gc_on_gpu(const xmt_gc *g)
+{
+    return g && on_gpu;
+}
+CUresult xmt_gc_sequence(xmt_gc *g, CUdeviceptr dst, uint64_t words, uint64_t seed)
+{
+    ck_assert(xmt_gc_on_gpu(g));
+    seq_calls++;
+    for (uint64_t i = 0; i < words; i++) {
+        uint64_t w = xmt_verify_seq_word(seed, i);
+        memcpy((uint8_t *)(uintptr_t)dst + 8 * i, &w, 8);
     }
     return CUDA_SUCCESS;
 }
@@ -139,7 +158,7 @@ START_TEST(slack_fill_and_check)
     ck_assert_uint_eq(g.n, 4);
     uint8_t *pat = malloc(g.pattern_bytes);
     g.pattern = (CUdeviceptr)(uintptr_t)pat;
-    ck_assert_int_eq(xmt_slack_fill(&g, NULL), CUDA_SUCCESS);
+    ck_assert_int_eq(xmt_slack_fill(&g, NULL, NULL), CUDA_SUCCESS);
     ck_assert_int_eq(mem[100], 0x11); /* the regions untouched */
     ck_assert_int_eq(mem[W + 1099], 0x11);
     uint64_t changed, first;
@@ -153,7 +172,7 @@ START_TEST(slack_fill_and_check)
     ck_assert_uint_eq(span, 1);
     ck_assert_uint_eq(first, 3);
     ck_assert_int_eq(g.spans[span].after, 0);
-    ck_assert_int_eq(xmt_slack_fill(&g, NULL), CUDA_SUCCESS);
+    ck_assert_int_eq(xmt_slack_fill(&g, NULL, NULL), CUDA_SUCCESS);
     ck_assert_int_eq(xmt_slack_check(&g, NULL, &changed, &span, &first), CUDA_SUCCESS);
     ck_assert_uint_eq(changed, 0);
     /* the 64 bytes past the first region copied past the second's */
@@ -168,6 +187,51 @@ START_TEST(slack_fill_and_check)
 }
 END_TEST
 
+/* The pattern is made once per arming: on the GPU (xmt_seq, no copy from the host) when
+ * gpucheck's kernels are loaded, else on the host and copied; byte for byte the same
+ * sequence either way, in whole words even when the largest span is not. */
+START_TEST(pattern_made_on_the_gpu_or_copied)
+{
+    stand_in();
+    uint8_t *mem = aligned_alloc(4096, W);
+    CUdeviceptr base = (CUdeviceptr)(uintptr_t)mem;
+    CUdeviceptr win[] = {base};
+    size_t wb[] = {W};
+    xmt_region r[] = {{.base = base + 101, .bytes = 1000}};
+    uint8_t *pat[2];
+    xmt_gc gc;
+    memset(&gc, 0, sizeof gc);
+    for (int gpu = 0; gpu < 2; gpu++) {
+        xmt_slack g;
+        ck_assert_int_eq(xmt_slack_find(win, wb, 1, r, 1, &g), 0);
+        ck_assert_uint_eq(g.largest, W - 1101);
+        ck_assert_uint_eq(g.pattern_bytes % 8, 0);
+        ck_assert_uint_ge(g.pattern_bytes, g.largest + 16 * (size_t)XMT_SLACK_OFFSETS);
+        pat[gpu] = calloc(1, g.pattern_bytes);
+        g.pattern = (CUdeviceptr)(uintptr_t)pat[gpu];
+        on_gpu = gpu;
+        htod_calls = seq_calls = 0;
+        for (int again = 0; again < 2; again++) /* made once, the spans filled twice */
+            ck_assert_int_eq(xmt_slack_fill(&g, &gc, NULL), CUDA_SUCCESS);
+        ck_assert_int_eq(htod_calls, !gpu);
+        ck_assert_int_eq(seq_calls, gpu);
+        for (size_t i = 0; i < g.pattern_bytes / 8; i++) {
+            uint64_t w;
+            memcpy(&w, pat[gpu] + 8 * i, 8);
+            ck_assert_uint_eq(w, xmt_verify_seq_word(XMT_SLACK_SEED, i));
+        }
+        ck_assert_int_eq(memcmp(mem, pat[gpu], 101), 0);                  /* span 0 from byte 0 */
+        ck_assert_int_eq(memcmp(mem + 1101, pat[gpu] + 16, W - 1101), 0); /* span 1 from 16 */
+        if (gpu) ck_assert_int_eq(memcmp(pat[0], pat[1], g.pattern_bytes), 0);
+        xmt_slack_free(&g);
+    }
+    on_gpu = 0;
+    free(pat[0]);
+    free(pat[1]);
+    free(mem);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("slack");
@@ -175,6 +239,7 @@ int main(void)
     tcase_add_test(t, slack_between_and_around);
     tcase_add_test(t, slack_none);
     tcase_add_test(t, slack_fill_and_check);
+    tcase_add_test(t, pattern_made_on_the_gpu_or_copied);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

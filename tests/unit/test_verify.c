@@ -127,6 +127,21 @@ START_TEST(absmax_leaves_out_nan_and_infinity)
 }
 END_TEST
 
+/* The guard bytes' sequence is SplitMix64 (Vigna's splitmix64.c, seed 0: its first four
+ * outputs), any word made on its own: word i from a seed equals word i - 1 from the seed
+ * one step on. */
+START_TEST(sequence_is_splitmix64)
+{
+    static const uint64_t want[] = {0xE220A8397B1DCDAFull, 0x6E789E6AA1B965F4ull,
+                                    0x06C45D188009454Full, 0xF88BB8A8724C81ECull};
+    for (uint64_t i = 0; i < 4; i++)
+        ck_assert_uint_eq(xmt_verify_seq_word(0, i), want[i]);
+    const uint64_t step = 0x9E3779B97F4A7C15ull;
+    ck_assert_uint_eq(xmt_verify_seq_word(step, 0), want[1]);
+    ck_assert_uint_eq(xmt_verify_seq_word(step, 999999), xmt_verify_seq_word(0, 1000000));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("verify");
@@ -138,6 +153,7 @@ int main(void)
     tcase_add_test(tc, tolerance_edges);
     tcase_add_test(tc, changed_chunks);
     tcase_add_test(tc, absmax_leaves_out_nan_and_infinity);
+    tcase_add_test(tc, sequence_is_splitmix64);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
