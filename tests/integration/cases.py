@@ -4442,6 +4442,16 @@ def gpu_auto_racing_tables():
     gaps = [float(b[2]) - float(a[3]) for a, b in zip(spans, spans[1:]) if b[1] != "base"]
     expect(len(gaps) == 4 and min(gaps) >= 0.2, spans)
 
+    # ---- ab_shims.sh: two builds side by side (here the same one twice), one table
+    ab = os.path.join(WORK, "ab_sim")
+    shutil.rmtree(ab, ignore_errors=True)
+    p = subprocess.run(["bash", os.path.join(gpu, "ab_shims.sh"), os.path.dirname(bindir), SHIM, SHIM],
+                       env=dict(e, PROGRAMS="saxpy", PAIRS="2", ROUNDS="1", XMATUNE_GPU_WORK=ab),
+                       capture_output=True, text=True, timeout=600)
+    rows = [r for r in _table_rows(p.stdout, "saxpy") if len(r) == 7]
+    expect(p.returncode == 0 and [r[1:3] for r in rows] == [["A", "2"], ["B", "2"]] and
+           all(r[5] == "0" for r in rows) and p.stderr.count("rc=") == 4, p.stdout + p.stderr)
+
     # ---- cost_round.sh, issue 26's one GPU call, end to end: a key whose candidates are
     # all rejected (block_sum: only 256 is right) stands in for fixed_block, after an idle
     # GPU and back to back, then the racing and agreement parts, packed for the trip back
