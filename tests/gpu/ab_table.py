@@ -2,15 +2,19 @@
 """ab_table.py WORK: ab_shims.sh's table from its work folder (A.<pair>/ and B.<pair>/,
 each a racing.sh work folder). Per program and build, over every tune event of every pair
 and round: how many events, the tuning time (duration_ms less phases_ms.clock_warmup and
-phases_ms.module_load) and the host time (duration_ms less the time of every call in
-driver_calls: the trial helper's own work), each as median [min-max], and per event the
-cuMemcpyHtoD calls and the guard bytes (staged.guard_bytes). Standard library only."""
+phases_ms.module_load) and the host time (what no driver call took: racing_table.py's
+driver_split, which counts the polls inside polled_waits once), each as median [min-max],
+and per event the cuMemcpyHtoD calls and the guard bytes (staged.guard_bytes). Standard
+library only."""
 import glob
 import json
 import os
 import re
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from racing_table import driver_split  # noqa: E402
 
 
 def events(folder):
@@ -40,7 +44,9 @@ def main(work):
             dc = e.get("driver_calls") or {}
             r = rows.setdefault((prog, m.group(1)), {"tuning": [], "host": [], "htod": set(), "guard": set()})
             r["tuning"].append(e["duration_ms"] - ph.get("clock_warmup", 0) - ph.get("module_load", 0))
-            r["host"].append(e["duration_ms"] - sum(v.get("ms", 0) for v in dc.values()))
+            split = driver_split(e)
+            if split is not None:
+                r["host"].append(split[-1])
             r["htod"].add((dc.get("cuMemcpyHtoD") or {}).get("calls", 0))
             r["guard"].add((e.get("staged") or {}).get("guard_bytes", 0))
     print("| program | build | events | tuning, ms | host, ms | HtoD calls per event | guard bytes |")
