@@ -4451,6 +4451,21 @@ def gpu_auto_racing_tables():
     rows = [r for r in _table_rows(p.stdout, "saxpy") if len(r) == 7]
     expect(p.returncode == 0 and [r[1:3] for r in rows] == [["A", "2"], ["B", "2"]] and
            all(r[5] == "0" for r in rows) and p.stderr.count("rc=") == 4, p.stdout + p.stderr)
+    # the host time counts the polls inside polled_waits once: 10 - 5 - 1 = 4, not 2
+    fake = os.path.join(WORK, "ab_fake")
+    shutil.rmtree(fake, ignore_errors=True)
+    for who in ("A.1", "B.1"):
+        os.makedirs(os.path.join(fake, who, "logs"))
+        with open(os.path.join(fake, who, "logs", "k.r1.jsonl"), "w") as f:
+            f.write(json.dumps(tune("k", 1.0, 0.5, duration_ms=10.0, phases_ms={"module_load": 1.0},
+                                    driver_calls={"polled_waits": {"calls": 2, "ms": 5.0},
+                                                  "cuStreamQuery": {"calls": 9, "ms": 2.0},
+                                                  "cuLaunchKernel": {"calls": 3, "ms": 1.0}})) + "\n")
+    p = subprocess.run([sys.executable, os.path.join(gpu, "ab_table.py"), fake], capture_output=True, text=True)
+    rows = _table_rows(p.stdout, "k")
+    expect(p.returncode == 0 and [r[1:5] for r in rows] == [["A", "1", "9.00 [9.00–9.00]", "4.00 [4.00–4.00]"],
+                                                           ["B", "1", "9.00 [9.00–9.00]", "4.00 [4.00–4.00]"]],
+           p.stdout + p.stderr)
 
     # ---- cost_round.sh, issue 26's one GPU call, end to end: a key whose candidates are
     # all rejected (block_sum: only 256 is right) stands in for fixed_block, after an idle
