@@ -153,23 +153,21 @@ static CUresult results_ready(xmt_gc *g, size_t n)
     return r;
 }
 
+/* The n results in one copy (counts and firsts are adjacent) and one wait, not a copy
+ * of each: a copy to pageable memory is synchronous and staged by the driver, tens of
+ * microseconds each (a fixed_block session on an H100 made 40, 1.9 ms in all). */
 static CUresult results_read(xmt_gc *g, size_t n, xmt_gc_result *out)
 {
-    uint64_t buf[2 * 64];
-    for (size_t done = 0; done < n;) {
-        size_t k = n - done < 64 ? n - done : 64;
-        CUresult r = xmt_drv.cuMemcpyDtoHAsync(buf, g->res + 8 * done, 8 * k, g->s);
-        if (r == CUDA_SUCCESS)
-            r = xmt_drv.cuMemcpyDtoHAsync(buf + 64, g->res + 8 * (n + done), 8 * k, g->s);
-        if (r == CUDA_SUCCESS) r = xmt_drv.cuStreamSynchronize(g->s);
-        if (r != CUDA_SUCCESS) return r;
-        for (size_t i = 0; i < k; i++) {
-            out[done + i].count = buf[i];
-            out[done + i].first = buf[64 + i];
-        }
-        done += k;
+    uint64_t small[2 * 64], *buf = n <= 64 ? small : malloc(16 * n);
+    if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = xmt_drv.cuMemcpyDtoHAsync(buf, g->res, 16 * n, g->s);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuStreamSynchronize(g->s);
+    for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++) {
+        out[i].count = buf[i];
+        out[i].first = buf[n + i];
     }
-    return CUDA_SUCCESS;
+    if (buf != small) free(buf);
+    return r;
 }
 
 CUresult xmt_gc_compare(xmt_gc *g, const xmt_gc_cmp *c, size_t n, xmt_gc_result *out)
