@@ -93,11 +93,11 @@ static CUdeviceptr seq_at(const xmt_slack *g, size_t i)
 }
 
 /* The sequence made in g->pattern. On the GPU (gc's kernels loaded) by xmt_seq on gc's
- * stream, with no host work and no copy: a stretch of 2 MiB, the slack of a small
- * allocation's window, took about 1 ms of the host's time to make and copy before. Else
- * made on the host and copied, and the whole context waited for (a copy from pageable
- * memory may still be under way when cuMemcpyHtoD returns, and the spans are filled from
- * it on another stream). */
+ * stream, with no host work and no copy (made on the host, atomic_rowsum's 2 MiB of slack
+ * cost its session on an H100 1.0 ms of host time and a 0.25-0.37 ms copy: docs/
+ * benchmarks.md, tenth session). Else made on the host and copied, and the whole context
+ * waited for (a copy from pageable memory may still be under way when cuMemcpyHtoD
+ * returns, and the spans are filled from it on another stream). */
 static CUresult set_pattern(xmt_slack *g, xmt_gc *gc, CUstream s)
 {
     size_t words = g->pattern_bytes / 8;
