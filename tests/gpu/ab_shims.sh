@@ -28,8 +28,9 @@ for ((p = 1; p <= ${PAIRS:-2}; p++)); do
         shim=$a_shim
         [ $who = B ] && shim=$b_shim
         rm -rf "$work/$who.$p"
-        PROGRAMS=${PROGRAMS:-atomic_rowsum inplace_gs8} ROUNDS=${ROUNDS:-3} QUALITY=0 \
-            RACING_BUDGET_S=100000 XMATUNE_GPU_WORK=$work/$who.$p timeout 300 \
+        # (OUT is this script's: racing.sh would save each run's tables there over the last)
+        env -u OUT PROGRAMS="${PROGRAMS:-atomic_rowsum inplace_gs8}" ROUNDS="${ROUNDS:-3}" \
+            QUALITY=0 RACING_BUDGET_S=100000 XMATUNE_GPU_WORK="$work/$who.$p" timeout 300 \
             bash "$here/racing.sh" "$b" "$shim" >"$work/$who.$p.out" 2>&1
         echo "ab_shims.sh: $who pair $p rc=$?" >&2
     done

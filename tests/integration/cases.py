@@ -4446,11 +4446,14 @@ def gpu_auto_racing_tables():
     ab = os.path.join(WORK, "ab_sim")
     shutil.rmtree(ab, ignore_errors=True)
     p = subprocess.run(["bash", os.path.join(gpu, "ab_shims.sh"), os.path.dirname(bindir), SHIM, SHIM],
-                       env=dict(e, PROGRAMS="saxpy", PAIRS="2", ROUNDS="1", XMATUNE_GPU_WORK=ab),
+                       env=dict(e, PROGRAMS="saxpy", PAIRS="2", ROUNDS="1", XMATUNE_GPU_WORK=ab,
+                                OUT=os.path.join(ab, "out")),
                        capture_output=True, text=True, timeout=600)
     rows = [r for r in _table_rows(p.stdout, "saxpy") if len(r) == 7]
     expect(p.returncode == 0 and [r[1:3] for r in rows] == [["A", "2"], ["B", "2"]] and
            all(r[5] == "0" for r in rows) and p.stderr.count("rc=") == 4, p.stdout + p.stderr)
+    # OUT holds ab.md alone (racing.sh's own tables, one run over another, stay in the work)
+    expect(os.listdir(os.path.join(ab, "out")) == ["ab.md"], os.listdir(os.path.join(ab, "out")))
     # the host time counts the polls inside polled_waits once: 10 - 5 - 1 = 4, not 2
     fake = os.path.join(WORK, "ab_fake")
     shutil.rmtree(fake, ignore_errors=True)
