@@ -108,8 +108,7 @@ static CUresult set_pattern(xmt_slack *g, xmt_gc *gc, CUstream s)
     } else {
         uint64_t *h = malloc(words * 8);
         if (!h) return CUDA_ERROR_OUT_OF_MEMORY;
-        for (size_t i = 0; i < words; i++)
-            h[i] = xmt_verify_seq_word(XMT_SLACK_SEED, i);
+        xmt_verify_seq_fill(h, words, XMT_SLACK_SEED);
         r = xmt_drv.cuMemcpyHtoD(g->pattern, h, words * 8);
         if (r == CUDA_SUCCESS) r = xmt_drv.cuCtxSynchronize();
         free(h);

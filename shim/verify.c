@@ -63,6 +63,12 @@ uint64_t xmt_verify_seq_word(uint64_t seed, uint64_t i)
     return z ^ (z >> 31);
 }
 
+void xmt_verify_seq_fill(uint64_t *dst, size_t words, uint64_t seed)
+{
+    for (size_t i = 0; i < words; i++)
+        dst[i] = xmt_verify_seq_word(seed, i);
+}
+
 uint64_t xmt_verify_host(const uint8_t *ref, const uint8_t *got, size_t bytes, int kind,
                          unsigned es, double rtol, double atol, uint64_t *first)
 {

@@ -44,6 +44,9 @@ double xmt_verify_absmax_host(const uint8_t *p, uint64_t n, int kind);
  * output after i + 1 steps, each word made on its own. The PTX twin is xmt_seq. */
 uint64_t xmt_verify_seq_word(uint64_t seed, uint64_t i);
 
+/* dst[i] = xmt_verify_seq_word(seed, i) for i < words: the sequence made on the host. */
+void xmt_verify_seq_fill(uint64_t *dst, size_t words, uint64_t seed);
+
 /* Which chunks of 1 << shift bytes differ between a and b: flags[c] set to 1 for each
  * (others untouched). Returns the number of differing 16-byte words; *first = the byte
  * offset of the first (UINT64_MAX when none). */

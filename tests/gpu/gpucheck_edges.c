@@ -197,10 +197,7 @@ static void seq_check(size_t doff, uint64_t words, uint64_t seed, unsigned block
 {
     uint8_t *got = malloc(cap), *want = malloc(cap);
     memset(want, 0x5a, cap);
-    for (uint64_t i = 0; i < words; i++) {
-        uint64_t w = xmt_verify_seq_word(seed, i);
-        memcpy(want + doff + 8 * i, &w, 8);
-    }
+    xmt_verify_seq_fill((uint64_t *)(void *)(want + doff), words, seed); /* malloc'd: aligned */
     CK(cuMemsetD8(d_b, 0x5a, cap));
     CUdeviceptr dst = d_b + doff;
     void *args[] = {&dst, &words, &seed};
