@@ -13,6 +13,7 @@
 
 #include "driver.h"
 #include "gpucheck.h"
+#include "hostmem_driver.h"
 #include "options.h"
 #include "verify.h"
 
@@ -31,7 +32,6 @@ const char *xmt_cu_name(CUresult r, char *buf, size_t cap)
     return buf;
 }
 
-static int copies_back, waits;
 static CUfunction fn_bits = (CUfunction)(uintptr_t)0x100;
 
 static CUresult load_data(CUmodule *m, const void *image)
@@ -50,35 +50,6 @@ static CUresult ctx_id(CUcontext c, unsigned long long *id)
 {
     (void)c;
     *id = 7;
-    return CUDA_SUCCESS;
-}
-static CUresult mem_alloc(CUdeviceptr *p, size_t n)
-{
-    *p = (CUdeviceptr)(uintptr_t)malloc(n);
-    return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-static CUresult mem_free(CUdeviceptr p)
-{
-    free((void *)(uintptr_t)p);
-    return CUDA_SUCCESS;
-}
-static CUresult memset8(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
-{
-    (void)s;
-    memset((void *)(uintptr_t)d, v, n);
-    return CUDA_SUCCESS;
-}
-static CUresult copy_dtoh(void *h, CUdeviceptr d, size_t n, CUstream s)
-{
-    (void)s;
-    copies_back++;
-    memcpy(h, (const void *)(uintptr_t)d, n);
-    return CUDA_SUCCESS;
-}
-static CUresult sync_stream(CUstream s)
-{
-    (void)s;
-    waits++;
     return CUDA_SUCCESS;
 }
 /* xmt_cmp_bits(a, b, bytes, es, count, first): publishes count = bytes and first = a's
@@ -101,12 +72,8 @@ static void stand_in(void)
     xmt_drv.cuModuleLoadData = load_data;
     xmt_drv.cuModuleGetFunction = get_function;
     xmt_drv.cuCtxGetId = ctx_id;
-    xmt_drv.cuMemAlloc = mem_alloc;
-    xmt_drv.cuMemFree = mem_free;
-    xmt_drv.cuMemsetD8Async = memset8;
-    xmt_drv.cuMemcpyDtoHAsync = copy_dtoh;
-    xmt_drv.cuStreamSynchronize = sync_stream;
     xmt_drv.cuLaunchKernel = launch;
+    hostmem_install();
 }
 
 /* 1, 64 and 150 comparisons in one call: every result is its own, read in one copy. */
@@ -123,10 +90,10 @@ START_TEST(results_in_one_copy)
         xmt_gc_result *out = calloc(n, sizeof *out);
         for (size_t i = 0; i < n; i++)
             c[i] = (xmt_gc_cmp){0x1000 + i, 0x9000, 16 * (i + 1), XMT_CMP_BITS, 1, 0, 0};
-        copies_back = waits = 0;
+        hostmem_calls.dtoh = hostmem_calls.stream_waits = 0;
         ck_assert_int_eq(xmt_gc_compare(&g, c, n, out), CUDA_SUCCESS);
-        ck_assert_int_eq(copies_back, 1);
-        ck_assert_int_eq(waits, 1);
+        ck_assert_int_eq(hostmem_calls.dtoh, 1);
+        ck_assert_int_eq(hostmem_calls.stream_waits, 1);
         for (size_t i = 0; i < n; i++) {
             ck_assert_uint_eq(out[i].count, 16 * (i + 1));
             ck_assert_uint_eq(out[i].first, (0x1000 + i) & 0xff);

@@ -10,39 +10,13 @@
 #include <string.h>
 
 #include "driver.h"
+#include "hostmem_driver.h"
 #include "slack.h"
 #include "verify.h"
 
 struct xmt_driver xmt_drv;
 
-static CUresult memset8(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
-{
-    (void)s;
-    memset((void *)(uintptr_t)d, v, n);
-    return CUDA_SUCCESS;
-}
-static CUresult copy_dtod(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s)
-{
-    (void)s;
-    memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)src, n);
-    return CUDA_SUCCESS;
-}
-static int htod_calls, seq_calls, on_gpu;
-static CUresult copy_htod(CUdeviceptr d, const void *h, size_t n)
-{
-    htod_calls++;
-    memcpy((void *)(uintptr_t)d, h, n);
-    return CUDA_SUCCESS;
-}
-static CUresult sync_stream(CUstream s)
-{
-    (void)s;
-    return CUDA_SUCCESS;
-}
-static CUresult sync_ctx(void)
-{
-    return CUDA_SUCCESS;
-}
+static int seq_calls, on_gpu;
 
 /* gpucheck's bitwise comparison, on the host (element size 1). */
 CUresult xmt_gc_compare(xmt_gc *g, const xmt_gc_cmp *c, size_t n, xmt_gc_result *out)
@@ -68,20 +42,13 @@ CUresult xmt_gc_sequence(xmt_gc *g, CUdeviceptr dst, uint64_t words, uint64_t se
 {
     ck_assert(xmt_gc_on_gpu(g));
     seq_calls++;
-    for (uint64_t i = 0; i < words; i++) {
-        uint64_t w = xmt_verify_seq_word(seed, i);
-        memcpy((uint8_t *)(uintptr_t)dst + 8 * i, &w, 8);
-    }
+    xmt_verify_seq_fill((uint64_t *)(uintptr_t)dst, words, seed);
     return CUDA_SUCCESS;
 }
 
 static void stand_in(void)
 {
-    xmt_drv.cuMemsetD8Async = memset8;
-    xmt_drv.cuMemcpyDtoDAsync = copy_dtod;
-    xmt_drv.cuMemcpyHtoD = copy_htod;
-    xmt_drv.cuStreamSynchronize = sync_stream;
-    xmt_drv.cuCtxSynchronize = sync_ctx;
+    hostmem_install();
 }
 
 #define W 4096 /* a window in these tests */
@@ -210,10 +177,10 @@ START_TEST(pattern_made_on_the_gpu_or_copied)
         pat[gpu] = calloc(1, g.pattern_bytes);
         g.pattern = (CUdeviceptr)(uintptr_t)pat[gpu];
         on_gpu = gpu;
-        htod_calls = seq_calls = 0;
+        hostmem_calls.htod = seq_calls = 0;
         for (int again = 0; again < 2; again++) /* made once, the spans filled twice */
             ck_assert_int_eq(xmt_slack_fill(&g, &gc, NULL), CUDA_SUCCESS);
-        ck_assert_int_eq(htod_calls, !gpu);
+        ck_assert_int_eq(hostmem_calls.htod, !gpu);
         ck_assert_int_eq(seq_calls, gpu);
         for (size_t i = 0; i < g.pattern_bytes / 8; i++) {
             uint64_t w;
