@@ -5,7 +5,7 @@
 # ab_table.py prints, per program and build, the tune events' tuning time (duration_ms less
 # the clock warm-up and the module load) and the time no driver call took (the helper's
 # own work, from driver_calls), median and range over every event, with the host-to-device
-# copies and the guard bytes per event.
+# and device-to-host copies and the guard bytes per event.
 #
 #   bash tests/gpu/ab_shims.sh BUILD_DIR SHIM_A SHIM_B
 #

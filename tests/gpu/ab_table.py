@@ -4,8 +4,9 @@ each a racing.sh work folder). Per program and build, over every tune event of e
 and round: how many events, the tuning time (duration_ms less phases_ms.clock_warmup and
 phases_ms.module_load) and the host time (what no driver call took: racing_table.py's
 driver_split, which counts the polls inside polled_waits once), each as median [min-max],
-and per event the cuMemcpyHtoD calls and the guard bytes (staged.guard_bytes). Standard
-library only."""
+and per event the cuMemcpyHtoD calls, the cuMemcpyDtoH calls (median [min-max]: the helper's
+reads of verification results) and the guard bytes (staged.guard_bytes). Standard library
+only."""
 import glob
 import json
 import os
@@ -33,6 +34,10 @@ def span(xs):
     return "%.2f [%.2f–%.2f]" % (statistics.median(xs), min(xs), max(xs)) if xs else "—"
 
 
+def count_span(xs):
+    return "%g [%d–%d]" % (statistics.median(xs), min(xs), max(xs)) if xs else "—"
+
+
 def main(work):
     rows = {}
     for d in sorted(glob.glob(os.path.join(work, "[AB].*"))):
@@ -42,19 +47,21 @@ def main(work):
         for prog, e in events(d):
             ph = e.get("phases_ms") or {}
             dc = e.get("driver_calls") or {}
-            r = rows.setdefault((prog, m.group(1)), {"tuning": [], "host": [], "htod": set(), "guard": set()})
+            r = rows.setdefault((prog, m.group(1)), {"tuning": [], "host": [], "htod": set(), "dtoh": [],
+                                                        "guard": set()})
             r["tuning"].append(e["duration_ms"] - ph.get("clock_warmup", 0) - ph.get("module_load", 0))
             split = driver_split(e)
             if split is not None:
                 r["host"].append(split[-1])
             r["htod"].add((dc.get("cuMemcpyHtoD") or {}).get("calls", 0))
+            r["dtoh"].append((dc.get("cuMemcpyDtoH") or {}).get("calls", 0))
             r["guard"].add((e.get("staged") or {}).get("guard_bytes", 0))
-    print("| program | build | events | tuning, ms | host, ms | HtoD calls per event | guard bytes |")
-    print("| --- | --- | ---: | --- | --- | --- | --- |")
+    print("| program | build | events | tuning, ms | host, ms | HtoD calls per event | DtoH calls per event | guard bytes |")
+    print("| --- | --- | ---: | --- | --- | --- | --- | --- |")
     for (prog, who), r in sorted(rows.items()):
-        print("| %s | %s | %d | %s | %s | %s | %s |" % (
+        print("| %s | %s | %d | %s | %s | %s | %s | %s |" % (
             prog, who, len(r["tuning"]), span(r["tuning"]), span(r["host"]),
-            ", ".join(map(str, sorted(r["htod"]))), ", ".join(map(str, sorted(r["guard"])))))
+            ", ".join(map(str, sorted(r["htod"]))), count_span(r["dtoh"]), ", ".join(map(str, sorted(r["guard"])))))
     if not rows:
         print("(no tune events)")
     return 0 if rows else 1

@@ -4449,7 +4449,7 @@ def gpu_auto_racing_tables():
                        env=dict(e, PROGRAMS="saxpy", PAIRS="2", ROUNDS="1", XMATUNE_GPU_WORK=ab,
                                 OUT=os.path.join(ab, "out")),
                        capture_output=True, text=True, timeout=600)
-    rows = [r for r in _table_rows(p.stdout, "saxpy") if len(r) == 7]
+    rows = [r for r in _table_rows(p.stdout, "saxpy") if len(r) == 8]
     expect(p.returncode == 0 and [r[1:3] for r in rows] == [["A", "2"], ["B", "2"]] and
            all(r[5] == "0" for r in rows) and p.stderr.count("rc=") == 4, p.stdout + p.stderr)
     # OUT holds ab.md alone (racing.sh's own tables, one run over another, stay in the work)
@@ -4463,11 +4463,14 @@ def gpu_auto_racing_tables():
             f.write(json.dumps(tune("k", 1.0, 0.5, duration_ms=10.0, phases_ms={"module_load": 1.0},
                                     driver_calls={"polled_waits": {"calls": 2, "ms": 5.0},
                                                   "cuStreamQuery": {"calls": 9, "ms": 2.0},
-                                                  "cuLaunchKernel": {"calls": 3, "ms": 1.0}})) + "\n")
+                                                  "cuLaunchKernel": {"calls": 3, "ms": 1.0},
+                                                  "cuMemcpyDtoH": {"calls": 4 if who == "A.1" else 2,
+                                                                   "ms": 0.0}})) + "\n")
     p = subprocess.run([sys.executable, os.path.join(gpu, "ab_table.py"), fake], capture_output=True, text=True)
     rows = _table_rows(p.stdout, "k")
-    expect(p.returncode == 0 and [r[1:5] for r in rows] == [["A", "1", "9.00 [9.00–9.00]", "4.00 [4.00–4.00]"],
-                                                           ["B", "1", "9.00 [9.00–9.00]", "4.00 [4.00–4.00]"]],
+    expect(p.returncode == 0 and [r[1:5] + r[6:7] for r in rows] ==
+           [["A", "1", "9.00 [9.00–9.00]", "4.00 [4.00–4.00]", "4 [4–4]"],
+            ["B", "1", "9.00 [9.00–9.00]", "4.00 [4.00–4.00]", "2 [2–2]"]],
            p.stdout + p.stderr)
 
     # ---- cost_round.sh, issue 26's one GPU call, end to end: a key whose candidates are
