@@ -4,8 +4,9 @@ each a racing.sh work folder). Per program and build, over every tune event of e
 and round: how many events, the tuning time (duration_ms less phases_ms.clock_warmup and
 phases_ms.module_load) and the host time (what no driver call took: racing_table.py's
 driver_split, which counts the polls inside polled_waits once), each as median [min-max],
-and per event the cuMemcpyHtoD calls, the cuMemcpyDtoH calls (median [min-max]: the helper's
-reads of verification results) and the guard bytes (staged.guard_bytes). Standard library
+and per event the cuMemcpyHtoD calls, the device-to-host copies (cuMemcpyDtoH and
+cuMemcpyDtoHAsync calls, median [min-max]: mostly the helper's reads of verification results)
+and the guard bytes (staged.guard_bytes). Standard library
 only."""
 import glob
 import json
@@ -54,7 +55,7 @@ def main(work):
             if split is not None:
                 r["host"].append(split[-1])
             r["htod"].add((dc.get("cuMemcpyHtoD") or {}).get("calls", 0))
-            r["dtoh"].append((dc.get("cuMemcpyDtoH") or {}).get("calls", 0))
+            r["dtoh"].append(sum((dc.get(k) or {}).get("calls", 0) for k in ("cuMemcpyDtoH", "cuMemcpyDtoHAsync")))
             r["guard"].add((e.get("staged") or {}).get("guard_bytes", 0))
     print("| program | build | events | tuning, ms | host, ms | HtoD calls per event | DtoH calls per event | guard bytes |")
     print("| --- | --- | ---: | --- | --- | --- | --- | --- |")

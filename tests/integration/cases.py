@@ -4452,6 +4452,8 @@ def gpu_auto_racing_tables():
     rows = [r for r in _table_rows(p.stdout, "saxpy") if len(r) == 8]
     expect(p.returncode == 0 and [r[1:3] for r in rows] == [["A", "2"], ["B", "2"]] and
            all(r[5] == "0" for r in rows) and p.stderr.count("rc=") == 4, p.stdout + p.stderr)
+    # the helper reads its verification results back (cuMemcpyDtoHAsync): counted, not 0
+    expect(all(r[6] != "0 [0–0]" for r in rows), p.stdout)
     # OUT holds ab.md alone (racing.sh's own tables, one run over another, stay in the work)
     expect(os.listdir(os.path.join(ab, "out")) == ["ab.md"], os.listdir(os.path.join(ab, "out")))
     # the host time counts the polls inside polled_waits once: 10 - 5 - 1 = 4, not 2
@@ -4464,8 +4466,9 @@ def gpu_auto_racing_tables():
                                     driver_calls={"polled_waits": {"calls": 2, "ms": 5.0},
                                                   "cuStreamQuery": {"calls": 9, "ms": 2.0},
                                                   "cuLaunchKernel": {"calls": 3, "ms": 1.0},
-                                                  "cuMemcpyDtoH": {"calls": 4 if who == "A.1" else 2,
-                                                                   "ms": 0.0}})) + "\n")
+                                                  "cuMemcpyDtoH": {"calls": 1, "ms": 0.0},
+                                                  "cuMemcpyDtoHAsync": {"calls": 3 if who == "A.1" else 1,
+                                                                        "ms": 0.0}})) + "\n")
     p = subprocess.run([sys.executable, os.path.join(gpu, "ab_table.py"), fake], capture_output=True, text=True)
     rows = _table_rows(p.stdout, "k")
     expect(p.returncode == 0 and [r[1:5] + r[6:7] for r in rows] ==
