@@ -114,6 +114,8 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_WARMUP_RUNS "warmup_runs"
 #define XMT_F_FINALISTS "finalists"
 #define XMT_F_RETIME_ROUNDS "retime_rounds"
+#define XMT_F_EDGE_ROUNDS "edge_rounds"
+#define XMT_F_EDGE_LEFT "edge_left"
 #define XMT_F_SELF_LEAD_US "self_lead_us"
 #define XMT_F_SELF_LEADS "self_leads"
 #define XMT_F_GATE_US "gate_us"

@@ -29,7 +29,7 @@ double xmt_race_stat(const double *t, int n, int mean)
             s += t[i];
         return s / n;
     }
-    double small[64], *tmp = n <= 64 ? small : malloc((size_t)n * sizeof *tmp);
+    double small[128], *tmp = n <= 128 ? small : malloc((size_t)n * sizeof *tmp);
     if (!tmp) return t[0]; /* out of memory: a run stands for the median */
     memcpy(tmp, t, (size_t)n * sizeof *t);
     double m = median_in_place(tmp, (size_t)n);
@@ -88,9 +88,16 @@ double xmt_race_sigma(const xmt_race_cand *c, size_t n)
     return 1.4826 * mad;
 }
 
+/* A statistic's standard error over sigma x sqrt(1 / runs): sqrt(pi / 2) for medians (a
+ * median of n runs of normal noise varies by 1.2533 sigma / sqrt(n)), 1 for means. */
+static double stat_k(int mean)
+{
+    return mean ? 1.0 : 1.2533141373155;
+}
+
 double xmt_race_tie_band(double sigma, int runs, int mean)
 {
-    double k = mean ? 1.0 : 1.2533141373155; /* sqrt(pi / 2) */
+    double k = stat_k(mean);
     double b = 4 * k * sigma * sqrt(2.0 / (runs > 1 ? runs : 1));
     return b < XMT_TIE_BAND_CAP ? b : XMT_TIE_BAND_CAP;
 }
@@ -203,6 +210,30 @@ long xmt_race_decide(const xmt_race_cand *c, size_t n, int mean, double limit)
     for (size_t i = 0; i < n; i++)
         if (c[i].n > 0 && xmt_race_stat(c[i].t, c[i].n, mean) <= best * (1 + limit)) return (long)i;
     return -1;
+}
+
+size_t xmt_race_edge(const xmt_race_cand *c, size_t n, int mean, double limit, unsigned char *out)
+{
+    double best;
+    long b = best_of(c, n, mean, &best), w = xmt_race_decide(c, n, mean, limit);
+    memset(out, 0, n);
+    if (b < 0 || w < 0 || !(best > 0)) return 0;
+    double ks = stat_k(mean) * xmt_race_sigma(c, n);
+    size_t edge = 0;
+    /* only the winner and those before it: a later one wins on neither side of the limit */
+    for (size_t i = 0; i <= (size_t)w; i++) {
+        if (c[i].n <= 0 || (long)i == b) continue;
+        double d = xmt_race_stat(c[i].t, c[i].n, mean) / best - 1;
+        double se = ks * sqrt(1.0 / c[i].n + 1.0 / c[b].n);
+        if (fabs(d - limit) < XMT_EDGE_Z * se) out[i] = 1, edge++;
+    }
+    if (!edge) return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].n <= 0 || out[i]) continue;
+        double d = xmt_race_stat(c[i].t, c[i].n, mean) / best - 1;
+        out[i] = (long)i == b || d < XMT_EDGE_Z * ks * sqrt(1.0 / c[i].n + 1.0 / c[b].n);
+    }
+    return edge;
 }
 
 double xmt_race_full_floor(const xmt_race_cand *c, size_t n, int warmup, int iterations)

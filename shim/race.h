@@ -36,6 +36,20 @@
  * H200, two configs 1.1% apart split 10 processes 6 to 4). */
 #define XMT_TIE_MARGIN 0.02
 
+/* The edge (agreement): a candidate whose distance from the best is within this many
+ * standard errors of the tie limit, and whose side of it decides the winner, is timed
+ * again (xmt_race_edge). */
+#define XMT_EDGE_Z 2.0
+/* ... in at most this many interleaved rounds per timed round (`iterations`), while its
+ * runs' own times add up to at most this share of the key's full floor
+ * (xmt_race_full_floor, the same measure): more runs narrow
+ * the standard error only as their square root, and a config whose true distance is the
+ * limit itself would be timed for ever. On a model of the H100's inplace_gs8 (a config 1.8%
+ * from the best, limit 2%) 3 rounds per timed round left 6.5% of processes on the other
+ * side, 10 left 1.75%, at 77 runs on average (tests/unit/test_race.c). */
+#define XMT_EDGE_ROUNDS 10
+#define XMT_EDGE_SHARE 0.25
+
 /* One candidate's timings, in the session's order (the program's own config first, then
  * policy order): its timed runs so far, and whether it is still raced (0: eliminated or
  * never timed; its runs still count for the noise estimate and the floors). */
@@ -94,6 +108,20 @@ size_t xmt_race_finalists(const xmt_race_cand *c, size_t n, int mean, double lim
  * limit of the best one's (canonical: the program's own config, then policy order).
  * Returns its index, or -1 when none was timed. */
 long xmt_race_decide(const xmt_race_cand *c, size_t n, int mean, double limit);
+
+/* The edge, after the finalists' re-timing: marks in out[i] the candidates to time again
+ * before the decision, and returns how many of them are *at the edge* (0: the decision is
+ * settled, out all 0). A timed candidate is at the edge when its side of the tie limit
+ * decides the winner (it is the winner, or comes before the winner in order) and its
+ * distance from the best (stat / best - 1) is within XMT_EDGE_Z standard errors of the
+ * limit: k x sigma x sqrt(1 / its runs + 1 / the best's runs), k as in the band. Those,
+ * and the candidates within XMT_EDGE_Z standard errors of the best (any of them may be
+ * the best the distances are measured from), are marked. Why: processes that measure a
+ * config on either side of the limit pick different winners (on an H100, one of 10 fresh
+ * processes measured inplace_gs8's BLOCK=256, BPS=32 2.06% from the best, the others
+ * 1.43-1.92%, against a limit of 2.00%); the spread between processes was that of the
+ * medians within each (about 0.2 points at 15 runs), so more runs narrow it. */
+size_t xmt_race_edge(const xmt_race_cand *c, size_t n, int mean, double limit, unsigned char *out);
 
 /* What timing every timed candidate in full would have cost on the GPU: for each, its
  * median times (warmup + iterations). */

@@ -449,8 +449,8 @@ static void settings(xmt_session *S)
     if (S->iterations > XMT_MAX_ITERATIONS) S->iterations = XMT_MAX_ITERATIONS;
     /* an entry that asks for its count of runs gets exactly that (docs/policy.md) */
     S->racing = xmt_opt.race && xmt_entry_iterations(e) < 0 && !S->verify_only;
-    /* room for the finalists' re-timing rounds */
-    S->cap = S->racing ? 2 * S->iterations : S->iterations;
+    /* room for the finalists' re-timing rounds and the edge's */
+    S->cap = S->racing ? (2 + XMT_EDGE_ROUNDS) * S->iterations : S->iterations;
     if (S->cap > XMT_MAX_ITERATIONS) S->cap = XMT_MAX_ITERATIONS;
     S->mean =
         xmt_entry_use_mean(e) >= 0 ? xmt_entry_use_mean(e) : xmt_opt.statistic == XMT_STAT_MEAN;
@@ -1749,7 +1749,8 @@ static size_t eliminate(xmt_session *S, int round)
  * are timed again in interleaved rounds, A B A B ..., half as many as the timed rounds
  * (3 at least), before the decision, so that the tie rule reads medians of more runs
  * taken side by side. Half: a memory-bound kernel's plateau makes a dozen finalists, and
- * full rounds of them cost more than racing saved (the recorded H200 timings). */
+ * full rounds of them cost more than racing saved (the recorded H200 timings). Then the
+ * edge, below. */
 static int retime(xmt_session *S, int prep)
 {
     xmt_race_cand *rc = race_view(S);
@@ -1766,6 +1767,32 @@ static int retime(xmt_session *S, int prep)
         r = timed_round(S, it, prep, fin);
         S->retime_rounds += r == 0;
     }
+    /* The edge: while a candidate whose side of the tie limit decides the winner measures
+     * within 2 standard errors of it, it and the best are timed again, a round at a time
+     * (race.h, xmt_race_edge), for at most a share of the full floor in their timed runs'
+     * own time (the floor's measure; the rounds' waits are bounded by their count). The
+     * spread between processes was that of each one's medians, so that more runs narrow it
+     * where it matters and nowhere else. */
+    int most = XMT_EDGE_ROUNDS * S->iterations;
+    int *had = malloc((S->n + 1) * sizeof *had);
+    double spent = 0, allow = -1;
+    for (int it = 0; rc && fin && had && S->finalists > 1 && r == 0; it++) {
+        free(rc);
+        if (!(rc = race_view(S))) break;
+        if (allow < 0)
+            allow = XMT_EDGE_SHARE * xmt_race_full_floor(rc, S->n + 1, S->warmup, S->iterations);
+        double lim = xmt_race_tie_limit(xmt_race_band_of(rc, S->n + 1, S->mean));
+        S->edge_left = xmt_race_edge(rc, S->n + 1, S->mean, lim, fin);
+        if (!S->edge_left || it >= most || spent > allow || over_budget(S, "retiming")) break;
+        progress(S, "re-timing the edge", (size_t)it, (size_t)most);
+        for (size_t i = 0; i <= S->n; i++)
+            had[i] = S->cands[i].ntimes;
+        r = timed_round(S, it, prep, fin);
+        S->edge_rounds += r == 0;
+        for (size_t i = 0; r == 0 && i <= S->n; i++)
+            if (S->cands[i].ntimes > had[i]) spent += S->cands[i].times[S->cands[i].ntimes - 1];
+    }
+    free(had);
     free(rc);
     free(fin);
     return r;

@@ -185,11 +185,12 @@ typedef struct {
     double tie_band;      /* relative: 4 standard errors of a difference (race.h) */
     double tie_limit;     /* medians within it of the best tie (decide) */
     /* racing (race.h): on for this key; the runs a candidate's times hold; the margin of
-     * the last elimination; candidates eliminated; finalists re-timed, and the rounds */
+     * the last elimination; candidates eliminated; finalists re-timed, and the rounds; the
+     * edge's rounds (race.h, xmt_race_edge), and the candidates still at it after them */
     int racing, cap;
     double race_margin;
-    size_t eliminated, finalists;
-    int retime_rounds;
+    size_t eliminated, finalists, edge_left;
+    int retime_rounds, edge_rounds;
     long self_leads; /* untimed runs of a candidate right before its timed run, lead-ins aside */
     /* gated rounds (timed_round): the next gate's length, the event after the gate, and how
      * many rounds were gated, and of those how many were queued only after it ended */

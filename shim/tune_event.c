@@ -266,6 +266,8 @@ static json_t *race_json(const xmt_session *S)
         json_object_set_new(o, XMT_F_ELIMINATED, json_integer((json_int_t)S->eliminated));
         json_object_set_new(o, XMT_F_FINALISTS, json_integer((json_int_t)S->finalists));
         json_object_set_new(o, XMT_F_RETIME_ROUNDS, json_integer(S->retime_rounds));
+        json_object_set_new(o, XMT_F_EDGE_ROUNDS, json_integer(S->edge_rounds));
+        json_object_set_new(o, XMT_F_EDGE_LEFT, json_integer((json_int_t)S->edge_left));
     }
     return o;
 }

@@ -13,6 +13,8 @@ XMT_APP_LINKED, XMT_RTLD_NEXT, XMT_POLICIES, XMT_WORK.
 import collections
 import json
 import os
+import math
+import statistics
 import time
 import re
 import shutil
@@ -1429,6 +1431,62 @@ def tune_tied_pair_canonical():
         pair = [c for c in ev["candidates"] if c["status"] == "ok"]
         expect(ev["race"]["finalists"] == 2 and ev["race"]["retime_rounds"] == 5 and
                all(len(c["times_ms"]) == 15 for c in pair), (seed, ev["race"], pair))
+
+
+def _race_edge_left(ev):
+    """race.c's xmt_race_edge over a tune event's timings (the program's own config first,
+    then the candidates in order; medians): how many candidates are at the edge."""
+    def med(t):
+        return statistics.median(t) if t else math.inf
+    order = [ev["own"].get("times_ms") or []] + [c["times_ms"] if c["status"] == "ok" else []
+                                                  for c in ev["candidates"]]
+    per = [statistics.median([abs(x - med(t)) / med(t) for x in t]) for t in order if len(t) >= 3]
+    ks = math.sqrt(math.pi / 2) * 1.4826 * (statistics.median(per) if per else 0)
+    meds = [med(t) for t in order]
+    b = meds.index(min(meds))
+    limit = max(min(4 * ks * math.sqrt(2 / len(order[b])), 0.03), 0.02)
+    w = next(i for i, m in enumerate(meds) if m <= meds[b] * (1 + limit))
+    return sum(1 for i in range(w + 1) if order[i] and i != b and
+               abs(meds[i] / meds[b] - 1 - limit) < 2 * ks * math.sqrt(1 / len(order[i]) + 1 / len(order[b])))
+
+
+@case
+def tune_edge_retimed():
+    """A config near the tie limit (2%), first in policy order: each process times it and
+    the best again, a round at a time, until its side of the limit is clear of the noise
+    (xmt_race_edge: 2 standard errors) or the edge's share of the full floor is spent; the
+    event says how many rounds (race.edge_rounds) and how many candidates were still at
+    the edge after them (race.edge_left, which the timings in the event must give again).
+    Only the marked candidates get runs. saxpy at n = 65536 costs 4767 virtual ns at 256
+    blocks of 256; each block more costs 0.25 ns and does nothing (grid-stride), so that
+    300 more are 1.6% slower, and 1000 more 5.2% (never near the limit)."""
+    pol = os.path.join(WORK, "edge.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: saxpy\n    params: [n, a, x, y]\n"
+                "    tensors: {x: {dtype: f32, shape: [n]}, y: {dtype: f32, shape: [n]}}\n"
+                "    triggers: [x.shape]\n    space: {E: [300, 0, 1000, 1400, 2000, 2600, 3200, 4000]}\n"
+                "    launch: {grid: ['cdiv(n, 256) + E'], block: [256]}\n"
+                "    restore: [y]\n    verify: [y]\n")
+    edged = 0
+    for seed in range(8):
+        t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01",
+                                    "SIMCUDA_NOISE_SEED": str(seed + 1)})
+        ok(t, "seed %d" % seed)
+        ev = tune_events(t, "saxpy")[0]
+        runs = {c["config"]: len(c["times_ms"]) for c in ev["candidates"] if c["status"] == "ok"}
+        race = ev["race"]
+        edged += race["edge_rounds"] > 0
+        expect(0 <= race["edge_rounds"] <= 100 and race["edge_left"] == _race_edge_left(ev),
+               (seed, race, _race_edge_left(ev), runs))
+        expect(runs["E=300"] == runs["E=0"] == 15 + race["edge_rounds"], (seed, runs, race))
+        expect(all(n <= 10 for c, n in runs.items() if c not in ("E=300", "E=0")), (seed, runs))
+        expect(ev["winner"]["config"] in ("E=300", "E=0"), (seed, ev["winner"]))
+    expect(edged >= 4, "the edge ran in %d of 8 processes" % edged)
+    # without racing there is no edge either: every candidate gets its iterations
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01", "XMATUNE_RACE": "0"})
+    ev = tune_events(t, "saxpy")[0]
+    expect("edge_rounds" not in ev["race"] and
+           all(len(c["times_ms"]) == 10 for c in ev["candidates"] if c["status"] == "ok"), ev["race"])
 
 
 @case
