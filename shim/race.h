@@ -40,14 +40,15 @@
  * standard errors of the tie limit, and whose side of it decides the winner, is timed
  * again (xmt_race_edge). */
 #define XMT_EDGE_Z 2.0
-/* ... in at most this many interleaved rounds per timed round (`iterations`), while its
- * runs' own times add up to at most this share of the key's full floor
- * (xmt_race_full_floor, the same measure): more runs narrow
- * the standard error only as their square root, and a config whose true distance is the
- * limit itself would be timed for ever. On a model of the H100's inplace_gs8 (a config 1.8%
- * from the best, limit 2%) 3 rounds per timed round left 6.5% of processes on the other
- * side, 10 left 1.75%, at 77 runs on average (tests/unit/test_race.c). */
-#define XMT_EDGE_ROUNDS 10
+/* ... in at most this many interleaved rounds, while its runs' own times add up to at most
+ * this share of the key's full floor (xmt_race_full_floor, the same measure): more runs
+ * narrow the standard error only as their square root, and a config whose true distance is
+ * the limit itself would be timed for ever. A count, not a multiple of `iterations`: a
+ * session of many iterations has small standard errors already, and its candidates' room
+ * for runs (session.c, cap) grows by this much. On a model of the H100's inplace_gs8 (a
+ * config 1.8% from the best, limit 2%, 15 runs each) 30 rounds left 6.5% of processes on
+ * the other side, 100 left 1.75%, at 77 runs on average (tests/unit/test_race.c). */
+#define XMT_EDGE_ROUNDS 100
 #define XMT_EDGE_SHARE 0.25
 
 /* One candidate's timings, in the session's order (the program's own config first, then

@@ -450,7 +450,7 @@ static void settings(xmt_session *S)
     /* an entry that asks for its count of runs gets exactly that (docs/policy.md) */
     S->racing = xmt_opt.race && xmt_entry_iterations(e) < 0 && !S->verify_only;
     /* room for the finalists' re-timing rounds and the edge's */
-    S->cap = S->racing ? (2 + XMT_EDGE_ROUNDS) * S->iterations : S->iterations;
+    S->cap = S->racing ? 2 * S->iterations + XMT_EDGE_ROUNDS : S->iterations;
     if (S->cap > XMT_MAX_ITERATIONS) S->cap = XMT_MAX_ITERATIONS;
     S->mean =
         xmt_entry_use_mean(e) >= 0 ? xmt_entry_use_mean(e) : xmt_opt.statistic == XMT_STAT_MEAN;
@@ -1773,7 +1773,7 @@ static int retime(xmt_session *S, int prep)
      * own time (the floor's measure; the rounds' waits are bounded by their count). The
      * spread between processes was that of each one's medians, so that more runs narrow it
      * where it matters and nowhere else. */
-    int most = XMT_EDGE_ROUNDS * S->iterations;
+    int most = XMT_EDGE_ROUNDS;
     int *had = malloc((S->n + 1) * sizeof *had);
     double spent = 0, allow = -1;
     for (int it = 0; rc && fin && had && S->finalists > 1 && r == 0; it++) {

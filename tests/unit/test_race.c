@@ -425,7 +425,7 @@ END_TEST
 
 /* One process of the edge model below (seed p): its winner, and in *extra the runs the
  * edge added (edge 0: none, the decision as before the edge). */
-enum { EK = 8, ER0 = 15, ECAP = ER0 + XMT_EDGE_ROUNDS * 10 };
+enum { EK = 8, ER0 = 15, ECAP = ER0 + XMT_EDGE_ROUNDS };
 static int edge_process(const double *truth, int p, int edge, int *extra)
 {
     static double t[EK][ECAP];
@@ -441,7 +441,7 @@ static int edge_process(const double *truth, int p, int edge, int *extra)
     *extra = 0;
     double lim = xmt_race_tie_limit(xmt_race_band_of(c, EK, 0));
     /* the session's loop (session.c, retime): a round of the marked ones at a time */
-    for (int round = 0; edge && round < XMT_EDGE_ROUNDS * 10; round++) { /* iterations 10 */
+    for (int round = 0; edge && round < XMT_EDGE_ROUNDS; round++) {
         lim = xmt_race_tie_limit(xmt_race_band_of(c, EK, 0));
         if (!xmt_race_edge(c, EK, 0, lim, out)) break;
         for (int i = 0; i < EK; i++)
