@@ -1410,18 +1410,25 @@ def tune_race_eliminates_slow():
                                         if c["status"] == "ok"), ev)
 
 
+def _saxpy_policy(name, space, launch):
+    """A policy file in WORK for app_rt's saxpy (in place: y restored and verified) with
+    this space and launch (YAML flow maps); returns its path."""
+    pol = os.path.join(WORK, name)
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: saxpy\n    params: [n, a, x, y]\n"
+                "    tensors: {x: {dtype: f32, shape: [n]}, y: {dtype: f32, shape: [n]}}\n"
+                "    triggers: [x.shape]\n    space: %s\n    launch: %s\n"
+                "    restore: [y]\n    verify: [y]\n" % (space, launch))
+    return pol
+
+
 @case
 def tune_tied_pair_canonical():
     """Two configs that run the same code (the same dims; dynamic shared memory the
     simulated kernel does not use), under 1% noise: whichever measures faster, the first in
     policy order wins, for every seed; both are finalists, re-timed interleaved."""
-    pol = os.path.join(WORK, "tied-pair.yaml")
-    with open(pol, "w") as f:
-        f.write("kernels:\n  - match: saxpy\n    params: [n, a, x, y]\n"
-                "    tensors: {x: {dtype: f32, shape: [n]}, y: {dtype: f32, shape: [n]}}\n"
-                "    triggers: [x.shape]\n    space: {S: [16, 32]}\n"
-                "    launch: {grid: ['cdiv(n, 256)'], block: [256], shared: S}\n"
-                "    restore: [y]\n    verify: [y]\n")
+    pol = _saxpy_policy("tied-pair.yaml", "{S: [16, 32]}",
+                        "{grid: ['cdiv(n, 256)'], block: [256], shared: S}")
     for seed in range(8):
         t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01",
                                     "SIMCUDA_NOISE_SEED": str(seed + 1)})
@@ -1460,13 +1467,8 @@ def tune_edge_retimed():
     Only the marked candidates get runs. saxpy at n = 65536 costs 4767 virtual ns at 256
     blocks of 256; each block more costs 0.25 ns and does nothing (grid-stride), so that
     300 more are 1.6% slower, and 1000 more 5.2% (never near the limit)."""
-    pol = os.path.join(WORK, "edge.yaml")
-    with open(pol, "w") as f:
-        f.write("kernels:\n  - match: saxpy\n    params: [n, a, x, y]\n"
-                "    tensors: {x: {dtype: f32, shape: [n]}, y: {dtype: f32, shape: [n]}}\n"
-                "    triggers: [x.shape]\n    space: {E: [300, 0, 1000, 1400, 2000, 2600, 3200, 4000]}\n"
-                "    launch: {grid: ['cdiv(n, 256) + E'], block: [256]}\n"
-                "    restore: [y]\n    verify: [y]\n")
+    pol = _saxpy_policy("edge.yaml", "{E: [300, 0, 1000, 1400, 2000, 2600, 3200, 4000]}",
+                        "{grid: ['cdiv(n, 256) + E'], block: [256]}")
     edged = 0
     for seed in range(8):
         t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01",
