@@ -69,6 +69,15 @@ static void say_verbose(const xmt_session *S)
                                                         : "skipped",
                             c->why);
         }
+    /* the decision may differ in another process: say so where the user looks */
+    if (S->racing && S->edge_left)
+        xmt_verbose(1,
+                    "%s: for %s, %zu config%s still measured at the edge of the tie limit after "
+                    "%d rounds of re-timing: another process may choose another config within "
+                    "the limit (pin one to make every process use it; docs/tuning.md, Racing, "
+                    "\"The edge\")",
+                    S->k->demangled, S->key_text, S->edge_left,
+                    S->edge_left == 1 ? " was" : "s were", S->edge_rounds);
     rounding_tally rt = tally_rounding(S);
     if (rt.rejected)
         xmt_verbose(1,

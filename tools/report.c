@@ -271,6 +271,36 @@ static void report_rejections(json_t *tunes)
     }
 }
 
+/* Every key whose decision the edge did not settle (race.h, xmt_race_edge): a candidate
+ * still measured within 2 standard errors of the tie limit when its rounds or its share of
+ * the floor ran out, so that another process may choose otherwise. */
+static void report_edge(json_t *tunes)
+{
+    size_t i;
+    json_t *e;
+    char name[96];
+    int any = 0;
+    json_array_foreach(tunes, i, e)
+    {
+        json_t *race = json_object_get(e, XMT_F_RACE);
+        long long left = json_integer_value(json_object_get(race, XMT_F_EDGE_LEFT));
+        if (left <= 0) continue;
+        if (!any++)
+            printf("\nDecided at the edge of the tie limit (re-timing did not settle which side "
+                   "a config is on: another process may choose another config within the limit; "
+                   "pin one to make every process use it; docs/tuning.md, Racing, \"The "
+                   "edge\"):\n\n");
+        printf("- %s, %s: %lld config%s still at the edge after %lld rounds; chose %s\n",
+               short_name(sget(e, XMT_F_NAME), name, sizeof name), sget(e, XMT_F_KEY), left,
+               left == 1 ? "" : "s",
+               (long long)json_integer_value(json_object_get(race, XMT_F_EDGE_ROUNDS)),
+               json_integer_value(json_object_get(json_object_get(e, XMT_F_WINNER), XMT_F_INDEX)) ==
+                       -1
+                   ? "the program's own config"
+                   : sget(json_object_get(e, XMT_F_WINNER), XMT_F_CONFIG));
+    }
+}
+
 /* Every config racing stopped timing, with the runs it got: the table above counts them
  * among the ok ones (they were verified and timed, and lost). */
 static void report_eliminated(json_t *tunes)
@@ -419,6 +449,7 @@ int cmd_report(int argc, char **argv)
         report_tunings(tunes);
         report_rejections(tunes);
         report_eliminated(tunes);
+        report_edge(tunes);
         report_cost(tunes);
     }
     if (json_array_size(summaries)) {

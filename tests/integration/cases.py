@@ -1484,6 +1484,29 @@ def tune_edge_retimed():
         expect(all(n <= 10 for c, n in runs.items() if c not in ("E=300", "E=0")), (seed, runs))
         expect(ev["winner"]["config"] in ("E=300", "E=0"), (seed, ev["winner"]))
     expect(edged >= 4, "the edge ran in %d of 8 processes" % edged)
+    # a config right at the limit (360 more blocks: 1.9%, about 2% as the simulated noise
+    # falls) may stay at the edge until the rounds run out: the process says so on stderr,
+    # and the report lists the key (another process may choose otherwise)
+    pol = _saxpy_policy("edge-at.yaml", "{E: [360, 0, 1000, 1400, 2000, 2600, 3200, 4000]}",
+                        "{grid: ['cdiv(n, 256) + E'], block: [256]}")
+    unsettled = None
+    for seed in range(1, 9):
+        t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01", "XMATUNE_VERBOSE": "1",
+                                    "SIMCUDA_NOISE_SEED": str(seed)})
+        ok(t, "at the limit, seed %d" % seed)
+        ev = tune_events(t, "saxpy")[0]
+        said = "still measured at the edge of the tie limit after" in t.stderr
+        expect(said == (ev["race"]["edge_left"] > 0), (seed, ev["race"], t.stderr))
+        if ev["race"]["edge_left"] and not unsettled:
+            unsettled = (t, ev)
+    expect(unsettled, "no seed left E=360 at the edge")
+    t, ev = unsettled
+    expect(1 <= ev["race"]["edge_rounds"] <= 100, ev["race"])  # its rounds or its share ran out
+    p = report_of(t, "edge-report.jsonl")
+    expect("Decided at the edge of the tie limit" in p.stdout and
+           "saxpy, x.shape=(65536,): %d config%s still at the edge after %d rounds; chose %s" % (
+               ev["race"]["edge_left"], "" if ev["race"]["edge_left"] == 1 else "s",
+               ev["race"]["edge_rounds"], ev["winner"]["config"]) in p.stdout, p.stdout)
     # without racing there is no edge either: every candidate gets its iterations
     t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01", "XMATUNE_RACE": "0"})
     ev = tune_events(t, "saxpy")[0]
