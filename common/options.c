@@ -103,8 +103,9 @@ static const opt_desc options[] = {
      "`1`: candidates are raced (`docs/tuning.md`, Racing): one warm-up run each once the "
      "clock is up, and after 3 timed rounds a candidate slower than the leader by more than "
      "the noise explains (10% at least) is timed no more; the finalists are re-timed before "
-     "the decision; `0`: every candidate gets every run. An entry that sets `iterations:` "
-     "is never raced",
+     "the decision, and a config at the edge of the tie limit until its side of it is clear "
+     "(100 rounds at most); `0`: every candidate gets every run. An entry that sets "
+     "`iterations:` is never raced",
      NULL},
     {"XMATUNE_STATISTIC", T_CHOICE, OFF(statistic), 0, "median", 0, 0,
      "`median` or `mean` of the timed runs picks the winner", stat_words},
