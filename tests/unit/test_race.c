@@ -217,6 +217,62 @@ START_TEST(near_ties_go_to_the_first_in_order)
 }
 END_TEST
 
+/* Five runs of base x (1 + d x {-2, -1, 0, 1, 2}): median base, relative MAD d. */
+static void five_runs(double *t, double base, double d)
+{
+    for (int r = 0; r < 5; r++)
+        t[r] = base * (1 + d * (r - 2));
+}
+
+START_TEST(edge_marks_only_what_decides)
+{
+    /* MAD 0.2%: sigma 0.30%, a difference of two medians of 5 runs has a standard error of
+     * 0.235 points, so the edge is the limit (2%) +- 0.47 points */
+    enum { K = 4 };
+    static double t[K][5];
+    xmt_race_cand c[K];
+    unsigned char out[K];
+    const double d = 0.002;
+    for (int i = 0; i < K; i++)
+        c[i] = (xmt_race_cand){t[i], 5, 1};
+#define SET(a, b, cc, dd, noise)                                                                   \
+    do {                                                                                           \
+        five_runs(t[0], a, noise), five_runs(t[1], b, noise), five_runs(t[2], cc, noise);          \
+        five_runs(t[3], dd, noise);                                                                \
+    } while (0)
+    double lim;
+    /* first in order, 2.1% from the best: outside by 0.1 point, it would win from inside;
+     * it and the best are timed again, not the 5% one */
+    SET(1.021, 1.0, 1.05, 1.08, d);
+    lim = xmt_race_tie_limit(xmt_race_band_of(c, K, 0));
+    ck_assert(fabs(lim - XMT_TIE_MARGIN) < 1e-12);
+    ck_assert_int_eq(xmt_race_decide(c, K, 0, lim), 1);
+    ck_assert_uint_eq(xmt_race_edge(c, K, 0, lim, out), 1);
+    ck_assert(out[0] && out[1] && !out[2] && !out[3]);
+    /* 3% from the best: clearly outside; the 1.9% one comes after the winner and decides
+     * nothing on either side */
+    SET(1.03, 1.0, 1.019, 1.08, d);
+    ck_assert_uint_eq(xmt_race_edge(c, K, 0, lim, out), 0);
+    ck_assert(!out[0] && !out[1] && !out[2] && !out[3]);
+    /* the winner itself 1.8% from the best, inside by 0.2 point: it, the best and the one
+     * 0.1% from the best (either may be the best the distances are measured from) */
+    SET(1.018, 1.0, 1.001, 1.08, d);
+    ck_assert_int_eq(xmt_race_decide(c, K, 0, lim), 0);
+    ck_assert_uint_eq(xmt_race_edge(c, K, 0, lim, out), 1);
+    ck_assert(out[0] && out[1] && out[2] && !out[3]);
+    /* the same, with the statistic the mean (standard error sigma, not 1.25 sigma) */
+    ck_assert_uint_eq(xmt_race_edge(c, K, 1, lim, out), 1);
+    /* no noise measured: nothing is near anything */
+    SET(1.0201, 1.0, 1.05, 1.08, 0);
+    ck_assert_uint_eq(xmt_race_edge(c, K, 0, lim, out), 0);
+    /* nothing timed */
+    for (int i = 0; i < K; i++)
+        c[i].n = 0;
+    ck_assert_uint_eq(xmt_race_edge(c, K, 0, lim, out), 0);
+#undef SET
+}
+END_TEST
+
 START_TEST(full_floor_counts_warmups_and_iterations)
 {
     double t[2][3] = {{1, 2, 3}, {4, 4, 4}};
@@ -586,6 +642,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, band_is_four_standard_errors_of_a_difference);
     tcase_add_test(tc, quiet_processes_share_one_limit);
     tcase_add_test(tc, the_edge_is_timed_until_it_settles);
+    tcase_add_test(tc, edge_marks_only_what_decides);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
