@@ -81,6 +81,20 @@ class Sample:
         w = ev.get("winner") or {}
         self.winner = "own" if w.get("index") == -1 else str(w.get("config") or "?")
         self.notes = [f"{k}: {ev[k]}" for k in ("untuned", "error") if ev.get(k)]
+        race = ev.get("race") or {}
+        self.edge = (int(race.get("edge_rounds") or 0), int(race.get("edge_left") or 0))
+
+
+def edge_note(ss):
+    """How often the edge re-timed a key (docs/tuning.md, Racing, "The edge"): in how many
+    of its events, how many rounds, and whether any stayed unsettled; "" when never."""
+    er = [s.edge for s in ss if s.edge[0] > 0]
+    if not er:
+        return ""
+    lo, hi = min(r for r, _ in er), max(r for r, _ in er)
+    left = sum(1 for _, l in er if l > 0)
+    return (f"the edge in {len(er)} of {len(ss)} events: {lo}{'' if lo == hi else f'–{hi}'} rounds"
+            + (f", {left} unsettled" if left else ""))
 
 
 def fmt_m(v):
@@ -325,7 +339,7 @@ def main(work):
             win_text = ", ".join(f"{k} ×{v}" for k, v in sorted(wins.items(), key=lambda kv: -kv[1]))
             bound = None if full is None else 0.5 * full + SLACK_MS
             within = "" if bound is None or tuning is None else (" ✓" if tuning <= bound else " ✗")
-            kn = sorted({n for s in ss for n in s.notes})
+            kn = sorted({n for s in ss for n in s.notes}) + ([edge_note(ss)] if edge_note(ss) else [])
             w(f"| {esc(name)} | {esc(kern)} | {esc(key)} | {len(ss)} | {fmt_ms(tuning)} | {fmt_ms(floor)} "
               f"| {fmt_ms(full)}{' (est.)' if est else ''} | {fmt_ms(bound)}{within} | {fmt_m(m)} | {fmt_m(worst)} "
               f"| {esc(cands)} | {esc(win_text)} | {esc(out_text)} | {esc('; '.join(notes + kn))} |")

@@ -4418,8 +4418,10 @@ def gpu_auto_racing_tables():
               "floor_ms": 40.0, "candidates": cands}
     for p in ("saxpy", "dyn_smem"):
         put(work, p, "base")
-    put(work, "saxpy", "r1", [tune("saxpy", 2.0, 1.0, duration_ms=150.0, full_floor_ms=100.0, **common)])
-    put(work, "saxpy", "r2", [tune("saxpy", 2.0, 1.0, duration_ms=170.0, full_floor_ms=100.0, **common)])
+    put(work, "saxpy", "r1", [tune("saxpy", 2.0, 1.0, duration_ms=150.0, full_floor_ms=100.0,
+                                   race={"edge_rounds": 3, "edge_left": 1}, **common)])
+    put(work, "saxpy", "r2", [tune("saxpy", 2.0, 1.0, duration_ms=170.0, full_floor_ms=100.0,
+                                   race={"edge_rounds": 0, "edge_left": 0}, **common)])
     # no full_floor_ms: (5 + 10) x (2 + 1 + 2) = 75 ms; (180 - 80 - 20) / 75 = 1.07 > 1.0
     put(work, "dyn_smem", "r1", [tune("stencil", 2.0, 1.0, duration_ms=180.0, **common)])
     r = subprocess.run([sys.executable, os.path.join(gpu, "racing_table.py"), work], capture_output=True, text=True)
@@ -4429,6 +4431,8 @@ def gpu_auto_racing_tables():
     expect(sx[0][3] == "2" and sx[0][4] == "80.000 ms" and sx[0][6] == "100.0 ms" and sx[0][8] == "0.60"
            and sx[0][9] == "0.70" and sx[0][10] == "2 eliminated, 2 ok, 2 rejected"
            and sx[0][11] == "BLOCK=256 ×2" and sx[0][12] == "2× yes", sx)
+    # the edge's rounds (race.edge_rounds, edge_left) in the note; none where it never ran
+    expect(sx[0][13] == "the edge in 1 of 2 events: 3 rounds, 1 unsettled" and dy[0][13] == "", (sx, dy))
     expect(dy[0][6] == "75.000 ms (est.)" and dy[0][8] == "1.07", dy)
     expect("median m 0.83" in r.stdout and "maximum over 3 events 1.07" in r.stdout and "NOT MET" in r.stdout
            and "Choice quality: not run" in r.stdout, r.stdout)
