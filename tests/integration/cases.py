@@ -1459,49 +1459,42 @@ def _race_edge_left(ev):
 
 @case
 def tune_edge_retimed():
-    """A config near the tie limit (2%), first in policy order: each process times it and
+    """A config right at the tie limit (2%), first in policy order: each process times it and
     the best again, a round at a time, until its side of the limit is clear of the noise
-    (xmt_race_edge: 2 standard errors) or the edge's share of the full floor is spent; the
-    event says how many rounds (race.edge_rounds) and how many candidates were still at
-    the edge after them (race.edge_left, which the timings in the event must give again).
-    Only the marked candidates get runs. saxpy at n = 65536 costs 4767 virtual ns at 256
-    blocks of 256; each block more costs 0.25 ns and does nothing (grid-stride), so that
-    300 more are 1.6% slower, and 1000 more 5.2% (never near the limit)."""
-    pol = _saxpy_policy("edge.yaml", "{E: [300, 0, 1000, 1400, 2000, 2600, 3200, 4000]}",
+    (xmt_race_edge: 2 standard errors) or the edge's rounds or share of the full floor run
+    out; the event says how many rounds (race.edge_rounds) and how many candidates were
+    still at the edge after them (race.edge_left, which the timings in the event must give
+    again). Only the marked candidates get runs. A key left at the edge is said on stderr
+    and listed by the report. saxpy at n = 65536 costs 4767 virtual ns at 256 blocks of
+    256; each block more costs 0.25 ns and does nothing (grid-stride): 381 more are 2.0%
+    slower, 1000 more 5.2% (never near the limit). Which seeds end where depends on the
+    launches' noise draws, which a loaded machine shifts: on an idle one the edge ran in 20
+    of 24 seeds and left 8 unsettled, so the loop runs until it has seen 4 and 1 (24 at
+    most)."""
+    pol = _saxpy_policy("edge.yaml", "{E: [381, 0, 1000, 1400, 2000, 2600, 3200, 4000]}",
                         "{grid: ['cdiv(n, 256) + E'], block: [256]}")
-    edged = 0
-    for seed in range(8):
-        t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01",
-                                    "SIMCUDA_NOISE_SEED": str(seed + 1)})
+    edged, unsettled = 0, None
+    for seed in range(1, 25):
+        t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01", "XMATUNE_VERBOSE": "1",
+                                    "SIMCUDA_NOISE_SEED": str(seed)})
         ok(t, "seed %d" % seed)
         ev = tune_events(t, "saxpy")[0]
         runs = {c["config"]: len(c["times_ms"]) for c in ev["candidates"] if c["status"] == "ok"}
         race = ev["race"]
-        edged += race["edge_rounds"] > 0
         expect(0 <= race["edge_rounds"] <= 100 and race["edge_left"] == _race_edge_left(ev),
                (seed, race, _race_edge_left(ev), runs))
-        expect(runs["E=300"] == runs["E=0"] == 15 + race["edge_rounds"], (seed, runs, race))
-        expect(all(n <= 10 for c, n in runs.items() if c not in ("E=300", "E=0")), (seed, runs))
-        expect(ev["winner"]["config"] in ("E=300", "E=0"), (seed, ev["winner"]))
-    expect(edged >= 4, "the edge ran in %d of 8 processes" % edged)
-    # a config right at the limit (360 more blocks: 1.9%, about 2% as the simulated noise
-    # falls) may stay at the edge until the rounds run out: the process says so on stderr,
-    # and the report lists the key (another process may choose otherwise)
-    pol = _saxpy_policy("edge-at.yaml", "{E: [360, 0, 1000, 1400, 2000, 2600, 3200, 4000]}",
-                        "{grid: ['cdiv(n, 256) + E'], block: [256]}")
-    unsettled = None
-    for seed in range(1, 9):
-        t = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "SIMCUDA_NOISE": "0.01", "XMATUNE_VERBOSE": "1",
-                                    "SIMCUDA_NOISE_SEED": str(seed)})
-        ok(t, "at the limit, seed %d" % seed)
-        ev = tune_events(t, "saxpy")[0]
+        expect(runs["E=381"] == runs["E=0"] == 15 + race["edge_rounds"], (seed, runs, race))
+        expect(all(n <= 10 for c, n in runs.items() if c not in ("E=381", "E=0")), (seed, runs))
+        expect(ev["winner"]["config"] in ("E=381", "E=0"), (seed, ev["winner"]))
         said = "still measured at the edge of the tie limit after" in t.stderr
-        expect(said == (ev["race"]["edge_left"] > 0), (seed, ev["race"], t.stderr))
-        if ev["race"]["edge_left"] and not unsettled:
+        expect(said == (race["edge_left"] > 0), (seed, race, t.stderr))
+        edged += race["edge_rounds"] > 0
+        if race["edge_left"] and not unsettled:
             unsettled = (t, ev)
-    expect(unsettled, "no seed left E=360 at the edge")
+        if edged >= 4 and unsettled:
+            break
+    expect(edged >= 4 and unsettled, "the edge ran in %d processes, left %s unsettled" % (edged, bool(unsettled)))
     t, ev = unsettled
-    expect(1 <= ev["race"]["edge_rounds"] <= 100, ev["race"])  # its rounds or its share ran out
     p = report_of(t, "edge-report.jsonl")
     expect("Decided at the edge of the tie limit" in p.stdout and
            "saxpy, x.shape=(65536,): %d config%s still at the edge after %d rounds; chose %s" % (
