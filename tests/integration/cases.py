@@ -1468,9 +1468,8 @@ def tune_edge_retimed():
     and listed by the report. saxpy at n = 65536 costs 4767 virtual ns at 256 blocks of
     256; each block more costs 0.25 ns and does nothing (grid-stride): 381 more are 2.0%
     slower, 1000 more 5.2% (never near the limit). Which seeds end where depends on the
-    launches' noise draws, which a loaded machine shifts: on an idle one the edge ran in 20
-    of 24 seeds and left 8 unsettled, so the loop runs until it has seen 4 and 1 (24 at
-    most)."""
+    noise draws (the edge ran in 19 of 24 seeds and left 7 unsettled), so the loop runs
+    until it has seen 4 and 1, 24 seeds at most, and asserts what every seed must show."""
     pol = _saxpy_policy("edge.yaml", "{E: [381, 0, 1000, 1400, 2000, 2600, 3200, 4000]}",
                         "{grid: ['cdiv(n, 256) + E'], block: [256]}")
     edged, unsettled = 0, None

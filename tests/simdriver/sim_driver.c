@@ -112,7 +112,21 @@ static atomic_int g_sticky;        /* the process's sticky error, 0 while none *
 static int g_helper;               /* this process has the helper role (SIMCUDA_ROLE) */
 static double g_noise;             /* under sim_lock */
 static unsigned g_noise_seed;      /* under sim_lock */
-static unsigned g_outlier;         /* under sim_lock */
+/* The noise's draws are counted per launch config: the nth launch of one (kernel, grid,
+ * block, shared memory) draws the same number whatever else ran before it. Counted over
+ * every launch, a session's own kernels (verification, guard bytes, staging: how many of
+ * them depends on where the program's allocations lie, which varied from run to run under
+ * ASan) shifted every later draw, and one seed gave a tuned key other timings each run. */
+#define NOISE_SLOTS 4096
+static struct {
+    uint64_t key, n;
+} g_noise_count[NOISE_SLOTS]; /* under sim_lock; a full table reuses slots (the same way each run) */
+
+static void noise_reset_locked(void)
+{
+    memset(g_noise_count, 0, sizeof g_noise_count);
+}
+static unsigned g_outlier; /* under sim_lock */
 /* SIMCUDA_UNIQUE_HANDLES: destroyed executable graphs stay allocated (g_graveyard, listed
  * for leak checkers), so that no handle is handed out twice, as by a driver whose handles
  * are counters; by default they are freed and malloc may reuse their addresses. */
@@ -256,6 +270,7 @@ SIM_API void simcuda_set_noise(double fraction, unsigned seed)
     pthread_mutex_lock(&sim_lock);
     g_noise = fraction < 0 ? 0 : fraction;
     g_noise_seed = seed;
+    noise_reset_locked(); /* the sequence starts again */
     pthread_mutex_unlock(&sim_lock);
 }
 
@@ -2590,6 +2605,24 @@ void sim_global_free_locked(uintptr_t p)
     if (p) free_locked((CUdeviceptr)p, 0);
 }
 
+/* The nth launch of r's config: a number of its own (g_noise_count). */
+static uint64_t noise_index_locked(const sim_launch_rec *r)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a over the name, then the dims */
+    for (const char *c = r->k->name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    const unsigned dims[7] = {r->grid[0],  r->grid[1],  r->grid[2], r->block[0],
+                              r->block[1], r->block[2], r->shared};
+    for (int i = 0; i < 7; i++)
+        h = mix64(h ^ dims[i]);
+    h |= 1; /* 0 marks a free slot */
+    size_t i = h % NOISE_SLOTS, probes = 0;
+    while (g_noise_count[i].key && g_noise_count[i].key != h && ++probes < NOISE_SLOTS)
+        i = (i + 1) % NOISE_SLOTS;
+    g_noise_count[i].key = h;
+    return mix64(h ^ ++g_noise_count[i].n);
+}
+
 CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
 {
     if (at_hit(&g_fault_at, r)) return sim_fault(CUDA_ERROR_ILLEGAL_ADDRESS);
@@ -2632,8 +2665,8 @@ CUresult sim_execute_locked(simstream *s, const sim_launch_rec *r, int replay)
     if (e.hang) atomic_store(&g_hang_until, INFINITY);
     double cost = sim_cost(r);
     if (g_noise > 0) {
-        double u =
-            (double)(mix64(((uint64_t)g_noise_seed << 32) ^ g_launches) >> 11) / 9007199254740992.0;
+        double u = (double)(mix64(((uint64_t)g_noise_seed << 32) ^ noise_index_locked(r)) >> 11) /
+                   9007199254740992.0;
         cost *= 1.0 + g_noise * (2.0 * u - 1.0);
     }
     if (g_outlier && g_launches % g_outlier == 0) cost *= 100.0;

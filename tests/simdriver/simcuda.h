@@ -322,7 +322,9 @@
  *   SIMCUDA_CAPTURING=1         every stream reports CU_STREAM_CAPTURE_STATUS_ACTIVE from
  *                               cuStreamIsCapturing/GetCaptureInfo; nothing is captured
  *   SIMCUDA_NOISE=f             each launch's cost times 1 + f*u, u uniform in [-1, 1),
- *                               a fixed sequence from SIMCUDA_NOISE_SEED (default 1)
+ *                               a fixed sequence from SIMCUDA_NOISE_SEED (default 1) per
+ *                               launch config (kernel, grid, block, shared): its nth launch
+ *                               draws the same u whatever else ran before it
  *   SIMCUDA_NOISE_OUTLIER=N     every Nth executed launch costs 100 times more
  *   SIMCUDA_NOISE_OUTLIER_AT=kernel:block_x:nth
  *                               the nth executed launch of that kernel (mangled name) with
