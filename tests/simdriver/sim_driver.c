@@ -118,9 +118,10 @@ static unsigned g_noise_seed;      /* under sim_lock */
  * them depends on where the program's allocations lie, which varied from run to run under
  * ASan) shifted every later draw, and one seed gave a tuned key other timings each run. */
 #define NOISE_SLOTS 4096
+/* Under sim_lock; a full table reuses slots, the same way each run. */
 static struct {
     uint64_t key, n;
-} g_noise_count[NOISE_SLOTS]; /* under sim_lock; a full table reuses slots (the same way each run) */
+} g_noise_count[NOISE_SLOTS];
 
 static void noise_reset_locked(void)
 {
