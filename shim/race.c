@@ -212,9 +212,18 @@ long xmt_race_decide(const xmt_race_cand *c, size_t n, int mean, double limit)
     return -1;
 }
 
+/* Candidate i's distance from the best b (stat / best - 1), and in *z_se XMT_EDGE_Z
+ * standard errors of that difference (ks: k x sigma, as in the band). */
+static double edge_distance(const xmt_race_cand *c, size_t i, long b, double best, int mean,
+                            double ks, double *z_se)
+{
+    *z_se = XMT_EDGE_Z * ks * sqrt(1.0 / c[i].n + 1.0 / c[b].n);
+    return xmt_race_stat(c[i].t, c[i].n, mean) / best - 1;
+}
+
 size_t xmt_race_edge(const xmt_race_cand *c, size_t n, int mean, double limit, unsigned char *out)
 {
-    double best;
+    double best, z_se;
     long b = best_of(c, n, mean, &best), w = xmt_race_decide(c, n, mean, limit);
     memset(out, 0, n);
     if (b < 0 || w < 0 || !(best > 0)) return 0;
@@ -223,15 +232,14 @@ size_t xmt_race_edge(const xmt_race_cand *c, size_t n, int mean, double limit, u
     /* only the winner and those before it: a later one wins on neither side of the limit */
     for (size_t i = 0; i <= (size_t)w; i++) {
         if (c[i].n <= 0 || (long)i == b) continue;
-        double d = xmt_race_stat(c[i].t, c[i].n, mean) / best - 1;
-        double se = ks * sqrt(1.0 / c[i].n + 1.0 / c[b].n);
-        if (fabs(d - limit) < XMT_EDGE_Z * se) out[i] = 1, edge++;
+        double d = edge_distance(c, i, b, best, mean, ks, &z_se);
+        if (fabs(d - limit) < z_se) out[i] = 1, edge++;
     }
     if (!edge) return 0;
     for (size_t i = 0; i < n; i++) {
         if (c[i].n <= 0 || out[i]) continue;
-        double d = xmt_race_stat(c[i].t, c[i].n, mean) / best - 1;
-        out[i] = (long)i == b || d < XMT_EDGE_Z * ks * sqrt(1.0 / c[i].n + 1.0 / c[b].n);
+        double d = edge_distance(c, i, b, best, mean, ks, &z_se);
+        out[i] = (long)i == b || d < z_se;
     }
     return edge;
 }

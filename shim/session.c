@@ -1773,7 +1773,6 @@ static int retime(xmt_session *S, int prep)
      * own time (the floor's measure; the rounds' waits are bounded by their count). The
      * spread between processes was that of each one's medians, so that more runs narrow it
      * where it matters and nowhere else. */
-    int most = XMT_EDGE_ROUNDS;
     int *had = malloc((S->n + 1) * sizeof *had);
     double spent = 0, allow = -1;
     for (int it = 0; rc && fin && had && S->finalists > 1 && r == 0; it++) {
@@ -1783,8 +1782,9 @@ static int retime(xmt_session *S, int prep)
             allow = XMT_EDGE_SHARE * xmt_race_full_floor(rc, S->n + 1, S->warmup, S->iterations);
         double lim = xmt_race_tie_limit(xmt_race_band_of(rc, S->n + 1, S->mean));
         S->edge_left = xmt_race_edge(rc, S->n + 1, S->mean, lim, fin);
-        if (!S->edge_left || it >= most || spent > allow || over_budget(S, "retiming")) break;
-        progress(S, "re-timing the edge", (size_t)it, (size_t)most);
+        if (!S->edge_left || it >= XMT_EDGE_ROUNDS || spent > allow || over_budget(S, "retiming"))
+            break;
+        progress(S, "re-timing the edge", (size_t)it, XMT_EDGE_ROUNDS);
         for (size_t i = 0; i <= S->n; i++)
             had[i] = S->cands[i].ntimes;
         r = timed_round(S, it, prep, fin);

@@ -45,6 +45,12 @@ const char *xmt_md_cell(const char *s, char *buf, size_t cap)
     return buf;
 }
 
+/* Whether a config of a tune event (its winner) is the program's own: index -1. */
+static int is_own(json_t *cfg)
+{
+    return json_integer_value(json_object_get(cfg, XMT_F_INDEX)) == -1;
+}
+
 static double fget(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
@@ -218,12 +224,9 @@ static void report_tunings(json_t *tunes)
             json_string_value(json_object_get(json_object_get(win, XMT_F_AUTO), XMT_F_IDIOM));
         char idm[48] = "";
         if (idiom) snprintf(idm, sizeof idm, " (idiom: %s)", idiom);
-        printf(" %s%s%s%s%s |",
-               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1
-                   ? "program's own"
-                   : sget(win, XMT_F_CONFIG),
-               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : ": ",
-               json_integer_value(json_object_get(win, XMT_F_INDEX)) == -1 ? "" : b, idm,
+        int own_won = is_own(win);
+        printf(" %s%s%s%s%s |", own_won ? "program's own" : sget(win, XMT_F_CONFIG),
+               own_won ? "" : ": ", own_won ? "" : b, idm,
                cached ? " (from the cache, verified: not tuned here)" : "");
         print_time(tw);
         if (!cached && to > 0 && tw > 0) /* a cached winner's speed-up was not measured here */
@@ -290,14 +293,12 @@ static void report_edge(json_t *tunes)
                    "a config is on: another process may choose another config within the limit; "
                    "pin one to make every process use it; docs/tuning.md, Racing, \"The "
                    "edge\"):\n\n");
+        json_t *win = json_object_get(e, XMT_F_WINNER);
         printf("- %s, %s: %lld config%s still at the edge after %lld rounds; chose %s\n",
                short_name(sget(e, XMT_F_NAME), name, sizeof name), sget(e, XMT_F_KEY), left,
                left == 1 ? "" : "s",
                (long long)json_integer_value(json_object_get(race, XMT_F_EDGE_ROUNDS)),
-               json_integer_value(json_object_get(json_object_get(e, XMT_F_WINNER), XMT_F_INDEX)) ==
-                       -1
-                   ? "the program's own config"
-                   : sget(json_object_get(e, XMT_F_WINNER), XMT_F_CONFIG));
+               is_own(win) ? "the program's own config" : sget(win, XMT_F_CONFIG));
     }
 }
 

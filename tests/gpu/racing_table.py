@@ -339,7 +339,7 @@ def main(work):
             win_text = ", ".join(f"{k} ×{v}" for k, v in sorted(wins.items(), key=lambda kv: -kv[1]))
             bound = None if full is None else 0.5 * full + SLACK_MS
             within = "" if bound is None or tuning is None else (" ✓" if tuning <= bound else " ✗")
-            kn = sorted({n for s in ss for n in s.notes}) + ([edge_note(ss)] if edge_note(ss) else [])
+            kn = sorted({n for s in ss for n in s.notes}) + [n for n in [edge_note(ss)] if n]
             w(f"| {esc(name)} | {esc(kern)} | {esc(key)} | {len(ss)} | {fmt_ms(tuning)} | {fmt_ms(floor)} "
               f"| {fmt_ms(full)}{' (est.)' if est else ''} | {fmt_ms(bound)}{within} | {fmt_m(m)} | {fmt_m(worst)} "
               f"| {esc(cands)} | {esc(win_text)} | {esc(out_text)} | {esc('; '.join(notes + kn))} |")
