@@ -4488,6 +4488,28 @@ def gpu_auto_racing_tables():
     expect(near == [["gs", "gs_update", "n=8", "1.00–1.90%", "2.00–2.00%", "0.05 points"]],
            r.stdout + r.stderr)
 
+    # ---- agree_record.py: part 1's tune events as test_race's recorded data (timings,
+    # statuses, the winner's config, band and limit); a cached decision is not a process's own
+    for i in range(2):
+        with open(os.path.join(work, "fresh", str(i), "gs.jsonl"), "w") as f:
+            ev = agree_ev([1.0, 1.01 + i * 0.001], 0.02)
+            ev["candidates"][0]["times_ms"] = [1.0, 1.0000004]
+            ev["own"]["times_ms"] = [5.0]
+            ev.update(statistic="median", tie_band=0.004, duration_ms=9.0)
+            f.write(json.dumps(ev) + "\n")
+            f.write(json.dumps(dict(ev, benchmarked=False, from_cache=True)) + "\n")
+        open(os.path.join(work, "fresh", str(i), "cache.jsonl"), "w").write(json.dumps(ev) + "\n")
+    rec = os.path.join(work, "rec.jsonl")
+    r = subprocess.run([sys.executable, os.path.join(gpu, "agree_record.py"), work, rec],
+                       capture_output=True, text=True)
+    got = [json.loads(line) for line in open(rec)] if r.returncode == 0 else []
+    expect([(g["process"], g["program"], g["winner"], g["tie_limit"]) for g in got] ==
+           [(0, "gs", "c1", 0.02), (1, "gs", "c1", 0.02)], r.stdout + r.stderr)
+    expect(got[0]["candidates"][0] == {"config": "c0", "status": "ok", "times_ms": [1.0, 1.0]} and
+           got[0]["own"] == {"config": "own", "status": None, "times_ms": [5.0]} and
+           got[1]["tie_band"] == 0.004 and got[1]["statistic"] == "median" and "duration_ms" not in got[1],
+           json.dumps(got))
+
     # ---- racing.sh end to end on the simulated driver (its programs stand in for the GPU's)
     if PRELOAD_PREFIX:
         return  # the script preloads the shim alone: not under a sanitizer's runtime
