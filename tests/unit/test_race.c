@@ -4,9 +4,9 @@
  * `tune` events of its programs, as logged): replaying each key's recorded runs round by round
  * through the elimination rule never eliminates the winner that full timing picks, nor
  * anything within the tie limit of the best; the fraction of timed runs racing saves is
- * printed and must be real. And on the timings of fresh processes on an H100
- * (tests/unit/data/agree: tests/gpu/agreement.sh's part 1, stripped to the timings): the tie
- * rule gives every process of a run the same winner per key.
+ * printed and must be real. And on the timings of fresh processes on an H100 and an H200
+ * (tests/unit/data/agree: tests/gpu/agreement.sh's part 1, stripped to the timings by
+ * tests/gpu/agree_record.py): the tie rule gives every process of a run the same winner per key.
  */
 #include <check.h>
 #include <dirent.h>
@@ -553,7 +553,8 @@ END_TEST
  * 21:21 the band of one run split inplace_gs8 9 to 1 (a config 2.15-3.11% from the best,
  * limits 2.00-2.33%). The run of 2026-12-06 04:38 is the first with the edge (race.h): its
  * processes' runs include the edge's, and inplace_gs8's BLOCK=256, BPS=32 measured
- * 1.46-1.67% from the best in all 10, with 15-24 runs (1.43-2.06% at 04:31, without it). */
+ * 1.46-1.67% from the best in all 10, with 15-24 runs (1.43-2.06% at 04:31, without it).
+ * The runs of 2026-12-06 06:55 and 07:01 are the H200's (tree 9ee038b), 10/10 every key. */
 START_TEST(recorded_fresh_processes_agree)
 {
     char dpath[4096];
@@ -598,6 +599,8 @@ START_TEST(recorded_fresh_processes_agree)
                 char as_run[256];
                 snprintf(as_run, sizeof as_run, "%s", decide_recorded(b, one_run, &lim, &band));
                 const char *logged = json_string_value(json_object_get(b, "winner"));
+                ck_assert_msg(logged != NULL, "%s %s %s: no winner's config (a string)", e->d_name,
+                              prog, key);
                 ck_assert_msg(!strcmp(as_run, logged) && fabs(band - logged_band) < 1e-6,
                               "%s %s %s: replayed %s (band %g), logged %s (band %g)", e->d_name,
                               prog, key, as_run, band, logged, logged_band);
@@ -618,8 +621,8 @@ START_TEST(recorded_fresh_processes_agree)
         json_decref(evs);
     }
     closedir(d);
-    ck_assert_int_ge(files, 5);
-    ck_assert_int_ge(keys, 45);
+    ck_assert_int_ge(files, 7);
+    ck_assert_int_ge(keys, 63);
 }
 END_TEST
 
