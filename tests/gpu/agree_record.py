@@ -5,7 +5,7 @@ One line per tune event that benchmarked: the process, program and key, the stat
 every candidate's config, status and timed runs (the own config's too), the winner's config,
 the tie band and the tie limit; nothing else (grids, reasons, phases) so that the files stay
 small. Times are rounded to 6 decimals of a ms (the events' float32 values need no more).
-Standard library only.
+Reads the logs with summarize.py's Log. Standard library only.
 
     python3 tests/gpu/agree_record.py /tmp/ag/work tests/unit/data/agree/h200-DATE-HHMM.jsonl
 """
@@ -13,6 +13,9 @@ import glob
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarize import Log  # noqa: E402
 
 
 def timings(c):
@@ -24,21 +27,17 @@ def timings(c):
 
 def records(work):
     procs = glob.glob(os.path.join(work, "fresh", "*"))
-    for p in sorted(procs, key=lambda s: int(os.path.basename(s))):
+    for n, p in sorted((int(os.path.basename(p)), p) for p in procs):
         for f in sorted(glob.glob(os.path.join(p, "*.jsonl"))):
             prog = os.path.basename(f)[: -len(".jsonl")]
             if prog == "cache":
                 continue
-            for line in open(f, errors="replace"):
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(e, dict) or e.get("event") != "tune" or not e.get("benchmarked"):
+            for e in Log(f).tunes:
+                if not e.get("benchmarked"):
                     continue
                 yield {
                     "event": "tune",
-                    "process": int(os.path.basename(p)),
+                    "process": n,
                     "program": prog,
                     "key": e["key"],
                     "statistic": e["statistic"],
@@ -49,7 +48,6 @@ def records(work):
                     "tie_band": e["tie_band"],
                     "tie_limit": e["race"]["tie_limit"],
                 }
-
 
 def main():
     if len(sys.argv) != 3:
