@@ -112,6 +112,7 @@ static atomic_int g_sticky;        /* the process's sticky error, 0 while none *
 static int g_helper;               /* this process has the helper role (SIMCUDA_ROLE) */
 static double g_noise;             /* under sim_lock */
 static unsigned g_noise_seed;      /* under sim_lock */
+static unsigned g_outlier;         /* under sim_lock */
 /* The noise's draws are counted per launch config: the nth launch of one (kernel, grid,
  * block, shared memory) draws the same number whatever else ran before it. Counted over
  * every launch, a session's own kernels (verification, guard bytes, staging: how many of
@@ -127,7 +128,6 @@ static void noise_reset_locked(void)
 {
     memset(g_noise_count, 0, sizeof g_noise_count);
 }
-static unsigned g_outlier; /* under sim_lock */
 /* SIMCUDA_UNIQUE_HANDLES: destroyed executable graphs stay allocated (g_graveyard, listed
  * for leak checkers), so that no handle is handed out twice, as by a driver whose handles
  * are counters; by default they are freed and malloc may reuse their addresses. */
