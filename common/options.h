@@ -27,6 +27,8 @@ typedef struct {
 } xmt_tol;
 
 typedef enum { XMT_TRIALS_AUTO = 0, XMT_TRIALS_PROCESS, XMT_TRIALS_INLINE } xmt_trials;
+typedef enum { XMT_TRUST_GRADED = 0, XMT_TRUST_STRICT } xmt_cache_trust;
+typedef enum { XMT_RETUNE_NO = 0, XMT_RETUNE_OUTCOMES, XMT_RETUNE_ALL } xmt_retune;
 
 #define XMT_PATH_MAX 4096
 
@@ -55,6 +57,9 @@ struct xmt_options {
     double scratch_mb;      /* < 0: half the free device memory */
     int verify_on;          /* xmt_verify_on */
     int cache_verify;       /* verify a cached winner once before its first use */
+    int cache_trust;        /* xmt_cache_trust */
+    int retune;             /* xmt_retune */
+    int exit_wait_ms;       /* the exit's wait for background verifications */
     int rechecks;           /* re-checks of a winner at later launches of its key */
     int cache_lock_wait_ms; /* longest wait for the cache's lock; then no cache */
     int progress;           /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */

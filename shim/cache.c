@@ -546,6 +546,21 @@ static int trusted(int fd, const char *path)
     return 1;
 }
 
+int xmt_cache_private(void)
+{
+    if (!cache.path[0]) return 0;
+    struct stat st, dst;
+    char dir[XMT_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", cache.path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = 0;
+    uid_t me = geteuid();
+    return lstat(cache.path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == me &&
+           !(st.st_mode & (S_IWGRP | S_IWOTH)) && stat(dir, &dst) == 0 &&
+           (dst.st_uid == me || dst.st_uid == 0) &&
+           (!(dst.st_mode & (S_IWGRP | S_IWOTH)) || (dst.st_mode & S_ISVTX));
+}
+
 /* Opens the cache file: never following a symlink, never blocking. -1 and errno when it
  * cannot be opened (ENOENT: not there yet). */
 static int open_cache(const char *path, int flags)

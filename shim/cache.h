@@ -77,6 +77,12 @@ int xmt_cache_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, i
 /* Gives up this process's claim on a key it tuned without a winner worth storing. */
 void xmt_cache_unclaim(const xmt_cache_id *id, const uint8_t *key, size_t keylen);
 
+/* Whether only this user can write the cache file: owned by the effective user, not group or
+ * other writable, in a folder of this user's (or root's) that others cannot write (or that
+ * has the sticky bit). Records there that this user's processes verified may be used at
+ * once (docs/cache.md, Trust). A cold path: a stat of each. */
+int xmt_cache_private(void);
+
 /* The cache file's absolute path ("" when there is none). */
 const char *xmt_cache_path(void);
 

@@ -555,11 +555,20 @@ static double scratch_limit(void)
     return (double)free_b / 2;
 }
 
-/* Records why the key stays untuned (the first reason wins). Returns 1. */
+/* Records why the key stays untuned (the first reason wins), and the outcome the cache
+ * keeps for it (XMT_OUTCOME_*: docs/cache.md, "Every outcome"). Returns 1. */
+static int untuned_as(xmt_session *S, const char *outcome, const char *fmt, const char *detail)
+{
+    if (!S->untuned[0]) {
+        snprintf(S->untuned, sizeof S->untuned, fmt, detail);
+        S->untuned_outcome = outcome;
+    }
+    return 1;
+}
+
 static int untuned(xmt_session *S, const char *fmt, const char *detail)
 {
-    if (!S->untuned[0]) snprintf(S->untuned, sizeof S->untuned, fmt, detail);
-    return 1;
+    return untuned_as(S, XMT_OUTCOME_UNTUNED, fmt, detail);
 }
 
 /* One more scratch allocation, within the limit. Returns 0, 1 when over it (untuned). */
@@ -760,8 +769,8 @@ static int in_place_check(xmt_session *S)
     if (verify_run(S, &S->cands[0]) != 0 || changes(S, 1) < 0) return -1;
     int in_place = xmt_outputs_in_place(S->regs, S->nregs);
     if (in_place < 0)
-        return untuned(S, "%s",
-                       "its own config is not deterministic: two runs wrote different places");
+        return untuned_as(S, XMT_OUTCOME_UNSTABLE, "%s",
+                          "its own config is not deterministic: two runs wrote different places");
     if (!in_place) return 0;
     S->own_repeat_due = 1;
     return build_spans(S);
@@ -780,10 +789,10 @@ static int outputs(xmt_session *S)
      * not seen, as documented); with some, writing none of them means its outputs
      * cannot be told */
     if (nout == 0 && S->nregs > 0)
-        return untuned(S, "%s",
-                       "its own config changed no byte its pointer arguments reach, so "
-                       "its outputs cannot be told (declare them in verify:, or use "
-                       "protect: declared)");
+        return untuned_as(S, XMT_OUTCOME_UNTOLD, "%s",
+                          "its own config changed no byte its pointer arguments reach, so "
+                          "its outputs cannot be told (declare them in verify:, or use "
+                          "protect: declared)");
     S->out_bytes = nout << XMT_CHUNK_SHIFT;
     if (take_reference(S) != 0 || build_spans(S) != 0) return -1;
     float_extents(S);
@@ -814,11 +823,11 @@ static int own_repeats(xmt_session *S)
     if (d < 0) return 0;
     char b[80];
     snprintf(b, sizeof b, "%llu", (unsigned long long)S->results[d].count);
-    return untuned(S,
-                   "its own config is not deterministic: two runs from the same data "
-                   "differ in %s elements (declare a tolerance in verify:, or use protect: "
-                   "declared)",
-                   b);
+    return untuned_as(S, XMT_OUTCOME_UNSTABLE,
+                      "its own config is not deterministic: two runs from the same data "
+                      "differ in %s elements (declare a tolerance in verify:, or use protect: "
+                      "declared)",
+                      b);
 }
 
 /* ---- the data a verification runs on (docs/tuning.md, "Data that proves nothing") --------- */

@@ -53,7 +53,8 @@ static int find_shim(char *out, size_t cap)
 
 static void usage_run(FILE *f)
 {
-    fprintf(f, "usage: xmatune run [--discover|--tune|--replay|--off] [--auto] [--policy P]\n"
+    fprintf(f, "usage: xmatune run [--discover|--tune|--replay|--off] [--auto] [--retune]\n"
+               "                   [--policy P]\n"
                "                   [--log L] [--cache C] [--include GLOB] [--exclude GLOB]\n"
                "                   [--budget MS] [--iterations N] [--warmup N] [--libcuda PATH]\n"
                "                   [-v [-v]] [--] PROGRAM [ARGS...]\n"
@@ -63,7 +64,9 @@ static void usage_run(FILE *f)
                "XMATUNE_INCLUDE, --exclude XMATUNE_EXCLUDE, --budget XMATUNE_BUDGET_MS,\n"
                "--iterations XMATUNE_ITERATIONS, --warmup XMATUNE_WARMUP, --libcuda\n"
                "XMATUNE_LIBCUDA, --auto XMATUNE_AUTO=1 (kernels no policy names are tuned\n"
-               "too: README, Tuning with no policy); each -v raises XMATUNE_VERBOSE by one.\n"
+               "too: README, Tuning with no policy), --retune XMATUNE_RETUNE=outcomes (keys\n"
+               "whose cached outcome kept the program's own config untuned are tuned again:\n"
+               "docs/cache.md); each -v raises XMATUNE_VERBOSE by one.\n"
                "A --policy or --libcuda path that does not exist is an error before PROGRAM\n"
                "starts (the shim itself would run the program untuned). Exit status:\n"
                "PROGRAM's, 127 when it could not start, 2 for a usage mistake, 1 when the\n"
@@ -94,6 +97,10 @@ static int run_option(int argc, char **argv, int *i, int *verbose)
     }
     if (!strcmp(a, "--auto")) {
         setenv("XMATUNE_AUTO", "1", 1);
+        return 0;
+    }
+    if (!strcmp(a, "--retune")) { /* docs/cache.md, "Every outcome is remembered" */
+        setenv("XMATUNE_RETUNE", "outcomes", 1);
         return 0;
     }
     if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {

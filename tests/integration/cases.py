@@ -106,6 +106,9 @@ def run(app, scenario, shim=True, env=None, iterations=3, args=None):
         e["LD_PRELOAD"] = PRELOAD
         e["XMATUNE_LOG"] = log
         e["XMATUNE_WARMUP_MS"] = "0"
+        # a cached winner's verification in the background is waited for at exit, so that its
+        # events and records are there to check (the default drops it: docs/cache.md, Trust)
+        e["XMATUNE_EXIT_WAIT_MS"] = "120000"
     e.update(env or {})
     cmd = [APPS[app], scenario, out, str(iterations)] + (args or [])
     p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=300)
@@ -717,10 +720,14 @@ def verify_degenerate_data_is_no_evidence_for_the_cache():
         env = dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_CACHE=cache)
         ok(run(app, "warmup", env=dict(env, XMATUNE_RECHECKS="0"), args=["cancel"]), "store")
         expect(json.loads(open(cache).read().splitlines()[-1])["label"] == "BLOCK=512", "stored")
+        stored = open(cache).read()
         base = run(app, "warmup", shim=False, args=["zeros"])
         ok(base, "without the shim")
         for mode in ("replay", "tune"):
-            r = run(app, "warmup", env=dict(env, XMATUNE_MODE=mode), args=["zeros"])
+            # strict trust: verified before its first use, on zeros, which proves nothing; the
+            # next launch's check fails it
+            r = run(app, "warmup", env=dict(env, XMATUNE_MODE=mode, XMATUNE_CACHE_TRUST="strict"),
+                    args=["zeros"])
             ok(r, app + " " + mode)
             same_output(base, r, "%s %s: the cached winner checked on zeros" % (app, mode))
             ev = r.events("tune")
@@ -729,6 +736,22 @@ def verify_degenerate_data_is_no_evidence_for_the_cache():
             expect(ev[0]["from_cache"] and ev[0]["data"]["informative"] is False, ev)
             expect(ev[1]["from_cache"] and ev[1]["winner"]["index"] == -1, ev)
             expect("failed verification" in r.stderr, r.stderr)
+        # graded trust (the default): a record never re-checked on other data is a hint, so
+        # the program's own config runs while it is verified in the background; on zeros
+        # that proves nothing, and the hint is never used
+        if where == "helper":
+            with open(cache, "w") as f:
+                f.write(stored)
+            r = run(app, "warmup", env=dict(env, XMATUNE_VERBOSE="1"), args=["zeros"])
+            ok(r, app + " graded")
+            same_output(base, r, "%s graded: a hint verified on zeros" % app)
+            hit = [e for e in r.events("cache_hit") if "block_sum" in e["name"]]
+            expect(len(hit) == 1 and hit[0]["trust"] == "hint", hit)
+            ev = r.events("tune")
+            expect(len(ev) == 1 and ev[0]["from_cache"] and ev[0]["data"]["informative"] is False,
+                   ev)
+            expect("proved nothing" in r.stderr and "own config stays" in r.stderr, r.stderr)
+            expect(all(t[1] == (256, 1, 1) for t in traced(r, "_Z9block_sumPKfPfi")), "ran a hint")
 
 
 def tuned(app, scenario, policies=None, env=None, iterations=3):
@@ -1797,13 +1820,24 @@ def protect_auto_scratch_cap():
     expect("XMATUNE_SCRATCH_MB" in ev.get("untuned", ""), ev.get("untuned"))
     expect(ev["winner"]["index"] == -1, ev["winner"])
     expect("is not tuned" in t.stderr, t.stderr)
-    # the untuned key is not stored on disk: a later run with room tunes it
+    # the untuned key is remembered on disk with its reason (docs/cache.md, "Every outcome"):
+    # a later run does no work for it; XMATUNE_RETUNE=outcomes (with room) tunes it
     cache = os.path.join(WORK, "scratch-cap.cache")
     if os.path.exists(cache):
         os.unlink(cache)
     run("rt", "saxpy", env={"XMATUNE_POLICY": AUTO, "XMATUNE_SCRATCH_MB": "0.5",
                             "XMATUNE_CACHE": cache})
-    expect(not os.path.exists(cache) or "saxpy" not in open(cache).read(), "stored untuned")
+    recs = [json.loads(l) for l in open(cache) if "saxpy" in l]
+    expect(recs and recs[-1]["index"] == -1 and recs[-1]["outcome"] == "untuned" and
+           "XMATUNE_SCRATCH_MB" in recs[-1]["why"], recs)
+    t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": AUTO, "XMATUNE_CACHE": cache})
+    expect(not tune_events(t2, "saxpy") and t2.events("cache_hit")[0]["outcome"] == "untuned",
+           t2.events())
+    same_output(base, t2, "scratch cap, warm")
+    t3 = run("rt", "saxpy", env={"XMATUNE_POLICY": AUTO, "XMATUNE_CACHE": cache,
+                                 "XMATUNE_RETUNE": "outcomes"})
+    ev = tune_events(t3, "saxpy")
+    expect(len(ev) == 1 and ev[0]["benchmarked"] and not ev[0].get("untuned"), ev)
 
 
 @case
@@ -1881,15 +1915,20 @@ def tune_disk_cache_and_replay():
     base, t = tuned("rt", "saxpy", env={"XMATUNE_CACHE": cache})
     expect(len(tune_events(t, "saxpy")) == 1, "first run tunes")
     lines = [json.loads(l) for l in open(cache)]
-    expect(len(lines) == 1 and lines[0]["label"] == "BLOCK=256" and lines[0]["v"] == 2 and
-           lines[0]["device"] == "Simulated GPU|cc9.0|sm132|drv13000" and
-           len(lines[0]["code"]) == 16 and len(lines[0]["entry_fp"]) == 16, lines)
+    # the tuning's record, and the same again once its re-check passed (rechecked)
+    expect(len(lines) == 2 and all(l["label"] == "BLOCK=256" and l["v"] == 2 and
+           l["device"] == "Simulated GPU|cc9.0|sm132|drv13000" and
+           len(l["code"]) == 16 and len(l["entry_fp"]) == 16 for l in lines) and
+           "rechecked" not in lines[0] and lines[1]["data"] != lines[0]["data"], lines)
+    # the record was re-checked on the second launch's data (rechecked: 1)
+    expect(json.loads(open(cache).read().splitlines()[-1]).get("rechecked") == 1, open(cache).read())
     for mode in ("tune", "replay"):
         t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
-                                     "XMATUNE_MODE": mode})
+                                     "XMATUNE_MODE": mode, "XMATUNE_CACHE_TRUST": "strict"})
         ok(t2, mode)
         same_output(base, t2, mode + " from the cache")
-        # a winner from the disk is verified once in the process, never benchmarked
+        # strict: a winner from the disk is verified once in the process before its first
+        # use, never benchmarked
         ev = t2.events("tune")
         expect(len(ev) == 1 and not ev[0]["benchmarked"] and ev[0]["verified"] and
                ev[0]["winner"]["config"] == "BLOCK=256", ev)
@@ -1897,6 +1936,20 @@ def tune_disk_cache_and_replay():
         # the helper, which the first checks with the program's own config)
         expect([r[1] for r in traced(t2, "_Z5saxpyifPKfPf")[-3:]] ==
                [(32, 1, 1)] + [(256, 1, 1)] * 2, mode)
+        # graded (the default): this user's verified, re-checked record is used at the first
+        # launch; the verification runs in the background, on a snapshot of that launch's data
+        g = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
+                                    "XMATUNE_MODE": mode})
+        ok(g, mode + " graded")
+        same_output(base, g, mode + " graded from the cache")
+        hit = g.events("cache_hit")
+        expect(len(hit) == 1 and hit[0]["trust"] == "used" and hit[0]["config"] == "BLOCK=256" and
+               hit[0]["host_us"] > 0, hit)
+        ev = g.events("tune")
+        expect(len(ev) == 1 and not ev[0]["benchmarked"] and ev[0]["verified"] and
+               ev[0]["from_cache"] and ev[0]["winner"]["config"] == "BLOCK=256", ev)
+        expect(not g.events("recheck"), g.events("recheck"))
+        expect([r[1] for r in traced(g, "_Z5saxpyifPKfPf")[-3:]] == [(256, 1, 1)] * 3, mode)
     t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
                                  "XMATUNE_CACHE_VERIFY": "0"})
     expect(not t2.events("tune"), "XMATUNE_CACHE_VERIFY=0 still verified")
@@ -1943,13 +1996,39 @@ def cache_identity_and_trust():
             if r["kernel"] == "_Z9block_sumPKfPfi":
                 r["index"], r["label"] = wrong["index"], wrong["config"]
             f.write(json.dumps(r) + "\n")
+    tampered = open(cache).read()
     t3 = run("rt", "basic", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
-                                "XMATUNE_EXCLUDE": ex})
+                                "XMATUNE_EXCLUDE": ex, "XMATUNE_CACHE_TRUST": "strict"})
     ok(t3, "tampered cache")
     same_output(base, t3, "tampered cache")
     expect("block_sum" in t3.stderr and "failed verification; tuning again" in t3.stderr, t3.stderr)
     evs = tune_events(t3, "block_sum")
     expect(len(evs) == 2 and evs[1]["benchmarked"] and evs[1]["winner"]["index"] == -1, evs)
+    # graded trust (the default): the tampered record was re-checked in the run that wrote it,
+    # so it is used at once; its verification in the background fails, drops it (the program's
+    # own config from then on), says so and replaces it on disk with a `failed` record. Only
+    # the launches before that ran it (here: the first, whose output differs).
+    with open(cache, "w") as f:
+        f.write(tampered)
+    t5 = run("rt", "basic", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
+                                "XMATUNE_EXCLUDE": ex})
+    ok(t5, "tampered cache, graded")
+    hit = [e for e in t5.events("cache_hit") if "block_sum" in e["name"]]
+    expect(len(hit) == 1 and hit[0]["config"] == wrong["config"], hit)
+    expect("block_sum" in t5.stderr and "failed its verification in the background" in t5.stderr,
+           t5.stderr)
+    bsr = [json.loads(l) for l in open(cache) if "_Z9block_sumPKfPfi" in l]
+    expect(bsr[-1]["index"] == -1 and bsr[-1]["outcome"] == "failed", bsr[-1])
+    ran = [t[1] for t in traced(t5, "_Z9block_sumPKfPfi")]
+    expect(ran[-1] == tuple(bs["own"]["block"]), ran)
+    # the next run reads the failed record: the program's own config, nothing tuned
+    t6 = run("rt", "basic", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
+                                "XMATUNE_EXCLUDE": ex})
+    ok(t6, "after the failed record")
+    same_output(base, t6, "after the failed record")
+    expect(not tune_events(t6, "block_sum"), tune_events(t6, "block_sum"))
+    with open(cache, "w") as f:
+        f.write(tampered)
     # A cache anyone may write is not used at all.
     os.chmod(cache, 0o666)
     t4 = run("rt", "saxpy", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
@@ -3025,14 +3104,25 @@ def graph_nodes_from_disk_cache():
     blocks = [b[0] for _, b, _ in replayed(r, GRAPH_SAXPY)]
     expect(blocks.count(tuned_blocks[GRAPH_SAXPY]) == 2 * R, (blocks, tuned_blocks))
     expect(not r.events("tune"), "replay ran a session: %r" % r.events("tune"))
-    # replay, cache verified (the default): a winner not yet verified here is not used
+    # replay, strict trust: a winner not yet verified here is not used
     v = run("rt", "graph", env={"XMATUNE_MODE": "replay", "XMATUNE_POLICY": POLICIES,
-                                "XMATUNE_CACHE": cache}, args=["nodirect"])
+                                "XMATUNE_CACHE": cache, "XMATUNE_CACHE_TRUST": "strict"},
+            args=["nodirect"])
     ok(v, "replay, verify")
     same_output(base, v, "replay, verify")
     s = graph_summaries(v)
     expect(s[GRAPH_SAXPY]["graph_nodes_rewritten"] == 0, s)
     expect(any("not verified" in e["why"] for e in v.events("graph_node")), v.events("graph_node"))
+    # graded trust (the default): the same, for a record that is a hint (never re-checked
+    # on other data); one that was is used at once, by graph nodes too (docs/graphs.md)
+    recs = [json.loads(l) for l in open(cache)]
+    g = run("rt", "graph", env={"XMATUNE_MODE": "replay", "XMATUNE_POLICY": POLICIES,
+                                "XMATUNE_CACHE": cache}, args=["nodirect"])
+    ok(g, "replay, graded")
+    same_output(base, g, "replay, graded")
+    sx = [r for r in recs if r["kernel"] == GRAPH_SAXPY][-1]
+    want = 3 if sx.get("rechecked", 0) >= 1 else 0
+    expect(graph_summaries(g)[GRAPH_SAXPY]["graph_nodes_rewritten"] == want, (sx, graph_summaries(g)))
 
 
 @case

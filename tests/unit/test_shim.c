@@ -270,7 +270,11 @@ START_TEST(cache_store_reload_last_wins)
     xmt_cache_free();
     xmt_cache_load(); /* fixes the path */
     const uint8_t key[] = {1, 0, 0, 0, 0xff, 0x10};
-    xmt_choice a = {3, "BLOCK=256", 0.5, ""}, b = {-1, "grid=(1,1,1) block=(32,1,1)", 0.25, ""},
+    xmt_choice a = {.index = 3, .label = "BLOCK=256", .time_ms = 0.5, .data = ""},
+               b = {.index = -1,
+                    .label = "grid=(1,1,1) block=(32,1,1)",
+                    .time_ms = 0.25,
+                    .data = ""},
                got;
     int chk = 0;
     xmt_cache_id id = {"GPU|cc9.0|sm132|drv13000", "_Z1kv", "00aa", "match: k", "77"};
@@ -340,7 +344,7 @@ static void cache_at(const char *name, char *path, size_t cap)
 /* Stores key k (one byte) with candidate index, label "B=<index>". */
 static void store_key(uint8_t k, long index)
 {
-    xmt_choice c = {index, "", 0.5, ""};
+    xmt_choice c = {.index = index, .label = "", .time_ms = 0.5, .data = ""};
     snprintf(c.label, sizeof c.label, "B=%ld", index);
     xmt_cache_store(&test_id, &k, 1, 0, "n=1", &c);
 }
@@ -584,7 +588,7 @@ START_TEST(cache_line_too_long_not_written)
     xmt_cache_id id = test_id;
     id.entry = entry;
     uint8_t k = 1;
-    xmt_choice c = {3, "B=3", 0.5, ""}, got;
+    xmt_choice c = {.index = 3, .label = "B=3", .time_ms = 0.5, .data = ""}, got;
     xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
     store_key(2, 4);
     int chk;
@@ -629,7 +633,7 @@ static void store_long(void)
     xmt_cache_id id = test_id;
     id.kernel = kernel;
     uint8_t k = 1;
-    xmt_choice c = {3, "B=3", 0.5, ""};
+    xmt_choice c = {.index = 3, .label = "B=3", .time_ms = 0.5, .data = ""};
     xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
     xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
 }
@@ -742,7 +746,7 @@ START_TEST(cache_untrusted_files_refused)
     capture_stderr(xmt_cache_load, err, sizeof err);
     ck_assert_ptr_nonnull(strstr(err, "may be written by anyone (mode 666): not used"));
     const uint8_t key[] = {1};
-    xmt_choice a = {3, "BLOCK=256", 0.5, ""};
+    xmt_choice a = {.index = 3, .label = "BLOCK=256", .time_ms = 0.5, .data = ""};
     xmt_cache_id id = {"d", "k", "c", "e", "f"};
     xmt_cache_store(&id, key, sizeof key, 0, "n=1", &a);
     struct stat st;
@@ -815,14 +819,15 @@ END_TEST
  * existed still loads, without one; anything but 16 hex digits reads as none. */
 START_TEST(cacherec_data_digest)
 {
-    xmt_cacherec r = {.device = "d",
-                      .kernel = "_Z1kv",
-                      .code = "c0de",
-                      .entry = "match: k",
-                      .entry_fp = "e17e",
-                      .key_hex = "0a0b",
-                      .key_text = "n=1",
-                      .choice = {3, "B=1", 0.5, "0123456789abcdef"}};
+    xmt_cacherec r = {
+        .device = "d",
+        .kernel = "_Z1kv",
+        .code = "c0de",
+        .entry = "match: k",
+        .entry_fp = "e17e",
+        .key_hex = "0a0b",
+        .key_text = "n=1",
+        .choice = {.index = 3, .label = "B=1", .time_ms = 0.5, .data = "0123456789abcdef"}};
     char *line = xmt_cacherec_format(&r);
     ck_assert_ptr_nonnull(line);
     ck_assert_ptr_nonnull(strstr(line, ",\"data\":\"0123456789abcdef\"}"));
@@ -858,6 +863,56 @@ START_TEST(cacherec_data_digest)
 }
 END_TEST
 
+/* A record's outcome fields (every outcome is a record: docs/cache.md) round-trip; a timed
+ * decision's line has none of them; an outcome with a candidate's index, or a re-check count
+ * that is not a small non-negative integer, is not a record. */
+START_TEST(cacherec_outcome_fields)
+{
+    xmt_cacherec r = {.device = "d",
+                      .kernel = "_Z1kv",
+                      .code = "c0de",
+                      .entry = "match: k",
+                      .entry_fp = "e17e",
+                      .key_hex = "0a0b",
+                      .key_text = "n=1",
+                      .choice = {.index = XMT_OWN_CONFIG, .label = "own"}};
+    snprintf(r.choice.outcome, sizeof r.choice.outcome, "%s", XMT_OUTCOME_UNTOLD);
+    snprintf(r.choice.why, sizeof r.choice.why, "its outputs never changed");
+    snprintf(r.choice.origin, sizeof r.choice.origin, "import");
+    r.choice.rechecked = 3;
+    char *line = xmt_cacherec_format(&r);
+    ck_assert_ptr_nonnull(line);
+    char scratch[XMT_CACHEREC_SCRATCH(1024)];
+    xmt_cacherec got;
+    ck_assert_int_eq(xmt_cacherec_parse(line, strlen(line) - 1, scratch, &got), 0);
+    ck_assert_str_eq(got.choice.outcome, "untold");
+    ck_assert_str_eq(got.choice.why, "its outputs never changed");
+    ck_assert_str_eq(got.choice.origin, "import");
+    ck_assert_int_eq(got.choice.rechecked, 3);
+    ck_assert_int_eq(got.choice.index, XMT_OWN_CONFIG);
+    free(line);
+    xmt_cacherec w = r;
+    w.choice = (xmt_choice){.index = 2, .label = "B=2", .time_ms = 0.5};
+    line = xmt_cacherec_format(&w);
+    ck_assert_ptr_null(strstr(line, "outcome"));
+    ck_assert_ptr_null(strstr(line, "rechecked"));
+    ck_assert_int_eq(xmt_cacherec_parse(line, strlen(line) - 1, scratch, &got), 0);
+    ck_assert_str_eq(got.choice.outcome, "");
+    ck_assert_int_eq(got.choice.rechecked, 0);
+    free(line);
+    const char *bad[] = {"\"index\":2,\"outcome\":\"untold\"", "\"index\":-1,\"rechecked\":-1",
+                         "\"index\":-1,\"rechecked\":1.5", "\"index\":-1,\"outcome\":7"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char l[512];
+        snprintf(l, sizeof l,
+                 "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
+                 "\"entry_fp\":\"f\",\"key\":\"00\",%s}",
+                 bad[i]);
+        ck_assert_msg(xmt_cacherec_parse(l, strlen(l), scratch, &got) == -1, "%s", l);
+    }
+}
+END_TEST
+
 /* Breaks the cache index (what: XMT_CACHE_BREAK_*) and runs the checker. */
 static void break_and_check(int what)
 {
@@ -881,7 +936,7 @@ START_TEST(cache_invariants_checked)
     xmt_options_load(test_warn);
     xmt_cache_free();
     xmt_cache_load();
-    xmt_choice a = {3, "BLOCK=256", 0.5, ""};
+    xmt_choice a = {.index = 3, .label = "BLOCK=256", .time_ms = 0.5, .data = ""};
     for (uint8_t k = 0; k < 40; k++)
         xmt_cache_store(&test_id, &k, 1, 0, "n=1", &a); /* checked after each */
     xmt_cache_check();
@@ -912,6 +967,7 @@ int main(void)
     tcase_add_test(tc, cache_store_reload_last_wins);
     tcase_add_test(tc, cacherec_skips_what_is_not_a_record);
     tcase_add_test(tc, cacherec_data_digest);
+    tcase_add_test(tc, cacherec_outcome_fields);
     tcase_add_test(tc, cache_untrusted_files_refused);
     tcase_add_test(tc, cache_records_outlive_their_file);
     tcase_add_test(tc, cache_compaction_keeps_every_record);
