@@ -258,6 +258,14 @@ XMT_EXPORT void *xmatune_driver_entry(const char *name, int version, unsigned lo
     return p;
 }
 
+/* Waits until no verification is running in the background (docs/cache.md, Trust), at most
+ * timeout_ms (-1: no limit): 1 when none is, 0 when some still are. For a program or test
+ * that wants the switch a verification makes to happen at a known point. */
+XMT_EXPORT int xmatune_background_wait(int timeout_ms)
+{
+    return xmt_bgverify_wait(timeout_ms);
+}
+
 /* The mode in force ("off" before any CUDA entry point was asked for). */
 XMT_EXPORT const char *xmatune_mode(void)
 {

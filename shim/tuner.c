@@ -44,6 +44,7 @@ static inline unsigned results_hash(const void *key, size_t n)
 #include "plan.h"
 #include "session.h"
 #include "tls.h"
+#include "trialtune.h"
 #include "tune_event.h"
 #include "xmt_policy.h"
 
@@ -504,7 +505,7 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
                     j->hint ? "the program's own config stays" : "it stays in use");
     } else if (o->choice.index == j->index) {
         xmt_cache_checked(&j->plan.id, j->key, j->plan.keylen, j->device);
-        if (xmt_opt.mode == XMT_MODE_TUNE && o->choice.data[0] &&
+        if (xmt_opt.mode == XMT_MODE_TUNE && o->choice.data[0] && j->plan.ch.rechecked == 0 &&
             strcmp(o->choice.data, j->plan.ch.data) != 0) {
             /* verified on other data than its record's: a re-check passed, on record */
             xmt_choice ch = j->plan.ch;
@@ -620,11 +621,11 @@ static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, co
         if (f == XMT_RECHECK_PASSED && digest[0] && strcmp(digest, r->digest) != 0) {
             memcpy(r->digest, digest, sizeof r->digest);
             atomic_fetch_sub(&r->rechecks_left, 1);
-            if (r->index >= 0) {
-                /* a re-check passed on new data: the record says how many did, so that a
-                 * later process repeats none of them and may use it at once (docs/cache.md) */
+            if (r->index >= 0 && r->rechecked++ == 0) {
+                /* the first re-check passed on new data: the record says so (rechecked), and
+                 * a later process may use it at once (docs/cache.md, Trust) */
                 xmt_choice ch = {
-                    .index = r->index, .time_ms = r->time_ms, .rechecked = ++r->rechecked};
+                    .index = r->index, .time_ms = r->time_ms, .rechecked = 1};
                 snprintf(ch.label, sizeof ch.label, "%s", r->label);
                 memcpy(ch.data, digest, sizeof ch.data);
                 xmt_plan_store_rechecked(k, di, (CUdevice)device, r->key + 4, r->keylen - 4,
@@ -724,10 +725,14 @@ static int defer_key(const xmt_kernel *k, result_t *mine, xmt_plan *p, const cha
         return 1;
     }
     xmt_warn("%s: key %s: the data of its first %d launches proved nothing (what each read "
-             "and wrote repeats one value); the program's own config is kept for this process",
+             "and wrote repeats one value); the program's own config is kept (and remembered "
+             "in the cache: XMATUNE_RETUNE=outcomes tries it again)",
              k->demangled, key_text, DEFER_TRIES);
-    p->ch = (xmt_choice){.index = XMT_OWN_CONFIG};
-    p->store_on_disk = 0;
+    char why[120];
+    snprintf(why, sizeof why, "the data of its first %d launches proved nothing", DEFER_TRIES);
+    xmt_choice_outcome(&p->ch, XMT_OUTCOME_UNTOLD, why);
+    /* remembered (docs/cache.md, "Every outcome"): a later run does not try it again */
+    p->store_on_disk = !p->recheck && !p->from_cache;
     return 0;
 }
 

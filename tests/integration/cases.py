@@ -655,6 +655,19 @@ def verify_degenerate_data_waits():
         expect(r.stderr.count("proved nothing") == 1 and "first 16 launches" in r.stderr, r.stderr)
         expect(all(t[1] == (256, 1, 1) for t in traced(r, "_Z9block_sumPKfPfi")),
                "ran another config")
+    # ... and remembered: with a cache, the next run tries none of those 16 again
+    cache = os.path.join(WORK, "zeros-only.cache")
+    if os.path.exists(cache):
+        os.remove(cache)
+    env = dict(XMATUNE_POLICY=pol, XMATUNE_CACHE=cache)
+    ok(run("rt", "warmup", env=env, args=["zeros_only"], iterations=20), "zeros only, cached")
+    recs = [json.loads(l) for l in open(cache)]
+    expect(len(recs) == 1 and recs[0]["outcome"] == "untold" and "16 launches" in recs[0]["why"],
+           recs)
+    r = run("rt", "warmup", env=env, args=["zeros_only"], iterations=20)
+    ok(r, "zeros only, warm")
+    expect(not r.events("tune") and r.events("cache_hit")[0]["outcome"] == "untold",
+           r.events("cache_hit"))
 
 
 @case
@@ -1832,7 +1845,7 @@ def protect_auto_scratch_cap():
            "XMATUNE_SCRATCH_MB" in recs[-1]["why"], recs)
     t2 = run("rt", "saxpy", env={"XMATUNE_POLICY": AUTO, "XMATUNE_CACHE": cache})
     expect(not tune_events(t2, "saxpy") and t2.events("cache_hit")[0]["outcome"] == "untuned",
-           t2.events())
+           t2.events("cache_hit"))
     same_output(base, t2, "scratch cap, warm")
     t3 = run("rt", "saxpy", env={"XMATUNE_POLICY": AUTO, "XMATUNE_CACHE": cache,
                                  "XMATUNE_RETUNE": "outcomes"})
@@ -3160,6 +3173,9 @@ def graph_fault_injection():
 
 SAXPY = "_Z5saxpyifPKfPf"
 EX = {"XMATUNE_EXCLUDE": "atomic_sum*"}  # its float atomics sum in another order each run
+# ... and no re-checks: a passed re-check writes its key's record again ("rechecked"), and
+# these tests count the file's lines
+EX1 = dict(EX, XMATUNE_RECHECKS="0")
 
 
 def fresh(name):
@@ -3245,7 +3261,7 @@ def cache_default_location():
 def cache_compaction_and_temps():
     d = fresh("compact")
     cache = os.path.join(d, "c.jsonl")
-    base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=cache))
+    base, t = tuned("rt", "basic", env=dict(EX1, XMATUNE_CACHE=cache))
     live = records(cache)
     n = len(live)
     expect(n >= 4, live)
@@ -3265,7 +3281,7 @@ def cache_compaction_and_temps():
         shutil.copy(os.path.join(POLICIES, f), pol)
     text = open(os.path.join(pol, "saxpy.yaml")).read()
     open(os.path.join(pol, "saxpy.yaml"), "w").write(text.replace("1024]", "1024, 2048]"))
-    t2 = run("rt", "basic", env=dict(EX, XMATUNE_POLICY=pol, XMATUNE_CACHE=cache))
+    t2 = run("rt", "basic", env=dict(EX1, XMATUNE_POLICY=pol, XMATUNE_CACHE=cache))
     ok(t2, "compacting run")
     same_output(base, t2, "compacting run")
     recs = records(cache)  # every line parses: the partial one is gone
@@ -3276,7 +3292,7 @@ def cache_compaction_and_temps():
     expect(not os.path.exists(tmp), "the leftover temporary file is still there")
     expect(os.path.exists(cache + ".lock"), "no lock file")
     # and it still serves: nothing benchmarked
-    t3 = run("rt", "basic", env=dict(EX, XMATUNE_POLICY=pol, XMATUNE_CACHE=cache))
+    t3 = run("rt", "basic", env=dict(EX1, XMATUNE_POLICY=pol, XMATUNE_CACHE=cache))
     expect(not benchmarked([t3]), benchmarked([t3]))
     same_output(base, t3, "after compaction")
 
@@ -3287,7 +3303,7 @@ def cache_no_flock():
     # appended all the same, never compacted.
     d = fresh("noflock")
     cache = os.path.join(d, "c.jsonl")
-    env = {"XMATUNE_CACHE": cache, "XMATUNE_EXCLUDE": "atomic_sum*",
+    env = {"XMATUNE_CACHE": cache, "XMATUNE_EXCLUDE": "atomic_sum*", "XMATUNE_RECHECKS": "0",
            "LD_PRELOAD": PRELOAD_PREFIX + os.environ["XMT_NOFLOCK"] + ":" + SHIM}
     base, t = tuned("rt", "basic", env=env)
     expect(t.stderr.count("flock does not work") == 1 and "No locks available" in t.stderr,
@@ -3317,7 +3333,7 @@ def cache_32_processes_agree():
     cache = os.path.join(d, "c.jsonl")
     base = run("rt", "basic", shim=False)
     env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache, "XMATUNE_WARMUP": "1",
-           "XMATUNE_ITERATIONS": "3", "SIMCUDA_HANG": SAXPY + ":64:150", "XMATUNE_EXCLUDE": "atomic_sum*"}
+           "XMATUNE_ITERATIONS": "3", "XMATUNE_RECHECKS": "0", "SIMCUDA_HANG": SAXPY + ":64:150", "XMATUNE_EXCLUDE": "atomic_sum*"}
     procs = [start("basic", env, "agree-%d" % i) for i in range(31)]
     # The last starts once a winner is on disk (or all the others are done), so that one
     # process at least uses another's winner however the others' timing falls out.
@@ -3520,7 +3536,7 @@ def replay_miss_says_why():
     p = subprocess.run([tool, "cache", "list", "--cache", path], capture_output=True, text=True)
     row = [l for l in p.stdout.splitlines() if "saxpy" in l]
     expect(p.returncode == 0 and row and "Simulated GPU\\|cc9.0\\|sm132\\|drv" in row[0] and
-           "0.00 us" not in row[0] and "| — |" in row[0] and row[0].count(" | ") == 5, p.stdout + p.stderr)
+           "0.00 us" not in row[0] and "| — |" in row[0] and row[0].count(" | ") == 6, p.stdout + p.stderr)
 
 
 @case
@@ -3553,7 +3569,7 @@ def cache_command():
     tool = os.environ["XMT_TOOL"]
     d = fresh("cmd")
     a, b, c2 = (os.path.join(d, n) for n in ("a.jsonl", "b.jsonl", "c.jsonl"))
-    base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=a))
+    base, t = tuned("rt", "basic", env=dict(EX1, XMATUNE_CACHE=a))
     n = len(records(a))
 
     def xc(*args, env=None):
@@ -3686,14 +3702,14 @@ def cache_two_users():
     cache = os.path.join(d, "c.jsonl")
     old = os.umask(0o022)
     try:
-        base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=cache))
+        base, t = tuned("rt", "basic", env=dict(EX1, XMATUNE_CACHE=cache))
     finally:
         os.umask(old)
     expect(os.stat(cache + ".lock").st_mode & 0o777 == 0o644, oct(os.stat(cache + ".lock").st_mode))
     os.chown(cache, 0, NOBODY)  # a team's cache: group-writable, the team's group
     os.chmod(cache, 0o664)
     n = len(records(cache))
-    env = dict(EX, XMATUNE_POLICY=policy_copy("twousers-pol"), XMATUNE_CACHE=cache)
+    env = dict(EX1, XMATUNE_POLICY=policy_copy("twousers-pol"), XMATUNE_CACHE=cache)
     r = as_nobody(d, "second", env)
     ok(r, "the second user")
     same_output(base, r, "the second user")
@@ -3719,7 +3735,7 @@ def cache_read_only_folder():
     # message blaming the file. It appends instead, and says why.
     d = fresh("rofolder")
     cache = os.path.join(d, "c.jsonl")
-    base, t = tuned("rt", "basic", env=dict(EX, XMATUNE_CACHE=cache))
+    base, t = tuned("rt", "basic", env=dict(EX1, XMATUNE_CACHE=cache))
     live = records(cache)
     with open(cache, "w") as f:  # a file that only grew: the next store compacts
         for _ in range(10):
@@ -3729,7 +3745,7 @@ def cache_read_only_folder():
     os.chmod(d, 0o755)  # root's: nobody may not write in it
     outs = fresh("rofolder-out")
     os.chmod(outs, 0o777)
-    env = dict(EX, XMATUNE_POLICY=policy_copy("rofolder-pol"), XMATUNE_CACHE=cache)
+    env = dict(EX1, XMATUNE_POLICY=policy_copy("rofolder-pol"), XMATUNE_CACHE=cache)
     r = as_nobody(outs, "ro", env)
     ok(r, "read-only folder")
     same_output(base, r, "read-only folder")
@@ -4784,6 +4800,9 @@ def auto_write_policy_round_trip():
     e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM, XMATUNE_WARMUP_MS="0",
              XDG_CACHE_HOME=os.path.join(WORK, "xdg-autotune"),
              LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    # a first tuning: no cache left by an earlier run of this test (a warm run's report has
+    # no tunings to name idioms from)
+    shutil.rmtree(e["XDG_CACHE_HOME"], ignore_errors=True)
     out = os.path.join(WORK, "autotune.out")
     p = subprocess.run([tool, "autotune", "--log", log, "--write-policy", pol, "--", APPS["rt"],
                         "basic", out], env=e, capture_output=True, text=True)
@@ -5326,6 +5345,95 @@ def discover_stub_untyped_64bit_size():
     expect("params: [p0: ptr, p1: i32]" in ents["old8"], ents["old8"])
     p = subprocess.run([tool, "check", "-q", stub2], capture_output=True, text=True)
     expect(p.returncode == 0, p.stdout + p.stderr)
+
+
+@case
+def cache_every_outcome_remembered():
+    # A key whose own config changes no byte (a launch repeated on the same data) cannot be
+    # told; that outcome is a record, and the next run does no work for it: no session, no
+    # helper (docs/cache.md, "Every outcome is remembered"). XMATUNE_RETUNE=outcomes tries
+    # it again; `xmatune cache list` shows it and `cache clear --outcome` removes it.
+    tool = os.environ["XMT_TOOL"]
+    cache = os.path.join(WORK, "untold.cache")
+    if os.path.exists(cache):
+        os.remove(cache)
+    base = run("rt", "untold", shim=False)
+    ok(base, "without the shim")
+    env = {"XMATUNE_AUTO": "1", "XMATUNE_CACHE": cache}
+    r1 = run("rt", "untold", env=env)
+    ok(r1, "first run")
+    same_output(base, r1, "untold, first run")
+    ev = tune_events(r1, "vecadd")
+    expect(len(ev) == 1 and "changed no byte" in ev[0].get("untuned", ""), ev)
+    recs = [json.loads(l) for l in open(cache) if '"vecadd"' in l]
+    expect(len(recs) == 1 and recs[0]["index"] == -1 and recs[0]["outcome"] == "untold" and
+           "changed no byte" in recs[0]["why"], recs)
+    r2 = run("rt", "untold", env=dict(env, XMATUNE_VERBOSE="1"))
+    ok(r2, "second run")
+    same_output(base, r2, "untold, second run")
+    expect(not r2.events("tune"), r2.events("tune"))
+    expect(not [e for e in r2.events("trial_helper") if e["what"] == "started"],
+           "a helper started: %r" % r2.events("trial_helper"))
+    hit = r2.events("cache_hit")
+    expect(len(hit) == 1 and hit[0]["outcome"] == "untold" and hit[0]["config"] is None, hit)
+    expect("the cache keeps the program's own config (untold" in r2.stderr, r2.stderr)
+    p = subprocess.run([tool, "cache", "list", "--cache", cache], capture_output=True, text=True)
+    expect(p.returncode == 0 and "untold: its own config changed no byte" in p.stdout, p.stdout)
+    r3 = run("rt", "untold", env=dict(env, XMATUNE_RETUNE="outcomes"))
+    ok(r3, "retune")
+    expect(len(tune_events(r3, "vecadd")) == 1, r3.events("tune"))
+    p = subprocess.run([tool, "cache", "clear", "--outcome", "untold", "--cache", cache],
+                       capture_output=True, text=True)
+    expect(p.returncode == 0, p.stderr)
+    expect(not [l for l in open(cache) if '"vecadd"' in l], open(cache).read())
+
+
+@case
+def cache_hint_switches_after_verification():
+    # An imported record is a hint (docs/cache.md, Trust): the program runs its own config
+    # while the record is verified in the background, then switches to it; the outputs are
+    # the program's all along. A winner of this user's own file that was re-checked is used
+    # at the first launch.
+    tool = os.environ["XMT_TOOL"]
+    own, team = os.path.join(WORK, "own.cache"), os.path.join(WORK, "team.cache")
+    for c in (own, team):
+        if os.path.exists(c):
+            os.remove(c)
+    base = run("rt", "bgwait", shim=False, iterations=4)
+    ok(base, "without the shim")
+    t = run("rt", "bgwait", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": own}, iterations=4)
+    ok(t, "tune")
+    same_output(base, t, "tune")
+    p = subprocess.run([tool, "cache", "import", own, "--cache", team], capture_output=True,
+                       text=True)
+    expect(p.returncode == 0, p.stderr)
+    expect(all(json.loads(l).get("origin") == "import" for l in open(team)), open(team).read())
+    h = run("rt", "bgwait", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": team,
+                                 "XMATUNE_VERBOSE": "1"}, iterations=4)
+    ok(h, "hint")
+    same_output(base, h, "a hint, switched")
+    hit = h.events("cache_hit")
+    expect(len(hit) == 1 and hit[0]["trust"] == "hint", hit)
+    expect("BACKGROUND_IDLE 1" in h.stdout, h.stdout)
+    expect("the program uses it from its next launch" in h.stderr, h.stderr)
+    ran = [r[1] for r in traced(h, "_Z5saxpyifPKfPf")[-8:]]
+    expect(ran == [(32, 1, 1)] * 4 + [(256, 1, 1)] * 4, ran)
+    ev = h.events("tune")
+    expect(len(ev) == 1 and ev[0]["from_cache"] and not ev[0]["benchmarked"], ev)
+    # the own file's re-checked record: the winner from the first launch on
+    u = run("rt", "bgwait", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": own}, iterations=4)
+    ok(u, "used at once")
+    same_output(base, u, "used at once")
+    expect(u.events("cache_hit")[0]["trust"] == "used", u.events("cache_hit"))
+    ran = [r[1] for r in traced(u, "_Z5saxpyifPKfPf")[-8:]]
+    expect(ran == [(256, 1, 1)] * 8, ran)
+    # strict: verified before its first use, which runs the program's own config
+    s = run("rt", "bgwait", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": team,
+                                 "XMATUNE_CACHE_TRUST": "strict"}, iterations=4)
+    ok(s, "strict")
+    same_output(base, s, "strict")
+    ran = [r[1] for r in traced(s, "_Z5saxpyifPKfPf")[-8:]]
+    expect(ran == [(32, 1, 1)] + [(256, 1, 1)] * 7, ran)
 
 
 def main():
