@@ -2615,6 +2615,43 @@ def tool_cli_strict():
 
 
 @case
+def tool_check_quiet_keeps_status():
+    """xmatune check -q prints errors only and never changes the exit status (issue 50,
+    item 1: with --log, an entry that matches a kernel but cannot apply was 1 without -q
+    and 0 with it): each command's status with -q is its status without, stdout is empty,
+    and every failure's reason is on stderr."""
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("check-quiet")
+    dl = run("rt", "basic", env={"XMATUNE_MODE": "discover"})
+    ok(dl, "discover")
+    log = os.path.join(WORK, [f for f in os.listdir(WORK) if f.startswith("rt-basic") and f.endswith(".jsonl")][-1])
+    pols = {"few": "kernels:\n  - match: saxpy\n    params: [n, a, x]\n    space: {BLOCK: [64, 128]}\n"
+                   "    launch: {block: [BLOCK], grid: [\"cdiv(n, BLOCK)\"]}\n",
+            "layout": "kernels:\n  - mangled: vecadd\n    params: [a: ptr, b: ptr]\n"
+                      "    pin: {launch: {block: [128]}}\n",
+            "broken": "kernels:\n  - match: saxpy\n    params: [n: i32]\n    pin: {launch: {block: [nope]}}\n"}
+    for n, text in pols.items():
+        open(os.path.join(d, n + ".yaml"), "w").write(text)
+    few, layout, broken = (os.path.join(d, n + ".yaml") for n in ("few", "layout", "broken"))
+    why_few = "the signature has 4 parameters, the policy names 3"
+    cmds = [(["--log", log, few], 1, why_few), (["--kernel", "_Z5saxpyifPKfPf", few], 1, why_few),
+            (["--log", log, layout], 1, "policy: 2 params"), ([broken], 1, "broken.yaml:4"),
+            (["--log", os.path.join(d, "missing.jsonl"), few], 1, "missing.jsonl"),
+            (["--set", "n=abc", few], 2, "'abc' is not a number"),
+            ([POLICIES], 0, None), (["--log", log, POLICIES], 0, None),
+            (["--kernel", "_Z5saxpyifPKfPf", POLICIES], 0, None)]
+    for args, rc, why in cmds:
+        p = subprocess.run([tool, "check"] + args, capture_output=True, text=True)
+        expect(p.returncode == rc, (args, p.returncode, p.stdout[-1500:], p.stderr))
+        for q in (["-q"] + args, args + ["--quiet"]):
+            r = subprocess.run([tool, "check"] + q, capture_output=True, text=True)
+            expect(r.returncode == p.returncode and not r.stdout,
+                   "%s: exit %d with -q, %d without\nstdout: %s\nstderr: %s" %
+                   (q, r.returncode, p.returncode, r.stdout[-1500:], r.stderr))
+            expect(why is None or why in r.stderr, (q, why, r.stderr))
+
+
+@case
 def demo_commands_paste():
     """scripts/demo.sh prints each step's complete command, which works pasted into a
     shell with nothing else set (issue 27, item 5: they left out LD_PRELOAD and
