@@ -31,7 +31,8 @@ static void usage_check(FILE *f)
             "  --log DISCOVER_LOG    evaluate every launch a discover run recorded (shape and\n"
             "                        scalar argument values) with the entry its kernel gets\n"
             "  --all                 list every candidate (default: at most 16)\n"
-            "  -q, --quiet           print errors only\n"
+            "  -q, --quiet           print errors only (the checks and the exit status are\n"
+            "                        the same as without it)\n"
             "Exit status: 0 no errors, 1 errors (or an entry that cannot apply to a --kernel\n"
             "or a logged kernel), 2 usage.\n");
 }
@@ -515,6 +516,36 @@ static int same_entry(const xmt_entry *a, const xmt_entry *b)
     return a && b && !strcmp(xmt_entry_origin(a), xmt_entry_origin(b));
 }
 
+/* A `mangled:` entry whose parameter types come from the signature, with no --kernel that
+ * it matches: its own name, demangled, is the one kernel it can apply to (issue 50: check
+ * asked for a --kernel the entry already names). Returns as check_entry does. */
+static int check_mangled(const xmt_policy_set *set, const xmt_entry *e, const check_opts *o)
+{
+    const char *mangled = xmt_entry_mangled(e);
+    char sig[2048], why[512];
+    int demangled = xmt_demangle(mangled, NULL, 0, sig, sizeof sig) == 1;
+    int fit = xmt_entry_check_signature(e, mangled, why, sizeof why);
+    if (fit < 0) {
+        printf("  does not apply to the kernel it names, %s%s%s%s (which runs untuned): %s\n",
+               mangled, demangled ? " (" : "", demangled ? sig : "", demangled ? ")" : "", why);
+        fprintf(stderr, "xmatune check: %s (%s) does not apply to the kernel it names: %s\n",
+                xmt_entry_origin(e), xmt_entry_pattern(e), why);
+        return 1;
+    }
+    if (fit > 0 || !demangled) {
+        printf("  (not evaluated: %s)\n", why);
+        return 0;
+    }
+    const xmt_entry *m = xmt_policy_match(set, mangled, NULL, NULL);
+    if (!same_entry(m, e)) {
+        printf("  (not evaluated: the kernel it names, %s, gets %s)\n", sig,
+               m ? xmt_entry_origin(m) : "no entry");
+        return 0;
+    }
+    printf("  the kernel it names: %s\n", sig);
+    return summarise_launch(m, o, "example launch");
+}
+
 /* One entry: its description, the --kernel names it matches (and whether it applies to
  * each: the parameter count and types against the kernel's signature), its example
  * launch. Returns 0, 1 when it matches a --kernel it cannot apply to, 2 for a --set that
@@ -555,6 +586,8 @@ static int check_entry(const xmt_policy_set *set, const xmt_entry *e, const chec
                    o->kernels[k], sig);
         if (wins && !spec) spec = m;
     }
+    if (!spec && !unfit && !matched && xmt_entry_needs_signature(e) && xmt_entry_mangled(e))
+        return check_mangled(set, e, o);
     if (!spec && (unfit || matched) && xmt_entry_needs_signature(e)) {
         printf("  (not evaluated: %s)\n", unfit ? "the entry does not apply to the kernel given"
                                                 : "the kernel given gets another entry");

@@ -2652,6 +2652,49 @@ def tool_check_quiet_keeps_status():
 
 
 @case
+def tool_check_demangles_mangled():
+    """xmatune check evaluates a `mangled:` entry whose parameters take their types from the
+    signature by demangling the entry's own name (issue 50, item 6), instead of asking for
+    --kernel; one whose names do not fit that signature is an error (exit 1, with -q too),
+    and so is an untyped one for an extern "C" name, which carries no types (the shim's
+    verdict as well)."""
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("check-mangled")
+
+    def pol(name, pattern, params):
+        f = os.path.join(d, name + ".yaml")
+        open(f, "w").write("kernels:\n  - mangled: %s\n    params: [%s]\n    triggers: [n]\n"
+                           "    space: {BLOCK: [64, 128]}\n"
+                           "    launch: {block: [BLOCK], grid: [\"cdiv(n, BLOCK)\"]}\n" % (pattern, params))
+        return f
+
+    fits = pol("fits", "_Z5saxpyifPKfPf", "n, a, x, y")
+    p = subprocess.run([tool, "check", fits, "--set", "n=1000"], capture_output=True, text=True)
+    expect(p.returncode == 0 and "give --kernel" not in p.stdout and
+           "saxpy(int, float, float const*, float*)" in p.stdout and "key: n=1000" in p.stdout and
+           "valid   BLOCK=64: grid (16,1,1) block (64,1,1)" in p.stdout, p.stdout + p.stderr)
+    # the same evaluation as naming the kernel: the types are the signature's
+    k = subprocess.run([tool, "check", fits, "--set", "n=1000", "--kernel", "_Z5saxpyifPKfPf"],
+                       capture_output=True, text=True)
+    ev = lambda out: out[out.index("  example launch:"):].split("\nkernel ")[0].strip()
+    expect(k.returncode == 0 and ev(k.stdout) == ev(p.stdout), p.stdout + k.stdout)
+    few = pol("few", "_Z5saxpyifPKfPf", "n, a, x")
+    for q in ([], ["-q"]):
+        p = subprocess.run([tool, "check", few] + q, capture_output=True, text=True)
+        expect(p.returncode == 1 and "the signature has 4 parameters, the policy names 3" in p.stdout + p.stderr
+               and "give --kernel" not in p.stdout, (q, p.stdout, p.stderr))
+    # an extern "C" name: no types to take, so the entry cannot apply (the shim's verdict too)
+    c = pol("externc", "saxpy_c", "n, a, x, y")
+    p = subprocess.run([tool, "check", c], capture_output=True, text=True)
+    expect(p.returncode == 1 and "give --kernel" not in p.stdout and
+           "the kernel it names, saxpy_c (which runs untuned): the kernel name carries no parameter types"
+           in p.stdout, p.stdout + p.stderr)
+    typed = pol("typed", "saxpy_c", "n: i32, a: f32, x: ptr, y: ptr")
+    p = subprocess.run([tool, "check", typed, "--set", "n=1000"], capture_output=True, text=True)
+    expect(p.returncode == 0 and "valid   BLOCK=64: grid (16,1,1)" in p.stdout, p.stdout + p.stderr)
+
+
+@case
 def demo_commands_paste():
     """scripts/demo.sh prints each step's complete command, which works pasted into a
     shell with nothing else set (issue 27, item 5: they left out LD_PRELOAD and
