@@ -372,3 +372,28 @@ void xmt_options_markdown(FILE *out)
         fprintf(out, "| `%s` | %s%s%s | %s |\n", o->name, q, def, q, o->doc);
     }
 }
+
+int xmt_option_check(const char *name, const char *value, char *ok, size_t cap)
+{
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const opt_desc *o = &options[i];
+        if (strcmp(o->name, name)) continue;
+        /* parse_value writes the field: parse, then put everything back */
+        struct xmt_options saved = xmt_opt;
+        int r = parse_value(o, value);
+        xmt_opt = saved;
+        if (r == 0) return 0;
+        allowed(o, ok, cap);
+        return -1;
+    }
+    return -2;
+}
+
+int xmt_option_doc(size_t i, const char **name, const char **def, const char **doc)
+{
+    if (i >= sizeof options / sizeof options[0]) return 0;
+    *name = options[i].name;
+    *def = options[i].type == T_MODE ? NULL : options[i].def;
+    *doc = options[i].doc;
+    return 1;
+}

@@ -90,4 +90,16 @@ void xmt_options_markdown(FILE *out);
 
 const char *xmt_mode_name(int mode);
 
+/* Whether value is one the shim accepts for the variable name, parsed exactly as
+ * xmt_options_load parses it, for a tool that sets the variable (xmatune run) to refuse a
+ * bad value before the program starts instead of the shim keeping the default. 0 when
+ * it is; -1 when not, with what it accepts in ok ("an integer from 1 to 10000"); -2 when
+ * no option has that name. xmt_opt is left as it was. */
+int xmt_option_check(const char *name, const char *value, char *ok, size_t cap);
+
+/* The i-th option of the table (in its order): name, default as written ("" when empty;
+ * NULL for XMATUNE_MODE, whose default its meaning says) and meaning (Markdown: `code`).
+ * 0 past the end. For documents made from the table (`xmatune man`). */
+int xmt_option_doc(size_t i, const char **name, const char **def, const char **doc);
+
 #endif

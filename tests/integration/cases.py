@@ -2695,6 +2695,54 @@ def tool_check_demangles_mangled():
 
 
 @case
+def tool_run_validates_flags():
+    """xmatune run checks each flag's value as the shim would read it, before the program
+    starts (issue 50, item 3): a number that is not one or is out of range is an error
+    (exit 2) naming the flag and what it takes, for run and for autotune, which passes
+    them on; a --cache under --replay that does not exist is an error (exit 1), as in
+    `xmatune cache list`."""
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("run-flags")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_")}
+    e.update(XMATUNE_SHIM=SHIM, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    prog = ["--", "sh", "-c", "echo started"]
+    for flag, val, takes in (("--iterations", "abc", "an integer from 1 to 10000"),
+                             ("--iterations", "5x", "an integer from 1 to 10000"),
+                             ("--iterations", "0", "an integer from 1 to 10000"),
+                             ("--budget", "-5", "a number from -1 to"),
+                             ("--budget", "1e999", "a number from -1 to"),
+                             ("--budget", "nan", "a number from -1 to"),
+                             ("--warmup", "-1", "an integer from 0 to 1000"),
+                             ("--warmup", "", "an integer from 0 to 1000")):
+        for cmd in (["run"], ["autotune", "--log", os.path.join(d, "a.jsonl")]):
+            p = subprocess.run([tool] + cmd + [flag, val] + prog, capture_output=True, text=True, env=e, cwd=d)
+            expect(p.returncode == 2 and "started" not in p.stdout and
+                   ("xmatune run: %s %s: " % (flag, val or "(empty)")) in p.stderr and takes in p.stderr,
+                   (cmd, flag, val, p.returncode, p.stdout, p.stderr))
+    expect(not os.path.exists(os.path.join(d, "a.jsonl")), os.listdir(d))
+    for flag, val, var in (("--iterations", "7", "ITERATIONS"), ("--budget", "-1", "BUDGET_MS"),
+                           ("--budget", "2.5", "BUDGET_MS"), ("--warmup", "0", "WARMUP")):
+        show = ["--", "sh", "-c", "echo started $XMATUNE_" + var]
+        p = subprocess.run([tool, "run", flag, val] + show, capture_output=True, text=True, env=e)
+        expect(p.returncode == 0 and p.stdout == "started %s\n" % val, (flag, val, p.stdout, p.stderr))
+        # autotune passes the flag and its value on (it took the value for the program)
+        p = subprocess.run([tool, "autotune", flag, val, "--log", os.path.join(d, "b.jsonl")] + show,
+                           capture_output=True, text=True, env=e, cwd=d)
+        expect(p.stdout.startswith("started %s\n" % val), (flag, val, p.stdout, p.stderr))
+    # --replay with a cache that is not there: said, nothing run, nothing made
+    missing = os.path.join(d, "typo.jsonl")
+    for args, env in ((["--replay", "--cache", missing], {}), (["--replay"], {"XMATUNE_CACHE": missing}),
+                      (["--cache", missing], {"XMATUNE_MODE": "replay"})):
+        p = subprocess.run([tool, "run"] + args + prog, capture_output=True, text=True, env=dict(e, **env))
+        expect(p.returncode == 1 and "started" not in p.stdout and "xmatune run: " in p.stderr and
+               missing in p.stderr and "No such file" in p.stderr and not os.path.exists(missing),
+               (args, env, p.returncode, p.stdout, p.stderr))
+    # a --cache that is not there yet is fine where tuning makes it
+    p = subprocess.run([tool, "run", "--tune", "--cache", missing] + prog, capture_output=True, text=True, env=e)
+    expect(p.returncode == 0 and p.stdout == "started\n", p.stdout + p.stderr)
+
+
+@case
 def demo_commands_paste():
     """scripts/demo.sh prints each step's complete command, which works pasted into a
     shell with nothing else set (issue 27, item 5: they left out LD_PRELOAD and
