@@ -22,6 +22,7 @@
 
 #include "cachefile.h"
 #include "cacherec.h"
+#include "logread.h"
 #include "xmt_policy.h"
 
 typedef struct {
@@ -372,6 +373,41 @@ static int path_refused(const char *path)
     return 1;
 }
 
+static void count_record(void *ud, const xmt_cacherec *r)
+{
+    (void)r;
+    ++*(size_t *)ud;
+}
+
+static int count_event(json_t *e, void *ud)
+{
+    *(size_t *)ud += json_object_get(e, XMT_F_EVENT) != NULL;
+    return 0;
+}
+
+/* import's IN must hold cache records: a log (or another file) none of whose lines is one
+ * would be imported as nothing, the cache and its lock made all the same. 0 when it has
+ * records (or no lines: an empty cache), else 1 after saying what it is, before any file
+ * is made. */
+static int import_not_a_cache(const char *other)
+{
+    size_t n = 0, events = 0;
+    xmt_cacherec_other old = {0, 0};
+    int bad = xmt_cacherec_read(other, count_record, &n, &old);
+    if (bad < 0 || n || (!bad && !old.older && !old.newer)) return 0; /* unreadable: said later */
+    if (xmt_log_read(other, count_event, &events) >= 0 && events)
+        fprintf(stderr,
+                "xmatune cache import: %s is a log (XMATUNE_LOG), not a cache: nothing "
+                "imported (`xmatune report %s` reads it)\n",
+                other, other);
+    else
+        fprintf(stderr,
+                "xmatune cache import: %s is not a cache: none of its lines is a cache record%s: "
+                "nothing imported\n",
+                other, old.older || old.newer ? " of this version of the format" : "");
+    return 1;
+}
+
 int cmd_cache(int argc, char **argv)
 {
     const char *verb = "list", *cache = NULL, *policy = NULL, *other = NULL;
@@ -422,6 +458,7 @@ int cmd_cache(int argc, char **argv)
     int prc = resolve(cache, path, sizeof path);
     if (prc) return prc;
     if (path_missing(verb, path, other) || path_refused(path)) return 1;
+    if (!strcmp(verb, "import") && import_not_a_cache(other)) return 1;
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
     if (!strcmp(verb, "prune")) {

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cacherec.h"
 #include "logread.h"
 #include "report_svg.h"
 #include "xmt_policy.h"
@@ -393,23 +394,58 @@ static void report_shapes(json_t *summaries)
     }
 }
 
+static void count_record(void *ud, const xmt_cacherec *r)
+{
+    (void)r;
+    ++*(size_t *)ud;
+}
+
+/* 1 when path holds records of the on-disk cache (which read as a log of no events, and
+ * report nothing); said, with the command that lists them. */
+static int is_cache(const char *path)
+{
+    size_t n = 0;
+    if (xmt_cacherec_read(path, count_record, &n, NULL) < 0 || !n) return 0;
+    fprintf(stderr,
+            "xmatune report: %s is a cache, not a log (XMATUNE_LOG): `xmatune cache list "
+            "--cache %s` lists it\n",
+            path, path);
+    return 1;
+}
+
 int cmd_report(int argc, char **argv)
 {
-    const char *svg = NULL, *html = NULL;
+    const char *svg = NULL, *html = NULL, *drawn = NULL;
     int first = 1;
     while (first + 1 < argc && (!strcmp(argv[first], "--svg") || !strcmp(argv[first], "--html"))) {
+        drawn = argv[first];
         *(argv[first][2] == 's' ? &svg : &html) = argv[first + 1];
         first += 2;
     }
     /* the options may also follow the logs */
-    for (int i = first; i + 1 < argc; i++)
+    for (int i = first; i < argc; i++)
         if (!strcmp(argv[i], "--svg") || !strcmp(argv[i], "--html")) {
+            if (i + 1 >= argc) break; /* no FILE: said below */
+            drawn = argv[i];
             *(argv[i][2] == 's' ? &svg : &html) = argv[i + 1];
             for (int j = i; j + 2 < argc; j++)
                 argv[j] = argv[j + 2];
             argc -= 2;
             i--;
         }
+    for (int i = first; i < argc; i++)
+        if (!strcmp(argv[i], "--svg") || !strcmp(argv[i], "--html")) {
+            fprintf(stderr, "xmatune report: %s needs a FILE (xmatune report %s FILE LOG...)\n",
+                    argv[i], argv[i]);
+            return 2;
+        }
+    if (drawn && argc <= first) {
+        fprintf(stderr,
+                "xmatune report: %s: no log named: it is made from a log (xmatune report %s FILE "
+                "LOG...)\n",
+                drawn, drawn);
+        return 2;
+    }
     int help = argc > first && (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h"));
     if (argc <= first || argv[first][0] == '-') {
         if (argc > first && !help)
@@ -422,6 +458,8 @@ int cmd_report(int argc, char **argv)
                 "picture, --html writes a page with the tunings' table and that picture.\n");
         return help ? 0 : 2;
     }
+    for (int i = first; i < argc; i++)
+        if (is_cache(argv[i])) return 1;
     json_t *ev[XMT_EV_COUNT] = {0};
     ev[XMT_EV_TUNE] = json_array();
     ev[XMT_EV_KERNEL_SUMMARY] = json_array();

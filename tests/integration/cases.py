@@ -2743,6 +2743,71 @@ def tool_run_validates_flags():
 
 
 @case
+def tool_cli_wrong_files():
+    """The command refuses the file of another kind and says what it found (issue 50, item
+    7): `cache import` of a log is an error that makes no file; `report` of a cache says it
+    is a cache, not a log; `report --svg` with no log named is an error; a program that
+    does not exist is prefixed `xmatune run:`; where run lists the places it looked for the
+    shim each is listed once, and an XMATUNE_SHIM that is set but missing is named."""
+    tool = os.environ["XMT_TOOL"]
+    d = fresh("wrong-files")
+    cache = os.path.join(d, "cache.jsonl")
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache})
+    ok(t, "tune")
+    expect(os.path.exists(cache) and records(cache), "no cache made")
+    log = os.path.join(d, "run.jsonl")
+    with open(log, "w") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in t.log))
+    # cache import of a log: an error, and neither the cache nor its lock made
+    new = os.path.join(d, "new", "c.jsonl")
+    os.makedirs(os.path.dirname(new))
+    p = subprocess.run([tool, "cache", "import", log, "--cache", new], capture_output=True, text=True)
+    expect(p.returncode == 1 and "is a log" in p.stderr and "not a cache" in p.stderr and
+           "nothing imported" in p.stderr and os.listdir(os.path.dirname(new)) == [], (p.stderr, os.listdir(d)))
+    # ... and into an existing cache: left as it was
+    before = open(cache).read()
+    p = subprocess.run([tool, "cache", "import", log, "--cache", cache], capture_output=True, text=True)
+    expect(p.returncode == 1 and open(cache).read() == before, p.stderr)
+    # a real cache still imports
+    p = subprocess.run([tool, "cache", "import", cache, "--cache", new], capture_output=True, text=True)
+    expect(p.returncode == 0 and records(new) == records(cache), p.stderr)
+    # report of a cache
+    for args in ([cache], [log, cache]):
+        p = subprocess.run([tool, "report"] + args, capture_output=True, text=True)
+        expect(p.returncode == 1 and "%s is a cache, not a log" % cache in p.stderr and
+               "xmatune cache list" in p.stderr, (args, p.stdout, p.stderr))
+    p = subprocess.run([tool, "report", log], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    # report --svg/--html with no log named, or no file named
+    svg = os.path.join(d, "x.svg")
+    for args, says in ((["--svg", svg], "--svg: no log named"), (["--html", svg], "--html: no log named"),
+                       (["--svg"], "--svg needs a FILE"), ([log, "--svg"], "--svg needs a FILE")):
+        p = subprocess.run([tool, "report"] + args, capture_output=True, text=True)
+        expect(p.returncode == 2 and p.stderr.startswith("xmatune report: " + says) and not os.path.exists(svg),
+               (args, p.stdout, p.stderr))
+    # a program that does not exist
+    e = {k: v for k, v in os.environ.items() if not k.startswith("XMATUNE_")}
+    e.update(XMATUNE_SHIM=SHIM, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([tool, "run", "--", "./nope"], capture_output=True, text=True, env=e, cwd=d)
+    expect(p.returncode == 127 and p.stderr == "xmatune run: ./nope: No such file or directory\n", p.stderr)
+    # XMATUNE_SHIM set but missing
+    p = subprocess.run([tool, "run", "--", "true"], capture_output=True, text=True,
+                       env=dict(e, XMATUNE_SHIM="/x/y.so"))
+    expect(p.returncode == 1 and p.stderr == "xmatune run: XMATUNE_SHIM=/x/y.so: No such file or directory\n",
+           p.stderr)
+    # no shim beside a copy of the command: each place it looked named once
+    os.makedirs(os.path.join(d, "bin"))
+    lone = os.path.join(d, "bin", "xmatune")
+    shutil.copy(tool, lone)
+    e.pop("XMATUNE_SHIM")
+    p = subprocess.run([lone, "run", "--", "true"], capture_output=True, text=True, env=e)
+    places = re.findall(r"\.\./[\w/-]*/|\./", p.stderr)
+    expect(p.returncode == 1 and p.stderr.startswith("xmatune run: libxmatune.so is not beside this command")
+           and "../shim/" in places and "../lib/" in places and len(places) == len(set(places)),
+           (places, p.stderr))
+
+
+@case
 def demo_commands_paste():
     """scripts/demo.sh prints each step's complete command, which works pasted into a
     shell with nothing else set (issue 27, item 5: they left out LD_PRELOAD and
