@@ -2808,6 +2808,33 @@ def tool_cli_wrong_files():
 
 
 @case
+def tool_man_environment():
+    """`xmatune man` has an ENVIRONMENT section made from the options table (issue 50, item
+    7): every variable `xmatune options` prints, in its order, with its default; and it
+    names the documentation by its full installed path."""
+    tool = os.environ["XMT_TOOL"]
+    man = subprocess.run([tool, "man"], capture_output=True, text=True)
+    expect(man.returncode == 0 and "\n.SH ENVIRONMENT\n" in man.stdout, man.stdout[-3000:])
+    env = man.stdout.split("\n.SH ENVIRONMENT\n")[1].split("\n.SH ")[0]
+    opts = subprocess.run([tool, "options"], capture_output=True, text=True).stdout
+    rows = re.findall(r"^\| `(XMATUNE_\w+)` \| (.*?) \| ", opts, re.M)
+    expect(len(rows) > 20, opts)
+    names = re.findall(r"^\.B (XMATUNE_\w+)$", env, re.M)
+    expect(names[:len(rows)] == [r[0] for r in rows], (names, [r[0] for r in rows]))
+    expect("XMATUNE_SHIM" in names, names)
+    for name, default in rows:
+        item = env.split(".B %s\n" % name)[1].split("\n.TP")[0]
+        want = default.strip("`").replace("-", "\\-")
+        expect(default in ("empty", "(see meaning)") or ("default \\fB%s\\fR" % want) in item, (name, want, item))
+    cache = open(os.path.join(os.environ["XMT_BUILD"], "CMakeCache.txt")).read()
+    prefix = re.search(r"^CMAKE_INSTALL_PREFIX:PATH=(.*)$", cache, re.M).group(1)
+    # empty in the cache unless set: GNUInstallDirs' default, where tool_install_prefix finds README.md
+    docdir = re.search(r"^CMAKE_INSTALL_DOCDIR:PATH=(.*)$", cache, re.M).group(1) or "share/doc/xmatune"
+    full = os.path.join(prefix, docdir).replace("-", "\\-")
+    expect(full.startswith("/") and (full + "/README.md") in man.stdout, (full, man.stdout[:1500]))
+
+
+@case
 def demo_commands_paste():
     """scripts/demo.sh prints each step's complete command, which works pasted into a
     shell with nothing else set (issue 27, item 5: they left out LD_PRELOAD and
