@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,20 +138,36 @@ const char *xmt_cachefile_unusable(const char *path)
     return NULL;
 }
 
+/* Makes P.tmp.PID.N (its name in tmp), exclusively, with XMT_CACHEFILE_MODE under the
+ * umask: mkstemp's files are 0600 whatever the umask, and a new cache must be a team's
+ * file in a team's folder as its .lock and .claims are. The descriptor, or -1 and errno. */
+static int make_temp(const char *path, char *tmp, size_t cap)
+{
+    static atomic_uint serial;
+    for (int tries = 0; tries < 100; tries++) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        unsigned n = atomic_fetch_add(&serial, 1) ^ (unsigned)t.tv_nsec;
+        if (snprintf(tmp, cap, "%s.tmp.%ld.%08x", path, (long)getpid(), n) >= (int)cap) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, XMT_CACHEFILE_MODE);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 int xmt_cachefile_rewrite(const char *path, const char *(*next)(void *ud, size_t *len), void *ud)
 {
     char tmp[PATH_CAP];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.XXXXXX", path, (long)getpid()) >= (int)sizeof tmp) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    int fd = mkostemp(tmp, O_CLOEXEC);
+    int fd = make_temp(path, tmp, sizeof tmp);
     if (fd < 0) return -1;
     struct stat st;
-    mode_t mode = 0644;
-    if (stat(path, &st) == 0) mode = st.st_mode & 0777;
     int err = 0;
-    if (fchmod(fd, mode) != 0) err = errno;
+    /* P's mode when there is a P (its owner's choice); a new one as open gave it */
+    if (stat(path, &st) == 0 && fchmod(fd, st.st_mode & 0777) != 0) err = errno;
     /* written in blocks: one write per record would be 10,000 system calls */
     char buf[65536];
     size_t have = 0;

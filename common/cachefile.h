@@ -20,6 +20,12 @@
 
 #define XMT_CACHE_FILE_NAME "cache.jsonl" /* the data file's name in the default folder */
 
+/* The mode a new data file is made with, under the umask as P.lock and P.claims are
+ * (0666): under umask 002 a team's cache in a setgid folder is group-writable, so that the
+ * whole team writes it. Never writable by others, even under umask 0: the shim refuses a
+ * cache anyone may write (shim/cache.c). */
+#define XMT_CACHEFILE_MODE 0664
+
 /* The default cache, $XDG_CACHE_HOME/xmatune/cache.jsonl (an absolute XDG_CACHE_HOME
  * only, as the XDG spec says), else ~/.cache/xmatune/cache.jsonl; the xmatune folder
  * (and ~/.cache) are created 0700 when missing. 0, or -1 with a reason in why (no home,
@@ -44,7 +50,8 @@ const char *xmt_cachefile_unusable(const char *path);
 int xmt_cachefile_no_flock(int err);
 
 /* Replaces P with what next yields (lines ending in '\n', NULL at the end), atomically:
- * written to a temporary file in P's folder, given P's mode, fsync'd and renamed over P.
+ * written to a temporary file in P's folder, given P's mode (none yet: XMT_CACHEFILE_MODE
+ * under the umask), fsync'd and renamed over P.
  * Call with the exclusive lock held. 0, or -1 with errno (the temporary file removed). */
 int xmt_cachefile_rewrite(const char *path, const char *(*next)(void *ud, size_t *len), void *ud);
 

@@ -561,11 +561,11 @@ int xmt_cache_private(void)
            (!(dst.st_mode & (S_IWGRP | S_IWOTH)) || (dst.st_mode & S_ISVTX));
 }
 
-/* Opens the cache file: never following a symlink, never blocking. -1 and errno when it
- * cannot be opened (ENOENT: not there yet). */
+/* Opens the cache file: never following a symlink, never blocking; made under the umask
+ * (cachefile.h). -1 and errno when it cannot be opened (ENOENT: not there yet). */
 static int open_cache(const char *path, int flags)
 {
-    return open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    return open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, XMT_CACHEFILE_MODE);
 }
 
 /* Reads what changed in the open file (st: its fstat) into memory: what was appended to

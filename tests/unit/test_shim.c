@@ -732,6 +732,54 @@ START_TEST(cache_remote_claim_age_capped)
 }
 END_TEST
 
+/* The cache file follows the umask as its .lock and .claims do: it was made 0644 whatever
+ * the umask, so that in a team's setgid folder (umask 002) the second user could not
+ * write it. Under umask 002: group-writable after the first write, after a compaction
+ * (a new file renamed over it) and when a rewrite makes it (`xmatune cache import`). */
+static const char *no_lines(void *ud, size_t *len)
+{
+    (void)ud, (void)len;
+    return NULL;
+}
+
+START_TEST(cache_file_follows_umask)
+{
+    char path[300], fresh[320];
+    mode_t old = umask(002);
+    cache_at("umask.jsonl", path, sizeof path);
+    store_key(1, 1);
+    struct stat st, was;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_msg((st.st_mode & 0777) == 0664, "made %o", st.st_mode & 0777);
+    for (int round = 0; round < 2; round++) {
+        /* held open: its inode cannot be the new file's */
+        int held = open(path, O_RDONLY);
+        ck_assert_int_ge(held, 0);
+        ck_assert_int_eq(fstat(held, &was), 0);
+        /* a rewrite keeps the mode the file has (its owner's choice) */
+        if (round == 1) ck_assert_int_eq(chmod(path, 0640), 0);
+        for (int i = 0; i < 12; i++)
+            store_key(1, 10 + i);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_msg(st.st_ino != was.st_ino, "not compacted"); /* a new file */
+        ck_assert_msg((st.st_mode & 0777) == (round ? 0640 : 0664), "compacted to %o",
+                      st.st_mode & 0777);
+        close(held);
+    }
+    xmt_cache_free();
+    snprintf(fresh, sizeof fresh, "%s/fresh.jsonl", tmpdir);
+    ck_assert_int_eq(xmt_cachefile_rewrite(fresh, no_lines, NULL), 0);
+    ck_assert_int_eq(stat(fresh, &st), 0);
+    ck_assert_msg((st.st_mode & 0777) == 0664, "rewritten to %o", st.st_mode & 0777);
+    umask(077);
+    ck_assert_int_eq(unlink(fresh), 0);
+    ck_assert_int_eq(xmt_cachefile_rewrite(fresh, no_lines, NULL), 0);
+    ck_assert_int_eq(stat(fresh, &st), 0);
+    ck_assert_msg((st.st_mode & 0777) == 0600, "rewritten to %o", st.st_mode & 0777);
+    umask(old);
+}
+END_TEST
+
 /* A cache file anyone may write, a symlink, a FIFO: refused with a message, never
  * blocking, never written. */
 START_TEST(cache_untrusted_files_refused)
@@ -978,6 +1026,7 @@ int main(void)
     tcase_add_test(tc, cache_newer_format_said);
     tcase_add_test(tc, cache_cleared_records_stay_cleared);
     tcase_add_test(tc, cache_remote_claim_age_capped);
+    tcase_add_test(tc, cache_file_follows_umask);
     tcase_add_test(tc, cache_store_after_a_partial_line);
     tcase_add_test(tc, cache_invariants_checked);
     suite_add_tcase(s, tc);
