@@ -480,11 +480,13 @@ int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec
         c = (cursor){scratch, scratch + len, scratch + len + 1, 0};
         if (parse_object(&c, f, &strs) != 0) return -1;
     }
-    long v;
-    if (!f[F_V] || (strs & 1u << F_V) || small_int(f[F_V], &v) != 0 || v != XMT_CACHEREC_VERSION)
-        return !f[F_DEVICE]                                                ? -1
-               : f[F_V] && !(strs & 1u << F_V) && v > XMT_CACHEREC_VERSION ? 2
-                                                                           : 1;
+    /* a version that is not a string is an integer: anything else (a fraction, an
+     * exponent, more digits than a version has, true, null) makes the line no record */
+    long v = 0;
+    int v_number = f[F_V] && !(strs & 1u << F_V);
+    if (v_number && small_int(f[F_V], &v) != 0) return -1;
+    if (!v_number || v != XMT_CACHEREC_VERSION)
+        return !f[F_DEVICE] ? -1 : v_number && v > XMT_CACHEREC_VERSION ? 2 : 1;
     /* text fields are strings, numbers are not: the writer's shape and nothing else */
     for (int i = 0; i < NFIELDS; i++)
         if (f[i] && ((strs >> i & 1) != (TEXT_FIELDS >> i & 1))) return -1;

@@ -42,8 +42,10 @@ typedef struct {
 void xmt_cacherec_hex(const uint8_t *key, size_t len, char *out);
 
 /* The record format's version, in every record ("v"). Records of another version are
- * dropped and counted apart: older ones (a record without a readable version is older),
- * and newer ones (written by a later xmatune), so that messages say which. */
+ * dropped and counted apart: older ones (a record without a version, or with one that is
+ * not a number, is older), and newer ones (written by a later xmatune), so that messages
+ * say which. A "v" that is neither a string nor an integer (a fraction, an exponent, more
+ * digits than a version has, true, null) makes the line no record at all. */
 #define XMT_CACHEREC_VERSION 2
 typedef struct {
     int older, newer;

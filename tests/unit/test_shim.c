@@ -862,6 +862,49 @@ START_TEST(cacherec_skips_what_is_not_a_record)
 }
 END_TEST
 
+/* A record whose "v" is a number but not a small integer (a fraction, an exponent, more
+ * digits than any version has) is not a record: the reader read v uninitialized there and
+ * counted the line as of an older or a newer format at random (a Release build's
+ * -Werror said so). A version that is an integer is older or newer as it says. */
+START_TEST(cacherec_version_not_a_small_integer)
+{
+    static const char *const bad[] = {
+        "2.0", "2e0", "1e3", "-0.5", "3.5", "99999999999999999999", "-99999999999999999999"};
+    char line[512], scratch[XMT_CACHEREC_SCRATCH(512)], path[300];
+    snprintf(path, sizeof path, "%s/v.jsonl", tmpdir);
+    FILE *f = fopen(path, "w");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int n = snprintf(line, sizeof line,
+                         "{\"v\":%s,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\","
+                         "\"entry\":\"e\",\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2}",
+                         bad[i]);
+        xmt_cacherec r;
+        ck_assert_msg(xmt_cacherec_parse(line, (size_t)n, scratch, &r) == -1, "v %s: %d", bad[i],
+                      xmt_cacherec_parse(line, (size_t)n, scratch, &r));
+        fprintf(f, "%s\n", line);
+    }
+    static const struct {
+        const char *v;
+        int want;
+    } versions[] = {{"1", 1}, {"0", 1}, {"-3", 1}, {"3", 2}, {"123456789012345678", 2}};
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+        int n = snprintf(line, sizeof line,
+                         "{\"v\":%s,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\","
+                         "\"entry\":\"e\",\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2}",
+                         versions[i].v);
+        xmt_cacherec r;
+        ck_assert_msg(xmt_cacherec_parse(line, (size_t)n, scratch, &r) == versions[i].want, "v %s",
+                      versions[i].v);
+    }
+    fclose(f);
+    xmt_cacherec_other old;
+    records_seen = 0;
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, &old), 7);
+    ck_assert_int_eq(records_seen, 0);
+    ck_assert(old.older == 0 && old.newer == 0);
+}
+END_TEST
+
 /* A record's data digest (docs/log.md, the on-disk cache): the writer's line carries it
  * and reads back with it (the writer's fast shape); a record written before the field
  * existed still loads, without one; anything but 16 hex digits reads as none. */
@@ -1016,6 +1059,7 @@ int main(void)
     tcase_add_test(tc, cacherec_skips_what_is_not_a_record);
     tcase_add_test(tc, cacherec_data_digest);
     tcase_add_test(tc, cacherec_outcome_fields);
+    tcase_add_test(tc, cacherec_version_not_a_small_integer);
     tcase_add_test(tc, cache_untrusted_files_refused);
     tcase_add_test(tc, cache_records_outlive_their_file);
     tcase_add_test(tc, cache_compaction_keeps_every_record);
