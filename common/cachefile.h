@@ -58,23 +58,47 @@ int xmt_cachefile_rewrite(const char *path, const char *(*next)(void *ud, size_t
 /* Removes P.tmp.* left by a killed process. Call with the exclusive lock held. */
 void xmt_cachefile_clean_temps(const char *path);
 
-/* Claims: who is tuning which key. A claim names its process (pid, its start time and
- * the boot's id), so a claim whose process is gone is stale and taken over; a claim from
- * another machine (another boot id) counts as live for XMT_CLAIM_REMOTE_S seconds from
- * its time stamp, either way: one dated in the future (a clock ahead) expires as soon. */
-#define XMT_CLAIM_REMOTE_S 600
+/* Claims: who is tuning which key. A claim names its process (pid, its start time, the
+ * boot's id and, for people, its host's name) and when it was made. A claim whose process
+ * is gone is stale and taken over; a claim from another machine (another boot id) cannot
+ * be asked and counts as live until it is too old. And any claim older than max_age_s
+ * (xmt_cachefile_claim_max_age_s) is ignored, either way: one dated in the future (a clock
+ * ahead) expires as soon. So a claim's age is capped by the reader: a process that
+ * stopped, or a forged line naming a process that lives for ever (pid 1: whoever may
+ * write P.claims may write one), keeps a key from being tuned for max_age_s at most. */
+#define XMT_CLAIM_AGE_MIN_S 600
 enum { XMT_CLAIM_MINE, XMT_CLAIM_THEIRS };
+
+/* How long a claim counts as live at most, in seconds: a key's tuning should be done by
+ * then. XMT_CLAIM_AGE_MIN_S (10 minutes), or with a tuning budget per key
+ * (XMATUNE_BUDGET_MS, >= 0) twice it plus the trial helper's deadline for one answer
+ * (XMATUNE_TRIAL_TIMEOUT_MS: a helper's start) when that is longer: a budget bounds the
+ * timed phases, not a busy machine's verification and start. A tuning that takes longer
+ * than this is taken over by the next process that needs its key (the key is tuned twice,
+ * the last record wins): nothing is lost but the work. */
+long xmt_cachefile_claim_max_age_s(double budget_ms, int trial_timeout_ms);
+
+/* Whose claim a key waits on (xmt_cachefile_claim's XMT_CLAIM_THEIRS). */
+typedef struct {
+    long pid;
+    char host[64];    /* its host name, printable; "" when the claim has none (an older one) */
+    int this_machine; /* its boot id is this machine's */
+    long long age_s;  /* since its time stamp (negative: dated ahead) */
+    long long left_s; /* how much longer it counts as live at most */
+} xmt_claim_holder;
 
 /* With the exclusive lock held: claims `what` (a hash of the identity, hex) for this
  * process unless a live process holds it. XMT_CLAIM_MINE (a stale claim is taken over),
- * XMT_CLAIM_THEIRS, or -1 and errno when the claims file cannot be written. */
-int xmt_cachefile_claim(const char *path, const char *what);
+ * XMT_CLAIM_THEIRS (*holder, when not NULL: whose claim it is), or -1 and errno when the
+ * claims file cannot be written. */
+int xmt_cachefile_claim(const char *path, const char *what, long max_age_s,
+                        xmt_claim_holder *holder);
 
 /* With the exclusive lock held: 1 when a live process other than this one claims what. */
-int xmt_cachefile_claimed(const char *path, const char *what);
+int xmt_cachefile_claimed(const char *path, const char *what, long max_age_s);
 
 /* With the exclusive lock held: drops this process's claim on what (NULL: all of them;
  * also every stale claim). */
-void xmt_cachefile_unclaim(const char *path, const char *what);
+void xmt_cachefile_unclaim(const char *path, const char *what, long max_age_s);
 
 #endif

@@ -169,7 +169,8 @@ int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevi
     if (!p->store_on_disk) return 0;
     int checked = 0;
     xmt_choice ch;
-    switch (xmt_cache_claim(&p->id, p->key, p->keylen, (int)dev, &ch, &checked)) {
+    xmt_cache_wait w;
+    switch (xmt_cache_claim(&p->id, p->key, p->keylen, (int)dev, &ch, &checked, &w)) {
     case XMT_CACHE_FOUND: {
         if (retuned(&ch)) { /* XMATUNE_RETUNE: this process tunes it again, claimed */
             p->claimed = 1;
@@ -185,7 +186,14 @@ int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevi
         }
         return 0; /* else tuned again, unclaimed: the policy no longer has that config */
     }
-    case XMT_CACHE_WAIT: return 1;
+    case XMT_CACHE_WAIT:
+        if (w.first) { /* once per key: it is looked at again every 200 ms */
+            char kt[256], why[XMT_PATH_MAX + 400];
+            if (xmt_entry_key_render(k->entry, p->key, p->keylen, kt, sizeof kt) < 0) kt[0] = 0;
+            xmt_cache_wait_text(&w, why, sizeof why);
+            xmt_warn("%s: key %s %s", k->demangled, kt[0] ? kt : "?", why);
+        }
+        return 1;
     default: p->claimed = 1; return 0;
     }
 }

@@ -399,7 +399,7 @@ static void refresh(void)
     uint8_t k = 200;
     xmt_choice got;
     int chk;
-    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk), XMT_CACHE_TUNE);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, NULL), XMT_CACHE_TUNE);
     xmt_cache_unclaim(&test_id, &k, 1);
 }
 
@@ -710,7 +710,7 @@ START_TEST(cache_cleared_records_stay_cleared)
 }
 END_TEST
 
-/* A claim from another machine (another boot id) is live for XMT_CLAIM_REMOTE_S from its
+/* A claim from another machine (another boot id) is live for the claims' age cap from its
  * time stamp; one dated far in the future (a clock ahead) expired as never. */
 START_TEST(cache_remote_claim_age_capped)
 {
@@ -718,17 +718,118 @@ START_TEST(cache_remote_claim_age_capped)
     snprintf(path, sizeof path, "%s/claims.jsonl", tmpdir);
     snprintf(claims, sizeof claims, "%s.claims", path);
     long long now = (long long)time(NULL);
+    long cap = XMT_CLAIM_AGE_MIN_S;
     FILE *f = fopen(claims, "w");
     fprintf(f, "aaaa 1 1 another-boot %lld\n", now - 10);          /* live */
     fprintf(f, "bbbb 1 1 another-boot %lld\n", now + 86400 * 365); /* a year ahead */
-    fprintf(f, "cccc 1 1 another-boot %lld\n", now - 2 * XMT_CLAIM_REMOTE_S);
+    fprintf(f, "cccc 1 1 another-boot %lld\n", now - 2 * cap);
     fprintf(f, "dddd 1 1 another-boot %lld\n", now + 10); /* a clock a little ahead */
     fclose(f);
-    ck_assert_int_eq(xmt_cachefile_claim(path, "aaaa"), XMT_CLAIM_THEIRS);
-    ck_assert_int_eq(xmt_cachefile_claim(path, "bbbb"), XMT_CLAIM_MINE);
-    ck_assert_int_eq(xmt_cachefile_claim(path, "cccc"), XMT_CLAIM_MINE);
-    ck_assert_int_eq(xmt_cachefile_claim(path, "dddd"), XMT_CLAIM_THEIRS);
-    xmt_cachefile_unclaim(path, NULL);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "aaaa", cap, NULL), XMT_CLAIM_THEIRS);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "bbbb", cap, NULL), XMT_CLAIM_MINE);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "cccc", cap, NULL), XMT_CLAIM_MINE);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "dddd", cap, NULL), XMT_CLAIM_THEIRS);
+    xmt_cachefile_unclaim(path, NULL, cap);
+}
+END_TEST
+
+/* /proc/PID/stat's start time (field 22), as a claim names a process. */
+static unsigned long long start_time(long pid)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *s = strrchr(buf, ')');
+    ck_assert_ptr_nonnull(s);
+    for (int field = 2; *s && field < 22; s++)
+        if (*s == ' ') field++;
+    return strtoull(s, NULL, 10);
+}
+
+/* The claims file's one line with what its time stamp moved by shift seconds and its
+ * process made pid 1 (alive for ever, as a group member may forge it). */
+static void forge_claim(const char *claims, long long shift)
+{
+    char line[512], what[64], boot[64], host[128];
+    long pid;
+    unsigned long long start;
+    long long when;
+    FILE *f = fopen(claims, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_int_eq(
+        sscanf(line, "%63s %ld %llu %63s %lld %127s", what, &pid, &start, boot, &when, host), 6);
+    f = fopen(claims, "w");
+    fprintf(f, "%s 1 %llu %s %lld %s\n", what, start_time(1), boot, when + shift, host);
+    fclose(f);
+}
+
+/* A group member's forged claim (pid 1, alive, this machine) kept a key from ever being
+ * tuned, and silently: a claim older than the cap is ignored whoever made it (dated
+ * ahead too), and a key that waits on one is told whose claim it is, once. */
+START_TEST(cache_forged_claim_capped_and_said)
+{
+    char path[300], claims[320], text[8192];
+    cache_at("forged.jsonl", path, sizeof path);
+    snprintf(claims, sizeof claims, "%s.claims", path);
+    long cap = xmt_cachefile_claim_max_age_s(xmt_opt.budget_ms, xmt_opt.trial_timeout_ms);
+    ck_assert_int_eq(cap, XMT_CLAIM_AGE_MIN_S); /* no budget: the floor */
+    /* derived from a per-key budget when that is longer: twice it and a helper's start */
+    ck_assert_int_eq(xmt_cachefile_claim_max_age_s(1000e3, 30000), 2030 + 1);
+    ck_assert_int_eq(xmt_cachefile_claim_max_age_s(1000, 30000), XMT_CLAIM_AGE_MIN_S);
+    uint8_t k = 7;
+    xmt_choice got;
+    int chk;
+    xmt_cache_wait w;
+    /* this process's claim: the line to forge from */
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_TUNE);
+    forge_claim(claims, 0); /* pid 1's now */
+    memset(&w, 0, sizeof w);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_WAIT);
+    ck_assert_int_eq(w.who.pid, 1);
+    ck_assert(w.who.this_machine);
+    ck_assert_int_eq(w.max_age_s, cap);
+    ck_assert(w.who.age_s >= 0 && w.who.age_s < 60 && w.who.left_s == cap - w.who.age_s);
+    ck_assert(w.first);
+    xmt_cache_wait_text(&w, text, sizeof text);
+    ck_assert_msg(strstr(text, "waits for process 1 on this machine, which claimed it ") &&
+                      strstr(text, "for at most") == NULL && strstr(text, "s more at most") &&
+                      strstr(text, "(a claim older than 600 s is ignored)") && strstr(text, claims),
+                  "%s", text);
+    /* looked at again: still waiting, not said again */
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_WAIT);
+    ck_assert(!w.first);
+    /* older than the cap, or dated as far ahead: ignored, the key is this process's */
+    forge_claim(claims, -cap - 5);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_TUNE);
+    xmt_cache_unclaim(&test_id, &k, 1);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_TUNE);
+    forge_claim(claims, cap + 5);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_TUNE);
+    xmt_cache_unclaim(&test_id, &k, 1);
+    /* a claim from another machine names its host, as its line says */
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_TUNE);
+    char line[512], what[64];
+    FILE *f = fopen(claims, "r");
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_int_eq(sscanf(line, "%63s", what), 1);
+    f = fopen(claims, "w");
+    fprintf(f, "%s 42 1 another-boot %lld gpu\x1b[31m7\n", what, (long long)time(NULL) - 20);
+    fclose(f);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_WAIT);
+    ck_assert(!w.first); /* key 7 was said already */
+    ck_assert(w.who.pid == 42 && !w.who.this_machine);
+    xmt_cache_wait_text(&w, text, sizeof text);
+    ck_assert_msg(strstr(text, "waits for process 42 on host gpu__31m7, which claimed it 2") &&
+                      strstr(text, " s ago in "),
+                  "%s", text);
+    xmt_cache_free();
 }
 END_TEST
 
@@ -1071,6 +1172,7 @@ int main(void)
     tcase_add_test(tc, cache_cleared_records_stay_cleared);
     tcase_add_test(tc, cache_remote_claim_age_capped);
     tcase_add_test(tc, cache_file_follows_umask);
+    tcase_add_test(tc, cache_forged_claim_capped_and_said);
     tcase_add_test(tc, cache_store_after_a_partial_line);
     tcase_add_test(tc, cache_invariants_checked);
     suite_add_tcase(s, tc);
