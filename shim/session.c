@@ -1955,9 +1955,10 @@ static void failed(xmt_session *S)
     CUresult saved = S->error;
     const char *saved_at = S->error_at; /* the failure reported is the first, not put_back's */
     S->error = CUDA_SUCCESS;
-    if (put_back(S) != 0)
-        xmt_warn("%s: could not put the declared buffers back after a failure (%s)",
-                 S->k->demangled, S->error_at);
+    if (put_back(S) != 0) /* auto protection's regions hold the declared buffers too */
+        xmt_warn("%s: could not put back %s after a failure (%s)", S->k->demangled,
+                 S->nregs ? "the memory its pointer arguments reach" : "the declared buffers",
+                 S->error_at);
     S->error = saved;
     S->error_at = saved_at;
 }
