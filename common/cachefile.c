@@ -284,7 +284,7 @@ static void boot_id(char out[40])
 static void printable_host(const char *in, char out[64])
 {
     size_t n = 0;
-    for (; in[n] && n < 63; n++) {
+    for (; n < 63 && in[n]; n++) {
         char ch = in[n];
         int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
                  ch == '.' || ch == '-' || ch == '_';
