@@ -29,7 +29,7 @@
 # Environment: BENCH_TUNE_BUDGET_MS (XMATUNE_TOTAL_BUDGET_MS for the shim runs, default 4000),
 # BENCH_TIMEOUT_S (a shim run's limit, default 40), BENCH_PLAIN_TIMEOUT_S (a plain run's,
 # default 20), BENCH_BUDGET_S (no new run after this many seconds from the start, builds
-# included; default 330), JOBS (parallel builds), NVCC, PYTHON, OUT (if set: warm.md and a
+# included; default 300), JOBS (parallel builds), NVCC, PYTHON, OUT (if set: warm.md and a
 # tar of the logs are saved there). The caller's XMATUNE_* variables and LD_PRELOAD are
 # cleared. Expected: about 6 minutes on an H100 with the defaults.
 set -u
@@ -82,7 +82,7 @@ mkdir -p "$build/bin" "$build/logs" "$work/logs" "$work/out" "$work/tmp"
 work=$(cd "$work" && pwd)
 T_SHIM=${BENCH_TIMEOUT_S:-40}
 T_PLAIN=${BENCH_PLAIN_TIMEOUT_S:-20}
-BUDGET=${BENCH_BUDGET_S:-330}
+BUDGET=${BENCH_BUDGET_S:-300}
 TUNE_MS=${BENCH_TUNE_BUDGET_MS:-4000}
 start=$(date +%s)
 
@@ -134,7 +134,8 @@ NVF=(-O2 -std=c++17 -gencode 'arch=compute_90,code=[sm_90,compute_90]')
 # nvcc_line NAME: the program's nvcc arguments after the common flags (sources included).
 # PolyBench/GPU: cudaThreadSynchronize is gone from CUDA 13 (its replacement has the same
 # meaning); the sizes are the sources' own, except LU and correlation (2048 makes their
-# CPU reference run 15 s and 5 s: 1024 keeps the plain run under 3 s).
+# CPU reference run 15 s and 5 s: 1024 keeps the plain run under 3 s), set through
+# polybench_size.h.
 nvcc_line() {
     local pb=$src/polybenchGpu/CUDA cs=$src/cuda-samples/Samples
     local pbf=(-DcudaThreadSynchronize=cudaDeviceSynchronize -w) csf=(-I"$src/cuda-samples/Common" -w)
@@ -142,8 +143,8 @@ nvcc_line() {
     pb_syr2k) echo "${pbf[@]}" "$pb/SYR2K/syr2k.cu" ;;
     pb_2dconv) echo "${pbf[@]}" "$pb/2DCONV/2DConvolution.cu" ;;
     pb_gemm) echo "${pbf[@]}" "$pb/GEMM/gemm.cu" ;;
-    pb_lu) echo "${pbf[@]}" -DN=1024 "$pb/LU/lu.cu" ;;
-    pb_corr) echo "${pbf[@]}" -DM=1024 -DN=1024 "$pb/CORR/correlation.cu" ;;
+    pb_lu) echo "${pbf[@]}" -include "$here/polybench_size.h" -DXMT_PB_N=1024 "$pb/LU/lu.cu" ;;
+    pb_corr) echo "${pbf[@]}" -include "$here/polybench_size.h" -DXMT_PB_M=1024 -DXMT_PB_N=1024 "$pb/CORR/correlation.cu" ;;
     rd_needle) echo -w -DTIMING -I"$src/gpu-rodinia/cuda/util" "$src/gpu-rodinia/cuda/nw/needle.cu" ;;
     cs_matrixMul) echo "${csf[@]}" "$cs/0_Introduction/matrixMul/matrixMul.cu" ;;
     cs_simpleTemplates) echo "${csf[@]}" "$cs/0_Introduction/simpleTemplates/simpleTemplates.cu" ;;
