@@ -77,9 +77,6 @@ else
     [ -d "$src" ] || { echo "run.sh: no folder $src" >&2; exit 2; }
 fi
 build=${build:-$root/build-bench}
-work=${work:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-warm.XXXXXX")}
-mkdir -p "$build/bin" "$build/logs" "$work/logs" "$work/out" "$work/tmp"
-work=$(cd "$work" && pwd)
 T_SHIM=${BENCH_TIMEOUT_S:-40}
 T_PLAIN=${BENCH_PLAIN_TIMEOUT_S:-20}
 BUDGET=${BENCH_BUDGET_S:-300}
@@ -174,6 +171,9 @@ cmdline() {
 for p in $programs; do
     [ -n "$(group "$p")" ] || { echo "run.sh: unknown program $p (--list)" >&2; exit 2; }
 done
+work=${work:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-warm.XXXXXX")}
+mkdir -p "$build/bin" "$build/logs" "$work/logs" "$work/out" "$work/tmp"
+work=$(cd "$work" && pwd)
 
 # --- build ----------------------------------------------------------------------------
 if [ "$dry" = 0 ] && [ "$do_build" = 1 ]; then
