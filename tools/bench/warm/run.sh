@@ -31,7 +31,7 @@
 # default 20), BENCH_BUDGET_S (no new run after this many seconds from the start, builds
 # included; default 300), JOBS (parallel builds), NVCC, PYTHON, OUT (if set: warm.md and a
 # tar of the logs are saved there). The caller's XMATUNE_* variables and LD_PRELOAD are
-# cleared. Expected: about 6 minutes on an H100 with the defaults.
+# cleared. Sized for about 6 minutes on an H100 with the defaults (not yet measured there).
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -119,8 +119,11 @@ version() {
     fi
     d=$(srcdir "$1")
     line=$(awk -v d="$d" -F'\t' '$1 == d {print $2 "@" substr($3, 1, 7)}' "$src/VERSIONS" 2>/dev/null)
-    line=${line:-$d@?}
-    echo "${line#https://github.com/}"
+    if [ -z "$line" ]; then # a clone instead of VERSIONS: its origin and commit
+        line="$(git -C "$src/$d" remote get-url origin 2>/dev/null || echo "$d")@$(git -C "$src/$d" rev-parse --short=7 HEAD 2>/dev/null || echo '?')"
+    fi
+    line=${line#https://github.com/}
+    echo "${line%.git}"
 }
 
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
