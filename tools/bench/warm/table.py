@@ -17,7 +17,8 @@ helpers started (`trial_helper` events `started` and `restarted`), the keys tune
 events not `from_cache`), the keys taken from the cache and verified (`from_cache`), the
 rechecks, the shim's host µs at the first launch of a cached key in the warm run (the
 `cache_hit` events' `host_us`: the largest, and over how many keys; "-" when the log has
-none), and whether the outputs stayed the same. Exit status: 0 when every run that ran
+none), and whether the outputs stayed the same. Then a summary: the largest ratios and the
+warm runs that still started a helper or tuned a key. Exit status: 0 when every run that ran
 finished with status 0 within its limit, 1 otherwise, 2 when the folder cannot be read.
 """
 import json
@@ -225,15 +226,22 @@ def fmt(v):
     return "%.2e" % v
 
 
-def ratio(kind, plain, run):
-    """Time-like: above 1 is slower than without the shim."""
+def ratio_value(kind, plain, run):
+    """Time-like: above 1 is slower than without the shim; None where there is none."""
     if kind == "count" or plain is None or run is None:
-        return "-"
+        return None
     num, den = (run, plain) if kind == "time" else (plain, run)
-    if den == 0:
+    return num / den if den != 0 else None
+
+
+def fmt_ratio(r):
+    if r is None:
         return "-"
-    r = num / den
     return "%.3f" % r if r < 10 else "%.1f" % r if r < 1000 else "%.0f" % r
+
+
+def ratio(kind, plain, run):
+    return fmt_ratio(ratio_value(kind, plain, run))
 
 
 def md_row(cells):
@@ -302,6 +310,7 @@ def report(work):
                 bad = True
         data.append((name, version, runs))
 
+    ratios = {(m, wall): [] for m in ("first", "warm") for wall in (True, False)}
     lines.append("Times: wall and the programs' own figures; ratios time-like (> 1: slower than plain)")
     lines.append("")
     lines.append(md_row(["program", "version", "figure", "plain", "first", "first/plain", "warm", "warm/plain"]))
@@ -330,7 +339,10 @@ def report(work):
                 cells.append(cell)
                 if m != "plain":
                     ok = runs["plain"].status() is None and st is None
-                    cells.append(ratio(kind, vals["plain"], vals[m]) if ok else "-")
+                    r = ratio_value(kind, vals["plain"], vals[m]) if ok else None
+                    cells.append(fmt_ratio(r))
+                    if r is not None:
+                        ratios[(m, i == 0)].append((r, name, lab))
             lines.append(md_row(cells))
     lines.append("")
     lines.append("Shim work: from each shim run's log (first / warm)")
@@ -346,7 +358,38 @@ def report(work):
         hit = "%s (%d)" % (fmt(max(hits)), len(hits)) if hits else "-"
         lines.append(md_row([name, pair(Run.helpers), pair(Run.tuned), pair(Run.from_cache),
                              pair(Run.rechecks), hit, outputs_cell(name, runs)]))
+    lines += [""] + summary(data, ratios)
     return "\n".join(lines) + "\n", bad
+
+
+def summary(data, ratios):
+    """The lines that read issue 48's and 49's targets off the tables: the largest ratios
+    (own figures: warm at most 1.02, first at most 1.10), the warm runs that started a
+    helper or tuned a key, the largest cached key's first launch."""
+    out = ["Summary:", ""]
+    for m, limit in (("warm", 1.02), ("first", 1.10)):
+        for wall, what in ((False, "programs' own figures"), (True, "wall")):
+            rs = ratios[(m, wall)]
+            if not rs:
+                out.append("- %s, %s/plain: none" % (what, m))
+                continue
+            r, name, lab = max(rs)
+            over = sum(1 for x in rs if x[0] > limit)
+            out.append("- %s, %s/plain: largest %s (%s, %s); %d of %d above %.2f" %
+                       (what, m, fmt_ratio(r), name, lab, over, len(rs), limit))
+    for what, fn in (("started a trial helper", Run.helpers), ("tuned a key", Run.tuned)):
+        names = [name for name, _, runs in data
+                 if runs["warm"].ran and runs["warm"].log.exists and fn(runs["warm"]) > 0]
+        out.append("- warm runs that %s: %s" % (what, ", ".join(names) if names else "none"))
+    hits = [(h.get("host_us"), name) for name, _, runs in data for h in runs["warm"].hits
+            if isinstance(h.get("host_us"), (int, float))]
+    if hits:
+        us, name = max(hits)
+        out.append("- cached key's first launch in the warm runs: largest %s µs (%s), %d keys" %
+                   (fmt(us), name, len(hits)))
+    else:
+        out.append("- cached key's first launch in the warm runs: no cache_hit events")
+    return out
 
 
 # --- selftest -----------------------------------------------------------------------------
@@ -401,7 +444,7 @@ def selftest():
 def canned_work(work):
     """A work folder as run.sh leaves it: a suite program (outputs compared as files, keys
     tuned then taken from the cache), matrixMul (a rate figure, its own check, cache_hit
-    events), needle, whose first run timed out and warm run was not started, and
+    events, a key tuned again in the warm run), needle, whose first run timed out and warm run was not started, and
     atomic_rowsum, whose outputs differ (as they may) and whose warm run failed."""
     os.makedirs(os.path.join(work, "logs"))
     os.makedirs(os.path.join(work, "out"))
@@ -439,7 +482,7 @@ def canned_work(work):
         {"event": "start"}, dict(tune, from_cache=True), dict(tune, key="n=2", from_cache=True)]) + "\n")
     put("logs/cs_matrixMul.first.jsonl", json.dumps(helper) + "\n" + json.dumps(tune) + "\n")
     put("logs/cs_matrixMul.warm.jsonl", "\n".join(json.dumps(e) for e in [
-        {"event": "cache_hit", "kernel": "k", "key": "a", "host_us": 12.5},
+        helper, dict(tune, key="untold"), {"event": "cache_hit", "kernel": "k", "key": "a", "host_us": 12.5},
         {"event": "cache_hit", "kernel": "k", "key": "b", "host_us": 48.0}, "not json"]) + "\n")
     put("logs/rd_needle.plain.rc", "0\n")
     put("logs/rd_needle.plain.wall", "0.320\n")
