@@ -15,7 +15,8 @@ warm/plain, time-like: above 1 is slower than without the shim (a rate such as G
 divided the other way: plain / run). "Shim work": from each shim run's log, the trial
 helpers started (`trial_helper` events `started` and `restarted`), the keys tuned (`tune`
 events not `from_cache`), the keys taken from the cache and verified (`from_cache`), the
-rechecks, the shim's host µs at the first launch of a cached key in the warm run (the
+rechecks, the winners' share (the first run's winners' times over its own configs'), the
+shim's host µs at the first launch of a cached key in the warm run (the
 `cache_hit` events' `host_us`: the largest, and over how many keys; "-" when the log has
 none), and whether the outputs stayed the same. Then a summary: the largest ratios and the
 warm runs that still started a helper or tuned a key. Exit status: 0 when every run that ran
@@ -209,6 +210,24 @@ class Run:
     def rechecks(self):
         return self.log.other.get("recheck", 0)
 
+    def share(self):
+        """Sum of the winners' times / sum of the own configs' over the keys this run tuned
+        and timed (a winner that is the own config counts its own time): what the kernels'
+        speed-ups promise the program; None when nothing was timed."""
+        won = own = 0.0
+        for t in self.log.tunes:
+            o = t.get("own") or {}
+            w = t.get("winner") or {}
+            ot = o.get("median_ms", o.get("mean_ms"))
+            wt = w.get("median_ms", w.get("mean_ms"))
+            if t.get("from_cache") or not isinstance(ot, (int, float)) or ot <= 0:
+                continue
+            if w.get("index", -1) == -1 or not isinstance(wt, (int, float)):
+                wt = ot
+            won += wt
+            own += ot
+        return won / own if own > 0 else None
+
 
 # --- cells --------------------------------------------------------------------------------
 
@@ -348,16 +367,19 @@ def report(work):
     lines.append("Shim work: from each shim run's log (first / warm)")
     lines.append("")
     lines.append(md_row(["program", "helpers started", "keys tuned", "from cache", "rechecks",
-                         "cached key's 1st launch, host µs (warm: max, keys)", "outputs"]))
-    lines.append(md_row(["---"] + ["---:"] * 5 + ["---"]))
+                         "winners' share (first)", "cached key's 1st launch, host µs (warm: max, keys)",
+                         "outputs"]))
+    lines.append(md_row(["---"] + ["---:"] * 6 + ["---"]))
     for name, version, runs in data:
         def pair(fn):
             return " / ".join(str(fn(runs[m])) if runs[m].ran and runs[m].log.exists else "-"
                               for m in ("first", "warm"))
         hits = [h.get("host_us") for h in runs["warm"].hits if isinstance(h.get("host_us"), (int, float))]
         hit = "%s (%d)" % (fmt(max(hits)), len(hits)) if hits else "-"
+        first = runs["first"]
+        share = first.share() if first.ran and first.log.exists else None
         lines.append(md_row([name, pair(Run.helpers), pair(Run.tuned), pair(Run.from_cache),
-                             pair(Run.rechecks), hit, outputs_cell(name, runs)]))
+                             pair(Run.rechecks), fmt_ratio(share), hit, outputs_cell(name, runs)]))
     lines += [""] + summary(data, ratios)
     return "\n".join(lines) + "\n", bad
 
@@ -377,6 +399,15 @@ def summary(data, ratios):
             over = sum(1 for x in rs if x[0] > limit)
             out.append("- %s, %s/plain: largest %s (%s, %s); %d of %d above %.2f" %
                        (what, m, fmt_ratio(r), name, lab, over, len(rs), limit))
+    over = []
+    for name, _, runs in data:
+        first = runs["first"]
+        share = (first.share() if first.ran and first.log.exists else None) or 1.0
+        worst = max((x for x in ratios[("warm", False)] if x[1] == name), default=None)
+        if worst and worst[0] > 1.02 * share:
+            over.append("%s (%s: %s > 1.02 x %s)" % (name, worst[2], fmt_ratio(worst[0]), fmt_ratio(share)))
+    out.append("- programs whose own figures' warm/plain exceed 1.02 x their winners' share: %s" %
+               ("; ".join(over) if over else "none"))
     for what, fn in (("started a trial helper", Run.helpers), ("tuned a key", Run.tuned)):
         names = [name for name, _, runs in data
                  if runs["warm"].ran and runs["warm"].log.exists and fn(runs["warm"]) > 0]
@@ -473,11 +504,12 @@ def canned_work(work):
         put(b + "wall", "%.3f\n" % (walls[m] * 2))
         put(b + "stdout", "Performance= %.2f GFlop/s, Time= %.3f msec, Size= 131072000 Ops, "
             "WorkgroupSize= 1024 threads/block\nResult = %s\n" % (mm[m] + ("PASS" if m != "first" else "FAIL",)))
-    tune = {"event": "tune", "kernel": "k", "key": "n=1"}
+    tune = {"event": "tune", "kernel": "k", "key": "n=1", "own": {"median_ms": 2.0},
+            "winner": {"index": 3, "median_ms": 0.5}}
     helper = {"event": "trial_helper", "what": "started"}
     put("logs/saxpy.first.jsonl", "\n".join(json.dumps(e) for e in [
         {"event": "start"}, helper, dict(helper, what="ended"), dict(helper, what="restarted"), tune,
-        dict(tune, key="n=2"), {"event": "recheck"}]) + "\n")
+        dict(tune, key="n=2", own={"median_ms": 1.0}, winner={"index": -1}), {"event": "recheck"}]) + "\n")
     put("logs/saxpy.warm.jsonl", "\n".join(json.dumps(e) for e in [
         {"event": "start"}, dict(tune, from_cache=True), dict(tune, key="n=2", from_cache=True)]) + "\n")
     put("logs/cs_matrixMul.first.jsonl", json.dumps(helper) + "\n" + json.dumps(tune) + "\n")
