@@ -16,6 +16,7 @@
 # Options:
 #   --build DIR      where the programs are built (default <repo>/build-bench)
 #   --no-build       use what DIR already holds
+#   --build-only     build, then stop (exit 1 if any program failed to build)
 #   --shim PATH      the shim (default <repo>/build/shim/libxmatune.so)
 #   --work DIR       work folder (default: a new /tmp/xmatune-warm.*)
 #   --programs LIST  programs to run, in order (default: $DEFAULT_PROGRAMS below);
@@ -47,12 +48,13 @@ SUITE="saxpy transpose atomic_rowsum inplace_axpb fixed_block dyn_smem inplace_g
 DRY="dry_saxpy dry_basic dry_sizes dry_hop"
 DEFAULT_PROGRAMS="$PUBLIC_DEFAULT $SUITE"
 
-src='' build='' shim='' work='' programs='' policy='' suite_pol=0 auto=1 dry=0 do_build=1
+src='' build='' shim='' work='' programs='' policy='' suite_pol=0 auto=1 dry=0 do_build=1 build_only=0
 extra_env=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) build=$(abspath "$2"); shift 2 ;;
     --no-build) do_build=0; shift ;;
+    --build-only) build_only=1; shift ;;
     --shim) shim=$(abspath "$2"); shift 2 ;;
     --work) work=$(abspath "$2"); shift 2 ;;
     --programs) programs=$2; shift 2 ;;
@@ -85,7 +87,7 @@ start=$(date +%s)
 
 unset LD_PRELOAD
 for v in $(compgen -e | grep '^XMATUNE_' || true); do unset "$v"; done
-[ -f "$shim" ] || { echo "run.sh: no shim at $shim" >&2; exit 2; }
+[ -f "$shim" ] || [ "$build_only" = 1 ] || { echo "run.sh: no shim at $shim" >&2; exit 2; }
 
 # --- the programs -------------------------------------------------------------------------
 # group NAME: suite, public or dry (empty: unknown).
@@ -174,9 +176,12 @@ cmdline() {
 for p in $programs; do
     [ -n "$(group "$p")" ] || { echo "run.sh: unknown program $p (--list)" >&2; exit 2; }
 done
-work=${work:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-warm.XXXXXX")}
-mkdir -p "$build/bin" "$build/logs" "$work/logs" "$work/out" "$work/tmp"
-work=$(cd "$work" && pwd)
+mkdir -p "$build/bin" "$build/logs"
+if [ "$build_only" = 0 ]; then
+    work=${work:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-warm.XXXXXX")}
+    mkdir -p "$work/logs" "$work/out" "$work/tmp"
+    work=$(cd "$work" && pwd)
+fi
 
 # --- build ----------------------------------------------------------------------------
 if [ "$dry" = 0 ] && [ "$do_build" = 1 ]; then
@@ -190,12 +195,20 @@ if [ "$dry" = 0 ] && [ "$do_build" = 1 ]; then
             echo $? >"$build/logs/$p.rc") &
     done
     wait
+    built=0
     for p in $programs; do
         if [ ! -x "$build/bin/$p" ]; then
             echo "run.sh: FAILED to build $p ($build/logs/$p.log):" >&2
             tail -n 5 "$build/logs/$p.log" >&2
+        else
+            built=$((built + 1))
         fi
     done
+    echo "run.sh: built $built of $(echo "$programs" | wc -w) in $(($(date +%s) - start)) s" >&2
+fi
+if [ "$build_only" = 1 ]; then
+    for p in $programs; do [ -x "$build/bin/$p" ] || exit 1; done
+    exit 0
 fi
 
 # --- record what ran ------------------------------------------------------------------------
