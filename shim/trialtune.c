@@ -365,7 +365,7 @@ static void log_lines(int fd, uint64_t len)
 
 /* ---- one session in one helper ----------------------------------------------------------- */
 
-enum { ATTEMPT_DONE, ATTEMPT_FAULT, ATTEMPT_LOST, ATTEMPT_NO_HELPER };
+enum { ATTEMPT_DONE, ATTEMPT_FAULT, ATTEMPT_LOST, ATTEMPT_NO_HELPER, ATTEMPT_HELPER_FAILED };
 
 /* Sends the request and waits for its RESULT, saying the helper's NOTEs as they come. A
  * helper silent for XMATUNE_TRIAL_TIMEOUT_MS is taken as hung. */
@@ -375,7 +375,7 @@ static int attempt(int device, const int *fds, int nfds, const xmt_tp_tune *t, x
     int chan = xmt_trial_acquire(device);
     if (chan < 0) {
         snprintf(why, cap, "no trial helper for device %d", device);
-        return ATTEMPT_NO_HELPER;
+        return chan == XMT_TRIAL_FAILED ? ATTEMPT_HELPER_FAILED : ATTEMPT_NO_HELPER;
     }
     static _Atomic uint32_t seqs = 1u << 30;
     xmt_tp_msg m = {.type = XMT_TP_TUNE, .seq = atomic_fetch_add(&seqs, 1)};
@@ -644,7 +644,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     }
     faulted_t *fl = calloc(XMT_TRIAL_MAX_FAULTS, sizeof *fl);
     size_t nf = 0;
-    int lost = 0, done = 0, in_place_first = 0;
+    int lost = 0, done = 0, in_place_first = 0, failed = 0;
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     out->storable = out->uninformative = 0;
     out->launched = 0;
@@ -676,7 +676,8 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
                     : attempt(device, fds, nfds, &t, &res, why, cap);
         if (fds[0] >= 0) close(fds[0]);
         if (fds[1] >= 0) close(fds[1]);
-        if (a == ATTEMPT_NO_HELPER) break;
+        if (a == ATTEMPT_HELPER_FAILED) failed = 1;
+        if (a == ATTEMPT_NO_HELPER || a == ATTEMPT_HELPER_FAILED) break;
         if (a == ATTEMPT_LOST && ++lost < 2) continue;
         if (a == ATTEMPT_LOST) {
             xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
@@ -721,7 +722,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     json_decref(globals);
     unstage(&st);
     out->spent_ms = xmt_now_ms() - t0;
-    return done;
+    return done ? 1 : failed ? -1 : 0;
 }
 
 /* ---- a snapshot for a verification off the program's path (docs/cache.md, "Trust") ------ */
@@ -897,7 +898,8 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
     if (fds[0] >= 0) close(fds[0]);
     if (fds[1] >= 0) close(fds[1]);
     out->spent_ms = xmt_now_ms() - t0;
-    if (a == ATTEMPT_NO_HELPER || a == ATTEMPT_LOST || (a == ATTEMPT_DONE && res.status))
+    if (a == ATTEMPT_NO_HELPER || a == ATTEMPT_HELPER_FAILED || a == ATTEMPT_LOST ||
+        (a == ATTEMPT_DONE && res.status))
         return 0;             /* nothing learned: not a failure of the record */
     if (a == ATTEMPT_FAULT) { /* the cached winner faulted on the program's data */
         char fw[200];
