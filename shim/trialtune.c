@@ -629,6 +629,13 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     xmt_image img;
     out->declined = 0;
     if (!admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;
+    /* the helper refuses it too (trial/tune.c) */
+    for (unsigned i = 0; only && i < only->nargs; i++)
+        if (only->args[i].param >= k->nparams || only->args[i].size > 8) {
+            snprintf(why, cap, "its config sets parameter %u; the kernel has %zu",
+                     only->args[i].param, k->nparams);
+            return out->declined = 1, 0;
+        }
     double t0 = xmt_now_ms();
     staging st = {.fd = -1};
     if (stage(k, v, device, &st, why, cap) != 0) {

@@ -4765,6 +4765,80 @@ def trial_helper_start_retried():
         wait_gone(helper_pids(r), mode)
 
 
+MITM = r'''#!/usr/bin/env -S -u LD_PRELOAD python3
+# Between the shim and the real helper: relays every message, answers READY as itself (the
+# shim kills what it started), and gives the TUNE request's pin an argument index far past
+# the kernel's parameters. Writes to LOG how each helper ended: "helper RC" when it ended
+# by itself (a negative RC: killed by that signal), "program" when the shim's end closed.
+import json, os, select, socket, struct, subprocess
+REAL, LOG = %r, %r
+up = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(os.environ["XMATUNE_TRIAL_FD"]))
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+p = subprocess.Popen([REAL], env=dict(os.environ, XMATUNE_TRIAL_FD=str(b.fileno())),
+                     pass_fds=[b.fileno()])
+b.close()
+
+
+def relay(src, dst, down):
+    msg, fds, _, _ = socket.recv_fds(src, 8192, 4)
+    if not msg:
+        return False
+    kind = struct.unpack_from("<H", msg, 6)[0]
+    if not down and kind == 2:
+        msg = msg[:20] + struct.pack("<i", os.getpid()) + msg[24:]
+    if down and kind == 16 and fds:
+        req = json.loads(os.pread(fds[0], 1 << 26, 0))
+        if req.get("only"):
+            req["only"]["args"] = [{"param": 100000000, "value": 1, "size": 4}]
+        data = json.dumps(req).encode()
+        m = os.memfd_create("request")
+        os.write(m, data)
+        os.close(fds[0])
+        fds[0] = m
+        msg = msg[:16] + struct.pack("<Q", len(data)) + msg[24:]
+    socket.send_fds(dst, [msg], fds)
+    for f in fds:
+        os.close(f)
+    return True
+
+
+while True:
+    r = select.select([up, a], [], [])[0]
+    if up in r and not relay(up, a, True):
+        p.kill()
+        how = "program"
+        break
+    if a in r and not relay(a, up, False):
+        how = "helper %%d" %% p.wait()
+        break
+p.wait()
+with open(LOG, "a") as f:
+    f.write(how + "\n")
+'''
+
+
+@case
+def trial_helper_bad_argument_index():
+    """A request whose config sets a parameter past the kernel's (an argument index of
+    100000000, put into a pin's request on its way to the helper) is refused by the helper
+    with the reason; the helper never crashes on it (issue 50)."""
+    d, pre = lone_shim("badarg")
+    log = os.path.join(d, "ends")
+    fake = os.path.join(d, "trial", "xmatune-trial")
+    with open(fake, "w") as f:
+        f.write(MITM % (HELPER, log))
+    os.chmod(fake, 0o755)
+    pin = os.path.join(os.path.dirname(POLICIES), "policies_pin")
+    base = run("rt", "saxpy", shim=False)
+    r = run("rt", "saxpy", env={"XMATUNE_POLICY": pin, "XMATUNE_TRIALS": "process", "LD_PRELOAD": pre})
+    ok(r, "bad argument index")
+    same_output(r, base, "bad argument index")
+    ends = open(log).read().split("\n") if os.path.exists(log) else []
+    expect(helper_whats(r)[0] == "started", r.log)
+    expect(not any(e.startswith("helper -") for e in ends), "the helper crashed: %s\n%s" % (ends, r.stderr))
+    expect("parameter 100000000" in r.stderr, r.stderr)
+
+
 @case
 def gpu_trial_programs_summarized():
     """The GPU suite's trial programs (issue 24): their policies load, and summarize.py's
