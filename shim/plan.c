@@ -209,7 +209,8 @@ static int fresh(const xmt_plan *p)
  * else, or when it cannot run there, in the program's process (auto: said once per
  * reason; process: not at all, the key keeps the program's own config). After the
  * helper failed (it could not start, or was restarted too often) the key keeps the
- * program's own config under auto too: only inline runs candidates in the program. 1 when
+ * program's own config in every mode but inline (auto's derived entries too, without
+ * declining the kernel): only inline runs candidates in the program. 1 when
  * the helper decided (*ch set), 0 to run it inline. */
 static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                      const char *key_text, int device, xmt_plan *p, xmt_choice *ch)
@@ -243,6 +244,16 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
         atomic_fetch_add(&total_tuning_us, (uint64_t)(o.spent_ms * 1000));
         return 1;
     }
+    if (r < 0) { /* auto's derived entries too: the kernel is tried again at its next key */
+        if (xmt_first_time(&said_failed))
+            xmt_warn("%s: key %s is not tuned: %s (the trial helper failed); it keeps the "
+                     "program's own config rather than run candidates in the program's own "
+                     "process, which XMATUNE_TRIALS=inline asks for (said once)",
+                     k->demangled, key_text, why);
+        *ch = (xmt_choice){.index = XMT_OWN_CONFIG};
+        p->store_on_disk = 0;
+        return 1;
+    }
     if (derived) {
         /* auto declines the kernel: it passes through from now on */
         xmt_warn("XMATUNE_AUTO: %s: key %s cannot be tuned in the trial helper (%s); the "
@@ -257,16 +268,6 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
             xmt_choice_outcome(ch, XMT_OUTCOME_DECLINED, why);
             p->store_on_disk = 1;
         }
-        return 1;
-    }
-    if (r < 0 && xmt_opt.trials == XMT_TRIALS_AUTO) {
-        if (xmt_first_time(&said_failed))
-            xmt_warn("%s: key %s is not tuned: %s (the trial helper failed); it keeps the "
-                     "program's own config rather than run candidates in the program's own "
-                     "process, which XMATUNE_TRIALS=inline asks for (said once)",
-                     k->demangled, key_text, why);
-        *ch = (xmt_choice){.index = XMT_OWN_CONFIG};
-        p->store_on_disk = 0;
         return 1;
     }
     if (xmt_opt.trials == XMT_TRIALS_PROCESS) {
