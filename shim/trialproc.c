@@ -86,11 +86,17 @@ static void shim_dir_once(void)
     FILE *f = fopen("/proc/self/maps", "re");
     char line[XMT_PATH_MAX + 128];
     while (f && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        int n = 0;
-        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &n) != 2 || !n) continue;
+        /* "lo-hi perms offset dev inode   name" */
+        char *end;
+        uintptr_t lo = (uintptr_t)strtoul(line, &end, 16);
+        uintptr_t hi = *end == '-' ? (uintptr_t)strtoul(end + 1, &end, 16) : 0;
         if (at < lo || at >= hi) continue;
-        char *name = line + n;
+        char *name = end;
+        for (int field = 0; field < 4; field++) {
+            name += strspn(name, " ");
+            name += strcspn(name, " \n");
+        }
+        name += strspn(name, " ");
         name[strcspn(name, "\n")] = 0;
         size_t len = strlen(name);
         const char *del =
@@ -101,7 +107,7 @@ static void shim_dir_once(void)
         if (name[0] == '/' && !strchr(name, '\\')) snprintf(self, sizeof self, "%s", name);
         break;
     }
-    if (f) fclose(f);
+    if (f) (void)fclose(f);
     Dl_info di;
     if (!self[0] && dladdr((void *)xmt_trial_get, &di) && di.dli_fname && di.dli_fname[0] == '/')
         snprintf(self, sizeof self, "%s", di.dli_fname);
