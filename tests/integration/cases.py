@@ -4558,7 +4558,8 @@ def trial_helper_missing_falls_back():
     r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre), iterations=3, args=["exit"])
     ok(r, "missing helper")
     same_output(r, base, "missing helper")
-    expect(helper_whats(r) == ["fallback"], r.log)
+    # tried again at a later key after a second's backoff: a slow run may try twice
+    expect(helper_whats(r)[:1] == ["fallback"] and set(helper_whats(r)) == {"fallback"}, r.log)
     expect("no trial helper beside the shim" in r.events("trial_helper")[0]["why"], r.log)
     expect(r.stderr.count("trial helper for device 0 is not available") == 1, r.stderr)
 
@@ -4581,7 +4582,7 @@ def trial_helper_hung_is_ended():
             iterations=3, args=["exit"])
     ok(r, "hung helper")
     same_output(r, base, "hung helper")
-    expect(helper_whats(r) == ["fallback"], r.log)
+    expect(helper_whats(r)[:1] == ["fallback"] and set(helper_whats(r)) == {"fallback"}, r.log)
     expect("hung: no answer to HELLO within 300 ms" in r.events("trial_helper")[0]["why"], r.log)
     # killed at the deadline: gone, even if it was killed before it could say its pid
     if os.path.exists(pidfile) and open(pidfile).read().strip():
