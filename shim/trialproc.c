@@ -357,7 +357,8 @@ static int spawn(int *fd, pid_t *pid, int *pidfd, int *child, char *why, size_t 
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        /* CLONE_PARENT is refused to PID 1 of a namespace, CLONE_PIDFD before Linux 5.2 */
+        /* CLONE_PARENT is refused to PID 1 of a namespace; Linux before 5.2 has no
+         * CLONE_PIDFD */
         const int tries[] = {CLONE_PARENT | CLONE_PIDFD, CLONE_PARENT, CLONE_PIDFD, 0};
         for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
             pfd = -1;
@@ -373,7 +374,8 @@ static int spawn(int *fd, pid_t *pid, int *pidfd, int *child, char *why, size_t 
     free_env(env);
     if (sv[1] >= 0) close(sv[1]);
     if (null >= 0) close(null);
-    if (p > 0 && pfd < 0) pfd = (int)syscall(SYS_pidfd_open, p, 0); /* ours: unreaped, unreused */
+    if (p > 0 && pfd < 0) /* it has just exec'd, so the pid is still its own */
+        pfd = (int)syscall(SYS_pidfd_open, p, 0);
     if (p > 0 && c.err) { /* the exec failed: the child has exited */
         e = c.err;
         while (*child && waitpid(p, NULL, 0) < 0 && errno == EINTR) {
