@@ -374,7 +374,7 @@ static int spawn(int *fd, pid_t *pid, int *pidfd, int *child, char *why, size_t 
     free_env(env);
     if (sv[1] >= 0) close(sv[1]);
     if (null >= 0) close(null);
-    if (p > 0 && pfd < 0) /* it has just exec'd, so the pid is still its own */
+    if (p > 0 && pfd < 0 && !c.err) /* it has just exec'd: the pid is still its own */
         pfd = (int)syscall(SYS_pidfd_open, p, 0);
     if (p > 0 && c.err) { /* the exec failed: the child has exited */
         e = c.err;
