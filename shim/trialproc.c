@@ -73,7 +73,9 @@ static struct {
     char why[200];
     struct stat st; /* the shim's file, for its owner and group */
     int has_st;
-    int fd; /* the helper, O_PATH, once opened and found trusted; kept for every spawn */
+    int fd;    /* the helper, O_PATH, once opened and found trusted; kept for every spawn */
+    dev_t dev; /* what fd is: a program that closes every descriptor may have closed it, */
+    ino_t ino; /* and the number may be another file's now */
     char path[XMT_PATH_MAX];
 } exe = {.fd = -1};
 
@@ -170,7 +172,10 @@ static int above_stdio(int fd)
  * -1 with why (asked again at a later start: a helper may be installed meanwhile). */
 static int helper_open(char *why, size_t wcap)
 {
-    if (exe.fd >= 0) return 0;
+    struct stat now;
+    if (exe.fd >= 0 && fstat(exe.fd, &now) == 0 && now.st_dev == exe.dev && now.st_ino == exe.ino)
+        return 0;
+    exe.fd = -1; /* not ours any more (never closed here): opened again from the same folder */
     shim_dir_once();
     if (!exe.dir[0]) {
         snprintf(why, wcap, "%s", exe.why);
@@ -205,6 +210,8 @@ static int helper_open(char *why, size_t wcap)
             return -1;
         }
         exe.fd = fd;
+        exe.dev = fs.st_dev;
+        exe.ino = fs.st_ino;
         snprintf(exe.path, sizeof exe.path, "%s", real);
         return 0;
     }

@@ -654,7 +654,8 @@ static void waiter_end(struct waiter *w)
  * exits), outlive (a child that outlives the program), waitall (reap every child in a loop), sigign
  * (SIGCHLD ignored from the start), respawn (SIGKILL the helper the log names after every key),
  * stop (SIGSTOP it after the first key), stopidle (SIGSTOP it after the last, then exit),
- * waitany and subreaper (above). APP_CHDIR and APP_KEY_PAUSE_MS: below. */
+ * waitany and subreaper (above), sweep (every descriptor closed after the first key, then
+ * APP_SWEEP_OPEN opened into the lowest numbers). APP_CHDIR and APP_KEY_PAUSE_MS: below. */
 /* trial, twodev: saxpy keys on devices 0 and 1 in turn (ITERATIONS keys each), each
  * device's buffers in its own primary context: one helper per device. */
 static void scenario_trial_twodev(void)
@@ -720,6 +721,13 @@ static void scenario_trial(const char *out_path)
         } else if (!strncmp(how, "stopidle", 8) && i + 1 == iterations) {
             int pid = trial_helper_pid(); /* stopped while the program is idle, then it exits */
             if (pid > 0 && kill(pid, SIGSTOP) == 0) wait_state(pid, 'T');
+        } else if (!strcmp(how, "sweep") && i == 0) {
+            /* a daemon's sweep of every descriptor, then files of its own opened into the
+             * lowest numbers: APP_SWEEP_OPEN, 40 times */
+            for (int fd = 3; fd < 1024; fd++)
+                if (fd != fileno(out)) close(fd);
+            for (int j = 0; j < 40 && getenv("APP_SWEEP_OPEN"); j++)
+                (void)open(getenv("APP_SWEEP_OPEN"), O_RDONLY | O_CLOEXEC);
         } else if (!strcmp(how, "respawn")) {
             int pid = trial_helper_pid();
             if (pid > 0 && kill(pid, SIGKILL) == 0) wait_gone(pid);

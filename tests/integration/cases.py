@@ -4617,9 +4617,13 @@ def trial_helper_planted_is_never_run():
     marker_script(os.path.join(evil, "trial", "xmatune-trial"), marker)
     base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
     ok(base, "without the shim")
-    for how in ("exit", "respawn"):  # respawn: every restart is of the same helper
+    # respawn: every restart is of the same helper; sweep: the program closes every
+    # descriptor (the shim's on the helper's file among them) and opens the planted file
+    # into the lowest numbers: a restart never runs what a descriptor number is now
+    for how in ("exit", "respawn", "sweep"):
         r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=PRELOAD_PREFIX + "shim/libxmatune.so",
-                                        APP_CHDIR=evil),
+                                        APP_CHDIR=evil,
+                                        APP_SWEEP_OPEN=os.path.join(evil, "trial", "xmatune-trial")),
                 iterations=3, args=[how], cwd=d)
         ok(r, how)
         same_output(r, base, how)
