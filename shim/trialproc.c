@@ -48,6 +48,10 @@ typedef struct {
     int failures;    /* starts failed in a row; the next is tried at retry_at */
     double retry_at; /* now_ms() */
     int said;        /* the fallback was said on stderr */
+    /* what fd and pidfd are: a program that closes every descriptor may have closed them,
+     * and opened files of its own into their numbers, which the shim must never use or close */
+    dev_t fd_dev, pidfd_dev;
+    ino_t fd_ino, pidfd_ino;
 } helper_t;
 
 static pthread_mutex_t trial_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -470,9 +474,40 @@ static int hung_up(int fd)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL));
 }
 
+/* Is fd still the descriptor it was when (dev, ino) were taken? */
+static int same_file(int fd, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+static void remember_fds(helper_t *h)
+{
+    struct stat st;
+    if (h->fd >= 0 && fstat(h->fd, &st) == 0) {
+        h->fd_dev = st.st_dev;
+        h->fd_ino = st.st_ino;
+    }
+    if (h->pidfd >= 0 && fstat(h->pidfd, &st) == 0) {
+        h->pidfd_dev = st.st_dev;
+        h->pidfd_ino = st.st_ino;
+    }
+}
+
+/* The program closed the helper's descriptors (a sweep of every one): forgotten, never
+ * closed, since their numbers may be the program's files now. 1 when they were. */
+static int swept(helper_t *h)
+{
+    int gone = 0;
+    if (h->fd >= 0 && !same_file(h->fd, h->fd_dev, h->fd_ino)) h->fd = -1, gone = 1;
+    if (h->pidfd >= 0 && !same_file(h->pidfd, h->pidfd_dev, h->pidfd_ino)) h->pidfd = -1;
+    return gone;
+}
+
 /* Ends a helper: killed and reaped, its channel closed. */
 static void discard(helper_t *h)
 {
+    (void)swept(h);
     if (h->fd >= 0) close(h->fd);
     kill_and_reap(h->pid, h->pidfd, h->child);
     h->fd = h->pidfd = -1;
@@ -542,6 +577,7 @@ static int start(helper_t *h, int device, char *why, size_t wcap)
     pid_t pid = -1;
     if (spawn(&h->fd, &pid, &h->pidfd, &h->child, why, wcap) != 0) return -1;
     h->pid = pid;
+    remember_fds(h);
     xmt_tp_msg m = {.type = XMT_TP_HELLO};
     m.u.hello = (xmt_tp_hello){XMT_TP_VERSION, (int32_t)getpid(), device};
     int r = ask(h, &m, XMT_TP_READY, why, wcap);
@@ -620,10 +656,14 @@ static int get_locked(helper_t *h, int device)
     if (h->state == H_NONE && !h->restarts && unfit(device, why, sizeof why))
         return fall_back(h, device, why, 2);
     if (h->state == H_LIVE) {
-        xmt_tp_msg m = {.type = XMT_TP_PING};
-        m.u.token = ((uint64_t)h->seq << 32) ^ (uint64_t)getpid();
-        uint64_t token = m.u.token;
-        if (ask(h, &m, XMT_TP_PONG, why, sizeof why) == 0 && m.u.token == token) return 0;
+        if (swept(h)) { /* never a PING into a file of the program's */
+            snprintf(why, sizeof why, "the program closed its channel");
+        } else {
+            xmt_tp_msg m = {.type = XMT_TP_PING};
+            m.u.token = ((uint64_t)h->seq << 32) ^ (uint64_t)getpid();
+            uint64_t token = m.u.token;
+            if (ask(h, &m, XMT_TP_PONG, why, sizeof why) == 0 && m.u.token == token) return 0;
+        }
         log_event("gone", device, h, -1, NULL, why);
         discard(h);
         if (h->restarts >= XMT_TRIAL_MAX_RESTARTS) {
@@ -705,6 +745,7 @@ void xmt_trial_atfork(int phase)
     if (phase == XMT_FORK_CHILD)
         for (int i = 0; i < XMT_TRIAL_DEVICES; i++) {
             helper_t *h = &helpers[i];
+            if (h->state == H_LIVE) (void)swept(h);
             if (h->fd >= 0 && h->state == H_LIVE) close(h->fd);
             if (h->pidfd >= 0 && h->state == H_LIVE) close(h->pidfd);
             memset(h, 0, sizeof *h);

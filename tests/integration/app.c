@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -655,7 +656,8 @@ static void waiter_end(struct waiter *w)
  * (SIGCHLD ignored from the start), respawn (SIGKILL the helper the log names after every key),
  * stop (SIGSTOP it after the first key), stopidle (SIGSTOP it after the last, then exit),
  * waitany and subreaper (above), sweep (every descriptor closed after the first key, then
- * APP_SWEEP_OPEN opened into the lowest numbers). APP_CHDIR and APP_KEY_PAUSE_MS: below. */
+ * APP_SWEEP_OPEN opened into the 200 lowest numbers; it prints "SWEPT_OPEN n", how many of
+ * those are still open at the end). APP_CHDIR and APP_KEY_PAUSE_MS: below. */
 /* trial, twodev: saxpy keys on devices 0 and 1 in turn (ITERATIONS keys each), each
  * device's buffers in its own primary context: one helper per device. */
 static void scenario_trial_twodev(void)
@@ -708,6 +710,7 @@ static void scenario_trial(const char *out_path)
     CHECK(dir && chdir(dir) != 0 ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS);
     const char *pause = getenv("APP_KEY_PAUSE_MS"); /* between keys */
     struct waiter w = {0};
+    int swept[200], nswept = 0;
     int waitany = !strcmp(how, "waitany") || !strcmp(how, "subreaper");
     if (waitany) waiter_start(&w, !strcmp(how, "subreaper"));
     for (int i = 0; i < iterations; i++) {
@@ -723,11 +726,11 @@ static void scenario_trial(const char *out_path)
             if (pid > 0 && kill(pid, SIGSTOP) == 0) wait_state(pid, 'T');
         } else if (!strcmp(how, "sweep") && i == 0) {
             /* a daemon's sweep of every descriptor, then files of its own opened into the
-             * lowest numbers: APP_SWEEP_OPEN, 40 times */
+             * lowest numbers: APP_SWEEP_OPEN, 200 times */
             for (int fd = 3; fd < 1024; fd++)
                 if (fd != fileno(out)) close(fd);
-            for (int j = 0; j < 40 && getenv("APP_SWEEP_OPEN"); j++)
-                (void)open(getenv("APP_SWEEP_OPEN"), O_RDONLY | O_CLOEXEC);
+            for (int j = 0; j < 200 && getenv("APP_SWEEP_OPEN"); j++)
+                swept[nswept++] = open(getenv("APP_SWEEP_OPEN"), O_RDONLY | O_CLOEXEC);
         } else if (!strcmp(how, "respawn")) {
             int pid = trial_helper_pid();
             if (pid > 0 && kill(pid, SIGKILL) == 0) wait_gone(pid);
@@ -749,6 +752,15 @@ static void scenario_trial(const char *out_path)
     }
     dump(y, cap * 4);
     if (waitany) waiter_end(&w);
+    if (nswept) { /* how many of the program's own files are still open (the shim closed none) */
+        int open_now = 0; /* still that file: a number the shim closed may be its own now */
+        struct stat want, st;
+        CHECK(stat(getenv("APP_SWEEP_OPEN"), &want) == 0 ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+        for (int j = 0; j < nswept; j++)
+            open_now += swept[j] >= 0 && fstat(swept[j], &st) == 0 && st.st_dev == want.st_dev &&
+                        st.st_ino == want.st_ino;
+        printf("SWEPT_OPEN %d\n", open_now);
+    }
     fflush(NULL);
     if (!strcmp(how, "_exit") || !strcmp(how, "stopidle_exit")) _exit(0);
     if (!strcmp(how, "kill")) raise(SIGKILL);

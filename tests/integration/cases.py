@@ -4628,6 +4628,9 @@ def trial_helper_planted_is_never_run():
         ok(r, how)
         same_output(r, base, how)
         expect(not os.path.exists(marker), "%s: the planted helper ran\n%s" % (how, r.stderr))
+        # and the shim never closed (nor wrote to) a file of the program's in the numbers
+        # its own descriptors had
+        expect(how != "sweep" or r.value("SWEPT_OPEN") == 200, "%s: %s" % (how, r.stdout))
         expect(helper_whats(r)[0] == "started", "%s: %s" % (how, r.log))
         expect(r.events("tune") and all(t["trial"] == "helper" for t in r.events("tune")), r.log)
         wait_gone(helper_pids(r), how)
