@@ -553,24 +553,10 @@ static void log_event(const char *what, int device, const helper_t *h, double ms
                                       r ? r->name : NULL, why));
 }
 
-/* At the program's exit its helpers are killed at once, a stopped one too (the channel's
- * end would end a running one, a little later). Registered at the first start; a child
- * the program forked has no helpers (xmt_trial_atfork). Never blocks: a lock held at exit
- * leaves them to the channel's end. */
-static void end_helpers_at_exit(void)
-{
-    if (pthread_mutex_trylock(&trial_lock) != 0) return;
-    for (int i = 0; i < XMT_TRIAL_DEVICES; i++)
-        if (helpers[i].state == H_LIVE && helpers[i].pidfd >= 0)
-            syscall(SYS_pidfd_send_signal, helpers[i].pidfd, SIGKILL, NULL, 0);
-    pthread_mutex_unlock(&trial_lock);
-}
-
 /* Starts this device's helper: spawn, HELLO, READY. The process that answers must be the
  * one started (the file checked; the pid the shim kills and reaps). 0, or -1 with why. */
 static int start(helper_t *h, int device, char *why, size_t wcap)
 {
-    static int exit_hook;
     double t0 = now_ms();
     h->fd = h->pidfd = -1;
     h->pid = 0;
@@ -595,7 +581,6 @@ static int start(helper_t *h, int device, char *why, size_t wcap)
         return -1;
     }
     h->state = H_LIVE;
-    if (!exit_hook) exit_hook = atexit(end_helpers_at_exit) == 0;
     log_event(h->restarts ? "restarted" : "started", device, h, now_ms() - t0, &m.u.ready, NULL);
     xmt_verbose(1, "trial helper for device %d: pid %d (%s)", device, h->pid, m.u.ready.name);
     return 0;
@@ -736,6 +721,20 @@ void xmt_trial_release(int device, int ended, const char *why)
         pthread_mutex_unlock(&trial_lock);
     }
     pthread_mutex_unlock(&busy[device]);
+}
+
+void xmt_trial_at_exit(void)
+{
+    if (!busy_ready || pthread_mutex_trylock(&trial_lock) != 0) return;
+    /* one in a session (a background verification not waited for) is left to the channel's
+     * end: killing it would wake that thread while the program's exit tears down */
+    for (int i = 0; i < XMT_TRIAL_DEVICES; i++)
+        if (helpers[i].state == H_LIVE && helpers[i].pidfd >= 0 &&
+            pthread_mutex_trylock(&busy[i]) == 0) {
+            syscall(SYS_pidfd_send_signal, helpers[i].pidfd, SIGKILL, NULL, 0);
+            pthread_mutex_unlock(&busy[i]);
+        }
+    pthread_mutex_unlock(&trial_lock);
 }
 
 void xmt_trial_atfork(int phase)

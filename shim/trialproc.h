@@ -47,6 +47,12 @@ int xmt_trial_acquire(int device);
  * expected and not counted against XMT_TRIAL_MAX_RESTARTS. */
 void xmt_trial_release(int device, int ended, const char *why);
 
+/* At the program's exit (shim.c's exit handler, after the background verifications it
+ * waits for): its helpers are killed at once, a stopped one too (the channel's end would
+ * end a running one, a little later). A child the program forked has none
+ * (xmt_trial_atfork). Never blocks: a lock held at exit leaves them to the channel's end. */
+void xmt_trial_at_exit(void);
+
 /* fork(2) phases (shim.c): the child closes its copies of the channels and has no
  * helper. */
 void xmt_trial_atfork(int phase);
