@@ -15,27 +15,23 @@
 
 #include <cmath>
 
-__global__ void row_sum_atomic(const float *__restrict__ x, float *__restrict__ out, int rows,
-                               int cols)
+__global__ void row_sum_atomic(const float *__restrict__ x, float *__restrict__ out, int rows, int cols)
 {
     __shared__ float warp_sums[32];
     int row = blockIdx.y;
     float acc = 0.0f;
     if (row < rows) {
         const float *p = x + (size_t)row * cols;
-        for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += gridDim.x * blockDim.x)
-            acc += p[c];
+        for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += gridDim.x * blockDim.x) acc += p[c];
     }
     /* Block reduction: any blockDim.x that is a multiple of 32. */
-    for (int off = 16; off > 0; off >>= 1)
-        acc += __shfl_down_sync(0xffffffffu, acc, off);
+    for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     if (lane == 0) warp_sums[warp] = acc;
     __syncthreads();
     if (warp == 0) {
         acc = lane < nwarps ? warp_sums[lane] : 0.0f;
-        for (int off = 16; off > 0; off >>= 1)
-            acc += __shfl_down_sync(0xffffffffu, acc, off);
+        for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
         if (lane == 0 && row < rows) atomicAdd(&out[row], acc);
     }
 }
@@ -48,8 +44,7 @@ int main(int argc, char **argv)
     const dim3 grid(1, rows), block(32); /* the program's own (poor) configuration */
     std::vector<float> h(N);
     fill_real(h, 3001);
-    for (auto &v : h)
-        v = v < 0 ? -v : v; /* positive: sums without cancellation */
+    for (auto &v : h) v = v < 0 ? -v : v; /* positive: sums without cancellation */
     float *x, *o;
     CK(cudaMalloc(&x, N * 4));
     CK(cudaMalloc(&o, rows * 4));
@@ -68,16 +63,14 @@ int main(int argc, char **argv)
     }
     tm.end_loop();
     tm.report();
-    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x,
-           block.y, block.z);
+    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x, block.y, block.z);
 
     /* Check against a double-precision host sum. */
     std::vector<float> ho(rows);
     CK(cudaMemcpy(ho.data(), o, rows * 4, cudaMemcpyDeviceToHost));
     for (int r = 0; r < rows; ++r) {
         double ref = 0;
-        for (int c = 0; c < cols; ++c)
-            ref += h[(size_t)r * cols + c];
+        for (int c = 0; c < cols; ++c) ref += h[(size_t)r * cols + c];
         if (std::abs(ho[r] - ref) > 1e-4 * ref) {
             fprintf(stderr, "row %d: sum %.7g, reference %.7g\n", r, ho[r], ref);
             return 1;

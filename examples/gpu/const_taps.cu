@@ -22,10 +22,9 @@
 #define NTAPS (2 * RADIUS + 1)
 
 /* The image's initial values: a box filter, which the program never uses. */
-__constant__ float taps[NTAPS] = {1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS,
-                                  1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS,
-                                  1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS,
-                                  1.f / NTAPS, 1.f / NTAPS};
+__constant__ float taps[NTAPS] = {1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS,
+                                  1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS,
+                                  1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS, 1.f / NTAPS};
 
 __global__ void conv1d_const(const float *__restrict__ x, float *__restrict__ y, int n)
 {
@@ -49,8 +48,7 @@ static float conv_ref(const std::vector<float> &x, const float *t, int i)
 }
 
 /* Checks sampled elements of y against the host's reference; exits 1 on a difference. */
-static void check(const std::vector<float> &x, const std::vector<float> &y, const float *t,
-                  const char *which)
+static void check(const std::vector<float> &x, const std::vector<float> &y, const float *t, const char *which)
 {
     for (size_t i = 0; i < y.size(); i += 4093) {
         float ref = conv_ref(x, t, (int)i);
@@ -100,8 +98,7 @@ int main(int argc, char **argv)
     }
     tm.end_loop();
     tm.report(); /* synchronizes s */
-    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x,
-           block.y, block.z);
+    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x, block.y, block.z);
 
     CK(cudaMemcpy(yb.data(), y, (size_t)n * 4, cudaMemcpyDeviceToHost));
     check(h, ya, ta, "A");

@@ -32,8 +32,7 @@ __global__ void stencil17_dyn(const float *__restrict__ in, float *__restrict__ 
     if (i < n) {
         float acc = 0.0f;
 #pragma unroll
-        for (int k = -RADIUS; k <= RADIUS; ++k)
-            acc = fmaf(c_w[k + RADIUS], tile[t + k], acc);
+        for (int k = -RADIUS; k <= RADIUS; ++k) acc = fmaf(c_w[k + RADIUS], tile[t + k], acc);
         out[i] = acc;
     }
 }
@@ -65,15 +64,14 @@ int main(int argc, char **argv)
     }
     tm.end_loop();
     tm.report();
-    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=%zu\n", grid.x, grid.y, grid.z, block.x,
-           block.y, block.z, shared);
+    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=%zu\n", grid.x, grid.y, grid.z, block.x, block.y, block.z,
+           shared);
 
     std::vector<float> ho(n);
     CK(cudaMemcpy(ho.data(), y, (size_t)n * 4, cudaMemcpyDeviceToHost));
     for (int k = 0; k < n; k += 77777) {
         float acc = 0.0f;
-        for (int j = -RADIUS; j <= RADIUS; ++j)
-            acc = fmaf(w[j + RADIUS], h[std::min(std::max(k + j, 0), n - 1)], acc);
+        for (int j = -RADIUS; j <= RADIUS; ++j) acc = fmaf(w[j + RADIUS], h[std::min(std::max(k + j, 0), n - 1)], acc);
         if (std::fabs(ho[k] - acc) > 1e-5f) {
             fprintf(stderr, "out[%d] = %.9g, expected %.9g\n", k, ho[k], acc);
             return 1;

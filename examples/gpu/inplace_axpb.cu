@@ -16,8 +16,7 @@
 
 extern "C" __global__ void axpb_inplace(float *y, float a, float b, int n)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        y[i] = a * y[i] + b;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = a * y[i] + b;
 }
 
 int main(int argc, char **argv)
@@ -43,16 +42,14 @@ int main(int argc, char **argv)
     }
     tm.end_loop();
     tm.report();
-    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x,
-           block.y, block.z);
+    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x, block.y, block.z);
 
     /* Check a few elements against the host recurrence (same float operations). */
     std::vector<float> ho(n);
     CK(cudaMemcpy(ho.data(), y, (size_t)n * 4, cudaMemcpyDeviceToHost));
     for (int k = 0; k < n; k += 1000003) {
         float v = h[k];
-        for (int i = 0; i < iters; ++i)
-            v = fmaf(0.999f, v, 0.001f);
+        for (int i = 0; i < iters; ++i) v = fmaf(0.999f, v, 0.001f);
         if (v != ho[k]) {
             fprintf(stderr, "y[%d] = %.9g after %d launches, expected %.9g\n", k, ho[k], iters, v);
             return 1;

@@ -24,8 +24,7 @@
 
 extern "C" __global__ void gs_update(float *x, float a, float b, int n)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        x[i] = a * x[i] + b;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] = a * x[i] + b;
 }
 
 int main(int argc, char **argv)
@@ -51,8 +50,7 @@ int main(int argc, char **argv)
     }
     tm.end_loop();
     tm.report();
-    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x,
-           block.y, block.z);
+    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x, block.y, block.z);
 
     /* Check elements spread over x against the host recurrence (the same fused
      * multiply-add nvcc makes of a*x + b). */
@@ -60,8 +58,7 @@ int main(int argc, char **argv)
     CK(cudaMemcpy(ho.data(), x, (size_t)n * 4, cudaMemcpyDeviceToHost));
     for (int k = 0; k < n; k += 999983) {
         float v = h[k];
-        for (int i = 0; i < iters; ++i)
-            v = fmaf(0.999f, v, 0.002f);
+        for (int i = 0; i < iters; ++i) v = fmaf(0.999f, v, 0.002f);
         if (v != ho[k]) {
             fprintf(stderr, "x[%d] = %.9g after %d launches, expected %.9g\n", k, ho[k], iters, v);
             return 1;

@@ -51,16 +51,13 @@ __global__ void softmax_rows(const float *__restrict__ x, float *__restrict__ y,
     const float *xr = x + (size_t)r * cols;
     float *yr = y + (size_t)r * cols;
     float m = -INFINITY;
-    for (int c = threadIdx.x; c < cols; c += blockDim.x)
-        m = fmaxf(m, xr[c]);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, xr[c]);
     m = block_reduce(m, 1, red);
     float s = 0.0f;
-    for (int c = threadIdx.x; c < cols; c += blockDim.x)
-        s += expf(xr[c] - m);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) s += expf(xr[c] - m);
     s = block_reduce(s, 0, red);
     float inv = 1.0f / s;
-    for (int c = threadIdx.x; c < cols; c += blockDim.x)
-        yr[c] = expf(xr[c] - m) * inv;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = expf(xr[c] - m) * inv;
 }
 
 int main(int argc, char **argv)
@@ -88,18 +85,15 @@ int main(int argc, char **argv)
     }
     tm.end_loop();
     tm.report();
-    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x,
-           block.y, block.z);
+    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x, block.y, block.z);
 
     std::vector<float> ho(N);
     CK(cudaMemcpy(ho.data(), y, N * 4, cudaMemcpyDeviceToHost));
     for (int r = 0; r < rows; r += 997) {
         const float *xr = &h[(size_t)r * cols];
         double m = -INFINITY, sum = 0;
-        for (int c = 0; c < cols; ++c)
-            m = std::max(m, (double)xr[c]);
-        for (int c = 0; c < cols; ++c)
-            sum += std::exp((double)xr[c] - m);
+        for (int c = 0; c < cols; ++c) m = std::max(m, (double)xr[c]);
+        for (int c = 0; c < cols; ++c) sum += std::exp((double)xr[c] - m);
         for (int c = 0; c < cols; c += 61) {
             double want = std::exp((double)xr[c] - m) / sum, got = ho[(size_t)r * cols + c];
             if (std::fabs(got - want) > 1e-4 * want) {

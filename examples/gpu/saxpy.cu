@@ -11,8 +11,8 @@
  */
 #include "../../tests/gpu/common.h"
 
-extern "C" __global__ void saxpy(int n, float a, const float *__restrict__ x,
-                                 const float *__restrict__ y, float *__restrict__ z)
+extern "C" __global__ void saxpy(int n, float a, const float *__restrict__ x, const float *__restrict__ y,
+                                 float *__restrict__ z)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         z[i] = a * x[i] + y[i];
@@ -45,8 +45,7 @@ int main(int argc, char **argv)
     }
     tm.end_loop();
     tm.report();
-    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x,
-           block.y, block.z);
+    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x, block.y, block.z);
 
     out.dev(z, n);
     CK(cudaFree(x));

@@ -21,8 +21,8 @@
 #include "../../tests/gpu/common.h"
 
 /* At most 64 registers a thread, so that a block of 1024 threads fits on any SM. */
-__global__ void __launch_bounds__(1024)
-    grid_sync_sum(const unsigned *__restrict__ x, unsigned *__restrict__ out, unsigned *bar, int n)
+__global__ void __launch_bounds__(1024) grid_sync_sum(const unsigned *__restrict__ x, unsigned *__restrict__ out,
+                                                      unsigned *bar, int n)
 {
     __shared__ unsigned part[32];
     const int stride = gridDim.x * blockDim.x;
@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(1024)
             b += part[w];
         atomicAdd(&bar[2], b);
         __threadfence();
-        atomicAdd(&bar[0], 1u);                           /* arrive */
+        atomicAdd(&bar[0], 1u); /* arrive */
         while (*(volatile unsigned *)&bar[0] < gridDim.x) /* wait for every block */
             __nanosleep(100);
         __threadfence();
@@ -85,8 +85,7 @@ int main(int argc, char **argv)
     }
     tm.end_loop();
     tm.report();
-    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x,
-           block.y, block.z);
+    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x, block.y, block.z);
 
     std::vector<unsigned> ho(n), hb(4);
     CK(cudaMemcpy(ho.data(), o, (size_t)n * 4, cudaMemcpyDeviceToHost));
@@ -101,8 +100,7 @@ int main(int argc, char **argv)
         }
     }
     if (hb[0] || hb[1] || hb[2]) {
-        fprintf(stderr, "bar = {%u, %u, %u} after the launches, expected zeros\n", hb[0], hb[1],
-                hb[2]);
+        fprintf(stderr, "bar = {%u, %u, %u} after the launches, expected zeros\n", hb[0], hb[1], hb[2]);
         return 1;
     }
     out.put(ho);

@@ -17,12 +17,11 @@
 
 #include <cmath>
 
-extern "C" __global__ void tied_scale(const float *__restrict__ x, float *__restrict__ y, float a,
-                                      float b, int n, int tag)
+extern "C" __global__ void tied_scale(const float *__restrict__ x, float *__restrict__ y, float a, float b, int n,
+                                      int tag)
 {
     (void)tag; /* on purpose: a scalar that does not change the work */
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        y[i] = a * x[i] + b;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = a * x[i] + b;
 }
 
 int main(int argc, char **argv)
@@ -49,8 +48,7 @@ int main(int argc, char **argv)
     }
     tm.end_loop();
     tm.report();
-    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x,
-           block.y, block.z);
+    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x, block.y, block.z);
 
     std::vector<float> ho(n);
     CK(cudaMemcpy(ho.data(), y, (size_t)n * 4, cudaMemcpyDeviceToHost));

@@ -12,8 +12,7 @@
  */
 #include "../../tests/gpu/common.h"
 
-__global__ void transpose_naive(const float *__restrict__ in, float *__restrict__ out, int rows,
-                                int cols)
+__global__ void transpose_naive(const float *__restrict__ in, float *__restrict__ out, int rows, int cols)
 {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     int r = blockIdx.y * blockDim.y + threadIdx.y;
@@ -46,8 +45,7 @@ int main(int argc, char **argv)
     }
     tm.end_loop();
     tm.report();
-    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x,
-           block.y, block.z);
+    printf("CONFIG grid=(%u,%u,%u) block=(%u,%u,%u) shared=0\n", grid.x, grid.y, grid.z, block.x, block.y, block.z);
 
     /* Spot-check the transpose itself on the host. */
     std::vector<float> ho(N);
