@@ -23,6 +23,13 @@ import subprocess
 import sys
 import tempfile
 
+# The caller's own settings never reach a case's programs, many of which inherit this
+# environment: a case sets what it means (an XMATUNE_CACHE exported in the caller's shell
+# was tuned into). ctest gives each case a HOME and an XDG_CACHE_HOME of its own
+# (tests/own_home.cmake), so that the default cache is never the user's either.
+for _k in [k for k in os.environ if k.startswith("XMATUNE_")]:
+    del os.environ[_k]
+
 SHIM = os.environ.get("XMT_SHIM", "")
 # Sanitized builds (scripts/sanitize.sh) set XMT_PRELOAD_PREFIX to the sanitizer runtime and
 # a colon ("/path/libasan.so:"): it must come first in LD_PRELOAD. Empty otherwise.
