@@ -6,9 +6,11 @@ driver; app_linked: linked with -lcuda) once without the shim and once or more w
 and checks what a user must be able to rely on: byte-identical outputs, return codes,
 the shim seeing every launch, and — in tune mode — which configuration won and ran.
 
-usage: cases.py CASE        (ctest runs one case per test; `cases.py --list` lists them)
+usage: cases.py CASE        (ctest runs one case per test, through run_case.py, which
+                            imports this file; `cases.py --list` lists them)
 Paths come from the environment that CMake sets: XMT_SHIM, XMT_SIMDIR, XMT_APP_RT,
-XMT_APP_LINKED, XMT_RTLD_NEXT, XMT_POLICIES, XMT_WORK.
+XMT_APP_LINKED, XMT_RTLD_NEXT, XMT_POLICIES, XMT_WORK; and HOME and XDG_CACHE_HOME, a home
+of the test's own (tests/own_home.cmake).
 """
 import collections
 import json
