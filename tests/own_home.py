@@ -91,9 +91,10 @@ def check(homes):
                 f.seek(a[1] if a else 0)
                 added = f.read().decode(errors="replace").splitlines()
             print("    %d record(s) added, the first: %s" % (len(added), added[0][:300] if added else ""))
-    print("Every test must run with a cache of its own (tests/CMakeLists.txt gives each a HOME "
-          "and an XDG_CACHE_HOME); a program outside the suite that used the default cache "
-          "meanwhile changes it too.")
+    print("Every test must run with a cache of its own (tests/own_home.cmake gives each a HOME "
+          "and an XDG_CACHE_HOME). A program outside the suite that used or removed the "
+          "default cache meanwhile changes it too: records added that the suite's programs "
+          "did not make, or a folder removed, are another's (run again to tell).")
     return 1
 
 
