@@ -2449,6 +2449,11 @@ def tool_install_prefix():
         e = {k: v for k, v in os.environ.items() if not k.startswith(("XMATUNE_", "SIMCUDA_"))}
         e.update(LD_LIBRARY_PATH=SIMDIR, LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"), XMATUNE_WARMUP_MS="0",
                  LD_DEBUG="libs")
+        # The default cache, as a user's would be, but each tree's own and empty: the /usr
+        # tree's run found the first tree's winners and tuned nothing (a cache hit is no
+        # tune event), and before the test had a home of its own both wrote into ~/.cache.
+        e["XDG_CACHE_HOME"] = prefix + ".xdg"
+        shutil.rmtree(e["XDG_CACHE_HOME"], ignore_errors=True)
         p = subprocess.run([tool, "run", "--tune", "--policy", POLICIES, "--log", log, "--",
                             APPS["rt"], "basic", out, "3"], env=e, capture_output=True, text=True)
         expect(p.returncode == 0, p.stdout + p.stderr[-3000:])
