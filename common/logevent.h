@@ -158,6 +158,7 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_AUTO "auto" /* a derived config's (XMATUNE_AUTO), with: */
 #define XMT_F_IDIOM "idiom"
 #define XMT_F_STATUS "status"
+#define XMT_F_AFTER_FAULT "after_fault" /* skipped after a fault: the one that faulted */
 #define XMT_F_WHY "why"
 #define XMT_F_MEDIAN_MS "median_ms"
 #define XMT_F_MEAN_MS "mean_ms"

@@ -8,9 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "autotune.h"
 #include "candidate.h"
 #include "clock.h"
 #include "driver.h"
+#include "family.h"
 #include "log.h"
 #include "options.h"
 #include "outputs.h"
@@ -489,6 +491,33 @@ static int faulted_before(const xmt_session *S, xmt_cand *c)
     return 0;
 }
 
+/* In the trial helper: c reaches further along the idiom of a candidate that faulted in
+ * an earlier helper (family.h): 1, with the one that condemns it and why in c. */
+static int after_fault(const xmt_session *S, xmt_cand *c, size_t i)
+{
+    int derived = xmt_auto_owns(S->k->entry),
+        g = xmt_family_group(derived, c->c.label, i, S->space_first);
+    for (size_t j = 0; S->trial && !S->only && j < S->trial->nfaulted; j++) {
+        xmt_candidate f;
+        long fi = S->trial->faulted[j];
+        char dims[160];
+        if (fi < 0 || (size_t)fi >= S->n ||
+            xmt_entry_candidate(S->k->entry, (size_t)fi, S->v, &f) != 1 ||
+            xmt_family_group(derived, f.label, (size_t)fi, S->space_first) != g ||
+            !xmt_family_reaches(&S->v->orig, &f.dims, &c->c.dims, dims, sizeof dims))
+            continue;
+        c->skipped_after_fault = 1;
+        c->after_fault = fi;
+        snprintf(c->after_fault_label, sizeof c->after_fault_label, "%s", f.label);
+        snprintf(c->why, sizeof c->why,
+                 "candidate %ld (%.80s) faulted in the trial helper, and this one reaches at "
+                 "least as far along its idiom (%.60s): not run",
+                 fi, f.label, dims);
+        return 1;
+    }
+    return 0;
+}
+
 /* A candidate built (candidate i of the entry, or the pin) and either valid (S->valid
  * counts it) or skipped with its reason. */
 static void admit(xmt_session *S, xmt_cand *c, size_t i)
@@ -506,6 +535,8 @@ static void admit(xmt_session *S, xmt_cand *c, size_t i)
         snprintf(c->why, sizeof c->why, "same as the program's own config");
     } else if (faulted_before(S, c)) {
         c->status = XMT_C_FAULT;
+    } else if (after_fault(S, c, i)) {
+        c->status = XMT_C_SKIPPED;
     } else {
         c->status = XMT_C_OK;
         S->valid++;

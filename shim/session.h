@@ -83,6 +83,11 @@ typedef struct {
                                  rounding alone (rounding.h): rel says how much */
     double rel;               /* every difference within rel times its output's scale */
     CUevent start, end, prep; /* prep: before its restores and resets */
+    /* skipped (XMT_C_SKIPPED) because after_fault, a candidate that faulted in an earlier
+     * helper, condemns it (family.h) */
+    int skipped_after_fault;
+    long after_fault;
+    char after_fault_label[160];
 } xmt_cand;
 
 /* Where the time of a session went (ms), as the tune event reports it. verify_*: the

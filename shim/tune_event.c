@@ -181,12 +181,18 @@ static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
     json_object_set_new(o, XMT_F_CONFIG, json_string(c->c.label));
     const char *idiom = c->index == XMT_OWN_CONFIG ? NULL : xmt_auto_idiom_of(c->c.label);
     if (idiom) json_object_set_new(o, XMT_F_AUTO, json_pack("{ss}", XMT_F_IDIOM, idiom));
+    int family = c->status == XMT_C_SKIPPED && c->skipped_after_fault;
     json_object_set_new(o, XMT_F_STATUS,
                         json_string(c->status == XMT_C_OK        ? "ok"
+                                    : family                     ? "skipped_after_fault"
                                     : c->status == XMT_C_SKIPPED ? "skipped"
                                     : c->status == XMT_C_FAULT   ? "fault"
                                                                  : "rejected"));
     if (c->status != XMT_C_OK) json_object_set_new(o, XMT_F_WHY, json_string(c->why));
+    if (family)
+        json_object_set_new(o, XMT_F_AFTER_FAULT,
+                            json_pack("{sIss}", XMT_F_INDEX, (json_int_t)c->after_fault,
+                                      XMT_F_CONFIG, c->after_fault_label));
     times_into(o, S, c);
     if (c->rounded)
         json_object_set_new(o, XMT_F_ROUNDING, json_pack("{sf}", XMT_F_MAX_REL, c->rel));

@@ -205,7 +205,7 @@ static void report_tunings(json_t *tunes)
         {
             const char *st = sget(c, XMT_F_STATUS);
             ok += !strcmp(st, "ok");
-            skipped += !strcmp(st, "skipped");
+            skipped += !strcmp(st, "skipped") || !strcmp(st, "skipped_after_fault");
             rejected += !strcmp(st, "rejected");
             faulted += !strcmp(st, "fault");
             eliminated += json_object_get(c, XMT_F_ELIMINATED) != NULL;

@@ -29,7 +29,7 @@
  * block), counter (step_scale with the call's counter as an argument), hop (indices
  * updated in place: faults from poisoned outputs), untold (vecadd whose output already holds
  * its result), bgwait (saxpy ITERATIONS times, a wait for the shim's background
- * verifications, ITERATIONS times again).
+ * verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check).
  * It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
  * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
  * prints file:line and the error, and exits 1. APP_KERNEL_FUNCTION=1 (app_rt): launch the
@@ -1529,6 +1529,21 @@ static void scenario_hazard(void)
     dump(s, (size_t)n * 4);
 }
 
+/* nocheck: scale_nocheck, a kernel without a bounds check, on n = 2^20 floats (4 MiB) with
+ * blocks of 32 covering n exactly (the only safe shape: more threads write past y's end),
+ * ITERATIONS times; y dumped at the end. */
+static void scenario_nocheck(void)
+{
+    int n = 1 << 20;
+    CUdeviceptr y = upload((size_t)n, 83);
+    void *p[] = {&y, &n};
+    CUfunction f = kernel("_Z13scale_nocheckPfi");
+    for (int i = 0; i < iterations; i++)
+        launch(cu.launch, f, (unsigned)n / 32, 1, 32, 1, 0, NULL, p);
+    CHECK(cu.cuCtxSynchronize());
+    dump(y, (size_t)n * 4);
+}
+
 /* block_sum on n = 5120 (grid 20 x block 256) first on data that cannot tell a wrong
  * block size, then ITERATIONS times on real data (upload's pattern), each output dumped.
  * argv[4]: "zeros" (a warm-up pass on zeros: every sum 0), "zeros_only" (zeros at every
@@ -1719,7 +1734,7 @@ int main(int argc, char **argv)
                 "usage: %s "
                 "basic|threads|fork|forkexec|capture|unload|churn|saxpy|protect|sizes|optin|sigs|"
                 "graph|graphchurn|images|closefds|fillm1|hazard|warmup|globals|texarg|scale64|"
-                "rowmax|rowsum|counter OUT "
+                "rowmax|rowsum|counter|nocheck OUT "
                 "[ITERATIONS]\n",
                 argv[0]);
         return 2;
@@ -1794,6 +1809,8 @@ int main(int argc, char **argv)
         scenario_fillm1();
     else if (!strcmp(sc, "hazard"))
         scenario_hazard();
+    else if (!strcmp(sc, "nocheck"))
+        scenario_nocheck();
     else if (!strcmp(sc, "globals"))
         scenario_globals();
     else if (!strcmp(sc, "texarg"))

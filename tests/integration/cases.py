@@ -4193,8 +4193,12 @@ def trial_helper_candidates_fault_and_hang():
     """own_block faults in every config but the program's own, spin never ends with
     BLOCK=128: in the trial helper (the default) each such candidate is recorded as
     `fault`, its helper ended and a new one runs the rest from the program's data; the
-    program's outputs are its own. In the program's process (inline) the first faulting
-    candidate kills the program: what the helper is for."""
+    program's outputs are its own. spin's BLOCK=64 has a larger grid (64 blocks) than the
+    one that hung (32), where that one grew past the program's (16): it is skipped after
+    the fault, never run (its fault family, docs/tuning.md); own_block's three faulting
+    configs are no family (each has fewer blocks than the one before, and no more threads).
+    In the program's process (inline) the first faulting candidate kills the program: what
+    the helper is for."""
     base = run("rt", "hazard", shim=False)
     ok(base, "without the shim")
     t = run("rt", "hazard", env={"XMATUNE_POLICY": HAZARD})
@@ -4207,17 +4211,55 @@ def trial_helper_candidates_fault_and_hang():
     expect(ob["trial"] == "helper" and ob["winner"]["index"] == -1 and not ob.get("untuned"), ob)
     st = {c["config"]: (c["status"], c.get("why", "")) for c in sp["candidates"]}
     expect(st["BLOCK=128"][0] == "fault" and "watchdog" in st["BLOCK=128"][1], st)
-    expect(st["BLOCK=64"][0] == "ok" and not sp.get("untuned") and not sp.get("error"), sp)
+    expect(st["BLOCK=64"][0] == "skipped_after_fault" and "candidate 1 (BLOCK=128)" in st["BLOCK=64"][1]
+           and not sp.get("untuned") and not sp.get("error"), sp)
     ended = [e for e in t.events("trial_helper") if e["what"] == "ended"]
     expect(len(ended) == 4 and sum("watchdog" in e["why"] for e in ended) == 1, ended)
     expect(helper_whats(t).count("started") == 5, helper_whats(t))
     wait_gone(helper_pids(t), "hazard")
     p = report_of(t, "hazard-report.jsonl")
     expect("0 ok, 1 skipped, 0 rejected, 3 faulted (trial helper)" in p.stdout and
-           "1 ok, 1 skipped, 0 rejected, 1 faulted (trial helper)" in p.stdout, p.stdout)
+           "0 ok, 2 skipped, 0 rejected, 1 faulted (trial helper)" in p.stdout, p.stdout)
     # the same program with its sessions in its own process: it dies of the first fault
     q = run("rt", "hazard", env=dict(INLINE, XMATUNE_POLICY=HAZARD))
     expect(q.rc != 0 and "CUDA_ERROR_ILLEGAL_ADDRESS" in q.stderr, (q.rc, q.stderr))
+
+
+@case
+def trial_helper_fault_family_skipped():
+    """Issue 48, item 3: scale_nocheck has no bounds check; the program launches it with
+    blocks of 32 covering its 2^20 elements exactly. Under XMATUNE_AUTO=1, the program's
+    grid kept (grid0) with a block of 64 writes past y's end and faults in the helper;
+    every larger block on that grid reaches further (more threads per block, more threads
+    in x) and is skipped without running, `skipped_after_fault` naming candidate 0, in the
+    one session the next helper runs with every candidate not yet tried. The stride grid of
+    132 x 8 blocks of 1024 faults too (1081344 threads); the stride grids of fewer blocks
+    have fewer threads than it and still run (rejected: elements left unwritten). Two
+    faults, three helpers, where each of the six faulting candidates cost a helper before;
+    outputs identical, the winner a grid covering the program's threads (cdiv)."""
+    t = auto_run("rt", "nocheck")
+    ev = tune_events(t, "scale_nocheck")
+    expect(len(ev) == 1 and ev[0]["trial"] == "helper" and not ev[0].get("untuned"), ev)
+    by = {c["index"]: c for c in ev[0]["candidates"]}
+    faults = sorted(i for i, c in by.items() if c["status"] == "fault")
+    expect(faults == [0, 35], [(i, by[i]["config"], by[i].get("why")) for i in faults])
+    fam = [c for c in ev[0]["candidates"] if c["status"] == "skipped_after_fault"]
+    expect(sorted(c["index"] for c in fam) == [2, 4, 6, 8], fam)
+    for c in fam:
+        expect(c["after_fault"] == {"index": 0, "config": by[0]["config"]} and
+               auto_idiom_of(c) == "grid0" and c["block"][0] > 64 and
+               "candidate 0 (IDIOM=0, BX=64" in c["why"] and
+               "threads in x %d >= 2097152" % (32768 * c["block"][0]) in c["why"], c)
+    st = _cands(ev[0], "stride")
+    expect(all(c["status"] == "rejected" for c in st if c["index"] != 35) and len(st) == 16, st)
+    expect(all(c["status"] == "ok" for c in _cands(ev[0], "cdiv")), _cands(ev[0], "cdiv"))
+    expect(auto_idiom(ev[0]) == "cdiv" and ev[0]["winner"]["block"] == [256, 1, 1], ev[0]["winner"])
+    expect(helper_whats(t).count("started") == 3 and helper_whats(t).count("ended") == 2,
+           helper_whats(t))
+    wait_gone(helper_pids(t), "nocheck")
+    # the report counts them with the skipped
+    p = report_of(t, "nocheck-report.jsonl")
+    expect("5 ok, 70 skipped, 15 rejected, 2 faulted (trial helper)" in p.stdout, p.stdout)
 
 
 @case
@@ -5443,6 +5485,10 @@ def auto_extern_c_float_scalar_one_key():
     expect(len(runs) >= 12 and all(r == w for r in runs[-10:]), (w, runs))
     # the exit table (XMATUNE_VERBOSE): launches, rewritten, keys
     expect(re.search(r"^xmatune: +12 +11 +1 +0 +- +scale_n64$", t.stderr, re.M), t.stderr)
+
+
+def auto_idiom_of(c):
+    return (c.get("auto") or {}).get("idiom")
 
 
 def _cands(ev, idiom):

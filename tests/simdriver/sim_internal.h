@@ -126,7 +126,7 @@ SIM_HIDDEN CUresult sim_fault(CUresult rc);
 /* ---- built-in kernels (sim_kernels.c) ---- */
 enum { SIMK_I32, SIMK_F32, SIMK_PTR, SIMK_BYTES };
 #define SIMK_MAXP 8
-#define SIMK_MAX 32
+#define SIMK_MAX 40
 
 typedef struct {
     int kind;

@@ -444,6 +444,26 @@ static double spin_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 1), 0.01, 256);
 }
 
+/* scale_nocheck(float *y, int n): y[i] = 2 * y[i] + 1 for every thread i of the launch, in
+ * place, with no bounds check (n is not read): right only when grid.x * block.x is n, as
+ * the program launches it; more threads write past y's end (an illegal address once past
+ * its allocation), fewer leave elements unwritten. A kernel without a bounds check. */
+static void scale_nocheck_run(sim_exec *e)
+{
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        float *y = simk_fp(e, 0, i);
+        *y = 2.0f * *y + 1.0f;
+        if (e->fault) return;
+    }
+}
+static double scale_nocheck_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 1), 0.01, 256);
+}
+
 /* coef_scale(float *y, const float *x, int n): y[i] = x[i] * sim_coef, its module's
  * global (1.0 at load; a program sets it like a __constant__ with cudaMemcpyToSymbol):
  * what a helper that did not stage the module's globals gets wrong. */
@@ -765,6 +785,17 @@ static simk_def g_kernels[] = {
      0,
      own_block_run,
      own_block_cost,
+     {0},
+     0},
+    {"_Z13scale_nocheckPfi",
+     "scale_nocheck(float*, int)",
+     2,
+     {PTR, I32},
+     1024,
+     16,
+     0,
+     scale_nocheck_run,
+     scale_nocheck_cost,
      {0},
      0},
     {"_Z10coef_scalePfPKfi",

@@ -75,6 +75,11 @@
  *                                 hang_block) 0,8,12                  block.x == hang_block
  *                                                                     then never finishes
  *                                                                     (busy until killed)
+ *  _Z13scale_nocheckPfi            scale_nocheck(float* y, int n) 0,8  ONLY grid.x*block.x ==
+ *                                 (n not read: no bounds check)       n: y = 2*y + 1 IN
+ *                                                                     PLACE; more threads write
+ *                                                                     past y: ILLEGAL_ADDRESS
+ *                                                                     past its allocation
  *  _Z9ref_accumRfi                ref_accum(float& y, int n) 0,8      any with grid.x*block.x
  *                                                                     >= n; y[i] += 1 IN PLACE
  *  _Z10cast_accumILc1EEvPfil      cast_accum<(char)1>(float* y, int   the same; the cookie
@@ -136,6 +141,7 @@
  *                                  (1 + 0.5 * shared / 49152)           n
  *   triton add     n       0.010   pen(T, 128, 0.15)                    tiled, 1024
  *   own_block,spin n       0.010   pen(T, 256, 0.15)                    n
+ *     scale_nocheck
  *   row_max,       B*ncols 0.010   pen(T, 256, 0.15)                    tiled, 256
  *     row_sum
  *   step_scale     n       0.010   pen(T, 256, 0.15)                    n
