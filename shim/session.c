@@ -41,6 +41,12 @@ void (*xmt_session_tick)(void);
  * WATCHDOG_MIN_MS, is reported while it lasts; when it ends, tuning of the key stops. */
 #define WATCHDOG_FACTOR 100
 #define WATCHDOG_MIN_MS 1000.0
+/* In the trial helper, a candidate's deadline (docs/tuning.md, "Where candidates run"):
+ * HANG_FACTOR times the program's own config's first run per run waited for, at least
+ * HANG_FLOOR_MS; past it the run is taken as hung and the helper ends with it. Until the
+ * own config's first run is measured (that run itself), the watchdog's limit above. */
+#define HANG_FACTOR 20
+#define HANG_FLOOR_MS 250.0
 
 static double statistic(const double *t, int n, int mean)
 {
@@ -321,6 +327,11 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
     }
     double t0 = xmt_now_ms(), limit = WATCHDOG_FACTOR * S->own_ms * (runs > 0 ? runs : 1);
     if (limit < WATCHDOG_MIN_MS) limit = WATCHDOG_MIN_MS;
+    double deadline = limit;
+    if (S->trial && S->own_ms > 0) {
+        deadline = HANG_FACTOR * S->own_ms * (runs > 0 ? runs : 1);
+        if (deadline < HANG_FLOOR_MS) deadline = HANG_FLOOR_MS;
+    }
     int fired = 0;
     for (;;) {
         CUresult r = ev ? xmt_drv.cuEventQuery(ev) : xmt_drv.cuStreamQuery(S->s);
@@ -331,9 +342,17 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
             return -1;
         }
         double el = xmt_now_ms() - t0;
-        if (S->trial && el > limit) { /* the helper exits after this: the run ends with it */
-            blame(S, running_cand(S, who), CUDA_ERROR_TIMEOUT,
-                  "the watchdog (a config ran far too long)");
+        if (S->trial && el > deadline) { /* the helper exits after this: the run ends with it */
+            if (deadline == limit)
+                snprintf(S->deadline_at, sizeof S->deadline_at,
+                         "the watchdog (a config ran far too long: %.0f ms)", deadline);
+            else
+                snprintf(S->deadline_at, sizeof S->deadline_at,
+                         "the watchdog's deadline (%.0f ms: %d times the program's own config's "
+                         "%.3f ms%s, at least %.0f ms)",
+                         deadline, HANG_FACTOR, S->own_ms, runs > 1 ? " per run" : "",
+                         HANG_FLOOR_MS);
+            blame(S, running_cand(S, who), CUDA_ERROR_TIMEOUT, S->deadline_at);
             return -1;
         }
         if (xmt_session_tick) xmt_session_tick();

@@ -217,6 +217,7 @@ typedef struct {
     double progress_phase_ms; /* when that phase began: the estimate of the time left */
     unsigned progress_key;    /* this session's key, counted in the process (1, 2, ...) */
     double own_ms;            /* wall time of the program's own config's first run (the watchdog) */
+    char deadline_at[160];    /* in the trial helper, the deadline a run went past (error_at) */
     xmt_phases ph;
     xmt_choice choice;
     /* in the trial helper */

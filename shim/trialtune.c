@@ -516,7 +516,10 @@ static int check(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, c
 /* The fault of a candidate, as its `why` says it. */
 static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
 {
-    if (res->culprit_error == CUDA_ERROR_TIMEOUT)
+    static const char at[] = "CUDA_ERROR_TIMEOUT at ";
+    if (res->culprit_error == CUDA_ERROR_TIMEOUT && !strncmp(res->why, at, sizeof at - 1))
+        snprintf(out, cap, "ran past %.130s in the trial helper", res->why + sizeof at - 1);
+    else if (res->culprit_error == CUDA_ERROR_TIMEOUT)
         snprintf(out, cap, "ran past the watchdog in the trial helper (it never ended)");
     else
         snprintf(out, cap, "faulted in the trial helper: %.120s", res->why);

@@ -4263,6 +4263,41 @@ def trial_helper_fault_family_skipped():
 
 
 @case
+def trial_helper_hang_deadline():
+    """Issue 48, item 3: in the trial helper a candidate's run has a deadline of 20 times
+    the program's own config's first run (per run waited for), at least 250 ms. saxpy's
+    BLOCK=64 here keeps the device busy for 700 ms at each launch: far longer than the
+    program's own config (a few microseconds here), though not for ever; it used to run to
+    its end (the watchdog's 1 s floor) and be timed. Now its first run is ended at the
+    deadline, it is recorded `fault` with the deadline in its why, remembered like a fault
+    (the session goes on in a new helper without it) and never timed; the key gets a
+    winner, the outputs are the program's. (With its old 1 s floor it ran to its end and
+    was timed: `ok`.)"""
+    base = run("rt", "saxpy", shim=False)
+    ok(base, "without the shim")
+    t = run("rt", "saxpy", env=dict(TRIAL, XMATUNE_WARMUP="1", XMATUNE_ITERATIONS="3",
+                                    SIMCUDA_HANG=SAXPY + ":64:700"))
+    ok(t, "a candidate that runs far too long")
+    same_output(base, t, "a candidate that runs far too long")
+    ev = tune_events(t, "saxpy")[0]
+    st = {c["config"]: c for c in ev["candidates"]}
+    b64 = st["BLOCK=64"]
+    m = re.search(r"^ran past the watchdog's deadline \((\d+) ms: 20 times the program's own "
+                  r"config's ([0-9.]+) ms, at least 250 ms\) in the trial helper$", b64.get("why", ""))
+    expect(b64["status"] == "fault" and m and int(m.group(1)) == 250 and
+           float(m.group(2)) * 20 < 250 and "times_ms" not in b64, b64)
+    expect([c for c in st if st[c]["status"] == "fault"] == ["BLOCK=64"], st)
+    expect(ev["trial"] == "helper" and not ev.get("untuned") and ev["winner"]["config"] == "BLOCK=256",
+           ev["winner"])
+    # two helpers ended: its first run was from outputs all poisoned, before the in-place
+    # check, which is no evidence against it; the next helper runs the check first, and
+    # its run from restored data goes past the deadline too
+    ended = [e for e in t.events("trial_helper") if e["what"] == "ended"]
+    expect(len(ended) == 2 and all("deadline (250 ms" in e["why"] for e in ended), ended)
+    wait_gone(helper_pids(t), "a candidate that runs far too long")
+
+
+@case
 def trial_helper_module_globals():
     """A module global the program set (coef_scale's sim_coef, 2.5, like a __constant__ set
     with cudaMemcpyToSymbol) is given to the helper when the program asked the driver for
