@@ -279,7 +279,7 @@ json_t *xmt_ev_trial_check(const char *kernel, const char *name, const char *key
 
 json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double ms, int restarts,
                             int answered, int has_uuid, const char *uuid_hex, const char *name,
-                            const char *why)
+                            const char *why, int spare)
 {
     json_t *ev = json_pack("{sssssi}", XMT_F_EVENT, event_names[XMT_EV_TRIAL_HELPER], XMT_F_WHAT,
                            what, XMT_F_DEVICE, device);
@@ -293,6 +293,7 @@ json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double 
         json_object_set_new(ev, XMT_F_NAME, json_string(name ? name : ""));
     }
     if (why) json_object_set_new(ev, XMT_F_WHY, json_string(why));
+    if (spare) json_object_set_new(ev, XMT_F_SPARE, json_true());
     return ev;
 }
 

@@ -158,6 +158,7 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_AUTO "auto" /* a derived config's (XMATUNE_AUTO), with: */
 #define XMT_F_IDIOM "idiom"
 #define XMT_F_STATUS "status"
+#define XMT_F_SPARE "spare"             /* trial_helper: it was a spare helper */
 #define XMT_F_AFTER_FAULT "after_fault" /* skipped after a fault: the one that faulted */
 #define XMT_F_WHY "why"
 #define XMT_F_MEDIAN_MS "median_ms"
@@ -295,10 +296,11 @@ json_t *xmt_ev_module_load(const char *entry, const char *format, uint64_t bytes
                            unsigned jit_options);
 /* The trial helper of a device started, restarted, gone or given up (fallback). Optional
  * fields are absent when: pid 0, ms < 0, restarts 0, uuid_hex and name NULL (no answer
- * yet; has_uuid 0 writes a null uuid), why NULL. */
+ * yet; has_uuid 0 writes a null uuid), why NULL, spare 0 (1: the helper was a spare,
+ * started ahead of need; ms is then the program's wait for it). */
 json_t *xmt_ev_trial_helper(const char *what, int device, long long pid, double ms, int restarts,
                             int answered, int has_uuid, const char *uuid_hex, const char *name,
-                            const char *why);
+                            const char *why, int spare);
 /* A re-check of a decided winner (docs/tuning.md, "Data that proves nothing"): config
  * its label, outcome "passed", "failed" or "untold"; why and data (stolen) NULL: absent;
  * trial: where its session ran, as the tune event's ("helper" or "inline"). */

@@ -67,6 +67,7 @@ struct xmt_options {
     int progress;           /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */
     int trials;             /* xmt_trials */
     int trial_timeout_ms;   /* the trial helper's deadline for one answer */
+    int trial_spare;        /* a spare helper per device, started ahead of need */
     int autotune;           /* XMATUNE_AUTO: kernels no policy names are tuned too */
     int auto_max_keys;      /* keys per such kernel; past it the kernel passes through */
     double auto_min_us;     /* a kernel auto tunes whose best time is shorter passes through */

@@ -52,6 +52,7 @@ typedef struct {
      * and opened files of its own into their numbers, which the shim must never use or close */
     dev_t fd_dev, pidfd_dev;
     ino_t fd_ino, pidfd_ino;
+    int spare; /* it was a spare (below): logged so */
 } helper_t;
 
 static pthread_mutex_t trial_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -550,7 +551,73 @@ static void log_event(const char *what, int device, const helper_t *h, double ms
     if (r) xmt_tp_uuid_hex(r->uuid, hex);
     xmt_log_event(xmt_ev_trial_helper(what, device, h ? (long long)h->pid : 0, ms,
                                       h ? h->restarts : 0, r != NULL, r && r->has_uuid, hex,
-                                      r ? r->name : NULL, why));
+                                      r ? r->name : NULL, why, h && r ? h->spare : 0));
+}
+
+/* ---- spare helpers (issue 48) ---------------------------------------------------------- */
+
+/* A helper started ahead of need, one per device at most: spawned (spawn: a sibling, as a
+ * helper) and sent its HELLO when a session starts on the device (xmt_trial_acquire), so
+ * that it opens its device while the session runs; the next start on that device (after a
+ * fault ended the helper) takes it and only reads its READY. Its pid, pidfd, child and
+ * descriptors are kept as a helper's (a helper_t, pid 0 when none), so that it is ended as
+ * one: discard, and killed at exit (xmt_trial_at_exit). Under trial_lock. */
+static helper_t spares[XMT_TRIAL_DEVICES] = {
+    [0 ... XMT_TRIAL_DEVICES - 1] = {.fd = -1, .pidfd = -1}};
+
+static void spare_start_locked(int device)
+{
+    helper_t *s = &spares[device];
+    if (!xmt_opt.trial_spare || s->pid > 0) return;
+    char why[XMT_PATH_MAX + 600];
+    pid_t pid = -1;
+    s->fd = s->pidfd = -1;
+    if (spawn(&s->fd, &pid, &s->pidfd, &s->child, why, sizeof why) != 0) {
+        s->fd = s->pidfd = -1;
+        return; /* a start when needed says why */
+    }
+    s->pid = pid;
+    remember_fds(s);
+    xmt_tp_msg m = {.type = XMT_TP_HELLO, .seq = 1};
+    m.u.hello = (xmt_tp_hello){XMT_TP_VERSION, (int32_t)getpid(), device};
+    s->seq = m.seq;
+    if (xmt_tp_send(s->fd, &m, NULL, 0) != 0) discard(s);
+}
+
+/* Takes the device's spare for h, its READY read into *m (waited for at most
+ * XMATUNE_TRIAL_TIMEOUT_MS, as a helper's answer): 1, else 0 (none, or it did not answer,
+ * or not as the process spawned: then ended, and h is as it was). */
+static int spare_take_locked(helper_t *h, int device, xmt_tp_msg *m)
+{
+    helper_t *s = &spares[device];
+    if (s->pid <= 0) return 0;
+    char err[160] = "the program closed its channel";
+    int r = swept(s) ? -1
+                     : xmt_tp_recv(s->fd, m, NULL, NULL, xmt_opt.trial_timeout_ms, err, sizeof err);
+    if (r == 0 && m->type == XMT_TP_READY && m->seq == s->seq && m->u.ready.pid == s->pid) {
+        h->fd = s->fd;
+        h->pidfd = s->pidfd;
+        h->pid = s->pid;
+        h->child = s->child;
+        h->seq = s->seq;
+        h->fd_dev = s->fd_dev;
+        h->fd_ino = s->fd_ino;
+        h->pidfd_dev = s->pidfd_dev;
+        h->pidfd_ino = s->pidfd_ino;
+        s->fd = s->pidfd = -1;
+        s->pid = 0;
+        return 1;
+    }
+    if (r == 0 && m->type == XMT_TP_READY && m->seq == s->seq)
+        snprintf(err, sizeof err, "it answered as pid %d, not the process started (pid %d)",
+                 (int)m->u.ready.pid, (int)s->pid);
+    xmt_verbose(1, "the spare trial helper for device %d did not answer (%s): starting another",
+                device,
+                r                         ? err
+                : m->type == XMT_TP_READY ? err
+                                          : "not READY");
+    discard(s);
+    return 0;
 }
 
 /* Starts this device's helper: spawn, HELLO, READY. The process that answers must be the
@@ -561,12 +628,18 @@ static int start(helper_t *h, int device, char *why, size_t wcap)
     h->fd = h->pidfd = -1;
     h->pid = 0;
     pid_t pid = -1;
-    if (spawn(&h->fd, &pid, &h->pidfd, &h->child, why, wcap) != 0) return -1;
-    h->pid = pid;
-    remember_fds(h);
     xmt_tp_msg m = {.type = XMT_TP_HELLO};
-    m.u.hello = (xmt_tp_hello){XMT_TP_VERSION, (int32_t)getpid(), device};
-    int r = ask(h, &m, XMT_TP_READY, why, wcap);
+    h->spare = spare_take_locked(h, device, &m);
+    if (!h->spare) {
+        /* a spare that did not answer may have written its answer into m */
+        m = (xmt_tp_msg){.type = XMT_TP_HELLO};
+        if (spawn(&h->fd, &pid, &h->pidfd, &h->child, why, wcap) != 0) return -1;
+        h->pid = pid;
+        remember_fds(h);
+        m.u.hello = (xmt_tp_hello){XMT_TP_VERSION, (int32_t)getpid(), device};
+    }
+    pid = h->pid;
+    int r = h->spare ? 0 : ask(h, &m, XMT_TP_READY, why, wcap);
     if (r == 0 && m.u.ready.pid != pid) {
         snprintf(why, wcap, "the helper answered as pid %d, not the process started (pid %d)",
                  (int)m.u.ready.pid, (int)pid);
@@ -707,6 +780,12 @@ int xmt_trial_acquire(int device)
         pthread_mutex_unlock(&busy[device]);
         return r;
     }
+    XMT_IN_SHIM_SCOPE
+    {
+        pthread_mutex_lock(&trial_lock);
+        spare_start_locked(device); /* ready by the time a fault here ends this one */
+        pthread_mutex_unlock(&trial_lock);
+    }
     return helpers[device].fd; /* stable while busy is held: only acquirers change it */
 }
 
@@ -734,6 +813,11 @@ void xmt_trial_at_exit(void)
             syscall(SYS_pidfd_send_signal, helpers[i].pidfd, SIGKILL, NULL, 0);
             pthread_mutex_unlock(&busy[i]);
         }
+    for (int i = 0; i < XMT_TRIAL_DEVICES; i++) { /* a spare is in no session */
+        (void)swept(&spares[i]);
+        if (spares[i].pid > 0 && spares[i].pidfd >= 0)
+            syscall(SYS_pidfd_send_signal, spares[i].pidfd, SIGKILL, NULL, 0);
+    }
     pthread_mutex_unlock(&trial_lock);
 }
 
@@ -748,6 +832,11 @@ void xmt_trial_atfork(int phase)
             if (h->fd >= 0 && h->state == H_LIVE) close(h->fd);
             if (h->pidfd >= 0 && h->state == H_LIVE) close(h->pidfd);
             memset(h, 0, sizeof *h);
+            helper_t *s = &spares[i]; /* the parent's: the child has none */
+            if (s->pid > 0) (void)swept(s);
+            if (s->fd >= 0 && s->pid > 0) close(s->fd);
+            if (s->pidfd >= 0 && s->pid > 0) close(s->pidfd);
+            *s = (helper_t){.fd = -1, .pidfd = -1};
         }
     xmt_fork_mutex(&trial_lock, phase);
 }

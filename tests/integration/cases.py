@@ -4262,6 +4262,42 @@ def trial_helper_fault_family_skipped():
     expect("5 ok, 70 skipped, 15 rejected, 2 faulted (trial helper)" in p.stdout, p.stdout)
 
 
+def tagged_pids(tag):
+    """The processes whose environment holds XMT_TEST_TAG=tag (a helper inherits the
+    program's environment), zombies aside."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            env = open("/proc/%s/environ" % d, "rb").read().split(b"\0")
+            state = open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if ("XMT_TEST_TAG=" + tag).encode() in env and state != "Z":
+            pids.append(int(d))
+    return pids
+
+
+@case
+def trial_helper_spare_after_fault():
+    """Issue 48, item 3: when a session starts in a device's helper, a spare helper for that
+    device starts beside it (one per device, XMATUNE_TRIAL_SPARE=1, the default), so that
+    after a fault the next session's helper has opened its device already: scale_nocheck's
+    two faults end two helpers, and the two after them are spares (`spare` in their
+    trial_helper event). The spare started beside the last session is never used and ends
+    with the program: no process of the run is left. With XMATUNE_TRIAL_SPARE=0 every
+    helper is started when it is needed, as before. Outputs identical either way."""
+    for spare in ("1", "0"):
+        tag = "spare-%s-%d-%d" % (spare, os.getpid(), time.monotonic_ns())
+        t = auto_run("rt", "nocheck", env={"XMATUNE_TRIAL_SPARE": spare, "XMT_TEST_TAG": tag})
+        starts = [e for e in t.events("trial_helper") if e["what"] in ("started", "restarted")]
+        expect(len(starts) == 3 and helper_whats(t).count("ended") == 2, t.events("trial_helper"))
+        want = [False, True, True] if spare == "1" else [False, False, False]
+        expect([e.get("spare", False) for e in starts] == want, (spare, starts))
+        wait_for(lambda: not tagged_pids(tag), "the run's helpers and spares to end", secs=120)
+
+
 @case
 def trial_helper_hang_deadline():
     """Issue 48, item 3: in the trial helper a candidate's run has a deadline of 20 times

@@ -152,7 +152,7 @@ static json_t *build(xmt_event ev, int variant)
         return xmt_ev_trial_check("_Z1kPf", "k(float*)", "n=1", 0, 0, 4096, 12, "why");
     case XMT_EV_TRIAL_HELPER:
         return xmt_ev_trial_helper("gone", 0, 42, 1.5, 1, 1, 1, "00112233445566778899aabbccddeeff",
-                                   "H200", "why");
+                                   "H200", "why", 1);
     case XMT_EV_COUNT: break;
     }
     return NULL;
