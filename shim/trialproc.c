@@ -557,11 +557,12 @@ static void log_event(const char *what, int device, const helper_t *h, double ms
 /* ---- spare helpers (issue 48) ---------------------------------------------------------- */
 
 /* A helper started ahead of need, one per device at most: spawned (spawn: a sibling, as a
- * helper) and sent its HELLO when a session starts on the device (xmt_trial_acquire), so
- * that it opens its device while the session runs; the next start on that device (after a
- * fault ended the helper) takes it and only reads its READY. Its pid, pidfd, child and
- * descriptors are kept as a helper's (a helper_t, pid 0 when none), so that it is ended as
- * one: discard, and killed at exit (xmt_trial_at_exit). Under trial_lock. */
+ * helper) and sent its HELLO with each start of the device's helper (start), so that it
+ * opens its device while that one starts and runs its sessions; the next start on that
+ * device (after a fault ended the helper) takes it and only reads its READY. Its pid,
+ * pidfd, child and descriptors are kept as a helper's (a helper_t, pid 0 when none), so
+ * that it is ended as one: discard (spare_end_locked, when the device falls back), and
+ * killed at exit (xmt_trial_at_exit). Under trial_lock. */
 static helper_t spares[XMT_TRIAL_DEVICES] = {
     [0 ... XMT_TRIAL_DEVICES - 1] = {.fd = -1, .pidfd = -1}};
 
@@ -582,6 +583,13 @@ static void spare_start_locked(int device)
     m.u.hello = (xmt_tp_hello){XMT_TP_VERSION, (int32_t)getpid(), device};
     s->seq = m.seq;
     if (xmt_tp_send(s->fd, &m, NULL, 0) != 0) discard(s);
+}
+
+/* Ends the device's spare, if any, as a helper is ended: killed (reaped when it is the
+ * program's child), its channel closed. */
+static void spare_end_locked(int device)
+{
+    if (spares[device].pid > 0) discard(&spares[device]);
 }
 
 /* Takes the device's spare for h, its READY read into *m (waited for at most
@@ -611,12 +619,11 @@ static int spare_take_locked(helper_t *h, int device, xmt_tp_msg *m)
     if (r == 0 && m->type == XMT_TP_READY && m->seq == s->seq)
         snprintf(err, sizeof err, "it answered as pid %d, not the process started (pid %d)",
                  (int)m->u.ready.pid, (int)s->pid);
+    else if (r == 0)
+        snprintf(err, sizeof err, "not READY");
     xmt_verbose(1, "the spare trial helper for device %d did not answer (%s): starting another",
-                device,
-                r                         ? err
-                : m->type == XMT_TP_READY ? err
-                                          : "not READY");
-    discard(s);
+                device, err);
+    spare_end_locked(device);
     return 0;
 }
 
@@ -638,6 +645,7 @@ static int start(helper_t *h, int device, char *why, size_t wcap)
         remember_fds(h);
         m.u.hello = (xmt_tp_hello){XMT_TP_VERSION, (int32_t)getpid(), device};
     }
+    spare_start_locked(device); /* the next one, opening its device while this one works */
     pid = h->pid;
     int r = h->spare ? 0 : ask(h, &m, XMT_TP_READY, why, wcap);
     if (r == 0 && m.u.ready.pid != pid) {
@@ -665,6 +673,7 @@ static int start(helper_t *h, int device, char *why, size_t wcap)
 static int fall_back(helper_t *h, int device, const char *why, int final)
 {
     h->state = H_FAILED;
+    spare_end_locked(device);
     h->final = final;
     if (!final) {
         h->failures++;
@@ -779,12 +788,6 @@ int xmt_trial_acquire(int device)
     if (r != 0) {
         pthread_mutex_unlock(&busy[device]);
         return r;
-    }
-    XMT_IN_SHIM_SCOPE
-    {
-        pthread_mutex_lock(&trial_lock);
-        spare_start_locked(device); /* ready by the time a fault here ends this one */
-        pthread_mutex_unlock(&trial_lock);
     }
     return helpers[device].fd; /* stable while busy is held: only acquirers change it */
 }

@@ -4281,12 +4281,12 @@ def tagged_pids(tag):
 
 @case
 def trial_helper_spare_after_fault():
-    """Issue 48, item 3: when a session starts in a device's helper, a spare helper for that
-    device starts beside it (one per device, XMATUNE_TRIAL_SPARE=1, the default), so that
-    after a fault the next session's helper has opened its device already: scale_nocheck's
-    two faults end two helpers, and the two after them are spares (`spare` in their
-    trial_helper event). The spare started beside the last session is never used and ends
-    with the program: no process of the run is left. With XMATUNE_TRIAL_SPARE=0 every
+    """Issue 48, item 3: each start of a device's helper starts a spare helper for that
+    device beside it (one per device, XMATUNE_TRIAL_SPARE=1, the default), so that after a
+    fault the next session's helper has opened its device already: scale_nocheck's two
+    faults end two helpers, and the two after them are spares (`spare` in their
+    trial_helper event). The spare started with the last one is never used and ends with
+    the program: no process of the run is left. With XMATUNE_TRIAL_SPARE=0 every
     helper is started when it is needed, as before. Outputs identical either way."""
     for spare in ("1", "0"):
         tag = "spare-%s-%d-%d" % (spare, os.getpid(), time.monotonic_ns())

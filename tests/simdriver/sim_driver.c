@@ -472,6 +472,13 @@ CUresult cuInit(unsigned int flags)
     SIM_ENTER_NOINIT(cuInit);
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
     if (g_ndevices == 0) return CUDA_ERROR_NO_DEVICE;
+    const char *slow = g_helper ? getenv("SIMCUDA_HELPER_INIT_MS") : NULL;
+    double init_ms = slow && *slow && !atomic_load(&g_inited) ? strtod(slow, NULL) : 0;
+    if (init_ms > 0) { /* a helper's start as long as the real driver's */
+        struct timespec ts = {(time_t)(init_ms / 1e3), (long)(fmod(init_ms, 1e3) * 1e6)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+    }
     simk_layout();
     atomic_store(&g_inited, 1);
     return CUDA_SUCCESS;

@@ -291,6 +291,9 @@
  *   SIMCUDA_HANG_UNTIL=path     such a hang lasts until path exists instead of ms: a test
  *                               creates the file once it has seen what it waits for (a
  *                               message, a claim), so no wait depends on the machine's speed
+ *   SIMCUDA_HELPER_INIT_MS=ms   cuInit in a trial helper takes ms of wall time, as the real
+ *                               driver's start and context do (about 550 ms on an H100):
+ *                               what each helper start costs, for measurements
  *   SIMCUDA_ATOMIC_REVERSED_IN_HELPER=1: atomic_sum adds in the other order in the trial
  *                               helper (a process named xmatune-trial): its float result
  *                               differs there by rounding from the program's own run of the
