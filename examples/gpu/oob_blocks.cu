@@ -10,7 +10,8 @@
  * (about 1 and 4 GiB past 64 MiB buffers), an illegal address on the GPU. Run inline
  * (XMATUNE_TRIALS=inline) the first mistake breaks the program's context for good and
  * the program dies at its first launch (exit 2); with trials in the helper process the
- * outputs must be byte-identical to an untuned run and both mistakes logged `fault`.
+ * outputs must be byte-identical to an untuned run, the first mistake logged `fault` and
+ * the second `skipped_after_fault` (its fault family: it reaches further on the same grid).
  *
  * Prints LAUNCHES, CONFIG, TIME_MS (median per launch), TOTAL_MS; writes y to argv[1].
  */
