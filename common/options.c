@@ -163,10 +163,10 @@ static const opt_desc options[] = {
      "between two of its heartbeats), in ms; past it the helper is ended as hung",
      NULL},
     {"XMATUNE_TRIAL_SPARE", T_BOOL, OFF(trial_spare), 0, "1", 0, 1,
-     "`1`: each start of a device's trial helper starts a spare helper for that device "
-     "beside it (one per device), so that after a fault the next session's helper has "
-     "opened its device already (`docs/tuning.md`, Where candidates run); `0`: a new "
-     "helper starts when one is needed",
+     "`1`: once a session that runs candidates starts on a device, a spare trial helper "
+     "for that device starts beside its helper (one per device), so that after a fault the "
+     "next session's helper has opened its device already (`docs/tuning.md`, Where "
+     "candidates run); `0`: a new helper starts when one is needed",
      NULL},
     {"XMATUNE_L2_FLUSH", T_BOOL, OFF(l2_flush), 0, "0", 0, 1,
      "`1`: flush the L2 cache before every timed run (outside the timed window)", NULL},

@@ -556,20 +556,22 @@ static void log_event(const char *what, int device, const helper_t *h, double ms
 
 /* ---- spare helpers (issue 48) ---------------------------------------------------------- */
 
-/* A helper started ahead of need, one per device at most: spawned (spawn: a sibling, as a
- * helper) and sent its HELLO with each start of the device's helper (start), so that it
- * opens its device while that one starts and runs its sessions; the next start on that
+/* A helper started ahead of need, one per device at most, once a session that runs
+ * candidates asked for it (xmt_trial_spare): spawned (spawn: a sibling, as a helper) and
+ * sent its HELLO then, or with the device helper's start (start), so that it opens its
+ * device while that one starts and runs its sessions; the next start on that
  * device (after a fault ended the helper) takes it and only reads its READY. Its pid,
  * pidfd, child and descriptors are kept as a helper's (a helper_t, pid 0 when none), so
  * that it is ended as one: discard (spare_end_locked, when the device falls back), and
  * killed at exit (xmt_trial_at_exit). Under trial_lock. */
 static helper_t spares[XMT_TRIAL_DEVICES] = {
     [0 ... XMT_TRIAL_DEVICES - 1] = {.fd = -1, .pidfd = -1}};
+static int spares_wanted[XMT_TRIAL_DEVICES]; /* xmt_trial_spare asked for this device */
 
 static void spare_start_locked(int device)
 {
     helper_t *s = &spares[device];
-    if (!xmt_opt.trial_spare || s->pid > 0) return;
+    if (!xmt_opt.trial_spare || !spares_wanted[device] || s->pid > 0) return;
     char why[XMT_PATH_MAX + 600];
     pid_t pid = -1;
     s->fd = s->pidfd = -1;
@@ -582,7 +584,12 @@ static void spare_start_locked(int device)
     xmt_tp_msg m = {.type = XMT_TP_HELLO, .seq = 1};
     m.u.hello = (xmt_tp_hello){XMT_TP_VERSION, (int32_t)getpid(), device};
     s->seq = m.seq;
-    if (xmt_tp_send(s->fd, &m, NULL, 0) != 0) discard(s);
+    if (xmt_tp_send(s->fd, &m, NULL, 0) != 0) {
+        discard(s);
+        return;
+    }
+    xmt_verbose(1, "trial helper for device %d: a spare is starting (process %d)", device,
+                (int)pid);
 }
 
 /* Ends the device's spare, if any, as a helper is ended: killed (reaped when it is the
@@ -824,6 +831,19 @@ void xmt_trial_at_exit(void)
     pthread_mutex_unlock(&trial_lock);
 }
 
+void xmt_trial_spare(int device)
+{
+    if (device < 0 || device >= XMT_TRIAL_DEVICES || !xmt_opt.trial_spare) return;
+    XMT_IN_SHIM_SCOPE
+    {
+        pthread_mutex_lock(&trial_lock);
+        spares_wanted[device] = 1;
+        /* a device whose helper runs passed the checks (unfit) that a first start makes */
+        if (helpers[device].state == H_LIVE) spare_start_locked(device);
+        pthread_mutex_unlock(&trial_lock);
+    }
+}
+
 void xmt_trial_atfork(int phase)
 {
     if (phase == XMT_FORK_CHILD && busy_ready) /* another thread's session may have held one */
@@ -840,6 +860,7 @@ void xmt_trial_atfork(int phase)
             if (s->fd >= 0 && s->pid > 0) close(s->fd);
             if (s->pidfd >= 0 && s->pid > 0) close(s->pidfd);
             *s = (helper_t){.fd = -1, .pidfd = -1};
+            spares_wanted[i] = 0;
         }
     xmt_fork_mutex(&trial_lock, phase);
 }

@@ -49,9 +49,15 @@ void xmt_trial_release(int device, int ended, const char *why);
 
 /* At the program's exit (shim.c's exit handler, after the background verifications it
  * waits for): its helpers are killed at once, a stopped one too (the channel's end would
- * end a running one, a little later). A child the program forked has none
- * (xmt_trial_atfork). Never blocks: a lock held at exit leaves them to the channel's end. */
+ * end a running one, a little later), and so is an unused spare. A child the program forked has
+ * none (xmt_trial_atfork). Never blocks: a lock held at exit leaves them to the channel's end. */
 void xmt_trial_at_exit(void);
+
+/* A session that runs candidates (which may fault) is about to start on this device: from
+ * now on each start of its helper starts a spare beside it (XMATUNE_TRIAL_SPARE), and one
+ * starts now when its helper runs already and has none. Sessions that only verify (a pin,
+ * a cached winner, a re-check) do not ask: a process that only verifies keeps one helper. */
+void xmt_trial_spare(int device);
 
 /* fork(2) phases (shim.c): the child closes its copies of the channels and has no
  * helper. */

@@ -680,6 +680,7 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
     const char *key_text = c->key_text;
     int device = c->device;
     staging *stp = c->st;
+    if (!c->verify_only && !c->recheck) xmt_trial_spare(device); /* its candidates may fault */
     faulted_t *fl = calloc(XMT_TRIAL_MAX_FAULTS, sizeof *fl);
     size_t nf = 0;
     int lost = 0, done = 0, in_place_first = 0, failed = 0;

@@ -4287,7 +4287,8 @@ def trial_helper_spare_after_fault():
     faults end two helpers, and the two after them are spares (`spare` in their
     trial_helper event). The spare started with the last one is never used and ends with
     the program: no process of the run is left. With XMATUNE_TRIAL_SPARE=0 every
-    helper is started when it is needed, as before. Outputs identical either way."""
+    helper is started when it is needed, as before. Outputs identical either way. A process
+    whose sessions only verify (a cached winner) starts no spare."""
     for spare in ("1", "0"):
         tag = "spare-%s-%d-%d" % (spare, os.getpid(), time.monotonic_ns())
         t = auto_run("rt", "nocheck", env={"XMATUNE_TRIAL_SPARE": spare, "XMT_TEST_TAG": tag})
@@ -4296,6 +4297,19 @@ def trial_helper_spare_after_fault():
         want = [False, True, True] if spare == "1" else [False, False, False]
         expect([e.get("spare", False) for e in starts] == want, (spare, starts))
         wait_for(lambda: not tagged_pids(tag), "the run's helpers and spares to end", secs=120)
+    # only sessions that run candidates ask for a spare: a process that only verifies a
+    # cached winner in the helper keeps one helper
+    cache = os.path.join(WORK, "spare-cache.jsonl")
+    if os.path.exists(cache):
+        os.remove(cache)
+    env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache, "XMATUNE_VERBOSE": "1"}
+    for i, spares in ((1, 1), (2, 0)):
+        t = run("rt", "saxpy", env=env)
+        ok(t, "saxpy, run %d" % i)
+        ev = tune_events(t, "saxpy")
+        expect(len(ev) == 1 and ev[0]["benchmarked"] == (i == 1) and ev[0]["trial"] == "helper", ev)
+        expect(t.stderr.count("a spare is starting") == spares, (i, t.stderr))
+        wait_gone(helper_pids(t), "saxpy, run %d" % i)
 
 
 @case
