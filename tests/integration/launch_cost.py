@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Pass-through costs pass-through (issue 48, item 5), by callgrind count.
+
+Each case runs launch_cost (launch_cost.c) on the simulated driver under
+`valgrind --tool=callgrind`, counting the instructions of its two launch loops (COUNT and
+2 x COUNT launches after a warm-up in which the shim decides, tunes, reaches its caps):
+instructions per launch = (Ir(loop b) - Ir(loop a)) / COUNT. A count, not a time: the same
+on a busy machine. Each case is compared with the plain pass-through (the shim, a policy
+that does not name vecadd) launched the same way: the same entry point, handle kind,
+dims and sequence of scalars, so that the simulated driver's own cost cancels.
+
+Bounds (docs/benchmarks.md, "Pass-through costs pass-through"):
+- ROUTED: a kernel auto stopped tuning (past XMATUNE_AUTO_MAX_KEYS, under
+  XMATUNE_AUTO_MIN_US, excluded) must take the pass-through path itself: at most
+  ROUTED_IR over it (the same code; a few instructions of register allocation apart).
+- OWN: a key decided "keep the program's own config" is served by the per-thread memo, which
+  compares the arguments a decision reads: at most OWN_IR over the pass-through. 2 % of the
+  H100's 2,950 ns launch is 59 ns; the policy hit path ran at 0.989-0.996 of the driver's
+  rate on the H200 at +267 instructions (docs/benchmarks.md, "H200 launch rate"), so 300
+  instructions keep an own key within 0.98, where the key derivation and locked lookup
+  that a memo miss costs (~1,000-1,300 instructions) do not.
+
+usage: launch_cost.py  (environment: XMT_SHIM, XMT_SIMDIR, XMT_LAUNCH_COST, XMT_WORK,
+XMT_POLICIES_COST); exits 77 (skipped) without valgrind or in a sanitized build.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROUTED_IR = 8
+OWN_IR = 300
+COUNT = 2000
+
+SHIM = os.environ["XMT_SHIM"]
+SIMDIR = os.environ["XMT_SIMDIR"]
+PROG = os.environ["XMT_LAUNCH_COST"]
+WORK = os.environ["XMT_WORK"]
+POL = os.environ["XMT_POLICIES_COST"]
+
+AUTO = {"XMATUNE_AUTO": "1", "XMATUNE_WARMUP_MS": "0", "XMATUNE_RECHECKS": "0"}
+POLICY = {"XMATUNE_WARMUP_MS": "0", "XMATUNE_RECHECKS": "0"}
+PLAIN = {"XMATUNE_MODE": "tune", "XMATUNE_POLICY": os.path.join(POL, "other_kernel.yaml")}
+MANY = "1000000"  # -v: a scalar that changes at every launch
+
+
+def ir_per_launch(name, env, args):
+    """(instructions per launch, the run's log events, its stderr)."""
+    out = os.path.join(WORK, "cg." + name)
+    log = os.path.join(WORK, "log." + name)
+    for f in (out, log):
+        if os.path.exists(f):
+            os.remove(f)
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(("XMATUNE_", "SIMCUDA_")) and k != "LD_PRELOAD"}
+    e.update({"LD_LIBRARY_PATH": SIMDIR, "XMATUNE_CACHE": "off", "XMATUNE_VERBOSE": "0"})
+    if env is not None:
+        e.update({"LD_PRELOAD": SHIM, "XMATUNE_LOG": log})
+        e.update(env)
+    cmd = ["valgrind", "--tool=callgrind", "--toggle-collect=launch_loop_a",
+           "--toggle-collect=launch_loop_b", "--callgrind-out-file=" + out,
+           PROG, "-n", str(COUNT)] + args
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        sys.exit("launch_cost.py: %s failed (%d):\n%s" % (name, p.returncode, p.stderr[-3000:]))
+    a = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--auto=no", out],
+                       capture_output=True, text=True, check=True).stdout
+    ir = {}
+    for line in a.splitlines():
+        for fn in ("launch_loop_a", "launch_loop_b"):
+            if ":" + fn + " " in line:
+                ir[fn] = int(line.split()[0].replace(",", ""))
+    if len(ir) != 2:
+        sys.exit("launch_cost.py: %s: no launch loops in callgrind's output:\n%s" % (name, a))
+    events = []
+    if os.path.exists(log):
+        with open(log) as f:
+            events = [json.loads(x) for x in f if x.strip()]
+    return (ir["launch_loop_b"] - ir["launch_loop_a"]) / COUNT, events, p.stderr
+
+
+def tunes(events):
+    return [ev for ev in events if ev.get("event") == "tune" and ev.get("kernel") == "vecadd"]
+
+
+def summary(events):
+    s = [ev for ev in events if ev.get("event") == "kernel_summary" and ev.get("kernel") == "vecadd"]
+    return s[0] if s else {}
+
+
+def capped(cap):
+    def check(events, err):
+        return (len(tunes(events)) == cap and "%d keys tuned (XMATUNE_AUTO_MAX_KEYS)" % cap in err,
+                "%d keys tuned, then the cap" % cap)
+    return check
+
+
+def too_short(events, err):
+    # one key tuned of the 6,100 the launches made: the rest passed through
+    return (len(tunes(events)) == 1, "one key tuned, then passed through as too short")
+
+
+def untouched(events, err):
+    return (not tunes(events), "no key tuned")
+
+
+def all_own(keys):
+    def check(events, err):
+        t = tunes(events)
+        kept = {ev["key"] for ev in t if (ev.get("winner") or {}).get("index") == -1}
+        s = summary(events)
+        return (len(t) == keys and len(kept) == keys and s.get("rewritten", 1) == 0,
+                "%d keys, each decided: the program's own config" % keys)
+    return check
+
+
+# name, what, environment, launch_cost's arguments, bound, what the run's log must show
+CASES = []
+for entry in ("launch", "ptsz", "ex", "exptsz"):
+    CASES.append(("a_capped_" + entry, "(a) auto past XMATUNE_AUTO_MAX_KEYS (2), scalar new at every "
+                  "launch, " + entry, dict(AUTO, XMATUNE_AUTO_MAX_KEYS="2", XMATUNE_AUTO_MIN_US="0"),
+                  ["-w", "100", "-v", MANY, "-e", entry], ROUTED_IR, capped(2)))
+CASES += [
+    ("a_capped_function", "(a) the same, a CUfunction handle (cuLaunchKernel)",
+     dict(AUTO, XMATUNE_AUTO_MAX_KEYS="2", XMATUNE_AUTO_MIN_US="0"),
+     ["-w", "100", "-v", MANY, "-f"], ROUTED_IR, capped(2)),
+    ("b_too_short", "(b) auto: the kernel under XMATUNE_AUTO_MIN_US, scalar new at every launch",
+     dict(AUTO, XMATUNE_AUTO_MIN_US="1000000"), ["-w", "100", "-v", MANY], ROUTED_IR, too_short),
+    ("b_excluded", "(b) auto: the kernel excluded (XMATUNE_EXCLUDE), scalar new at every launch",
+     dict(AUTO, XMATUNE_EXCLUDE="vecadd"), ["-w", "100", "-v", MANY], ROUTED_IR, untouched),
+    ("c_own_policy", "(c) policy, one key (n not in it) kept own, n new at every launch",
+     dict(POLICY, XMATUNE_POLICY=os.path.join(POL, "vecadd_own.yaml")),
+     ["-w", "100", "-b", "128", "-v", MANY], OWN_IR, all_own(1)),
+    ("c_own_auto", "(c) auto, one key kept own (block 128), n fixed",
+     dict(AUTO, XMATUNE_AUTO_MIN_US="0"), ["-w", "100", "-b", "128"], OWN_IR, all_own(1)),
+    ("d_own_policy_4keys", "(d) policy keyed on n, 4 keys in turn, each kept own",
+     dict(POLICY, XMATUNE_POLICY=os.path.join(POL, "vecadd_own_keyed.yaml")),
+     ["-w", "100", "-b", "128", "-v", "4"], OWN_IR, all_own(4)),
+    ("d_own_auto_4keys", "(d) auto, 4 keys in turn (n), each kept own (block 128)",
+     dict(AUTO, XMATUNE_AUTO_MIN_US="0"), ["-w", "100", "-b", "128", "-v", "4"], OWN_IR, all_own(4)),
+    ("d_own_auto_8keys", "(d) auto, 8 keys in turn (XMATUNE_AUTO_MAX_KEYS), each kept own",
+     dict(AUTO, XMATUNE_AUTO_MIN_US="0"), ["-w", "100", "-b", "128", "-v", "8"], OWN_IR, all_own(8)),
+]
+
+
+def main():
+    if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
+        print("launch_cost.py: no valgrind (scripts/deps.sh installs it): skipped")
+        return 77
+    with open(SHIM, "rb") as f:
+        data = f.read()
+        if b"__asan_init" in data or b"__tsan_init" in data:
+            print("launch_cost.py: a sanitized shim: instruction counts mean nothing there: skipped")
+            return 77
+    os.makedirs(WORK, exist_ok=True)
+    only = sys.argv[1:]
+    base = {}
+    rows, failed = [], []
+    for name, what, env, args, bound, check in CASES:
+        if only and name not in only:
+            continue
+        b = tuple(a for a in args if a != "100" and a != "-w")
+        if b not in base:
+            base[b] = (ir_per_launch("direct" + str(len(base)), None, list(args))[0],
+                       ir_per_launch("plain" + str(len(base)), PLAIN, list(args))[0])
+        direct, plain = base[b]
+        ir, events, err = ir_per_launch(name, env, args)
+        good, said = check(events, err)
+        over = ir - plain
+        ok = good and over <= bound
+        rows.append("| %s | %.1f | %.1f | %.1f | %+.1f | %d | %s |" % (
+            what, direct, plain, ir, over, bound, "ok" if ok else "FAIL"))
+        if not good:
+            failed.append("%s: its run is not what it stands for (%s):\n%s" % (name, said, err[-2000:]))
+        elif over > bound:
+            failed.append("%s: %+.1f instructions per launch over the pass-through, bound %d" %
+                          (name, over, bound))
+    print("| case | direct Ir | pass-through Ir | case Ir | over pass-through | bound | |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    print("\n".join(rows))
+    for f in failed:
+        print("launch_cost.py: " + f)
+    if failed:
+        return 1
+    print("launch_cost.py: every case within its bound")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
