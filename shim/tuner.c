@@ -175,6 +175,21 @@ static struct xmt_tune_state *state_of(xmt_kernel *k)
  * tensors move hits it too. Only decided keys are remembered (never "another thread is
  * tuning"). */
 #define MEMO_SLOTS 8
+/* Keys of a slot's kernel that this thread saw decided "the program's own config", beside
+ * the slot's last decision: a kernel launched in turn with several keys (a layer of each
+ * shape, a scalar with a few values) whose decisions all keep the program's config would
+ * otherwise miss the memo at every launch and pay the key and its lookup (~1,000
+ * instructions: docs/benchmarks.md, "Pass-through costs pass-through"). Each way is the
+ * launch's dims and the compared arguments' bytes, zero-padded; kernels whose compared
+ * arguments take more than MEMO_OWN_BYTES keep none. Valid while the slot's serial
+ * matches its kernel's, like the slot itself: memo_forget clears them with it. */
+#define MEMO_OWN_WAYS 8
+#define MEMO_OWN_BYTES 32
+typedef struct {
+    unsigned grid[3], block[3], shared;
+    int device;
+    uint64_t bytes[MEMO_OWN_BYTES / 8];
+} memo_own;
 typedef struct {
     const xmt_kernel *k;
     uint64_t serial; /* k's incarnation (kernels.h): a reused struct is another kernel */
@@ -192,6 +207,10 @@ typedef struct {
     /* Launches of a winner until this thread re-checks it (the hit path counts down; 1 set
      * by another thread that dropped the winner, so that this one looks again). */
     uint32_t recheck_in;
+    unsigned arg_bytes; /* the compared arguments' bytes in all */
+    /* ways in use; the one the next own decision replaces; the one that answered last */
+    unsigned own_n, own_next, own_last;
+    memo_own owns[MEMO_OWN_WAYS];
 } memo_t;
 typedef struct memo_block {
     memo_t slots[MEMO_SLOTS];
@@ -286,11 +305,77 @@ static inline int memo_hit(const memo_t *m, const xmt_kernel *k, int device, con
     return 1;
 }
 
+/* The compared arguments of a launch, zero-padded into MEMO_OWN_BYTES (arg_bytes fit),
+ * with fixed-size copies for the usual 4 and 8 bytes (not calls). */
+static inline void own_of(const memo_t *m, void *const *params, uint64_t *w)
+{
+    uint8_t *b = (uint8_t *)w;
+    w[0] = w[1] = w[2] = w[3] = 0;
+    unsigned off = 0;
+    for (unsigned j = 0; j < m->nargs; j++) {
+        unsigned sz = m->args[j].size;
+        const void *src = params[m->args[j].param];
+        if (sz == 4)
+            memcpy(b + off, src, 4);
+        else if (sz == 8)
+            memcpy(b + off, src, 8);
+        else
+            memcpy(b + off, src, sz);
+        off += sz;
+    }
+}
+
+/* One of the slot's own ways matches this launch (the slot's serial checked by the
+ * caller's memo_hit or here). Out of line: only a launch that missed the slot's last
+ * decision comes here. */
+static inline int memo_own_hit(memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
+                               void *const *params)
+{
+    if (__atomic_load_n(&m->serial, __ATOMIC_RELAXED) !=
+        atomic_load_explicit(&k->serial, memory_order_relaxed))
+        return 0;
+    uint64_t now[MEMO_OWN_BYTES / 8];
+    own_of(m, params, now);
+    /* from the way after the last one that answered (keys launched in turn hit at once);
+     * the first 8 bytes first: mostly the scalar that tells the keys apart */
+    unsigned i = m->own_last;
+    for (unsigned left = m->own_n; left; left--) {
+        if (++i >= m->own_n) i = 0;
+        const memo_own *o = &m->owns[i];
+        if (o->bytes[0] == now[0] && o->device == device && o->shared == l->shared &&
+            o->grid[0] == l->grid[0] && o->grid[1] == l->grid[1] && o->grid[2] == l->grid[2] &&
+            o->block[0] == l->block[0] && o->block[1] == l->block[1] &&
+            o->block[2] == l->block[2] &&
+            !((o->bytes[1] ^ now[1]) | (o->bytes[2] ^ now[2]) | (o->bytes[3] ^ now[3]))) {
+            m->own_last = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* An own decision also goes into the slot's ways (replacing the oldest when all are used). */
+static void memo_own_add(memo_t *m, int device, const xmt_launch *l, void *const *params)
+{
+    if (m->arg_bytes > MEMO_OWN_BYTES) return;
+    memo_own *o = &m->owns[m->own_next];
+    m->own_next = (m->own_next + 1) % MEMO_OWN_WAYS;
+    if (m->own_n < MEMO_OWN_WAYS) m->own_n++;
+    memcpy(o->grid, l->grid, sizeof o->grid);
+    memcpy(o->block, l->block, sizeof o->block);
+    o->shared = l->shared;
+    o->device = device;
+    own_of(m, params, o->bytes);
+}
+
 static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
                        void *const *params, const xmt_candidate *c)
 {
     if (!m) return;
     memo_flush(m);
+    /* another kernel's slot now, or forgotten (memo_forget): its own ways go with it */
+    if (m->k != k || m->serial != atomic_load_explicit(&k->serial, memory_order_relaxed))
+        m->own_n = m->own_next = m->own_last = 0;
     const struct xmt_tune_state *ts = __atomic_load_n(&k->tune, __ATOMIC_ACQUIRE);
     if (!ts || ts->memo_nargs < 0) {
         m->k = NULL;   /* too many argument bytes to remember */
@@ -304,6 +389,7 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
     }
     m->args = ts->memo_args;
     m->nargs = (unsigned)ts->memo_nargs;
+    m->arg_bytes = off;
     m->device = device;
     memcpy(m->grid, l->grid, sizeof m->grid);
     memcpy(m->block, l->block, sizeof m->block);
@@ -312,6 +398,7 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
     if (c) m->c = *c;
     m->k = k;
     m->serial = atomic_load_explicit(&k->serial, memory_order_relaxed);
+    if (!c) memo_own_add(m, device, l, params);
 }
 
 /* The launching thread's device. A process that sees one device needs no driver call. */
@@ -1135,6 +1222,12 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
                 if (!xmt_refused(r)) return r;
             }
             return xmt_run_for_real(k, l, &m->c);
+        }
+        /* another key of this kernel that this thread saw keep the program's own config */
+        if (m->own_n && memo_own_hit(m, k, (int)dev, l, (void *const *)l->params)) {
+            m->launches++;
+            m->passed++;
+            return xmt_launch_call(l);
         }
     }
     return tune_launch_slow(k, l);
