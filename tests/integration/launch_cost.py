@@ -12,7 +12,8 @@ dims and sequence of scalars, so that the simulated driver's own cost cancels.
 Bounds (docs/benchmarks.md, "Pass-through costs pass-through"):
 - ROUTED: a kernel auto stopped tuning (past XMATUNE_AUTO_MAX_KEYS, under
   XMATUNE_AUTO_MIN_US, excluded) must take the pass-through path itself: at most
-  ROUTED_IR over it (the same code; a few instructions of register allocation apart).
+  ROUTED_IR over it (the same code; past the cap the simulated driver's own free() costs 2
+  more, its heap left otherwise by the tuning before).
 - OWN: a key decided "keep the program's own config" is served by the per-thread memo, which
   compares the arguments a decision reads: at most OWN_IR over the pass-through. 2 % of the
   H100's 2,950 ns launch is 59 ns. The memo's hit paths, at +215 to +267 instructions over
