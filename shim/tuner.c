@@ -328,7 +328,7 @@ static inline void own_of(const memo_t *m, void *const *params, uint64_t *w)
 /* One of the slot's own ways matches this launch (its serial checked again here: memo_hit
  * may have missed on it). Only a launch that missed the slot's last decision comes here;
  * inlined into xmt_tune_launch, where a call's register saves cost more (callgrind: 284
- * instructions over the pass-through for 8 keys in turn, 314 out of line), and the
+ * instructions over the pass-through for 8 keys in turn, 306 out of line), and the
  * single-key hit path stays as it was (221). */
 static inline int memo_own_hit(memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
                                void *const *params)
