@@ -1029,6 +1029,7 @@ static CUresult snap_stage(xmt_trial_snap *s, char *why, size_t cap)
     s->st.regs = s->regs; /* the staging owns them from here (unstage frees them) */
     s->st.nregs = s->nregs;
     if (stage_alloc(&s->st, s->device, why, cap) != 0) return CUDA_ERROR_INVALID_VALUE;
+    r = fill_snap(&s->st, s);
     s->snap_ms += xmt_now_ms() - t0;
     if (r != CUDA_SUCCESS) snprintf(why, cap, "its snapshot cannot be staged");
     return r;
