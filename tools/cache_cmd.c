@@ -153,8 +153,8 @@ static int selected(const filter_t *f, const rec_t *x)
 {
     if (f->device && fnmatch(f->device, x->device, 0) != 0) return 0;
     /* --outcome WORD: the records of that outcome; any: every record with one */
-    if (f->outcome && !(x->choice.outcome[0] && (!strcmp(f->outcome, "any") ||
-                                                  !strcmp(f->outcome, x->choice.outcome))))
+    if (f->outcome && !(x->choice.outcome[0] &&
+                        (!strcmp(f->outcome, "any") || !strcmp(f->outcome, x->choice.outcome))))
         return 0;
     if (f->kernel && fnmatch(f->kernel, x->kernel, 0) != 0) {
         char dm[1024];
@@ -438,12 +438,12 @@ int cmd_cache(int argc, char **argv)
     int needs_other = !strcmp(verb, "export") || !strcmp(verb, "import");
     for (; i < argc; i++) {
         const char *a = argv[i];
-        const char **to = !strcmp(a, "--cache")    ? &cache
-                          : !strcmp(a, "--kernel") ? &f.kernel
-                          : !strcmp(a, "--device") ? &f.device
+        const char **to = !strcmp(a, "--cache")     ? &cache
+                          : !strcmp(a, "--kernel")  ? &f.kernel
+                          : !strcmp(a, "--device")  ? &f.device
                           : !strcmp(a, "--outcome") ? &f.outcome
-                          : !strcmp(a, "--policy") ? &policy
-                                                   : NULL;
+                          : !strcmp(a, "--policy")  ? &policy
+                                                    : NULL;
         if (to && i + 1 < argc) {
             *to = argv[++i];
         } else if (needs_other && !other && (a[0] != '-' || !strcmp(a, "-"))) {
