@@ -69,8 +69,9 @@ static pthread_once_t activate_once = PTHREAD_ONCE_INIT;
 static void activate_guarded(void)
 {
     xmt_options_load(xmt_warn_msg);
-    if (xmt_opt.mode == XMT_MODE_OFF) return;
+    /* in mode off too: whoever asks why nothing is tuned sees the mode in effect */
     if (xmt_opt.verbose) xmt_options_print(stderr);
+    if (xmt_opt.mode == XMT_MODE_OFF) return;
     if (xmt_driver_init() != 0) {
         xmt_opt.mode = XMT_MODE_OFF;
         return;
@@ -85,8 +86,10 @@ static void activate_guarded(void)
             xmt_warn("%d error(s) in %s: the entries in error are ignored", errors, xmt_opt.policy);
     } else if ((xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) &&
                !xmt_opt.autotune) {
-        xmt_warn("XMATUNE_MODE=%s needs XMATUNE_POLICY or XMATUNE_AUTO=1; nothing will be tuned",
-                 xmt_mode_name(xmt_opt.mode));
+        xmt_warn("XMATUNE_MODE=%s needs XMATUNE_POLICY or XMATUNE_AUTO=1; %s",
+                 xmt_mode_name(xmt_opt.mode),
+                 xmt_opt.mode == XMT_MODE_TUNE ? "nothing will be tuned"
+                                               : "no launch will be rewritten");
     }
     xmt_tuner_init();
     xmt_log_event(xmt_ev_start(getpid(), xmt_mode_name(xmt_opt.mode), XMATUNE_VERSION,
