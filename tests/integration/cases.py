@@ -5238,6 +5238,45 @@ def discover_stub_untyped_64bit_size():
     expect(p.returncode == 0, p.stdout + p.stderr)
 
 
+# ---------------------------------------------------------------- words (issue 50, items 4-7)
+
+def words_discover(args, env):
+    """`xmatune discover --log LOG -- app_rt ARGS` under env: the process and the log's path."""
+    log = os.path.join(WORK, "words-%d.jsonl" % len(args))
+    if os.path.exists(log):
+        os.remove(log)
+    p = subprocess.run([os.environ["XMT_TOOL"], "discover", "--log", log, "--", APPS["rt"]] + args,
+                       env=env, capture_output=True, text=True)
+    return p, log
+
+
+@case
+def words_discover_messages():
+    """discover's table says how many launches could not be rewritten; a program that never
+    asked for a CUDA entry point is told in one line, never "log in X" and then "no log",
+    with a hint at LD_LIBRARY_PATH when libcuda.so.1 was not found (issue 50, item 6)."""
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p, log = words_discover(["basic", os.path.join(WORK, "w.out")], e)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    vec = [l for l in p.stderr.splitlines() if "vecadd" in l]
+    tc = [l for l in p.stderr.splitlines() if "tile_copy<128>" in l]
+    expect(vec and vec[0].endswith("vecadd  [1 of 5 launches not rewritable]"), p.stderr)
+    expect(tc and tc[0].endswith("[1 of 4 launches not rewritable]"), p.stderr)
+    expect(not any("saxpy" in l and "rewritable" in l for l in p.stderr.splitlines()), p.stderr)
+    expect("log in %s" % log in p.stderr, p.stderr)
+    # no driver where the program looks for it
+    e2 = dict(e)
+    e2.pop("LD_LIBRARY_PATH")
+    alone = subprocess.run([APPS["rt"], "saxpy", os.path.join(WORK, "w2.out")], env=e2,
+                           capture_output=True, text=True)
+    p, log = words_discover(["saxpy", os.path.join(WORK, "w2.out")], e2)
+    expect(p.returncode != 0, p.stdout + p.stderr)
+    expect("log in" not in p.stderr and "no log" in p.stderr and not os.path.exists(log), p.stderr)
+    if "libcuda.so.1" in alone.stdout + alone.stderr:  # no driver on this machine's paths
+        expect("libcuda.so.1 is not found" in p.stderr and "LD_LIBRARY_PATH" in p.stderr, p.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
