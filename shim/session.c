@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "autotune.h"
 #include "candidate.h"
 #include "clock.h"
 #include "driver.h"
@@ -778,12 +779,14 @@ static int outputs(xmt_session *S)
     size_t nout = xmt_outputs_mark(S->regs, S->nregs);
     /* no pointer arguments at all: nothing it writes can be compared (module globals are
      * not seen, as documented); with some, writing none of them means its outputs
-     * cannot be told */
+     * cannot be told; the usual cause, a launch again on data the kernel wrote already
+     * (it writes what is there). Auto's entries are no one's to edit: no advice there */
     if (nout == 0 && S->nregs > 0)
-        return untuned(S, "%s",
-                       "its own config changed no byte its pointer arguments reach, so "
-                       "its outputs cannot be told (declare them in verify:, or use "
-                       "protect: declared)");
+        return untuned(S,
+                       "its own config changed no byte its pointer arguments reach, so its "
+                       "outputs cannot be told: it may have run on data it had written "
+                       "already%s",
+                       xmt_auto_owns(S->k->entry) ? "" : XMT_DECLARE_ADVICE);
     S->out_bytes = nout << XMT_CHUNK_SHIFT;
     if (take_reference(S) != 0 || build_spans(S) != 0) return -1;
     float_extents(S);
@@ -1196,9 +1199,7 @@ static int rounding_rejected(xmt_session *S, xmt_cand *c)
         snprintf(c->why + l, sizeof c->why - l, "beyond the tolerance (rtol %g, atol %g)",
                  S->tol_rtol, S->tol_atol);
     else
-        snprintf(c->why + l, sizeof c->why - l,
-                 "verification is bitwise unless a tolerance is allowed "
-                 "(XMATUNE_AUTO_TOLERANCE, or tolerance: in the entry)");
+        snprintf(c->why + l, sizeof c->why - l, "%s", xmt_rounding_hint(S->k->entry));
     return 1;
 }
 

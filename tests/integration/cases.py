@@ -5277,6 +5277,80 @@ def words_discover_messages():
         expect("libcuda.so.1 is not found" in p.stderr and "LD_LIBRARY_PATH" in p.stderr, p.stderr)
 
 
+@case
+def words_rounding_hint_fits():
+    """The float-rounding hint names what allows a tolerance where the user is: the entry's
+    one-line tolerance: under a policy, XMATUNE_AUTO_TOLERANCE only under auto; said of one
+    config in the singular (issue 50, items 4 and 7)."""
+    pol = os.path.join(WORK, "words-rowsum.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: row_sum\n    params: [x: ptr, out: ptr, ncols: i32]\n"
+                "    configs:\n      - launch: {grid: [grid0.x], block: [64]}\n")
+    t = run("rt", "rowsum", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off",
+                                 "XMATUNE_VERBOSE": "1"})
+    ok(t, "under a policy")
+    ev = tune_events(t, "row_sum")
+    c = ev[0]["candidates"][0]
+    expect(c["status"] == "rejected" and "float rounding alone" in c["why"] and
+           c["why"].endswith("verification is bitwise unless a tolerance is allowed: "
+                             "tolerance: {rtol: R, atol: A} in the entry"), c)
+    said = "\n".join(l for l in t.stderr.splitlines() if not l.startswith("xmatune: XMATUNE_"))
+    expect("XMATUNE_AUTO_TOLERANCE" not in said and
+           "1 config differs from the program's own" in said, said)
+    # the one config was rejected: the program's own config stays, and is not called a
+    # config "used without benchmark (verified)"
+    expect("used without benchmark" not in said and
+           "row_sum(float const*, float*, int): the program's own config stays for (no "
+           "triggers): config 0 did not pass verification" in said, said)
+    t = auto_run("rt", "rowsum", env={"XMATUNE_VERBOSE": "1"})
+    whys = [c["why"] for c in tune_events(t, "row_sum")[0]["candidates"]
+            if "float rounding alone" in c.get("why", "")]
+    expect(whys and all(w.endswith("verification is bitwise unless a tolerance is allowed: "
+                                   "XMATUNE_AUTO_TOLERANCE=RTOL,ATOL") for w in whys), whys)
+    expect("XMATUNE_AUTO_TOLERANCE=RTOL,ATOL" in t.stderr and "in the entry" not in t.stderr,
+           t.stderr)
+
+
+@case
+def words_stub_points_to_tolerance():
+    """discover's skeleton points to the one-line tolerance: for float outputs that differ
+    by rounding, before the per-buffer verify: with a shape to declare (issue 50, item 4)."""
+    stub = os.path.join(WORK, "words-stub.yaml")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([os.environ["XMT_TOOL"], "discover", "--log", os.path.join(WORK, "ws.jsonl"),
+                        "--stub", stub, "--", APPS["rt"], "basic", os.path.join(WORK, "ws.out")],
+                       env=e, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    text = open(stub).read()
+    expect("one line does it for every float output" in text and
+           "\n    # tolerance: {rtol: 1.0e-4, atol: 1.0e-3}\n    # For one buffer only" in text,
+           text)
+
+
+@case
+def words_untold_once_and_fitting():
+    """A kernel run again on the data it wrote (vecadd: o = a + b, launched again on the
+    same a and b) changes no byte: its re-checks tell nothing. Said once per key, not at
+    every re-check, and with no advice about verify: (the first session found its
+    outputs); under auto, whose entries no one writes, a key first met on such data gets
+    no verify: advice either, and is said once (issue 50, item 4)."""
+    for env in ({"XMATUNE_POLICY": POLICIES}, {"XMATUNE_AUTO": "1"}):
+        t = run("rt", "basic", iterations=12,
+                env=dict(env, XMATUNE_CACHE="off", XMATUNE_VERBOSE="1"))
+        ok(t, "%r" % env)
+        untold = [l for l in t.stderr.splitlines() if l.startswith("xmatune: vecadd: re-check")
+                  and "untold" in l]
+        expect(len(untold) == 1, "%r: %s" % (env, t.stderr))
+        expect("verify:" not in untold[0] and "protect: declared" not in untold[0], untold)
+        rc = [e for e in t.events("recheck") if e["name"] == "vecadd"]
+        expect(len(rc) >= 2 and all(e["outcome"] == "untold" for e in rc), rc)
+        if "XMATUNE_AUTO" in env:
+            nt = [l for l in t.stderr.splitlines() if l.startswith("xmatune: vecadd:")
+                  and "not tuned" in l]
+            expect(len(nt) == 1 and "verify:" not in nt[0], t.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
