@@ -5351,6 +5351,95 @@ def words_untold_once_and_fitting():
             expect(len(nt) == 1 and "verify:" not in nt[0], t.stderr)
 
 
+def words_svg(r, name):
+    """`xmatune report --svg` of run r's log: (the SVG's root, its text elements)."""
+    import xml.etree.ElementTree as ET
+    logf, svg = os.path.join(WORK, name + ".jsonl"), os.path.join(WORK, name + ".svg")
+    with open(logf, "w") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in r.log))
+    p = subprocess.run([os.environ["XMT_TOOL"], "report", "--svg", svg, logf], capture_output=True,
+                       text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    root = ET.parse(svg).getroot()
+    return root, [e for e in root.iter("{http://www.w3.org/2000/svg}text")]
+
+
+def words_within_width(root, texts):
+    """No text runs past the picture's right edge (DejaVu Sans: at most about 0.57 em a
+    character on average; bold 14 px titles 0.6 em)."""
+    width = float(root.get("width"))
+    for e in texts:
+        t = "".join(e.itertext())
+        px = {"title": 8.4, "axis-label": 5.7}.get(e.get("class"), 6.8)
+        x = float(e.get("x"))
+        right = x + len(t) * px * (0.5 if e.get("text-anchor") == "middle" else 1)
+        expect(e.get("text-anchor") == "end" or right <= width,
+               "text past the edge (%.0f > %.0f): %r" % (right, width, t))
+
+
+@case
+def words_svg_replay_from_cache():
+    """A replay's SVG says its keys came from the cache, verified, not timed: in the title
+    and in each panel, never "nothing else valid" (issue 50, item 5)."""
+    cache = os.path.join(WORK, "words-replay-cache.jsonl")
+    if os.path.exists(cache):
+        os.remove(cache)
+    env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache}
+    ok(run("rt", "basic", env=env), "tune")
+    r = run("rt", "basic", env=dict(env, XMATUNE_MODE="replay"))
+    ok(r, "replay")
+    tunes = r.events("tune")
+    expect(tunes and all(e.get("from_cache") for e in tunes), tunes)
+    root, texts = words_svg(r, "words-replay")
+    said = ["".join(e.itertext()) for e in texts]
+    expect(said[0] == "xmatune: %d keys, from the cache, verified, not timed" % len(tunes), said[:3])
+    panels = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "panel"]
+    expect(len(panels) == len(tunes), len(panels))
+    for g in panels:
+        words = " ".join("".join(e.itertext()) for e in g.iter("{http://www.w3.org/2000/svg}text"))
+        expect("from the cache, verified, not timed" in words and "nothing else valid" not in words,
+               words)
+
+
+@case
+def words_svg_reads_whole():
+    """The SVG under auto: a legend of its colours; candidates racing timed no more drawn
+    as such; the skipped configs of one reason folded into one row, with their count;
+    reasons wrapped within the picture, never past its edge (issue 50, item 7)."""
+    t = auto_run("rt", "saxpy")
+    ev = tune_events(t, "saxpy")[0]
+    root, texts = words_svg(t, "words-auto")
+    said = ["".join(e.itertext()) for e in texts]
+    legend = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "legend"]
+    expect(len(legend) == 1, said[:5])
+    lt = " ".join("".join(e.itertext()) for e in legend[0].iter("{http://www.w3.org/2000/svg}text"))
+    for w in ("program's own config", "winner", "timed", "raced out", "rejected", "skipped"):
+        expect(w in lt, lt)
+    marks = [e for e in root.iter() if "cand" in (e.get("class") or "").split()]
+    out = [c for c in ev["candidates"] if c.get("eliminated")]
+    raced = [m for m in marks if "eliminated" in m.get("class").split()]
+    expect(out and len(raced) == len(out) + bool(ev["own"].get("eliminated")),
+           (len(raced), len(out)))
+    for c in out:
+        expect(any(x.endswith("raced out, round %d" % c["eliminated"]["round"]) and x.startswith(
+            ("%.1f µs" % (c["median_ms"] * 1000), "%.3f ms" % c["median_ms"])) for x in said), c)
+    skipped = [c for c in ev["candidates"] if c["status"] == "skipped"]
+    folded = [m for m in marks if "skipped" in m.get("class").split()]
+    expect(len(folded) == 1 and int(folded[0].get("data-count")) == len(skipped) > 1 and
+           folded[0].get("data-configs").split("; ") == [c["config"] for c in skipped],
+           [m.attrib for m in folded])
+    expect("%d configs" % len(skipped) in said, said)
+    words_within_width(root, texts)
+    # long reasons: row_sum's candidates differ by rounding alone, said at length
+    t = auto_run("rt", "rowsum")
+    root, texts = words_svg(t, "words-auto-rowsum")
+    whys = [c["why"] for c in tune_events(t, "row_sum")[0]["candidates"] if c["status"] == "rejected"]
+    text = " ".join("".join(e.itertext()) for e in texts)
+    expect(whys and all(w in text.replace("  ", " ") or all(x in text for x in w.split())
+                        for w in whys), whys[:1])
+    words_within_width(root, texts)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
