@@ -125,20 +125,20 @@ static void say_verbose(const xmt_session *S)
             snprintf(own_s, sizeof own_s, "%.4f ms", own_t);
         if (S->choice.index == XMT_OWN_CONFIG)
             xmt_verbose(1,
-                        "%s: the program's own config %s stays (%s) for %s; %zu configs "
+                        "%s: the program's own config %s stays (%s) for %s; %zu config%s "
                         "timed, %zu rejected, %zu skipped, in %.1f ms (floor %.1f ms: the GPU "
                         "time of the measurements alone)%s",
-                        S->k->demangled, S->choice.label, own_s, S->key_text, timed, rejected,
-                        skipped, S->spent_ms, S->floor_ms,
-                        S->error != CUDA_SUCCESS ? " (tuning stopped by an error)" : "");
+                        S->k->demangled, S->choice.label, own_s, S->key_text, timed,
+                        timed == 1 ? "" : "s", rejected, skipped, S->spent_ms, S->floor_ms,
+                        S->error != CUDA_SUCCESS ? "; tuning stopped by an error" : "");
         else
             xmt_verbose(1,
                         "%s: config %s achieved the best time (%.4f ms; own %s, %.2fx) for "
-                        "%s; %zu configs timed, %zu rejected, %zu skipped, in %.1f ms (floor "
+                        "%s; %zu config%s timed, %zu rejected, %zu skipped, in %.1f ms (floor "
                         "%.1f ms: the GPU time of the measurements alone)",
                         S->k->demangled, S->choice.label, S->choice.time_ms, own_s,
-                        own_t / S->choice.time_ms, S->key_text, timed, rejected, skipped,
-                        S->spent_ms, S->floor_ms);
+                        own_t / S->choice.time_ms, S->key_text, timed, timed == 1 ? "" : "s",
+                        rejected, skipped, S->spent_ms, S->floor_ms);
     }
 }
 

@@ -182,8 +182,8 @@ int cmd_discover(int argc, char **argv)
                 perror(stub);
                 rc = rc ? rc : 1;
             } else
-                fprintf(stderr, "xmatune discover: policy skeleton for %zu kernel(s) in %s\n",
-                        json_array_size(kernels), stub);
+                fprintf(stderr, "xmatune discover: policy skeleton for %zu kernel%s in %s\n",
+                        json_array_size(kernels), json_array_size(kernels) == 1 ? "" : "s", stub);
         }
         json_decref(kernels);
         json_decref(summaries);

@@ -443,8 +443,8 @@ int cmd_report(int argc, char **argv)
         rewritten += json_integer_value(json_object_get(e, XMT_F_REWRITTEN));
     }
     json_decref(ev[XMT_EV_EXIT]);
-    printf("%lld process%s, %lld launches, %lld rewritten%s\n", processes,
-           processes == 1 ? "" : "es", launches, rewritten,
+    printf("%lld process%s, %lld launch%s, %lld rewritten%s\n", processes,
+           processes == 1 ? "" : "es", launches, launches == 1 ? "" : "es", rewritten,
            bad ? " (some lines were not JSON)" : "");
     if (json_array_size(tunes)) {
         report_tunings(tunes);

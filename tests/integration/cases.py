@@ -5440,6 +5440,61 @@ def words_svg_reads_whole():
     words_within_width(root, texts)
 
 
+def words_nested(line):
+    """Whether a message nests parentheses: "(a (b))" reads badly."""
+    depth = 0
+    for ch in line:
+        depth += ch == "("
+        if depth > 1:
+            return True
+        depth -= ch == ")" and depth > 0
+    return False
+
+
+@case
+def words_small_messages():
+    """The smaller words of issue 50, item 7: singular and plural ("1 launch", "1 kernel"),
+    no nested parentheses in a replay miss, what "with a policy" counts under auto, the
+    skeleton's count of kernels without "(s)"."""
+    d = fresh("words-small")
+    # a replay miss: its cause has parentheses of its own
+    r = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_MODE": "replay",
+                                "XMATUNE_CACHE": os.path.join(d, "none.jsonl")})
+    ok(r, "replay")
+    miss = [l for l in r.stderr.splitlines() if "no cached winner" in l]
+    expect(len(miss) == 1 and not words_nested(miss[0]) and
+           ": no cached winner: the cache %s cannot be read" % os.path.join(d, "none.jsonl")
+           in miss[0], r.stderr)
+    # replay under auto: its kernels have no policy
+    r = run("rt", "saxpy", env={"XMATUNE_AUTO": "1", "XMATUNE_MODE": "replay",
+                                "XMATUNE_VERBOSE": "1", "XMATUNE_CACHE": os.path.join(d, "none.jsonl")})
+    ok(r, "replay --auto")
+    expect("xmatune: replay: 3 launches, 1 kernel under XMATUNE_AUTO=1, with no policy\n"
+           in r.stderr and "with a policy" not in r.stderr, r.stderr)
+    # one launch, one kernel
+    r = run("rt", "saxpy", iterations=1, env={"XMATUNE_POLICY": POLICIES, "XMATUNE_VERBOSE": "1",
+                                              "XMATUNE_CACHE": "off"})
+    ok(r, "one launch")
+    expect("xmatune: tune: 1 launch, 1 kernel with a policy\n" in r.stderr, r.stderr)
+    p = report_of(r, "words-one.jsonl")
+    expect(p.stdout.startswith("1 process, 1 launch, 0 rewritten\n"), p.stdout)
+    # a policy file with one error
+    bad = os.path.join(d, "bad.yaml")
+    with open(bad, "w") as f:
+        f.write("kernels:\n  - match: saxpy*\n    params: [n: i32, a: f32, x: ptr, y: ptr]\n"
+                "    triggers: [nope]\n    space: {B: [64]}\n    launch: {block: [B]}\n")
+    r = run("rt", "saxpy", env={"XMATUNE_POLICY": bad, "XMATUNE_CACHE": "off"})
+    ok(r, "a policy error")
+    expect("xmatune: 1 error in %s: the entries in error are ignored" % bad in r.stderr, r.stderr)
+    # the skeleton's count
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([os.environ["XMT_TOOL"], "discover", "--log", os.path.join(d, "s.jsonl"),
+                        "--stub", os.path.join(d, "s.yaml"), "--", APPS["rt"], "saxpy",
+                        os.path.join(d, "s.out")], env=e, capture_output=True, text=True)
+    expect(p.returncode == 0 and "policy skeleton for 1 kernel in " in p.stderr, p.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
