@@ -1737,13 +1737,17 @@ def protect_auto_partial_coverage_rejected():
            and "floor 0.0 ms: the GPU time of the measurements alone" in line[0], v.stderr)
     # the text report lists the rejected candidates with their reasons
     p = report_of(t, "partial-report.jsonl")
-    expect(re.search(r"^- vecadd, \(no triggers\): config \d: out \(an output\), byte \d+: \d+ of", p.stdout, re.M) and
+    expect(re.search(r"^- vecadd, \(no triggers\): config \d: out \(an output\): \d+ of", p.stdout, re.M) and
            "floor: what the measurements cost on the GPU alone" in p.stdout, p.stdout)
     for ev in tune_events(t, "vecadd"):
         rej = [c for c in ev["candidates"] if c["status"] == "rejected"]
         expect(len(rej) == 2 and all("(an output)" in c["why"] for c in rej), ev["candidates"])
         # named in the policy's terms (issue 27, item 6), not "allocation 0x..., byte N"
-        expect(all(re.match(r"out \(an output\), byte \d+: ", c["why"]) for c in rej), ev["candidates"])
+        # one unit a number: elements counted, the first difference as a byte from where
+        # the argument points (issue 50, item 7: "byte 0: ... elements differ, first at 0")
+        expect(all(re.match(r"out \(an output\): \d+ of \d+ (elements|bytes) differ bitwise, the "
+                            r"first at byte \d+ from where out points( \(|$)", c["why"]) for c in rej),
+               ev["candidates"])
         expect(ev["winner"]["index"] == -1, ev["winner"])
         # nothing passed verification: no clock warm-up, nothing timed
         expect(ev["phases_ms"]["clock_warmup"] == 0 and ev["floor_ms"] == 0, ev["phases_ms"])
@@ -1757,8 +1761,9 @@ def protect_auto_writes_outside_put_back():
     ev = tune_events(t, "saxpy")[0]
     bad = ev["candidates"][1]
     # named by the parameter, and the allocation it shares with x said (issue 27, item 6)
-    expect(bad["why"].startswith("y (outside the outputs), byte ") and
-           "(one allocation serves x, y: named is the one that points nearest below" in bad["why"], bad)
+    expect(bad["why"].startswith("y (outside the outputs): ") and
+           "from where y points, of one allocation that x, y point into: named is the one that "
+           "points nearest below that byte" in bad["why"], bad)
     expect(bad["status"] == "rejected" and "(outside the outputs)" in bad["why"] and
            "put back 16384 bytes it changed outside the outputs" in bad["why"], bad)
     expect(ev["candidates"][0]["status"] == "ok", ev["candidates"][0])

@@ -23,7 +23,7 @@ START_TEST(bitwise_counts_and_names_the_first)
     char why[300] = "";
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)ref, why, sizeof why), 0);
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 2);
-    ck_assert_str_eq(why, "out: 2 of 4 elements differ (bitwise), first at 1");
+    ck_assert_str_eq(why, "out: 2 of 4 elements differ bitwise, the first at element 1");
 }
 END_TEST
 
@@ -44,7 +44,7 @@ START_TEST(tolerance_rtol_atol_and_nan)
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 0);
     got[1] = 1.5f; /* 0.5 > 0.01 + 0.01 * 1 */
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
-    ck_assert_ptr_nonnull(strstr(why, "first at 1 (1.5, expected 1)"));
+    ck_assert_ptr_nonnull(strstr(why, "the first at element 1: 1.5, expected 1"));
     got[1] = 1.0f;
     got[2] = 0.0f; /* NaN expected, a number got */
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
