@@ -62,6 +62,17 @@ static int write_policy(const char *log, const char *path)
     return rc;
 }
 
+/* Whether a run option stands alone (every other one of run's takes a value, which must
+ * not be taken for PROGRAM: `--cache FILE` used to run FILE). */
+static int run_flag(const char *a)
+{
+    static const char *const flags[] = {"--discover", "--tune", "--replay", "--off",
+                                        "--auto",     "-v",     "--verbose"};
+    for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+        if (!strcmp(a, flags[k])) return 1;
+    return 0;
+}
+
 int cmd_autotune(int argc, char **argv)
 {
     const char *log = "xmatune-autotune.jsonl", *policy = NULL;
@@ -85,8 +96,10 @@ int cmd_autotune(int argc, char **argv)
             log = argv[++i];
         else if (!strcmp(argv[i], "--write-policy") && i + 1 < argc)
             policy = argv[++i];
-        else
-            rargv[rn++] = argv[i]; /* run's own (a value option's value follows it) */
+        else {
+            rargv[rn++] = argv[i]; /* run's own: a value option's value follows it */
+            if (!run_flag(argv[i]) && i + 1 < argc) rargv[rn++] = argv[++i];
+        }
     }
     if (i >= argc) {
         usage(stderr);

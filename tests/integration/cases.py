@@ -2549,8 +2549,12 @@ def demo_commands_paste():
                        text=True, cwd=WORK)
     expect(p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:])
     cmds = [l[2:] for l in p.stdout.splitlines() if l.startswith("$ ")]
-    expect(len(cmds) == 3 and " discover " in cmds[0] and "--stub" in cmds[0] and " run --tune " in cmds[1]
-           and " report " in cmds[2], cmds)
+    # and it shows replay and autotune too (issue 50, item 7)
+    expect(len(cmds) == 5 and " discover " in cmds[0] and "--stub" in cmds[0] and " run --tune " in cmds[1]
+           and " report " in cmds[2] and " run --replay " in cmds[3] and " autotune " in cmds[4]
+           and "--cache " in cmds[4], cmds)
+    expect("from the cache (verified here, not benchmarked)" in p.stdout and
+           "xmatune autotune: policy for 1 kernel auto tuned in " in p.stdout, p.stdout[-3000:])
     clean = {k: v for k, v in e.items() if k != "XMATUNE_DEMO_BUILD"}
     for c in cmds:
         q = subprocess.run(["bash", "-c", c], env=clean, capture_output=True, text=True, cwd=WORK)
@@ -5498,6 +5502,36 @@ def words_small_messages():
                         "--stub", os.path.join(d, "s.yaml"), "--", APPS["rt"], "saxpy",
                         os.path.join(d, "s.out")], env=e, capture_output=True, text=True)
     expect(p.returncode == 0 and "policy skeleton for 1 kernel in " in p.stderr, p.stderr)
+
+
+@case
+def words_readme_lists_scenarios():
+    """The README lists the simulated driver's program's scenarios (every one app.c runs)
+    and says what the demo's XMATUNE_WARMUP_MS=0 is for (issue 50, item 7)."""
+    src = os.path.abspath(os.path.join(os.path.dirname(POLICIES), "..", ".."))
+    names = re.findall(r'!strcmp\(sc, "(\w+)"\)', open(os.path.join(src, "tests", "integration",
+                                                                   "app.c")).read())
+    readme = open(os.path.join(src, "README.md")).read()
+    m = re.search(r"\n([^\n]*`app_rt SCENARIO OUT \[ITERATIONS\]`.*?)\n\n", readme, re.S)
+    expect(m and len(names) > 20, "no paragraph on app_rt's scenarios")
+    missing = [n for n in names if "`%s`" % n not in m.group(1)]
+    expect(not missing, "scenarios the README does not list: %s" % missing)
+    w = re.search(r"`XMATUNE_WARMUP_MS=0`[^\n]*\n[^\n]*", readme)
+    expect(w and "clock" in w.group(0), "the README does not say what XMATUNE_WARMUP_MS=0 is for")
+
+
+@case
+def words_autotune_takes_run_options():
+    """xmatune autotune passes run's options on with their values: `--cache FILE` used to
+    make FILE the program to run (exit 127, "no log")."""
+    d = fresh("words-autotune")
+    cache, log = os.path.join(d, "c.jsonl"), os.path.join(d, "a.jsonl")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"), XMATUNE_WARMUP_MS="0")
+    p = subprocess.run([os.environ["XMT_TOOL"], "autotune", "--log", log, "--cache", cache, "--",
+                        APPS["rt"], "saxpy", os.path.join(d, "o")], env=e, capture_output=True,
+                       text=True)
+    expect(p.returncode == 0 and os.path.exists(log) and records(cache), p.stdout + p.stderr)
 
 
 def main():
