@@ -1193,12 +1193,12 @@ static int rounding_rejected(xmt_session *S, xmt_cand *c)
     const char *name;
     int m = n ? measure_rounding(S, c, which, first, n, &elements, &name) : 0;
     if (m <= 0) return m;
-    size_t l =
-        (size_t)snprintf(c->why, sizeof c->why,
-                         "%.40s%s: float rounding alone: %llu elements differ from the "
-                         "program's own config's, by at most %.2g times the largest "
-                         "magnitude there; ",
-                         name, n > 1 ? " and others" : "", (unsigned long long)elements, c->rel);
+    size_t l = (size_t)snprintf(c->why, sizeof c->why,
+                                "%.40s%s: float rounding alone: %llu element%s from the "
+                                "program's own config's, by at most %.2g times the largest "
+                                "magnitude there; ",
+                                name, n > 1 ? " and others" : "", (unsigned long long)elements,
+                                elements == 1 ? " differs" : "s differ", c->rel);
     if (l >= sizeof c->why) return 1;
     if (S->has_tol)
         snprintf(c->why + l, sizeof c->why - l, "beyond the tolerance (rtol %g, atol %g)",

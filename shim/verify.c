@@ -110,15 +110,15 @@ void xmt_verify_describe(const char *name, uint64_t n, uint64_t total, uint64_t 
         where = at;
     }
     if (kind == XMT_CMP_BITS)
-        snprintf(why, cap, "%s: %llu of %llu %s differ bitwise, the first at %s", name,
-                 (unsigned long long)n, (unsigned long long)total, es_bytes ? "bytes" : "elements",
-                 where);
+        snprintf(why, cap, "%s: %llu of %llu %s %s bitwise%s%s", name, (unsigned long long)n,
+                 (unsigned long long)total, es_bytes ? "bytes" : "elements",
+                 n == 1 ? "differs" : "differ", n == 1 ? ", at " : ", the first at ", where);
     else
         snprintf(why, cap,
-                 "%s: %llu of %llu elements differ beyond rtol=%g atol=%g, the first at %s: "
-                 "%.9g, expected %.9g",
-                 name, (unsigned long long)n, (unsigned long long)total, rtol, atol, where, got,
-                 ref);
+                 "%s: %llu of %llu elements %s beyond rtol=%g atol=%g%s%s: %.9g, expected %.9g",
+                 name, (unsigned long long)n, (unsigned long long)total,
+                 n == 1 ? "differs" : "differ", rtol, atol, n == 1 ? ", at " : ", the first at ",
+                 where, got, ref);
 }
 
 size_t xmt_verify_compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t *got, char *why,

@@ -1745,8 +1745,9 @@ def protect_auto_partial_coverage_rejected():
         # named in the policy's terms (issue 27, item 6), not "allocation 0x..., byte N"
         # one unit a number: elements counted, the first difference as a byte from where
         # the argument points (issue 50, item 7: "byte 0: ... elements differ, first at 0")
-        expect(all(re.match(r"out \(an output\): \d+ of \d+ (elements|bytes) differ bitwise, the "
-                            r"first at byte \d+ from where out points( \(|$)", c["why"]) for c in rej),
+        expect(all(re.match(r"out \(an output\): \d+ of \d+ (elements|bytes) differs? bitwise, "
+                            r"(the first )?at byte \d+ from where out points( \(|$)", c["why"])
+                   for c in rej),
                ev["candidates"])
         expect(ev["winner"]["index"] == -1, ev["winner"])
         # nothing passed verification: no clock warm-up, nothing timed
@@ -4974,7 +4975,7 @@ def auto_rounding_kept_bitwise():
     # the rounding differs, not the sums: said so (issue 28 item 5), with the largest
     # difference, per candidate and per key (docs/tuning.md, Rounding)
     for c in g0:
-        m = re.search(r"^p1: float rounding alone: (\d+) elements differ from the program's "
+        m = re.search(r"^p1: float rounding alone: (\d+) elements? differs? from the program's "
                       r"own config's, by at most (\S+) times the largest magnitude there; "
                       r"verification is bitwise unless a tolerance is allowed", c["why"])
         expect(m and 0 < int(m.group(1)) <= 512 and 0 < float(m.group(2)) < 2 ** -10, c)
