@@ -5547,6 +5547,24 @@ def words_report_cells():
     expect(not any(") (" in l.split(" | ")[-1] for l in rows), rows)
 
 
+@case
+def words_cache_folder_not_writable():
+    """A cache in a folder its user may not write: the lock's message says why (it said
+    "No such file or directory", the read-only retry's error, for a lock file it could not
+    create), issue 50, item 7."""
+    d = fresh("words-rocache")
+    os.chmod(d, 0o755)  # root's: nobody may not write in it
+    outs = fresh("words-rocache-out")
+    os.chmod(outs, 0o777)
+    cache = os.path.join(d, "c.jsonl")
+    r = as_nobody(outs, "ro", dict(EX, XMATUNE_POLICY=policy_copy("words-rocache-pol"),
+                                   XMATUNE_CACHE=cache))
+    ok(r, "a cache nobody may write")
+    lock = [l for l in r.stderr.splitlines() if "cannot lock the cache" in l]
+    expect(lock and "No such file or directory" not in lock[0] and "Permission denied" in lock[0],
+           r.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
