@@ -30,7 +30,7 @@
 
 #define W 960       /* picture width */
 #define LABEL_W 330 /* candidate labels */
-#define BAR_W 400   /* the longest bar: room after it for its time and marks */
+#define BAR_W 380   /* the longest bar: room after it for its time and marks */
 #define ROW_H 18
 #define HEAD_H 62 /* a panel's title lines */
 #define AXIS_H 22 /* a panel's time axis */
@@ -274,7 +274,7 @@ static void row(FILE *f, json_t *e, json_t *c, const char *label, int winner, in
     fmt_ms(t, sizeof t, v);
     if (eliminated)
         snprintf(
-            out, sizeof out, "  raced out, round %lld",
+            out, sizeof out, ", raced out after round %lld",
             json_integer_value(json_object_get(json_object_get(c, XMT_F_ELIMINATED), XMT_F_ROUND)));
     fprintf(f,
             "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" class=\"cand %s\" "

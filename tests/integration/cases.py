@@ -5431,7 +5431,7 @@ def words_svg_reads_whole():
     expect(out and len(raced) == len(out) + bool(ev["own"].get("eliminated")),
            (len(raced), len(out)))
     for c in out:
-        expect(any(x.endswith("raced out, round %d" % c["eliminated"]["round"]) and x.startswith(
+        expect(any(x.endswith(", raced out after round %d" % c["eliminated"]["round"]) and x.startswith(
             ("%.1f µs" % (c["median_ms"] * 1000), "%.3f ms" % c["median_ms"])) for x in said), c)
     skipped = [c for c in ev["candidates"] if c["status"] == "skipped"]
     folded = [m for m in marks if "skipped" in m.get("class").split()]
