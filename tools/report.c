@@ -393,6 +393,26 @@ static void report_shapes(json_t *summaries)
     }
 }
 
+/* Whether path's first line is a cache record (common/cacherec: "v", "key", no "event"):
+ * a cache passed for a log would report nothing, as though the program launched nothing. */
+static int is_cache_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    static char line[65536];
+    int cache = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[strspn(line, " \t\r\n")] == 0) continue;
+        json_t *o = json_loads(line, 0, NULL);
+        cache = json_is_object(o) && !json_object_get(o, XMT_F_EVENT) && json_object_get(o, "v") &&
+                json_object_get(o, XMT_F_KEY);
+        json_decref(o);
+        break;
+    }
+    fclose(f);
+    return cache;
+}
+
 int cmd_report(int argc, char **argv)
 {
     const char *svg = NULL, *html = NULL;
@@ -414,6 +434,9 @@ int cmd_report(int argc, char **argv)
     if (argc <= first || argv[first][0] == '-') {
         if (argc > first && !help)
             fprintf(stderr, "xmatune report: unknown option %s\n", argv[first]);
+        else if (argc <= first)
+            fprintf(stderr, "xmatune report: no log named (the file XMATUNE_LOG or xmatune run "
+                            "--log wrote)\n");
         fprintf(help ? stdout : stderr,
                 "usage: xmatune report [--svg FILE] [--html FILE] LOG...\n"
                 "Prints a log (XMATUNE_LOG) as tables: every tuning (program's config and\n"
@@ -422,6 +445,13 @@ int cmd_report(int argc, char **argv)
                 "picture, --html writes a page with the tunings' table and that picture.\n");
         return help ? 0 : 2;
     }
+    for (int i = first; i < argc; i++)
+        if (is_cache_file(argv[i])) {
+            fprintf(stderr,
+                    "xmatune report: %s is a cache file, not a log (xmatune cache %s lists it)\n",
+                    argv[i], argv[i]);
+            return 1;
+        }
     json_t *ev[XMT_EV_COUNT] = {0};
     ev[XMT_EV_TUNE] = json_array();
     ev[XMT_EV_KERNEL_SUMMARY] = json_array();

@@ -5565,6 +5565,24 @@ def words_cache_folder_not_writable():
            r.stderr)
 
 
+@case
+def words_report_needs_a_log():
+    """xmatune report of a cache file is an error that names what it is, not a report of
+    nothing ("0 processes, 0 launches"); --svg with no log named says so (issue 50, item 7)."""
+    d = fresh("words-report")
+    cache = os.path.join(d, "c.jsonl")
+    ok(run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache}), "tune")
+    tool = os.environ["XMT_TOOL"]
+    p = subprocess.run([tool, "report", cache], capture_output=True, text=True)
+    expect(p.returncode == 1 and "0 processes" not in p.stdout and
+           "xmatune report: %s is a cache file, not a log (xmatune cache %s lists it)" % (cache, cache)
+           in p.stderr, p.stdout + p.stderr)
+    p = subprocess.run([tool, "report", "--svg", os.path.join(d, "x.svg")], capture_output=True,
+                       text=True)
+    expect(p.returncode == 2 and "xmatune report: no log named" in p.stderr and
+           not os.path.exists(os.path.join(d, "x.svg")), p.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
