@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,20 +141,36 @@ const char *xmt_cachefile_unusable(const char *path)
     return NULL;
 }
 
+/* Makes P.tmp.PID.N (its name in tmp), exclusively, with XMT_CACHEFILE_MODE under the
+ * umask: mkstemp's files are 0600 whatever the umask, and a new cache must be a team's
+ * file in a team's folder as its .lock and .claims are. The descriptor, or -1 and errno. */
+static int make_temp(const char *path, char *tmp, size_t cap)
+{
+    static atomic_uint serial;
+    for (int tries = 0; tries < 100; tries++) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        unsigned n = atomic_fetch_add(&serial, 1) ^ (unsigned)t.tv_nsec;
+        if (snprintf(tmp, cap, "%s.tmp.%ld.%08x", path, (long)getpid(), n) >= (int)cap) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, XMT_CACHEFILE_MODE);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 int xmt_cachefile_rewrite(const char *path, const char *(*next)(void *ud, size_t *len), void *ud)
 {
     char tmp[PATH_CAP];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.XXXXXX", path, (long)getpid()) >= (int)sizeof tmp) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    int fd = mkostemp(tmp, O_CLOEXEC);
+    int fd = make_temp(path, tmp, sizeof tmp);
     if (fd < 0) return -1;
     struct stat st;
-    mode_t mode = 0644;
-    if (stat(path, &st) == 0) mode = st.st_mode & 0777;
     int err = 0;
-    if (fchmod(fd, mode) != 0) err = errno;
+    /* P's mode when there is a P (its owner's choice); a new one as open gave it */
+    if (stat(path, &st) == 0 && fchmod(fd, st.st_mode & 0777) != 0) err = errno;
     /* written in blocks: one write per record would be 10,000 system calls */
     char buf[65536];
     size_t have = 0;
@@ -230,6 +247,7 @@ typedef struct {
     long pid;
     unsigned long long start;
     char boot[40];
+    char host[64]; /* for people only: nothing is decided by it */
 } who_t;
 
 static unsigned long long start_of(long pid)
@@ -263,14 +281,45 @@ static void boot_id(char out[40])
     if (nl) *nl = 0;
 }
 
+/* A host name as a claim line holds it and a message prints it: a word of letters,
+ * digits, '.', '-' and '_' (anything else '_'), "" for none. Another user may have written
+ * the line: nothing else of it reaches a terminal. */
+static void printable_host(const char *in, char out[64])
+{
+    size_t n = 0;
+    for (; n < 63 && in[n]; n++) {
+        char ch = in[n];
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                 ch == '.' || ch == '-' || ch == '_';
+        out[n] = ok ? ch : '_';
+    }
+    out[n] = 0;
+}
+
 static void me(who_t *w)
 {
     w->pid = (long)getpid();
     w->start = start_of(w->pid);
     boot_id(w->boot);
+    char h[256];
+    if (gethostname(h, sizeof h) != 0) h[0] = 0;
+    h[sizeof h - 1] = 0;
+    printable_host(h, w->host);
 }
 
-/* One claim line: "WHAT PID START BOOT TIME\n". */
+long xmt_cachefile_claim_max_age_s(double budget_ms, int trial_timeout_ms)
+{
+    double s =
+        budget_ms >= 0 ? (2 * budget_ms + (trial_timeout_ms > 0 ? trial_timeout_ms : 0)) / 1000 : 0;
+    return s > XMT_CLAIM_AGE_MIN_S ? (long)s + 1 : XMT_CLAIM_AGE_MIN_S;
+}
+
+/* Room for the line this process adds: a name (16 hex digits from the shim), two numbers,
+ * the boot id, the time and a host name of at most 63 bytes fit well. */
+#define CLAIM_LINE_CAP 512
+
+/* One claim line: "WHAT PID START BOOT TIME HOST\n" (HOST since 2026-12-07: a line
+ * without it is read as before, and earlier readers read the first five words only). */
 typedef struct {
     char what[64];
     who_t who;
@@ -310,25 +359,30 @@ static int parse_claim(const char *line, claim_t *c)
         return 0;
     c->who.pid = (long)pid;
     c->who.start = (unsigned long long)start;
+    char host[256];
+    if (word(&line, host, sizeof host) != 0) host[0] = 0;
+    printable_host(host, c->who.host);
     return 1;
 }
 
-static int live(const claim_t *c, const who_t *self)
+static int live(const claim_t *c, const who_t *self, long max_age_s)
 {
-    if (strcmp(c->who.boot, self->boot) != 0) { /* another machine: it cannot be asked */
-        /* its clock may be ahead: a claim dated in the future is capped at the same age,
-         * else one from a clock years ahead would never expire */
-        long long age = (long long)time(NULL) - c->when;
-        return age < XMT_CLAIM_REMOTE_S && -age < XMT_CLAIM_REMOTE_S;
-    }
+    /* capped by its age whoever made it: a live process's claim too (pid 1's never ends),
+     * and one dated in the future at the same age (else a clock years ahead would make it
+     * last for years) */
+    long long age = (long long)time(NULL) - c->when;
+    if (age >= max_age_s || -age >= max_age_s) return 0;
+    if (strcmp(c->who.boot, self->boot) != 0) return 1; /* another machine: it cannot be asked */
     if (kill((pid_t)c->who.pid, 0) != 0 && errno == ESRCH) return 0;
     return start_of(c->who.pid) == c->who.start; /* else the pid was reused */
 }
 
 /* Reads the claims file, drops stale lines, and: op 1 adds ours for what (unless a live
- * process other than this one has it: *theirs), op 0 drops ours for what (NULL: all),
- * op -1 only looks (writes nothing). 0, or -1 and errno. */
-static int update_claims(const char *path, const char *what, int op, int *theirs)
+ * process other than this one has it: *theirs, the first such claim in *holder when not
+ * NULL), op 0 drops ours for what (NULL: all), op -1 only looks (writes nothing). 0, or -1
+ * and errno. */
+static int update_claims(const char *path, const char *what, int op, long max_age_s, int *theirs,
+                         xmt_claim_holder *holder)
 {
     char cp[PATH_CAP];
     if (sibling(path, ".claims", cp, sizeof cp) != 0) return -1;
@@ -341,7 +395,7 @@ static int update_claims(const char *path, const char *what, int op, int *theirs
         errno = EINVAL;
         return -1;
     }
-    char *in = malloc((size_t)st.st_size + 1), *out = malloc((size_t)st.st_size + 256);
+    char *in = malloc((size_t)st.st_size + 1), *out = malloc((size_t)st.st_size + CLAIM_LINE_CAP);
     ssize_t n = in ? pread(fd, in, (size_t)st.st_size, 0) : -1;
     if (!in || !out || n < 0) {
         free(in);
@@ -360,9 +414,17 @@ static int update_claims(const char *path, const char *what, int op, int *theirs
         nl = strchr(line, '\n');
         if (nl) *nl = 0;
         claim_t c;
-        int mine = 0, keep = parse_claim(line, &c) && live(&c, &self);
+        int mine = 0, keep = parse_claim(line, &c) && live(&c, &self, max_age_s);
         if (keep && c.who.pid == self.pid && strcmp(c.who.boot, self.boot) == 0) mine = 1;
         if (keep && what && strcmp(c.what, what) == 0) {
+            if (!mine && !*theirs && holder) {
+                long long age = (long long)time(NULL) - c.when;
+                *holder = (xmt_claim_holder){.pid = c.who.pid,
+                                             .this_machine = !strcmp(c.who.boot, self.boot),
+                                             .age_s = age,
+                                             .left_s = max_age_s - (age < 0 ? -age : age)};
+                memcpy(holder->host, c.who.host, sizeof holder->host);
+            }
             if (!mine) *theirs = 1;
             if (mine && op == 1) have_mine = 1;
             if (mine && op == 0) keep = 0; /* unclaim */
@@ -377,8 +439,10 @@ static int update_claims(const char *path, const char *what, int op, int *theirs
         if (!nl) break;
     }
     if (op == 1 && !*theirs && !have_mine) {
-        o += (size_t)snprintf(out + o, 256, "%s %ld %llu %s %lld\n", what, self.pid, self.start,
-                              self.boot[0] ? self.boot : "-", (long long)time(NULL));
+        int w = snprintf(out + o, CLAIM_LINE_CAP, "%s %ld %llu %s %lld %s\n", what, self.pid,
+                         self.start, self.boot[0] ? self.boot : "-", (long long)time(NULL),
+                         self.host[0] ? self.host : "-");
+        if (w > 0 && w < CLAIM_LINE_CAP) o += (size_t)w; /* else what is no claim's name */
         changed = 1;
     }
     int rc = 0;
@@ -394,22 +458,23 @@ static int update_claims(const char *path, const char *what, int op, int *theirs
     return rc;
 }
 
-int xmt_cachefile_claim(const char *path, const char *what)
+int xmt_cachefile_claim(const char *path, const char *what, long max_age_s,
+                        xmt_claim_holder *holder)
 {
     int theirs = 0;
-    if (update_claims(path, what, 1, &theirs) != 0) return -1;
+    if (update_claims(path, what, 1, max_age_s, &theirs, holder) != 0) return -1;
     return theirs ? XMT_CLAIM_THEIRS : XMT_CLAIM_MINE;
 }
 
-int xmt_cachefile_claimed(const char *path, const char *what)
+int xmt_cachefile_claimed(const char *path, const char *what, long max_age_s)
 {
     int theirs = 0;
-    if (update_claims(path, what, -1, &theirs) != 0) return 0;
+    if (update_claims(path, what, -1, max_age_s, &theirs, NULL) != 0) return 0;
     return theirs;
 }
 
-void xmt_cachefile_unclaim(const char *path, const char *what)
+void xmt_cachefile_unclaim(const char *path, const char *what, long max_age_s)
 {
     int theirs = 0;
-    (void)update_claims(path, what, 0, &theirs);
+    (void)update_claims(path, what, 0, max_age_s, &theirs, NULL);
 }

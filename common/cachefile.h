@@ -20,6 +20,12 @@
 
 #define XMT_CACHE_FILE_NAME "cache.jsonl" /* the data file's name in the default folder */
 
+/* The mode a new data file is made with, under the umask as P.lock and P.claims are
+ * (0666): under umask 002 a team's cache in a setgid folder is group-writable, so that the
+ * whole team writes it. Never writable by others, even under umask 0: the shim refuses a
+ * cache anyone may write (shim/cache.c). */
+#define XMT_CACHEFILE_MODE 0664
+
 /* The default cache, $XDG_CACHE_HOME/xmatune/cache.jsonl (an absolute XDG_CACHE_HOME
  * only, as the XDG spec says), else ~/.cache/xmatune/cache.jsonl; the xmatune folder
  * (and ~/.cache) are created 0700 when missing. 0, or -1 with a reason in why (no home,
@@ -44,30 +50,55 @@ const char *xmt_cachefile_unusable(const char *path);
 int xmt_cachefile_no_flock(int err);
 
 /* Replaces P with what next yields (lines ending in '\n', NULL at the end), atomically:
- * written to a temporary file in P's folder, given P's mode, fsync'd and renamed over P.
+ * written to a temporary file in P's folder, given P's mode (none yet: XMT_CACHEFILE_MODE
+ * under the umask), fsync'd and renamed over P.
  * Call with the exclusive lock held. 0, or -1 with errno (the temporary file removed). */
 int xmt_cachefile_rewrite(const char *path, const char *(*next)(void *ud, size_t *len), void *ud);
 
 /* Removes P.tmp.* left by a killed process. Call with the exclusive lock held. */
 void xmt_cachefile_clean_temps(const char *path);
 
-/* Claims: who is tuning which key. A claim names its process (pid, its start time and
- * the boot's id), so a claim whose process is gone is stale and taken over; a claim from
- * another machine (another boot id) counts as live for XMT_CLAIM_REMOTE_S seconds from
- * its time stamp, either way: one dated in the future (a clock ahead) expires as soon. */
-#define XMT_CLAIM_REMOTE_S 600
+/* Claims: who is tuning which key. A claim names its process (pid, its start time, the
+ * boot's id and, for people, its host's name) and when it was made. A claim whose process
+ * is gone is stale and taken over; a claim from another machine (another boot id) cannot
+ * be asked and counts as live until it is too old. And any claim older than max_age_s
+ * (xmt_cachefile_claim_max_age_s) is ignored, either way: one dated in the future (a clock
+ * ahead) expires as soon. So a claim's age is capped by the reader: a process that
+ * stopped, or a forged line naming a process that lives for ever (pid 1: whoever may
+ * write P.claims may write one), keeps a key from being tuned for max_age_s at most. */
+#define XMT_CLAIM_AGE_MIN_S 600
 enum { XMT_CLAIM_MINE, XMT_CLAIM_THEIRS };
+
+/* How long a claim counts as live at most, in seconds: a key's tuning should be done by
+ * then. XMT_CLAIM_AGE_MIN_S (10 minutes), or with a tuning budget per key
+ * (XMATUNE_BUDGET_MS, >= 0) twice it plus the trial helper's deadline for one answer
+ * (XMATUNE_TRIAL_TIMEOUT_MS: a helper's start) when that is longer: a budget bounds the
+ * timed phases, not a busy machine's verification and start. A tuning that takes longer
+ * than this is taken over by the next process that needs its key (the key is tuned twice,
+ * the last record wins): nothing is lost but the work. */
+long xmt_cachefile_claim_max_age_s(double budget_ms, int trial_timeout_ms);
+
+/* Whose claim a key waits on (xmt_cachefile_claim's XMT_CLAIM_THEIRS). */
+typedef struct {
+    long pid;
+    char host[64];    /* its host name, printable; "" when the claim has none (an older one) */
+    int this_machine; /* its boot id is this machine's */
+    long long age_s;  /* since its time stamp (negative: dated ahead) */
+    long long left_s; /* how much longer it counts as live at most */
+} xmt_claim_holder;
 
 /* With the exclusive lock held: claims `what` (a hash of the identity, hex) for this
  * process unless a live process holds it. XMT_CLAIM_MINE (a stale claim is taken over),
- * XMT_CLAIM_THEIRS, or -1 and errno when the claims file cannot be written. */
-int xmt_cachefile_claim(const char *path, const char *what);
+ * XMT_CLAIM_THEIRS (*holder, when not NULL: whose claim it is), or -1 and errno when the
+ * claims file cannot be written. */
+int xmt_cachefile_claim(const char *path, const char *what, long max_age_s,
+                        xmt_claim_holder *holder);
 
 /* With the exclusive lock held: 1 when a live process other than this one claims what. */
-int xmt_cachefile_claimed(const char *path, const char *what);
+int xmt_cachefile_claimed(const char *path, const char *what, long max_age_s);
 
 /* With the exclusive lock held: drops this process's claim on what (NULL: all of them;
  * also every stale claim). */
-void xmt_cachefile_unclaim(const char *path, const char *what);
+void xmt_cachefile_unclaim(const char *path, const char *what, long max_age_s);
 
 #endif

@@ -268,15 +268,20 @@ enum {
     F_LABEL,
     F_TIME,
     F_DATA,
+    F_OUTCOME,
+    F_WHY,
+    F_ORIGIN,
+    F_RECHECKED,
     NFIELDS
 };
 /* The fields that are JSON strings in a record (bit i: field i); the others are numbers. */
 #define TEXT_FIELDS                                                                                \
     (1u << F_DEVICE | 1u << F_KERNEL | 1u << F_CODE | 1u << F_ENTRY | 1u << F_ENTRY_FP |           \
-     1u << F_KEY | 1u << F_KEY_TEXT | 1u << F_LABEL | 1u << F_DATA)
-static const char *const field_names[NFIELDS] = {"v",     "device",   "kernel",  "code",
-                                                 "entry", "entry_fp", "key",     "key_text",
-                                                 "index", "label",    "time_ms", "data"};
+     1u << F_KEY | 1u << F_KEY_TEXT | 1u << F_LABEL | 1u << F_DATA | 1u << F_OUTCOME |             \
+     1u << F_WHY | 1u << F_ORIGIN)
+static const char *const field_names[NFIELDS] = {
+    "v",     "device", "kernel",  "code", "entry",   "entry_fp", "key",    "key_text",
+    "index", "label",  "time_ms", "data", "outcome", "why",      "origin", "rechecked"};
 
 /* The field a name of len bytes is, -1 for another: by its length and first byte before
  * one memcmp (a name compare per field and line was a tenth of the load's work). */
@@ -285,11 +290,12 @@ static int field_of(const char *name, size_t len)
     int i;
     switch (len) {
     case 1: i = F_V; break;
-    case 3: i = F_KEY; break;
+    case 3: i = name[0] == 'k' ? F_KEY : F_WHY; break;
     case 4: i = name[0] == 'c' ? F_CODE : F_DATA; break;
     case 5: i = name[0] == 'e' ? F_ENTRY : name[0] == 'i' ? F_INDEX : F_LABEL; break;
-    case 6: i = name[0] == 'd' ? F_DEVICE : F_KERNEL; break;
-    case 7: i = F_TIME; break;
+    case 6: i = name[0] == 'd' ? F_DEVICE : name[0] == 'k' ? F_KERNEL : F_ORIGIN; break;
+    case 7: i = name[0] == 't' ? F_TIME : F_OUTCOME; break;
+    case 9: i = F_RECHECKED; break;
     case 8: i = name[0] == 'e' ? F_ENTRY_FP : F_KEY_TEXT; break;
     default: return -1;
     }
@@ -449,6 +455,16 @@ static double number(const char *s)
     return neg ? -d : d;
 }
 
+/* An optional text field into out (cap bytes, cut at a character boundary); "" when absent. */
+static void copy_text(char *out, size_t cap, const char *v)
+{
+    size_t n = v ? strnlen(v, cap - 1) : 0;
+    while (n > 0 && n == cap - 1 && ((unsigned char)v[n] & 0xc0) == 0x80)
+        n--; /* not in the middle of a UTF-8 sequence */
+    memcpy(out, v ? v : "", n);
+    out[n] = 0;
+}
+
 /* scratch: the line's copy (parsed in place) and its scalars' text */
 int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec *r)
 {
@@ -456,7 +472,7 @@ int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec
     memcpy(scratch, line, len);
     scratch[len] = 0;
     cursor c = {scratch, scratch + len, scratch + len + 1, 0};
-    const char *f[NFIELDS];
+    const char *f[NFIELDS] = {0}; /* writers_shape sets only the fields it knows */
     unsigned strs;
     if (writers_shape(&c, f, &strs) != 0) {
         /* not byte for byte what the writer makes: the general parser, on a fresh copy */
@@ -464,11 +480,13 @@ int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec
         c = (cursor){scratch, scratch + len, scratch + len + 1, 0};
         if (parse_object(&c, f, &strs) != 0) return -1;
     }
-    long v;
-    if (!f[F_V] || (strs & 1u << F_V) || small_int(f[F_V], &v) != 0 || v != XMT_CACHEREC_VERSION)
-        return !f[F_DEVICE]                                                ? -1
-               : f[F_V] && !(strs & 1u << F_V) && v > XMT_CACHEREC_VERSION ? 2
-                                                                           : 1;
+    /* a version that is not a string is an integer: anything else (a fraction, an
+     * exponent, more digits than a version has, true, null) makes the line no record */
+    long v = 0;
+    int v_number = f[F_V] && !(strs & 1u << F_V);
+    if (v_number && small_int(f[F_V], &v) != 0) return -1;
+    if (!v_number || v != XMT_CACHEREC_VERSION)
+        return !f[F_DEVICE] ? -1 : v_number && v > XMT_CACHEREC_VERSION ? 2 : 1;
     /* text fields are strings, numbers are not: the writer's shape and nothing else */
     for (int i = 0; i < NFIELDS; i++)
         if (f[i] && ((strs >> i & 1) != (TEXT_FIELDS >> i & 1))) return -1;
@@ -494,6 +512,16 @@ int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec
     r->choice.data[0] = 0;
     if (strlen(data) == 16 && strspn(data, "0123456789abcdef") == 16)
         memcpy(r->choice.data, data, 17);
+    /* the outcome's fields are optional too (a timed decision has none); an outcome names a
+     * decision other than a winner, so it goes with the program's own config only */
+    copy_text(r->choice.outcome, sizeof r->choice.outcome, f[F_OUTCOME]);
+    copy_text(r->choice.why, sizeof r->choice.why, f[F_WHY]);
+    copy_text(r->choice.origin, sizeof r->choice.origin, f[F_ORIGIN]);
+    if (r->choice.outcome[0] && r->choice.index != XMT_OWN_CONFIG) return -1;
+    long rc = 0;
+    if (f[F_RECHECKED] && (small_int(f[F_RECHECKED], &rc) != 0 || rc < 0 || rc > 1000000))
+        return -1;
+    r->choice.rechecked = (int)rc;
     r->raw = line;
     r->raw_len = len;
     r->offset = 0;
@@ -614,6 +642,12 @@ char *xmt_cacherec_format(const xmt_cacherec *r)
                           r->code, "entry", r->entry, "entry_fp", r->entry_fp, "key", r->key_hex,
                           "key_text", r->key_text, "index", (json_int_t)r->choice.index, "label",
                           r->choice.label, "time_ms", r->choice.time_ms, "data", r->choice.data);
+    /* the optional fields, only when set: a timed decision's line is what it always was */
+    const xmt_choice *c = &r->choice;
+    if (j && c->outcome[0]) json_object_set_new(j, "outcome", json_string(c->outcome));
+    if (j && c->why[0]) json_object_set_new(j, "why", json_string(c->why));
+    if (j && c->origin[0]) json_object_set_new(j, "origin", json_string(c->origin));
+    if (j && c->rechecked > 0) json_object_set_new(j, "rechecked", json_integer(c->rechecked));
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
     if (!text) return NULL;

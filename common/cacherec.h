@@ -18,14 +18,34 @@ typedef struct {
      * none known (an older record, or a choice made without a verification). Not part of
      * what a verification checks (the choice's index and label). */
     char data[17];
+    /* How the key was decided, when not by timing its candidates (docs/cache.md, "Every
+     * outcome"): "" (a tuning's winner, or the program's own config timed fastest), else one
+     * of the XMT_OUTCOME_* words, with index XMT_OWN_CONFIG; why: its reason for people. */
+    char outcome[24];
+    char why[200];
+    /* Where the record came from: "" (a process of the file's own, which verified it), or
+     * "import" (xmatune cache import): a record of another origin is a hint (docs/cache.md,
+     * "Trust"). */
+    char origin[16];
+    int rechecked; /* re-checks on later data it passed in the process that stored it */
 } xmt_choice;
+
+/* The outcomes a record may carry besides a timed decision (xmt_choice.outcome). */
+#define XMT_OUTCOME_UNTOLD "untold"     /* its launches' data never told configs apart */
+#define XMT_OUTCOME_DECLINED "declined" /* it cannot be tuned where candidates may run */
+#define XMT_OUTCOME_FAULTED "faulted"   /* too many candidates (or its own) faulted or hung */
+#define XMT_OUTCOME_UNTUNED "untuned"   /* its session could not decide (why says why) */
+#define XMT_OUTCOME_FAILED "failed"     /* a cached winner failed its verification here */
+#define XMT_OUTCOME_UNSTABLE "nondeterministic" /* its own config's results vary by run */
 
 /* Lower-case hex of key[0..len) into out (2 * len + 1 bytes). */
 void xmt_cacherec_hex(const uint8_t *key, size_t len, char *out);
 
 /* The record format's version, in every record ("v"). Records of another version are
- * dropped and counted apart: older ones (a record without a readable version is older),
- * and newer ones (written by a later xmatune), so that messages say which. */
+ * dropped and counted apart: older ones (a record without a version, or with one that is
+ * not a number, is older), and newer ones (written by a later xmatune), so that messages
+ * say which. A "v" that is neither a string nor an integer (a fraction, an exponent, more
+ * digits than a version has, true, null) makes the line no record at all. */
 #define XMT_CACHEREC_VERSION 2
 typedef struct {
     int older, newer;

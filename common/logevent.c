@@ -20,6 +20,7 @@ static const char *const event_names[XMT_EV_COUNT] = {
     [XMT_EV_TRIAL_HELPER] = "trial_helper",
     [XMT_EV_RECHECK] = "recheck",
     [XMT_EV_TRIAL_CHECK] = "trial_check",
+    [XMT_EV_CACHE_HIT] = "cache_hit",
 };
 
 const char *xmt_event_name(xmt_event ev)
@@ -226,6 +227,18 @@ json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int
     return json_pack("{sssssisisisisfsI}", XMT_F_EVENT, event_names[XMT_EV_CACHE_LOAD], XMT_F_PATH,
                      path, XMT_F_RECORDS, records, XMT_F_LINES, lines, XMT_F_BAD, bad, XMT_F_OLD,
                      old, XMT_F_MS, ms, XMT_F_HEAP_BYTES, (json_int_t)heap_bytes);
+}
+
+json_t *xmt_ev_cache_hit(const char *kernel, const char *name, const char *key, int device,
+                         const char *config, const char *outcome, const char *why,
+                         const char *trust, double host_us)
+{
+    json_t *o =
+        json_pack("{sssssssssisosssssssf}", XMT_F_EVENT, event_names[XMT_EV_CACHE_HIT],
+                  XMT_F_KERNEL, kernel, XMT_F_NAME, name, XMT_F_KEY, key, XMT_F_DEVICE, device,
+                  XMT_F_CONFIG, str_or_null(config), XMT_F_OUTCOME, outcome ? outcome : "",
+                  XMT_F_WHY, why ? why : "", XMT_F_TRUST, trust, XMT_F_HOST_US, host_us);
+    return o;
 }
 
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,

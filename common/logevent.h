@@ -29,6 +29,7 @@ typedef enum {
     XMT_EV_TRIAL_HELPER,
     XMT_EV_RECHECK,
     XMT_EV_TRIAL_CHECK,
+    XMT_EV_CACHE_HIT,
     XMT_EV_COUNT
 } xmt_event;
 
@@ -188,6 +189,9 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_MODULE_LOADS "module_loads"
 /* module_load */
 #define XMT_F_ENTRY "entry"
+/* cache_hit */
+#define XMT_F_TRUST "trust"
+#define XMT_F_HOST_US "host_us"
 /* trial_helper */
 #define XMT_F_WHAT "what"
 #define XMT_F_MS "ms"
@@ -274,6 +278,13 @@ json_t *xmt_ev_graph_node(const char *kernel, const char *name, const char *key,
 json_t *xmt_ev_graphs(uint64_t replays, uint64_t unseen_replays, uint64_t conditional_graphs);
 json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int old, double ms,
                           uint64_t heap_bytes);
+/* A key decided from the on-disk cache at its first launch in this process (docs/log.md):
+ * its config (NULL: the program's own), the record's outcome and why ("" for a timed
+ * decision), how it is trusted ("used", "hint", "verified first"), and the shim's host time
+ * on that launch before the launch itself (host_us). */
+json_t *xmt_ev_cache_hit(const char *kernel, const char *name, const char *key, int device,
+                         const char *config, const char *outcome, const char *why,
+                         const char *trust, double host_us);
 /* cause: why the replay had no winner, in words (shim/misscause.h). */
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,
                            const char *policy, int device, const char *cause);

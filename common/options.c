@@ -19,6 +19,8 @@ static const char *const stat_words[] = {"median", "mean", NULL};              /
 static const char *const protect_words[] = {"auto", "declared", NULL};         /* XMT_PROTECT_* */
 static const char *const verify_on_words[] = {"gpu", "host", NULL};            /* XMT_VERIFY_ON_* */
 static const char *const trials_words[] = {"auto", "process", "inline", NULL}; /* xmt_trials */
+static const char *const trust_words[] = {"graded", "strict", NULL};           /* xmt_cache_trust */
+static const char *const retune_words[] = {"no", "outcomes", "all", NULL};     /* xmt_retune */
 
 typedef struct {
     const char *name;
@@ -76,6 +78,25 @@ static const opt_desc options[] = {
      "first use (no timing); `0`: trusted as it is (re-checks on later data, "
      "`XMATUNE_RECHECKS`, still apply)",
      NULL},
+    {"XMATUNE_CACHE_TRUST", T_CHOICE, OFF(cache_trust), 0, "graded", 0, 0,
+     "how a winner read from the cache is trusted (`docs/cache.md`, Trust): `graded`: a record "
+     "this user's own process verified, in a file only this user can write, is used at once and "
+     "verified in the background on a snapshot of its first launch's data (a failure drops it); "
+     "any other record is a hint: the program's own config runs until the background "
+     "verification passes; `strict`: every winner is verified before its first use, on the "
+     "program's thread",
+     trust_words},
+    {"XMATUNE_EXIT_WAIT_MS", T_INT, OFF(exit_wait_ms), 0, "0", 0, 3600000,
+     "how long the program's exit waits for the verifications still running in the background "
+     "(`docs/cache.md`, Trust) before it drops them: `0`, the default, never waits (the next "
+     "process verifies again); a CI job or a test that wants every verification's outcome "
+     "logged and on disk sets more",
+     NULL},
+    {"XMATUNE_RETUNE", T_CHOICE, OFF(retune), 0, "no", 0, 0,
+     "`outcomes`: cached outcomes that keep the program's own config (untold, declined, faulted, "
+     "untuned, ..., `docs/cache.md`) are ignored and their keys tuned again; `all`: every cached "
+     "record is ignored (new records replace them); `no`: both are used",
+     retune_words},
     {"XMATUNE_RECHECKS", T_INT, OFF(rechecks), 0, "4", 0, 64,
      "re-checks of each winner on later data (`docs/tuning.md`, \"Data that proves nothing\"): "
      "at the next launch of its key, then 8, 64, 512, ... launches later, the winner is "
@@ -428,4 +449,29 @@ void xmt_options_markdown(FILE *out)
         const char *q = o->type != T_MODE && *o->def ? "`" : "";
         fprintf(out, "| `%s` | %s%s%s | %s |\n", o->name, q, def, q, o->doc);
     }
+}
+
+int xmt_option_check(const char *name, const char *value, char *ok, size_t cap)
+{
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const opt_desc *o = &options[i];
+        if (strcmp(o->name, name)) continue;
+        /* parse_value writes the field: parse, then put everything back */
+        struct xmt_options saved = xmt_opt;
+        int r = parse_value(o, value);
+        xmt_opt = saved;
+        if (r == 0) return 0;
+        allowed(o, ok, cap);
+        return -1;
+    }
+    return -2;
+}
+
+int xmt_option_doc(size_t i, const char **name, const char **def, const char **doc)
+{
+    if (i >= sizeof options / sizeof options[0]) return 0;
+    *name = options[i].name;
+    *def = options[i].type == T_MODE ? NULL : options[i].def;
+    *doc = options[i].doc;
+    return 1;
 }

@@ -27,6 +27,8 @@ typedef struct {
 } xmt_tol;
 
 typedef enum { XMT_TRIALS_AUTO = 0, XMT_TRIALS_PROCESS, XMT_TRIALS_INLINE } xmt_trials;
+typedef enum { XMT_TRUST_GRADED = 0, XMT_TRUST_STRICT } xmt_cache_trust;
+typedef enum { XMT_RETUNE_NO = 0, XMT_RETUNE_OUTCOMES, XMT_RETUNE_ALL } xmt_retune;
 
 #define XMT_PATH_MAX 4096
 
@@ -55,6 +57,9 @@ struct xmt_options {
     double scratch_mb;      /* < 0: half the free device memory */
     int verify_on;          /* xmt_verify_on */
     int cache_verify;       /* verify a cached winner once before its first use */
+    int cache_trust;        /* xmt_cache_trust */
+    int retune;             /* xmt_retune */
+    int exit_wait_ms;       /* the exit's wait for background verifications */
     int rechecks;           /* re-checks of a winner at later launches of its key */
     int cache_lock_wait_ms; /* longest wait for the cache's lock; then no cache */
     int progress;           /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */
@@ -84,5 +89,17 @@ void xmt_options_print(FILE *out);
 void xmt_options_markdown(FILE *out);
 
 const char *xmt_mode_name(int mode);
+
+/* Whether value is one the shim accepts for the variable name, parsed exactly as
+ * xmt_options_load parses it, for a tool that sets the variable (xmatune run) to refuse a
+ * bad value before the program starts instead of the shim keeping the default. 0 when
+ * it is; -1 when not, with what it accepts in ok ("an integer from 1 to 10000"); -2 when
+ * no option has that name. xmt_opt is left as it was. */
+int xmt_option_check(const char *name, const char *value, char *ok, size_t cap);
+
+/* The i-th option of the table (in its order): name, default as written ("" when empty;
+ * NULL for XMATUNE_MODE, whose default its meaning says) and meaning (Markdown: `code`).
+ * 0 past the end. For documents made from the table (`xmatune man`). */
+int xmt_option_doc(size_t i, const char **name, const char **def, const char **doc);
 
 #endif

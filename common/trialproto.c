@@ -109,6 +109,7 @@ static void put_result(cur *c, const xmt_tp_result *r)
     put(c, r->culprit_unsorted ? 1 : 0, 1);
     put_strn(c, r->label, XMT_TP_LABEL);
     put_str(c, r->why);
+    put_strn(c, r->outcome, sizeof r->outcome);
     put(c, r->events_bytes, 8);
 }
 
@@ -128,6 +129,7 @@ static void get_result(cur *c, xmt_tp_result *r)
     r->culprit_unsorted = get(c, 1) != 0;
     get_strn(c, r->label, XMT_TP_LABEL);
     get_str(c, r->why);
+    get_strn(c, r->outcome, sizeof r->outcome);
     r->events_bytes = get(c, 8);
 }
 

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XMT_TP_VERSION 3
+#define XMT_TP_VERSION 4
 #define XMT_TP_MAGIC 0x50544d58u /* "XMTP" read as little-endian bytes */
 #define XMT_TP_HEADER 16         /* magic u32, version u16, type u16, seq u32, length u32 */
 #define XMT_TP_MAX 4096          /* largest message, header included; bulk goes by fd */
@@ -102,7 +102,8 @@ typedef struct {
      * check first, not counted as faulted */
     uint8_t culprit_unsorted;
     char label[XMT_TP_LABEL];
-    char why[XMT_TP_NAME]; /* status != 0, or the culprit: what happened */
+    char why[XMT_TP_NAME]; /* status != 0, or the culprit: what happened; or why untuned */
+    char outcome[24];      /* an untuned key's outcome word (XMT_OUTCOME_*, cacherec.h), or "" */
     uint64_t events_bytes; /* the log lines' memfd length (0: none, no fd) */
 } xmt_tp_result;
 

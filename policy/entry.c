@@ -246,6 +246,10 @@ int xmt_entry_needs_signature(const xmt_entry *e)
 {
     return e->needs_sig;
 }
+const char *xmt_entry_mangled(const xmt_entry *e)
+{
+    return e->patkind == XMT_PAT_MANGLED ? e->pattern : NULL;
+}
 size_t xmt_entry_nbuffers(const xmt_entry *e)
 {
     return e->nbufs;

@@ -298,6 +298,9 @@ int xmt_entry_param(const xmt_entry *e, size_t i, const char **name, const char 
                     size_t *size);
 /* 1 when some parameter's type comes from the kernel's demangled signature. */
 int xmt_entry_needs_signature(const xmt_entry *e);
+/* The kernel name of a `mangled:` entry (exact, as written), NULL for a match: or
+ * signature: entry: xmatune check demangles it to evaluate the entry by itself. */
+const char *xmt_entry_mangled(const xmt_entry *e);
 /* Writes the value text (an integer or float literal) into the argument bytes of the
  * parameter or blob field `name` ("n", "s.count"); params[i] must point to at least the
  * parameter's size. 0 ok, -1 unknown name / untyped / bad number (why set). */

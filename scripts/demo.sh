@@ -65,7 +65,7 @@ step "2. tune: benchmark the policy's configs once per key, rewrite every later 
   "${env_extra[@]}" "$xmatune" run --tune --policy "$policy" --log "$work/tune.jsonl" \
   --cache "$work/cache.jsonl" -v -- "${run[@]}" 2>&1 | grep -v '^xmatune: XMATUNE_'
 step "3. the tuning log, as a report" "$xmatune" report "$work/tune.jsonl" || true
-step "4. replay: every key decided from the cache of step 2 (verified, never benchmarked)" \
+step "4. replay: every key decided from the cache of step 2, never benchmarked" \
   "${env_extra[@]}" "$xmatune" run --replay --policy "$policy" --log "$work/replay.jsonl" \
   --cache "$work/cache.jsonl" -v -- "${run[@]}" 2>&1 | grep -v '^xmatune: XMATUNE_'
 step "5. autotune: no policy at all; the launch idioms tried on each key, a policy written" \

@@ -132,6 +132,13 @@ static struct {
      * the process goes on without the cache, rather than wait at every store. */
     atomic_int gave_up;
 
+    /* The claim names of the keys this process was told another process claims: a
+     * waiting key is said once (xmt_cache_wait's first), not at each look again. */
+    struct {
+        uint64_t *v;
+        size_t n, cap;
+    } told;
+
     /* The file the AT_FILE records are in: a descriptor of its own, kept open, so that
      * another process's compaction (a rename) leaves every offset valid; a new file
      * (another inode, or this one shrunk) is a new epoch, and records it no longer has are
@@ -546,11 +553,26 @@ static int trusted(int fd, const char *path)
     return 1;
 }
 
-/* Opens the cache file: never following a symlink, never blocking. -1 and errno when it
- * cannot be opened (ENOENT: not there yet). */
+int xmt_cache_private(void)
+{
+    if (!cache.path[0]) return 0;
+    struct stat st, dst;
+    char dir[XMT_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", cache.path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = 0;
+    uid_t me = geteuid();
+    return lstat(cache.path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == me &&
+           !(st.st_mode & (S_IWGRP | S_IWOTH)) && stat(dir, &dst) == 0 &&
+           (dst.st_uid == me || dst.st_uid == 0) &&
+           (!(dst.st_mode & (S_IWGRP | S_IWOTH)) || (dst.st_mode & S_ISVTX));
+}
+
+/* Opens the cache file: never following a symlink, never blocking; made under the umask
+ * (cachefile.h). -1 and errno when it cannot be opened (ENOENT: not there yet). */
 static int open_cache(const char *path, int flags)
 {
-    return open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    return open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, XMT_CACHEFILE_MODE);
 }
 
 /* Reads what changed in the open file (st: its fstat) into memory: what was appended to
@@ -814,6 +836,12 @@ void xmt_cache_checked(const xmt_cache_id *cid, const uint8_t *key, size_t keyle
     pthread_mutex_unlock(&cache.lock);
 }
 
+/* How old a claim may be: from this process's options (cachefile.h). */
+static long claim_age_s(void)
+{
+    return xmt_cachefile_claim_max_age_s(xmt_opt.budget_ms, xmt_opt.trial_timeout_ms);
+}
+
 /* The claim's name for an identity: its FNV-1a hash, hex (the claims file stays small
  * whatever the keys). */
 static void claim_name(const char *id, size_t n, char out[17])
@@ -999,7 +1027,7 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
     if (usable() && lk >= 0) {
         char cn[17];
         claim_name(id, n, cn);
-        xmt_cachefile_unclaim(cache.path, cn);
+        xmt_cachefile_unclaim(cache.path, cn, claim_age_s());
     }
     CHECK_LOCKED();
     pthread_mutex_unlock(&cache.lock);
@@ -1013,8 +1041,46 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
         xmt_warn("cannot write the cache %s: %s", cache.path, what);
 }
 
+/* 1 the first time claim name cn is asked about (cache.lock held); 0 after, and when out
+ * of memory (silence rather than a message per look). */
+static int first_told(const char cn[17])
+{
+    uint64_t h = strtoull(cn, NULL, 16);
+    for (size_t i = 0; i < cache.told.n; i++)
+        if (cache.told.v[i] == h) return 0;
+    if (cache.told.n == cache.told.cap) {
+        size_t cap = cache.told.cap ? 2 * cache.told.cap : 16;
+        uint64_t *v = realloc(cache.told.v, cap * sizeof *v);
+        if (!v) return 0;
+        cache.told.v = v;
+        cache.told.cap = cap;
+    }
+    cache.told.v[cache.told.n++] = h;
+    return 1;
+}
+
+void xmt_cache_wait_text(const xmt_cache_wait *w, char *out, size_t cap)
+{
+    char where[96], when[64];
+    if (w->who.this_machine)
+        snprintf(where, sizeof where, "this machine");
+    else if (w->who.host[0] && strcmp(w->who.host, "-") != 0)
+        snprintf(where, sizeof where, "host %s", w->who.host);
+    else
+        snprintf(where, sizeof where, "another machine");
+    if (w->who.age_s >= 0)
+        snprintf(when, sizeof when, "%lld s ago", w->who.age_s);
+    else
+        snprintf(when, sizeof when, "with a time stamp %lld s ahead", -w->who.age_s);
+    snprintf(out, cap,
+             "waits for process %ld on %s, which claimed it %s in %s.claims: the program's own "
+             "config runs until that process's winner is in the cache, for %lld s more at most "
+             "(a claim older than %ld s is ignored)",
+             w->who.pid, where, when, cache.path, w->who.left_s, w->max_age_s);
+}
+
 int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, int device,
-                    xmt_choice *out, int *checked)
+                    xmt_choice *out, int *checked, xmt_cache_wait *wait)
 {
     char key_hex[2 * MAX_KEY + 1], id[ID_CAP];
     xmt_cacherec rec;
@@ -1034,8 +1100,13 @@ int xmt_cache_claim(const xmt_cache_id *cid, const uint8_t *key, size_t keylen, 
     } else if (lk >= 0) {
         char cn[17];
         claim_name(id, n, cn);
-        int cl = xmt_cachefile_claim(cache.path, cn);
-        if (cl == XMT_CLAIM_THEIRS) rc = XMT_CACHE_WAIT;
+        xmt_cache_wait w = {.max_age_s = claim_age_s()};
+        int cl = xmt_cachefile_claim(cache.path, cn, w.max_age_s, &w.who);
+        if (cl == XMT_CLAIM_THEIRS) {
+            rc = XMT_CACHE_WAIT;
+            w.first = first_told(cn);
+            if (wait) *wait = w;
+        }
         if (cl < 0) claim_err = errno;
     }
     pthread_mutex_unlock(&cache.lock);
@@ -1057,7 +1128,7 @@ void xmt_cache_unclaim(const xmt_cache_id *cid, const uint8_t *key, size_t keyle
     if (lk < 0) return;
     char cn[17];
     claim_name(id, n, cn);
-    xmt_cachefile_unclaim(cache.path, cn);
+    xmt_cachefile_unclaim(cache.path, cn, claim_age_s());
     drop_lock(lk);
 }
 
@@ -1089,6 +1160,8 @@ static void reset_locked(void)
     if (fd_is(cache.cfile.fd, cache.cfile.dev, cache.cfile.ino)) close(cache.cfile.fd);
     cache.cfile.fd = -1;
     memset(&cache.seen, 0, sizeof cache.seen);
+    free(cache.told.v);
+    memset(&cache.told, 0, sizeof cache.told);
     CHECK_LOCKED();
 }
 

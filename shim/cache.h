@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cachefile.h"
 #include "cacherec.h"
 
 /* Who a winner belongs to: the fields of a record's identity but the key. */
@@ -65,17 +66,35 @@ void xmt_cache_store(const xmt_cache_id *id, const uint8_t *key, size_t keylen, 
 /* What xmt_cache_claim found. */
 enum { XMT_CACHE_TUNE, XMT_CACHE_FOUND, XMT_CACHE_WAIT };
 
+/* Whose claim a key waits on (XMT_CACHE_WAIT), and whether to say so: first is 1 the
+ * first time this process finds that key claimed by another (one message per key). */
+typedef struct {
+    xmt_claim_holder who;
+    long max_age_s; /* a claim older than this is ignored (xmt_cachefile_claim_max_age_s) */
+    int first;
+} xmt_cache_wait;
+
 /* Before this process tunes a key no one here has decided: under the file's lock, reads
  * what changed in the file and claims the key. XMT_CACHE_FOUND (*out and *checked as
  * xmt_cache_find: another process wrote it meanwhile), XMT_CACHE_WAIT (a live process has
- * claimed it: run the program's own config and ask again later), or XMT_CACHE_TUNE (this
- * process claimed it, took over a stale claim, or there is no lock to claim with: tune,
- * then xmt_cache_store or xmt_cache_unclaim). */
+ * claimed it, *wait says whose: run the program's own config and ask again later), or
+ * XMT_CACHE_TUNE (this process claimed it, took over a stale or too old claim, or there is
+ * no lock to claim with: tune, then xmt_cache_store or xmt_cache_unclaim). */
 int xmt_cache_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, int device,
-                    xmt_choice *out, int *checked);
+                    xmt_choice *out, int *checked, xmt_cache_wait *wait);
+
+/* What a key waiting on *w waits for, for a message after "KERNEL: key KEY ": "waits for
+ * process 4242 on host gpu7, which claimed it 3 s ago in P.claims: ...". */
+void xmt_cache_wait_text(const xmt_cache_wait *w, char *out, size_t cap);
 
 /* Gives up this process's claim on a key it tuned without a winner worth storing. */
 void xmt_cache_unclaim(const xmt_cache_id *id, const uint8_t *key, size_t keylen);
+
+/* Whether only this user can write the cache file: owned by the effective user, not group or
+ * other writable, in a folder of this user's (or root's) that others cannot write (or that
+ * has the sticky bit). Records there that this user's processes verified may be used at
+ * once (docs/cache.md, Trust). A cold path: a stat of each. */
+int xmt_cache_private(void);
 
 /* The cache file's absolute path ("" when there is none). */
 const char *xmt_cache_path(void);

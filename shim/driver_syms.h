@@ -8,6 +8,7 @@
  */
 XMT_DRV(cuGetErrorName, 6000)
 XMT_DRV(cuCtxGetCurrent, 4000)
+XMT_DRV(cuCtxSetCurrent, 4000)
 XMT_DRV(cuCtxGetDevice, 2000)
 XMT_DRV(cuCtxSynchronize, 2000)
 XMT_DRV(cuDeviceGetCount, 2000)

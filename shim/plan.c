@@ -40,18 +40,55 @@ static int cached_choice_holds(const xmt_entry *e, const xmt_launch_view *v, con
             strcmp(cc->label, ch->label) == 0);
 }
 
-/* A winner from the disk: used as it is when it is the program's own config or
- * XMATUNE_CACHE_VERIFY=0, else verified once in this process first. */
+/* Whether XMATUNE_RETUNE asks that this record be ignored (its key tuned again). */
+static int retuned(const xmt_choice *ch)
+{
+    return xmt_opt.retune == XMT_RETUNE_ALL ||
+           (xmt_opt.retune == XMT_RETUNE_OUTCOMES && ch->outcome[0] != 0);
+}
+
+/* A record from the disk (docs/cache.md, Trust): the program's own config (timed fastest,
+ * or an outcome that keeps it) is used as it is, and so is a winner under
+ * XMATUNE_CACHE_VERIFY=0 or verified here already. Otherwise a winner is verified in this
+ * process: under XMATUNE_CACHE_TRUST=strict before its first use, on the program's thread;
+ * else in the background (bgverify.c), and meanwhile used at once when this user's own
+ * process verified it in a file only this user can write, or else a hint: the program's own
+ * config runs until it passes. */
 static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checked, xmt_plan *p)
 {
     if (!cached_choice_holds(k->entry, v, &p->ch, &p->pin)) return 0;
-    if (p->ch.index == XMT_OWN_CONFIG || !xmt_opt.cache_verify || checked) return 1;
-    p->need_run = 1;
-    p->verify_only = 1;
-    p->from_cache = 1;
+    if (p->ch.index == XMT_OWN_CONFIG) {
+        p->trust = "used";
+        return 1;
+    }
+    if (!xmt_opt.cache_verify || checked) {
+        p->trust = "trusted";
+        return 1;
+    }
     p->only = &p->pin;
     p->only_index = p->ch.index;
+    p->from_cache = 1;
+    if (xmt_opt.cache_trust == XMT_TRUST_GRADED && xmt_opt.trials != XMT_TRIALS_INLINE) {
+        p->bg_verify = 1;
+        /* used at once: verified by this user's process on data that proved something and
+         * re-checked since on other data, in a file only this user can write */
+        p->hint = !(p->ch.data[0] && p->ch.rechecked >= 1 && !p->ch.origin[0] &&
+                    xmt_cache_private());
+        p->trust = p->hint ? "hint" : "used";
+        return 1;
+    }
+    p->trust = "verified first";
+    p->need_run = 1;
+    p->verify_only = 1;
     return 1;
+}
+
+void xmt_plan_verify_now(xmt_plan *p)
+{
+    p->bg_verify = p->hint = 0;
+    p->trust = "verified first";
+    p->need_run = 1;
+    p->verify_only = 1;
 }
 
 /* A replay without a winner for a key: one line with its cause on stderr (a replay that
@@ -101,7 +138,7 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
         return;
     }
     int checked = 0, stale = 0;
-    if (xmt_cache_find(&p->id, key, kl, (int)dev, &p->ch, &checked)) {
+    if (xmt_cache_find(&p->id, key, kl, (int)dev, &p->ch, &checked) && !retuned(&p->ch)) {
         if ((p->cached = plan_cached(k, v, checked, p))) return;
         p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
         stale = 1;
@@ -132,20 +169,40 @@ int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevi
     if (!p->store_on_disk) return 0;
     int checked = 0;
     xmt_choice ch;
-    switch (xmt_cache_claim(&p->id, p->key, p->keylen, (int)dev, &ch, &checked)) {
+    xmt_cache_wait w;
+    switch (xmt_cache_claim(&p->id, p->key, p->keylen, (int)dev, &ch, &checked, &w)) {
     case XMT_CACHE_FOUND: {
+        if (retuned(&ch)) { /* XMATUNE_RETUNE: this process tunes it again, claimed */
+            p->claimed = 1;
+            return 0;
+        }
         xmt_plan cached = *p;
         cached.ch = ch;
         cached.need_run = cached.verify_only = cached.store_on_disk = 0;
+        cached.bg_verify = cached.hint = 0;
         if (plan_cached(k, v, checked, &cached)) {
             *p = cached;
             if (p->only) p->only = &p->pin; /* it pointed into the copy */
         }
         return 0; /* else tuned again, unclaimed: the policy no longer has that config */
     }
-    case XMT_CACHE_WAIT: return 1;
+    case XMT_CACHE_WAIT:
+        if (w.first) { /* once per key: it is looked at again every 200 ms */
+            char kt[256], why[XMT_PATH_MAX + 400];
+            if (xmt_entry_key_render(k->entry, p->key, p->keylen, kt, sizeof kt) < 0) kt[0] = 0;
+            xmt_cache_wait_text(&w, why, sizeof why);
+            xmt_warn("%s: key %s %s", k->demangled, kt[0] ? kt : "?", why);
+        }
+        return 1;
     default: p->claimed = 1; return 0;
     }
+}
+
+/* Whether this plan's session decides a key afresh (not a re-check, not the verification
+ * of a winner from the disk): only then is an undecided outcome a record of its own. */
+static int fresh(const xmt_plan *p)
+{
+    return !p->recheck && !p->from_cache && !p->deferred;
 }
 
 /* Where a key's session runs: in the trial helper (XMATUNE_TRIALS auto and process),
@@ -160,6 +217,7 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     int derived = xmt_auto_owns(k->entry);
     if (xmt_opt.trials == XMT_TRIALS_INLINE && !derived) return 0;
     xmt_trial_outcome o;
+    memset(&o, 0, sizeof o);
     char why[400] = "";
     p->deferred = 0;
     if (xmt_opt.trials == XMT_TRIALS_INLINE) {
@@ -176,6 +234,8 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
         /* as run_session's inline bookkeeping: data that proved nothing decides nothing */
         p->deferred = o.uninformative;
         if (!o.storable || p->deferred) p->store_on_disk = 0;
+        /* every outcome is remembered (docs/cache.md): a key left untuned goes on record */
+        if (o.choice.outcome[0] && fresh(p)) p->store_on_disk = 1;
         atomic_fetch_add(&total_tuning_us, (uint64_t)(o.spent_ms * 1000));
         return 1;
     }
@@ -187,6 +247,12 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
         xmt_kernels_pass_through(k);
         *ch = (xmt_choice){.index = XMT_OWN_CONFIG};
         p->store_on_disk = 0;
+        /* the key's own refusal (not a missing helper) is remembered: the next run passes
+         * the kernel through at once */
+        if (o.declined && fresh(p)) {
+            xmt_choice_outcome(ch, XMT_OUTCOME_DECLINED, why);
+            p->store_on_disk = 1;
+        }
         return 1;
     }
     if (xmt_opt.trials == XMT_TRIALS_PROCESS) {
@@ -223,6 +289,12 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
      * whose data proved nothing (the key waits: docs/tuning.md) */
     p->deferred = started && S.uninformative;
     if (!started || S.error != CUDA_SUCCESS || S.untuned[0] || p->deferred) p->store_on_disk = 0;
+    if (started && S.error == CUDA_SUCCESS && S.untuned[0] && fresh(p)) {
+        /* an untuned key's outcome is remembered (docs/cache.md) */
+        xmt_choice_outcome(&ch, S.untuned_outcome ? S.untuned_outcome : XMT_OUTCOME_UNTUNED,
+                           S.untuned);
+        p->store_on_disk = 1;
+    }
     if (started) {
         atomic_fetch_add(&total_tuning_us, (uint64_t)(S.spent_ms * 1000));
         if (S.recheck)
@@ -255,6 +327,17 @@ void xmt_plan_run(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, 
     p->from_cache = 0;
     p->store_on_disk = 1;
     p->ch = run_session(k, l, v, key_text, device, p);
+}
+
+void xmt_plan_store_rechecked(const xmt_kernel *k, const xmt_devinfo *di, CUdevice dev,
+                              const uint8_t *key, size_t kl, const char *key_text,
+                              const xmt_choice *ch)
+{
+    if (xmt_opt.mode != XMT_MODE_TUNE) return;
+    xmt_plan p;
+    memset(&p, 0, sizeof p);
+    cache_id(k, di, dev, &p);
+    xmt_cache_store(&p.id, key, kl, (int)dev, key_text, ch);
 }
 
 int xmt_plan_recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,

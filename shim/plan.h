@@ -31,6 +31,9 @@ typedef struct {
     int deferred;              /* its session's data proved nothing: nothing is decided */
     int recheck;               /* the session re-checks a decided winner (logged) */
     int launched;              /* the launch was made already (trialtune.c's check) */
+    int bg_verify;             /* ch (from the disk) is verified in the background (bgverify.c) */
+    int hint;                  /* ...and the program's own config runs until it passes */
+    const char *trust;         /* how a record from the disk is used (the cache_hit event) */
     CUresult launch_rc;        /* what it returned */
     const xmt_candidate *only; /* the pin or cached config, when verify_only */
     long only_index;           /* its index: XMT_PIN_CONFIG or the cached candidate's */
@@ -46,6 +49,16 @@ typedef struct {
 void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_devinfo *di,
                       CUdevice dev, const uint8_t *key, size_t kl, const char *key_text,
                       xmt_plan *p);
+
+/* A plan to verify its cached winner in the background that cannot (under capture, no
+ * snapshot): verified now, before its first use, as XMATUNE_CACHE_TRUST=strict does. */
+void xmt_plan_verify_now(xmt_plan *p);
+
+/* A decided winner that passed every re-check (XMATUNE_RECHECKS) in this process: its record
+ * is written again with that count, so that a later process repeats none of them. */
+void xmt_plan_store_rechecked(const xmt_kernel *k, const xmt_devinfo *di, CUdevice dev,
+                              const uint8_t *key, size_t kl, const char *key_text,
+                              const xmt_choice *ch);
 
 /* A tuning about to start: claims the key on disk (cache.h), where another process may
  * have tuned it meanwhile (then p becomes that winner's plan) or be tuning it now. 1 when

@@ -556,11 +556,20 @@ static double scratch_limit(void)
     return (double)free_b / 2;
 }
 
-/* Records why the key stays untuned (the first reason wins). Returns 1. */
+/* Records why the key stays untuned (the first reason wins), and the outcome the cache
+ * keeps for it (XMT_OUTCOME_*: docs/cache.md, "Every outcome"). Returns 1. */
+static int untuned_as(xmt_session *S, const char *outcome, const char *fmt, const char *detail)
+{
+    if (!S->untuned[0]) {
+        snprintf(S->untuned, sizeof S->untuned, fmt, detail);
+        S->untuned_outcome = outcome;
+    }
+    return 1;
+}
+
 static int untuned(xmt_session *S, const char *fmt, const char *detail)
 {
-    if (!S->untuned[0]) snprintf(S->untuned, sizeof S->untuned, fmt, detail);
-    return 1;
+    return untuned_as(S, XMT_OUTCOME_UNTUNED, fmt, detail);
 }
 
 /* One more scratch allocation, within the limit. Returns 0, 1 when over it (untuned). */
@@ -761,8 +770,8 @@ static int in_place_check(xmt_session *S)
     if (verify_run(S, &S->cands[0]) != 0 || changes(S, 1) < 0) return -1;
     int in_place = xmt_outputs_in_place(S->regs, S->nregs);
     if (in_place < 0)
-        return untuned(S, "%s",
-                       "its own config is not deterministic: two runs wrote different places");
+        return untuned_as(S, XMT_OUTCOME_UNSTABLE, "%s",
+                          "its own config is not deterministic: two runs wrote different places");
     if (!in_place) return 0;
     S->own_repeat_due = 1;
     return build_spans(S);
@@ -782,11 +791,11 @@ static int outputs(xmt_session *S)
      * cannot be told; the usual cause, a launch again on data the kernel wrote already
      * (it writes what is there). Auto's entries are no one's to edit: no advice there */
     if (nout == 0 && S->nregs > 0)
-        return untuned(S,
-                       "its own config changed no byte its pointer arguments reach, so its "
-                       "outputs cannot be told: it may have run on data it had written "
-                       "already%s",
-                       xmt_auto_owns(S->k->entry) ? "" : XMT_DECLARE_ADVICE);
+        return untuned_as(S, XMT_OUTCOME_UNTOLD,
+                          "its own config changed no byte its pointer arguments reach, so its "
+                          "outputs cannot be told: it may have run on data it had written "
+                          "already%s",
+                          xmt_auto_owns(S->k->entry) ? "" : XMT_DECLARE_ADVICE);
     S->out_bytes = nout << XMT_CHUNK_SHIFT;
     if (take_reference(S) != 0 || build_spans(S) != 0) return -1;
     float_extents(S);
@@ -817,11 +826,11 @@ static int own_repeats(xmt_session *S)
     if (d < 0) return 0;
     char b[80];
     snprintf(b, sizeof b, "%llu", (unsigned long long)S->results[d].count);
-    return untuned(S,
-                   "its own config is not deterministic: two runs from the same data "
-                   "differ in %s elements (declare a tolerance in verify:, or use protect: "
-                   "declared)",
-                   b);
+    return untuned_as(S, XMT_OUTCOME_UNSTABLE,
+                      "its own config is not deterministic: two runs from the same data "
+                      "differ in %s elements (declare a tolerance in verify:, or use protect: "
+                      "declared)",
+                      b);
 }
 
 /* ---- the data a verification runs on (docs/tuning.md, "Data that proves nothing") --------- */
@@ -1952,9 +1961,10 @@ static void failed(xmt_session *S)
     CUresult saved = S->error;
     const char *saved_at = S->error_at; /* the failure reported is the first, not put_back's */
     S->error = CUDA_SUCCESS;
-    if (put_back(S) != 0)
-        xmt_warn("%s: could not put the declared buffers back after a failure (%s)",
-                 S->k->demangled, S->error_at);
+    if (put_back(S) != 0) /* auto protection's regions hold the declared buffers too */
+        xmt_warn("%s: could not put back %s after a failure (%s)", S->k->demangled,
+                 S->nregs ? "the memory its pointer arguments reach" : "the declared buffers",
+                 S->error_at);
     S->error = saved;
     S->error_at = saved_at;
 }

@@ -169,6 +169,7 @@ typedef struct {
     CUresult error; /* first driver failure; ends the session */
     const char *error_at;
     char untuned[300];  /* why the key keeps the program's own config untuned, or "" */
+    const char *untuned_outcome; /* the outcome that goes on record with it (XMT_OUTCOME_*) */
     int own_repeat_due; /* outputs updated in place: own_repeats() may still run */
     /* auto protection: whether the program's own config ran again from poisoned outputs to
      * tell those it writes whole from those it updates in place (in_place_check); until it

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "autotune.h"
+#include "bgverify.h"
 #include "cache.h"
 #include "counters.h"
 #include "discover.h"
@@ -27,6 +28,9 @@
 
 static void at_exit(void)
 {
+    /* a verification still in the background is dropped, by default never waited for: the
+     * program's exit is as quick as without the shim (the next process verifies again) */
+    xmt_bgverify_stop(xmt_opt.exit_wait_ms);
     xmt_report();
 }
 
@@ -40,10 +44,11 @@ static void fork_phase(int phase)
     /* the trial helpers' first (their holder logs), graphs next (a replay fold takes a
      * kernel's lock and the log's), then discover's memo: a thread holding a memo block's
      * lock may take the log's. */
-    void (*const mods[])(int) = {xmt_trial_atfork,   xmt_graph_atfork, xmt_discover_atfork,
-                                 xmt_log_atfork,     xmt_cache_atfork, xmt_counters_atfork,
-                                 xmt_kernels_atfork, xmt_tuner_atfork, xmt_modload_atfork,
-                                 xmt_auto_atfork};
+    /* the background verifications' first: their worker takes the others under it */
+    void (*const mods[])(int) = {xmt_bgverify_atfork, xmt_trial_atfork,   xmt_graph_atfork,
+                                 xmt_discover_atfork, xmt_log_atfork,     xmt_cache_atfork,
+                                 xmt_counters_atfork, xmt_kernels_atfork, xmt_tuner_atfork,
+                                 xmt_modload_atfork,  xmt_auto_atfork};
     size_t n = sizeof mods / sizeof mods[0];
     for (size_t i = 0; i < n; i++)
         mods[phase == XMT_FORK_PREPARE ? i : n - 1 - i](phase);
@@ -267,6 +272,14 @@ XMT_EXPORT void *xmatune_driver_entry(const char *name, int version, unsigned lo
         if (xmt_drv.getproc(name, &p, version, flags, &st) != CUDA_SUCCESS) p = NULL;
     }
     return p;
+}
+
+/* Waits until no verification is running in the background (docs/cache.md, Trust), at most
+ * timeout_ms (-1: no limit): 1 when none is, 0 when some still are. For a program or test
+ * that wants the switch a verification makes to happen at a known point. */
+XMT_EXPORT int xmatune_background_wait(int timeout_ms)
+{
+    return xmt_bgverify_wait(timeout_ms);
 }
 
 /* The mode in force ("off" before any CUDA entry point was asked for). */

@@ -572,6 +572,18 @@ static int admissible(const xmt_kernel *k, const xmt_launch *l, const xmt_launch
     return 1;
 }
 
+void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why)
+{
+    *c = (xmt_choice){.index = XMT_OWN_CONFIG};
+    snprintf(c->outcome, sizeof c->outcome, "%s", outcome);
+    /* cut to the record's room (at a character boundary, as cacherec reads it back) */
+    size_t n = why ? strnlen(why, sizeof c->why - 1) : 0;
+    while (n > 0 && n == sizeof c->why - 1 && ((unsigned char)why[n] & 0xc0) == 0x80)
+        n--;
+    if (n) memcpy(c->why, why, n);
+    c->why[n] = 0;
+}
+
 /* The helper's decision taken into *out; a winner other than the program's own config
  * is checked first (may_launch: this launch runs the program's own config, check()). */
 static void take_result(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
@@ -584,13 +596,18 @@ static void take_result(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
     out->storable = res->storable;
     out->uninformative = res->uninformative;
     snprintf(out->choice.data, sizeof out->choice.data, "%s", res->data);
+    /* an undecided key's outcome, remembered so that no later run tries it again */
+    if (!res->storable && !res->uninformative && res->culprit == XMT_OWN_CONFIG)
+        xmt_choice_outcome(&out->choice, XMT_OUTCOME_FAULTED, res->why);
+    else if (!res->storable && !res->uninformative && res->outcome[0])
+        xmt_choice_outcome(&out->choice, res->outcome, res->why);
     if (!res->reference || !may_launch || res->choice == XMT_OWN_CONFIG) return;
     out->launched = 1;
     char cw[600];
     if (!check(k, l, v, st, key_text, device, &out->launch_rc, cw, sizeof cw)) {
         xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
                  key_text, cw);
-        out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
+        xmt_choice_outcome(&out->choice, XMT_OUTCOME_DECLINED, cw);
         out->storable = 0;
     }
 }
@@ -601,11 +618,13 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
                       int may_launch, xmt_trial_outcome *out, char *why, size_t cap)
 {
     xmt_image img;
-    if (!admissible(k, l, v, &img, why, cap)) return 0;
+    out->declined = 0;
+    if (!admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;
     double t0 = xmt_now_ms();
     staging st = {.fd = -1};
     if (stage(k, v, device, &st, why, cap) != 0) {
         unstage(&st);
+        out->declined = 1;
         return 0;
     }
     json_t *globals = globals_json(&img, why, cap);
@@ -653,6 +672,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         if (a == ATTEMPT_LOST) {
             xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
                      key_text, why);
+            xmt_choice_outcome(&out->choice, XMT_OUTCOME_FAULTED, why);
             done = 1;
         } else if (a == ATTEMPT_FAULT && res.culprit_unsorted && !in_place_first) {
             /* it may have read the poison in outputs the own config updates in place: the
@@ -671,6 +691,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         } else {
             if (a == ATTEMPT_DONE && res.status) { /* the helper could not set it up */
                 snprintf(why, cap, "the trial helper could not run it: %s", res.why);
+                out->declined = 1;
                 break;
             }
             if (a == ATTEMPT_DONE) {
@@ -679,6 +700,10 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
                 xmt_warn("%s: key %s is not tuned: more than %d of its candidates faulted in the "
                          "trial helper; the program's own config is used",
                          k->demangled, key_text, XMT_TRIAL_MAX_FAULTS);
+                char fw[80];
+                snprintf(fw, sizeof fw, "more than %d of its candidates faulted",
+                         XMT_TRIAL_MAX_FAULTS);
+                xmt_choice_outcome(&out->choice, XMT_OUTCOME_FAULTED, fw);
             }
             done = 1;
         }
@@ -688,4 +713,140 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     unstage(&st);
     out->spent_ms = xmt_now_ms() - t0;
     return done;
+}
+
+/* ---- a snapshot for a verification off the program's path (docs/cache.md, "Trust") ------ */
+
+struct xmt_trial_snap {
+    xmt_kernel *k;
+    uint64_t serial; /* k's incarnation when the snapshot was taken */
+    int device;
+    CUcontext ctx;
+    CUevent copied; /* recorded on the launch's stream after the copies */
+    xmt_launch l;   /* the launch, its arguments copied (args) */
+    xmt_launch_view v;
+    xmt_attrs attrs;
+    void *argp[XMT_KERNEL_MAX_PARAMS];
+    uint8_t *args;
+    staging st;
+    double staging_ms;
+};
+
+xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                                   int device, char *why, size_t cap)
+{
+    xmt_image img;
+    if (!admissible(k, l, v, &img, why, cap)) return NULL;
+    if (!xmt_drv.cuCtxSetCurrent || !xmt_drv.cuCtxGetCurrent) {
+        snprintf(why, cap, "the driver has no cuCtxSetCurrent");
+        return NULL;
+    }
+    double t0 = xmt_now_ms();
+    xmt_trial_snap *s = calloc(1, sizeof *s);
+    size_t total = 0;
+    for (size_t i = 0; s && i < k->nparams; i++)
+        total += k->sizes[i];
+    if (s) s->args = malloc(total ? total : 1);
+    if (!s || !s->args || k->nparams > XMT_KERNEL_MAX_PARAMS) {
+        snprintf(why, cap, "out of memory");
+        if (s) free(s->args);
+        free(s);
+        return NULL;
+    }
+    s->st.fd = -1;
+    for (size_t i = 0, at = 0; i < k->nparams; at += k->sizes[i], i++) {
+        memcpy(s->args + at, v->params[i], k->sizes[i]);
+        s->argp[i] = s->args + at;
+    }
+    s->k = k;
+    s->serial = atomic_load(&k->serial);
+    s->device = device;
+    s->l = *l;
+    s->l.kind = XMT_K_LAUNCH; /* admissible: no attributes to replay */
+    s->l.params = s->argp;
+    s->l.extra = NULL;
+    s->l.cfg = NULL;
+    if (v->attrs) s->attrs = *v->attrs;
+    s->v = (xmt_launch_view){s->argp, k->nparams, v->orig, v->attrs ? &s->attrs : NULL};
+    CUresult r = xmt_drv.cuCtxGetCurrent(&s->ctx);
+    if (r == CUDA_SUCCESS && stage(k, &s->v, device, &s->st, why, cap) != 0)
+        r = CUDA_ERROR_INVALID_VALUE;
+    else if (r == CUDA_SUCCESS)
+        r = xmt_drv.cuEventCreate(&s->copied, CU_EVENT_DISABLE_TIMING);
+    /* stream-ordered: what the launch itself will read, without waiting for the GPU here */
+    CUstream stream = xmt_launch_stream(l);
+    for (size_t i = 0; r == CUDA_SUCCESS && s->st.bytes && i < s->st.nregs; i++)
+        r = xmt_drv.cuMemcpyDtoDAsync(s->st.va + staged_at(&s->st, s->st.regs[i].base),
+                                      s->st.regs[i].base, s->st.regs[i].bytes, stream);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventRecord(s->copied, stream);
+    if (r != CUDA_SUCCESS) {
+        if (!why[0]) {
+            char b[32];
+            snprintf(why, cap, "its memory cannot be copied (%s)", xmt_cu_name(r, b, sizeof b));
+        }
+        xmt_trial_snap_free(s);
+        return NULL;
+    }
+    s->staging_ms = xmt_now_ms() - t0;
+    return s;
+}
+
+void xmt_trial_snap_free(xmt_trial_snap *s)
+{
+    if (!s) return;
+    if (s->ctx && xmt_drv.cuCtxSetCurrent) xmt_drv.cuCtxSetCurrent(s->ctx);
+    if (s->copied) {
+        xmt_drv.cuEventSynchronize(s->copied); /* the copies are done with the staging */
+        xmt_drv.cuEventDestroy(s->copied);
+    }
+    unstage(&s->st);
+    free(s->args);
+    free(s);
+}
+
+int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
+                          long only_index, const char *record_data, xmt_trial_outcome *out,
+                          char *why, size_t cap)
+{
+    xmt_kernel *k = s->k;
+    memset(out, 0, sizeof *out);
+    out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
+    double t0 = xmt_now_ms();
+    xmt_image img;
+    CUresult r = xmt_drv.cuCtxSetCurrent(s->ctx);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventSynchronize(s->copied);
+    /* the kernel's module unloaded meanwhile: nothing to verify with */
+    if (r != CUDA_SUCCESS || atomic_load(&k->serial) != s->serial || !image_of(k, &img)) {
+        snprintf(why, cap, "its snapshot or its module is gone");
+        return 0;
+    }
+    json_t *globals = globals_json(&img, why, cap);
+    if (!globals) return 0;
+    json_t *rq = request_json(k, &s->l, &s->v, key_text, s->device, &s->st, &img, NULL, 0, 1, only,
+                              only_index, 1, 0, record_data, globals, s->staging_ms);
+    json_decref(globals);
+    char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
+    json_decref(rq);
+    int fds[3], nfds = 0;
+    fds[nfds++] = text ? memfd_of("xmatune-request", text, strlen(text)) : -1;
+    fds[nfds++] = memfd_of("xmatune-image", img.bytes, img.size);
+    if (s->st.fd >= 0) fds[nfds++] = s->st.fd;
+    xmt_tp_tune t = {text ? strlen(text) : 0, img.size, s->st.fd >= 0 ? s->st.bytes : 0};
+    free(text);
+    xmt_tp_result res;
+    int a = fds[0] < 0 || fds[1] < 0 ? ATTEMPT_NO_HELPER
+                                     : attempt(s->device, fds, nfds, &t, &res, why, cap);
+    if (fds[0] >= 0) close(fds[0]);
+    if (fds[1] >= 0) close(fds[1]);
+    out->spent_ms = xmt_now_ms() - t0;
+    if (a == ATTEMPT_NO_HELPER || a == ATTEMPT_LOST || (a == ATTEMPT_DONE && res.status))
+        return 0;             /* nothing learned: not a failure of the record */
+    if (a == ATTEMPT_FAULT) { /* the cached winner faulted on the program's data */
+        char fw[200];
+        fault_why(&res, fw, sizeof fw);
+        xmt_choice_outcome(&out->choice, XMT_OUTCOME_FAILED, fw);
+        return 1;
+    }
+    take_result(k, &s->l, &s->v, &s->st, key_text, s->device, &res, 0, out);
+    return 1;
 }

@@ -38,6 +38,9 @@ typedef struct {
     int uninformative;  /* its data proved nothing: nothing decided, the key waits */
     double spent_ms;    /* the whole of it, helpers' starts included */
     int launched;       /* this launch was made (the program's own config, for the check) */
+    /* when the session did not run: the key itself cannot be tuned there (its launch, its
+     * memory, the helper's setup), not that no helper is to be had; choice.why says why */
+    int declined;
     CUresult launch_rc; /* what it returned */
 } xmt_trial_outcome;
 
@@ -49,9 +52,29 @@ typedef struct {
  * untuned, faulted, ...; out->choice.data: the digest of the data it was verified on); 0
  * when the session cannot run there (no image, memory that cannot be staged, a launch it
  * cannot replay, no helper) with why, for the caller's fallback. */
+/* A choice that keeps the program's own config for a reason worth remembering: *c becomes
+ * the program's own config with that outcome (XMT_OUTCOME_*) and why (cacherec.h). */
+void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why);
+
 int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                       const char *key_text, int device, int verify_only, const xmt_candidate *only,
                       long only_index, int from_cache, int recheck, const char *record_data,
                       int may_launch, xmt_trial_outcome *out, char *why, size_t cap);
+
+/* A verification off the program's path (docs/cache.md, "Trust"): on the program's thread,
+ * xmt_trial_snapshot copies what the launch reaches into staging memory, stream-ordered before
+ * the launch (no wait for the GPU); on another thread, xmt_trial_verify_snap verifies `only`
+ * against the program's own config on that copy in the helper (one session, no retry).
+ * Returns NULL with why when the launch cannot be snapshot (as xmt_trial_session's refusals). */
+typedef struct xmt_trial_snap xmt_trial_snap;
+xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                                   int device, char *why, size_t cap);
+/* 1 with *out when the helper decided (out->choice is `only`'s index when it verified; the
+ * program's own config, outcome XMT_OUTCOME_FAILED or another, when it did not); 0 when
+ * nothing was learned (no helper, the helper lost, the module unloaded), with why. */
+int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
+                          long only_index, const char *record_data, xmt_trial_outcome *out,
+                          char *why, size_t cap);
+void xmt_trial_snap_free(xmt_trial_snap *s);
 
 #endif

@@ -32,6 +32,7 @@ static inline unsigned results_hash(const void *key, size_t n)
 #include <uthash.h>
 
 #include "autotune.h"
+#include "bgverify.h"
 #include "cache.h"
 #include "candidate.h"
 #include "clock.h"
@@ -43,6 +44,7 @@ static inline unsigned results_hash(const void *key, size_t n)
 #include "plan.h"
 #include "session.h"
 #include "tls.h"
+#include "trialtune.h"
 #include "tune_event.h"
 #include "xmt_policy.h"
 
@@ -65,6 +67,8 @@ typedef struct result {
     _Atomic uint32_t due_in;   /* slow-path launches until the next re-check */
     uint32_t gap;              /* launches from the last re-check to the next */
     char digest[17];           /* the data the winner was last verified on ("": unknown) */
+    double time_ms;            /* the winner's time as its record says (stored again) */
+    int rechecked;             /* re-checks it passed, its record's and this process's */
     char label[160];
     size_t keylen;
     uint8_t key[]; /* device (4 bytes) then the entry's key */
@@ -266,7 +270,9 @@ static inline int same_bytes(const uint8_t *a, const void *b, unsigned n)
 static inline int memo_hit(const memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
                            void *const *params)
 {
-    if (m->serial != atomic_load_explicit(&k->serial, memory_order_relaxed) ||
+    /* relaxed: another thread clears it to make this thread look again (memo_forget) */
+    if (__atomic_load_n(&m->serial, __ATOMIC_RELAXED) !=
+            atomic_load_explicit(&k->serial, memory_order_relaxed) ||
         m->device != device || m->shared != l->shared || m->grid[0] != l->grid[0] ||
         m->grid[1] != l->grid[1] || m->grid[2] != l->grid[2] || m->block[0] != l->block[0] ||
         m->block[1] != l->block[1] || m->block[2] != l->block[2])
@@ -411,7 +417,11 @@ static __thread int tls_recheck_now;
 /* A key just decided: its re-checks, when a winner (not the program's own config) won. */
 static void recheck_setup(result_t *r, const xmt_choice *ch)
 {
-    atomic_store(&r->rechecks_left, ch->index == XMT_OWN_CONFIG ? 0 : xmt_opt.rechecks);
+    /* re-checks its record says it passed already are not repeated */
+    int left = ch->index == XMT_OWN_CONFIG ? 0 : xmt_opt.rechecks - ch->rechecked;
+    atomic_store(&r->rechecks_left, left > 0 ? left : 0);
+    r->time_ms = ch->time_ms;
+    r->rechecked = ch->rechecked;
     r->gap = 1;
     atomic_store(&r->due_in, 2); /* the deciding launch counts one: the next is re-checked */
     memcpy(r->digest, ch->data, sizeof r->digest);
@@ -449,6 +459,140 @@ static void drop_winner(xmt_kernel *k, result_t *r, const xmt_choice *own, const
     pthread_mutex_unlock(&memo_blocks.lock);
 }
 
+/* Every thread's memo of kernel k is forgotten: each looks at its key's result again at its
+ * next launch (a background verification switched or dropped a winner). */
+static void memo_forget(const xmt_kernel *k)
+{
+    pthread_mutex_lock(&memo_blocks.lock);
+    for (memo_block *b = memo_blocks.head; b; b = b->next)
+        for (int i = 0; i < MEMO_SLOTS; i++)
+            if (b->slots[i].k == k) __atomic_store_n(&b->slots[i].serial, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&memo_blocks.lock);
+}
+
+/* ---- verifications in the background (bgverify.c; docs/cache.md, Trust) ------------------ */
+
+/* What a background verification applies its outcome to. */
+typedef struct {
+    xmt_kernel *k;
+    uint64_t serial; /* k's incarnation: a kernel unloaded meanwhile is left alone */
+    result_t *r;
+    int device, hint;
+    long index;
+    char label[160], key_text[512];
+    xmt_plan plan; /* its identity (pointers fixed to this copy) */
+    uint8_t key[XMT_KEY_MAX];
+} bg_job;
+
+static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const char *why)
+{
+    bg_job *j = ud;
+    xmt_kernel *k = j->k;
+    if (atomic_load(&k->serial) != j->serial) { /* retired: its result is not ours to touch */
+        free(j);
+        return;
+    }
+    result_t *r = j->r;
+    if (learned && o->uninformative) { /* data that proved nothing: no evidence either way */
+        learned = 0;
+        why = "its first launch's data proved nothing";
+    }
+    if (!learned) {
+        xmt_verbose(1,
+                    "%s: the cached winner %s for key %s could not be verified in the "
+                    "background (%s); %s",
+                    k->demangled, j->label, j->key_text, why,
+                    j->hint ? "the program's own config stays" : "it stays in use");
+    } else if (o->choice.index == j->index) {
+        xmt_cache_checked(&j->plan.id, j->key, j->plan.keylen, j->device);
+        if (xmt_opt.mode == XMT_MODE_TUNE && o->choice.data[0] && j->plan.ch.rechecked == 0 &&
+            strcmp(o->choice.data, j->plan.ch.data) != 0) {
+            /* verified on other data than its record's: a re-check passed, on record */
+            xmt_choice ch = j->plan.ch;
+            ch.rechecked++;
+            memcpy(ch.data, o->choice.data, sizeof ch.data);
+            j->plan.ch.rechecked = ch.rechecked;
+            xmt_cache_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &ch);
+        }
+        if (j->hint) {
+            /* a hint verified here: the program switches to it at its next launch */
+            snprintf(r->label, sizeof r->label, "%s", j->label);
+            r->time_ms = j->plan.ch.time_ms;
+            r->rechecked = j->plan.ch.rechecked;
+            __atomic_store_n(&r->index, j->index, __ATOMIC_RELEASE);
+            memo_forget(k);
+        }
+        xmt_verbose(1,
+                    "%s: key %s: the cached winner %s passed its verification in the "
+                    "background%s",
+                    k->demangled, j->key_text, j->label,
+                    j->hint ? "; the program uses it from its next launch" : "");
+    } else {
+        int tune = xmt_opt.mode == XMT_MODE_TUNE;
+        xmt_warn("%s: the cached winner %s for key %s failed its verification in the "
+                 "background (%s); %s%s",
+                 k->demangled, j->label, j->key_text,
+                 o->choice.why[0] ? o->choice.why : "other results than the program's own config",
+                 j->hint ? "it is not used"
+                         : "dropped: the program's own config is used from now on",
+                 tune && xmt_cache_path()[0] ? " (and stored on disk)" : "");
+        if (!j->hint) {
+            snprintf(r->label, sizeof r->label, "%s", "");
+            atomic_store(&r->rechecks_left, 0);
+            __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
+            memo_forget(k);
+        }
+        if (tune) { /* not propagated: this key's record says it failed here */
+            xmt_choice f;
+            xmt_choice_outcome(&f, XMT_OUTCOME_FAILED,
+                               o->choice.why[0] ? o->choice.why : "failed its verification");
+            xmt_cache_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &f);
+        }
+    }
+    free(j);
+}
+
+/* A cached winner to verify off the program's path: the snapshot of this launch's memory
+ * taken now (before the launch, stream-ordered) and the job queued. 0 queued, -1 when it
+ * cannot be (the plan is then verified now instead). */
+static int bg_start(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
+                    result_t *mine, const xmt_plan *p, const char *key_text)
+{
+    char why[400] = "";
+    bg_job *j = calloc(1, sizeof *j);
+    if (!j || p->keylen > sizeof j->key) {
+        free(j);
+        return -1;
+    }
+    xmt_trial_snap *s = xmt_trial_snapshot(k, l, v, device, why, sizeof why);
+    if (!s) {
+        xmt_verbose(1, "%s: key %s: no snapshot for a background verification (%s); verified now",
+                    k->demangled, key_text, why);
+        free(j);
+        return -1;
+    }
+    j->k = k;
+    j->serial = atomic_load(&k->serial);
+    j->r = mine;
+    j->device = device;
+    j->hint = p->hint;
+    j->index = p->ch.index;
+    snprintf(j->label, sizeof j->label, "%s", p->ch.label);
+    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
+    j->plan = *p;
+    memcpy(j->key, p->key, p->keylen);
+    j->plan.key = j->key;
+    j->plan.id.code = j->plan.code;
+    j->plan.id.entry_fp = j->plan.entry_fp;
+    j->plan.only = &j->plan.pin;
+    if (xmt_bgverify_queue(s, key_text, &p->pin, p->ch.index, p->ch.data[0] ? p->ch.data : NULL,
+                           bg_done, j) != 0) {
+        free(j);
+        return -1;
+    }
+    return 0;
+}
+
 /* Re-checks decided key r's winner on this launch's data (one thread at a time: the key
  * is R_TUNING meanwhile, and other threads run the program's own config), then runs the
  * launch with what stands. A re-check that cannot run now (capture, another thread's)
@@ -475,8 +619,18 @@ static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, co
     } else {
         /* only data other than the last check's is new evidence */
         if (f == XMT_RECHECK_PASSED && digest[0] && strcmp(digest, r->digest) != 0) {
-            atomic_fetch_sub(&r->rechecks_left, 1);
             memcpy(r->digest, digest, sizeof r->digest);
+            atomic_fetch_sub(&r->rechecks_left, 1);
+            if (r->index >= 0 && r->rechecked++ == 0) {
+                /* the first re-check passed on new data: the record says so (rechecked), and
+                 * a later process may use it at once (docs/cache.md, Trust) */
+                xmt_choice ch = {
+                    .index = r->index, .time_ms = r->time_ms, .rechecked = 1};
+                snprintf(ch.label, sizeof ch.label, "%s", r->label);
+                memcpy(ch.data, digest, sizeof ch.data);
+                xmt_plan_store_rechecked(k, di, (CUdevice)device, r->key + 4, r->keylen - 4,
+                                         key_text, &ch);
+            }
         }
         r->gap = r->gap > UINT32_MAX / RECHECK_GROWTH ? UINT32_MAX : r->gap * RECHECK_GROWTH;
         atomic_store(&r->due_in, r->gap);
@@ -571,10 +725,14 @@ static int defer_key(const xmt_kernel *k, result_t *mine, xmt_plan *p, const cha
         return 1;
     }
     xmt_warn("%s: key %s: the data of its first %d launches proved nothing (what each read "
-             "and wrote repeats one value); the program's own config is kept for this process",
+             "and wrote repeats one value); the program's own config is kept (and remembered "
+             "in the cache: XMATUNE_RETUNE=outcomes tries it again)",
              k->demangled, key_text, DEFER_TRIES);
-    p->ch = (xmt_choice){.index = XMT_OWN_CONFIG};
-    p->store_on_disk = 0;
+    char why[120];
+    snprintf(why, sizeof why, "the data of its first %d launches proved nothing", DEFER_TRIES);
+    xmt_choice_outcome(&p->ch, XMT_OUTCOME_UNTOLD, why);
+    /* remembered (docs/cache.md, "Every outcome"): a later run does not try it again */
+    p->store_on_disk = !p->recheck && !p->from_cache;
     return 0;
 }
 
@@ -593,18 +751,57 @@ static void auto_too_short(xmt_kernel *k, const xmt_choice *ch, const char *key_
                 k->demangled, ch->time_ms * 1000.0, key_text, xmt_opt.auto_min_us);
 }
 
-/* A key this thread claimed: decide it (tuning if the plan says so), publish, store. */
+/* A key decided from the disk at its first launch here: a -v line for a record that keeps
+ * the program's own config, and the cache_hit event with the host time so far (t0: when
+ * this launch entered the tuner). */
+static void said_cache_hit(const xmt_kernel *k, const xmt_plan *p, int device, const char *key_text,
+                           double t0)
+{
+    double host_us = (xmt_now_ms() - t0) * 1000.0;
+    const xmt_choice *c = &p->ch;
+    if (c->index == XMT_OWN_CONFIG)
+        xmt_verbose(1, "%s: key %s: the cache keeps the program's own config (%s%s%s)",
+                    k->demangled, key_text, c->outcome[0] ? c->outcome : "it was timed fastest",
+                    c->why[0] ? ": " : "", c->why);
+    else
+        xmt_verbose(1, "%s: key %s: %s from the cache (%s)", k->demangled, key_text, c->label,
+                    p->trust ? p->trust : "used");
+    if (xmt_log_enabled())
+        xmt_log_event(xmt_ev_cache_hit(k->mangled, k->demangled, key_text, device,
+                                       c->index == XMT_OWN_CONFIG ? NULL : c->label, c->outcome,
+                                       c->why, p->trust ? p->trust : "used", host_us));
+}
+
+/* A key this thread claimed: decide it (tuning if the plan says so), publish, store.
+ * t0: when this launch entered the tuner. */
 static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
-                           result_t *mine, xmt_plan *p, const char *key_text)
+                           result_t *mine, xmt_plan *p, const char *key_text, double t0)
 {
     struct xmt_tune_state *ts = k->tune;
+    /* a cached winner verified off the program's path: the snapshot before the launch, or,
+     * when there can be none, the verification now as strict trust makes it */
+    int bg = 0;
+    if (p->bg_verify) {
+        bg = bg_start(k, l, v, device, mine, p, key_text) == 0;
+        if (!bg) xmt_plan_verify_now(p);
+    }
     if (p->need_run) xmt_plan_run(k, l, v, device, p, key_text);
     if (p->need_run) auto_too_short(k, &p->ch, key_text);
     if (p->deferred && defer_key(k, mine, p, key_text))
         return p->launched ? p->launch_rc : xmt_pass(k, l);
-    mine->index = p->ch.index;
+    /* a record that keeps the program's own config because the key cannot be tuned where its
+     * candidates may run: auto passes the kernel through, as the session that decided it did */
+    if (p->cached && !p->need_run && !strcmp(p->ch.outcome, XMT_OUTCOME_DECLINED) &&
+        xmt_auto_owns(k->entry))
+        xmt_kernels_pass_through(k);
+    /* a hint runs the program's own config until its verification passes (bg_done) */
+    int hint = bg && p->hint;
+    mine->index = hint ? XMT_OWN_CONFIG : p->ch.index;
     recheck_setup(mine, &p->ch);
-    snprintf(mine->label, sizeof mine->label, "%s", p->ch.label);
+    /* the background verification is this process's check: none waits on the program */
+    if (bg) atomic_store(&mine->rechecks_left, 0);
+    snprintf(mine->label, sizeof mine->label, "%s", hint ? "" : p->ch.label);
+    if (p->cached) said_cache_hit(k, p, device, key_text, t0);
     pthread_mutex_lock(&k->lock);
     ts->keys_tuned++;
     pthread_mutex_unlock(&k->lock);
@@ -633,12 +830,12 @@ static CUresult recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
         snprintf(key_text, sizeof key_text, "?");
     xmt_plan plan;
     xmt_plan_new_key(k, v, di, dev, r->key + 4, r->keylen - 4, key_text, &plan);
-    if ((plan.need_run && capturing(xmt_launch_stream(l))) ||
+    if (((plan.need_run || plan.bg_verify) && capturing(xmt_launch_stream(l))) ||
         xmt_plan_claim_on_disk(k, v, dev, &plan)) {
         wait_again(r);
         return xmt_pass(k, l);
     }
-    return decide_key(k, l, v, (int)dev, r, &plan, key_text);
+    return decide_key(k, l, v, (int)dev, r, &plan, key_text, xmt_now_ms());
 }
 
 /* A decided key: run it; a key another thread is tuning: the program's own config; a key
@@ -731,6 +928,7 @@ static int auto_capped(xmt_kernel *k, const struct xmt_tune_state *ts)
 
 static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_launch *l)
 {
+    double t0 = xmt_now_ms();
     atomic_fetch_add_explicit(&k->launches, 1, memory_order_relaxed);
     if (!xmt_launch_rewritable(l)) return xmt_pass(k, l);
     keyed_t q;
@@ -748,14 +946,14 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
     /* Under capture nothing runs but the launch itself (a rewrite would be baked into the
      * graph): an unverified pin or an untuned key keeps the program's config, and the next
      * launch outside capture decides. */
-    if (plan.need_run && capturing(xmt_launch_stream(l))) return xmt_pass(k, l);
+    if ((plan.need_run || plan.bg_verify) && capturing(xmt_launch_stream(l))) return xmt_pass(k, l);
     result_t *mine = claim_key(q.ts, q.key, q.kl, &r);
     if (!mine) return r ? run_known(k, l, &q.v, r, q.di, q.dev) : xmt_pass(k, l);
     if (xmt_plan_claim_on_disk(k, &q.v, q.dev, &plan)) {
         wait_again(mine);
         return xmt_pass(k, l);
     }
-    return decide_key(k, l, &q.v, (int)q.dev, mine, &plan, key_text);
+    return decide_key(k, l, &q.v, (int)q.dev, mine, &plan, key_text, t0);
 }
 
 int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *key_text,
@@ -778,7 +976,8 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
         /* Not decided here yet: a pin or a winner on disk may decide it without a run. */
         xmt_plan plan;
         xmt_plan_new_key(k, &q.v, q.di, q.dev, q.key + 4, q.kl - 4, key_text, &plan);
-        if (plan.need_run || (plan.ch.index == XMT_OWN_CONFIG && !plan.cached)) {
+        if (plan.need_run || (plan.bg_verify && plan.hint) ||
+            (plan.ch.index == XMT_OWN_CONFIG && !plan.cached)) {
             *why = plan.from_cache ? "its cached winner is not verified in this process yet"
                    : plan.only_index == XMT_PIN_CONFIG && plan.need_run
                        ? "its pin is not verified yet"

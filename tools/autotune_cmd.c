@@ -62,17 +62,6 @@ static int write_policy(const char *log, const char *path)
     return rc;
 }
 
-/* Whether a run option stands alone (every other one of run's takes a value, which must
- * not be taken for PROGRAM: `--cache FILE` used to run FILE). */
-static int run_flag(const char *a)
-{
-    static const char *const flags[] = {"--discover", "--tune", "--replay", "--off",
-                                        "--auto",     "-v",     "--verbose"};
-    for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
-        if (!strcmp(a, flags[k])) return 1;
-    return 0;
-}
-
 int cmd_autotune(int argc, char **argv)
 {
     const char *log = "xmatune-autotune.jsonl", *policy = NULL;
@@ -97,8 +86,8 @@ int cmd_autotune(int argc, char **argv)
         else if (!strcmp(argv[i], "--write-policy") && i + 1 < argc)
             policy = argv[++i];
         else {
-            rargv[rn++] = argv[i]; /* run's own: a value option's value follows it */
-            if (!run_flag(argv[i]) && i + 1 < argc) rargv[rn++] = argv[++i];
+            rargv[rn++] = argv[i]; /* run's own, with its value when it takes one */
+            if (run_option_takes_value(argv[i]) && i + 1 < argc) rargv[rn++] = argv[++i];
         }
     }
     if (i >= argc) {
@@ -112,6 +101,13 @@ int cmd_autotune(int argc, char **argv)
     for (; i < argc; i++)
         rargv[rn++] = argv[i];
     rargv[rn] = NULL;
+    /* run's options checked (and set) here, before the last log is removed: a bad one
+     * ends the command as it ends xmatune run */
+    int status = 0, prog = run_prepare(rn, rargv, &status);
+    if (prog < 0) {
+        free(rargv);
+        return status;
+    }
     unlink(log); /* the report and the policy are this run's only */
     (void)fflush(NULL);
     pid_t pid = fork();
@@ -120,9 +116,8 @@ int cmd_autotune(int argc, char **argv)
         free(rargv);
         return 1;
     }
-    if (pid == 0) _exit(cmd_run(rn, rargv)); /* execs PROGRAM, or says why not */
+    if (pid == 0) _exit(run_exec(rargv + prog)); /* execs PROGRAM, or says why not */
     free(rargv);
-    int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

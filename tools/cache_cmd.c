@@ -22,6 +22,7 @@
 
 #include "cachefile.h"
 #include "cacherec.h"
+#include "logread.h"
 #include "xmt_policy.h"
 
 typedef struct {
@@ -102,11 +103,26 @@ static void free_recs(recs_t *s)
     json_decref(s->byid);
 }
 
-/* Reads path into s (a missing file is an empty cache). -1 when it cannot be read. */
-static int read_recs(const char *path, recs_t *s, int quiet)
+/* A record of another cache, imported: marked as such (origin "import"), so that the shim
+ * takes it as a hint, never as its own user's verified record (docs/cache.md, Trust). */
+static void add_imported(void *ud, const xmt_cacherec *r)
+{
+    xmt_cacherec c = *r;
+    snprintf(c.choice.origin, sizeof c.choice.origin, "import");
+    char *line = xmt_cacherec_format(&c);
+    if (!line) return;
+    c.raw = line;
+    c.raw_len = strlen(line) - 1;
+    add(ud, &c);
+    free(line);
+}
+
+/* Reads path into s (a missing file is an empty cache). -1 when it cannot be read.
+ * imported: its records are marked as imported. */
+static int read_recs_as(const char *path, recs_t *s, int quiet, int imported)
 {
     xmt_cacherec_other old = {0, 0};
-    int bad = xmt_cacherec_read(path, add, s, &old);
+    int bad = xmt_cacherec_read(path, imported ? add_imported : add, s, &old);
     if (bad < 0 && errno == ENOENT) return 0;
     if (bad < 0) {
         fprintf(stderr, "xmatune: cannot read %s: %s\n", path, strerror(errno));
@@ -124,13 +140,22 @@ static int read_recs(const char *path, recs_t *s, int quiet)
     return bad;
 }
 
+static int read_recs(const char *path, recs_t *s, int quiet)
+{
+    return read_recs_as(path, s, quiet, 0);
+}
+
 typedef struct {
-    const char *kernel, *device;
+    const char *kernel, *device, *outcome;
 } filter_t;
 
 static int selected(const filter_t *f, const rec_t *x)
 {
     if (f->device && fnmatch(f->device, x->device, 0) != 0) return 0;
+    /* --outcome WORD: the records of that outcome; any: every record with one */
+    if (f->outcome && !(x->choice.outcome[0] && (!strcmp(f->outcome, "any") ||
+                                                  !strcmp(f->outcome, x->choice.outcome))))
+        return 0;
     if (f->kernel && fnmatch(f->kernel, x->kernel, 0) != 0) {
         char dm[1024];
         xmt_demangle(x->kernel, dm, sizeof dm, NULL, 0);
@@ -193,8 +218,8 @@ static void print_time(double ms)
 
 static void list(const recs_t *s, const filter_t *f)
 {
-    printf("| device | kernel | key | winner | time | policy entry |\n"
-           "| --- | --- | --- | --- | ---: | --- |\n");
+    printf("| device | kernel | key | winner | time | policy entry | outcome |\n"
+           "| --- | --- | --- | --- | ---: | --- | --- |\n");
     for (size_t i = 0; i < s->n; i++) {
         const rec_t *x = &s->v[i];
         if (!selected(f, x)) continue;
@@ -207,7 +232,11 @@ static void list(const recs_t *s, const filter_t *f)
                xmt_md_cell(x->choice.index == XMT_OWN_CONFIG ? "program's own" : x->choice.label,
                            c[3], sizeof c[3]));
         print_time(x->choice.time_ms);
-        printf(" %s |\n", xmt_md_cell(x->entry, c[4], sizeof c[4]));
+        char o[600], oc[1300];
+        snprintf(o, sizeof o, "%s%s%s%s", x->choice.outcome, x->choice.why[0] ? ": " : "",
+                 x->choice.why, x->choice.origin[0] ? " (imported)" : "");
+        printf(" %s | %s |\n", xmt_md_cell(x->entry, c[4], sizeof c[4]),
+               xmt_md_cell(o, oc, sizeof oc));
     }
 }
 
@@ -258,7 +287,7 @@ static int export_recs(const recs_t *s, const filter_t *f, const char *other)
 static int import_recs(recs_t *s, const char *path, const char *other)
 {
     size_t before = s->n;
-    if (read_recs(other, s, 0) < 0) return 1;
+    if (read_recs_as(other, s, 0, 1) < 0) return 1;
     if (write_recs(path, s) != 0) return 1;
     fprintf(stderr, "xmatune: %s: %zu new identit%s imported, %zu record(s) now\n", path,
             s->n - before, s->n - before == 1 ? "y" : "ies", s->n);
@@ -295,7 +324,8 @@ static int resolve(const char *cache, char *path, size_t cap)
 static int usage_to(FILE *f)
 {
     fprintf(f, "usage: xmatune cache [list|show|prune|clear|export OUT|import IN] [--cache FILE]\n"
-               "                     [--kernel GLOB] [--device GLOB] [--policy P]\n"
+               "                     [--kernel GLOB] [--device GLOB] [--outcome WORD|any]\n"
+               "                     [--policy P]\n"
                "       xmatune cache FILE            (list FILE)\n"
                "The cache: --cache, else XMATUNE_CACHE, else the default "
                "($XDG_CACHE_HOME/xmatune/" XMT_CACHE_FILE_NAME ").\n"
@@ -303,9 +333,13 @@ static int usage_to(FILE *f)
                "  show    the records themselves, one JSON line each\n"
                "  prune   drops records of policy entries that no current policy has (the entry\n"
                "          edited or gone); policies from --policy, else XMATUNE_POLICY\n"
-               "  clear   drops the records selected (all, without --kernel/--device)\n"
+               "  clear   drops the records selected (all, without --kernel/--device/--outcome)\n"
+               "          (--outcome untold, declined, faulted, nondeterministic, untuned,\n"
+               "          failed, or any: the records that keep the program's own config for\n"
+               "          that reason, docs/cache.md)\n"
                "  export  writes the records selected to OUT (- for stdout)\n"
-               "  import  merges the records of IN into the cache (IN's win)\n"
+               "  import  merges the records of IN into the cache (IN's win), marked imported:\n"
+               "          the shim takes them as hints, verified before they are used\n"
                "Changes are made under the cache's lock, by an atomic rewrite. A cache (or IN)\n"
                "that does not exist is an error; only import and the --cache of a first tuning\n"
                "create one.\n");
@@ -339,10 +373,45 @@ static int path_refused(const char *path)
     return 1;
 }
 
+static void count_record(void *ud, const xmt_cacherec *r)
+{
+    (void)r;
+    ++*(size_t *)ud;
+}
+
+static int count_event(json_t *e, void *ud)
+{
+    *(size_t *)ud += json_object_get(e, XMT_F_EVENT) != NULL;
+    return 0;
+}
+
+/* import's IN must hold cache records: a log (or another file) none of whose lines is one
+ * would be imported as nothing, the cache and its lock made all the same. 0 when it has
+ * records (or no lines: an empty cache), else 1 after saying what it is, before any file
+ * is made. */
+static int import_not_a_cache(const char *other)
+{
+    size_t n = 0, events = 0;
+    xmt_cacherec_other old = {0, 0};
+    int bad = xmt_cacherec_read(other, count_record, &n, &old);
+    if (bad < 0 || n || (!bad && !old.older && !old.newer)) return 0; /* unreadable: said later */
+    if (xmt_log_read(other, count_event, &events) >= 0 && events)
+        fprintf(stderr,
+                "xmatune cache import: %s is a log (XMATUNE_LOG), not a cache: nothing "
+                "imported (`xmatune report %s` reads it)\n",
+                other, other);
+    else
+        fprintf(stderr,
+                "xmatune cache import: %s is not a cache: none of its lines is a cache record%s: "
+                "nothing imported\n",
+                other, old.older || old.newer ? " of this version of the format" : "");
+    return 1;
+}
+
 int cmd_cache(int argc, char **argv)
 {
     const char *verb = "list", *cache = NULL, *policy = NULL, *other = NULL;
-    filter_t f = {NULL, NULL};
+    filter_t f = {NULL, NULL, NULL};
     int i = 1;
     for (int h = 1; h < argc; h++)
         if (!strcmp(argv[h], "--help") || !strcmp(argv[h], "-h")) {
@@ -372,6 +441,7 @@ int cmd_cache(int argc, char **argv)
         const char **to = !strcmp(a, "--cache")    ? &cache
                           : !strcmp(a, "--kernel") ? &f.kernel
                           : !strcmp(a, "--device") ? &f.device
+                          : !strcmp(a, "--outcome") ? &f.outcome
                           : !strcmp(a, "--policy") ? &policy
                                                    : NULL;
         if (to && i + 1 < argc) {
@@ -388,6 +458,7 @@ int cmd_cache(int argc, char **argv)
     int prc = resolve(cache, path, sizeof path);
     if (prc) return prc;
     if (path_missing(verb, path, other) || path_refused(path)) return 1;
+    if (!strcmp(verb, "import") && import_not_a_cache(other)) return 1;
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
     if (!strcmp(verb, "prune")) {

@@ -11,9 +11,11 @@
 #include <jansson.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage_check(FILE *f)
 {
@@ -29,7 +31,8 @@ static void usage_check(FILE *f)
             "  --log DISCOVER_LOG    evaluate every launch a discover run recorded (shape and\n"
             "                        scalar argument values) with the entry its kernel gets\n"
             "  --all                 list every candidate (default: at most 16)\n"
-            "  -q, --quiet           print errors only\n"
+            "  -q, --quiet           print errors only (the checks and the exit status are\n"
+            "                        the same as without it)\n"
             "Exit status: 0 no errors, 1 errors (or an entry that cannot apply to a --kernel\n"
             "or a logged kernel), 2 usage.\n");
 }
@@ -513,6 +516,36 @@ static int same_entry(const xmt_entry *a, const xmt_entry *b)
     return a && b && !strcmp(xmt_entry_origin(a), xmt_entry_origin(b));
 }
 
+/* A `mangled:` entry whose parameter types come from the signature, with no --kernel that
+ * it matches: its own name, demangled, is the one kernel it can apply to (issue 50: check
+ * asked for a --kernel the entry already names). Returns as check_entry does. */
+static int check_mangled(const xmt_policy_set *set, const xmt_entry *e, const check_opts *o)
+{
+    const char *mangled = xmt_entry_mangled(e);
+    char sig[2048], why[512];
+    int demangled = xmt_demangle(mangled, NULL, 0, sig, sizeof sig) == 1;
+    int fit = xmt_entry_check_signature(e, mangled, why, sizeof why);
+    if (fit < 0) {
+        printf("  does not apply to the kernel it names, %s%s%s%s (which runs untuned): %s\n",
+               mangled, demangled ? " (" : "", demangled ? sig : "", demangled ? ")" : "", why);
+        fprintf(stderr, "xmatune check: %s (%s) does not apply to the kernel it names: %s\n",
+                xmt_entry_origin(e), xmt_entry_pattern(e), why);
+        return 1;
+    }
+    if (fit > 0 || !demangled) {
+        printf("  (not evaluated: %s)\n", why);
+        return 0;
+    }
+    const xmt_entry *m = xmt_policy_match(set, mangled, NULL, NULL);
+    if (!same_entry(m, e)) {
+        printf("  (not evaluated: the kernel it names, %s, gets %s)\n", sig,
+               m ? xmt_entry_origin(m) : "no entry");
+        return 0;
+    }
+    printf("  the kernel it names: %s\n", sig);
+    return summarise_launch(m, o, "example launch");
+}
+
 /* One entry: its description, the --kernel names it matches (and whether it applies to
  * each: the parameter count and types against the kernel's signature), its example
  * launch. Returns 0, 1 when it matches a --kernel it cannot apply to, 2 for a --set that
@@ -532,6 +565,9 @@ static int check_entry(const xmt_policy_set *set, const xmt_entry *e, const chec
         if (xmt_entry_check_signature(e, o->kernels[k], why, sizeof why) < 0) {
             printf("  matches %s (%s) but does not apply to it (the kernel runs untuned): %s\n",
                    o->kernels[k], sig, why);
+            /* an error: said where -q leaves it too */
+            fprintf(stderr, "xmatune check: %s (%s) matches kernel %s but does not apply: %s\n",
+                    xmt_entry_origin(e), xmt_entry_pattern(e), o->kernels[k], why);
             unfit++;
             rc = 1;
             continue;
@@ -550,6 +586,8 @@ static int check_entry(const xmt_policy_set *set, const xmt_entry *e, const chec
                    o->kernels[k], sig);
         if (wins && !spec) spec = m;
     }
+    if (!spec && !unfit && !matched && xmt_entry_needs_signature(e) && xmt_entry_mangled(e))
+        return check_mangled(set, e, o);
     if (!spec && (unfit || matched) && xmt_entry_needs_signature(e)) {
         printf("  (not evaluated: %s)\n", unfit ? "the entry does not apply to the kernel given"
                                                 : "the kernel given gets another entry");
@@ -734,25 +772,19 @@ static int check_file(const char *file, const check_opts *o)
 {
     xmt_policy_set *set = NULL;
     int nerr = xmt_policy_load(file, &set, print_diag, NULL), rc = 0;
-    if (!o->quiet) {
-        printf("%s: %zu entr%s, %d error%s\n", file, xmt_policy_count(set),
-               xmt_policy_count(set) == 1 ? "y" : "ies", nerr, nerr == 1 ? "" : "s");
-        for (size_t i = 0; i < xmt_policy_count(set); i++) {
-            int r = check_entry(set, xmt_policy_entry(set, i), o);
-            rc = r > rc ? r : rc;
-        }
-        if (o->log) {
-            int r = check_log(set, o);
-            rc = r > rc ? r : rc;
-        }
-        for (int k = 0; k < o->nkernels; k++) {
-            int r = kernel_verdict(set, o->kernels[k]);
-            rc = r > rc ? r : rc;
-        }
-    } else if (o->log) {
-        /* -q prints errors only, but a log that cannot be read is still one */
-        json_t *none[XMT_EV_COUNT] = {0}; /* read only: nothing kept */
-        if (xmt_log_collect(o->log, none) < 0) rc = 1;
+    printf("%s: %zu entr%s, %d error%s\n", file, xmt_policy_count(set),
+           xmt_policy_count(set) == 1 ? "y" : "ies", nerr, nerr == 1 ? "" : "s");
+    for (size_t i = 0; i < xmt_policy_count(set); i++) {
+        int r = check_entry(set, xmt_policy_entry(set, i), o);
+        rc = r > rc ? r : rc;
+    }
+    if (o->log) {
+        int r = check_log(set, o);
+        rc = r > rc ? r : rc;
+    }
+    for (int k = 0; k < o->nkernels; k++) {
+        int r = kernel_verdict(set, o->kernels[k]);
+        rc = r > rc ? r : rc;
     }
     xmt_policy_free(set);
     return rc ? rc : nerr ? 1 : 0;
@@ -852,6 +884,30 @@ static int validate_sets(const check_opts *o, char **files, int nfiles)
     return rc;
 }
 
+/* -q: stdout to /dev/null until quiet_end. Returns the saved descriptor of stdout, or
+ * -1 when it could not be redirected (then nothing is silenced: said once). */
+static int quiet_begin(void)
+{
+    (void)fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved < 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0) {
+        fprintf(stderr, "xmatune check: -q: cannot silence stdout: %s\n", strerror(errno));
+        if (saved >= 0) close(saved);
+        saved = -1;
+    }
+    if (null >= 0) close(null);
+    return saved;
+}
+
+/* Puts stdout back (what was written meanwhile is discarded). */
+static void quiet_end(int saved)
+{
+    (void)fflush(stdout);
+    (void)dup2(saved, STDOUT_FILENO);
+    close(saved);
+}
+
 int cmd_check(int argc, char **argv)
 {
     check_opts o;
@@ -869,12 +925,18 @@ int cmd_check(int argc, char **argv)
     } else {
         rc = parse_check_args(argc, argv, &o, files, &nfiles);
         if (rc < 0) {
+            /* -q runs every check that a plain check runs, with stdout (the summaries)
+             * going to /dev/null: the errors, on stderr, and the exit status are the
+             * same by construction (issue 50: skipping the checks under -q lost a
+             * failure). */
+            int saved = o.quiet ? quiet_begin() : -1;
             rc = resolve_sets(&o);
             if (rc == 0) rc = validate_sets(&o, files, nfiles);
             for (int f = 0; rc != 2 && f < nfiles; f++) {
                 int r = check_file(files[f], &o);
                 rc = r > rc ? r : rc;
             }
+            if (saved >= 0) quiet_end(saved);
         }
     }
     for (int s = 0; o.sets && s < o.owned; s++)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cacherec.h"
 #include "logread.h"
 #include "report_svg.h"
 #include "xmt_policy.h"
@@ -393,50 +394,62 @@ static void report_shapes(json_t *summaries)
     }
 }
 
-/* Whether path's first line is a cache record (common/cacherec: "v", "key", no "event"):
- * a cache passed for a log would report nothing, as though the program launched nothing. */
-static int is_cache_file(const char *path)
+static void count_record(void *ud, const xmt_cacherec *r)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    static char line[65536];
-    int cache = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[strspn(line, " \t\r\n")] == 0) continue;
-        json_t *o = json_loads(line, 0, NULL);
-        cache = json_is_object(o) && !json_object_get(o, XMT_F_EVENT) && json_object_get(o, "v") &&
-                json_object_get(o, XMT_F_KEY);
-        json_decref(o);
-        break;
-    }
-    fclose(f);
-    return cache;
+    (void)r;
+    ++*(size_t *)ud;
+}
+
+/* 1 when path holds records of the on-disk cache (which read as a log of no events, and
+ * report nothing); said, with the command that lists them. */
+static int is_cache(const char *path)
+{
+    size_t n = 0;
+    if (xmt_cacherec_read(path, count_record, &n, NULL) < 0 || !n) return 0;
+    fprintf(stderr,
+            "xmatune report: %s is a cache, not a log (XMATUNE_LOG): `xmatune cache list "
+            "--cache %s` lists it\n",
+            path, path);
+    return 1;
 }
 
 int cmd_report(int argc, char **argv)
 {
-    const char *svg = NULL, *html = NULL;
+    const char *svg = NULL, *html = NULL, *drawn = NULL;
     int first = 1;
     while (first + 1 < argc && (!strcmp(argv[first], "--svg") || !strcmp(argv[first], "--html"))) {
+        drawn = argv[first];
         *(argv[first][2] == 's' ? &svg : &html) = argv[first + 1];
         first += 2;
     }
     /* the options may also follow the logs */
-    for (int i = first; i + 1 < argc; i++)
+    for (int i = first; i < argc; i++)
         if (!strcmp(argv[i], "--svg") || !strcmp(argv[i], "--html")) {
+            if (i + 1 >= argc) break; /* no FILE: said below */
+            drawn = argv[i];
             *(argv[i][2] == 's' ? &svg : &html) = argv[i + 1];
             for (int j = i; j + 2 < argc; j++)
                 argv[j] = argv[j + 2];
             argc -= 2;
             i--;
         }
+    for (int i = first; i < argc; i++)
+        if (!strcmp(argv[i], "--svg") || !strcmp(argv[i], "--html")) {
+            fprintf(stderr, "xmatune report: %s needs a FILE (xmatune report %s FILE LOG...)\n",
+                    argv[i], argv[i]);
+            return 2;
+        }
+    if (drawn && argc <= first) {
+        fprintf(stderr,
+                "xmatune report: %s: no log named: it is made from a log (xmatune report %s FILE "
+                "LOG...)\n",
+                drawn, drawn);
+        return 2;
+    }
     int help = argc > first && (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h"));
     if (argc <= first || argv[first][0] == '-') {
         if (argc > first && !help)
             fprintf(stderr, "xmatune report: unknown option %s\n", argv[first]);
-        else if (argc <= first)
-            fprintf(stderr, "xmatune report: no log named (the file XMATUNE_LOG or xmatune run "
-                            "--log wrote)\n");
         fprintf(help ? stdout : stderr,
                 "usage: xmatune report [--svg FILE] [--html FILE] LOG...\n"
                 "Prints a log (XMATUNE_LOG) as tables: every tuning (program's config and\n"
@@ -446,12 +459,7 @@ int cmd_report(int argc, char **argv)
         return help ? 0 : 2;
     }
     for (int i = first; i < argc; i++)
-        if (is_cache_file(argv[i])) {
-            fprintf(stderr,
-                    "xmatune report: %s is a cache file, not a log (xmatune cache %s lists it)\n",
-                    argv[i], argv[i]);
-            return 1;
-        }
+        if (is_cache(argv[i])) return 1;
     json_t *ev[XMT_EV_COUNT] = {0};
     ev[XMT_EV_TUNE] = json_array();
     ev[XMT_EV_KERNEL_SUMMARY] = json_array();

@@ -8,6 +8,7 @@
 #include "cache_cmd.h"
 #include "check.h"
 #include "discover.h"
+#include "options.h"
 #include "options_cmd.h"
 #include "report.h"
 #include "run.h"
@@ -19,6 +20,10 @@
 
 #ifndef XMATUNE_VERSION
 #define XMATUNE_VERSION "unknown"
+#endif
+/* Where cmake --install puts README.md and docs/ (CMAKE_INSTALL_FULL_DOCDIR). */
+#ifndef XMATUNE_DOCDIR
+#define XMATUNE_DOCDIR "/usr/local/share/doc/xmatune"
 #endif
 
 typedef int (*cmd_fn)(int argc, char **argv);
@@ -82,13 +87,15 @@ static int cmd_help(int argc, char **argv)
 }
 
 /* Writes text as troff: a line starting with '.' or '\'' kept from being a request,
- * backslashes escaped. */
-static void troff_text(FILE *out, const char *text)
+ * backslashes escaped; with md, Markdown's `code` in bold (the options table's texts). */
+static void troff_write(FILE *out, const char *text, int md)
 {
-    int bol = 1;
+    int bol = 1, code = 0;
     for (const char *p = text; *p; p++) {
         if (bol && (*p == '.' || *p == '\'')) fputs("\\&", out);
-        if (*p == '\\')
+        if (md && *p == '`')
+            fputs((code = !code) ? "\\fB" : "\\fR", out);
+        else if (*p == '\\')
             fputs("\\e", out);
         else if (*p == '-')
             fputs("\\-", out);
@@ -96,6 +103,39 @@ static void troff_text(FILE *out, const char *text)
             fputc(*p, out);
         bol = *p == '\n';
     }
+    if (code) fputs("\\fR", out);
+}
+
+static void troff_text(FILE *out, const char *text)
+{
+    troff_write(out, text, 0);
+}
+
+/* The ENVIRONMENT section: every variable of the shim's options table (common/options.c,
+ * the one place they are named and documented), then the command's own. */
+static void man_environment(FILE *out)
+{
+    fputs(".SH ENVIRONMENT\nThe shim reads these once, when the program first asks for a CUDA "
+          "entry point; a bad value is said and the default kept (for XMATUNE_MODE: off), where "
+          "a flag of \\fBrun\\fR that sets one refuses it. "
+          "\\fBxmatune options\\fR prints them as a table.\n",
+          out);
+    const char *name, *def, *doc;
+    for (size_t i = 0; xmt_option_doc(i, &name, &def, &doc); i++) {
+        fprintf(out, ".TP\n.B %s\n", name);
+        troff_write(out, doc, 1);
+        if (def && *def) {
+            fputs(" (default \\fB", out);
+            troff_text(out, def);
+            fputs("\\fR)", out);
+        } else if (def) {
+            fputs(" (default empty)", out);
+        }
+        fputs("\n", out);
+    }
+    fputs(".TP\n.B XMATUNE_SHIM\nfor \\fBrun\\fR, \\fBdiscover\\fR and \\fBautotune\\fR: the "
+          "libxmatune.so to preload instead of the one found beside this command\n",
+          out);
 }
 
 /* Runs a subcommand's --help with stdout going into a temporary file, and returns what it
@@ -142,9 +182,13 @@ static int cmd_man(int argc, char **argv)
            "\\-\\-help | \\-\\-version\n"
            ".SH DESCRIPTION\nxmatune runs a program with libxmatune.so preloaded: kernels a "
            "policy file describes are benchmarked once per lookup key and launched with the "
-           "winning configuration. The XMATUNE_* variables are listed by \\fBxmatune "
-           "options\\fR; the documentation is in share/doc/xmatune.\n.SH COMMANDS\n",
+           "winning configuration. The XMATUNE_* variables are listed under ENVIRONMENT "
+           "below and by \\fBxmatune options\\fR; the documentation is in ",
            XMATUNE_VERSION);
+    troff_text(stdout, XMATUNE_DOCDIR "/README.md");
+    printf(" and ");
+    troff_text(stdout, XMATUNE_DOCDIR "/docs/");
+    printf(".\n.SH COMMANDS\n");
     for (size_t i = 0; i < NCOMMANDS; i++) {
         printf(".SS %s\n", commands[i].name);
         troff_text(stdout, commands[i].summary);
@@ -162,6 +206,11 @@ static int cmd_man(int argc, char **argv)
     }
     printf(".SH EXIT STATUS\n0 success, 1 an error, 2 a usage mistake; \\fBrun\\fR and "
            "\\fBdiscover\\fR return the program's own status (127: it did not start).\n");
+    man_environment(stdout);
+    printf(".SH FILES\n.TP\n.B ");
+    troff_text(stdout, XMATUNE_DOCDIR);
+    printf("\nthe documentation: README.md, and docs/ with the policy language (policy.md), "
+           "tuning (tuning.md), the log (log.md) and the cache (cache.md)\n");
     return ferror(stdout) ? 1 : 0;
 }
 

@@ -471,6 +471,10 @@ static void report(xmt_session *S, xmt_tp_result *res)
         char nb[32];
         snprintf(res->why, sizeof res->why, "%s at %s", xmt_cu_name(S->error, nb, sizeof nb),
                  S->error_at ? S->error_at : "?");
+    } else if (S->untuned[0]) { /* what the program's cache keeps as this key's outcome */
+        snprintf(res->why, sizeof res->why, "%.250s", S->untuned);
+        snprintf(res->outcome, sizeof res->outcome, "%s",
+                 S->untuned_outcome ? S->untuned_outcome : XMT_OUTCOME_UNTUNED);
     }
 }
 

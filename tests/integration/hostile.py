@@ -28,7 +28,8 @@ link to a cache file), @newer_cache (a record of a newer format version), @bsum_
 policy tuning block_sum's block size with its grid kept: a block of 512 is wrong, and the
 fastest, and gives the right sums on data that cannot tell), @rows_past_end (a policy
 whose one config launches row_max with 528 blocks for the rowmax scenario's 512 rows: its
-last blocks read and write past the buffers).
+last blocks read and write past the buffers), @saxpy_undeclared (the saxpy policy without
+its restore: and verify: lists: protected by protect: auto, nothing declared).
 
 usage: hostile.py CASE_FILE      (paths from the environment, as for cases.py)
 The one-second limit is for release builds. Under the sanitizers (XMT_PRELOAD_PREFIX set:
@@ -108,6 +109,9 @@ def make_inputs(work, used):
         "@rows_past_end": ("rows_past_end.yaml", lambda: "kernels:\n  - match: row_max\n"
                            "    params: [x: ptr, out: ptr, ncols: i32]\n"
                            "    configs:\n      - launch: {grid: [528], block: [256]}\n"),
+        "@saxpy_undeclared": ("saxpy_undeclared.yaml", lambda: "".join(
+            l for l in open(os.path.join(POLICIES, "saxpy.yaml"))
+            if not l.lstrip().startswith(("restore:", "verify:")))),
     }
     for key, (name, text) in files.items():
         p[key] = path(name)

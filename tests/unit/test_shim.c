@@ -270,7 +270,11 @@ START_TEST(cache_store_reload_last_wins)
     xmt_cache_free();
     xmt_cache_load(); /* fixes the path */
     const uint8_t key[] = {1, 0, 0, 0, 0xff, 0x10};
-    xmt_choice a = {3, "BLOCK=256", 0.5, ""}, b = {-1, "grid=(1,1,1) block=(32,1,1)", 0.25, ""},
+    xmt_choice a = {.index = 3, .label = "BLOCK=256", .time_ms = 0.5, .data = ""},
+               b = {.index = -1,
+                    .label = "grid=(1,1,1) block=(32,1,1)",
+                    .time_ms = 0.25,
+                    .data = ""},
                got;
     int chk = 0;
     xmt_cache_id id = {"GPU|cc9.0|sm132|drv13000", "_Z1kv", "00aa", "match: k", "77"};
@@ -340,7 +344,7 @@ static void cache_at(const char *name, char *path, size_t cap)
 /* Stores key k (one byte) with candidate index, label "B=<index>". */
 static void store_key(uint8_t k, long index)
 {
-    xmt_choice c = {index, "", 0.5, ""};
+    xmt_choice c = {.index = index, .label = "", .time_ms = 0.5, .data = ""};
     snprintf(c.label, sizeof c.label, "B=%ld", index);
     xmt_cache_store(&test_id, &k, 1, 0, "n=1", &c);
 }
@@ -395,7 +399,7 @@ static void refresh(void)
     uint8_t k = 200;
     xmt_choice got;
     int chk;
-    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk), XMT_CACHE_TUNE);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, NULL), XMT_CACHE_TUNE);
     xmt_cache_unclaim(&test_id, &k, 1);
 }
 
@@ -584,7 +588,7 @@ START_TEST(cache_line_too_long_not_written)
     xmt_cache_id id = test_id;
     id.entry = entry;
     uint8_t k = 1;
-    xmt_choice c = {3, "B=3", 0.5, ""}, got;
+    xmt_choice c = {.index = 3, .label = "B=3", .time_ms = 0.5, .data = ""}, got;
     xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
     store_key(2, 4);
     int chk;
@@ -629,7 +633,7 @@ static void store_long(void)
     xmt_cache_id id = test_id;
     id.kernel = kernel;
     uint8_t k = 1;
-    xmt_choice c = {3, "B=3", 0.5, ""};
+    xmt_choice c = {.index = 3, .label = "B=3", .time_ms = 0.5, .data = ""};
     xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
     xmt_cache_store(&id, &k, 1, 0, "n=1", &c);
 }
@@ -706,7 +710,7 @@ START_TEST(cache_cleared_records_stay_cleared)
 }
 END_TEST
 
-/* A claim from another machine (another boot id) is live for XMT_CLAIM_REMOTE_S from its
+/* A claim from another machine (another boot id) is live for the claims' age cap from its
  * time stamp; one dated far in the future (a clock ahead) expired as never. */
 START_TEST(cache_remote_claim_age_capped)
 {
@@ -714,17 +718,166 @@ START_TEST(cache_remote_claim_age_capped)
     snprintf(path, sizeof path, "%s/claims.jsonl", tmpdir);
     snprintf(claims, sizeof claims, "%s.claims", path);
     long long now = (long long)time(NULL);
+    long cap = XMT_CLAIM_AGE_MIN_S;
     FILE *f = fopen(claims, "w");
     fprintf(f, "aaaa 1 1 another-boot %lld\n", now - 10);          /* live */
     fprintf(f, "bbbb 1 1 another-boot %lld\n", now + 86400 * 365); /* a year ahead */
-    fprintf(f, "cccc 1 1 another-boot %lld\n", now - 2 * XMT_CLAIM_REMOTE_S);
+    fprintf(f, "cccc 1 1 another-boot %lld\n", now - 2 * cap);
     fprintf(f, "dddd 1 1 another-boot %lld\n", now + 10); /* a clock a little ahead */
     fclose(f);
-    ck_assert_int_eq(xmt_cachefile_claim(path, "aaaa"), XMT_CLAIM_THEIRS);
-    ck_assert_int_eq(xmt_cachefile_claim(path, "bbbb"), XMT_CLAIM_MINE);
-    ck_assert_int_eq(xmt_cachefile_claim(path, "cccc"), XMT_CLAIM_MINE);
-    ck_assert_int_eq(xmt_cachefile_claim(path, "dddd"), XMT_CLAIM_THEIRS);
-    xmt_cachefile_unclaim(path, NULL);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "aaaa", cap, NULL), XMT_CLAIM_THEIRS);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "bbbb", cap, NULL), XMT_CLAIM_MINE);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "cccc", cap, NULL), XMT_CLAIM_MINE);
+    ck_assert_int_eq(xmt_cachefile_claim(path, "dddd", cap, NULL), XMT_CLAIM_THEIRS);
+    xmt_cachefile_unclaim(path, NULL, cap);
+}
+END_TEST
+
+/* /proc/PID/stat's start time (field 22), as a claim names a process. */
+static unsigned long long start_time(long pid)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *s = strrchr(buf, ')');
+    ck_assert_ptr_nonnull(s);
+    for (int field = 2; *s && field < 22; s++)
+        if (*s == ' ') field++;
+    return strtoull(s, NULL, 10);
+}
+
+/* The claims file's one line with what its time stamp moved by shift seconds and its
+ * process made pid 1 (alive for ever, as a group member may forge it). */
+static void forge_claim(const char *claims, long long shift)
+{
+    char line[512], what[64], boot[64], host[128];
+    long pid;
+    unsigned long long start;
+    long long when;
+    FILE *f = fopen(claims, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_int_eq(
+        sscanf(line, "%63s %ld %llu %63s %lld %127s", what, &pid, &start, boot, &when, host), 6);
+    f = fopen(claims, "w");
+    fprintf(f, "%s 1 %llu %s %lld %s\n", what, start_time(1), boot, when + shift, host);
+    fclose(f);
+}
+
+/* A group member's forged claim (pid 1, alive, this machine) kept a key from ever being
+ * tuned, and silently: a claim older than the cap is ignored whoever made it (dated
+ * ahead too), and a key that waits on one is told whose claim it is, once. */
+START_TEST(cache_forged_claim_capped_and_said)
+{
+    char path[300], claims[320], text[8192];
+    cache_at("forged.jsonl", path, sizeof path);
+    snprintf(claims, sizeof claims, "%s.claims", path);
+    long cap = xmt_cachefile_claim_max_age_s(xmt_opt.budget_ms, xmt_opt.trial_timeout_ms);
+    ck_assert_int_eq(cap, XMT_CLAIM_AGE_MIN_S); /* no budget: the floor */
+    /* derived from a per-key budget when that is longer: twice it and a helper's start */
+    ck_assert_int_eq(xmt_cachefile_claim_max_age_s(1000e3, 30000), 2030 + 1);
+    ck_assert_int_eq(xmt_cachefile_claim_max_age_s(1000, 30000), XMT_CLAIM_AGE_MIN_S);
+    uint8_t k = 7;
+    xmt_choice got;
+    int chk;
+    xmt_cache_wait w;
+    /* this process's claim: the line to forge from */
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_TUNE);
+    forge_claim(claims, 0); /* pid 1's now */
+    memset(&w, 0, sizeof w);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_WAIT);
+    ck_assert_int_eq(w.who.pid, 1);
+    ck_assert(w.who.this_machine);
+    ck_assert_int_eq(w.max_age_s, cap);
+    ck_assert(w.who.age_s >= 0 && w.who.age_s < 60 && w.who.left_s == cap - w.who.age_s);
+    ck_assert(w.first);
+    xmt_cache_wait_text(&w, text, sizeof text);
+    ck_assert_msg(strstr(text, "waits for process 1 on this machine, which claimed it ") &&
+                      strstr(text, "for at most") == NULL && strstr(text, "s more at most") &&
+                      strstr(text, "(a claim older than 600 s is ignored)") && strstr(text, claims),
+                  "%s", text);
+    /* looked at again: still waiting, not said again */
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_WAIT);
+    ck_assert(!w.first);
+    /* older than the cap, or dated as far ahead: ignored, the key is this process's */
+    forge_claim(claims, -cap - 5);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_TUNE);
+    xmt_cache_unclaim(&test_id, &k, 1);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_TUNE);
+    forge_claim(claims, cap + 5);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_TUNE);
+    xmt_cache_unclaim(&test_id, &k, 1);
+    /* a claim from another machine names its host, as its line says */
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_TUNE);
+    char line[512], what[64];
+    FILE *f = fopen(claims, "r");
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_int_eq(sscanf(line, "%63s", what), 1);
+    f = fopen(claims, "w");
+    fprintf(f, "%s 42 1 another-boot %lld gpu\x1b[31m7\n", what, (long long)time(NULL) - 20);
+    fclose(f);
+    ck_assert_int_eq(xmt_cache_claim(&test_id, &k, 1, 0, &got, &chk, &w), XMT_CACHE_WAIT);
+    ck_assert(!w.first); /* key 7 was said already */
+    ck_assert(w.who.pid == 42 && !w.who.this_machine);
+    xmt_cache_wait_text(&w, text, sizeof text);
+    ck_assert_msg(strstr(text, "waits for process 42 on host gpu__31m7, which claimed it 2") &&
+                      strstr(text, " s ago in "),
+                  "%s", text);
+    xmt_cache_free();
+}
+END_TEST
+
+/* The cache file follows the umask as its .lock and .claims do: it was made 0644 whatever
+ * the umask, so that in a team's setgid folder (umask 002) the second user could not
+ * write it. Under umask 002: group-writable after the first write, after a compaction
+ * (a new file renamed over it) and when a rewrite makes it (`xmatune cache import`). */
+static const char *no_lines(void *ud, size_t *len)
+{
+    (void)ud, (void)len;
+    return NULL;
+}
+
+START_TEST(cache_file_follows_umask)
+{
+    char path[300], fresh[320];
+    mode_t old = umask(002);
+    cache_at("umask.jsonl", path, sizeof path);
+    store_key(1, 1);
+    struct stat st, was;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_msg((st.st_mode & 0777) == 0664, "made %o", st.st_mode & 0777);
+    for (int round = 0; round < 2; round++) {
+        /* held open: its inode cannot be the new file's */
+        int held = open(path, O_RDONLY);
+        ck_assert_int_ge(held, 0);
+        ck_assert_int_eq(fstat(held, &was), 0);
+        /* a rewrite keeps the mode the file has (its owner's choice) */
+        if (round == 1) ck_assert_int_eq(chmod(path, 0640), 0);
+        for (int i = 0; i < 12; i++)
+            store_key(1, 10 + i);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_msg(st.st_ino != was.st_ino, "not compacted"); /* a new file */
+        ck_assert_msg((st.st_mode & 0777) == (round ? 0640 : 0664), "compacted to %o",
+                      st.st_mode & 0777);
+        close(held);
+    }
+    xmt_cache_free();
+    snprintf(fresh, sizeof fresh, "%s/fresh.jsonl", tmpdir);
+    ck_assert_int_eq(xmt_cachefile_rewrite(fresh, no_lines, NULL), 0);
+    ck_assert_int_eq(stat(fresh, &st), 0);
+    ck_assert_msg((st.st_mode & 0777) == 0664, "rewritten to %o", st.st_mode & 0777);
+    umask(077);
+    ck_assert_int_eq(unlink(fresh), 0);
+    ck_assert_int_eq(xmt_cachefile_rewrite(fresh, no_lines, NULL), 0);
+    ck_assert_int_eq(stat(fresh, &st), 0);
+    ck_assert_msg((st.st_mode & 0777) == 0600, "rewritten to %o", st.st_mode & 0777);
+    umask(old);
 }
 END_TEST
 
@@ -742,7 +895,7 @@ START_TEST(cache_untrusted_files_refused)
     capture_stderr(xmt_cache_load, err, sizeof err);
     ck_assert_ptr_nonnull(strstr(err, "may be written by anyone (mode 666): not used"));
     const uint8_t key[] = {1};
-    xmt_choice a = {3, "BLOCK=256", 0.5, ""};
+    xmt_choice a = {.index = 3, .label = "BLOCK=256", .time_ms = 0.5, .data = ""};
     xmt_cache_id id = {"d", "k", "c", "e", "f"};
     xmt_cache_store(&id, key, sizeof key, 0, "n=1", &a);
     struct stat st;
@@ -810,19 +963,63 @@ START_TEST(cacherec_skips_what_is_not_a_record)
 }
 END_TEST
 
+/* A record whose "v" is a number but not a small integer (a fraction, an exponent, more
+ * digits than any version has) is not a record: the reader read v uninitialized there and
+ * counted the line as of an older or a newer format at random (a Release build's
+ * -Werror said so). A version that is an integer is older or newer as it says. */
+START_TEST(cacherec_version_not_a_small_integer)
+{
+    static const char *const bad[] = {
+        "2.0", "2e0", "1e3", "-0.5", "3.5", "99999999999999999999", "-99999999999999999999"};
+    char line[512], scratch[XMT_CACHEREC_SCRATCH(512)], path[300];
+    snprintf(path, sizeof path, "%s/v.jsonl", tmpdir);
+    FILE *f = fopen(path, "w");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int n = snprintf(line, sizeof line,
+                         "{\"v\":%s,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\","
+                         "\"entry\":\"e\",\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2}",
+                         bad[i]);
+        xmt_cacherec r;
+        ck_assert_msg(xmt_cacherec_parse(line, (size_t)n, scratch, &r) == -1, "v %s: %d", bad[i],
+                      xmt_cacherec_parse(line, (size_t)n, scratch, &r));
+        fprintf(f, "%s\n", line);
+    }
+    static const struct {
+        const char *v;
+        int want;
+    } versions[] = {{"1", 1}, {"0", 1}, {"-3", 1}, {"3", 2}, {"123456789012345678", 2}};
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+        int n = snprintf(line, sizeof line,
+                         "{\"v\":%s,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\","
+                         "\"entry\":\"e\",\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2}",
+                         versions[i].v);
+        xmt_cacherec r;
+        ck_assert_msg(xmt_cacherec_parse(line, (size_t)n, scratch, &r) == versions[i].want, "v %s",
+                      versions[i].v);
+    }
+    fclose(f);
+    xmt_cacherec_other old;
+    records_seen = 0;
+    ck_assert_int_eq(xmt_cacherec_read(path, count_record, NULL, &old), 7);
+    ck_assert_int_eq(records_seen, 0);
+    ck_assert(old.older == 0 && old.newer == 0);
+}
+END_TEST
+
 /* A record's data digest (docs/log.md, the on-disk cache): the writer's line carries it
  * and reads back with it (the writer's fast shape); a record written before the field
  * existed still loads, without one; anything but 16 hex digits reads as none. */
 START_TEST(cacherec_data_digest)
 {
-    xmt_cacherec r = {.device = "d",
-                      .kernel = "_Z1kv",
-                      .code = "c0de",
-                      .entry = "match: k",
-                      .entry_fp = "e17e",
-                      .key_hex = "0a0b",
-                      .key_text = "n=1",
-                      .choice = {3, "B=1", 0.5, "0123456789abcdef"}};
+    xmt_cacherec r = {
+        .device = "d",
+        .kernel = "_Z1kv",
+        .code = "c0de",
+        .entry = "match: k",
+        .entry_fp = "e17e",
+        .key_hex = "0a0b",
+        .key_text = "n=1",
+        .choice = {.index = 3, .label = "B=1", .time_ms = 0.5, .data = "0123456789abcdef"}};
     char *line = xmt_cacherec_format(&r);
     ck_assert_ptr_nonnull(line);
     ck_assert_ptr_nonnull(strstr(line, ",\"data\":\"0123456789abcdef\"}"));
@@ -858,6 +1055,56 @@ START_TEST(cacherec_data_digest)
 }
 END_TEST
 
+/* A record's outcome fields (every outcome is a record: docs/cache.md) round-trip; a timed
+ * decision's line has none of them; an outcome with a candidate's index, or a re-check count
+ * that is not a small non-negative integer, is not a record. */
+START_TEST(cacherec_outcome_fields)
+{
+    xmt_cacherec r = {.device = "d",
+                      .kernel = "_Z1kv",
+                      .code = "c0de",
+                      .entry = "match: k",
+                      .entry_fp = "e17e",
+                      .key_hex = "0a0b",
+                      .key_text = "n=1",
+                      .choice = {.index = XMT_OWN_CONFIG, .label = "own"}};
+    snprintf(r.choice.outcome, sizeof r.choice.outcome, "%s", XMT_OUTCOME_UNTOLD);
+    snprintf(r.choice.why, sizeof r.choice.why, "its outputs never changed");
+    snprintf(r.choice.origin, sizeof r.choice.origin, "import");
+    r.choice.rechecked = 3;
+    char *line = xmt_cacherec_format(&r);
+    ck_assert_ptr_nonnull(line);
+    char scratch[XMT_CACHEREC_SCRATCH(1024)];
+    xmt_cacherec got;
+    ck_assert_int_eq(xmt_cacherec_parse(line, strlen(line) - 1, scratch, &got), 0);
+    ck_assert_str_eq(got.choice.outcome, "untold");
+    ck_assert_str_eq(got.choice.why, "its outputs never changed");
+    ck_assert_str_eq(got.choice.origin, "import");
+    ck_assert_int_eq(got.choice.rechecked, 3);
+    ck_assert_int_eq(got.choice.index, XMT_OWN_CONFIG);
+    free(line);
+    xmt_cacherec w = r;
+    w.choice = (xmt_choice){.index = 2, .label = "B=2", .time_ms = 0.5};
+    line = xmt_cacherec_format(&w);
+    ck_assert_ptr_null(strstr(line, "outcome"));
+    ck_assert_ptr_null(strstr(line, "rechecked"));
+    ck_assert_int_eq(xmt_cacherec_parse(line, strlen(line) - 1, scratch, &got), 0);
+    ck_assert_str_eq(got.choice.outcome, "");
+    ck_assert_int_eq(got.choice.rechecked, 0);
+    free(line);
+    const char *bad[] = {"\"index\":2,\"outcome\":\"untold\"", "\"index\":-1,\"rechecked\":-1",
+                         "\"index\":-1,\"rechecked\":1.5", "\"index\":-1,\"outcome\":7"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char l[512];
+        snprintf(l, sizeof l,
+                 "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
+                 "\"entry_fp\":\"f\",\"key\":\"00\",%s}",
+                 bad[i]);
+        ck_assert_msg(xmt_cacherec_parse(l, strlen(l), scratch, &got) == -1, "%s", l);
+    }
+}
+END_TEST
+
 /* Breaks the cache index (what: XMT_CACHE_BREAK_*) and runs the checker. */
 static void break_and_check(int what)
 {
@@ -881,7 +1128,7 @@ START_TEST(cache_invariants_checked)
     xmt_options_load(test_warn);
     xmt_cache_free();
     xmt_cache_load();
-    xmt_choice a = {3, "BLOCK=256", 0.5, ""};
+    xmt_choice a = {.index = 3, .label = "BLOCK=256", .time_ms = 0.5, .data = ""};
     for (uint8_t k = 0; k < 40; k++)
         xmt_cache_store(&test_id, &k, 1, 0, "n=1", &a); /* checked after each */
     xmt_cache_check();
@@ -912,6 +1159,8 @@ int main(void)
     tcase_add_test(tc, cache_store_reload_last_wins);
     tcase_add_test(tc, cacherec_skips_what_is_not_a_record);
     tcase_add_test(tc, cacherec_data_digest);
+    tcase_add_test(tc, cacherec_outcome_fields);
+    tcase_add_test(tc, cacherec_version_not_a_small_integer);
     tcase_add_test(tc, cache_untrusted_files_refused);
     tcase_add_test(tc, cache_records_outlive_their_file);
     tcase_add_test(tc, cache_compaction_keeps_every_record);
@@ -922,6 +1171,8 @@ int main(void)
     tcase_add_test(tc, cache_newer_format_said);
     tcase_add_test(tc, cache_cleared_records_stay_cleared);
     tcase_add_test(tc, cache_remote_claim_age_capped);
+    tcase_add_test(tc, cache_file_follows_umask);
+    tcase_add_test(tc, cache_forged_claim_capped_and_said);
     tcase_add_test(tc, cache_store_after_a_partial_line);
     tcase_add_test(tc, cache_invariants_checked);
     suite_add_tcase(s, tc);

@@ -1,0 +1,191 @@
+/*
+ * bgverify: verifications off the program's path (see bgverify.h).
+ */
+#include "bgverify.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "guard.h"
+#include "log.h"
+
+typedef struct job {
+    struct job *next;
+    xmt_trial_snap *snap;
+    xmt_candidate only;
+    long only_index;
+    char record_data[17];
+    int has_data;
+    char key_text[512];
+    xmt_bgverify_done done;
+    void *ud;
+} job;
+
+/* The module's state: the queue, the worker, and whether the process is exiting. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;   /* a job queued, or stopping */
+    pthread_cond_t idle; /* the pending count went down */
+    job *head, *tail;
+    int pending; /* queued + running */
+    int started, stopping;
+    pthread_t worker;
+} bg = {.lock = PTHREAD_MUTEX_INITIALIZER,
+        .cv = PTHREAD_COND_INITIALIZER,
+        .idle = PTHREAD_COND_INITIALIZER};
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    /* the worker is the shim's own thread: its driver calls never go through the hooks */
+    xmt_in_shim = 1;
+    pthread_mutex_lock(&bg.lock);
+    for (;;) {
+        while (!bg.head && !bg.stopping)
+            pthread_cond_wait(&bg.cv, &bg.lock);
+        if (bg.stopping) break;
+        job *j = bg.head;
+        bg.head = j->next;
+        if (!bg.head) bg.tail = NULL;
+        pthread_mutex_unlock(&bg.lock);
+        xmt_trial_outcome o;
+        char why[400] = "";
+        int learned =
+            xmt_trial_verify_snap(j->snap, j->key_text, &j->only, j->only_index,
+                                  j->has_data ? j->record_data : NULL, &o, why, sizeof why);
+        xmt_trial_snap_free(j->snap);
+        pthread_mutex_lock(&bg.lock);
+        /* the callback runs under the lock: stop() then knows that none runs after it */
+        if (!bg.stopping) j->done(j->ud, learned, &o, why);
+        free(j);
+        bg.pending--;
+        pthread_cond_broadcast(&bg.idle);
+    }
+    pthread_mutex_unlock(&bg.lock);
+    return NULL;
+}
+
+int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
+                       long only_index, const char *record_data, xmt_bgverify_done done, void *ud)
+{
+    job *j = calloc(1, sizeof *j);
+    if (!j) {
+        xmt_trial_snap_free(s);
+        return -1;
+    }
+    j->snap = s;
+    j->only = *only;
+    j->only_index = only_index;
+    if (record_data) {
+        snprintf(j->record_data, sizeof j->record_data, "%s", record_data);
+        j->has_data = 1;
+    }
+    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
+    j->done = done;
+    j->ud = ud;
+    pthread_mutex_lock(&bg.lock);
+    int ok = !bg.stopping;
+    if (ok && !bg.started) {
+        /* the worker takes no signal the program handles (they belong to its threads) */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        ok = pthread_create(&bg.worker, NULL, worker, NULL) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (ok) {
+            pthread_detach(bg.worker);
+            bg.started = 1;
+        }
+    }
+    if (ok) {
+        if (bg.tail)
+            bg.tail->next = j;
+        else
+            bg.head = j;
+        bg.tail = j;
+        bg.pending++;
+        pthread_cond_signal(&bg.cv);
+    }
+    pthread_mutex_unlock(&bg.lock);
+    if (!ok) {
+        xmt_trial_snap_free(s);
+        free(j);
+        return -1;
+    }
+    return 0;
+}
+
+void xmt_bgverify_atfork(int phase)
+{
+    if (phase == XMT_FORK_PREPARE) {
+        pthread_mutex_lock(&bg.lock);
+        return;
+    }
+    if (phase == XMT_FORK_CHILD) {
+        /* the parent's jobs are the parent's (their snapshots too: never freed here) */
+        bg.head = bg.tail = NULL;
+        bg.pending = 0;
+        bg.started = 0;
+        bg.stopping = 1; /* no helper in a child: nothing is queued */
+    }
+    pthread_mutex_unlock(&bg.lock);
+}
+
+int xmt_bgverify_pending(void)
+{
+    pthread_mutex_lock(&bg.lock);
+    int n = bg.pending;
+    pthread_mutex_unlock(&bg.lock);
+    return n;
+}
+
+/* now + ms as an absolute CLOCK_REALTIME time (pthread_cond_timedwait's clock) */
+static struct timespec deadline(int ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+int xmt_bgverify_wait(int timeout_ms)
+{
+    struct timespec t = deadline(timeout_ms < 0 ? 0 : timeout_ms);
+    pthread_mutex_lock(&bg.lock);
+    int r = 0;
+    while (bg.pending > 0 && r != ETIMEDOUT && !bg.stopping)
+        r = timeout_ms < 0 ? pthread_cond_wait(&bg.idle, &bg.lock)
+                           : pthread_cond_timedwait(&bg.idle, &bg.lock, &t);
+    int none = bg.pending == 0;
+    pthread_mutex_unlock(&bg.lock);
+    return none;
+}
+
+void xmt_bgverify_stop(int wait_ms)
+{
+    pthread_mutex_lock(&bg.lock);
+    struct timespec t = deadline(wait_ms);
+    int r = 0;
+    while (wait_ms > 0 && bg.pending > 0 && r != ETIMEDOUT)
+        r = pthread_cond_timedwait(&bg.idle, &bg.lock, &t);
+    /* what is left is dropped (its snapshots with the process: freeing one would make its
+     * context current on the exiting thread) */
+    for (job *j = bg.head, *n; j; j = n) {
+        n = j->next;
+        free(j);
+        bg.pending--;
+    }
+    bg.head = bg.tail = NULL;
+    bg.stopping = 1;
+    pthread_cond_broadcast(&bg.cv);
+    pthread_mutex_unlock(&bg.lock);
+}

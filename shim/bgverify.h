@@ -1,0 +1,44 @@
+/*
+ * bgverify: verifications off the program's path (docs/cache.md, "Trust").
+ *
+ * A winner read from the on-disk cache is verified in this process before the program
+ * depends on it for long, but never on the program's thread: the launch that first meets
+ * it takes a snapshot of what it reaches (trialtune.c, stream-ordered, no wait) and hands
+ * it here; one worker thread per process runs each job's verification in the trial helper,
+ * in order, and calls the job's callback with what it found. The worker starts with the
+ * first job. At exit (xmt_bgverify_stop) jobs not started are dropped and no callback runs
+ * after it returns; a session in flight is left to the helper, which ends with the program.
+ */
+#ifndef XMT_BGVERIFY_H
+#define XMT_BGVERIFY_H
+
+#include "trialtune.h"
+
+/* learned: 0 when nothing was learned (no helper, the module gone, exit), o and why then
+ * say why in why; 1 with *o the helper's decision. Runs on the worker thread. */
+typedef void (*xmt_bgverify_done)(void *ud, int learned, const xmt_trial_outcome *o,
+                                  const char *why);
+
+/* Queues the verification of `only` (its index, the record's data digest: may be NULL) on
+ * snapshot s; takes s, key_text is copied. done(ud, ...) is called once, on the worker,
+ * unless the process exits first. 0 queued; -1 when it cannot be (the worker cannot start,
+ * the shim is exiting): s freed, done not called. */
+int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
+                       long only_index, const char *record_data, xmt_bgverify_done done,
+                       void *ud);
+
+/* Jobs queued or running now (for the exit report and the tests). */
+int xmt_bgverify_pending(void);
+
+/* Waits until no job is pending or timeout_ms passed (-1: no limit). 1 when none is. */
+int xmt_bgverify_wait(int timeout_ms);
+
+/* fork(2) phases: the queue's lock held across it; a child has no worker and no jobs (it
+ * has no trial helper either: its verifications are not made). */
+void xmt_bgverify_atfork(int phase);
+
+/* At exit: waits at most wait_ms (XMATUNE_EXIT_WAIT_MS) for the jobs queued and running,
+ * then drops the rest; no new jobs. After it returns no callback runs. */
+void xmt_bgverify_stop(int wait_ms);
+
+#endif
