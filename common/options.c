@@ -147,8 +147,9 @@ static const opt_desc options[] = {
      "where tuning sessions run (`docs/tuning.md`, Where candidates run): `auto` in the trial "
      "helper (`xmatune-trial`, a process of its own, where a candidate that faults or hangs "
      "cannot harm the program), in the program's own process where a key's session cannot "
-     "run there (said once); `process` in the helper only (such a key keeps the program's "
-     "own config); `inline` in the program's own process",
+     "run there (said once; never after the helper failed: then the key keeps the program's "
+     "own config); `process` in the helper only (such a key keeps the program's own "
+     "config); `inline` in the program's own process",
      trials_words},
     {"XMATUNE_TRIAL_TIMEOUT_MS", T_INT, OFF(trial_timeout_ms), 0, "30000", 1, 3600000,
      "the trial helper's deadline for one answer (its start included; during a session, "

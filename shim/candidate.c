@@ -51,7 +51,8 @@ int xmt_candidate_args(const xmt_kernel *k, void **params, void **extra, const x
     if (params) {
         if (k->nparams > XMT_KERNEL_MAX_PARAMS) return -1;
         memcpy(a->params, params, k->nparams * sizeof *a->params);
-        for (unsigned i = 0; i < c->nargs; i++) {
+        for (unsigned i = 0; i < c->nargs; i++) { /* never an index past the parameters */
+            if (c->args[i].param >= k->nparams || c->args[i].size > 8) return -1;
             a->values[i] = c->args[i].value; /* little-endian: the low bytes come first */
             a->params[c->args[i].param] = &a->values[i];
         }
@@ -65,7 +66,8 @@ int xmt_candidate_args(const xmt_kernel *k, void **params, void **extra, const x
     memcpy(a->packed, buf, a->packed_size);
     for (unsigned i = 0; i < c->nargs; i++) {
         unsigned p = c->args[i].param;
-        if (p < k->nparams && k->offsets[p] + c->args[i].size <= a->packed_size)
+        if (p < k->nparams && c->args[i].size <= 8 &&
+            k->offsets[p] + c->args[i].size <= a->packed_size)
             memcpy(a->packed + k->offsets[p], &c->args[i].value, c->args[i].size);
     }
     a->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;

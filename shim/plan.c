@@ -207,12 +207,15 @@ static int fresh(const xmt_plan *p)
 
 /* Where a key's session runs: in the trial helper (XMATUNE_TRIALS auto and process),
  * else, or when it cannot run there, in the program's process (auto: said once per
- * reason; process: not at all, the key keeps the program's own config). 1 when the
- * helper decided (*ch set), 0 to run it inline. */
+ * reason; process: not at all, the key keeps the program's own config). After the
+ * helper failed (it could not start, or was restarted too often) the key keeps the
+ * program's own config in every mode but inline (auto's derived entries too, without
+ * declining the kernel): only inline runs candidates in the program. 1 when
+ * the helper decided (*ch set), 0 to run it inline. */
 static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                      const char *key_text, int device, xmt_plan *p, xmt_choice *ch)
 {
-    static atomic_int said_inline, said_process;
+    static atomic_int said_inline, said_process, said_failed;
     /* a space auto derived is never tried in the program's own process */
     int derived = xmt_auto_owns(k->entry);
     if (xmt_opt.trials == XMT_TRIALS_INLINE && !derived) return 0;
@@ -220,12 +223,14 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     memset(&o, 0, sizeof o);
     char why[400] = "";
     p->deferred = 0;
+    int r = 0;
     if (xmt_opt.trials == XMT_TRIALS_INLINE) {
         snprintf(why, sizeof why, "XMATUNE_TRIALS=inline");
-    } else if (xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only, p->only_index,
-                                 p->from_cache, p->recheck, p->from_cache ? p->ch.data : NULL,
-                                 /* a re-check's launch is made by its caller (tuner.c) */
-                                 !p->launched && !p->recheck, &o, why, sizeof why)) {
+    } else if ((r = xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only,
+                                      p->only_index, p->from_cache, p->recheck,
+                                      p->from_cache ? p->ch.data : NULL,
+                                      /* a re-check's launch is made by its caller (tuner.c) */
+                                      !p->launched && !p->recheck, &o, why, sizeof why)) > 0) {
         *ch = o.choice;
         if (o.launched) {
             p->launched = 1;
@@ -237,6 +242,16 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
         /* every outcome is remembered (docs/cache.md): a key left untuned goes on record */
         if (o.choice.outcome[0] && fresh(p)) p->store_on_disk = 1;
         atomic_fetch_add(&total_tuning_us, (uint64_t)(o.spent_ms * 1000));
+        return 1;
+    }
+    if (r < 0) { /* auto's derived entries too: the kernel is tried again at its next key */
+        if (xmt_first_time(&said_failed))
+            xmt_warn("%s: key %s is not tuned: %s (the trial helper failed); it keeps the "
+                     "program's own config rather than run candidates in the program's own "
+                     "process, which XMATUNE_TRIALS=inline asks for (said once)",
+                     k->demangled, key_text, why);
+        *ch = (xmt_choice){.index = XMT_OWN_CONFIG};
+        p->store_on_disk = 0;
         return 1;
     }
     if (derived) {

@@ -31,6 +31,7 @@ static void at_exit(void)
     /* a verification still in the background is dropped, by default never waited for: the
      * program's exit is as quick as without the shim (the next process verifies again) */
     xmt_bgverify_stop(xmt_opt.exit_wait_ms);
+    xmt_trial_at_exit(); /* then no helper outlives the program, a stopped one neither */
     xmt_report();
 }
 

@@ -5,17 +5,21 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <link.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,9 +40,18 @@ typedef struct {
     helper_state state;
     int fd;    /* the program's end of the channel (close-on-exec) */
     int pidfd; /* the helper, to kill it without racing pid reuse; -1 if none */
-    int pid;   /* as the helper said in READY */
+    int pid;   /* the process started (READY says the same) */
+    int child; /* it is the program's child (PID 1 of a namespace), reaped by the shim */
     int restarts;
     uint32_t seq;
+    int final;       /* H_FAILED for good: 1 (restarted too often), 2 (no helper may run) */
+    int failures;    /* starts failed in a row; the next is tried at retry_at */
+    double retry_at; /* now_ms() */
+    int said;        /* the fallback was said on stderr */
+    /* what fd and pidfd are: a program that closes every descriptor may have closed them,
+     * and opened files of its own into their numbers, which the shim must never use or close */
+    dev_t fd_dev, pidfd_dev;
+    ino_t fd_ino, pidfd_ino;
 } helper_t;
 
 static pthread_mutex_t trial_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -51,25 +64,163 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* The helper's path: beside the shim in the build tree (shim/ -> trial/), else where an
- * installed shim has it (XMATUNE_TRIAL_REL from the library directory). Never PATH.
- * Returns 0, or -1 with why. */
-static int helper_path(char *out, size_t cap, char *why, size_t wcap)
+/* ---- the helper's executable: found once, absolutely, opened and checked ---------------- */
+
+/* The shim's own file (its folder is where the helper is looked for), absolute whatever the
+ * program's current folder: the kernel's name for the mapping that holds this code (the
+ * loader's name for it, dladdr's, is relative when LD_PRELOAD was, and would be read
+ * against the folder the program is in now), else dladdr's when that is absolute. Asked
+ * once; "" with why when it cannot be told. */
+static struct {
+    int asked;
+    char dir[XMT_PATH_MAX];
+    char why[200];
+    struct stat st; /* the shim's file, for its owner and group */
+    int has_st;
+    int fd;    /* the helper, O_PATH, once opened and found trusted; kept for every spawn */
+    dev_t dev; /* what fd is: a program that closes every descriptor may have closed it, */
+    ino_t ino; /* and the number may be another file's now */
+    char path[XMT_PATH_MAX];
+} exe = {.fd = -1};
+
+static void shim_dir_once(void)
 {
+    if (exe.asked) return;
+    exe.asked = 1;
+    char self[XMT_PATH_MAX] = "";
+    uintptr_t at = (uintptr_t)(void *)xmt_trial_get;
+    FILE *f = fopen("/proc/self/maps", "re");
+    char line[XMT_PATH_MAX + 128];
+    while (f && fgets(line, sizeof line, f)) {
+        /* "lo-hi perms offset dev inode   name" */
+        char *end;
+        uintptr_t lo = (uintptr_t)strtoul(line, &end, 16);
+        uintptr_t hi = *end == '-' ? (uintptr_t)strtoul(end + 1, &end, 16) : 0;
+        if (at < lo || at >= hi) continue;
+        char *name = end;
+        for (int field = 0; field < 4; field++) {
+            name += strspn(name, " ");
+            name += strcspn(name, " \n");
+        }
+        name += strspn(name, " ");
+        name[strcspn(name, "\n")] = 0;
+        size_t len = strlen(name);
+        const char *del =
+            " (deleted)"; /* the file replaced since it was loaded: its folder holds */
+        if (len > strlen(del) && !strcmp(name + len - strlen(del), del))
+            name[len - strlen(del)] = 0;
+        /* the kernel writes a newline in a name as \012: such a name is not read back */
+        if (name[0] == '/' && !strchr(name, '\\')) snprintf(self, sizeof self, "%s", name);
+        break;
+    }
+    if (f) (void)fclose(f);
     Dl_info di;
-    if (!dladdr((void *)xmt_trial_get, &di) || !di.dli_fname || !strchr(di.dli_fname, '/')) {
-        snprintf(why, wcap, "the shim cannot tell its own path (dladdr)");
+    if (!self[0] && dladdr((void *)xmt_trial_get, &di) && di.dli_fname && di.dli_fname[0] == '/')
+        snprintf(self, sizeof self, "%s", di.dli_fname);
+    if (!self[0]) {
+        snprintf(exe.why, sizeof exe.why,
+                 "the shim cannot tell its own absolute path (no /proc/self/maps, and the "
+                 "loader's name for it is relative)");
+        return;
+    }
+    exe.has_st = stat(self, &exe.st) == 0;
+    *strrchr(self, '/') = 0;
+    snprintf(exe.dir, sizeof exe.dir, "%s", self[0] ? self : "/");
+}
+
+/* The trust rule for the helper's file and folder, as the cache's (docs/cache.md) but for a
+ * program that runs as the user: it must be exactly as trusted as the shim itself. Owned
+ * by the user, root or the shim's owner; writable by nobody else: not by others, not by its
+ * group unless the shim's own file is writable by that group too; a folder others or its
+ * group may write passes only with the sticky bit (as /tmp: then only the file's owner can
+ * replace the file, and the file's owner is checked). NULL, or why not. */
+static const char *untrusted(const struct stat *st, int dir, char *why, size_t cap)
+{
+    const char *what = dir ? "its folder" : "it";
+    uid_t me = geteuid();
+    int sticky = dir && (st->st_mode & S_ISVTX);
+    if (st->st_uid != me && st->st_uid != 0 && !(exe.has_st && st->st_uid == exe.st.st_uid)) {
+        snprintf(why, cap, "%s is owned by uid %u: neither you, root nor the shim's owner", what,
+                 (unsigned)st->st_uid);
+        return why;
+    }
+    if ((st->st_mode & S_IWOTH) && !sticky) {
+        snprintf(why, cap, "%s may be written by anyone (mode %04o)", what,
+                 (unsigned)(st->st_mode & 07777));
+        return why;
+    }
+    if ((st->st_mode & S_IWGRP) && !sticky &&
+        !(exe.has_st && (exe.st.st_mode & S_IWGRP) && exe.st.st_gid == st->st_gid)) {
+        snprintf(why, cap,
+                 "%s may be written by its group (gid %u, mode %04o), which may not write the "
+                 "shim",
+                 what, (unsigned)st->st_gid, (unsigned)(st->st_mode & 07777));
+        return why;
+    }
+    return NULL;
+}
+
+/* A descriptor of 3 or more (close-on-exec), so that the spawned child's stdio redirections
+ * never land on it; fd itself when it is already, else a copy (fd closed). */
+static int above_stdio(int fd)
+{
+    if (fd < 0 || fd > 2) return fd;
+    int c = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return c;
+}
+
+/* Opens the helper beside the shim (shim/ -> trial/ in the build tree), else where an
+ * installed shim has it (XMATUNE_TRIAL_REL from the library directory); never PATH, never
+ * the current folder. Kept open once found trusted: every later start runs that file. 0, or
+ * -1 with why (asked again at a later start: a helper may be installed meanwhile). */
+static int helper_open(char *why, size_t wcap)
+{
+    struct stat now;
+    if (exe.fd >= 0 && fstat(exe.fd, &now) == 0 && now.st_dev == exe.dev && now.st_ino == exe.ino)
+        return 0;
+    exe.fd = -1; /* not ours any more (never closed here): opened again from the same folder */
+    shim_dir_once();
+    if (!exe.dir[0]) {
+        snprintf(why, wcap, "%s", exe.why);
         return -1;
     }
-    const char *slash = strrchr(di.dli_fname, '/');
-    int dirlen = (int)(slash - di.dli_fname);
     const char *const rel[] = {"../trial/xmatune-trial", XMATUNE_TRIAL_REL};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        snprintf(out, cap, "%.*s/%s", dirlen, di.dli_fname, rel[i]);
-        if (access(out, X_OK) == 0) return 0;
+        char at[XMT_PATH_MAX * 2], real[PATH_MAX];
+        snprintf(at, sizeof at, "%s/%s", exe.dir, rel[i]);
+        if (!realpath(at, real)) continue;
+        char *slash = strrchr(real, '/');
+        *slash = 0;
+        int dfd = above_stdio(open(real[0] ? real : "/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        int fd =
+            dfd < 0 ? -1 : above_stdio(openat(dfd, slash + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        struct stat ds, fs;
+        char bad[200];
+        const char *no = NULL;
+        if (fd < 0 || fstat(dfd, &ds) != 0 || fstat(fd, &fs) != 0)
+            no = "it cannot be opened";
+        else if (!S_ISREG(fs.st_mode))
+            no = "it is not a regular file";
+        else if (faccessat(dfd, slash + 1, X_OK, AT_EACCESS) != 0)
+            no = "it is not executable";
+        else if (!(no = untrusted(&fs, 0, bad, sizeof bad)))
+            no = untrusted(&ds, 1, bad, sizeof bad);
+        *slash = '/';
+        if (dfd >= 0) close(dfd);
+        if (no) {
+            if (fd >= 0) close(fd);
+            snprintf(why, wcap, "the trial helper %.1000s is not started: %s", real, no);
+            return -1;
+        }
+        exe.fd = fd;
+        exe.dev = fs.st_dev;
+        exe.ino = fs.st_ino;
+        snprintf(exe.path, sizeof exe.path, "%s", real);
+        return 0;
     }
-    snprintf(why, wcap, "no trial helper beside the shim (%.*s/%s or %.*s/%s)", dirlen,
-             di.dli_fname, rel[0], dirlen, di.dli_fname, rel[1]);
+    snprintf(why, wcap, "no trial helper beside the shim (%.1000s/%s or %.1000s/%s)", exe.dir,
+             rel[0], exe.dir, rel[1]);
     return -1;
 }
 
@@ -125,61 +276,195 @@ static void free_env(char **env)
     free(env);
 }
 
-/* Spawns the helper on a new channel; *fd gets the program's end, *pid the process
- * spawned (the helper's first process: it forks once to leave the program's tree, then
- * exits; reap_first reaps it). 0, or -1 with why. */
-static int spawn(int *fd, pid_t *pid, char *why, size_t wcap)
+/* ---- starting and ending a helper -------------------------------------------------------- */
+
+/* What the spawned child needs, made before it runs: it shares the program's memory (a
+ * vfork-like clone) and may call nothing but system calls. */
+typedef struct {
+    int exe, chan, null;
+    char **argv, **env;
+    unsigned char dflt[65]; /* signals set to their default whatever the program did */
+    volatile int err;       /* written by the child when its exec failed */
+} child_t;
+
+/* The kernel's struct sigaction (x86-64 and arm64 alike: handler, flags, restorer, mask). */
+typedef struct {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    uint64_t mask;
+} ksigaction;
+
+/* The spawned child, from clone to exec, on a stack of its own in the program's memory
+ * while the spawning thread waits (CLONE_VFORK): raw system calls only (no handler of the
+ * program may run here, no sanitizer or libc state is touched). The program's handlers
+ * become the default (its ignored signals stay ignored across exec, as posix_spawn does,
+ * except those in dflt), every signal is unblocked, the helper gets a process group of its
+ * own (the terminal's ^C is the program's), /dev/null for
+ * its stdio (it never holds the program's stdout open: a pipe reader sees the program's end
+ * when it ends) and the channel; then the helper opened at the first start, by descriptor. */
+__attribute__((no_sanitize("address", "thread", "undefined"))) static int child_main(void *arg)
 {
-    char path[4096];
-    if (helper_path(path, sizeof path, why, wcap) != 0) return -1;
+    child_t *c = arg;
+    const ksigaction dfl = {0};
+    for (int sig = 1; sig < 65; sig++) {
+        ksigaction old;
+        if (syscall(SYS_rt_sigaction, sig, NULL, &old, 8) != 0) continue;
+        if (c->dflt[sig] || (old.handler != (void *)SIG_IGN && old.handler != (void *)SIG_DFL))
+            syscall(SYS_rt_sigaction, sig, &dfl, NULL, 8);
+    }
+    syscall(SYS_setpgid, 0, 0);
+    for (int fd = 0; fd < 3; fd++)
+        syscall(SYS_dup3, c->null, fd, 0);
+    /* the channel crosses the exec; so does the helper's own descriptor, which a script's
+     * interpreter opens as /dev/fd/N (the helper closes it) */
+    syscall(SYS_fcntl, c->chan, F_SETFD, 0);
+    syscall(SYS_fcntl, c->exe, F_SETFD, 0);
+    const uint64_t none = 0;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, 8);
+    syscall(SYS_execveat, c->exe, "", c->argv, c->env, AT_EMPTY_PATH);
+    c->err = errno ? errno : ENOEXEC;
+    syscall(SYS_exit, 127);
+    return 127;
+}
+
+/* Spawns the helper on a new channel: *fd gets the program's end, *pid and *pidfd the
+ * helper, *child whether it is the program's child. It is made the child of the program's
+ * own parent (clone's CLONE_PARENT: a sibling of the program), so that no wait, waitpid or
+ * waitid of the program ever sees it, as a subreaper too; its end is a SIGCHLD and a
+ * zombie for the program's parent, as any of its children's (docs/tuning.md, What a
+ * program sees of the helper). Where the kernel refuses that (the program is PID 1 of a
+ * PID namespace), it is the program's child, reaped by the shim when it ends it. 0, or -1
+ * with why. */
+static int spawn(int *fd, pid_t *pid, int *pidfd, int *child, char *why, size_t wcap)
+{
+    if (helper_open(why, wcap) != 0) return -1;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
         snprintf(why, wcap, "socketpair: %s", strerror(errno));
         return -1;
     }
+    sv[0] = above_stdio(sv[0]);
+    sv[1] = above_stdio(sv[1]);
+    int null = above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC));
     Dl_info di;
-    char **env = helper_env(dladdr((void *)xmt_trial_get, &di) ? di.dli_fname : NULL, sv[1]);
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&at);
-    /* dup2 onto itself clears close-on-exec: only the helper's end crosses the exec */
-    posix_spawn_file_actions_adddup2(&fa, sv[1], sv[1]);
-    sigset_t none, dflt;
-    sigemptyset(&none);
-    sigemptyset(&dflt);
+    char **env = sv[1] >= 0
+                     ? helper_env(dladdr((void *)xmt_trial_get, &di) ? di.dli_fname : NULL, sv[1])
+                     : NULL;
+    const size_t stack_size = 256 << 10;
+    void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    child_t c = {.exe = exe.fd, .chan = sv[1], .null = null, .argv = NULL, .env = env};
+    char *argv[] = {exe.path, NULL};
+    c.argv = argv;
     const int sigs[] = {SIGPIPE, SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaddset(&dflt, sigs[i]);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &dflt);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    char *argv[] = {path, NULL};
-    int e = env ? posix_spawn(pid, path, &fa, &at, argv, env) : ENOMEM;
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+        c.dflt[sigs[i]] = 1;
+    pid_t p = -1;
+    int e = ENOMEM, pfd = -1;
+    if (env && stack != MAP_FAILED && sv[0] >= 0 && sv[1] >= 0 && null >= 0) {
+        /* every signal blocked from clone until the child has made the program's handlers
+         * the default: none of them may run in the child */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        /* CLONE_PARENT is refused to PID 1 of a namespace; Linux before 5.2 has no
+         * CLONE_PIDFD */
+        const int tries[] = {CLONE_PARENT | CLONE_PIDFD, CLONE_PARENT, CLONE_PIDFD, 0};
+        for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+            pfd = -1;
+            p = clone(child_main, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | tries[i], &c,
+                      &pfd);
+            e = errno;
+            *child = !(tries[i] & CLONE_PARENT);
+            if (p >= 0 || e != EINVAL) break;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    if (stack != MAP_FAILED) munmap(stack, stack_size);
     free_env(env);
-    close(sv[1]);
-    if (e != 0) {
-        close(sv[0]);
-        snprintf(why, wcap, "cannot start %.400s: %s", path, strerror(e));
+    if (sv[1] >= 0) close(sv[1]);
+    if (null >= 0) close(null);
+    if (p > 0 && pfd < 0 && !c.err) /* it has just exec'd: the pid is still its own */
+        pfd = (int)syscall(SYS_pidfd_open, p, 0);
+    if (p > 0 && c.err) { /* the exec failed: the child has exited */
+        e = c.err;
+        while (*child && waitpid(p, NULL, 0) < 0 && errno == EINTR) {
+        }
+        if (pfd >= 0) close(pfd);
+        p = -1;
+    }
+    if (p <= 0) {
+        if (sv[0] >= 0) close(sv[0]);
+        snprintf(why, wcap, "cannot start %.1000s: %s", exe.path, strerror(e));
         return -1;
     }
     *fd = sv[0];
+    *pid = p;
+    *pidfd = pfd;
     return 0;
 }
 
-/* Reaps the helper's first process. Waited for only when it is not the helper itself
- * (the helper detached, so it exits at once) or it was killed (a failed start; pidfd, taken
- * while it was still an unreaped child, so never a recycled pid). ECHILD is fine: a
- * program that reaps every child, or ignores SIGCHLD, got it first. */
-static void reap_first(pid_t first, int pidfd, int helper_pid, int failed)
+/* Helpers killed but not yet reaped (one in an uninterruptible driver call may take a while
+ * to end): reaped at later uses. */
+static struct {
+    pid_t pid;
+    int pidfd;
+} unreaped[16];
+
+static int reaped(pid_t pid)
 {
-    if (failed && pidfd >= 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-    if (pidfd >= 0) close(pidfd);
-    if (!failed && first == helper_pid) return; /* it could not detach: a zombie at the end */
-    while (waitpid(first, NULL, 0) < 0 && errno == EINTR) {
+    int r;
+    while ((r = (int)waitpid(pid, NULL, WNOHANG)) < 0 && errno == EINTR) {
     }
+    return r != 0; /* ended and reaped, or not ours (ECHILD: the program's wait got it) */
+}
+
+static void reap_unreaped(void)
+{
+    for (size_t i = 0; i < sizeof unreaped / sizeof unreaped[0]; i++)
+        if (unreaped[i].pid > 0 && reaped(unreaped[i].pid)) {
+            if (unreaped[i].pidfd >= 0) close(unreaped[i].pidfd);
+            unreaped[i].pid = 0;
+        }
+}
+
+/* Kills a helper (SIGKILL ends a stopped one too), through its pidfd where there is one
+ * (never a recycled pid), else its pid; one that is the program's child is reaped, waiting
+ * at most 2 s for it to end (never without a bound), else at later uses. Closes pidfd. */
+static void kill_and_reap(pid_t pid, int pidfd, int child)
+{
+    if (pid <= 0 || (pidfd < 0 && !child)) { /* no pidfd: its pid may be another's by now */
+        if (pidfd >= 0) close(pidfd);
+        return;
+    }
+    if (pidfd >= 0)
+        syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+    else
+        kill(pid, SIGKILL); /* the program's child: its pid is not reused before it is reaped */
+    if (!child) {
+        close(pidfd);
+        return;
+    }
+    for (int ms = 0; ms < 2000; ms += 10) {
+        if (reaped(pid)) {
+            if (pidfd >= 0) close(pidfd);
+            return;
+        }
+        if (pidfd >= 0) {
+            struct pollfd p = {.fd = pidfd, .events = POLLIN};
+            (void)poll(&p, 1, 10);
+        } else {
+            usleep(10000);
+        }
+    }
+    for (size_t i = 0; i < sizeof unreaped / sizeof unreaped[0]; i++)
+        if (unreaped[i].pid <= 0) {
+            unreaped[i].pid = pid;
+            unreaped[i].pidfd = pidfd;
+            return;
+        }
+    if (pidfd >= 0) close(pidfd); /* more than 16 at once: a zombie until the program ends */
 }
 
 /* Is the helper's end closed (the process gone)? Asked without waiting. */
@@ -189,15 +474,42 @@ static int hung_up(int fd)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL));
 }
 
-/* Ends a helper: SIGKILL through its pidfd (never a recycled pid), and the channel
- * closed, which ends it anyway (its watchdog) when there is no pidfd. */
+/* Is fd still the descriptor it was when (dev, ino) were taken? */
+static int same_file(int fd, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+static void remember_fds(helper_t *h)
+{
+    struct stat st;
+    if (h->fd >= 0 && fstat(h->fd, &st) == 0) {
+        h->fd_dev = st.st_dev;
+        h->fd_ino = st.st_ino;
+    }
+    if (h->pidfd >= 0 && fstat(h->pidfd, &st) == 0) {
+        h->pidfd_dev = st.st_dev;
+        h->pidfd_ino = st.st_ino;
+    }
+}
+
+/* The program closed the helper's descriptors (a sweep of every one): forgotten, never
+ * closed, since their numbers may be the program's files now. 1 when they were. */
+static int swept(helper_t *h)
+{
+    int gone = 0;
+    if (h->fd >= 0 && !same_file(h->fd, h->fd_dev, h->fd_ino)) h->fd = -1, gone = 1;
+    if (h->pidfd >= 0 && !same_file(h->pidfd, h->pidfd_dev, h->pidfd_ino)) h->pidfd = -1;
+    return gone;
+}
+
+/* Ends a helper: killed and reaped, its channel closed. */
 static void discard(helper_t *h)
 {
-    if (h->pidfd >= 0) {
-        syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
-        close(h->pidfd);
-    }
+    (void)swept(h);
     if (h->fd >= 0) close(h->fd);
+    kill_and_reap(h->pid, h->pidfd, h->child);
     h->fd = h->pidfd = -1;
     h->pid = 0;
     h->state = H_NONE;
@@ -241,27 +553,29 @@ static void log_event(const char *what, int device, const helper_t *h, double ms
                                       r ? r->name : NULL, why));
 }
 
-/* Starts this device's helper: spawn, HELLO, READY. 0, or -1 with why. */
+/* Starts this device's helper: spawn, HELLO, READY. The process that answers must be the
+ * one started (the file checked; the pid the shim kills and reaps). 0, or -1 with why. */
 static int start(helper_t *h, int device, char *why, size_t wcap)
 {
     double t0 = now_ms();
     h->fd = h->pidfd = -1;
     h->pid = 0;
-    pid_t first = -1;
-    if (spawn(&h->fd, &first, why, wcap) != 0) return -1;
-    int first_fd = (int)syscall(SYS_pidfd_open, first, 0);
+    pid_t pid = -1;
+    if (spawn(&h->fd, &pid, &h->pidfd, &h->child, why, wcap) != 0) return -1;
+    h->pid = pid;
+    remember_fds(h);
     xmt_tp_msg m = {.type = XMT_TP_HELLO};
     m.u.hello = (xmt_tp_hello){XMT_TP_VERSION, (int32_t)getpid(), device};
     int r = ask(h, &m, XMT_TP_READY, why, wcap);
-    if (r == 0) {
-        h->pid = m.u.ready.pid;
-        h->pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
-        if (m.u.ready.status != 0 || hung_up(h->fd))
-            snprintf(why, wcap, "the helper could not open device %d: %s", device,
-                     m.u.ready.status ? m.u.ready.name : "it exited");
-        r = m.u.ready.status != 0 || hung_up(h->fd) ? -1 : 0;
+    if (r == 0 && m.u.ready.pid != pid) {
+        snprintf(why, wcap, "the helper answered as pid %d, not the process started (pid %d)",
+                 (int)m.u.ready.pid, (int)pid);
+        r = -1;
+    } else if (r == 0 && (m.u.ready.status != 0 || hung_up(h->fd))) {
+        snprintf(why, wcap, "the helper could not open device %d: %s", device,
+                 m.u.ready.status ? m.u.ready.name : "it exited");
+        r = -1;
     }
-    reap_first(first, first_fd, h->pid, r != 0);
     if (r != 0) {
         discard(h);
         return -1;
@@ -272,13 +586,24 @@ static int start(helper_t *h, int device, char *why, size_t wcap)
     return 0;
 }
 
-/* No helper for this device from now on: said once, logged. */
-static int fall_back(helper_t *h, int device, const char *why)
+/* No helper for this device for now: logged each time, said once per device. final: for
+ * good (a device no helper may use, a helper restarted too often); else a start that
+ * failed, tried again at a later key after a backoff (1 s, doubling up to 64 s). */
+static int fall_back(helper_t *h, int device, const char *why, int final)
 {
     h->state = H_FAILED;
+    h->final = final;
+    if (!final) {
+        h->failures++;
+        h->retry_at = now_ms() + 1000.0 * (double)(1 << (h->failures < 7 ? h->failures - 1 : 6));
+    }
     log_event("fallback", device, NULL, -1, NULL, why);
-    xmt_warn("the trial helper for device %d is not available: %s", device, why);
-    return -1;
+    if (!h->said++)
+        xmt_warn("the trial helper for device %d is not available: %s%s", device, why,
+                 final ? "" : " (tried again at later keys)");
+    else
+        xmt_verbose(1, "the trial helper for device %d is still not available: %s", device, why);
+    return final == 2 ? XMT_TRIAL_UNFIT : XMT_TRIAL_FAILED;
 }
 
 /* A device where a second process must not run trials: MPS (a fault in one client can
@@ -309,26 +634,35 @@ static int unfit(int device, char *why, size_t cap)
 
 static int get_locked(helper_t *h, int device)
 {
-    char why[600];
-    if (h->state == H_FAILED) return -1;
+    char why[XMT_PATH_MAX + 600];
+    reap_unreaped();
+    if (h->state == H_FAILED && (h->final || now_ms() < h->retry_at))
+        return h->final == 2 ? XMT_TRIAL_UNFIT : XMT_TRIAL_FAILED;
     if (h->state == H_NONE && !h->restarts && unfit(device, why, sizeof why))
-        return fall_back(h, device, why);
+        return fall_back(h, device, why, 2);
     if (h->state == H_LIVE) {
-        xmt_tp_msg m = {.type = XMT_TP_PING};
-        m.u.token = ((uint64_t)h->seq << 32) ^ (uint64_t)getpid();
-        uint64_t token = m.u.token;
-        if (ask(h, &m, XMT_TP_PONG, why, sizeof why) == 0 && m.u.token == token) return 0;
+        if (swept(h)) { /* never a PING into a file of the program's */
+            snprintf(why, sizeof why, "the program closed its channel");
+        } else {
+            xmt_tp_msg m = {.type = XMT_TP_PING};
+            m.u.token = ((uint64_t)h->seq << 32) ^ (uint64_t)getpid();
+            uint64_t token = m.u.token;
+            if (ask(h, &m, XMT_TP_PONG, why, sizeof why) == 0 && m.u.token == token) return 0;
+        }
         log_event("gone", device, h, -1, NULL, why);
         discard(h);
         if (h->restarts >= XMT_TRIAL_MAX_RESTARTS) {
-            char cap[700];
+            char cap[sizeof why + 64];
             snprintf(cap, sizeof cap, "%s, and it was restarted %d times already", why,
                      h->restarts);
-            return fall_back(h, device, cap);
+            return fall_back(h, device, cap, 1);
         }
         h->restarts++;
     }
-    if (start(h, device, why, sizeof why) != 0) return fall_back(h, device, why);
+    if (start(h, device, why, sizeof why) != 0) return fall_back(h, device, why, 0);
+    if (h->failures)
+        xmt_verbose(1, "the trial helper for device %d started at a later try", device);
+    h->failures = 0;
     return 0;
 }
 
@@ -339,7 +673,7 @@ int xmt_trial_get(int device)
         if (xmt_first_time(&warned))
             xmt_warn("device %d: trial helpers serve devices 0 to %d only", device,
                      XMT_TRIAL_DEVICES - 1);
-        return -1;
+        return XMT_TRIAL_UNFIT;
     }
     int r;
     XMT_IN_SHIM_SCOPE
@@ -368,9 +702,10 @@ int xmt_trial_acquire(int device)
     if (device < 0 || device >= XMT_TRIAL_DEVICES) return xmt_trial_get(device);
     pthread_once(&busy_once, busy_init);
     pthread_mutex_lock(&busy[device]);
-    if (xmt_trial_get(device) != 0) {
+    int r = xmt_trial_get(device);
+    if (r != 0) {
         pthread_mutex_unlock(&busy[device]);
-        return -1;
+        return r;
     }
     return helpers[device].fd; /* stable while busy is held: only acquirers change it */
 }
@@ -388,6 +723,20 @@ void xmt_trial_release(int device, int ended, const char *why)
     pthread_mutex_unlock(&busy[device]);
 }
 
+void xmt_trial_at_exit(void)
+{
+    if (!busy_ready || pthread_mutex_trylock(&trial_lock) != 0) return;
+    /* one in a session (a background verification not waited for) is left to the channel's
+     * end: killing it would wake that thread while the program's exit tears down */
+    for (int i = 0; i < XMT_TRIAL_DEVICES; i++)
+        if (helpers[i].state == H_LIVE && helpers[i].pidfd >= 0 &&
+            pthread_mutex_trylock(&busy[i]) == 0) {
+            syscall(SYS_pidfd_send_signal, helpers[i].pidfd, SIGKILL, NULL, 0);
+            pthread_mutex_unlock(&busy[i]);
+        }
+    pthread_mutex_unlock(&trial_lock);
+}
+
 void xmt_trial_atfork(int phase)
 {
     if (phase == XMT_FORK_CHILD && busy_ready) /* another thread's session may have held one */
@@ -395,6 +744,7 @@ void xmt_trial_atfork(int phase)
     if (phase == XMT_FORK_CHILD)
         for (int i = 0; i < XMT_TRIAL_DEVICES; i++) {
             helper_t *h = &helpers[i];
+            if (h->state == H_LIVE) (void)swept(h);
             if (h->fd >= 0 && h->state == H_LIVE) close(h->fd);
             if (h->pidfd >= 0 && h->state == H_LIVE) close(h->pidfd);
             memset(h, 0, sizeof *h);

@@ -111,6 +111,8 @@ static void unstage(staging *st)
     st->fd = -1;
 }
 
+static int stage_alloc(staging *st, int device, char *why, size_t cap);
+
 /* Copies the regions into exportable memory. 0, or -1 with why. */
 static int stage(const xmt_kernel *k, const xmt_launch_view *v, int device, staging *st, char *why,
                  size_t cap)
@@ -125,6 +127,13 @@ static int stage(const xmt_kernel *k, const xmt_launch_view *v, int device, stag
         return -1;
     }
     if (f != 0) return -1;
+    return stage_alloc(st, device, why, cap);
+}
+
+/* The staging memory for st's regions (set): windows, exportable memory mapped here and
+ * exported. 0, or -1 with why. */
+static int stage_alloc(staging *st, int device, char *why, size_t cap)
+{
     if (!xmt_drv.cuMemCreate || !xmt_drv.cuMemExportToShareableHandle || !xmt_drv.cuMemMap) {
         snprintf(why, cap, "the driver has no virtual memory management (cuMemCreate)");
         return -1;
@@ -356,7 +365,7 @@ static void log_lines(int fd, uint64_t len)
 
 /* ---- one session in one helper ----------------------------------------------------------- */
 
-enum { ATTEMPT_DONE, ATTEMPT_FAULT, ATTEMPT_LOST, ATTEMPT_NO_HELPER };
+enum { ATTEMPT_DONE, ATTEMPT_FAULT, ATTEMPT_LOST, ATTEMPT_NO_HELPER, ATTEMPT_HELPER_FAILED };
 
 /* Sends the request and waits for its RESULT, saying the helper's NOTEs as they come. A
  * helper silent for XMATUNE_TRIAL_TIMEOUT_MS is taken as hung. */
@@ -366,7 +375,7 @@ static int attempt(int device, const int *fds, int nfds, const xmt_tp_tune *t, x
     int chan = xmt_trial_acquire(device);
     if (chan < 0) {
         snprintf(why, cap, "no trial helper for device %d", device);
-        return ATTEMPT_NO_HELPER;
+        return chan == XMT_TRIAL_FAILED ? ATTEMPT_HELPER_FAILED : ATTEMPT_NO_HELPER;
     }
     static _Atomic uint32_t seqs = 1u << 30;
     xmt_tp_msg m = {.type = XMT_TP_TUNE, .seq = atomic_fetch_add(&seqs, 1)};
@@ -620,6 +629,13 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     xmt_image img;
     out->declined = 0;
     if (!admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;
+    /* the helper refuses it too (trial/tune.c) */
+    for (unsigned i = 0; only && i < only->nargs; i++)
+        if (only->args[i].param >= k->nparams || only->args[i].size > 8) {
+            snprintf(why, cap, "its config sets parameter %u; the kernel has %zu",
+                     only->args[i].param, k->nparams);
+            return out->declined = 1, 0;
+        }
     double t0 = xmt_now_ms();
     staging st = {.fd = -1};
     if (stage(k, v, device, &st, why, cap) != 0) {
@@ -635,7 +651,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     }
     faulted_t *fl = calloc(XMT_TRIAL_MAX_FAULTS, sizeof *fl);
     size_t nf = 0;
-    int lost = 0, done = 0, in_place_first = 0;
+    int lost = 0, done = 0, in_place_first = 0, failed = 0;
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     out->storable = out->uninformative = 0;
     out->launched = 0;
@@ -667,7 +683,8 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
                     : attempt(device, fds, nfds, &t, &res, why, cap);
         if (fds[0] >= 0) close(fds[0]);
         if (fds[1] >= 0) close(fds[1]);
-        if (a == ATTEMPT_NO_HELPER) break;
+        if (a == ATTEMPT_HELPER_FAILED) failed = 1;
+        if (a == ATTEMPT_NO_HELPER || a == ATTEMPT_HELPER_FAILED) break;
         if (a == ATTEMPT_LOST && ++lost < 2) continue;
         if (a == ATTEMPT_LOST) {
             xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
@@ -712,7 +729,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     json_decref(globals);
     unstage(&st);
     out->spent_ms = xmt_now_ms() - t0;
-    return done;
+    return done ? 1 : failed ? -1 : 0;
 }
 
 /* ---- a snapshot for a verification off the program's path (docs/cache.md, "Trust") ------ */
@@ -728,8 +745,13 @@ struct xmt_trial_snap {
     xmt_attrs attrs;
     void *argp[XMT_KERNEL_MAX_PARAMS];
     uint8_t *args;
-    staging st;
-    double staging_ms;
+    /* what the launch reaches, copied before it on its stream: the regions end to end */
+    xmt_region *regs;
+    size_t nregs, bytes;
+    CUdeviceptr copy;
+    int copy_async; /* from cuMemAllocAsync: freed so */
+    staging st;     /* made on the worker, filled from copy */
+    double snap_ms;
 };
 
 xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
@@ -737,8 +759,8 @@ xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt
 {
     xmt_image img;
     if (!admissible(k, l, v, &img, why, cap)) return NULL;
-    if (!xmt_drv.cuCtxSetCurrent || !xmt_drv.cuCtxGetCurrent) {
-        snprintf(why, cap, "the driver has no cuCtxSetCurrent");
+    if (!xmt_drv.cuCtxSetCurrent || !xmt_drv.cuCtxGetCurrent || !xmt_drv.cuMemCreate) {
+        snprintf(why, cap, "the driver has no cuCtxSetCurrent or cuMemCreate");
         return NULL;
     }
     double t0 = xmt_now_ms();
@@ -768,16 +790,33 @@ xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt
     s->l.cfg = NULL;
     if (v->attrs) s->attrs = *v->attrs;
     s->v = (xmt_launch_view){s->argp, k->nparams, v->orig, v->attrs ? &s->attrs : NULL};
+    /* what the launch reaches (the driver's ranges: no GPU wait), within the scratch limit */
+    size_t reach = 0, free_b = 0, tot = 0;
+    if (xmt_drv.cuMemGetInfo) xmt_drv.cuMemGetInfo(&free_b, &tot);
+    double limit = xmt_opt.scratch_mb >= 0 ? xmt_opt.scratch_mb * 1048576.0 : (double)free_b / 4;
     CUresult r = xmt_drv.cuCtxGetCurrent(&s->ctx);
-    if (r == CUDA_SUCCESS && stage(k, &s->v, device, &s->st, why, cap) != 0)
-        r = CUDA_ERROR_INVALID_VALUE;
-    else if (r == CUDA_SUCCESS)
-        r = xmt_drv.cuEventCreate(&s->copied, CU_EVENT_DISABLE_TIMING);
-    /* stream-ordered: what the launch itself will read, without waiting for the GPU here */
+    int f = r == CUDA_SUCCESS
+                ? xmt_protect_find(k, &s->v, (size_t)limit, &s->regs, &s->nregs, &reach, why, cap)
+                : -1;
+    if (f == -2)
+        snprintf(why, cap, "its memory (%.1f MiB) is more than a snapshot may take (%.1f MiB)",
+                 (double)reach / 1048576.0, limit / 1048576.0);
+    if (f != 0) r = CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < s->nregs; i++)
+        s->bytes += (s->regs[i].bytes + 255) & ~(size_t)255;
+    /* stream-ordered, so the launch's own stream orders it before the launch and the
+     * program's thread does not wait for the GPU; a device without a memory pool gets a
+     * plain allocation */
     CUstream stream = xmt_launch_stream(l);
-    for (size_t i = 0; r == CUDA_SUCCESS && s->st.bytes && i < s->st.nregs; i++)
-        r = xmt_drv.cuMemcpyDtoDAsync(s->st.va + staged_at(&s->st, s->st.regs[i].base),
-                                      s->st.regs[i].base, s->st.regs[i].bytes, stream);
+    if (r == CUDA_SUCCESS && s->bytes && xmt_drv.cuMemAllocAsync &&
+        xmt_drv.cuMemAllocAsync(&s->copy, s->bytes, stream) == CUDA_SUCCESS)
+        s->copy_async = 1;
+    else if (r == CUDA_SUCCESS && s->bytes)
+        r = xmt_drv.cuMemAlloc(&s->copy, s->bytes);
+    for (size_t i = 0, at = 0; r == CUDA_SUCCESS && i < s->nregs;
+         at += (s->regs[i].bytes + 255) & ~(size_t)255, i++)
+        r = xmt_drv.cuMemcpyDtoDAsync(s->copy + at, s->regs[i].base, s->regs[i].bytes, stream);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventCreate(&s->copied, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS) r = xmt_drv.cuEventRecord(s->copied, stream);
     if (r != CUDA_SUCCESS) {
         if (!why[0]) {
@@ -787,7 +826,7 @@ xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt
         xmt_trial_snap_free(s);
         return NULL;
     }
-    s->staging_ms = xmt_now_ms() - t0;
+    s->snap_ms = xmt_now_ms() - t0;
     return s;
 }
 
@@ -796,12 +835,40 @@ void xmt_trial_snap_free(xmt_trial_snap *s)
     if (!s) return;
     if (s->ctx && xmt_drv.cuCtxSetCurrent) xmt_drv.cuCtxSetCurrent(s->ctx);
     if (s->copied) {
-        xmt_drv.cuEventSynchronize(s->copied); /* the copies are done with the staging */
+        xmt_drv.cuEventSynchronize(s->copied); /* the copies are done with their memory */
         xmt_drv.cuEventDestroy(s->copied);
     }
+    if (s->copy && s->copy_async && xmt_drv.cuMemFreeAsync)
+        xmt_drv.cuMemFreeAsync(s->copy, NULL);
+    else if (s->copy)
+        xmt_drv.cuMemFree(s->copy);
+    if (!s->st.regs) xmt_protect_free(s->regs, s->nregs); /* else st's (snap_stage) */
     unstage(&s->st);
     free(s->args);
     free(s);
+}
+
+/* The worker's half of a snapshot: the copy waited for, the staging made and filled from
+ * it. CUDA_SUCCESS, or the error with why. */
+static CUresult snap_stage(xmt_trial_snap *s, char *why, size_t cap)
+{
+    CUresult r = xmt_drv.cuCtxSetCurrent(s->ctx);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventSynchronize(s->copied);
+    if (r != CUDA_SUCCESS) {
+        snprintf(why, cap, "its snapshot failed");
+        return r;
+    }
+    double t0 = xmt_now_ms();
+    s->st.regs = s->regs; /* the staging owns them from here (unstage frees them) */
+    s->st.nregs = s->nregs;
+    if (stage_alloc(&s->st, s->device, why, cap) != 0) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0, at = 0; r == CUDA_SUCCESS && s->st.bytes && i < s->nregs;
+         at += (s->regs[i].bytes + 255) & ~(size_t)255, i++)
+        r = xmt_drv.cuMemcpyDtoD(s->st.va + staged_at(&s->st, s->regs[i].base), s->copy + at,
+                                 s->regs[i].bytes);
+    s->snap_ms += xmt_now_ms() - t0;
+    if (r != CUDA_SUCCESS) snprintf(why, cap, "its snapshot cannot be staged");
+    return r;
 }
 
 int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
@@ -813,17 +880,16 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     double t0 = xmt_now_ms();
     xmt_image img;
-    CUresult r = xmt_drv.cuCtxSetCurrent(s->ctx);
-    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventSynchronize(s->copied);
     /* the kernel's module unloaded meanwhile: nothing to verify with */
-    if (r != CUDA_SUCCESS || atomic_load(&k->serial) != s->serial || !image_of(k, &img)) {
-        snprintf(why, cap, "its snapshot or its module is gone");
+    if (atomic_load(&k->serial) != s->serial || !image_of(k, &img)) {
+        snprintf(why, cap, "its module is gone");
         return 0;
     }
+    if (snap_stage(s, why, cap) != CUDA_SUCCESS) return 0;
     json_t *globals = globals_json(&img, why, cap);
     if (!globals) return 0;
     json_t *rq = request_json(k, &s->l, &s->v, key_text, s->device, &s->st, &img, NULL, 0, 1, only,
-                              only_index, 1, 0, record_data, globals, s->staging_ms);
+                              only_index, 1, 0, record_data, globals, s->snap_ms);
     json_decref(globals);
     char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
     json_decref(rq);
@@ -839,7 +905,8 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
     if (fds[0] >= 0) close(fds[0]);
     if (fds[1] >= 0) close(fds[1]);
     out->spent_ms = xmt_now_ms() - t0;
-    if (a == ATTEMPT_NO_HELPER || a == ATTEMPT_LOST || (a == ATTEMPT_DONE && res.status))
+    if (a == ATTEMPT_NO_HELPER || a == ATTEMPT_HELPER_FAILED || a == ATTEMPT_LOST ||
+        (a == ATTEMPT_DONE && res.status))
         return 0;             /* nothing learned: not a failure of the record */
     if (a == ATTEMPT_FAULT) { /* the cached winner faulted on the program's data */
         char fw[200];

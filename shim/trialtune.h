@@ -33,11 +33,11 @@
 #define XMT_TRIAL_MAX_FAULTS 32
 
 typedef struct {
-    xmt_choice choice;  /* the winner, or the program's own config */
-    int storable;       /* the outcome may go to the disk cache */
-    int uninformative;  /* its data proved nothing: nothing decided, the key waits */
-    double spent_ms;    /* the whole of it, helpers' starts included */
-    int launched;       /* this launch was made (the program's own config, for the check) */
+    xmt_choice choice; /* the winner, or the program's own config */
+    int storable;      /* the outcome may go to the disk cache */
+    int uninformative; /* its data proved nothing: nothing decided, the key waits */
+    double spent_ms;   /* the whole of it, helpers' starts included */
+    int launched;      /* this launch was made (the program's own config, for the check) */
     /* when the session did not run: the key itself cannot be tuned there (its launch, its
      * memory, the helper's setup), not that no helper is to be had; choice.why says why */
     int declined;
@@ -51,15 +51,17 @@ typedef struct {
  * *out filled when the helper decided (the choice may be the program's own config:
  * untuned, faulted, ...; out->choice.data: the digest of the data it was verified on); 0
  * when the session cannot run there (no image, memory that cannot be staged, a launch it
- * cannot replay, no helper) with why, for the caller's fallback. */
-/* A choice that keeps the program's own config for a reason worth remembering: *c becomes
- * the program's own config with that outcome (XMT_OUTCOME_*) and why (cacherec.h). */
-void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why);
-
+ * cannot replay, no helper may run on the device) with why, for the caller's fallback; -1
+ * when the helper failed (it cannot start now, or was restarted too often: trialproc.h's
+ * XMT_TRIAL_FAILED), with why: a policy's key then keeps the program's own config. */
 int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                       const char *key_text, int device, int verify_only, const xmt_candidate *only,
                       long only_index, int from_cache, int recheck, const char *record_data,
                       int may_launch, xmt_trial_outcome *out, char *why, size_t cap);
+
+/* A choice that keeps the program's own config for a reason worth remembering: *c becomes
+ * the program's own config with that outcome (XMT_OUTCOME_*) and why (cacherec.h). */
+void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why);
 
 /* A verification off the program's path (docs/cache.md, "Trust"): on the program's thread,
  * xmt_trial_snapshot copies what the launch reaches into staging memory, stream-ordered before

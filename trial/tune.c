@@ -422,8 +422,11 @@ static int params_of(request *q, const xmt_kernel *k, uint8_t *store, size_t cap
     return 0;
 }
 
-/* A candidate as the program sent it (a pin, or a cached winner to verify). */
-static void candidate_of(const json_t *o, xmt_candidate *c)
+/* A candidate as the program sent it (a pin, or a cached winner to verify). Each argument
+ * it sets must be one of the kernel's parameters, a scalar of 8 bytes at most, and no
+ * wider than it: 0, or -1 with why (never an index past the kernel's parameter list). */
+static int candidate_of(const json_t *o, const xmt_kernel *k, xmt_candidate *c, char *why,
+                        size_t cap)
 {
     memset(c, 0, sizeof *c);
     json_t *g = json_object_get(o, "grid"), *b = json_object_get(o, "block");
@@ -435,14 +438,29 @@ static void candidate_of(const json_t *o, xmt_candidate *c)
     c->dims.block.z = (unsigned)json_integer_value(json_array_get(b, 2));
     c->dims.shared = (unsigned)jint(o, "shared");
     json_t *a = json_object_get(o, "args");
-    for (size_t i = 0; i < json_array_size(a) && i < XMT_MAX_ARG_OVERRIDES; i++) {
+    if (json_array_size(a) > XMT_MAX_ARG_OVERRIDES) {
+        snprintf(why, cap, "the request's config sets %zu arguments, more than %d",
+                 json_array_size(a), XMT_MAX_ARG_OVERRIDES);
+        return -1;
+    }
+    for (size_t i = 0; i < json_array_size(a); i++) {
         json_t *x = json_array_get(a, i);
-        c->args[i].param = (unsigned)jint(x, "param");
+        json_int_t p = jint(x, "param"), n = jint(x, "size");
+        if (p < 0 || (uint64_t)p >= k->nparams || n < 1 || k->sizes[p] > 8 ||
+            (uint64_t)n > k->sizes[p]) {
+            snprintf(why, cap,
+                     "the request's config sets parameter %lld (%lld bytes); the kernel has %zu "
+                     "parameters",
+                     (long long)p, (long long)n, k->nparams);
+            return -1;
+        }
+        c->args[i].param = (unsigned)p;
         c->args[i].value = (uint64_t)jint(x, "value");
-        c->args[i].size = (unsigned)jint(x, "size");
+        c->args[i].size = (unsigned)n;
         c->nargs = (unsigned)i + 1;
     }
     snprintf(c->label, sizeof c->label, "%s", json_string_value(json_object_get(o, "label")) ?: "");
+    return 0;
 }
 
 /* ---- the session ------------------------------------------------------------------------- */
@@ -553,7 +571,10 @@ static void run(request *q, xmt_tp_result *res)
     }
     xmt_candidate only;
     json_t *jo = json_object_get(q->root, "only");
-    if (json_is_object(jo)) candidate_of(jo, &only);
+    if (json_is_object(jo) && candidate_of(jo, k, &only, res->why, sizeof res->why) != 0) {
+        res->status = CUDA_ERROR_INVALID_VALUE;
+        return;
+    }
     xmt_trial_in in = {.regs = q->regs,
                        .nregs = q->nregs,
                        .win = q->here,

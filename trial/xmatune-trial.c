@@ -3,7 +3,8 @@
  * so that one that faults or hangs cannot harm the program.
  *
  * The shim spawns it (shim/trialproc.c) with its end of a private channel in
- * XMATUNE_TRIAL_FD and the driver to open in XMATUNE_LIBCUDA; it speaks
+ * XMATUNE_TRIAL_FD, the driver to open in XMATUNE_LIBCUDA and /dev/null for its stdio
+ * (its messages go back as NOTEs); it speaks
  * common/trialproto.h and nothing of the shim. It lives exactly as long as the program:
  * a watchdog thread waits for the program's end of the channel to close (the program
  * exited, however it ended, or gave up on this helper) and ends the helper then, even
@@ -62,19 +63,12 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
-/* Leaves the program's process tree: the intermediate process exits at once (the shim
- * reaps it), so the helper is never a child that the program's waitpid(-1) waits for or
- * reaps. Before any CUDA call, so the fork is of a plain process. No PR_SET_PDEATHSIG:
- * it fires when the spawning *thread* ends (a program's tuning thread may end long
- * before the program), and the helper is no longer the program's child anyway; the
- * watchdog's end-of-channel is what ties the two lives together. */
-static void detach(void)
-{
-    pid_t c = fork();
-    if (c < 0) return; /* stays a child: still works, the program may see it */
-    if (c > 0) _exit(0);
-    setsid(); /* the terminal's ^C goes to the program; the helper follows it by EOF */
-}
+/* The shim spawns the helper as a sibling of the program (shim/trialproc.c: the child of
+ * the program's parent, never seen by the program's wait family), in a process group of
+ * its own (the terminal's ^C goes to the program; the helper follows it by EOF). It never
+ * forks. No PR_SET_PDEATHSIG: its parent is not the program, and the signal fires when the
+ * parent *thread* ends anyway; the watchdog's end-of-channel and the shim's kill at the
+ * program's exit tie the two lives together. */
 
 /* The program's descriptors that came through the spawn (pipes it holds open, say) stay
  * open only as long as the program keeps them: close all but stdio and the channel. */
@@ -201,8 +195,7 @@ int main(void)
     }
     chan = (int)fd;
     (void)signal(SIGPIPE, SIG_IGN);
-    detach();
-    close_others();
+    close_others(); /* the descriptor it was started from among them */
     /* a wait for the GPU sleeps a few µs between its asks (shim/clock.h): the default
      * timer slack (50 µs) would add that much to each sleep, and to each key's tuning */
     (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);

@@ -42,6 +42,7 @@
  * CUfunction cuKernelGetFunction gives for each CUkernel (what the runtime's
  * cudaGetFuncBySymbol returns) instead of the CUkernel.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -51,6 +52,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -587,11 +590,80 @@ static void outliving_child(const char *out_path)
     _exit(0);
 }
 
+/* waitany, subreaper: a thread blocked in waitpid(-1) for the program's only child (a
+ * child of its own that waits for a pipe to close) while the shim starts, ends and
+ * restarts helpers; subreaper: the program is a child subreaper too. At the end it prints
+ * "WAITED pid status OWN pid" (what the wait returned, the child's pid), "VISIBLE n" (1
+ * when another child of the program is still visible to waitpid(-1, WNOHANG): it should
+ * be ECHILD) and "ZOMBIES n" (the program's zombie children, from /proc). */
+struct waiter {
+    pthread_t t;
+    pid_t own, got;
+    int status, wfd;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    w->got = waitpid(-1, &w->status, 0);
+    return NULL;
+}
+
+static void waiter_start(struct waiter *w, int subreaper)
+{
+    int fds[2];
+    if (subreaper) CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+    CHECK(pipe(fds) == 0 ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+    fflush(NULL);
+    w->own = fork();
+    if (w->own == 0) {
+        char c;
+        close(fds[1]);
+        while (read(fds[0], &c, 1) > 0) {
+        }
+        _exit(7);
+    }
+    close(fds[0]);
+    w->wfd = fds[1];
+    CHECK(w->own > 0 && pthread_create(&w->t, NULL, waiter_main, w) == 0 ? CUDA_SUCCESS
+                                                                         : CUDA_ERROR_UNKNOWN);
+}
+
+static void waiter_end(struct waiter *w)
+{
+    close(w->wfd);
+    pthread_join(w->t, NULL);
+    int st, visible = waitpid(-1, &st, WNOHANG) >= 0, zombies = 0;
+    char path[300], buf[512];
+    DIR *d = opendir("/proc");
+    for (struct dirent *de; d && (de = readdir(d));) { /* every process whose parent we are */
+        if (de->d_name[0] < '1' || de->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        const char *e = strrchr(buf, ')');
+        int ppid = 0;
+        char state = 0;
+        if (e && sscanf(e + 2, "%c %d", &state, &ppid) == 2 && ppid == getpid() && state == 'Z')
+            zombies++;
+    }
+    if (d) closedir(d);
+    printf("WAITED %d %d OWN %d\nVISIBLE %d\nZOMBIES %d\n", (int)w->got,
+           WIFEXITED(w->status) ? WEXITSTATUS(w->status) : -1, (int)w->own, visible, zombies);
+}
+
 /* The trial helper's lifecycle (XMATUNE_TRIALS=process starts one at the first key that
  * needs tuning). saxpy over ITERATIONS keys, one launch each; what happens between or
  * after them is the argument: exit, _exit, kill (SIGKILL itself), fork (a child that
  * exits), outlive (a child that outlives the program), waitall (reap every child in a loop), sigign
- * (SIGCHLD ignored from the start), respawn (SIGKILL the helper the log names after every key). */
+ * (SIGCHLD ignored from the start), respawn (SIGKILL the helper the log names after every key),
+ * stop (SIGSTOP it after the first key), stopidle (SIGSTOP it after the last, then exit),
+ * waitany and subreaper (above), sweep (every descriptor closed after the first key, then
+ * APP_SWEEP_OPEN opened into the 200 lowest numbers; it prints "SWEPT_OPEN n", how many of
+ * those are still open at the end). APP_CHDIR and APP_KEY_PAUSE_MS: below. */
 /* trial, twodev: saxpy keys on devices 0 and 1 in turn (ITERATIONS keys each), each
  * device's buffers in its own primary context: one helper per device. */
 static void scenario_trial_twodev(void)
@@ -638,11 +710,34 @@ static void scenario_trial(const char *out_path)
     CUfunction f = kernel("_Z5saxpyifPKfPf");
     void *p[] = {&n, &a, &x, &y};
     if (!strcmp(how, "sigign")) signal(SIGCHLD, SIG_IGN);
+    /* APP_CHDIR: into that folder before the first key (the shim was preloaded by a
+     * relative path that must not be resolved against it) */
+    const char *dir = getenv("APP_CHDIR");
+    CHECK(dir && chdir(dir) != 0 ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS);
+    const char *pause = getenv("APP_KEY_PAUSE_MS"); /* between keys */
+    struct waiter w = {0};
+    int swept[200], nswept = 0;
+    int waitany = !strcmp(how, "waitany") || !strcmp(how, "subreaper");
+    if (waitany) waiter_start(&w, !strcmp(how, "subreaper"));
     for (int i = 0; i < iterations; i++) {
         n = n0 + i * 64;
+        if (i && pause) usleep((useconds_t)atoi(pause) * 1000);
         launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
         CHECK(cu.cuCtxSynchronize());
-        if (!strcmp(how, "respawn")) {
+        if (waitany && i + 1 < iterations) { /* ended helpers, each restarted at the next key */
+            int pid = trial_helper_pid();
+            if (pid > 0 && kill(pid, SIGKILL) == 0) wait_gone(pid);
+        } else if (!strncmp(how, "stopidle", 8) && i + 1 == iterations) {
+            int pid = trial_helper_pid(); /* stopped while the program is idle, then it exits */
+            if (pid > 0 && kill(pid, SIGSTOP) == 0) wait_state(pid, 'T');
+        } else if (!strcmp(how, "sweep") && i == 0) {
+            /* a daemon's sweep of every descriptor, then files of its own opened into the
+             * lowest numbers: APP_SWEEP_OPEN, 200 times */
+            for (int fd = 3; fd < 1024; fd++)
+                if (fd != fileno(out)) close(fd);
+            for (int j = 0; j < 200 && getenv("APP_SWEEP_OPEN"); j++)
+                swept[nswept++] = open(getenv("APP_SWEEP_OPEN"), O_RDONLY | O_CLOEXEC);
+        } else if (!strcmp(how, "respawn")) {
             int pid = trial_helper_pid();
             if (pid > 0 && kill(pid, SIGKILL) == 0) wait_gone(pid);
         } else if (!strcmp(how, "stop") && i == 0) {
@@ -662,8 +757,18 @@ static void scenario_trial(const char *out_path)
         }
     }
     dump(y, cap * 4);
+    if (waitany) waiter_end(&w);
+    if (nswept) { /* how many of the program's own files are still open (the shim closed none) */
+        int open_now = 0; /* still that file: a number the shim closed may be its own now */
+        struct stat want, st;
+        CHECK(stat(getenv("APP_SWEEP_OPEN"), &want) == 0 ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+        for (int j = 0; j < nswept; j++)
+            open_now += swept[j] >= 0 && fstat(swept[j], &st) == 0 && st.st_dev == want.st_dev &&
+                        st.st_ino == want.st_ino;
+        printf("SWEPT_OPEN %d\n", open_now);
+    }
     fflush(NULL);
-    if (!strcmp(how, "_exit")) _exit(0);
+    if (!strcmp(how, "_exit") || !strcmp(how, "stopidle_exit")) _exit(0);
     if (!strcmp(how, "kill")) raise(SIGKILL);
 }
 

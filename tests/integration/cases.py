@@ -85,8 +85,10 @@ class Run:
 _counter = [0]
 
 
-def run(app, scenario, shim=True, env=None, iterations=3, args=None):
-    """Runs one app scenario; shim=False runs without LD_PRELOAD."""
+def run(app, scenario, shim=True, env=None, iterations=3, args=None, cwd=None, prefix=None,
+        timeout=300):
+    """Runs one app scenario; shim=False runs without LD_PRELOAD; cwd: its starting folder;
+    prefix: a command that runs it (unshare ...); timeout: seconds before a hang fails."""
     _counter[0] += 1
     tag = "%s-%s-%d" % (app, scenario, _counter[0])
     out = os.path.join(WORK, tag + ".out")
@@ -110,8 +112,12 @@ def run(app, scenario, shim=True, env=None, iterations=3, args=None):
         # events and records are there to check (the default drops it: docs/cache.md, Trust)
         e["XMATUNE_EXIT_WAIT_MS"] = "120000"
     e.update(env or {})
-    cmd = [APPS[app], scenario, out, str(iterations)] + (args or [])
-    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=300)
+    cmd = (prefix or []) + [APPS[app], scenario, out, str(iterations)] + (args or [])
+    try:
+        p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired as x:
+        raise Fail("%s: still running (or its output still open) after %d s\nstderr: %s" %
+                   (" ".join(cmd), timeout, x.stderr))
     data = open(out, "rb").read() if os.path.exists(out) else b""
     events = []
     if os.path.exists(log):
@@ -2776,7 +2782,12 @@ def tool_cli_wrong_files():
     expect(p.returncode == 1 and open(cache).read() == before, p.stderr)
     # a real cache still imports
     p = subprocess.run([tool, "cache", "import", cache, "--cache", new], capture_output=True, text=True)
-    expect(p.returncode == 0 and records(new) == records(cache), p.stderr)
+    # (marked as imported: a hint to the shim, docs/cache.md, Trust)
+    def last(recs):  # the last record of each identity, what makes it the same choice
+        return {(r["kernel"], r["entry_fp"], r["key"]): (r["index"], r["label"], r["data"])
+                for r in recs}
+    expect(p.returncode == 0 and all(r.get("origin") == "import" for r in records(new)) and
+           last(records(cache)) == last(records(new)), p.stderr)
     # report of a cache
     for args in ([cache], [log, cache]):
         p = subprocess.run([tool, "report"] + args, capture_output=True, text=True)
@@ -4560,7 +4571,8 @@ def trial_helper_missing_falls_back():
     r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre), iterations=3, args=["exit"])
     ok(r, "missing helper")
     same_output(r, base, "missing helper")
-    expect(helper_whats(r) == ["fallback"], r.log)
+    # tried again at a later key after a second's backoff: a slow run may try twice
+    expect(helper_whats(r)[:1] == ["fallback"] and set(helper_whats(r)) == {"fallback"}, r.log)
     expect("no trial helper beside the shim" in r.events("trial_helper")[0]["why"], r.log)
     expect(r.stderr.count("trial helper for device 0 is not available") == 1, r.stderr)
 
@@ -4583,11 +4595,269 @@ def trial_helper_hung_is_ended():
             iterations=3, args=["exit"])
     ok(r, "hung helper")
     same_output(r, base, "hung helper")
-    expect(helper_whats(r) == ["fallback"], r.log)
+    expect(helper_whats(r)[:1] == ["fallback"] and set(helper_whats(r)) == {"fallback"}, r.log)
     expect("hung: no answer to HELLO within 300 ms" in r.events("trial_helper")[0]["why"], r.log)
     # killed at the deadline: gone, even if it was killed before it could say its pid
     if os.path.exists(pidfile) and open(pidfile).read().strip():
         wait_gone([int(open(pidfile).read())], "hung helper")
+
+
+HELPER = os.path.join(os.environ.get("XMT_BUILD", ""), "trial", "xmatune-trial")
+
+
+def marker_script(path, marker):
+    """A planted helper: it writes marker (it ran) and ends."""
+    with open(path, "w") as f:
+        f.write("#!/usr/bin/env -S -u LD_PRELOAD sh\necho ran > %s\nexit 1\n" % marker)
+    os.chmod(path, 0o755)
+
+
+@case
+def trial_helper_planted_is_never_run():
+    """The shim preloaded by a relative path (as the README's commands do), the program
+    chdir()s into a folder another user could write that holds shim/ and a planted
+    trial/xmatune-trial: the helper is the one beside the shim as it was loaded (its path
+    resolved once, absolutely), and the planted one never runs (issue 50)."""
+    d, _ = lone_shim("planted")
+    shutil.copy2(HELPER, os.path.join(d, "trial", "xmatune-trial"))
+    evil = os.path.join(WORK, "planted-evil")
+    shutil.rmtree(evil, ignore_errors=True)
+    os.makedirs(os.path.join(evil, "shim"))
+    os.makedirs(os.path.join(evil, "trial"))
+    marker = os.path.join(WORK, "planted-ran")
+    if os.path.exists(marker):
+        os.remove(marker)
+    marker_script(os.path.join(evil, "trial", "xmatune-trial"), marker)
+    base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
+    ok(base, "without the shim")
+    # respawn: every restart is of the same helper; sweep: the program closes every
+    # descriptor (the shim's on the helper's file among them) and opens the planted file
+    # into the lowest numbers: a restart never runs what a descriptor number is now
+    for how in ("exit", "respawn", "sweep"):
+        r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=PRELOAD_PREFIX + "shim/libxmatune.so",
+                                        APP_CHDIR=evil,
+                                        APP_SWEEP_OPEN=os.path.join(evil, "trial", "xmatune-trial")),
+                iterations=3, args=[how], cwd=d)
+        ok(r, how)
+        same_output(r, base, how)
+        expect(not os.path.exists(marker), "%s: the planted helper ran\n%s" % (how, r.stderr))
+        # and the shim never closed (nor wrote to) a file of the program's in the numbers
+        # its own descriptors had
+        expect(how != "sweep" or r.value("SWEPT_OPEN") == 200, "%s: %s" % (how, r.stdout))
+        expect(helper_whats(r)[0] == "started", "%s: %s" % (how, r.log))
+        expect(r.events("tune") and all(t["trial"] == "helper" for t in r.events("tune")), r.log)
+        wait_gone(helper_pids(r), how)
+
+
+@case
+def trial_helper_untrusted_is_not_started():
+    """A helper binary, or its folder, that someone the shim does not trust may write (as
+    the cache's trust rules: writable by others, or by a group the shim's own file is not
+    writable by; a folder writable by others without the sticky bit) is never started: one
+    logged reason, the device falls back. A sticky folder anyone may write is fine."""
+    base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
+    marker = os.path.join(WORK, "untrusted-ran")
+    for name, fmode, dmode, why in (
+            ("other_writable", 0o757, 0o755, "may be written by anyone"),
+            ("group_writable", 0o775, 0o755, "may be written by its group"),
+            ("folder_other_writable", 0o755, 0o777, "may be written by anyone")):
+        d, pre = lone_shim("untrusted-" + name)
+        os.chmod(os.path.join(d, "shim", "libxmatune.so"), 0o755)
+        fake = os.path.join(d, "trial", "xmatune-trial")
+        if os.path.exists(marker):
+            os.remove(marker)
+        marker_script(fake, marker)
+        os.chmod(fake, fmode)
+        os.chmod(os.path.dirname(fake), dmode)
+        r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre), iterations=3, args=["exit"])
+        os.chmod(os.path.dirname(fake), 0o755)
+        ok(r, name)
+        same_output(r, base, name)
+        expect(not os.path.exists(marker), "%s: the untrusted helper ran" % name)
+        whats = helper_whats(r)
+        expect(whats and all(w == "fallback" for w in whats), "%s: %s" % (name, r.log))
+        expect(why in r.events("trial_helper")[0]["why"], "%s: %s" % (name, r.log))
+        expect(r.stderr.count("trial helper for device 0 is not available") == 1, r.stderr)
+    d, pre = lone_shim("untrusted-sticky")
+    shutil.copy2(HELPER, os.path.join(d, "trial", "xmatune-trial"))
+    os.chmod(os.path.join(d, "trial"), 0o1777)
+    r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre), iterations=3, args=["exit"])
+    os.chmod(os.path.join(d, "trial"), 0o755)
+    ok(r, "sticky")
+    same_output(r, base, "sticky")
+    expect(helper_whats(r) == ["started"], r.log)
+    wait_gone(helper_pids(r), "sticky")
+
+
+def unshare_pid1():
+    """The command prefix that runs a program as PID 1 of a new PID namespace (a user
+    namespace's root), or None where this machine does not allow it."""
+    cmd = ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc"]
+    try:
+        p = subprocess.run(cmd + ["sh", "-c", "echo $$"], capture_output=True, text=True, timeout=60)
+    except OSError:
+        return None
+    return cmd if p.returncode == 0 and p.stdout.strip() == "1" else None
+
+
+@case
+def trial_helper_invisible_to_wait():
+    """No process of the shim is ever visible to the program's wait family: a thread blocked
+    in waitpid(-1) for the program's only child while the shim starts its helper, and
+    restarts it after each is killed, gets only that child; afterwards waitpid(-1, WNOHANG)
+    sees no other child (the live helper included), and no zombie of the program is left.
+    The same as a child subreaper (issue 50)."""
+    base = run("rt", "trial", shim=False, iterations=4, args=["waitany"])
+    ok(base, "without the shim")
+    for how in ("waitany", "subreaper"):
+        what = how
+        r = run("rt", "trial", env=TRIAL, iterations=4, args=[how])
+        ok(r, what)
+        same_output(r, base, what)
+        m = re.search(r"^WAITED (-?\d+) (-?\d+) OWN (\d+)$", r.stdout, re.M)
+        expect(m and m.group(1) == m.group(3) and m.group(2) == "7",
+               "%s: the program's wait got %s\n%s" % (what, m and m.groups(), r.stdout))
+        expect(r.value("VISIBLE") == 0, "%s: another child is visible to wait\n%s" % (what, r.stdout))
+        expect(r.value("ZOMBIES") == 0, "%s: zombies left\n%s" % (what, r.stdout))
+        expect(helper_whats(r) == ["started"] + ["gone", "restarted"] * 3, "%s: %s" % (what, r.log))
+        wait_gone(helper_pids(r), what)
+    # PID 1 of a PID namespace may not give its children to its parent: there the helper is
+    # its child (docs/tuning.md says so), which the program's wait may see; the shim reaps
+    # each it ends, so that none is left a zombie
+    pid1 = unshare_pid1()
+    if not pid1:
+        print("no PID namespace here: the PID 1 run is skipped")
+        return
+    r = run("rt", "trial", env=TRIAL, iterations=4, args=["respawn"], prefix=pid1)
+    ok(r, "as PID 1")
+    expect(helper_whats(r) == ["started"] + ["gone", "restarted"] * 3, "as PID 1: %s" % r.log)
+
+
+@case
+def trial_helper_stopped_does_not_hold_the_program():
+    """A helper stopped (SIGSTOP) while the program is idle does not keep the program's
+    stdout and stderr open (a pipe reader sees their end when the program exits), and the
+    program's exit ends it. A helper whose start went to a process other
+    than the one started (a wrapper that forks it and then stops) is refused, never waited
+    for without a bound (issue 50)."""
+    for how in ("stopidle",):
+        r = run("rt", "trial", env=TRIAL, iterations=2, args=[how], timeout=60)
+        ok(r, how)
+        expect(helper_whats(r) == ["started"], "%s: %s" % (how, r.log))
+        wait_gone(helper_pids(r), how)
+    d, pre = lone_shim("wrapped")
+    fake = os.path.join(d, "trial", "xmatune-trial")
+    with open(fake, "w") as f:
+        f.write("#!/usr/bin/env -S -u LD_PRELOAD sh\n%s &\nkill -STOP $$\n" % HELPER)
+    os.chmod(fake, 0o755)
+    base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
+    r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre, XMATUNE_TRIAL_TIMEOUT_MS="5000"),
+            iterations=3, args=["exit"], timeout=60)
+    ok(r, "wrapped")
+    same_output(r, base, "wrapped")
+    whats = helper_whats(r)
+    expect(whats and all(w == "fallback" for w in whats), r.log)
+
+
+@case
+def trial_helper_start_retried():
+    """A helper that fails to start (it exits before READY) is tried again at a later key,
+    after a backoff, as after a crash; until then a policy's keys keep the program's own
+    config (said once) rather than run in the program's process, where a faulting
+    candidate would kill it (issue 50). XMATUNE_TRIALS=auto and process alike."""
+    base = run("rt", "trial", shim=False, iterations=3, args=["exit"])
+    for mode in ("auto", "process"):
+        d, pre = lone_shim("retried-" + mode)
+        mark = os.path.join(d, "failed-once")
+        fake = os.path.join(d, "trial", "xmatune-trial")
+        with open(fake, "w") as f:
+            f.write("#!/usr/bin/env -S -u LD_PRELOAD sh\nif [ ! -e %s ]; then : > %s; exit 3; fi\n"
+                    "exec %s\n" % (mark, mark, HELPER))
+        os.chmod(fake, 0o755)
+        r = run("rt", "trial", env=dict(TRIAL, LD_PRELOAD=pre, XMATUNE_TRIALS=mode,
+                                        APP_KEY_PAUSE_MS="1500"), iterations=3, args=["exit"])
+        ok(r, mode)
+        same_output(r, base, mode)
+        expect(helper_whats(r) == ["fallback", "started"], "%s: %s" % (mode, r.log))
+        tunes = r.events("tune")
+        expect(len(tunes) == 2 and all(t["trial"] == "helper" for t in tunes), "%s: %s" % (mode, tunes))
+        expect(r.stderr.count("keeps the program's own config") == 1, "%s: %s" % (mode, r.stderr))
+        expect("tuned in the program's own process" not in r.stderr, r.stderr)
+        wait_gone(helper_pids(r), mode)
+
+
+MITM = r'''#!/usr/bin/env -S -u LD_PRELOAD python3
+# Between the shim and the real helper: relays every message, answers READY as itself (the
+# shim kills what it started), and gives the TUNE request's pin an argument index far past
+# the kernel's parameters. Writes to LOG how each helper ended: "helper RC" when it ended
+# by itself (a negative RC: killed by that signal), "program" when the shim's end closed.
+import json, os, select, socket, struct, subprocess
+REAL, LOG = %r, %r
+up = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(os.environ["XMATUNE_TRIAL_FD"]))
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+p = subprocess.Popen([REAL], env=dict(os.environ, XMATUNE_TRIAL_FD=str(b.fileno())),
+                     pass_fds=[b.fileno()])
+b.close()
+
+
+def relay(src, dst, down):
+    msg, fds, _, _ = socket.recv_fds(src, 8192, 4)
+    if not msg:
+        return False
+    kind = struct.unpack_from("<H", msg, 6)[0]
+    if not down and kind == 2:
+        msg = msg[:20] + struct.pack("<i", os.getpid()) + msg[24:]
+    if down and kind == 16 and fds:
+        req = json.loads(os.pread(fds[0], 1 << 26, 0))
+        if req.get("only"):
+            req["only"]["args"] = [{"param": 100000000, "value": 1, "size": 4}]
+        data = json.dumps(req).encode()
+        m = os.memfd_create("request")
+        os.write(m, data)
+        os.close(fds[0])
+        fds[0] = m
+        msg = msg[:16] + struct.pack("<Q", len(data)) + msg[24:]
+    socket.send_fds(dst, [msg], fds)
+    for f in fds:
+        os.close(f)
+    return True
+
+
+while True:
+    r = select.select([up, a], [], [])[0]
+    if up in r and not relay(up, a, True):
+        p.kill()
+        how = "program"
+        break
+    if a in r and not relay(a, up, False):
+        how = "helper %%d" %% p.wait()
+        break
+p.wait()
+with open(LOG, "a") as f:
+    f.write(how + "\n")
+'''
+
+
+@case
+def trial_helper_bad_argument_index():
+    """A request whose config sets a parameter past the kernel's (an argument index of
+    100000000, put into a pin's request on its way to the helper) is refused by the helper
+    with the reason; the helper never crashes on it (issue 50)."""
+    d, pre = lone_shim("badarg")
+    log = os.path.join(d, "ends")
+    fake = os.path.join(d, "trial", "xmatune-trial")
+    with open(fake, "w") as f:
+        f.write(MITM % (HELPER, log))
+    os.chmod(fake, 0o755)
+    pin = os.path.join(os.path.dirname(POLICIES), "policies_pin")
+    base = run("rt", "saxpy", shim=False)
+    r = run("rt", "saxpy", env={"XMATUNE_POLICY": pin, "XMATUNE_TRIALS": "process", "LD_PRELOAD": pre})
+    ok(r, "bad argument index")
+    same_output(r, base, "bad argument index")
+    ends = open(log).read().split("\n") if os.path.exists(log) else []
+    expect(helper_whats(r)[0] == "started", r.log)
+    expect(not any(e.startswith("helper -") for e in ends), "the helper crashed: %s\n%s" % (ends, r.stderr))
+    expect("parameter 100000000" in r.stderr, r.stderr)
 
 
 @case

@@ -44,7 +44,7 @@ PY=${PYTHON:-python3}
 # and hang programs last.
 PUBLIC_DEFAULT="pb_syr2k pb_2dconv pb_gemm pb_lu rd_needle cs_matrixMul cs_reduction cs_transpose"
 PUBLIC_EXTRA="pb_corr cs_sortingNetworks cs_scan cs_simpleTemplates cs_convolutionSeparable"
-SUITE="saxpy transpose atomic_rowsum inplace_axpb fixed_block dyn_smem inplace_gs8 tied_pair row_softmax const_taps oob_blocks spin_grid"
+SUITE="saxpy transpose atomic_rowsum inplace_axpb fixed_block dyn_smem inplace_gs8 tied_pair row_softmax const_taps wavefront blocked_lu bitonic oob_blocks spin_grid"
 DRY="dry_saxpy dry_basic dry_sizes dry_hop"
 DEFAULT_PROGRAMS="$PUBLIC_DEFAULT $SUITE"
 
