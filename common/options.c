@@ -21,6 +21,7 @@ static const char *const verify_on_words[] = {"gpu", "host", NULL};            /
 static const char *const trials_words[] = {"auto", "process", "inline", NULL}; /* xmt_trials */
 static const char *const trust_words[] = {"graded", "strict", NULL};           /* xmt_cache_trust */
 static const char *const retune_words[] = {"no", "outcomes", "all", NULL};     /* xmt_retune */
+static const char *const tuning_words[] = {"sync", "background", NULL};        /* xmt_tuning */
 
 typedef struct {
     const char *name;
@@ -86,6 +87,13 @@ static const opt_desc options[] = {
      "verification passes; `strict`: every winner is verified before its first use, on the "
      "program's thread",
      trust_words},
+    {"XMATUNE_TUNING", T_CHOICE, OFF(tuning), 0, "sync", 0, 0,
+     "when a new key is tuned (`docs/tuning.md`, In the background): `sync`: at its first launch, "
+     "which returns once every candidate has run; `background`: that launch runs the program's "
+     "own config at once after a stream-ordered snapshot of its data, a thread of the shim tunes "
+     "the key on the snapshot in the trial helper, and later launches switch to the winner once it "
+     "is verified",
+     tuning_words},
     {"XMATUNE_EXIT_WAIT_MS", T_INT, OFF(exit_wait_ms), 0, "0", 0, 3600000,
      "how long the program's exit waits for the verifications still running in the background "
      "(`docs/cache.md`, Trust) before it drops them: `0`, the default, never waits (the next "

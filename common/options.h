@@ -29,6 +29,7 @@ typedef struct {
 typedef enum { XMT_TRIALS_AUTO = 0, XMT_TRIALS_PROCESS, XMT_TRIALS_INLINE } xmt_trials;
 typedef enum { XMT_TRUST_GRADED = 0, XMT_TRUST_STRICT } xmt_cache_trust;
 typedef enum { XMT_RETUNE_NO = 0, XMT_RETUNE_OUTCOMES, XMT_RETUNE_ALL } xmt_retune;
+typedef enum { XMT_TUNING_SYNC = 0, XMT_TUNING_BACKGROUND } xmt_tuning;
 
 #define XMT_PATH_MAX 4096
 
@@ -60,6 +61,7 @@ struct xmt_options {
     int cache_trust;        /* xmt_cache_trust */
     int retune;             /* xmt_retune */
     int exit_wait_ms;       /* the exit's wait for background verifications */
+    int tuning;             /* xmt_tuning */
     int rechecks;           /* re-checks of a winner at later launches of its key */
     int cache_lock_wait_ms; /* longest wait for the cache's lock; then no cache */
     int progress;           /* progress lines: 1 on, 0 off, -1 when stderr is a terminal */

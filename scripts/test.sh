@@ -21,7 +21,7 @@ bash scripts/layering.sh build-test
 # Debug: the invariant checks are on (shim/invariant.h); the churn and cache tests run them.
 cmake -S . -B build-test-O0 -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-test-O0 -j"$jobs" --target xmatune xmatune-trial simcuda app_rt app_linked rtld_next
-ctest --test-dir build-test-O0 --output-on-failure \
+ctest --test-dir build-test-O0 --output-on-failure -j"$jobs" \
   -R 'integ_(setup|rtld_next_keeps_meaning|discover_rt_basic|discover_linked_basic|tune_saxpy_best_wins|exported_symbols|churn_rt_tune|churn_linked_discover|tune_disk_cache_and_replay|cache_compaction_and_temps)$'
 
 # Release (-O3 -DNDEBUG, what users build): built whole, since -Werror there stops on what

@@ -16,6 +16,7 @@
 typedef struct job {
     struct job *next;
     xmt_trial_snap *snap;
+    int tune; /* a whole session (background tuning), not a verification of `only` */
     xmt_candidate only;
     long only_index;
     char record_data[17];
@@ -55,8 +56,10 @@ static void *worker(void *arg)
         xmt_trial_outcome o;
         char why[400] = "";
         int learned =
-            xmt_trial_verify_snap(j->snap, j->key_text, &j->only, j->only_index,
-                                  j->has_data ? j->record_data : NULL, &o, why, sizeof why);
+            j->tune
+                ? xmt_trial_tune_snap(j->snap, j->key_text, 0, &o, why, sizeof why) == 1
+                : xmt_trial_verify_snap(j->snap, j->key_text, &j->only, j->only_index,
+                                        j->has_data ? j->record_data : NULL, &o, why, sizeof why);
         xmt_trial_snap_free(j->snap);
         pthread_mutex_lock(&bg.lock);
         /* the callback runs under the lock: stop() then knows that none runs after it */
@@ -69,24 +72,10 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
-                       long only_index, const char *record_data, xmt_bgverify_done done, void *ud)
+/* Queues j (taking it and its snapshot), the worker started with the first. 0, or -1 (j and
+ * its snapshot freed). */
+static int queue(job *j)
 {
-    job *j = calloc(1, sizeof *j);
-    if (!j) {
-        xmt_trial_snap_free(s);
-        return -1;
-    }
-    j->snap = s;
-    j->only = *only;
-    j->only_index = only_index;
-    if (record_data) {
-        snprintf(j->record_data, sizeof j->record_data, "%s", record_data);
-        j->has_data = 1;
-    }
-    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
-    j->done = done;
-    j->ud = ud;
     pthread_mutex_lock(&bg.lock);
     int ok = !bg.stopping;
     if (ok && !bg.started) {
@@ -112,11 +101,47 @@ int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candid
     }
     pthread_mutex_unlock(&bg.lock);
     if (!ok) {
-        xmt_trial_snap_free(s);
+        xmt_trial_snap_free(j->snap);
         free(j);
         return -1;
     }
     return 0;
+}
+
+int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
+                       long only_index, const char *record_data, xmt_bgverify_done done, void *ud)
+{
+    job *j = calloc(1, sizeof *j);
+    if (!j) {
+        xmt_trial_snap_free(s);
+        return -1;
+    }
+    j->snap = s;
+    j->only = *only;
+    j->only_index = only_index;
+    if (record_data) {
+        snprintf(j->record_data, sizeof j->record_data, "%s", record_data);
+        j->has_data = 1;
+    }
+    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
+    j->done = done;
+    j->ud = ud;
+    return queue(j);
+}
+
+int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgverify_done done, void *ud)
+{
+    job *j = calloc(1, sizeof *j);
+    if (!j) {
+        xmt_trial_snap_free(s);
+        return -1;
+    }
+    j->snap = s;
+    j->tune = 1;
+    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
+    j->done = done;
+    j->ud = ud;
+    return queue(j);
 }
 
 void xmt_bgverify_atfork(int phase)

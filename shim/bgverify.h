@@ -24,8 +24,12 @@ typedef void (*xmt_bgverify_done)(void *ud, int learned, const xmt_trial_outcome
  * unless the process exits first. 0 queued; -1 when it cannot be (the worker cannot start,
  * the shim is exiting): s freed, done not called. */
 int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
-                       long only_index, const char *record_data, xmt_bgverify_done done,
-                       void *ud);
+                       long only_index, const char *record_data, xmt_bgverify_done done, void *ud);
+
+/* Queues the background tuning of a key (a whole session) on snapshot s, taken before the
+ * program's own launch and completed after it (xmt_trial_snap_after); as xmt_bgverify_queue
+ * otherwise (learned: the session decided, *o its outcome). */
+int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgverify_done done, void *ud);
 
 /* Jobs queued or running now (for the exit report and the tests). */
 int xmt_bgverify_pending(void);

@@ -72,8 +72,8 @@ static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checke
         p->bg_verify = 1;
         /* used at once: verified by this user's process on data that proved something and
          * re-checked since on other data, in a file only this user can write */
-        p->hint = !(p->ch.data[0] && p->ch.rechecked >= 1 && !p->ch.origin[0] &&
-                    xmt_cache_private());
+        p->hint =
+            !(p->ch.data[0] && p->ch.rechecked >= 1 && !p->ch.origin[0] && xmt_cache_private());
         p->trust = p->hint ? "hint" : "used";
         return 1;
     }
@@ -81,6 +81,11 @@ static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checke
     p->need_run = 1;
     p->verify_only = 1;
     return 1;
+}
+
+void xmt_plan_spent(double ms)
+{
+    if (ms > 0) atomic_fetch_add(&total_tuning_us, (uint64_t)(ms * 1000));
 }
 
 void xmt_plan_verify_now(xmt_plan *p)

@@ -50,6 +50,10 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
                       CUdevice dev, const uint8_t *key, size_t kl, const char *key_text,
                       xmt_plan *p);
 
+/* Tuning time spent elsewhere (a session in the background) counted against
+ * XMATUNE_TOTAL_BUDGET_MS. */
+void xmt_plan_spent(double ms);
+
 /* A plan to verify its cached winner in the background that cannot (under capture, no
  * snapshot): verified now, before its first use, as XMATUNE_CACHE_TRUST=strict does. */
 void xmt_plan_verify_now(xmt_plan *p);

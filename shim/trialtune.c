@@ -595,9 +595,16 @@ void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why)
 
 /* The helper's decision taken into *out; a winner other than the program's own config
  * is checked first (may_launch: this launch runs the program's own config, check()). */
+static int check_after(xmt_kernel *k, const xmt_launch_view *v, const staging *st,
+                       const xmt_trial_snap *s, const char *key_text, int device, char *why,
+                       size_t cap);
+
+/* ... after: a snapshot of what the program's own launch left (background tuning): the
+ * check compares the helper's reference with it instead of making this launch. */
 static void take_result(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                         const staging *st, const char *key_text, int device,
-                        const xmt_tp_result *res, int may_launch, xmt_trial_outcome *out)
+                        const xmt_tp_result *res, int may_launch, const xmt_trial_snap *after,
+                        xmt_trial_outcome *out)
 {
     out->choice.index = (long)res->choice;
     snprintf(out->choice.label, sizeof out->choice.label, "%s", res->label);
@@ -610,10 +617,16 @@ static void take_result(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
         xmt_choice_outcome(&out->choice, XMT_OUTCOME_FAULTED, res->why);
     else if (!res->storable && !res->uninformative && res->outcome[0])
         xmt_choice_outcome(&out->choice, res->outcome, res->why);
-    if (!res->reference || !may_launch || res->choice == XMT_OWN_CONFIG) return;
-    out->launched = 1;
+    if (!res->reference || (!may_launch && !after) || res->choice == XMT_OWN_CONFIG) return;
     char cw[600];
-    if (!check(k, l, v, st, key_text, device, &out->launch_rc, cw, sizeof cw)) {
+    int equal;
+    if (after) {
+        equal = check_after(k, v, st, after, key_text, device, cw, sizeof cw);
+    } else {
+        out->launched = 1;
+        equal = check(k, l, v, st, key_text, device, &out->launch_rc, cw, sizeof cw);
+    }
+    if (!equal) {
         xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
                  key_text, cw);
         xmt_choice_outcome(&out->choice, XMT_OUTCOME_DECLINED, cw);
@@ -621,34 +634,49 @@ static void take_result(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
     }
 }
 
-int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                      const char *key_text, int device, int verify_only, const xmt_candidate *only,
-                      long only_index, int from_cache, int recheck, const char *record_data,
-                      int may_launch, xmt_trial_outcome *out, char *why, size_t cap)
+/* How an attempt's staging is filled: from the program's memory (the program is held at
+ * its launch), or from a snapshot's copy (background tuning). */
+typedef CUresult (*fill_fn)(const staging *st, const void *ud);
+
+static CUresult fill_program(const staging *st, const void *ud)
 {
-    xmt_image img;
-    out->declined = 0;
-    if (!admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;
-    /* the helper refuses it too (trial/tune.c) */
-    for (unsigned i = 0; only && i < only->nargs; i++)
-        if (only->args[i].param >= k->nparams || only->args[i].size > 8) {
-            snprintf(why, cap, "its config sets parameter %u; the kernel has %zu",
-                     only->args[i].param, k->nparams);
-            return out->declined = 1, 0;
-        }
-    double t0 = xmt_now_ms();
-    staging st = {.fd = -1};
-    if (stage(k, v, device, &st, why, cap) != 0) {
-        unstage(&st);
-        out->declined = 1;
-        return 0;
-    }
-    json_t *globals = globals_json(&img, why, cap);
-    double staging_ms = xmt_now_ms() - t0;
-    if (!globals) {
-        unstage(&st);
-        return 0;
-    }
+    (void)ud;
+    return refill(st);
+}
+
+/* One session's setting: what run_attempts runs. */
+typedef struct {
+    xmt_kernel *k;
+    const xmt_launch *l;
+    const xmt_launch_view *v;
+    const char *key_text;
+    int device;
+    staging *st;
+    const xmt_image *img;
+    const json_t *globals;
+    double staging_ms;
+    int verify_only;
+    const xmt_candidate *only;
+    long only_index;
+    int from_cache, recheck;
+    const char *record_data;
+    int may_launch;
+    const xmt_trial_snap *after; /* background tuning: the fidelity check's copy */
+    fill_fn fill;
+    const void *fill_ud;
+} sess_t;
+
+/* The attempts of one session: a helper each, until it decides, a fault is retried without
+ * its candidate, or it cannot run. 1 decided (*out), -1 the helper failed to start, 0 it
+ * cannot run there (why). */
+static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size_t cap)
+{
+    xmt_kernel *k = c->k;
+    const xmt_launch *l = c->l;
+    const xmt_launch_view *v = c->v;
+    const char *key_text = c->key_text;
+    int device = c->device;
+    staging *stp = c->st;
     faulted_t *fl = calloc(XMT_TRIAL_MAX_FAULTS, sizeof *fl);
     size_t nf = 0;
     int lost = 0, done = 0, in_place_first = 0, failed = 0;
@@ -657,18 +685,18 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     out->launched = 0;
     while (fl && !done) {
         double r0 = xmt_now_ms();
-        CUresult fr = refill(&st);
-        json_t *rq = request_json(k, l, v, key_text, device, &st, &img, fl, nf, verify_only, only,
-                                  only_index, from_cache, recheck, record_data, globals,
-                                  staging_ms + xmt_now_ms() - r0);
+        CUresult fr = c->fill(stp, c->fill_ud);
+        json_t *rq = request_json(k, l, v, key_text, device, stp, c->img, fl, nf, c->verify_only,
+                                  c->only, c->only_index, c->from_cache, c->recheck, c->record_data,
+                                  c->globals, c->staging_ms + xmt_now_ms() - r0);
         if (rq && in_place_first) json_object_set_new(rq, "in_place_first", json_true());
         char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
         json_decref(rq);
         int fds[3], nfds = 0;
         fds[nfds++] = text ? memfd_of("xmatune-request", text, strlen(text)) : -1;
-        fds[nfds++] = memfd_of("xmatune-image", img.bytes, img.size);
-        if (st.fd >= 0) fds[nfds++] = st.fd;
-        xmt_tp_tune t = {text ? strlen(text) : 0, img.size, st.fd >= 0 ? st.bytes : 0};
+        fds[nfds++] = memfd_of("xmatune-image", c->img->bytes, c->img->size);
+        if (stp->fd >= 0) fds[nfds++] = stp->fd;
+        xmt_tp_tune t = {text ? strlen(text) : 0, c->img->size, stp->fd >= 0 ? stp->bytes : 0};
         free(text);
         xmt_tp_result res;
         if (fr != CUDA_SUCCESS) {
@@ -712,7 +740,7 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
                 break;
             }
             if (a == ATTEMPT_DONE) {
-                take_result(k, l, v, &st, key_text, device, &res, may_launch, out);
+                take_result(k, l, v, stp, key_text, device, &res, c->may_launch, c->after, out);
             } else {
                 xmt_warn("%s: key %s is not tuned: more than %d of its candidates faulted in the "
                          "trial helper; the program's own config is used",
@@ -726,10 +754,45 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         }
     }
     free(fl);
+    return done ? 1 : failed ? -1 : 0;
+}
+
+int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                      const char *key_text, int device, int verify_only, const xmt_candidate *only,
+                      long only_index, int from_cache, int recheck, const char *record_data,
+                      int may_launch, xmt_trial_outcome *out, char *why, size_t cap)
+{
+    xmt_image img;
+    out->declined = 0;
+    if (!admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;
+    /* the helper refuses it too (trial/tune.c) */
+    for (unsigned i = 0; only && i < only->nargs; i++)
+        if (only->args[i].param >= k->nparams || only->args[i].size > 8) {
+            snprintf(why, cap, "its config sets parameter %u; the kernel has %zu",
+                     only->args[i].param, k->nparams);
+            return out->declined = 1, 0;
+        }
+    double t0 = xmt_now_ms();
+    staging st = {.fd = -1};
+    if (stage(k, v, device, &st, why, cap) != 0) {
+        unstage(&st);
+        out->declined = 1;
+        return 0;
+    }
+    json_t *globals = globals_json(&img, why, cap);
+    double staging_ms = xmt_now_ms() - t0;
+    if (!globals) {
+        unstage(&st);
+        return 0;
+    }
+    sess_t c = {k,           l,          v,           key_text,     device,     &st,        &img,
+                globals,     staging_ms, verify_only, only,         only_index, from_cache, recheck,
+                record_data, may_launch, NULL,        fill_program, NULL};
+    int r = run_attempts(&c, out, why, cap);
     json_decref(globals);
     unstage(&st);
     out->spent_ms = xmt_now_ms() - t0;
-    return done ? 1 : failed ? -1 : 0;
+    return r;
 }
 
 /* ---- a snapshot for a verification off the program's path (docs/cache.md, "Trust") ------ */
@@ -752,7 +815,99 @@ struct xmt_trial_snap {
     int copy_async; /* from cuMemAllocAsync: freed so */
     staging st;     /* made on the worker, filled from copy */
     double snap_ms;
+    /* background tuning: what the program's own launch left, copied after it (the same
+     * layout as copy), for the helper's fidelity check (xmt_trial_snap_after) */
+    CUdeviceptr after;
+    int after_async;
+    CUevent after_ev;
 };
+
+/* The offset of region i in a snapshot's copy: the regions end to end, 256-byte aligned. */
+static size_t snap_off(const xmt_trial_snap *s, size_t i)
+{
+    size_t at = 0;
+    for (size_t r = 0; r < i; r++)
+        at += (s->regs[r].bytes + 255) & ~(size_t)255;
+    return at;
+}
+
+/* A snapshot's copy into an attempt's staging (background tuning's refill). */
+static CUresult fill_snap(const staging *st, const void *ud)
+{
+    const xmt_trial_snap *s = ud;
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; r == CUDA_SUCCESS && st->bytes && i < s->nregs; i++)
+        r = xmt_drv.cuMemcpyDtoD(st->va + staged_at(st, s->regs[i].base), s->copy + snap_off(s, i),
+                                 s->regs[i].bytes);
+    return r;
+}
+
+/* The fidelity check of background tuning (check()'s twin): what the program's own launch
+ * left, as its snapshot copied it after the launch, against the helper's reference in the
+ * staging. 1 when equal (within the entry's tolerance, where it has one). */
+static int check_after(xmt_kernel *k, const xmt_launch_view *v, const staging *st,
+                       const xmt_trial_snap *s, const char *key_text, int device, char *why,
+                       size_t cap)
+{
+    CUresult r = s->after_ev ? xmt_drv.cuEventSynchronize(s->after_ev) : CUDA_ERROR_NOT_READY;
+    xmt_gc_cmp *c = NULL;
+    size_t n = r == CUDA_SUCCESS ? check_comparisons(k, v, st, &c) : 0;
+    xmt_gc_result *res = calloc(n ? n : 1, sizeof *res);
+    uint64_t bytes = 0, differ = 0;
+    if (r == CUDA_SUCCESS && (!res || (!c && st->nregs))) r = CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < st->nregs; i++)
+        bytes += st->regs[i].bytes;
+    /* the comparisons name the program's addresses: the copy's instead */
+    for (size_t j = 0; r == CUDA_SUCCESS && j < n; j++)
+        for (size_t i = 0; i < s->nregs; i++)
+            if (c[j].got >= s->regs[i].base && c[j].got < s->regs[i].base + s->regs[i].bytes) {
+                c[j].got = s->after + snap_off(s, i) + (c[j].got - s->regs[i].base);
+                break;
+            }
+    if (r == CUDA_SUCCESS) {
+        xmt_gc gc;
+        xmt_gc_open(&gc, NULL);
+        r = xmt_gc_compare(&gc, c, n, res);
+        xmt_gc_close(&gc);
+    }
+    for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++)
+        differ += res[i].count;
+    free(c);
+    free(res);
+    if (r != CUDA_SUCCESS) {
+        char b[32];
+        snprintf(why, cap, "the comparison failed (%s)", xmt_cu_name(r, b, sizeof b));
+    } else if (differ) {
+        snprintf(why, cap,
+                 "the program's own run differs from the trial helper's in %llu of %llu bytes: "
+                 "the helper does not see all the kernel reads (a module global the program "
+                 "set without asking the driver for its address, a texture, memory reached "
+                 "through pointers outside the staged regions)",
+                 (unsigned long long)differ, (unsigned long long)bytes);
+    }
+    int equal = r == CUDA_SUCCESS && !differ;
+    if (xmt_log_enabled())
+        xmt_log_event(xmt_ev_trial_check(k->mangled, k->demangled, key_text, device, equal, bytes,
+                                         differ, equal ? NULL : why));
+    return equal;
+}
+
+int xmt_trial_snap_after(xmt_trial_snap *s, const xmt_launch *l)
+{
+    CUstream stream = xmt_launch_stream(l);
+    CUresult r = CUDA_SUCCESS;
+    if (s->bytes && xmt_drv.cuMemAllocAsync &&
+        xmt_drv.cuMemAllocAsync(&s->after, s->bytes, stream) == CUDA_SUCCESS)
+        s->after_async = 1;
+    else if (s->bytes)
+        r = xmt_drv.cuMemAlloc(&s->after, s->bytes);
+    for (size_t i = 0; r == CUDA_SUCCESS && i < s->nregs; i++)
+        r = xmt_drv.cuMemcpyDtoDAsync(s->after + snap_off(s, i), s->regs[i].base, s->regs[i].bytes,
+                                      stream);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventCreate(&s->after_ev, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventRecord(s->after_ev, stream);
+    return r == CUDA_SUCCESS ? 0 : -1;
+}
 
 xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                                    int device, char *why, size_t cap)
@@ -838,10 +993,18 @@ void xmt_trial_snap_free(xmt_trial_snap *s)
         xmt_drv.cuEventSynchronize(s->copied); /* the copies are done with their memory */
         xmt_drv.cuEventDestroy(s->copied);
     }
+    if (s->after_ev) {
+        xmt_drv.cuEventSynchronize(s->after_ev);
+        xmt_drv.cuEventDestroy(s->after_ev);
+    }
     if (s->copy && s->copy_async && xmt_drv.cuMemFreeAsync)
         xmt_drv.cuMemFreeAsync(s->copy, NULL);
     else if (s->copy)
         xmt_drv.cuMemFree(s->copy);
+    if (s->after && s->after_async && xmt_drv.cuMemFreeAsync)
+        xmt_drv.cuMemFreeAsync(s->after, NULL);
+    else if (s->after)
+        xmt_drv.cuMemFree(s->after);
     if (!s->st.regs) xmt_protect_free(s->regs, s->nregs); /* else st's (snap_stage) */
     unstage(&s->st);
     free(s->args);
@@ -862,10 +1025,6 @@ static CUresult snap_stage(xmt_trial_snap *s, char *why, size_t cap)
     s->st.regs = s->regs; /* the staging owns them from here (unstage frees them) */
     s->st.nregs = s->nregs;
     if (stage_alloc(&s->st, s->device, why, cap) != 0) return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0, at = 0; r == CUDA_SUCCESS && s->st.bytes && i < s->nregs;
-         at += (s->regs[i].bytes + 255) & ~(size_t)255, i++)
-        r = xmt_drv.cuMemcpyDtoD(s->st.va + staged_at(&s->st, s->regs[i].base), s->copy + at,
-                                 s->regs[i].bytes);
     s->snap_ms += xmt_now_ms() - t0;
     if (r != CUDA_SUCCESS) snprintf(why, cap, "its snapshot cannot be staged");
     return r;
@@ -914,6 +1073,46 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
         xmt_choice_outcome(&out->choice, XMT_OUTCOME_FAILED, fw);
         return 1;
     }
-    take_result(k, &s->l, &s->v, &s->st, key_text, s->device, &res, 0, out);
+    take_result(k, &s->l, &s->v, &s->st, key_text, s->device, &res, 0, NULL, out);
     return 1;
+}
+
+int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only,
+                        xmt_trial_outcome *out, char *why, size_t cap)
+{
+    xmt_kernel *k = s->k;
+    memset(out, 0, sizeof *out);
+    out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
+    double t0 = xmt_now_ms();
+    xmt_image img;
+    if (atomic_load(&k->serial) != s->serial || !image_of(k, &img)) {
+        snprintf(why, cap, "its module is gone");
+        return 0;
+    }
+    if (snap_stage(s, why, cap) != CUDA_SUCCESS) return 0;
+    json_t *globals = globals_json(&img, why, cap);
+    if (!globals) return 0;
+    sess_t c = {k,
+                &s->l,
+                &s->v,
+                key_text,
+                s->device,
+                &s->st,
+                &img,
+                globals,
+                s->snap_ms,
+                verify_only,
+                NULL,
+                -1,
+                0,
+                0,
+                NULL,
+                0,
+                s->after_ev ? s : NULL,
+                fill_snap,
+                s};
+    int r = run_attempts(&c, out, why, cap);
+    json_decref(globals);
+    out->spent_ms = xmt_now_ms() - t0;
+    return r;
 }

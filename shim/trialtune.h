@@ -79,4 +79,14 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
                           char *why, size_t cap);
 void xmt_trial_snap_free(xmt_trial_snap *s);
 
+/* Background tuning (docs/tuning.md, "In the background"): on the program's thread, right
+ * after its own launch, xmt_trial_snap_after copies what that launch left (stream-ordered,
+ * no wait), for the fidelity check; 0, or -1 (the check then cannot run: the key stays the
+ * program's own config). On the worker, xmt_trial_tune_snap runs the key's whole session on
+ * the snapshot (retried without a candidate that faults, from the same copy) and checks a
+ * winner against what the program's launch left. Returns as xmt_trial_session. */
+int xmt_trial_snap_after(xmt_trial_snap *s, const xmt_launch *l);
+int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only,
+                        xmt_trial_outcome *out, char *why, size_t cap);
+
 #endif

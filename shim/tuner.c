@@ -552,6 +552,107 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
     free(j);
 }
 
+static void auto_too_short(xmt_kernel *k, const xmt_choice *ch, const char *key_text);
+
+/* A key tuned in the background has its outcome: stored as a tuning's is (a winner, the
+ * program's own config, an outcome), and a winner used from the next launch on (every
+ * thread's memo looks again). Nothing learned: the key keeps the program's own config for
+ * this process, its claim given up. */
+static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const char *why)
+{
+    bg_job *j = ud;
+    xmt_kernel *k = j->k;
+    if (atomic_load(&k->serial) != j->serial) {
+        free(j);
+        return;
+    }
+    result_t *r = j->r;
+    xmt_plan *p = &j->plan;
+    xmt_plan_spent(o->spent_ms);
+    if (!learned || o->uninformative) {
+        xmt_verbose(1,
+                    "%s: key %s was not tuned in the background (%s); the program's own config "
+                    "stays",
+                    k->demangled, j->key_text,
+                    learned ? "its first launch's data proved nothing" : why);
+        if (p->claimed) xmt_cache_unclaim(&p->id, j->key, p->keylen);
+        free(j);
+        return;
+    }
+    xmt_choice ch = o->choice;
+    int store = o->storable || ch.outcome[0];
+    if (store)
+        xmt_cache_store(&p->id, j->key, p->keylen, j->device, j->key_text, &ch);
+    else if (p->claimed)
+        xmt_cache_unclaim(&p->id, j->key, p->keylen);
+    if (ch.index != XMT_OWN_CONFIG) {
+        snprintf(r->label, sizeof r->label, "%s", ch.label);
+        r->time_ms = ch.time_ms;
+        memcpy(r->digest, ch.data, sizeof r->digest);
+        __atomic_store_n(&r->index, ch.index, __ATOMIC_RELEASE);
+        memo_forget(k);
+    }
+    xmt_verbose(1, "%s: key %s: tuned in the background: %s%s", k->demangled, j->key_text,
+                ch.index == XMT_OWN_CONFIG ? "the program's own config stays" : ch.label,
+                ch.index == XMT_OWN_CONFIG ? "" : "; the program uses it from its next launch");
+    auto_too_short(k, &ch, j->key_text);
+    free(j);
+}
+
+/* A new key tuned in the background (XMATUNE_TUNING=background): a snapshot of what the
+ * launch reaches before it, the program's own launch, a copy of what it left after it, and
+ * the session queued; the key runs the program's own config until the session is done
+ * (bg_tuned). 1 with *rc the launch's result when so; 0 when the launch cannot be tuned so
+ * (nothing done: the caller tunes it as usual). */
+static int bg_tune(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
+                   result_t *mine, const xmt_plan *p, const char *key_text, CUresult *rc)
+{
+    char why[400] = "";
+    bg_job *j = calloc(1, sizeof *j);
+    if (!j || p->keylen > sizeof j->key) {
+        free(j);
+        return 0;
+    }
+    xmt_trial_snap *s = xmt_trial_snapshot(k, l, v, device, why, sizeof why);
+    if (!s) {
+        xmt_verbose(1, "%s: key %s: no snapshot for tuning in the background (%s); tuned now",
+                    k->demangled, key_text, why);
+        free(j);
+        return 0;
+    }
+    j->k = k;
+    j->serial = atomic_load(&k->serial);
+    j->r = mine;
+    j->device = device;
+    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
+    j->plan = *p;
+    memcpy(j->key, p->key, p->keylen);
+    j->plan.key = j->key;
+    j->plan.id.code = j->plan.code;
+    j->plan.id.entry_fp = j->plan.entry_fp;
+    j->plan.only = NULL;
+    /* published first: the program's own config meanwhile, no re-check waits on it */
+    mine->index = XMT_OWN_CONFIG;
+    mine->label[0] = 0;
+    atomic_store(&mine->rechecks_left, 0);
+    pthread_mutex_lock(&k->lock);
+    k->tune->keys_tuned++;
+    pthread_mutex_unlock(&k->lock);
+    atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
+    *rc = run_winner(k, l, v, mine, device, NULL);
+    if (*rc != CUDA_SUCCESS || xmt_trial_snap_after(s, l) != 0) {
+        xmt_verbose(1, "%s: key %s: not tuned in the background (the launch or its copy failed)",
+                    k->demangled, key_text);
+        xmt_trial_snap_free(s);
+        if (p->claimed) xmt_cache_unclaim(&p->id, j->key, p->keylen);
+        free(j);
+    } else if (xmt_bgtune_queue(s, key_text, bg_tuned, j) != 0) {
+        if (p->claimed) xmt_cache_unclaim(&p->id, j->key, p->keylen);
+        free(j);
+    }
+    return 1;
+}
+
 /* A cached winner to verify off the program's path: the snapshot of this launch's memory
  * taken now (before the launch, stream-ordered) and the job queued. 0 queued, -1 when it
  * cannot be (the plan is then verified now instead). */
@@ -624,8 +725,7 @@ static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, co
             if (r->index >= 0 && r->rechecked++ == 0) {
                 /* the first re-check passed on new data: the record says so (rechecked), and
                  * a later process may use it at once (docs/cache.md, Trust) */
-                xmt_choice ch = {
-                    .index = r->index, .time_ms = r->time_ms, .rechecked = 1};
+                xmt_choice ch = {.index = r->index, .time_ms = r->time_ms, .rechecked = 1};
                 snprintf(ch.label, sizeof ch.label, "%s", r->label);
                 memcpy(ch.data, digest, sizeof ch.data);
                 xmt_plan_store_rechecked(k, di, (CUdevice)device, r->key + 4, r->keylen - 4,
@@ -780,6 +880,11 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     struct xmt_tune_state *ts = k->tune;
     /* a cached winner verified off the program's path: the snapshot before the launch, or,
      * when there can be none, the verification now as strict trust makes it */
+    CUresult rc;
+    if (p->need_run && !p->verify_only && !p->from_cache && !p->recheck &&
+        xmt_opt.tuning == XMT_TUNING_BACKGROUND && xmt_opt.trials != XMT_TRIALS_INLINE &&
+        bg_tune(k, l, v, device, mine, p, key_text, &rc))
+        return rc;
     int bg = 0;
     if (p->bg_verify) {
         bg = bg_start(k, l, v, device, mine, p, key_text) == 0;

@@ -72,6 +72,7 @@ static int find_shim(char *out, size_t cap)
 static void usage_run(FILE *f)
 {
     fprintf(f, "usage: xmatune run [--discover|--tune|--replay|--off] [--auto] [--retune]\n"
+               "                   [--background]\n"
                "                   [--policy P]\n"
                "                   [--log L] [--cache C] [--include GLOB] [--exclude GLOB]\n"
                "                   [--budget MS] [--iterations N] [--warmup N] [--libcuda PATH]\n"
@@ -84,7 +85,9 @@ static void usage_run(FILE *f)
                "XMATUNE_LIBCUDA, --auto XMATUNE_AUTO=1 (kernels no policy names are tuned\n"
                "too: README, Tuning with no policy), --retune XMATUNE_RETUNE=outcomes (keys\n"
                "whose cached outcome kept the program's own config untuned are tuned again:\n"
-               "docs/cache.md); each -v raises XMATUNE_VERBOSE by one.\n"
+               "docs/cache.md), --background XMATUNE_TUNING=background (new keys are tuned\n"
+               "while the program runs its own config: docs/tuning.md); each -v raises\n"
+               "XMATUNE_VERBOSE by one.\n"
                "A --policy or --libcuda path that does not exist, a value the shim would not\n"
                "take (--iterations abc; `xmatune options` lists what each takes) and under\n"
                "replay a --cache that does not exist are errors before PROGRAM starts (the\n"
@@ -126,6 +129,10 @@ static int run_option(int argc, char **argv, int *i, int *verbose)
     }
     if (!strcmp(a, "--auto")) {
         setenv("XMATUNE_AUTO", "1", 1);
+        return 0;
+    }
+    if (!strcmp(a, "--background")) { /* docs/tuning.md, "In the background" */
+        setenv("XMATUNE_TUNING", "background", 1);
         return 0;
     }
     if (!strcmp(a, "--retune")) { /* docs/cache.md, "Every outcome is remembered" */

@@ -45,6 +45,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -1648,6 +1649,16 @@ static long rss_kb(void)
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* Bytes the process's allocator has handed out and not had back (every arena, the shim's
+ * threads' included, and its own mmap'ed blocks): exact to the byte where resident memory
+ * moves by pages and by what the allocator keeps, so that a leak of a few bytes a cycle
+ * shows in a few thousand cycles. */
+static long heap_bytes(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return (long)(mi.uordblks + mi.hblkhd);
+}
+
 /* How often the driver was asked for a kernel's name (the shim asks once per record it
  * makes): the simulated driver counts its calls. */
 static unsigned long long name_queries(void)
@@ -1663,9 +1674,10 @@ static unsigned long long name_queries(void)
 
 /* Module churn: a second module (library for app_rt) loaded, one kernel got, launched
  * and the module unloaded, ITERATIONS times, while the first module stays loaded and its
- * vecadd is launched before and after. Prints RSS_KB_WARM (after a tenth of the cycles),
- * RSS_KB_END, CHURN_MS and KEPT_NAME_QUERIES (name queries the launch of the kept
- * module's vecadd after the churn cost: 0 when its record was kept). */
+ * vecadd is launched before and after. Prints RSS_KB_WARM and HEAP_B_WARM (after a tenth
+ * of the cycles), RSS_KB_END and HEAP_B_END (after the last), CHURN_MS and
+ * KEPT_NAME_QUERIES (name queries the launch of the kept module's vecadd after the churn
+ * cost: 0 when its record was kept). */
 static void scenario_churn(void)
 {
     int n = 64, nv = 1000;
@@ -1676,7 +1688,7 @@ static void scenario_churn(void)
     void *pv[] = {&va, &vb, &vo, &nv};
     launch(cu.launch, vecadd, (unsigned)(nv + 127) / 128, 1, 128, 1, 0, NULL, pv);
     void *pt[] = {&a, &b, &o, &n};
-    long warm = 0;
+    long warm = 0, heap_warm = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < iterations; i++) {
@@ -1686,17 +1698,22 @@ static void scenario_churn(void)
         CUfunction f = kernel_of(m, lib, "triton_poi_fused_add_0");
         launch(cu.launch, f, 1, 1, 32, 1, 0, NULL, pt);
         unload_from(m, lib);
-        if (i == iterations / 10) warm = rss_kb();
+        if (i == iterations / 10) {
+            warm = rss_kb();
+            heap_warm = heap_bytes();
+        }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    long heap_end = heap_bytes();
     unsigned long long before = name_queries();
     launch(cu.launch, vecadd, (unsigned)(nv + 127) / 128, 1, 128, 1, 0, NULL, pv);
     unsigned long long after = name_queries();
     CHECK(cu.cuCtxSynchronize());
     dump(o, (size_t)n * 4);
     dump(vo, (size_t)nv * 4);
-    printf("RSS_KB_WARM %ld\nRSS_KB_END %ld\nCHURN_MS %lld\nKEPT_NAME_QUERIES %llu\n", warm,
-           rss_kb(),
+    printf("RSS_KB_WARM %ld\nRSS_KB_END %ld\nHEAP_B_WARM %ld\nHEAP_B_END %ld\nCHURN_MS %lld\n"
+           "KEPT_NAME_QUERIES %llu\n",
+           warm, rss_kb(), heap_warm, heap_end,
            (long long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000),
            after - before);
 }
