@@ -76,8 +76,11 @@ static int open_lock(const char *path)
     if (sibling(path, ".lock", lock, sizeof lock) != 0) return -1;
     /* group-writable as the umask allows: a team's cache is locked by the whole team */
     int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
-    if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM))
+    if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+        int first = errno; /* a lock file that could not be made: say why, not "no such file" */
         fd = open(lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) errno = first;
+    }
     if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -116,7 +116,8 @@ static const opt_desc options[] = {
      "past it the process says so and goes on without the cache",
      NULL},
     {"XMATUNE_VERBOSE", T_INT, OFF(verbose), 0, "0", 0, 3,
-     "`1` prints the options in effect, one line per tuning (like `XMA_PRINT_AUTOTUNING`) "
+     "`1` prints the options in effect (in every mode, `off` too), one line per tuning (like "
+     "`XMA_PRINT_AUTOTUNING`) "
      "and the exit table (launches, rewrites, keys per kernel; discover prints it always); "
      "`2` also every candidate",
      NULL},
@@ -324,6 +325,82 @@ static void bad_value(void (*warn)(const char *msg), const opt_desc *o, const ch
         fprintf(stderr, "xmatune: %s\n", msg);
 }
 
+/* Variables named XMATUNE_* that are not the shim's options: the command's, the helper's
+ * and the scripts' (README, docs/gpu-suite.md); never flagged as mistyped. A name ending in
+ * '_' stands for every name it begins. */
+static const char *const not_options[] = {
+    "XMATUNE_SHIM", "XMATUNE_TRIAL_FD", "XMATUNE_DEMO_BUILD", "XMATUNE_LOAD",  "XMATUNE_LOAD_RUNS",
+    "XMATUNE_GPU_", "XMATUNE_SANITIZE", "XMATUNE_SANITIZE_",  "XMATUNE_FUZZ_", NULL};
+
+/* The edit distance (insertions, deletions, substitutions) of a and b, stopping at
+ * cap + 1: only small distances matter. */
+static size_t distance(const char *a, const char *b, size_t cap)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return cap + 1;
+    if ((la > lb ? la - lb : lb - la) > cap) return cap + 1;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* Every XMATUNE_* name in the environment that is not an option: a typo (XMATUNE_POLCY)
+ * would otherwise leave the program silently untuned. Named with the option nearest to it
+ * (edit distance at most 2, or 3 for long names) when there is one. */
+static void unknown_names(void (*warn)(const char *msg))
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+        char name[72];
+        if (strncmp(*e, "XMATUNE_", 8) != 0 || len >= sizeof name) continue;
+        memcpy(name, *e, len);
+        name[len] = 0;
+        int known = 0;
+        for (size_t i = 0; !known && i < sizeof options / sizeof options[0]; i++)
+            known = !strcmp(name, options[i].name);
+        for (size_t i = 0; !known && not_options[i]; i++) {
+            size_t l = strlen(not_options[i]);
+            known = not_options[i][l - 1] == '_' ? !strncmp(name, not_options[i], l)
+                                                 : !strcmp(name, not_options[i]);
+        }
+        if (known) continue;
+        const char *near = NULL;
+        size_t cap = len > 16 ? 3 : 2, best = cap + 1;
+        for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+            size_t d = distance(name, options[i].name, cap);
+            if (d < best) best = d, near = options[i].name;
+        }
+        char msg[256];
+        if (near)
+            snprintf(msg, sizeof msg,
+                     "%s is not an xmatune variable (it is ignored): did you mean %s?", name, near);
+        else
+            snprintf(msg, sizeof msg,
+                     "%s is not an xmatune variable (it is ignored; `xmatune options` lists "
+                     "them)",
+                     name);
+        if (warn)
+            warn(msg);
+        else
+            fprintf(stderr, "xmatune: %s\n", msg);
+    }
+}
+
 void xmt_options_load(void (*warn)(const char *msg))
 {
     memset(&xmt_opt, 0, sizeof xmt_opt);
@@ -350,6 +427,7 @@ void xmt_options_load(void (*warn)(const char *msg))
     /* auto has a total budget by default: it may meet many kernels */
     const char *tb = getenv("XMATUNE_TOTAL_BUDGET_MS");
     if (xmt_opt.autotune && (!tb || !*tb)) xmt_opt.total_budget_ms = XMT_AUTO_TOTAL_BUDGET_MS;
+    unknown_names(warn);
 }
 
 static void print_value(FILE *out, const opt_desc *o)

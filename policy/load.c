@@ -345,6 +345,19 @@ static int check_depth(ld *L, const char *text, size_t len)
     return rc;
 }
 
+/* libyaml's errors for a tab in the indentation ("found a tab character that violates
+ * indentation", "found character that cannot start any token") do not say what to do: a
+ * hint, when the line of the error begins with blanks that hold a tab. */
+static const char *tab_hint(const char *text, size_t len, yaml_mark_t mk)
+{
+    size_t at = mk.index < len ? mk.index : len;
+    while (at > 0 && text[at - 1] != '\n')
+        at--;
+    for (; at < len && (text[at] == ' ' || text[at] == '\t'); at++)
+        if (text[at] == '\t') return "; tabs are not allowed in YAML indentation: use spaces";
+    return "";
+}
+
 static void load_text(ld *L, const char *text, size_t len, struct xmt_policy_set *set)
 {
     yaml_parser_t parser;
@@ -362,11 +375,12 @@ static void load_text(ld *L, const char *text, size_t len, struct xmt_policy_set
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
         yaml_mark_t mk = parser.problem_mark;
+        const char *tab = tab_hint(text, len, mk);
         if (parser.context)
-            ld_report(L, mk, "YAML: %s %s (line %zu)", parser.problem ? parser.problem : "error",
-                      parser.context, parser.context_mark.line + 1);
+            ld_report(L, mk, "YAML: %s %s (line %zu)%s", parser.problem ? parser.problem : "error",
+                      parser.context, parser.context_mark.line + 1, tab);
         else
-            ld_report(L, mk, "YAML: %s", parser.problem ? parser.problem : "error");
+            ld_report(L, mk, "YAML: %s%s", parser.problem ? parser.problem : "error", tab);
         yaml_parser_delete(&parser);
         return;
     }
@@ -534,6 +548,16 @@ int xmt_policy_load(const char *path, xmt_policy_set **out, xmt_diag_fn diag, vo
                 n++;
             }
             closedir(d);
+            /* a warning, not an error: nothing in it is wrong, but nothing will be tuned by
+             * it, which a typo in the path would explain */
+            if (!n && diag) {
+                char msg[4200];
+                snprintf(msg, sizeof msg,
+                         "%s: no policy file (*.yaml or *.yml) in this folder: no kernel has a "
+                         "policy",
+                         path);
+                diag(ud, msg);
+            }
             if (n) qsort(names, n, sizeof *names, cmp_str);
             for (size_t i = 0; i < n; i++) {
                 load_file(&L, names[i], set);

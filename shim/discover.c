@@ -43,10 +43,14 @@ typedef struct {
     uint64_t count;
 } argset_t;
 
+/* The paths whose launches are never rewritten (binding attributes, cooperative). */
+#define NOT_REWRITABLE (XMT_PATH_COOP | XMT_PATH_EX_ATTRS)
+
 struct xmt_discover {
     int device;
     unsigned paths;
     uint64_t launches, other;
+    uint64_t fixed;          /* of launches, those through a path no rewrite may touch */
     uint64_t graph_launches; /* made by graph replays (graph.c), apart from launches */
     int nshapes;
     shape_t shapes[MAX_SHAPES];
@@ -285,6 +289,7 @@ static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
         if (!d) return;
         d->paths |= s->paths;
         d->launches += s->launches;
+        d->fixed += s->fixed;
         d->graph_launches += s->graph_launches;
         d->other += s->other;
         for (int i = 0; i < s->nshapes; i++)
@@ -304,7 +309,7 @@ static void fold_shapes(xmt_kernel *dst, xmt_kernel *src)
                 d->other_args += a->count;
         }
         d->other_args += s->other_args;
-        s->launches = s->other = s->other_args = s->graph_launches = 0;
+        s->launches = s->fixed = s->other = s->other_args = s->graph_launches = 0;
         s->nshapes = s->nargsets = 0;
     }
 }
@@ -371,6 +376,7 @@ static void record_launch(xmt_kernel *k, const xmt_launch *l, int dev, unsigned 
     atomic_fetch_add_explicit(&k->launches, count, memory_order_relaxed);
     d->paths |= path;
     d->launches += count;
+    if (path & NOT_REWRITABLE) d->fixed += count;
     /* A launch like an earlier one (the usual case) finds its set, which knows its shape:
      * two counts, no search of the shapes. */
     int at = *readable ? find_argset(d, a) : -1;
@@ -642,11 +648,16 @@ int xmt_discover_report(xmt_kernel *k, FILE *table)
         if (table) {
             const char *origin = k->entry ? xmt_entry_origin(k->entry) : "-";
             const char *slash = strrchr(origin, '/');
+            /* how many: one cooperative launch among thousands is another story than all */
+            char fixed[80] = "";
+            if (d->fixed)
+                snprintf(fixed, sizeof fixed, "  [%llu of %llu launch%s not rewritable]",
+                         (unsigned long long)d->fixed, (unsigned long long)d->launches,
+                         d->launches == 1 ? "" : "es");
             fprintf(table, "xmatune: %10llu %10llu %6d %4d  %-20.20s %s%s\n",
                     (unsigned long long)d->launches, (unsigned long long)d->graph_launches,
                     d->nshapes + (d->other ? 1 : 0), d->device, slash ? slash + 1 : origin,
-                    k->demangled,
-                    (d->paths & (XMT_PATH_COOP | XMT_PATH_EX_ATTRS)) ? "  [not rewritable]" : "");
+                    k->demangled, fixed);
         }
     }
     pthread_mutex_unlock(&k->lock);

@@ -109,7 +109,7 @@ static void replay_miss(const xmt_kernel *k, const xmt_plan *p, const char *key_
                  "the cached winner is no longer a valid candidate of the policy for this launch");
     else
         xmt_miss_cause(xmt_cache_path(), &p->id, p->key, p->keylen, cause, sizeof cause);
-    xmt_warn("replay: %s, key %s: no cached winner (%s); the program's own config runs",
+    xmt_warn("replay: %s, key %s: no cached winner: %s; the program's own config runs",
              k->demangled, key_text, cause);
     xmt_log_event(xmt_ev_replay_miss(k->mangled, k->demangled, key_text, xmt_entry_origin(k->entry),
                                      dev, cause));

@@ -8,8 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autotune.h"
 #include "driver.h"
 #include "verify.h"
+
+const char *xmt_rounding_hint(const xmt_entry *e)
+{
+    return xmt_auto_owns(e) ? "verification is bitwise unless a tolerance is allowed: "
+                              "XMATUNE_AUTO_TOLERANCE=RTOL,ATOL"
+                            : "verification is bitwise unless a tolerance is allowed: "
+                              "tolerance: {rtol: R, atol: A} in the entry";
+}
 
 double xmt_rounding_bound(int cmp_kind)
 {

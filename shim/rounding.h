@@ -26,6 +26,11 @@
 #include "protect.h"
 #include "xmt_policy.h"
 
+/* What a rounding rejection's message ends with, without a tolerance: what would allow
+ * one where the user is, the entry's one-line tolerance: for a policy's entry,
+ * XMATUNE_AUTO_TOLERANCE for the entries auto derives (which no one writes). Static. */
+const char *xmt_rounding_hint(const xmt_entry *e);
+
 /* Most float extents per launch (a kernel with more float pointers: the first ones). */
 #define XMT_MAX_EXTENTS 32
 

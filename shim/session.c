@@ -837,12 +837,14 @@ static int outputs(xmt_session *S)
     size_t nout = xmt_outputs_mark(S->regs, S->nregs);
     /* no pointer arguments at all: nothing it writes can be compared (module globals are
      * not seen, as documented); with some, writing none of them means its outputs
-     * cannot be told */
+     * cannot be told; the usual cause, a launch again on data the kernel wrote already
+     * (it writes what is there). Auto's entries are no one's to edit: no advice there */
     if (nout == 0 && S->nregs > 0)
-        return untuned_as(S, XMT_OUTCOME_UNTOLD, "%s",
-                          "its own config changed no byte its pointer arguments reach, so "
-                          "its outputs cannot be told (declare them in verify:, or use "
-                          "protect: declared)");
+        return untuned_as(S, XMT_OUTCOME_UNTOLD,
+                          "its own config changed no byte its pointer arguments reach, so its "
+                          "outputs cannot be told: it may have run on data it had written "
+                          "already%s",
+                          xmt_auto_owns(S->k->entry) ? "" : XMT_DECLARE_ADVICE);
     S->out_bytes = nout << XMT_CHUNK_SHIFT;
     if (take_reference(S) != 0 || build_spans(S) != 0) return -1;
     float_extents(S);
@@ -1089,12 +1091,12 @@ static size_t arguments_into(const xmt_session *S, const xmt_region *rg, char *o
 }
 
 /* Names, in the policy's terms, the pointer argument whose data holds addr (a byte of
- * region rg that differed): the one pointing into rg nearest below addr, with the byte's
- * offset from where it points. One allocation can serve several arguments: then it says
- * so and names them. Writes "" when no argument points into rg (a pointer inside a
- * struct). */
+ * region rg that differed): the one pointing into rg nearest below addr, into out, and
+ * where addr is, the byte's offset from where it points, into where. One allocation can
+ * serve several arguments: then where says so and names them. Writes "" when no argument
+ * points into rg (a pointer inside a struct). */
 static void name_argument(const xmt_session *S, const xmt_region *rg, CUdeviceptr addr, int is_out,
-                          char *out, size_t cap)
+                          char *out, size_t cap, char *where, size_t wcap)
 {
     size_t best = (size_t)-1;
     CUdeviceptr bp = 0, p;
@@ -1108,15 +1110,15 @@ static void name_argument(const xmt_session *S, const xmt_region *rg, CUdevicept
     out[0] = 0;
     if (best == (size_t)-1) return;
     param_name(S->k, best, pn, sizeof pn);
+    snprintf(out, cap, "%s (%s)", pn, is_out ? "an output" : "outside the outputs");
     if (count > 1)
-        snprintf(out, cap,
-                 "%s (%s), byte %llu (one allocation serves %s: named is the one that points "
-                 "nearest below the first differing byte)",
-                 pn, is_out ? "an output" : "outside the outputs", (unsigned long long)(addr - bp),
-                 all);
+        snprintf(where, wcap,
+                 "byte %llu from where %s points, of one allocation that %s point into: named is "
+                 "the one that points nearest below that byte",
+                 (unsigned long long)(addr - bp), pn, all);
     else
-        snprintf(out, cap, "%s (%s), byte %llu", pn, is_out ? "an output" : "outside the outputs",
-                 (unsigned long long)(addr - bp));
+        snprintf(where, wcap, "byte %llu from where %s points", (unsigned long long)(addr - bp),
+                 pn);
 }
 
 /* Describes comparison d, which differed, into c->why; reads the first differing
@@ -1125,8 +1127,9 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
 {
     const xmt_gc_cmp *g = &S->segs[d];
     const xmt_gc_result *r = &S->results[d];
-    char name[384];
+    char name[384], where[512];
     double got = 0, ref = 0;
+    int at_byte = 0;
     if (S->automatic) {
         const xmt_region *rg = NULL;
         for (size_t i = 0; i < S->nregs; i++)
@@ -1135,11 +1138,15 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
         uint64_t off = rg ? g->got - rg->base + r->first * g->es : 0;
         int is_out = rg && rg->out[off >> XMT_CHUNK_SHIFT];
         name[0] = 0;
-        if (rg) name_argument(S, rg, rg->base + off, is_out, name, sizeof name);
-        if (!name[0]) /* no argument points into it: a pointer inside a struct */
-            snprintf(name, sizeof name, "allocation 0x%llx, byte %llu (%s)",
-                     (unsigned long long)(rg ? rg->base : 0), (unsigned long long)off,
+        at_byte = 1;
+        if (rg)
+            name_argument(S, rg, rg->base + off, is_out, name, sizeof name, where, sizeof where);
+        if (!name[0]) { /* no argument points into it: a pointer inside a struct */
+            snprintf(name, sizeof name, "allocation 0x%llx (%s)",
+                     (unsigned long long)(rg ? rg->base : 0),
                      is_out ? "an output" : "outside the outputs");
+            snprintf(where, sizeof where, "byte %llu of it", (unsigned long long)off);
+        }
     } else {
         for (size_t i = 0; i < S->nbufs; i++)
             if (S->bufs[i].ptr == g->got) snprintf(name, sizeof name, "%s", S->bufs[i].b.name);
@@ -1154,8 +1161,8 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
         }
     }
     xmt_verify_describe(name, r->count, g->bytes / g->es, r->first, g->kind,
-                        S->automatic && g->es == 1, g->rtol, g->atol, got, ref, c->why,
-                        sizeof c->why);
+                        S->automatic && g->es == 1, g->rtol, g->atol, got, ref,
+                        at_byte ? where : NULL, c->why, sizeof c->why);
 }
 
 /* A rejected candidate under auto protection: what it changed outside the outputs is put
@@ -1244,20 +1251,18 @@ static int rounding_rejected(xmt_session *S, xmt_cand *c)
     const char *name;
     int m = n ? measure_rounding(S, c, which, first, n, &elements, &name) : 0;
     if (m <= 0) return m;
-    size_t l =
-        (size_t)snprintf(c->why, sizeof c->why,
-                         "%.40s%s: float rounding alone: %llu elements differ from the "
-                         "program's own config's, by at most %.2g times the largest "
-                         "magnitude there; ",
-                         name, n > 1 ? " and others" : "", (unsigned long long)elements, c->rel);
+    size_t l = (size_t)snprintf(c->why, sizeof c->why,
+                                "%.40s%s: float rounding alone: %llu element%s from the "
+                                "program's own config's, by at most %.2g times the largest "
+                                "magnitude there; ",
+                                name, n > 1 ? " and others" : "", (unsigned long long)elements,
+                                elements == 1 ? " differs" : "s differ", c->rel);
     if (l >= sizeof c->why) return 1;
     if (S->has_tol)
         snprintf(c->why + l, sizeof c->why - l, "beyond the tolerance (rtol %g, atol %g)",
                  S->tol_rtol, S->tol_atol);
     else
-        snprintf(c->why + l, sizeof c->why - l,
-                 "verification is bitwise unless a tolerance is allowed "
-                 "(XMATUNE_AUTO_TOLERANCE, or tolerance: in the entry)");
+        snprintf(c->why + l, sizeof c->why - l, "%s", xmt_rounding_hint(S->k->entry));
     return 1;
 }
 

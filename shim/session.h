@@ -257,6 +257,10 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
                           int verify_only, const xmt_candidate *only, long only_index,
                           const xmt_trial_in *in);
 
+/* The advice that ends an untuned "changed no byte" why under a policy's entry; a
+ * re-check's verbose line leaves it out (its first session found the outputs). */
+#define XMT_DECLARE_ADVICE "; else declare them in verify: or use protect: declared"
+
 /* 1 when the entry's launches are protected automatically (its protect:, else
  * XMATUNE_PROTECT). */
 int xmt_session_protects_auto(const xmt_entry *e);

@@ -75,8 +75,9 @@ static pthread_once_t activate_once = PTHREAD_ONCE_INIT;
 static void activate_guarded(void)
 {
     xmt_options_load(xmt_warn_msg);
-    if (xmt_opt.mode == XMT_MODE_OFF) return;
+    /* in mode off too: whoever asks why nothing is tuned sees the mode in effect */
     if (xmt_opt.verbose) xmt_options_print(stderr);
+    if (xmt_opt.mode == XMT_MODE_OFF) return;
     if (xmt_driver_init() != 0) {
         xmt_opt.mode = XMT_MODE_OFF;
         return;
@@ -84,15 +85,19 @@ static void activate_guarded(void)
     if (xmt_opt.policy[0]) {
         int errors = xmt_policy_load(xmt_opt.policy, &xmt_policies, xmt_warn_diag, NULL);
         if (errors > 0 && xmt_opt.strict) {
-            xmt_warn("%d error(s) in %s and XMATUNE_STRICT=1: stopping", errors, xmt_opt.policy);
+            xmt_warn("%d error%s in %s and XMATUNE_STRICT=1: stopping", errors,
+                     errors == 1 ? "" : "s", xmt_opt.policy);
             _exit(1);
         }
         if (errors > 0)
-            xmt_warn("%d error(s) in %s: the entries in error are ignored", errors, xmt_opt.policy);
+            xmt_warn("%d error%s in %s: the entries in error are ignored", errors,
+                     errors == 1 ? "" : "s", xmt_opt.policy);
     } else if ((xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) &&
                !xmt_opt.autotune) {
-        xmt_warn("XMATUNE_MODE=%s needs XMATUNE_POLICY or XMATUNE_AUTO=1; nothing will be tuned",
-                 xmt_mode_name(xmt_opt.mode));
+        xmt_warn("XMATUNE_MODE=%s needs XMATUNE_POLICY or XMATUNE_AUTO=1; %s",
+                 xmt_mode_name(xmt_opt.mode),
+                 xmt_opt.mode == XMT_MODE_TUNE ? "nothing will be tuned"
+                                               : "no launch will be rewritten");
     }
     xmt_tuner_init();
     xmt_log_event(xmt_ev_start(getpid(), xmt_mode_name(xmt_opt.mode), XMATUNE_VERSION,
@@ -114,7 +119,7 @@ int xmt_activate(void)
 
 typedef struct {
     FILE *table;
-    int kernels;
+    int kernels, derived; /* derived: of kernels, those auto derived an entry for */
     uint64_t rewritten;
 } report_ctx;
 
@@ -125,6 +130,7 @@ static void report_kernel(xmt_kernel *k, void *ud)
         c->kernels += xmt_discover_report(k, c->table);
     } else if (k->entry) {
         c->kernels++;
+        c->derived += xmt_auto_owns(k->entry);
         c->rewritten += atomic_load(&k->rewritten);
         xmt_tune_report(k, c->table);
     }
@@ -178,7 +184,7 @@ static void report(void)
     char *buf = NULL;
     size_t len = 0;
     FILE *table = open_memstream(&buf, &len);
-    report_ctx c = {table, 0, 0};
+    report_ctx c = {.table = table};
     if (table) {
         if (xmt_opt.mode == XMT_MODE_DISCOVER)
             fprintf(table, "xmatune: %10s %10s %6s %4s  %-20s %s\n", "launches", "replayed",
@@ -194,12 +200,22 @@ static void report(void)
         /* the table is discover's answer; in the other modes it is noise on the program's
          * stderr unless asked for (XMATUNE_VERBOSE): warnings are said apart, when they
          * happen, and the log has the counts */
-        if (xmt_opt.mode == XMT_MODE_DISCOVER || xmt_opt.verbose)
-            fprintf(stderr, "xmatune: %s: %llu launches, %d kernel%s%s\n%s",
-                    xmt_mode_name(xmt_opt.mode), (unsigned long long)total, c.kernels,
-                    c.kernels == 1 ? "" : "s",
-                    xmt_opt.mode == XMT_MODE_DISCOVER ? "" : " with a policy",
-                    c.kernels ? buf : "");
+        if (xmt_opt.mode == XMT_MODE_DISCOVER || xmt_opt.verbose) {
+            /* auto's kernels have no policy: say which are which */
+            char which[96] = "";
+            if (xmt_opt.mode == XMT_MODE_DISCOVER)
+                ;
+            else if (!c.derived)
+                snprintf(which, sizeof which, " with a policy");
+            else if (c.derived == c.kernels)
+                snprintf(which, sizeof which, " under XMATUNE_AUTO=1, with no policy");
+            else
+                snprintf(which, sizeof which, ": %d with a policy, %d under XMATUNE_AUTO=1",
+                         c.kernels - c.derived, c.derived);
+            fprintf(stderr, "xmatune: %s: %llu launch%s, %d kernel%s%s\n%s",
+                    xmt_mode_name(xmt_opt.mode), (unsigned long long)total, total == 1 ? "" : "es",
+                    c.kernels, c.kernels == 1 ? "" : "s", which, c.kernels ? buf : "");
+        }
         free(buf);
     }
     unsigned long long replays, unseen, conditional;

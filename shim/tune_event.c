@@ -81,20 +81,29 @@ static void say_verbose(const xmt_session *S)
     rounding_tally rt = tally_rounding(S);
     if (rt.rejected)
         xmt_verbose(1,
-                    "%s: %zu configs differ from the program's own for %s by float rounding "
+                    "%s: %zu config%s from the program's own for %s by float rounding "
                     "alone (the largest by %.2g times its output's largest magnitude) and "
-                    "were rejected: %s",
-                    S->k->demangled, rt.rejected, S->key_text, rt.max_rel,
-                    S->has_tol ? "beyond the entry's tolerance"
-                               : "verification is bitwise unless a tolerance is allowed "
-                                 "(XMATUNE_AUTO_TOLERANCE, or tolerance: in the entry)");
-    if (S->untuned[0])
-        xmt_verbose(1, "%s: not tuned for %s: %s", S->k->demangled, S->key_text, S->untuned);
-    else if (S->uninformative)
+                    "%s rejected: %s",
+                    S->k->demangled, rt.rejected, rt.rejected == 1 ? " differs" : "s differ",
+                    S->key_text, rt.max_rel, rt.rejected == 1 ? "was" : "were",
+                    S->has_tol ? "beyond the tolerance allowed" : xmt_rounding_hint(S->k->entry));
+    if (S->untuned[0]) {
+        /* without a culprit xmt_tune_event has warned it already: said once */
+        if (S->has_culprit)
+            xmt_verbose(1, "%s: not tuned for %s: %s", S->k->demangled, S->key_text, S->untuned);
+    } else if (S->uninformative)
         xmt_verbose(1,
                     "%s: not decided for %s at this launch: its data proves nothing (what it "
                     "read and wrote repeats one value); a later launch tries again",
                     S->k->demangled, S->key_text);
+    else if (S->verify_only && S->choice.index == XMT_OWN_CONFIG && S->n >= 1 &&
+             S->cands[1].status != XMT_C_OK)
+        /* the one config (pinned, single, cached) did not pass: not "used" */
+        xmt_verbose(1, "%s: the program's own config stays for %s: %s%s %s", S->k->demangled,
+                    S->key_text, S->from_cache ? "the cache's " : "", S->cands[1].c.label,
+                    S->cands[1].status == XMT_C_REJECTED ? "did not pass verification"
+                    : S->cands[1].status == XMT_C_FAULT  ? "faulted"
+                                                         : "was skipped");
     else if (S->verify_only && S->from_cache)
         xmt_verbose(1, "%s: config %s from the cache (verified here, not benchmarked) for %s",
                     S->k->demangled, S->choice.label, S->key_text);
@@ -116,20 +125,20 @@ static void say_verbose(const xmt_session *S)
             snprintf(own_s, sizeof own_s, "%.4f ms", own_t);
         if (S->choice.index == XMT_OWN_CONFIG)
             xmt_verbose(1,
-                        "%s: the program's own config %s stays (%s) for %s; %zu configs "
+                        "%s: the program's own config %s stays (%s) for %s; %zu config%s "
                         "timed, %zu rejected, %zu skipped, in %.1f ms (floor %.1f ms: the GPU "
                         "time of the measurements alone)%s",
-                        S->k->demangled, S->choice.label, own_s, S->key_text, timed, rejected,
-                        skipped, S->spent_ms, S->floor_ms,
-                        S->error != CUDA_SUCCESS ? " (tuning stopped by an error)" : "");
+                        S->k->demangled, S->choice.label, own_s, S->key_text, timed,
+                        timed == 1 ? "" : "s", rejected, skipped, S->spent_ms, S->floor_ms,
+                        S->error != CUDA_SUCCESS ? "; tuning stopped by an error" : "");
         else
             xmt_verbose(1,
                         "%s: config %s achieved the best time (%.4f ms; own %s, %.2fx) for "
-                        "%s; %zu configs timed, %zu rejected, %zu skipped, in %.1f ms (floor "
+                        "%s; %zu config%s timed, %zu rejected, %zu skipped, in %.1f ms (floor "
                         "%.1f ms: the GPU time of the measurements alone)",
                         S->k->demangled, S->choice.label, S->choice.time_ms, own_s,
-                        own_t / S->choice.time_ms, S->key_text, timed, rejected, skipped,
-                        S->spent_ms, S->floor_ms);
+                        own_t / S->choice.time_ms, S->key_text, timed, timed == 1 ? "" : "s",
+                        rejected, skipped, S->spent_ms, S->floor_ms);
     }
 }
 
@@ -394,6 +403,34 @@ void xmt_tune_event(const xmt_session *S)
     if (xmt_log_enabled()) log_event(S);
 }
 
+/* Keys whose re-check told nothing, said once each: a kernel run again on the data it
+ * wrote tells nothing at every re-check, and the verbose line would repeat at 1, 8, 64,
+ * ... launches (the log keeps every event). A hash of (kernel, device, key) per slot,
+ * inserted without a lock; a full table stops remembering, and lines are said again. */
+#define UNTOLD_SLOTS 1024
+static uint64_t untold_said[UNTOLD_SLOTS];
+
+static int untold_first_time(const xmt_session *S)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    const char *parts[] = {S->k->mangled ? S->k->mangled : "", S->key_text};
+    for (size_t p = 0; p < 2; p++) {
+        for (const char *c = parts[p]; *c; c++)
+            h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+        h = (h ^ 0xff) * 0x100000001b3ull;
+    }
+    h = (h ^ (uint64_t)(unsigned)S->device) * 0x100000001b3ull;
+    if (!h) h = 1; /* 0 is a free slot */
+    for (size_t i = 0; i < UNTOLD_SLOTS; i++) {
+        uint64_t *slot = &untold_said[(h + i) % UNTOLD_SLOTS], free_slot = 0;
+        if (__atomic_load_n(slot, __ATOMIC_RELAXED) == h) return 0;
+        if (__atomic_compare_exchange_n(slot, &free_slot, h, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return 1;
+        if (free_slot == h) return 0;
+    }
+    return 1;
+}
+
 void xmt_recheck_event(const xmt_session *S)
 {
     const xmt_cand *w = S->n ? &S->cands[1] : NULL;
@@ -408,8 +445,16 @@ void xmt_recheck_event(const xmt_session *S)
         outcome = "failed";
         why = w->why;
     }
-    xmt_verbose(1, "%s: re-check of %s for %s on this launch's data: %s%s%s", S->k->demangled,
-                w ? w->c.label : "?", S->key_text, outcome, why ? ": " : "", why ? why : "");
+    /* the first session found the outputs: advice about declaring them does not fit */
+    const char *advice = why ? strstr(why, XMT_DECLARE_ADVICE) : NULL;
+    int why_len = why ? (int)(advice ? (size_t)(advice - why) : strlen(why)) : 0;
+    if (strcmp(outcome, "untold") != 0 || untold_first_time(S))
+        xmt_verbose(1, "%s: re-check of %s for %s on this launch's data: %s%s%.*s%s",
+                    S->k->demangled, w ? w->c.label : "?", S->key_text, outcome, why ? ": " : "",
+                    why_len, why ? why : "",
+                    strcmp(outcome, "untold") == 0
+                        ? "; the winner stays (later re-checks that tell nothing are not said)"
+                        : "");
     if (xmt_log_enabled())
         xmt_log_event(xmt_ev_recheck(S->k->mangled, S->k->demangled, S->device, S->key_text,
                                      xmt_entry_origin(S->k->entry), w ? w->c.label : "?", outcome,

@@ -100,19 +100,25 @@ uint64_t xmt_verify_changed_host(const uint8_t *a, const uint8_t *b, size_t byte
 }
 
 void xmt_verify_describe(const char *name, uint64_t n, uint64_t total, uint64_t first, int kind,
-                         int es_bytes, double rtol, double atol, double got, double ref, char *why,
-                         size_t cap)
+                         int es_bytes, double rtol, double atol, double got, double ref,
+                         const char *where, char *why, size_t cap)
 {
-    if (kind == XMT_CMP_BITS)
-        snprintf(why, cap, "%s: %llu of %llu %s differ (bitwise), first at %llu", name,
-                 (unsigned long long)n, (unsigned long long)total, es_bytes ? "bytes" : "elements",
+    char at[64];
+    if (!where) {
+        snprintf(at, sizeof at, "%s %llu", es_bytes ? "byte" : "element",
                  (unsigned long long)first);
+        where = at;
+    }
+    if (kind == XMT_CMP_BITS)
+        snprintf(why, cap, "%s: %llu of %llu %s %s bitwise%s%s", name, (unsigned long long)n,
+                 (unsigned long long)total, es_bytes ? "bytes" : "elements",
+                 n == 1 ? "differs" : "differ", n == 1 ? ", at " : ", the first at ", where);
     else
         snprintf(why, cap,
-                 "%s: %llu of %llu elements differ beyond rtol=%g atol=%g, first at %llu "
-                 "(%.9g, expected %.9g)",
-                 name, (unsigned long long)n, (unsigned long long)total, rtol, atol,
-                 (unsigned long long)first, got, ref);
+                 "%s: %llu of %llu elements %s beyond rtol=%g atol=%g%s%s: %.9g, expected %.9g",
+                 name, (unsigned long long)n, (unsigned long long)total,
+                 n == 1 ? "differs" : "differ", rtol, atol, n == 1 ? ", at " : ", the first at ",
+                 where, got, ref);
 }
 
 size_t xmt_verify_compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t *got, char *why,
@@ -124,6 +130,6 @@ size_t xmt_verify_compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t
     if (n)
         xmt_verify_describe(b->name, n, b->bytes / es, first, kind, 0, b->rtol, b->atol,
                             kind ? xmt_verify_value(got, first, kind) : 0,
-                            kind ? xmt_verify_value(ref, first, kind) : 0, why, cap);
+                            kind ? xmt_verify_value(ref, first, kind) : 0, NULL, why, cap);
     return (size_t)n;
 }

@@ -59,10 +59,12 @@ uint64_t xmt_verify_changed_host(const uint8_t *a, const uint8_t *b, size_t byte
 size_t xmt_verify_compare(const xmt_buffer *b, const uint8_t *ref, const uint8_t *got, char *why,
                           size_t cap);
 
-/* Describes a difference already counted: "out: 2 of 4 elements differ (bitwise), first
- * at 1" ("bytes" with es_bytes), with the two values when there is a tolerance. */
+/* Describes a difference already counted: "out: 2 of 4 elements differ bitwise, the first
+ * at element 1" ("bytes", "at byte" with es_bytes), with the two values when there is a
+ * tolerance. where, when not NULL, says where the first is instead ("byte 8 from where out
+ * points"): one unit per number, never a byte offset beside an element index. */
 void xmt_verify_describe(const char *name, uint64_t n, uint64_t total, uint64_t first, int kind,
-                         int es_bytes, double rtol, double atol, double got, double ref, char *why,
-                         size_t cap);
+                         int es_bytes, double rtol, double atol, double got, double ref,
+                         const char *where, char *why, size_t cap);
 
 #endif

@@ -54,8 +54,8 @@ static int write_policy(const char *log, const char *path)
             perror(path);
             rc = 1;
         } else
-            fprintf(stderr, "xmatune autotune: policy for %zu kernel(s) auto tuned in %s\n", n,
-                    path);
+            fprintf(stderr, "xmatune autotune: policy for %zu kernel%s auto tuned in %s\n", n,
+                    n == 1 ? "" : "s", path);
     }
     json_decref(kernels);
     json_decref(tunes);

@@ -7,6 +7,7 @@
  * buffer declared, and what only the person who knows the kernel can say (a float-atomic
  * output's tolerance, a block size it relies on) is left in comments that say so.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -85,6 +86,26 @@ static int run_discover(int argc, char **argv, int i, const char *log, int *rc)
     return got == 1 ? -1 : 0;
 }
 
+/* Why a program may never have asked for a CUDA entry point: it did not find the driver.
+ * The program looked in this environment, so a dlopen here looks where it looked. Returns
+ * the hint ("" when libcuda.so.1 loads, or under XMATUNE_LIBCUDA, which the program does
+ * not read). */
+static const char *driver_hint(void)
+{
+    static char hint[600];
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (h) {
+        dlclose(h);
+        return "";
+    }
+    const char *llp = getenv("LD_LIBRARY_PATH");
+    snprintf(hint, sizeof hint,
+             "; libcuda.so.1 is not found from this environment (LD_LIBRARY_PATH=%.300s): if "
+             "the driver is in a folder of its own, add that folder to LD_LIBRARY_PATH",
+             llp && *llp ? llp : "(unset)");
+    return hint;
+}
+
 int cmd_discover(int argc, char **argv)
 {
     const char *log = "xmatune-discover.jsonl", *stub = NULL;
@@ -133,11 +154,15 @@ int cmd_discover(int argc, char **argv)
         perror(log);
         return 1;
     }
-    fprintf(stderr, "xmatune discover: %s exited with %d; log in %s\n", argv[i], rc, log);
     if (access(log, R_OK) != 0) {
-        fprintf(stderr, "xmatune discover: no log: the program asked for no CUDA entry point\n");
+        /* one line: "log in X" and then "no log" contradicted each other */
+        fprintf(stderr,
+                "xmatune discover: %s exited with %d without asking for a CUDA entry point: no "
+                "log%s\n",
+                argv[i], rc, driver_hint());
         return rc ? rc : 1;
     }
+    fprintf(stderr, "xmatune discover: %s exited with %d; log in %s\n", argv[i], rc, log);
     char *rargv[] = {"report", (char *)log};
     cmd_report(2, rargv);
     if (stub) {
@@ -157,8 +182,8 @@ int cmd_discover(int argc, char **argv)
                 perror(stub);
                 rc = rc ? rc : 1;
             } else
-                fprintf(stderr, "xmatune discover: policy skeleton for %zu kernel(s) in %s\n",
-                        json_array_size(kernels), stub);
+                fprintf(stderr, "xmatune discover: policy skeleton for %zu kernel%s in %s\n",
+                        json_array_size(kernels), json_array_size(kernels) == 1 ? "" : "s", stub);
         }
         json_decref(kernels);
         json_decref(summaries);

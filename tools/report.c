@@ -238,18 +238,18 @@ static void report_tunings(json_t *tunes)
         if (faulted) snprintf(fl, sizeof fl, ", %d faulted (trial helper)", faulted);
         if (eliminated) {
             size_t l = strlen(fl);
-            snprintf(fl + l, sizeof fl - l, " (%d of the ok eliminated by racing)", eliminated);
+            snprintf(fl + l, sizeof fl - l, "; %d of the ok eliminated by racing", eliminated);
         }
         /* float outputs that differed by rounding alone (shim/rounding.h) */
         json_t *rd = json_object_get(e, XMT_F_ROUNDING);
         char rnd[96] = "";
         if (json_integer_value(json_object_get(rd, XMT_F_ROUNDED)) > 0)
-            snprintf(rnd, sizeof rnd, " (%lld differ by float rounding alone, up to %.2g)",
+            snprintf(rnd, sizeof rnd, "; %lld differ by float rounding alone, up to %.2g",
                      (long long)json_integer_value(json_object_get(rd, XMT_F_ROUNDED)),
                      json_number_value(json_object_get(rd, XMT_F_MAX_REL)));
         printf(" %d ok, %d skipped, %d rejected%s%s%s%s |\n", ok, skipped, rejected, fl,
-               json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? " (within tolerance)" : "", rnd,
-               json_object_get(e, XMT_F_ERROR) ? " (error: see log)" : "");
+               json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? "; within a tolerance" : "", rnd,
+               json_object_get(e, XMT_F_ERROR) ? "; an error: see the log" : "");
     }
 }
 
@@ -481,8 +481,8 @@ int cmd_report(int argc, char **argv)
         rewritten += json_integer_value(json_object_get(e, XMT_F_REWRITTEN));
     }
     json_decref(ev[XMT_EV_EXIT]);
-    printf("%lld process%s, %lld launches, %lld rewritten%s\n", processes,
-           processes == 1 ? "" : "es", launches, rewritten,
+    printf("%lld process%s, %lld launch%s, %lld rewritten%s\n", processes,
+           processes == 1 ? "" : "es", launches, launches == 1 ? "" : "es", rewritten,
            bad ? " (some lines were not JSON)" : "");
     if (json_array_size(tunes)) {
         report_tunings(tunes);

@@ -5,14 +5,19 @@
  * whisker from its fastest to its slowest timed run, on one scale per panel, drawn as an
  * axis under it (log when the times span more than 20x); the program's own config and the
  * winner are drawn in colours of their own and the winner marked; rejected and skipped
- * candidates are rows of text saying so and why, the whole reason wrapped, never cut.
- * Under the title: how long the tuning took, against the time its timed runs took (the
- * least it could have taken) or the log's `floor_ms` when it has one, and the speed-up.
+ * candidates are rows of text saying so and why, the whole reason wrapped within the
+ * picture, never cut; skipped configs of one reason are one row, with their count; a
+ * candidate racing timed no more is drawn paler, with the round it went out after. A
+ * legend under the picture's title names the colours. Under each panel's title: how long
+ * the tuning took, against the time its timed runs took (the least it could have taken)
+ * or the log's `floor_ms` when it has one, and the speed-up; a key decided from the cache
+ * says so ("from the cache, verified, not timed"), in the picture's title too.
  *
  * Every candidate's mark carries class "cand" plus its status ("ok", "winner",
- * "rejected", "skipped"; the program's own config also "own") and data-config (its label), so that
- * a test can read the picture. The HTML page is self-contained: the same SVG inline, and a table of
- * the tunings.
+ * "rejected", "skipped"; the program's own config also "own"; one racing timed no more also
+ * "eliminated") and data-config (its label), so that a test can read the picture; a folded
+ * row of skipped configs has data-count and data-configs (their labels, "; "-separated). The HTML
+ * page is self-contained: the same SVG inline, and a table of the tunings.
  */
 #include <jansson.h>
 #include <math.h>
@@ -25,11 +30,22 @@
 
 #define W 960       /* picture width */
 #define LABEL_W 330 /* candidate labels */
-#define BAR_W 440   /* the longest bar */
+#define BAR_W 380   /* the longest bar: room after it for its time and marks */
 #define ROW_H 18
-#define HEAD_H 62    /* a panel's title lines */
-#define AXIS_H 22    /* a panel's time axis */
-#define WHY_CHARS 96 /* a reason's line, wrapped (never cut) */
+#define HEAD_H 62 /* a panel's title lines */
+#define AXIS_H 22 /* a panel's time axis */
+#define TOP_H 60  /* the picture's title and legend */
+/* A reason's lines are wrapped (never cut) to what fits from where they start to the
+ * right edge, at CHAR_PX a character: DejaVu Sans at 12 px averages under 7 px. */
+#define CHAR_PX 7.2
+#define WHY_MAX 160 /* the longest line, in bytes, whatever the width */
+
+/* How many characters fit from x to the picture's right edge (8 px margin). */
+static size_t fits(double x)
+{
+    double n = (W - 8 - x) / CHAR_PX;
+    return n < 16 ? 16 : n > WHY_MAX ? WHY_MAX : (size_t)n;
+}
 
 /* Writes s with XML's special characters escaped. */
 static void xml_text(FILE *f, const char *s)
@@ -73,30 +89,37 @@ static double stat_of(json_t *c, double *lo, double *hi)
     return v;
 }
 
-/* Where a reason's line ends: at most WHY_CHARS bytes, at a space when there is one,
- * never inside a UTF-8 character. */
-static size_t why_line(const char *s)
+/* Where a reason's line ends: at most max bytes, at a space when there is one, never
+ * inside a UTF-8 character. */
+static size_t why_line(const char *s, size_t max)
 {
     size_t n = strlen(s);
-    if (n <= WHY_CHARS) return n;
-    size_t cut = WHY_CHARS;
-    while (cut > WHY_CHARS / 2 && s[cut] != ' ')
+    if (n <= max) return n;
+    size_t cut = max;
+    while (cut > max / 2 && s[cut] != ' ')
         cut--;
     if (s[cut] != ' ')
-        for (cut = WHY_CHARS; cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80;)
+        for (cut = max; cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80;)
             cut--;
     return cut;
 }
 
-/* The lines a reason takes after its first (which shares the row). */
-static size_t why_extra_lines(const char *why)
+/* The first line's room: from the row's status text ("rejected: ") on. */
+static size_t why_first(const char *st)
 {
-    size_t n = 0, first = why_line(why);
+    size_t room = fits(LABEL_W), used = strlen(st) + 2;
+    return room > used + 16 ? room - used : 16;
+}
+
+/* The lines a reason takes after its first (which shares the row). */
+static size_t why_extra_lines(const char *st, const char *why)
+{
+    size_t n = 0, first = why_line(why, why_first(st));
     for (const char *p = why + first; *p;) {
         while (*p == ' ')
             p++;
         if (!*p) break;
-        p += why_line(p);
+        p += why_line(p, fits(LABEL_W + 12));
         n++;
     }
     return n;
@@ -108,15 +131,36 @@ static size_t row_lines(json_t *c)
     const char *st = json_string_value(json_object_get(c, XMT_F_STATUS));
     const char *why = json_string_value(json_object_get(c, XMT_F_WHY));
     if (!st || !strcmp(st, "ok") || !why) return 1;
-    return 1 + why_extra_lines(why);
+    return 1 + why_extra_lines(st, why);
 }
 
-/* The rows of one tuning, in lines: the program's own config, then every candidate. */
+/* Skipped configs for one reason (a condition false for most of a space under auto) are
+ * one row: candidate i's row is folded into an earlier one's when that is skipped for the
+ * same reason (1), else it stands (0), with *count the configs it stands for. */
+static int folded(json_t *cands, size_t i, size_t *count)
+{
+    json_t *c = json_array_get(cands, i);
+    const char *st = str(c, XMT_F_STATUS), *why = str(c, XMT_F_WHY);
+    *count = 1;
+    if (strcmp(st, "skipped") != 0) return 0;
+    for (size_t j = 0; j < i; j++) {
+        json_t *d = json_array_get(cands, j);
+        if (!strcmp(str(d, XMT_F_STATUS), "skipped") && !strcmp(str(d, XMT_F_WHY), why)) return 1;
+    }
+    for (size_t j = i + 1; j < json_array_size(cands); j++) {
+        json_t *d = json_array_get(cands, j);
+        *count += !strcmp(str(d, XMT_F_STATUS), "skipped") && !strcmp(str(d, XMT_F_WHY), why);
+    }
+    return 0;
+}
+
+/* The rows of one tuning, in lines: the program's own config, then every candidate's row
+ * (folded ones apart). */
 static size_t panel_rows(json_t *e)
 {
-    size_t n = 1, i;
-    json_t *c;
-    json_array_foreach(json_object_get(e, XMT_F_CANDIDATES), i, c) n += row_lines(c);
+    size_t n = 1, i, count;
+    json_t *c, *cands = json_object_get(e, XMT_F_CANDIDATES);
+    json_array_foreach(cands, i, c) if (!folded(cands, i, &count)) n += row_lines(c);
     return n;
 }
 
@@ -151,10 +195,21 @@ static double px(const axis *a, double v)
     return BAR_W * (log(v) - a->lmin) / a->lspan;
 }
 
+/* What a winner's row says when it was not timed: how it was decided. */
+static const char *untimed_winner(json_t *e, int own)
+{
+    if (json_is_true(json_object_get(e, XMT_F_FROM_CACHE)))
+        return "  ★ winner (from the cache, verified, not timed)";
+    if (own) return "  ★ winner (no other config passed)";
+    return "  ★ winner (verified, not timed)";
+}
+
 /* One row: label, then a bar and whisker, or the status and why (the whole of it, wrapped
- * on lines of its own). own: the program's own config, in a colour of its own. */
-static void row(FILE *f, json_t *c, const char *label, int winner, int own, const axis *ax,
-                double y)
+ * on lines of its own). own: the program's own config, in a colour of its own. folded
+ * (skipped configs of one reason): the other candidates of cands the row stands for, the
+ * label then their count; 1 for a row of its own. */
+static void row(FILE *f, json_t *e, json_t *c, const char *label, int winner, int own,
+                const axis *ax, double y, json_t *cands, size_t count)
 {
     const char *st = str(c, XMT_F_STATUS);
     double lo, hi, v = stat_of(c, &lo, &hi);
@@ -166,28 +221,46 @@ static void row(FILE *f, json_t *c, const char *label, int winner, int own, cons
              : *st   ? st
                      : "ok",
              own ? " own" : "");
+    int eliminated = timed && json_is_object(json_object_get(c, XMT_F_ELIMINATED));
+    if (eliminated) strcat(cls, " eliminated");
     fprintf(f, "<text x=\"8\" y=\"%.1f\" class=\"label\">", y + 13);
-    xml_text(f, label);
+    if (count > 1)
+        fprintf(f, "%zu configs", count);
+    else
+        xml_text(f, label);
     fputs("</text>\n", f);
     if (!timed) {
         fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"cand %s\" data-config=\"", LABEL_W, y + 13,
                 cls);
         xml_text(f, label);
+        if (count > 1) { /* every config the row stands for */
+            fprintf(f, "\" data-count=\"%zu\" data-configs=\"", count);
+            const char *why0 = str(c, XMT_F_WHY);
+            size_t i, k = 0;
+            json_t *d;
+            json_array_foreach(cands, i, d) if (!strcmp(str(d, XMT_F_STATUS), "skipped") &&
+                                                !strcmp(str(d, XMT_F_WHY), why0))
+            {
+                fputs(k++ ? "; " : "", f);
+                xml_text(f, str(d, XMT_F_CONFIG));
+            }
+        }
         fprintf(f, "\">%s", *st ? st : "not timed");
         const char *why = str(c, XMT_F_WHY);
-        size_t n = why_line(why);
-        char part[WHY_CHARS + 1];
+        size_t n = why_line(why, why_first(*st ? st : "not timed"));
+        char part[WHY_MAX + 1];
         if (*why) {
             snprintf(part, sizeof part, "%.*s", (int)n, why);
             fputs(": ", f);
             xml_text(f, part);
         }
-        fputs(winner ? "  ★ winner (nothing else valid)</text>\n" : "</text>\n", f);
+        fputs(winner ? untimed_winner(e, own) : "", f);
+        fputs("</text>\n", f);
         for (const char *p = why + n; *p;) { /* the rest, wrapped: never cut */
             while (*p == ' ')
                 p++;
             if (!*p) break;
-            n = why_line(p);
+            n = why_line(p, fits(LABEL_W + 12));
             snprintf(part, sizeof part, "%.*s", (int)n, p);
             y += ROW_H;
             fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"why %s\">", LABEL_W + 12, y + 13, st);
@@ -197,8 +270,12 @@ static void row(FILE *f, json_t *c, const char *label, int winner, int own, cons
         }
         return;
     }
-    char t[32];
+    char t[32], out[48] = "";
     fmt_ms(t, sizeof t, v);
+    if (eliminated)
+        snprintf(
+            out, sizeof out, ", raced out after round %lld",
+            json_integer_value(json_object_get(json_object_get(c, XMT_F_ELIMINATED), XMT_F_ROUND)));
     fprintf(f,
             "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" class=\"cand %s\" "
             "data-config=\"",
@@ -207,9 +284,9 @@ static void row(FILE *f, json_t *c, const char *label, int winner, int own, cons
     fprintf(f, "\" data-median-ms=\"%g\"/>\n", v);
     fprintf(f,
             "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"spread\"/>\n"
-            "<text x=\"%.1f\" y=\"%.1f\" class=\"time\">%s%s</text>\n",
+            "<text x=\"%.1f\" y=\"%.1f\" class=\"time\">%s%s%s</text>\n",
             LABEL_W + px(ax, lo), LABEL_W + px(ax, hi), y + ROW_H / 2.0, y + ROW_H / 2.0,
-            LABEL_W + px(ax, hi) + 6, y + 13, t, winner ? "  ★ winner" : "");
+            LABEL_W + px(ax, hi) + 6, y + 13, t, winner ? "  ★ winner" : "", out);
 }
 
 /* A panel's height: title, rows, axis. */
@@ -292,29 +369,40 @@ static double panel(FILE *f, json_t *e, double y)
     fmt_ms(t, sizeof t, timed);
     json_t *floor = json_object_get(e, XMT_F_FLOOR_MS);
     if (json_is_number(floor)) fmt_ms(fl, sizeof fl, json_number_value(floor));
+    int cached = json_is_true(json_object_get(e, XMT_F_FROM_CACHE));
     /* the speed-up in words: a bar's length on a log scale does not say it */
     double wlo, whi, to = stat_of(own, &wlo, &whi), tw = stat_of(win, &wlo, &whi);
     char speed[64] = "";
     if (wi != -1 && to > 0 && tw > 0)
         snprintf(speed, sizeof speed, "; speed-up %.2f× over the program's own config", to / tw);
-    fprintf(
-        f, "<text x=\"8\" y=\"%.1f\" class=\"sub\">tuning took %s; %s %s%s%s</text>\n", y + 34, d,
-        json_is_number(floor) ? "floor (the GPU time of its measurements alone)" : "its timed runs",
-        json_is_number(floor) ? fl : t,
-        json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? "; verified within a tolerance" : "",
-        json_object_get(e, XMT_F_ERROR) ? "; stopped by an error (see the log)" : "");
+    const char *tol =
+        json_is_true(json_object_get(e, XMT_F_TOLERANCE)) ? "; verified within a tolerance" : "";
+    const char *err = json_object_get(e, XMT_F_ERROR) ? "; stopped by an error, see the log" : "";
+    if (cached) /* no tuning here: a winner tuned before, checked against the own config */
+        fprintf(f,
+                "<text x=\"8\" y=\"%.1f\" class=\"sub\">from the cache, verified, not timed: "
+                "the check took %s%s%s</text>\n",
+                y + 34, d, tol, err);
+    else
+        fprintf(f, "<text x=\"8\" y=\"%.1f\" class=\"sub\">tuning took %s; %s %s%s%s%s</text>\n",
+                y + 34, d, json_is_number(floor) ? "floor" : "its timed runs",
+                json_is_number(floor) ? fl : t,
+                json_is_number(floor) ? " (the GPU time of its measurements alone)" : "", tol, err);
     fprintf(f, "<text x=\"8\" y=\"%.1f\" class=\"sub\">%s%s</text>\n", y + 50,
-            json_is_false(json_object_get(e, XMT_F_BENCHMARKED)) ? "verified, not timed"
+            cached ? "its winner was tuned by an earlier process and verified here"
+            : json_is_false(json_object_get(e, XMT_F_BENCHMARKED)) ? "verified, not timed"
             : ax.log ? "bars: median, whiskers: range, on a log scale (see the axis)"
                      : "bars: median, whiskers: range",
             speed);
     double yy = y + HEAD_H;
-    row(f, own, "program's own config", wi == -1, 1, &ax, yy);
+    row(f, e, own, "program's own config", wi == -1, 1, &ax, yy, cands, 1);
     yy += ROW_H;
     json_array_foreach(cands, i, c)
     {
         long long ci = json_integer_value(json_object_get(c, XMT_F_INDEX));
-        row(f, c, str(c, XMT_F_CONFIG), wi != -1 && ci == wi, 0, &ax, yy);
+        size_t count;
+        if (folded(cands, i, &count)) continue;
+        row(f, e, c, str(c, XMT_F_CONFIG), wi != -1 && ci == wi, 0, &ax, yy, cands, count);
         yy += (double)row_lines(c) * ROW_H;
     }
     if (!json_is_false(json_object_get(e, XMT_F_BENCHMARKED))) draw_axis(f, &ax, yy);
@@ -322,13 +410,59 @@ static double panel(FILE *f, json_t *e, double y)
     return panel_height(e);
 }
 
+/* The colours' legend, one line at y: a swatch (a bar, or a word in its style) and its
+ * meaning each. */
+static void legend(FILE *f, double y)
+{
+    static const struct {
+        const char *cls, *text;
+        int bar;
+    } keys[] = {{"own", "program's own config", 1},
+                {"winner", "winner", 1},
+                {"ok", "timed", 1},
+                {"ok eliminated", "raced out: timed no more", 1},
+                {"rejected", "rejected: its results differ", 0},
+                {"skipped", "skipped", 0}};
+    double x = 8;
+    fputs("<g class=\"legend\">\n", f);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (keys[i].bar) {
+            fprintf(f,
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" class=\"%s\"/>"
+                    "<text x=\"%.1f\" y=\"%.1f\" class=\"label\">%s</text>\n",
+                    x, y - 9, keys[i].cls, x + 18, y, keys[i].text);
+            x += 18 + (double)strlen(keys[i].text) * 6.4 + 16;
+        } else {
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"%s\">%s</text>\n", x, y, keys[i].cls,
+                    keys[i].text);
+            x += (double)strlen(keys[i].text) * 6.4 + 16;
+        }
+    }
+    fputs("</g>\n", f);
+}
+
 /* The SVG document (no XML declaration: it is also inlined in the HTML page). */
 static void svg(FILE *f, json_t *tunes)
 {
-    double h = 40;
-    size_t i;
+    double h = TOP_H;
+    size_t i, ncached = 0, n = json_array_size(tunes);
     json_t *e;
-    json_array_foreach(tunes, i, e) h += panel_height(e);
+    json_array_foreach(tunes, i, e)
+    {
+        h += panel_height(e);
+        ncached += json_is_true(json_object_get(e, XMT_F_FROM_CACHE));
+    }
+    /* a replay's keys were not tuned: its title must not call them tunings */
+    char title[160];
+    if (!ncached)
+        snprintf(title, sizeof title, "%zu tuning%s", n, n == 1 ? "" : "s");
+    else if (ncached == n)
+        snprintf(title, sizeof title, "%zu key%s, from the cache, verified, not timed", n,
+                 n == 1 ? "" : "s");
+    else
+        snprintf(title, sizeof title,
+                 "%zu keys: %zu tuned, %zu from the cache, verified, not timed", n, n - ncached,
+                 ncached);
     fprintf(
         f,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
@@ -336,13 +470,17 @@ static void svg(FILE *f, json_t *tunes)
         "font-size=\"12\">\n<style>"
         ".title{font-weight:bold;font-size:14px} .sub{fill:#555} .label{fill:#222} "
         ".ok{fill:#7a9cc6} .own{fill:#4f9a5e} .winner{fill:#d9822b} .rejected{fill:#b03a2e} "
+        ".eliminated{fill-opacity:0.4} "
         ".why{fill:#555} .tick{stroke:#555;stroke-width:1} .axis-label{fill:#555;font-size:10px} "
         ".skipped{fill:#888;font-style:italic} .spread{stroke:#222;stroke-width:1.5} "
         ".time{fill:#222}</style>\n"
         "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n"
-        "<text x=\"8\" y=\"24\" class=\"title\">xmatune: %zu tuning%s</text>\n",
-        W, h, W, h, W, h, json_array_size(tunes), json_array_size(tunes) == 1 ? "" : "s");
-    double y = 40;
+        "<text x=\"8\" y=\"24\" class=\"title\">xmatune: ",
+        W, h, W, h, W, h);
+    xml_text(f, title);
+    fputs("</text>\n", f);
+    legend(f, 44);
+    double y = TOP_H;
     json_array_foreach(tunes, i, e) y += panel(f, e, y);
     fputs("</svg>\n", f);
 }

@@ -340,11 +340,17 @@ static void write_buffers(FILE *f, const xmt_pinfo *info, size_t np)
         if (info[p].is_ptr && len + 16 < sizeof list)
             len += (size_t)snprintf(list + len, sizeof list - len, "%sp%zu", len ? ", " : "", p);
     if (!len) return;
+    /* the one-line tolerance: first (protect: auto: no buffer's type or size to declare);
+     * the per-buffer form after it */
     fprintf(f,
             "    # Buffers: nothing needs declaring (protect: auto finds what the kernel writes\n"
-            "    # and puts it back). An output of float atomics varies run to run by itself:\n"
-            "    # give it a tolerance, with its size. Pointers here: %s.\n"
-            "    # See docs/policy.md#buffers-reset_to_zero-restore-verify\n"
+            "    # and puts it back; pointers here: %s). Float outputs that differ by rounding\n"
+            "    # alone, as float atomics or a sum in another block size do, are rejected\n"
+            "    # unless a tolerance allows them: one line does it for every float output\n"
+            "    # (docs/policy.md, tolerance:):\n"
+            "    # tolerance: {rtol: 1.0e-4, atol: 1.0e-3}\n"
+            "    # For one buffer only, its type and size, and a tolerance of its own\n"
+            "    # (docs/policy.md#buffers-reset_to_zero-restore-verify):\n"
             "    # tensors: {pN: {dtype: f32, shape: [pM]}}   # the buffer's element type and "
             "shape\n"
             "    # verify: {pN: {rtol: 1.0e-4, atol: 1.0e-3}}   # compared within a tolerance\n",
@@ -466,7 +472,8 @@ void write_policy_stub(FILE *f, json_t *kernels, json_t *summaries)
     fprintf(f, "# A policy skeleton written by `xmatune discover`: one entry per kernel seen.\n"
                "# Delete the kernels not worth tuning, name the parameters, choose triggers (what\n"
                "# decides the best config) and a launch idiom (each entry offers three), and\n"
-               "# give an output of float atomics a tolerance: docs/policy.md.\n"
+               "# allow float outputs a tolerance (tolerance:) where rounding may differ:\n"
+               "# docs/policy.md.\n"
                "# Check it with: xmatune check THIS_FILE\n"
                "kernels:\n");
     static xmt_shapes sh;
@@ -594,11 +601,13 @@ size_t write_auto_policy(FILE *f, json_t *kernels, json_t *tunes)
         auto_comments(f, mangled, tunes, &a);
         if (a.rejected && !a.tol)
             fprintf(f,
-                    "  # %lld configs differed from the program's own by float rounding alone "
-                    "(at most\n  # %.2g times the largest magnitude of an output) and were "
-                    "rejected: verification\n  # is bitwise unless a tolerance is allowed "
-                    "(XMATUNE_AUTO_TOLERANCE, or tolerance:\n  # in the entry)\n",
-                    a.rejected, a.max_rel);
+                    "  # %lld config%s from the program's own by float rounding alone (at "
+                    "most\n  # %.2g times the largest magnitude of an output) and %s rejected: "
+                    "verification\n  # is bitwise unless a tolerance is allowed: "
+                    "XMATUNE_AUTO_TOLERANCE=RTOL,ATOL for\n  # autotune, or "
+                    "tolerance: {rtol: R, atol: A} in an entry written by hand\n",
+                    a.rejected, a.rejected == 1 ? " differed" : "s differed", a.max_rel,
+                    a.rejected == 1 ? "was" : "were");
         if (!a.mask) {
             fprintf(f, "  # not written: no idiom won for it (or auto did not tune it)\n");
             continue;

@@ -21,8 +21,8 @@ instead of editing something else.
   idiom(WHICH)      "choose below": the offered idiom WHICH ("stride", "rows", "element")
                     replaces the chosen one (its space:, condition: and launch: lines)
   triggers(LIST)    "keep the scalars that decide the best config": the triggers line
-  tolerance(P, SHAPE)  the buffer comment: "an output of float atomics ... give it a
-                    tolerance, with its size": tensors: and verify: for parameter P
+  tolerance(P, SHAPE)  the buffer comment's form "for one buffer only, its type and size,
+                    and a tolerance of its own": tensors: and verify: for parameter P
   name(A, B, VAR)   the comment "covered pA (or pB, of the same value here: name the right
                     one)": cdiv(pA, VAR) becomes cdiv(pB, VAR), the argument the grid follows
 """

@@ -1457,7 +1457,7 @@ def tune_race_eliminates_slow():
     expect(race["tie_limit"] >= 0.02, race)
     # the report shows them as eliminated, with their runs
     p = report_of(t, "race-report.jsonl")
-    expect("(%d of the ok eliminated by racing)" % (len(gone) - 1) in p.stdout and
+    expect("; %d of the ok eliminated by racing" % (len(gone) - 1) in p.stdout and
            "saxpy, x.shape=(65536,): the program's own config: after round 2 (2 timed runs, 0 "
            "warm-ups)" in p.stdout and "(3 timed runs, 1 warm-up)" in p.stdout and "full floor ms" in p.stdout, p.stdout)
     # off: every candidate gets every run, the same winner
@@ -1808,13 +1808,18 @@ def protect_auto_partial_coverage_rejected():
            and "floor 0.0 ms: the GPU time of the measurements alone" in line[0], v.stderr)
     # the text report lists the rejected candidates with their reasons
     p = report_of(t, "partial-report.jsonl")
-    expect(re.search(r"^- vecadd, \(no triggers\): config \d: out \(an output\), byte \d+: \d+ of", p.stdout, re.M) and
+    expect(re.search(r"^- vecadd, \(no triggers\): config \d: out \(an output\): \d+ of", p.stdout, re.M) and
            "floor: what the measurements cost on the GPU alone" in p.stdout, p.stdout)
     for ev in tune_events(t, "vecadd"):
         rej = [c for c in ev["candidates"] if c["status"] == "rejected"]
         expect(len(rej) == 2 and all("(an output)" in c["why"] for c in rej), ev["candidates"])
         # named in the policy's terms (issue 27, item 6), not "allocation 0x..., byte N"
-        expect(all(re.match(r"out \(an output\), byte \d+: ", c["why"]) for c in rej), ev["candidates"])
+        # one unit a number: elements counted, the first difference as a byte from where
+        # the argument points (issue 50, item 7: "byte 0: ... elements differ, first at 0")
+        expect(all(re.match(r"out \(an output\): \d+ of \d+ (elements|bytes) differs? bitwise, "
+                            r"(the first )?at byte \d+ from where out points( \(|$)", c["why"])
+                   for c in rej),
+               ev["candidates"])
         expect(ev["winner"]["index"] == -1, ev["winner"])
         # nothing passed verification: no clock warm-up, nothing timed
         expect(ev["phases_ms"]["clock_warmup"] == 0 and ev["floor_ms"] == 0, ev["phases_ms"])
@@ -1828,8 +1833,9 @@ def protect_auto_writes_outside_put_back():
     ev = tune_events(t, "saxpy")[0]
     bad = ev["candidates"][1]
     # named by the parameter, and the allocation it shares with x said (issue 27, item 6)
-    expect(bad["why"].startswith("y (outside the outputs), byte ") and
-           "(one allocation serves x, y: named is the one that points nearest below" in bad["why"], bad)
+    expect(bad["why"].startswith("y (outside the outputs): ") and
+           "from where y points, of one allocation that x, y point into: named is the one that "
+           "points nearest below that byte" in bad["why"], bad)
     expect(bad["status"] == "rejected" and "(outside the outputs)" in bad["why"] and
            "put back 16384 bytes it changed outside the outputs" in bad["why"], bad)
     expect(ev["candidates"][0]["status"] == "ok", ev["candidates"][0])
@@ -2126,7 +2132,7 @@ def tool_report_cache_options():
     expect(p.returncode == 0, p.stderr)
     expect("| saxpy | x.shape=(65536,) | grid=(4,1,1) block=(32,1,1) shared=0 |" in p.stdout, p.stdout)
     expect("| block_sum | n=5120 |" in p.stdout and "program's own" in p.stdout, p.stdout)
-    expect(re.search(r"\| atomic_sum .*within tolerance", p.stdout), p.stdout)
+    expect(re.search(r"\| atomic_sum .*within a tolerance", p.stdout), p.stdout)
     # a template's name as match: sees it, by the one signature reader: no return type
     expect("| tile_copy<128> |" in p.stdout and "void tile_copy" not in p.stdout, p.stdout)
     p = subprocess.run([tool, "cache", cache], capture_output=True, text=True)
@@ -2906,15 +2912,21 @@ def demo_commands_paste():
                        text=True, cwd=WORK)
     expect(p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:])
     cmds = [l[2:] for l in p.stdout.splitlines() if l.startswith("$ ")]
-    expect(len(cmds) == 3 and " discover " in cmds[0] and "--stub" in cmds[0] and " run --tune " in cmds[1]
-           and " report " in cmds[2], cmds)
+    # and it shows replay and autotune too (issue 50, item 7)
+    expect(len(cmds) == 5 and " discover " in cmds[0] and "--stub" in cmds[0] and " run --tune " in cmds[1]
+           and " report " in cmds[2] and " run --replay " in cmds[3] and " autotune " in cmds[4]
+           and "--cache " in cmds[4], cmds)
+    replay = p.stdout[p.stdout.index("== 4. replay"):p.stdout.index("== 5. autotune")]
+    expect(replay.count(" from the cache") >= 5 and "xmatune: replay: 29 launches" in replay and
+           "xmatune autotune: policy for 1 kernel auto tuned in " in p.stdout, p.stdout[-3000:])
     clean = {k: v for k, v in e.items() if k != "XMATUNE_DEMO_BUILD"}
     for c in cmds:
         q = subprocess.run(["bash", "-c", c], env=clean, capture_output=True, text=True, cwd=WORK)
         expect(q.returncode == 0, (c, q.stdout[-2000:], q.stderr[-2000:]))
         if " run --tune " in c:  # the demo's cache: decided from it this time
-            # (its winners used at once: this user's own verified records; docs/cache.md, Trust)
-            expect("from the cache (used)" in q.stderr and "SHIM_SAW 29" in q.stdout,
+            # (after the demo's replay every record is re-checked: used at once, said so)
+            expect(" from the cache" in q.stderr and "achieved the best time" not in q.stderr
+                   and "SHIM_SAW 29" in q.stdout,
                    q.stderr[-2000:])
 
 
@@ -5743,7 +5755,7 @@ def auto_rounding_kept_bitwise():
     # the rounding differs, not the sums: said so (issue 28 item 5), with the largest
     # difference, per candidate and per key (docs/tuning.md, Rounding)
     for c in g0:
-        m = re.search(r"^p1: float rounding alone: (\d+) elements differ from the program's "
+        m = re.search(r"^p1: float rounding alone: (\d+) elements? differs? from the program's "
                       r"own config's, by at most (\S+) times the largest magnitude there; "
                       r"verification is bitwise unless a tolerance is allowed", c["why"])
         expect(m and 0 < int(m.group(1)) <= 512 and 0 < float(m.group(2)) < 2 ** -10, c)
@@ -6140,6 +6152,323 @@ def tune_in_the_background():
     ok(w, "basic, background")
     bw = run("rt", "basic", shim=False)
     same_output(bw, w, "basic tuned in the background")
+
+
+# ---------------------------------------------------------------- words (issue 50, items 4-7)
+
+def words_discover(args, env):
+    """`xmatune discover --log LOG -- app_rt ARGS` under env: the process and the log's path."""
+    log = os.path.join(WORK, "words-%d.jsonl" % len(args))
+    if os.path.exists(log):
+        os.remove(log)
+    p = subprocess.run([os.environ["XMT_TOOL"], "discover", "--log", log, "--", APPS["rt"]] + args,
+                       env=env, capture_output=True, text=True)
+    return p, log
+
+
+@case
+def words_discover_messages():
+    """discover's table says how many launches could not be rewritten; a program that never
+    asked for a CUDA entry point is told in one line, never "log in X" and then "no log",
+    with a hint at LD_LIBRARY_PATH when libcuda.so.1 was not found (issue 50, item 6)."""
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p, log = words_discover(["basic", os.path.join(WORK, "w.out")], e)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    vec = [l for l in p.stderr.splitlines() if "vecadd" in l]
+    tc = [l for l in p.stderr.splitlines() if "tile_copy<128>" in l]
+    expect(vec and vec[0].endswith("vecadd  [1 of 5 launches not rewritable]"), p.stderr)
+    expect(tc and tc[0].endswith("[1 of 4 launches not rewritable]"), p.stderr)
+    expect(not any("saxpy" in l and "rewritable" in l for l in p.stderr.splitlines()), p.stderr)
+    expect("log in %s" % log in p.stderr, p.stderr)
+    # no driver where the program looks for it
+    e2 = dict(e)
+    e2.pop("LD_LIBRARY_PATH")
+    alone = subprocess.run([APPS["rt"], "saxpy", os.path.join(WORK, "w2.out")], env=e2,
+                           capture_output=True, text=True)
+    p, log = words_discover(["saxpy", os.path.join(WORK, "w2.out")], e2)
+    expect(p.returncode != 0, p.stdout + p.stderr)
+    expect("log in" not in p.stderr and "no log" in p.stderr and not os.path.exists(log), p.stderr)
+    if "libcuda.so.1" in alone.stdout + alone.stderr:  # no driver on this machine's paths
+        expect("libcuda.so.1 is not found" in p.stderr and "LD_LIBRARY_PATH" in p.stderr, p.stderr)
+
+
+@case
+def words_rounding_hint_fits():
+    """The float-rounding hint names what allows a tolerance where the user is: the entry's
+    one-line tolerance: under a policy, XMATUNE_AUTO_TOLERANCE only under auto; said of one
+    config in the singular (issue 50, items 4 and 7)."""
+    pol = os.path.join(WORK, "words-rowsum.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: row_sum\n    params: [x: ptr, out: ptr, ncols: i32]\n"
+                "    configs:\n      - launch: {grid: [grid0.x], block: [64]}\n")
+    t = run("rt", "rowsum", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": "off",
+                                 "XMATUNE_VERBOSE": "1"})
+    ok(t, "under a policy")
+    ev = tune_events(t, "row_sum")
+    c = ev[0]["candidates"][0]
+    expect(c["status"] == "rejected" and "float rounding alone" in c["why"] and
+           c["why"].endswith("verification is bitwise unless a tolerance is allowed: "
+                             "tolerance: {rtol: R, atol: A} in the entry"), c)
+    said = "\n".join(l for l in t.stderr.splitlines() if not l.startswith("xmatune: XMATUNE_"))
+    expect("XMATUNE_AUTO_TOLERANCE" not in said and
+           "1 config differs from the program's own" in said, said)
+    # the one config was rejected: the program's own config stays, and is not called a
+    # config "used without benchmark (verified)"
+    expect("used without benchmark" not in said and
+           "row_sum(float const*, float*, int): the program's own config stays for (no "
+           "triggers): config 0 did not pass verification" in said, said)
+    t = auto_run("rt", "rowsum", env={"XMATUNE_VERBOSE": "1"})
+    whys = [c["why"] for c in tune_events(t, "row_sum")[0]["candidates"]
+            if "float rounding alone" in c.get("why", "")]
+    expect(whys and all(w.endswith("verification is bitwise unless a tolerance is allowed: "
+                                   "XMATUNE_AUTO_TOLERANCE=RTOL,ATOL") for w in whys), whys)
+    expect("XMATUNE_AUTO_TOLERANCE=RTOL,ATOL" in t.stderr and "in the entry" not in t.stderr,
+           t.stderr)
+
+
+@case
+def words_stub_points_to_tolerance():
+    """discover's skeleton points to the one-line tolerance: for float outputs that differ
+    by rounding, before the per-buffer verify: with a shape to declare (issue 50, item 4)."""
+    stub = os.path.join(WORK, "words-stub.yaml")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([os.environ["XMT_TOOL"], "discover", "--log", os.path.join(WORK, "ws.jsonl"),
+                        "--stub", stub, "--", APPS["rt"], "basic", os.path.join(WORK, "ws.out")],
+                       env=e, capture_output=True, text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    text = open(stub).read()
+    expect("one line does it for every float output" in text and
+           "\n    # tolerance: {rtol: 1.0e-4, atol: 1.0e-3}\n    # For one buffer only" in text,
+           text)
+
+
+@case
+def words_untold_once_and_fitting():
+    """A kernel run again on the data it wrote (vecadd: o = a + b, launched again on the
+    same a and b) changes no byte: its re-checks tell nothing. Said once per key, not at
+    every re-check, and with no advice about verify: (the first session found its
+    outputs); under auto, whose entries no one writes, a key first met on such data gets
+    no verify: advice either, and is said once (issue 50, item 4)."""
+    for env in ({"XMATUNE_POLICY": POLICIES}, {"XMATUNE_AUTO": "1"}):
+        t = run("rt", "basic", iterations=12,
+                env=dict(env, XMATUNE_CACHE="off", XMATUNE_VERBOSE="1"))
+        ok(t, "%r" % env)
+        untold = [l for l in t.stderr.splitlines() if l.startswith("xmatune: vecadd: re-check")
+                  and "untold" in l]
+        expect(len(untold) == 1, "%r: %s" % (env, t.stderr))
+        expect("verify:" not in untold[0] and "protect: declared" not in untold[0], untold)
+        rc = [e for e in t.events("recheck") if e["name"] == "vecadd"]
+        expect(len(rc) >= 2 and all(e["outcome"] == "untold" for e in rc), rc)
+        if "XMATUNE_AUTO" in env:
+            nt = [l for l in t.stderr.splitlines() if l.startswith("xmatune: vecadd:")
+                  and "not tuned" in l]
+            expect(len(nt) == 1 and "verify:" not in nt[0], t.stderr)
+
+
+def words_svg(r, name):
+    """`xmatune report --svg` of run r's log: (the SVG's root, its text elements)."""
+    import xml.etree.ElementTree as ET
+    logf, svg = os.path.join(WORK, name + ".jsonl"), os.path.join(WORK, name + ".svg")
+    with open(logf, "w") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in r.log))
+    p = subprocess.run([os.environ["XMT_TOOL"], "report", "--svg", svg, logf], capture_output=True,
+                       text=True)
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    root = ET.parse(svg).getroot()
+    return root, [e for e in root.iter("{http://www.w3.org/2000/svg}text")]
+
+
+def words_within_width(root, texts):
+    """No text runs past the picture's right edge (DejaVu Sans: at most about 0.57 em a
+    character on average; bold 14 px titles 0.6 em)."""
+    width = float(root.get("width"))
+    for e in texts:
+        t = "".join(e.itertext())
+        px = {"title": 8.4, "axis-label": 5.7}.get(e.get("class"), 6.8)
+        x = float(e.get("x"))
+        right = x + len(t) * px * (0.5 if e.get("text-anchor") == "middle" else 1)
+        expect(e.get("text-anchor") == "end" or right <= width,
+               "text past the edge (%.0f > %.0f): %r" % (right, width, t))
+
+
+@case
+def words_svg_replay_from_cache():
+    """A replay's SVG says its keys came from the cache, verified, not timed: in the title
+    and in each panel, never "nothing else valid" (issue 50, item 5)."""
+    cache = os.path.join(WORK, "words-replay-cache.jsonl")
+    if os.path.exists(cache):
+        os.remove(cache)
+    env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache}
+    ok(run("rt", "basic", env=env), "tune")
+    r = run("rt", "basic", env=dict(env, XMATUNE_MODE="replay"))
+    ok(r, "replay")
+    tunes = r.events("tune")
+    expect(tunes and all(e.get("from_cache") for e in tunes), tunes)
+    root, texts = words_svg(r, "words-replay")
+    said = ["".join(e.itertext()) for e in texts]
+    expect(said[0] == "xmatune: %d keys, from the cache, verified, not timed" % len(tunes), said[:3])
+    panels = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "panel"]
+    expect(len(panels) == len(tunes), len(panels))
+    for g in panels:
+        words = " ".join("".join(e.itertext()) for e in g.iter("{http://www.w3.org/2000/svg}text"))
+        expect("from the cache, verified, not timed" in words and "nothing else valid" not in words,
+               words)
+
+
+@case
+def words_svg_reads_whole():
+    """The SVG under auto: a legend of its colours; candidates racing timed no more drawn
+    as such; the skipped configs of one reason folded into one row, with their count;
+    reasons wrapped within the picture, never past its edge (issue 50, item 7)."""
+    t = auto_run("rt", "saxpy")
+    ev = tune_events(t, "saxpy")[0]
+    root, texts = words_svg(t, "words-auto")
+    said = ["".join(e.itertext()) for e in texts]
+    legend = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "legend"]
+    expect(len(legend) == 1, said[:5])
+    lt = " ".join("".join(e.itertext()) for e in legend[0].iter("{http://www.w3.org/2000/svg}text"))
+    for w in ("program's own config", "winner", "timed", "raced out", "rejected", "skipped"):
+        expect(w in lt, lt)
+    marks = [e for e in root.iter() if "cand" in (e.get("class") or "").split()]
+    out = [c for c in ev["candidates"] if c.get("eliminated")]
+    raced = [m for m in marks if "eliminated" in m.get("class").split()]
+    expect(out and len(raced) == len(out) + bool(ev["own"].get("eliminated")),
+           (len(raced), len(out)))
+    for c in out:
+        expect(any(x.endswith(", raced out after round %d" % c["eliminated"]["round"]) and x.startswith(
+            ("%.1f µs" % (c["median_ms"] * 1000), "%.3f ms" % c["median_ms"])) for x in said), c)
+    skipped = [c for c in ev["candidates"] if c["status"] == "skipped"]
+    folded = [m for m in marks if "skipped" in m.get("class").split()]
+    expect(len(folded) == 1 and int(folded[0].get("data-count")) == len(skipped) > 1 and
+           folded[0].get("data-configs").split("; ") == [c["config"] for c in skipped],
+           [m.attrib for m in folded])
+    expect("%d configs" % len(skipped) in said, said)
+    words_within_width(root, texts)
+    # long reasons: row_sum's candidates differ by rounding alone, said at length
+    t = auto_run("rt", "rowsum")
+    root, texts = words_svg(t, "words-auto-rowsum")
+    whys = [c["why"] for c in tune_events(t, "row_sum")[0]["candidates"] if c["status"] == "rejected"]
+    text = " ".join("".join(e.itertext()) for e in texts)
+    expect(whys and all(w in text.replace("  ", " ") or all(x in text for x in w.split())
+                        for w in whys), whys[:1])
+    words_within_width(root, texts)
+
+
+def words_nested(line):
+    """Whether a message nests parentheses: "(a (b))" reads badly."""
+    depth = 0
+    for ch in line:
+        depth += ch == "("
+        if depth > 1:
+            return True
+        depth -= ch == ")" and depth > 0
+    return False
+
+
+@case
+def words_small_messages():
+    """The smaller words of issue 50, item 7: singular and plural ("1 launch", "1 kernel"),
+    no nested parentheses in a replay miss, what "with a policy" counts under auto, the
+    skeleton's count of kernels without "(s)"."""
+    d = fresh("words-small")
+    # a replay miss: its cause has parentheses of its own
+    r = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "XMATUNE_MODE": "replay",
+                                "XMATUNE_CACHE": os.path.join(d, "none.jsonl")})
+    ok(r, "replay")
+    miss = [l for l in r.stderr.splitlines() if "no cached winner" in l]
+    expect(len(miss) == 1 and not words_nested(miss[0]) and
+           ": no cached winner: the cache %s cannot be read" % os.path.join(d, "none.jsonl")
+           in miss[0], r.stderr)
+    # replay under auto: its kernels have no policy
+    r = run("rt", "saxpy", env={"XMATUNE_AUTO": "1", "XMATUNE_MODE": "replay",
+                                "XMATUNE_VERBOSE": "1", "XMATUNE_CACHE": os.path.join(d, "none.jsonl")})
+    ok(r, "replay --auto")
+    expect("xmatune: replay: 3 launches, 1 kernel under XMATUNE_AUTO=1, with no policy\n"
+           in r.stderr and "with a policy" not in r.stderr, r.stderr)
+    # one launch, one kernel
+    r = run("rt", "saxpy", iterations=1, env={"XMATUNE_POLICY": POLICIES, "XMATUNE_VERBOSE": "1",
+                                              "XMATUNE_CACHE": "off"})
+    ok(r, "one launch")
+    expect("xmatune: tune: 1 launch, 1 kernel with a policy\n" in r.stderr, r.stderr)
+    p = report_of(r, "words-one.jsonl")
+    expect(p.stdout.startswith("1 process, 1 launch, 0 rewritten\n"), p.stdout)
+    # a policy file with one error
+    bad = os.path.join(d, "bad.yaml")
+    with open(bad, "w") as f:
+        f.write("kernels:\n  - match: saxpy*\n    params: [n: i32, a: f32, x: ptr, y: ptr]\n"
+                "    triggers: [nope]\n    space: {B: [64]}\n    launch: {block: [B]}\n")
+    r = run("rt", "saxpy", env={"XMATUNE_POLICY": bad, "XMATUNE_CACHE": "off"})
+    ok(r, "a policy error")
+    expect("xmatune: 1 error in %s: the entries in error are ignored" % bad in r.stderr, r.stderr)
+    # the skeleton's count
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"))
+    p = subprocess.run([os.environ["XMT_TOOL"], "discover", "--log", os.path.join(d, "s.jsonl"),
+                        "--stub", os.path.join(d, "s.yaml"), "--", APPS["rt"], "saxpy",
+                        os.path.join(d, "s.out")], env=e, capture_output=True, text=True)
+    expect(p.returncode == 0 and "policy skeleton for 1 kernel in " in p.stderr, p.stderr)
+
+
+@case
+def words_readme_lists_scenarios():
+    """The README lists the simulated driver's program's scenarios (every one app.c runs)
+    and says what the demo's XMATUNE_WARMUP_MS=0 is for (issue 50, item 7)."""
+    src = os.path.abspath(os.path.join(os.path.dirname(POLICIES), "..", ".."))
+    names = re.findall(r'!strcmp\(sc, "(\w+)"\)', open(os.path.join(src, "tests", "integration",
+                                                                   "app.c")).read())
+    readme = open(os.path.join(src, "README.md")).read()
+    m = re.search(r"\n([^\n]*`app_rt SCENARIO OUT \[ITERATIONS\]`.*?)\n\n", readme, re.S)
+    expect(m and len(names) > 20, "no paragraph on app_rt's scenarios")
+    missing = [n for n in names if "`%s`" % n not in m.group(1)]
+    expect(not missing, "scenarios the README does not list: %s" % missing)
+    w = re.search(r"`XMATUNE_WARMUP_MS=0`[^\n]*\n[^\n]*", readme)
+    expect(w and "clock" in w.group(0), "the README does not say what XMATUNE_WARMUP_MS=0 is for")
+
+
+@case
+def words_autotune_takes_run_options():
+    """xmatune autotune passes run's options on with their values: `--cache FILE` used to
+    make FILE the program to run (exit 127, "no log")."""
+    d = fresh("words-autotune")
+    cache, log = os.path.join(d, "c.jsonl"), os.path.join(d, "a.jsonl")
+    e = dict(os.environ, LD_LIBRARY_PATH=SIMDIR, XMATUNE_SHIM=SHIM,
+             LD_PRELOAD=PRELOAD_PREFIX.rstrip(":"), XMATUNE_WARMUP_MS="0")
+    p = subprocess.run([os.environ["XMT_TOOL"], "autotune", "--log", log, "--cache", cache, "--",
+                        APPS["rt"], "saxpy", os.path.join(d, "o")], env=e, capture_output=True,
+                       text=True)
+    expect(p.returncode == 0 and os.path.exists(log) and records(cache), p.stdout + p.stderr)
+
+
+@case
+def words_report_cells():
+    """The report's candidates cell says its counts one after the other, not in a row of
+    parenthesized asides ("(3 of the ok eliminated by racing) (within tolerance)")."""
+    base, t = tuned("rt", "basic", env={"XMATUNE_CACHE": "off"})
+    p = report_of(t, "words-cells.jsonl")
+    rows = [l for l in p.stdout.splitlines() if l.startswith("| ") and " ok, " in l]
+    expect(rows and any("; within a tolerance" in l for l in rows) and
+           any(re.search(r"; \d+ of the ok eliminated by racing", l) for l in rows), p.stdout)
+    expect(not any(") (" in l.split(" | ")[-1] for l in rows), rows)
+
+
+@case
+def words_cache_folder_not_writable():
+    """A cache in a folder its user may not write: the lock's message says why (it said
+    "No such file or directory", the read-only retry's error, for a lock file it could not
+    create), issue 50, item 7."""
+    d = fresh("words-rocache")
+    os.chmod(d, 0o755)  # root's: nobody may not write in it
+    outs = fresh("words-rocache-out")
+    os.chmod(outs, 0o777)
+    cache = os.path.join(d, "c.jsonl")
+    r = as_nobody(outs, "ro", dict(EX, XMATUNE_POLICY=policy_copy("words-rocache-pol"),
+                                   XMATUNE_CACHE=cache))
+    ok(r, "a cache nobody may write")
+    lock = [l for l in r.stderr.splitlines() if "cannot lock the cache" in l]
+    expect(lock and "No such file or directory" not in lock[0] and "Permission denied" in lock[0],
+           r.stderr)
 
 
 def main():

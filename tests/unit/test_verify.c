@@ -23,7 +23,18 @@ START_TEST(bitwise_counts_and_names_the_first)
     char why[300] = "";
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)ref, why, sizeof why), 0);
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 2);
-    ck_assert_str_eq(why, "out: 2 of 4 elements differ (bitwise), first at 1");
+    ck_assert_str_eq(why, "out: 2 of 4 elements differ bitwise, the first at element 1");
+}
+END_TEST
+
+/* One difference in the singular, and its place, not "the first" of one (issue 50). */
+START_TEST(one_difference_in_the_singular)
+{
+    int32_t ref[4] = {1, 2, 3, 4}, got[4] = {1, 9, 3, 4};
+    xmt_buffer b = buf(XMT_DT_I32, sizeof ref, 0, 0);
+    char why[300] = "";
+    ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
+    ck_assert_str_eq(why, "out: 1 of 4 elements differs bitwise, at element 1");
 }
 END_TEST
 
@@ -44,7 +55,7 @@ START_TEST(tolerance_rtol_atol_and_nan)
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 0);
     got[1] = 1.5f; /* 0.5 > 0.01 + 0.01 * 1 */
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
-    ck_assert_ptr_nonnull(strstr(why, "first at 1 (1.5, expected 1)"));
+    ck_assert_ptr_nonnull(strstr(why, "1 of 4 elements differs beyond rtol=0.01 atol=0.01, at element 1: 1.5, expected 1"));
     got[1] = 1.0f;
     got[2] = 0.0f; /* NaN expected, a number got */
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
@@ -147,6 +158,7 @@ int main(void)
     Suite *s = suite_create("verify");
     TCase *tc = tcase_create("compare");
     tcase_add_test(tc, bitwise_counts_and_names_the_first);
+    tcase_add_test(tc, one_difference_in_the_singular);
     tcase_add_test(tc, float_without_tolerance_is_bitwise);
     tcase_add_test(tc, tolerance_rtol_atol_and_nan);
     tcase_add_test(tc, half_and_bfloat16_decoded);
