@@ -30,6 +30,7 @@ typedef enum {
     XMT_EV_RECHECK,
     XMT_EV_TRIAL_CHECK,
     XMT_EV_CACHE_HIT,
+    XMT_EV_SNAPSHOT,
     XMT_EV_COUNT
 } xmt_event;
 
@@ -194,6 +195,8 @@ int xmt_event_of(const json_t *obj);
 /* cache_hit */
 #define XMT_F_TRUST "trust"
 #define XMT_F_HOST_US "host_us"
+#define XMT_F_PURPOSE "purpose"
+#define XMT_F_HOST_US_STEPS "steps_us"
 /* trial_helper */
 #define XMT_F_WHAT "what"
 #define XMT_F_MS "ms"
@@ -287,6 +290,12 @@ json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int
 json_t *xmt_ev_cache_hit(const char *kernel, const char *name, const char *key, int device,
                          const char *config, const char *outcome, const char *why,
                          const char *trust, double host_us);
+/* snapshot: the program thread's share of a snapshot for the background (purpose "tune" or
+ * "verify"): its bytes and regions, and the host µs of each step (steps: an object of
+ * step name to µs) and in all. */
+json_t *xmt_ev_snapshot(const char *kernel, const char *name, const char *key, int device,
+                        const char *purpose, size_t bytes, size_t regions, json_t *steps,
+                        double host_us);
 /* cause: why the replay had no winner, in words (shim/misscause.h). */
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,
                            const char *policy, int device, const char *cause);

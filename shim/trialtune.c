@@ -814,6 +814,11 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
 
 /* ---- a snapshot for a verification off the program's path (docs/cache.md, "Trust") ------ */
 
+/* The program thread's steps of a snapshot, timed for the snapshot event (docs/log.md). */
+enum { S_ADMIT, S_REACH, S_ALLOC, S_COPY, S_EVENT, S_AFTER, SNAP_STEPS };
+static const char *const step_names[SNAP_STEPS] = {"admit", "reach", "alloc", "copy", "event",
+                                                   "after"};
+
 struct xmt_trial_snap {
     xmt_kernel *k;
     uint64_t serial; /* k's incarnation when the snapshot was taken */
@@ -832,6 +837,8 @@ struct xmt_trial_snap {
     int copy_async; /* from cuMemAllocAsync: freed so */
     staging st;     /* made on the worker, filled from copy */
     double snap_ms;
+    /* the program thread's steps, in host µs (the snapshot event: xmt_trial_snap_log) */
+    double step_us[SNAP_STEPS];
     /* background tuning: what the program's own launch left, copied after it (the same
      * layout as copy), for the helper's fidelity check (xmt_trial_snap_after) */
     CUdeviceptr after;
@@ -891,6 +898,7 @@ static int check_after(xmt_kernel *k, const xmt_launch_view *v, const staging *s
 
 int xmt_trial_snap_after(xmt_trial_snap *s, const xmt_launch *l)
 {
+    double t0 = xmt_now_ms();
     CUstream stream = xmt_launch_stream(l);
     CUresult r = CUDA_SUCCESS;
     if (s->bytes && xmt_drv.cuMemAllocAsync &&
@@ -903,19 +911,22 @@ int xmt_trial_snap_after(xmt_trial_snap *s, const xmt_launch *l)
                                       stream);
     if (r == CUDA_SUCCESS) r = xmt_drv.cuEventCreate(&s->after_ev, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS) r = xmt_drv.cuEventRecord(s->after_ev, stream);
+    s->step_us[S_AFTER] = (xmt_now_ms() - t0) * 1000.0;
     return r == CUDA_SUCCESS ? 0 : -1;
 }
 
 xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                                    int device, char *why, size_t cap)
 {
+    double t0 = xmt_now_ms(), ts = t0, step[SNAP_STEPS] = {0};
     xmt_image img;
     if (!admissible(k, l, v, &img, why, cap)) return NULL;
     if (!xmt_drv.cuCtxSetCurrent || !xmt_drv.cuCtxGetCurrent || !xmt_drv.cuMemCreate) {
         snprintf(why, cap, "the driver has no cuCtxSetCurrent or cuMemCreate");
         return NULL;
     }
-    double t0 = xmt_now_ms();
+#define STEP(i) (step[i] = (xmt_now_ms() - ts) * 1000.0, ts = xmt_now_ms())
+    STEP(S_ADMIT);
     xmt_trial_snap *s = calloc(1, sizeof *s);
     size_t total = 0;
     for (size_t i = 0; s && i < k->nparams; i++)
@@ -956,6 +967,7 @@ xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt
     if (f != 0) r = CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; r == CUDA_SUCCESS && i < s->nregs; i++)
         s->bytes += (s->regs[i].bytes + 255) & ~(size_t)255;
+    STEP(S_REACH);
     /* stream-ordered, so the launch's own stream orders it before the launch and the
      * program's thread does not wait for the GPU; a device without a memory pool gets a
      * plain allocation */
@@ -965,11 +977,16 @@ xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt
         s->copy_async = 1;
     else if (r == CUDA_SUCCESS && s->bytes)
         r = xmt_drv.cuMemAlloc(&s->copy, s->bytes);
+    STEP(S_ALLOC);
     for (size_t i = 0, at = 0; r == CUDA_SUCCESS && i < s->nregs;
          at += (s->regs[i].bytes + 255) & ~(size_t)255, i++)
         r = xmt_drv.cuMemcpyDtoDAsync(s->copy + at, s->regs[i].base, s->regs[i].bytes, stream);
+    STEP(S_COPY);
     if (r == CUDA_SUCCESS) r = xmt_drv.cuEventCreate(&s->copied, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS) r = xmt_drv.cuEventRecord(s->copied, stream);
+    STEP(S_EVENT);
+#undef STEP
+    memcpy(s->step_us, step, sizeof step);
     if (r != CUDA_SUCCESS) {
         if (!why[0]) {
             char b[32];
@@ -980,6 +997,19 @@ xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt
     }
     s->snap_ms = xmt_now_ms() - t0;
     return s;
+}
+
+void xmt_trial_snap_log(const xmt_trial_snap *s, const char *key_text, const char *purpose)
+{
+    if (!xmt_log_enabled()) return;
+    json_t *steps = json_object();
+    double all = 0;
+    for (int i = 0; steps && i < SNAP_STEPS; i++) {
+        json_object_set_new(steps, step_names[i], json_real(s->step_us[i]));
+        all += s->step_us[i];
+    }
+    xmt_log_event(xmt_ev_snapshot(s->k->mangled, s->k->demangled, key_text, s->device, purpose,
+                                  s->bytes, s->nregs, steps, all));
 }
 
 void xmt_trial_snap_free(xmt_trial_snap *s)

@@ -688,6 +688,22 @@ static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const ch
     free(j);
 }
 
+static void wait_again(result_t *r);
+
+/* A bounded queue (XMATUNE_BACKGROUND_QUEUE; docs/tuning.md, "In the background"): while
+ * that many keys wait for the worker, a new key's first launch (or a hint's) takes no
+ * snapshot and runs the program's own config; the key is looked at again at a launch
+ * RECHECK_MS later, so the keys launched most often get the worker first. 1 when deferred. */
+static int bg_busy(xmt_kernel *k, result_t *mine, const xmt_plan *p, const char *key_text)
+{
+    if (xmt_bgverify_pending() < xmt_opt.background_queue) return 0;
+    if (p->claimed) xmt_cache_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
+    xmt_verbose(2, "%s: key %s: the background worker is busy; looked at again later",
+                k->demangled, key_text);
+    wait_again(mine);
+    return 1;
+}
+
 /* A new key tuned in the background (XMATUNE_TUNING=background): a snapshot of what the
  * launch reaches before it, the program's own launch, a copy of what it left after it, and
  * the session queued; the key runs the program's own config until the session is done
@@ -697,6 +713,10 @@ static int bg_tune(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                    result_t *mine, const xmt_plan *p, const char *key_text, CUresult *rc)
 {
     char why[400] = "";
+    if (bg_busy(k, mine, p, key_text)) {
+        *rc = xmt_pass(k, l);
+        return 1;
+    }
     bg_job *j = calloc(1, sizeof *j);
     if (!j || p->keylen > sizeof j->key) {
         free(j);
@@ -729,7 +749,9 @@ static int bg_tune(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
     pthread_mutex_unlock(&k->lock);
     atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
     *rc = run_winner(k, l, v, mine, device, NULL);
-    if (*rc != CUDA_SUCCESS || xmt_trial_snap_after(s, l) != 0) {
+    int after = *rc == CUDA_SUCCESS ? xmt_trial_snap_after(s, l) : -1;
+    xmt_trial_snap_log(s, key_text, "tune");
+    if (after != 0) {
         xmt_verbose(1, "%s: key %s: not tuned in the background (the launch or its copy failed)",
                     k->demangled, key_text);
         xmt_trial_snap_free(s);
@@ -761,6 +783,7 @@ static int bg_start(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v
         free(j);
         return -1;
     }
+    xmt_trial_snap_log(s, key_text, "verify");
     j->k = k;
     j->serial = atomic_load(&k->serial);
     j->r = mine;
@@ -975,6 +998,7 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
         bg_tune(k, l, v, device, mine, p, key_text, &rc))
         return rc;
     int bg = 0;
+    if (p->bg_verify && p->hint && bg_busy(k, mine, p, key_text)) return xmt_pass(k, l);
     if (p->bg_verify) {
         bg = bg_start(k, l, v, device, mine, p, key_text) == 0;
         if (!bg) xmt_plan_verify_now(p);

@@ -6154,6 +6154,32 @@ def tune_in_the_background():
     same_output(bw, w, "basic tuned in the background")
 
 
+@case
+def background_queue_is_bounded():
+    # XMATUNE_BACKGROUND_QUEUE (docs/tuning.md, In the background): while that many keys wait
+    # for the worker, a new key's first launch takes no snapshot (its copies would pile up on
+    # the program's GPU) and runs the program's own config; it is looked at again later.
+    # Each snapshot is a `snapshot` event with the host µs of the program thread's steps.
+    base = run("rt", "basic", shim=False)
+    ok(base, "without the shim")
+    env = dict(EX, XMATUNE_POLICY=POLICIES, XMATUNE_TUNING="background", XMATUNE_CACHE="off",
+               XMATUNE_VERBOSE="2")
+    one = run("rt", "basic", env=dict(env, XMATUNE_BACKGROUND_QUEUE="1"))
+    ok(one, "queue 1")
+    same_output(base, one, "queue 1")
+    wide = run("rt", "basic", env=dict(env, XMATUNE_BACKGROUND_QUEUE="64"))
+    ok(wide, "queue 64")
+    same_output(base, wide, "queue 64")
+    s1, s64 = one.events("snapshot"), wide.events("snapshot")
+    expect("the background worker is busy; looked at again later" in one.stderr, one.stderr)
+    expect(len(s1) < len(s64), (len(s1), len(s64)))
+    steps = {"admit", "reach", "alloc", "copy", "event", "after"}
+    expect(s64 and all(e["purpose"] == "tune" and set(e["steps_us"]) == steps and
+                       e["bytes"] > 0 and e["regions"] > 0 and
+                       abs(sum(e["steps_us"].values()) - e["host_us"]) < 1e-6 * e["host_us"] + 1e-3
+                       for e in s64), s64)
+
+
 # ---------------------------------------------------------------- words (issue 50, items 4-7)
 
 def words_discover(args, env):
