@@ -570,8 +570,18 @@ typedef struct {
     long index;
     char label[160], key_text[512];
     xmt_plan plan; /* its identity (pointers fixed to this copy) */
+    double t_first; /* the key's first launch (the snapshot's), for the switch event */
     uint8_t key[XMT_KEY_MAX];
 } bg_job;
+
+/* The switch event: job j's key runs `to` (NULL: the program's own config) from its next
+ * launch on, having run `from` (docs/log.md). */
+static void said_switch(const bg_job *j, const char *from, const char *to, const char *why)
+{
+    if (!xmt_log_enabled()) return;
+    xmt_log_event(xmt_ev_switch(j->k->mangled, j->k->demangled, j->key_text, j->device, from, to,
+                                why, xmt_now_ms() - j->t_first));
+}
 
 static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const char *why)
 {
@@ -610,6 +620,7 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
             r->rechecked = j->plan.ch.rechecked;
             __atomic_store_n(&r->index, j->index, __ATOMIC_RELEASE);
             memo_forget(k);
+            said_switch(j, NULL, j->label, "verified");
         }
         xmt_verbose(1,
                     "%s: key %s: the cached winner %s passed its verification in the "
@@ -630,6 +641,7 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
             atomic_store(&r->rechecks_left, 0);
             __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
             memo_forget(k);
+            said_switch(j, j->label, NULL, "failed");
         }
         if (tune) { /* not propagated: this key's record says it failed here */
             xmt_choice f;
@@ -680,6 +692,7 @@ static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const ch
         memcpy(r->digest, ch.data, sizeof r->digest);
         __atomic_store_n(&r->index, ch.index, __ATOMIC_RELEASE);
         memo_forget(k);
+        said_switch(j, NULL, ch.label, "tuned");
     }
     xmt_verbose(1, "%s: key %s: tuned in the background: %s%s", k->demangled, j->key_text,
                 ch.index == XMT_OWN_CONFIG ? "the program's own config stays" : ch.label,
@@ -733,6 +746,7 @@ static int bg_tune(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
     j->serial = atomic_load(&k->serial);
     j->r = mine;
     j->device = device;
+    j->t_first = xmt_now_ms();
     snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
     j->plan = *p;
     memcpy(j->key, p->key, p->keylen);
@@ -784,6 +798,7 @@ static int bg_start(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v
         return -1;
     }
     xmt_trial_snap_log(s, key_text, "verify");
+    j->t_first = xmt_now_ms();
     j->k = k;
     j->serial = atomic_load(&k->serial);
     j->r = mine;

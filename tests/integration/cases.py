@@ -2058,23 +2058,32 @@ def cache_identity_and_trust():
     expect("block_sum" in t3.stderr and "failed verification; tuning again" in t3.stderr, t3.stderr)
     evs = tune_events(t3, "block_sum")
     expect(len(evs) == 2 and evs[1]["benchmarked"] and evs[1]["winner"]["index"] == -1, evs)
-    # graded trust (the default): the tampered record was re-checked in the run that wrote it,
-    # so it is used at once; its verification in the background fails, drops it (the program's
-    # own config from then on), says so and replaces it on disk with a `failed` record. Only
-    # the launches before that ran it (here: the first, whose output differs).
+    # graded trust (the default): a tampered record that says it was re-checked (rechecked) is
+    # used at once; its verification in the background fails, drops it (the program's own
+    # config from then on: a switch event), says so and replaces it on disk with a `failed`
+    # record. Only the launches before that ran it.
     with open(cache, "w") as f:
-        f.write(tampered)
+        for l in tampered.splitlines():
+            r = json.loads(l)
+            if r["kernel"] == "_Z9block_sumPKfPfi":
+                r["rechecked"] = 1
+            f.write(json.dumps(r) + "\n")
     t5 = run("rt", "basic", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
-                                "XMATUNE_EXCLUDE": ex})
+                                "XMATUNE_EXCLUDE": ex, "XMATUNE_VERBOSE": "1"})
     ok(t5, "tampered cache, graded")
     hit = [e for e in t5.events("cache_hit") if "block_sum" in e["name"]]
-    expect(len(hit) == 1 and hit[0]["config"] == wrong["config"], hit)
-    expect("block_sum" in t5.stderr and "failed its verification in the background" in t5.stderr,
-           t5.stderr)
+    expect(len(hit) == 1 and hit[0]["config"] == wrong["config"] and hit[0]["trust"] == "used", hit)
+    expect("block_sum" in t5.stderr and "failed its verification in the background" in t5.stderr and
+           "dropped: the program's own config is used from now on" in t5.stderr, t5.stderr)
+    sw = [e for e in t5.events("switch") if "block_sum" in e["name"]]
+    expect(len(sw) == 1 and sw[0]["from"] == wrong["config"] and sw[0]["to"] is None and
+           sw[0]["why"] == "failed", sw)
     bsr = [json.loads(l) for l in open(cache) if "_Z9block_sumPKfPfi" in l]
     expect(bsr[-1]["index"] == -1 and bsr[-1]["outcome"] == "failed", bsr[-1])
+    # (which of the three launches ran it depends on when the verification ended: the
+    # program does not wait for it; the exit did, XMATUNE_EXIT_WAIT_MS)
     ran = [t[1] for t in traced(t5, "_Z9block_sumPKfPfi")]
-    expect(ran[-1] == tuple(bs["own"]["block"]), ran)
+    expect(ran[0] == tuple(wrong["block"]), ran)
     # the next run reads the failed record: the program's own config, nothing tuned
     t6 = run("rt", "basic", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
                                 "XMATUNE_EXCLUDE": ex})
@@ -6099,6 +6108,9 @@ def cache_hint_switches_after_verification():
     expect("the program uses it from its next launch" in h.stderr, h.stderr)
     ran = [r[1] for r in traced(h, "_Z5saxpyifPKfPf")[-8:]]
     expect(ran == [(32, 1, 1)] * 4 + [(256, 1, 1)] * 4, ran)
+    sw = h.events("switch")
+    expect(len(sw) == 1 and sw[0]["from"] is None and sw[0]["to"] == "BLOCK=256" and
+           sw[0]["why"] == "verified", sw)
     ev = h.events("tune")
     expect(len(ev) == 1 and ev[0]["from_cache"] and not ev[0]["benchmarked"], ev)
     # the own file's re-checked record: the winner from the first launch on
@@ -6143,6 +6155,14 @@ def tune_in_the_background():
            t.stderr)
     ran = [r[1] for r in traced(t, "_Z5saxpyifPKfPf")[-8:]]
     expect(ran == [(32, 1, 1)] * 4 + [(256, 1, 1)] * 4, ran)
+    # the switch is logged (docs/log.md, switch) and the report says it
+    sw = t.events("switch")
+    expect(len(sw) == 1 and sw[0]["from"] is None and sw[0]["to"] == "BLOCK=256" and
+           sw[0]["why"] == "tuned" and sw[0]["after_ms"] > 0, sw)
+    rep = report_of(t, "bg-switch.jsonl")
+    expect(rep.returncode == 0 and re.search(r"\| saxpy \| x\.shape=\(\d+,\) \| 0 \| the program's "
+                                             r"own \| BLOCK=256 \| tuned \| [\d.]+ \|", rep.stdout),
+           rep.stdout)
     recs = [json.loads(l) for l in open(cache)]
     expect(recs and recs[-1]["label"] == "BLOCK=256", recs)
     # a wrong winner never switches: a candidate that gives other results is rejected in the

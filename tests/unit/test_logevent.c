@@ -137,6 +137,9 @@ static json_t *build(xmt_event ev, int variant)
     case XMT_EV_GRAPH_NODE:
         return xmt_ev_graph_node("_Z1kPf", "k(float*)", "n=4", "untuned", "why", "p.yaml:3");
     case XMT_EV_GRAPHS: return xmt_ev_graphs(1, 2, 3);
+    case XMT_EV_SWITCH:
+        return xmt_ev_switch("_Z1kPf", "k(float*)", "n=4", 0, variant ? "BLOCK=64" : NULL,
+                             variant ? NULL : "BLOCK=64", variant ? "failed" : "tuned", 41.5);
     case XMT_EV_SNAPSHOT:
         return xmt_ev_snapshot("_Z1kPf", "k(float*)", "n=4", 0, "verify", 4096, 2,
                                json_pack("{sf}", "copy", 3.5), 12.5);
