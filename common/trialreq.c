@@ -91,9 +91,9 @@ static int begin(codec *c, json_t **slot, const char *name, obj *o)
 /* Leaves it; reading, a name the walk did not take is refused (the sides disagree). */
 static void end(codec *c, obj *o)
 {
-    const char *key;
-    json_t *v;
     if (c->reading && !c->bad && o->o) {
+        const char *key;
+        json_t *v;
         json_object_foreach(o->o, key, v)
         {
             size_t i = 0;
@@ -197,10 +197,8 @@ static void f_str(codec *c, obj *o, const char *name, const char **v, int nullab
             fail(c, "the request's %s%s is not set", c->path, name);
             return;
         }
-        {
-            put(c, o, name, *v ? json_string(*v) : json_null());
-            return;
-        }
+        put(c, o, name, *v ? json_string(*v) : json_null());
+        return;
     }
     json_t *j = get(c, o, name);
     if (!j) return;
@@ -242,13 +240,11 @@ static void f_chars(codec *c, obj *o, const char *name, char *buf, size_t cap)
 static void f_hex64(codec *c, obj *o, const char *name, uint64_t *v)
 {
     if (c->bad) return;
-    char b[17];
     if (!c->reading) {
+        char b[17];
         snprintf(b, sizeof b, "%016" PRIx64, *v);
-        {
-            put(c, o, name, json_string(b));
-            return;
-        }
+        put(c, o, name, json_string(b));
+        return;
     }
     json_t *j = get(c, o, name);
     if (!j) return;
@@ -495,9 +491,11 @@ static void f_image(codec *c, obj *parent, const char *name, xmt_tr_image *im)
     uint64_t n = im->njit;
     void *jit = im->jit, *got = NULL;
     f_array(c, &o, "jit", &n, c->reading ? &got : &jit, sizeof im->jit[0], XMT_TR_MAX_JIT, e_jit);
-    if (c->reading && got) memcpy(im->jit, got, n * sizeof im->jit[0]);
-    if (c->reading) free(got);
-    if (c->reading) im->njit = n;
+    if (c->reading) { /* into the image's own array */
+        if (got) memcpy(im->jit, got, n * sizeof im->jit[0]);
+        free(got);
+        im->njit = n;
+    }
     end(c, &o);
 }
 
