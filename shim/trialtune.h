@@ -7,8 +7,10 @@
  * allocation granularity so that the helper can map each at the program's own address;
  * the module image the program loaded (modload.c), the launch (its dims and argument
  * bytes) and the candidates that faulted so far go with it in a TUNE request
- * (common/trialproto.h). The helper runs the whole session there (trial/tune.c) and
- * answers with the choice and the tune event, which is logged here. A candidate that
+ * (common/trialproto.h), the request itself an xmt_trialreq filled here and encoded by
+ * its codec (common/trialreq.h), with the granularity the windows were rounded to. The
+ * helper runs the whole session there (trial/tune.c) and answers with the choice and the
+ * tune event, which is logged here. A candidate that
  * faults or runs past the watchdog ends that helper: it is recorded as `fault` and the
  * session runs again in a new helper without it, from the same staged copy (the program
  * is held at this launch, so its memory has not changed). The program's own config

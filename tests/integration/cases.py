@@ -5044,6 +5044,24 @@ def trial_helper_bad_argument_index():
 
 
 @case
+def trial_request_granularity_is_the_shims():
+    """The allocation granularity the staged windows are rounded to is the shim's to ask
+    (issue 47, item 3): the request carries it and the helper does not ask the driver
+    again, so a helper whose cuMemGetAllocationGranularity would fail still maps the
+    staged memory, with its guards, and tunes the key there."""
+    base = run("rt", "saxpy", shim=False)
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "SIMCUDA_FAIL_HELPER":
+                                "cuMemGetAllocationGranularity:0:CUDA_ERROR_INVALID_VALUE"})
+    ok(t, "granularity")
+    same_output(base, t, "granularity")
+    ev = tune_events(t, "saxpy")
+    expect(len(ev) == 1 and ev[0]["trial"] == "helper", (ev, t.stderr))
+    expect(ev[0]["staged"]["guard_va"] == 2 << 20, ev[0]["staged"])
+    expect("cannot be mapped" not in t.stderr, t.stderr)
+    wait_gone(helper_pids(t), "granularity")
+
+
+@case
 def gpu_trial_programs_summarized():
     """The GPU suite's trial programs (issue 24): their policies load, and summarize.py's
     "Trials in a side process" table, from a work folder as run.sh leaves it, says per run
