@@ -15,6 +15,7 @@
 #include "misscause.h"
 #include "options.h"
 #include "session.h"
+#include "settings.h"
 #include "trialtune.h"
 #include "tune_event.h"
 
@@ -26,7 +27,7 @@ static void cache_id(const xmt_kernel *k, const xmt_devinfo *di, CUdevice dev, x
 {
     const xmt_entry *e = k->entry;
     xmt_code_fingerprint(k, dev, p->code);
-    uint64_t fp = xmt_entry_fingerprint(e) ^ (xmt_session_protects_auto(e) ? 0 : 0x9e3779b9ull);
+    uint64_t fp = xmt_entry_fingerprint(e) ^ (xmt_settings_protects_auto(e) ? 0 : 0x9e3779b9ull);
     snprintf(p->entry_fp, sizeof p->entry_fp, "%016llx", (unsigned long long)fp);
     p->id = (xmt_cache_id){di->id, k->mangled, p->code, xmt_entry_pattern(e), p->entry_fp};
 }
@@ -133,7 +134,7 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
     if (pin == 1) {
         p->ch.index = XMT_PIN_CONFIG;
         snprintf(p->ch.label, sizeof p->ch.label, "%s", p->pin.label);
-        if (xmt_entry_nbuffers(e) > 0 || xmt_session_protects_auto(e)) {
+        if (xmt_entry_nbuffers(e) > 0 || xmt_settings_protects_auto(e)) {
             /* verified once, never benchmarked */
             p->need_run = 1;
             p->verify_only = 1;

@@ -73,7 +73,7 @@ static int over_budget(xmt_session *S, const char *phase)
 {
     if (S->verify_only) return 0;
     if (S->cut) return 1;
-    if (S->budget_ms < 0 || xmt_now_ms() - S->t0 <= S->budget_ms) return 0;
+    if (S->set.budget_ms < 0 || xmt_now_ms() - S->t0 <= S->set.budget_ms) return 0;
     S->cut = phase;
     return 1;
 }
@@ -94,7 +94,7 @@ static void blame(xmt_session *S, const xmt_cand *c, CUresult r, const char *wha
     S->has_culprit = 1;
     S->culprit = c->index;
     S->culprit_unsorted =
-        S->in_verify_run && S->automatic && !S->in_place_known && c->index != XMT_OWN_CONFIG;
+        S->in_verify_run && S->set.automatic && !S->in_place_known && c->index != XMT_OWN_CONFIG;
 }
 
 /* A driver call of a phase: a failure is remembered and the phase ends (fail:). */
@@ -147,7 +147,7 @@ static int prepare(xmt_session *S, int poison, int flush)
             TRY(S, xmt_drv.cuMemcpyDtoDAsync(b->ptr, b->snap, b->b.bytes, S->s), "restore");
         else if (b->b.roles & XMT_BUF_RESET)
             TRY(S, xmt_drv.cuMemsetD8Async(b->ptr, 0, b->b.bytes, S->s), "reset_to_zero");
-        else if (poison && !S->automatic && (b->b.roles & XMT_BUF_VERIFY))
+        else if (poison && !S->set.automatic && (b->b.roles & XMT_BUF_VERIFY))
             TRY(S, fill_poison(S, b->ptr, b->ref, b->b.bytes, poison), "poison");
     }
     if (flush && S->flush_buf)
@@ -214,7 +214,7 @@ static int run_candidate(xmt_session *S, xmt_cand *c)
  * verify buffer against its reference. Returns how many, in S->segs. */
 static size_t comparisons(xmt_session *S)
 {
-    if (S->automatic) return S->nsegs;
+    if (S->set.automatic) return S->nsegs;
     size_t n = 0;
     for (size_t i = 0; i < S->nbufs; i++) {
         xmt_sbuf *b = &S->bufs[i];
@@ -410,9 +410,9 @@ static int verify_run(xmt_session *S, xmt_cand *c)
  * tell. */
 static int poisons_any(const xmt_session *S)
 {
-    for (size_t i = 0; S->automatic && i < S->nspans; i++)
+    for (size_t i = 0; S->set.automatic && i < S->nspans; i++)
         if (S->spans[i].pure) return 1;
-    for (size_t i = 0; !S->automatic && i < S->nbufs; i++) {
+    for (size_t i = 0; !S->set.automatic && i < S->nbufs; i++) {
         const xmt_sbuf *b = &S->bufs[i];
         if ((b->b.roles & XMT_BUF_VERIFY) && !(b->b.roles & (XMT_BUF_RESTORE | XMT_BUF_RESET)))
             return 1;
@@ -426,7 +426,7 @@ static int poisons_any(const xmt_session *S)
 static int complement_poison(const xmt_session *S)
 {
     if (!xmt_gc_on_gpu(&S->gc)) return 0;
-    for (size_t i = 0; !S->automatic && i < S->nbufs; i++) {
+    for (size_t i = 0; !S->set.automatic && i < S->nbufs; i++) {
         const xmt_sbuf *b = &S->bufs[i];
         if ((b->b.roles & XMT_BUF_VERIFY) && !(b->b.roles & (XMT_BUF_RESTORE | XMT_BUF_RESET)) &&
             !b->ref)
@@ -459,31 +459,6 @@ static void own_label(const xmt_launch *l, char *buf, size_t cap)
 }
 
 /* ---- the phases ------------------------------------------------------------------------- */
-
-/* The entry's settings, else the options'. */
-static void settings(xmt_session *S)
-{
-    const xmt_entry *e = S->k->entry;
-    S->warmup = xmt_entry_warmup(e) >= 0 ? xmt_entry_warmup(e) : xmt_opt.warmup;
-    S->iterations = xmt_entry_iterations(e) >= 0 ? xmt_entry_iterations(e) : xmt_opt.iterations;
-    if (S->iterations < 1) S->iterations = 1;
-    if (S->iterations > XMT_MAX_ITERATIONS) S->iterations = XMT_MAX_ITERATIONS;
-    /* an entry that asks for its count of runs gets exactly that (docs/policy.md) */
-    S->racing = xmt_opt.race && xmt_entry_iterations(e) < 0 && !S->verify_only;
-    /* room for the finalists' re-timing rounds and the edge's */
-    S->cap = S->racing ? 2 * S->iterations + XMT_EDGE_ROUNDS : S->iterations;
-    if (S->cap > XMT_MAX_ITERATIONS) S->cap = XMT_MAX_ITERATIONS;
-    S->mean =
-        xmt_entry_use_mean(e) >= 0 ? xmt_entry_use_mean(e) : xmt_opt.statistic == XMT_STAT_MEAN;
-    S->flush = xmt_entry_l2_flush(e) >= 0 ? xmt_entry_l2_flush(e) : xmt_opt.l2_flush;
-    S->budget_ms = xmt_entry_budget_ms(e) >= 0 ? xmt_entry_budget_ms(e) : xmt_opt.budget_ms;
-    S->warmup_ms = xmt_entry_warmup_ms(e) >= 0 ? xmt_entry_warmup_ms(e) : xmt_opt.warmup_ms;
-    /* an L2 flush before every timed run leaves nothing for a run of itself to set up */
-    S->self_lead_ms = S->flush ? 0 : xmt_opt.self_lead_us / 1000.0;
-    S->gate_ms = xmt_opt.gate_us / 1000.0;
-    S->automatic = xmt_session_protects_auto(e);
-    S->has_tol = xmt_session_tolerance(e, &S->tol_rtol, &S->tol_atol);
-}
 
 /* The dynamic shared memory a candidate may ask for: what the program opted the kernel
  * into (asked again: it may have raised it since the record was made), at least its own. */
@@ -571,7 +546,7 @@ static int candidates(xmt_session *S)
     size_t nb = xmt_entry_nbuffers(S->k->entry);
     S->n = n;
     S->cands = calloc(n + 1, sizeof *S->cands);
-    S->times = calloc((n + 1) * (size_t)S->cap, sizeof *S->times);
+    S->times = calloc((n + 1) * (size_t)S->set.cap, sizeof *S->times);
     S->bufs = calloc(nb ? nb : 1, sizeof *S->bufs);
     /* comparisons: a declared verify buffer each (auto: regions() makes room for its) */
     size_t nseg = nb + 1;
@@ -587,7 +562,7 @@ static int candidates(xmt_session *S)
     for (size_t i = 0; i < n; i++) {
         xmt_cand *c = &S->cands[i + 1];
         c->index = S->only ? S->only_index : (long)i;
-        c->times = S->times + (i + 1) * (size_t)S->cap;
+        c->times = S->times + (i + 1) * (size_t)S->set.cap;
         if (i >= S->space_first)
             c->status = XMT_C_UNVISITED;
         else
@@ -647,7 +622,8 @@ static int snapshot(xmt_session *S, xmt_sbuf *b)
     if (b->b.roles & XMT_BUF_VERIFY) {
         S->any_verify = 1;
         S->tolerance |= b->b.rtol != 0 || b->b.atol != 0;
-        if (!S->automatic && (r = scratch(S, &b->ref, b->b.bytes, "verify alloc")) != 0) return r;
+        if (!S->set.automatic && (r = scratch(S, &b->ref, b->b.bytes, "verify alloc")) != 0)
+            return r;
     }
     if ((r = scratch(S, &b->snap, b->b.bytes, "snapshot alloc")) != 0) return r;
     TRY(S, xmt_drv.cuMemcpyDtoDAsync(b->snap, b->ptr, b->b.bytes, S->s), "snapshot");
@@ -760,8 +736,8 @@ static int buffers(xmt_session *S)
         }
         r = snapshot(S, b);
     }
-    if (r == 0 && S->automatic) r = regions(S);
-    if (r == 0 && S->flush && S->v->attrs && S->v->attrs->l2_bytes > 0) {
+    if (r == 0 && S->set.automatic) r = regions(S);
+    if (r == 0 && S->set.flush && S->v->attrs && S->v->attrs->l2_bytes > 0) {
         S->flush_bytes = (size_t)S->v->attrs->l2_bytes * 2;
         TRY(S, xmt_drv.cuMemAlloc(&S->flush_buf, S->flush_bytes), "l2 flush alloc");
     }
@@ -796,9 +772,9 @@ static void float_extents(xmt_session *S)
 {
     size_t cap = S->k->nparams < XMT_MAX_EXTENTS ? S->k->nparams : XMT_MAX_EXTENTS;
     memcpy(S->segbufs, S->bufs, S->nbufs * sizeof *S->bufs);
-    S->nextents = xmt_rounding_extents(S->k, S->v, S->regs, S->nregs, S->bufs, S->nbufs,
-                                       S->has_tol ? S->tol_rtol : 0, S->has_tol ? S->tol_atol : 0,
-                                       S->segbufs + S->nbufs, S->ext_names, cap);
+    S->nextents = xmt_rounding_extents(
+        S->k, S->v, S->regs, S->nregs, S->bufs, S->nbufs, S->set.has_tol ? S->set.tol_rtol : 0,
+        S->set.has_tol ? S->set.tol_atol : 0, S->segbufs + S->nbufs, S->ext_names, cap);
     S->nsegbufs = S->nbufs + S->nextents;
     for (size_t i = 0; i < S->nsegbufs; i++)
         S->ext_scale[i] = -1; /* read when first needed */
@@ -1038,7 +1014,7 @@ static int data_digest(xmt_session *S)
         while (r == 0 && runs < DIGEST_RUNS && next_run(&S->regs[i], 6u, &c, &at, &bytes))
             if ((r = digest_run(S, &hs[runs], at, S->regs[i].ref + at, bytes, tmp)) == 0) runs++;
     }
-    for (size_t i = 0; r == 0 && !S->automatic && i < S->nbufs && runs < DIGEST_RUNS; i++)
+    for (size_t i = 0; r == 0 && !S->set.automatic && i < S->nbufs && runs < DIGEST_RUNS; i++)
         if ((S->bufs[i].b.roles & XMT_BUF_VERIFY) && S->bufs[i].ref &&
             (r = digest_run(S, &hs[runs], 0, S->bufs[i].ref, S->bufs[i].b.bytes, tmp)) == 0)
             runs++;
@@ -1130,7 +1106,7 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
     char name[384], where[512];
     double got = 0, ref = 0;
     int at_byte = 0;
-    if (S->automatic) {
+    if (S->set.automatic) {
         const xmt_region *rg = NULL;
         for (size_t i = 0; i < S->nregs; i++)
             if (g->got >= S->regs[i].base && g->got < S->regs[i].base + S->regs[i].bytes)
@@ -1161,7 +1137,7 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
         }
     }
     xmt_verify_describe(name, r->count, g->bytes / g->es, r->first, g->kind,
-                        S->automatic && g->es == 1, g->rtol, g->atol, got, ref,
+                        S->set.automatic && g->es == 1, g->rtol, g->atol, got, ref,
                         at_byte ? where : NULL, c->why, sizeof c->why);
 }
 
@@ -1170,7 +1146,7 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
 static int undo(xmt_session *S, xmt_cand *c)
 {
     size_t put = 0;
-    if (!S->automatic || changes(S, 0) < 0) return S->automatic ? -1 : 0;
+    if (!S->set.automatic || changes(S, 0) < 0) return S->set.automatic ? -1 : 0;
     TRY(S, xmt_outputs_put_back_outside(S->regs, S->nregs, S->s, &put), "put back");
     if (put) {
         size_t l = strlen(c->why);
@@ -1188,7 +1164,7 @@ fail:
 /* Whether the last compare found a difference that may lie outside the outputs. */
 static int changed_outside(const xmt_session *S)
 {
-    return S->automatic && xmt_outputs_changed_outside(S->results, S->seg_kind, S->nsegs);
+    return S->set.automatic && xmt_outputs_changed_outside(S->results, S->seg_kind, S->nsegs);
 }
 
 /* ---- rounding (rounding.h) ---------------------------------------------------------------- */
@@ -1196,7 +1172,7 @@ static int changed_outside(const xmt_session *S)
 /* The float extent comparison i compares, or NULL. */
 static const xmt_sbuf *extent_of(const xmt_session *S, size_t i)
 {
-    int32_t b = S->automatic && S->seg_buf ? S->seg_buf[i] : -1;
+    int32_t b = S->set.automatic && S->seg_buf ? S->seg_buf[i] : -1;
     return b >= 0 && (S->segbufs[b].b.roles & XMT_SBUF_EXTENT) ? &S->segbufs[b] : NULL;
 }
 
@@ -1258,9 +1234,9 @@ static int rounding_rejected(xmt_session *S, xmt_cand *c)
                                 name, n > 1 ? " and others" : "", (unsigned long long)elements,
                                 elements == 1 ? " differs" : "s differ", c->rel);
     if (l >= sizeof c->why) return 1;
-    if (S->has_tol)
+    if (S->set.has_tol)
         snprintf(c->why + l, sizeof c->why - l, "beyond the tolerance (rtol %g, atol %g)",
-                 S->tol_rtol, S->tol_atol);
+                 S->set.tol_rtol, S->set.tol_atol);
     else
         snprintf(c->why + l, sizeof c->why - l, "%s", xmt_rounding_hint(S->k->entry));
     return 1;
@@ -1297,7 +1273,7 @@ static int rounding_passed(xmt_session *S, xmt_cand *c)
 /* verify_compare's second half: what the comparisons d (-1: none differs) say of c. */
 static int verify_outcome(xmt_session *S, xmt_cand *c, long d, int comp, int second)
 {
-    if (d < 0) return S->has_tol && rounding_passed(S, c) < 0 ? -1 : 0;
+    if (d < 0) return S->set.has_tol && rounding_passed(S, c) < 0 ? -1 : 0;
     c->status = XMT_C_REJECTED;
     int rounding = rounding_rejected(S, c);
     if (rounding < 0) return -1;
@@ -1362,7 +1338,7 @@ static int check_candidate(xmt_session *S, xmt_cand *c)
         if ((r = verify_run_from(S, c, 2)) != 0) return r < 0 ? -1 : 0;
         if ((d = compare_all(S)) == -2) return -1;
     }
-    if (d >= 0 && S->automatic && !S->in_place_known) return sort_and_check_again(S, c);
+    if (d >= 0 && S->set.automatic && !S->in_place_known) return sort_and_check_again(S, c);
     return verify_outcome(S, c, d, comp, second);
 }
 
@@ -1515,7 +1491,8 @@ static int verify(xmt_session *S)
 {
     if (!S->any_verify) return 0;
     double t0 = xmt_now_ms(), cw0 = S->ph.clock_warmup;
-    if (!S->automatic && (verify_run(S, &S->cands[0]) != 0 || take_reference(S) != 0)) return -1;
+    if (!S->set.automatic && (verify_run(S, &S->cands[0]) != 0 || take_reference(S) != 0))
+        return -1;
     S->ph.verify_own += xmt_now_ms() - t0;
     int own = guard_own(S);
     if (own != 0) return own;
@@ -1554,7 +1531,7 @@ static int clock_warm_up_needed(xmt_session *S, double w0)
     uint64_t last = atomic_load(&last_session_end_us);
     /* another thread's tuning may have ended after w0: the clock is up all the same */
     S->since_last_ms = last ? fmax(0.0, w0 - (double)last / 1000.0) : -1;
-    if (S->warmup_ms <= 0)
+    if (S->set.warmup_ms <= 0)
         S->warmup_fate = XMT_WARMUP_OFF;
     else if (last && S->since_last_ms < XMT_CLOCK_STILL_UP_MS)
         S->warmup_fate = XMT_WARMUP_STILL_UP;
@@ -1578,7 +1555,7 @@ static int clock_warm_up(xmt_session *S)
         if (prepare(S, 0, 0) != 0 || run_candidate(S, &S->cands[0]) != 0) return -1;
         if (i % 4 == 3) {
             TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
-            if (xmt_now_ms() - w0 >= S->warmup_ms || over_budget(S, "clock_warmup")) break;
+            if (xmt_now_ms() - w0 >= S->set.warmup_ms || over_budget(S, "clock_warmup")) break;
         }
     }
     S->ph.clock_warmup += xmt_now_ms() - w0;
@@ -1593,8 +1570,9 @@ fail:
  * more run of the slowest config, often: saxpy's own took 30 times the best's). */
 static int warm_runs(const xmt_session *S, const xmt_cand *c)
 {
-    if (S->racing && c->index == XMT_OWN_CONFIG && S->warmup_fate == XMT_WARMUP_RAN) return 0;
-    return S->racing && S->warmup_fate != XMT_WARMUP_OFF && S->warmup > 1 ? 1 : S->warmup;
+    if (S->set.racing && c->index == XMT_OWN_CONFIG && S->warmup_fate == XMT_WARMUP_RAN) return 0;
+    return S->set.racing && S->warmup_fate != XMT_WARMUP_OFF && S->set.warmup > 1 ? 1
+                                                                                  : S->set.warmup;
 }
 
 /* c's untimed runs, waited for, so that the watchdog knows whom to stop. */
@@ -1626,14 +1604,14 @@ static int has_prep(const xmt_session *S)
 {
     for (size_t i = 0; i < S->nbufs; i++)
         if (S->bufs[i].b.roles & (XMT_BUF_RESTORE | XMT_BUF_RESET)) return 1;
-    return S->flush && S->flush_buf;
+    return S->set.flush && S->flush_buf;
 }
 
 /* Whether c runs in a timed round: valid, not eliminated, with room for a run; with
  * `only`, a finalist. */
 static int in_round(const xmt_session *S, const xmt_cand *c, const unsigned char *only)
 {
-    if (c->status != XMT_C_OK || c->ntimes >= S->cap) return 0;
+    if (c->status != XMT_C_OK || c->ntimes >= S->set.cap) return 0;
     return only ? only[c - S->cands] : !c->elim_round;
 }
 
@@ -1645,8 +1623,8 @@ static int in_round(const xmt_session *S, const xmt_cand *c, const unsigned char
  * before c has a time: that round's first candidate has its lead-in all the same. */
 static int self_lead(const xmt_session *S, const xmt_cand *c)
 {
-    return S->self_lead_ms > 0 && c->ntimes > 0 &&
-           statistic(c->times, c->ntimes, S->mean) < S->self_lead_ms;
+    return S->set.self_lead_ms > 0 && c->ntimes > 0 &&
+           statistic(c->times, c->ntimes, S->set.mean) < S->set.self_lead_ms;
 }
 
 /* The shim's GPU kernels (gpucheck.h) opened for this session, once: the load counted as
@@ -1668,11 +1646,12 @@ static void gc_ready(xmt_session *S)
 static int gated(xmt_session *S, const unsigned char *only)
 {
     int short_one = 0;
-    if (S->gate_ms <= 0) return 0;
+    if (S->set.gate_ms <= 0) return 0;
     for (size_t j = 0; j <= S->n && !short_one; j++) {
         const xmt_cand *c = &S->cands[j];
-        short_one = in_round(S, c, only) &&
-                    (c->ntimes == 0 || statistic(c->times, c->ntimes, S->mean) < S->gate_ms);
+        short_one =
+            in_round(S, c, only) &&
+            (c->ntimes == 0 || statistic(c->times, c->ntimes, S->set.mean) < S->set.gate_ms);
     }
     if (!short_one) return 0;
     gc_ready(S); /* a key without verification: the module is loaded for the gate */
@@ -1753,7 +1732,7 @@ static int timed_round(xmt_session *S, int it, int prep, const unsigned char *on
          * round was ~3% slower, enough to split a tied pair between processes */
         int first = !lead_in;
         if (first || self_lead(S, c)) {
-            if (prepare(S, 0, S->flush) != 0) goto fail;
+            if (prepare(S, 0, S->set.flush) != 0) goto fail;
             int r = run_queued(S, c, runs);
             if (r < 0) goto fail;
             if (r > 0) continue;
@@ -1761,7 +1740,7 @@ static int timed_round(xmt_session *S, int it, int prep, const unsigned char *on
             S->self_leads += !first;
         }
         if (prep) TRY(S, xmt_drv.cuEventRecord(c->prep, S->s), "event record");
-        if (prepare(S, 0, S->flush) != 0) goto fail;
+        if (prepare(S, 0, S->set.flush) != 0) goto fail;
         TRY(S, xmt_drv.cuEventRecord(c->start, S->s), "event record");
         int r = run_queued(S, c, runs); /* c's lead-in, when it has one, is its own */
         if (r < 0) goto fail;
@@ -1821,10 +1800,10 @@ static int retime(xmt_session *S, int prep)
     unsigned char *fin = malloc(S->n + 1);
     int r = 0;
     if (rc && fin) {
-        double lim = xmt_race_tie_limit(xmt_race_band_of(rc, S->n + 1, S->mean));
-        S->finalists = xmt_race_finalists(rc, S->n + 1, S->mean, lim, fin);
+        double lim = xmt_race_tie_limit(xmt_race_band_of(rc, S->n + 1, S->set.mean));
+        S->finalists = xmt_race_finalists(rc, S->n + 1, S->set.mean, lim, fin);
     }
-    int rounds = (S->iterations + 1) / 2 > 3 ? (S->iterations + 1) / 2 : 3;
+    int rounds = (S->set.iterations + 1) / 2 > 3 ? (S->set.iterations + 1) / 2 : 3;
     for (int it = 0; rc && fin && S->finalists > 1 && it < rounds && r == 0; it++) {
         if (over_budget(S, "retiming")) break;
         progress(S, "re-timing finalists", (size_t)it, (size_t)rounds);
@@ -1843,9 +1822,10 @@ static int retime(xmt_session *S, int prep)
         free(rc);
         if (!(rc = race_view(S))) break;
         if (allow < 0)
-            allow = XMT_EDGE_SHARE * xmt_race_full_floor(rc, S->n + 1, S->warmup, S->iterations);
-        double lim = xmt_race_tie_limit(xmt_race_band_of(rc, S->n + 1, S->mean));
-        S->edge_left = xmt_race_edge(rc, S->n + 1, S->mean, lim, fin);
+            allow = XMT_EDGE_SHARE *
+                    xmt_race_full_floor(rc, S->n + 1, S->set.warmup, S->set.iterations);
+        double lim = xmt_race_tie_limit(xmt_race_band_of(rc, S->n + 1, S->set.mean));
+        S->edge_left = xmt_race_edge(rc, S->n + 1, S->set.mean, lim, fin);
         if (!S->edge_left || it >= XMT_EDGE_ROUNDS || spent > allow || over_budget(S, "retiming"))
             break;
         progress(S, "re-timing the edge", (size_t)it, XMT_EDGE_ROUNDS);
@@ -1883,13 +1863,13 @@ static int timed_runs(xmt_session *S)
     int prep = has_prep(S);
     for (size_t i = 0; i <= S->n; i++)
         if (S->cands[i].status == XMT_C_OK && make_events(S, &S->cands[i], prep) != 0) return -1;
-    for (int it = 0; it < S->iterations; it++) {
+    for (int it = 0; it < S->set.iterations; it++) {
         if (it > 0 && over_budget(S, "timed_runs")) break;
-        progress(S, "timed round", (size_t)it, (size_t)S->iterations);
+        progress(S, "timed round", (size_t)it, (size_t)S->set.iterations);
         if (timed_round(S, it, prep, NULL) != 0) return -1;
-        if (S->racing && eliminate(S, it + 1) <= 1) break;
+        if (S->set.racing && eliminate(S, it + 1) <= 1) break;
     }
-    if (S->racing && retime(S, prep) != 0) return -1;
+    if (S->set.racing && retime(S, prep) != 0) return -1;
     S->ph.timed_runs += xmt_now_ms() - t0 - S->ph.restores;
     return 0;
 }
@@ -1906,7 +1886,7 @@ static int time_batch(xmt_session *S, const unsigned char *in, int prep)
     unsigned char *only = malloc(S->n + 1);
     if (!only) return -1;
     int r = 0;
-    for (int it = 0; it < S->iterations && r == 0; it++) {
+    for (int it = 0; it < S->set.iterations && r == 0; it++) {
         size_t left = 0;
         for (size_t i = 0; i <= S->n; i++) {
             const xmt_cand *c = &S->cands[i];
@@ -1914,9 +1894,9 @@ static int time_batch(xmt_session *S, const unsigned char *in, int prep)
             left += only[i];
         }
         if (!left || (it > 0 && over_budget(S, "timed_runs"))) break;
-        progress(S, "search: timed round", (size_t)it, (size_t)S->iterations);
+        progress(S, "search: timed round", (size_t)it, (size_t)S->set.iterations);
         r = timed_round(S, it, prep, only);
-        if (r == 0 && S->racing) eliminate(S, it + 1);
+        if (r == 0 && S->set.racing) eliminate(S, it + 1);
     }
     free(only);
     return r;
@@ -1983,14 +1963,14 @@ static int search_space(xmt_session *S)
             const xmt_cand *c = &S->cands[1 + S->space_first + pts[j]];
             int timed = c->status == XMT_C_OK && c->ntimes > 0;
             xmt_search_report(q, pts[j],
-                              timed ? statistic(c->times, c->ntimes, S->mean) : INFINITY);
+                              timed ? statistic(c->times, c->ntimes, S->set.mean) : INFINITY);
         }
         memset(in, 0, S->n + 1);
     }
     if (q) S->search_restarts = (int)xmt_search_restarts(q);
     xmt_search_free(q);
     free(in);
-    if (r == 0 && S->racing) {
+    if (r == 0 && S->set.racing) {
         double t1 = xmt_now_ms();
         r = retime(S, prep);
         S->ph.timed_runs += xmt_now_ms() - t1;
@@ -2029,7 +2009,7 @@ static void floors(xmt_session *S, const xmt_race_cand *rc)
             S->floor_ms += c->times[t];
         S->floor_ms += c->warmed * c->stat;
     }
-    if (rc) S->full_floor_ms = xmt_race_full_floor(rc, S->n + 1, S->warmup, S->iterations);
+    if (rc) S->full_floor_ms = xmt_race_full_floor(rc, S->n + 1, S->set.warmup, S->set.iterations);
 }
 
 /* Decide: the fastest valid candidate by the statistic (a pin: the first valid one).
@@ -2044,15 +2024,15 @@ static void decide(xmt_session *S)
     for (size_t i = 0; i <= S->n; i++) {
         xmt_cand *c = &S->cands[i];
         if (c->status != XMT_C_OK) continue;
-        c->stat = S->verify_only ? 0 : statistic(c->times, c->ntimes, S->mean);
+        c->stat = S->verify_only ? 0 : statistic(c->times, c->ntimes, S->set.mean);
         if (S->verify_only && !best && i > 0) best = c;
     }
     if (!S->verify_only) {
         xmt_race_cand *rc = race_view(S);
         if (rc) {
-            S->tie_band = xmt_race_band_of(rc, S->n + 1, S->mean);
+            S->tie_band = xmt_race_band_of(rc, S->n + 1, S->set.mean);
             S->tie_limit = xmt_race_tie_limit(S->tie_band);
-            long w = xmt_race_decide(rc, S->n + 1, S->mean, S->tie_limit);
+            long w = xmt_race_decide(rc, S->n + 1, S->set.mean, S->tie_limit);
             best = w >= 0 ? &S->cands[w] : NULL;
         }
         floors(S, rc);
@@ -2071,7 +2051,7 @@ static void decide(xmt_session *S)
  * everything the kernel reads. Auto protection only (it keeps whole-region references). */
 static void stage_reference(xmt_session *S)
 {
-    if (!S->trial || !S->automatic || S->error != CUDA_SUCCESS || S->untuned[0] ||
+    if (!S->trial || !S->set.automatic || S->error != CUDA_SUCCESS || S->untuned[0] ||
         S->choice.index == XMT_OWN_CONFIG || S->tolerance)
         return;
     for (size_t i = 0; i < S->nregs; i++)
@@ -2139,14 +2119,14 @@ static int benchmark(xmt_session *S)
     if (S->any_verify) gc_ready(S);
     if ((r = guard_arm(S)) != 0) return r < 0 ? -1 : put_back(S);
     double t0 = xmt_now_ms();
-    r = S->automatic ? outputs(S) : 0;
+    r = S->set.automatic ? outputs(S) : 0;
     S->ph.verify_own += xmt_now_ms() - t0;
     S->ph.verification += xmt_now_ms() - t0;
     if (r < 0) return -1;
     if (r > 0) return put_back(S);
     t0 = xmt_now_ms();
     double own0 = S->ph.verify_own; /* an in-place check the data check asked for */
-    r = S->automatic ? data_check(S) : 0;
+    r = S->set.automatic ? data_check(S) : 0;
     S->ph.verify_data += xmt_now_ms() - t0 - (S->ph.verify_own - own0);
     S->ph.verification += xmt_now_ms() - t0;
     if (r != 0) return r < 0 ? -1 : put_back(S);
@@ -2161,19 +2141,6 @@ static int benchmark(xmt_session *S)
         (clock_warm_up(S) != 0 || warm_up(S) != 0 || timed_runs(S) != 0))
         return -1;
     return put_back(S);
-}
-
-/* protect: of the entry, else XMATUNE_PROTECT. */
-int xmt_session_protects_auto(const xmt_entry *e)
-{
-    int p = xmt_entry_protect(e);
-    return (p >= 0 ? p : xmt_opt.protect) == XMT_PROTECT_AUTO;
-}
-
-int xmt_session_tolerance(const xmt_entry *e, double *rtol, double *atol)
-{
-    return xmt_session_protects_auto(e) && xmt_entry_tolerance(e, rtol, atol) &&
-           (*rtol > 0 || *atol > 0);
 }
 
 int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
@@ -2206,7 +2173,7 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
     S->ph.module_load = in ? in->module_ms : 0;
     S->choice.index = XMT_OWN_CONFIG;
     own_label(l, S->choice.label, sizeof S->choice.label);
-    settings(S);
+    xmt_settings_resolve(k->entry, verify_only, &S->set);
     if (candidates(S) != 0) {
         xmt_session_free(S);
         xmt_warn("%s: out of memory while tuning; the program's own config is used", k->demangled);

@@ -30,6 +30,7 @@
 #include "outputs.h"
 #include "protect.h"
 #include "rounding.h"
+#include "settings.h"
 #include "slack.h"
 #include "xmt_policy.h"
 
@@ -125,12 +126,7 @@ typedef struct {
     long only_index;           /* its index: XMT_PIN_CONFIG, or a cached winner's */
     int from_cache;            /* that winner came from the disk (set by plan.c, logged) */
     CUstream s;
-    /* settings (the entry's, else the options') */
-    int warmup, iterations, mean, flush;
-    double budget_ms;
-    double warmup_ms;     /* clock warm-up by time */
-    double self_lead_ms;  /* a candidate faster than this has a self lead-in (0: none) */
-    double gate_ms;       /* a round with a candidate faster than this is gated (0: never) */
+    xmt_settings set;     /* settings (the entry's, else the options': settings.h) */
     int warmup_fate;      /* XMT_WARMUP_*: whether it ran, and why not */
     double since_last_ms; /* at the warm-up: since another tuning ended; -1: none did */
     /* candidates: [0] the program's own, [1..n] the policy's */
@@ -141,8 +137,7 @@ typedef struct {
     xmt_sbuf *bufs;
     size_t nbufs;
     int snapshots_taken, any_verify, tolerance;
-    /* protect: auto (protect.h): the regions, their outputs, and the comparisons */
-    int automatic;
+    /* protect: auto (protect.h, set.automatic): the regions, their outputs, and the comparisons */
     xmt_region *regs;
     size_t nregs, out_bytes;
     xmt_span *spans;
@@ -158,9 +153,6 @@ typedef struct {
     char (*ext_names)[XMT_EXTENT_NAME];
     double *ext_scale; /* per segbufs entry: its reference's largest magnitude, -1 unread */
     int32_t *seg_buf;
-    /* the entry's tolerance: (auto): the float extents compared within it */
-    int has_tol;
-    double tol_rtol, tol_atol;
     xmt_gc gc;
     double scratch_limit;
     size_t scratch_bytes;
@@ -190,10 +182,9 @@ typedef struct {
     double full_floor_ms; /* what timing every candidate in full would have cost */
     double tie_band;      /* relative: 4 standard errors of a difference (race.h) */
     double tie_limit;     /* medians within it of the best tie (decide) */
-    /* racing (race.h): on for this key; the runs a candidate's times hold; the margin of
-     * the last elimination; candidates eliminated; finalists re-timed, and the rounds; the
-     * edge's rounds (race.h, xmt_race_edge), and the candidates still at it after them */
-    int racing, cap;
+    /* racing (race.h, when set.racing): the margin of the last elimination; candidates
+     * eliminated; finalists re-timed, and the rounds; the edge's rounds (race.h,
+     * xmt_race_edge), and the candidates still at it after them */
     double race_margin;
     size_t eliminated, finalists, edge_left;
     int retime_rounds, edge_rounds;
@@ -260,14 +251,6 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
 /* The advice that ends an untuned "changed no byte" why under a policy's entry; a
  * re-check's verbose line leaves it out (its first session found the outputs). */
 #define XMT_DECLARE_ADVICE "; else declare them in verify: or use protect: declared"
-
-/* 1 when the entry's launches are protected automatically (its protect:, else
- * XMATUNE_PROTECT). */
-int xmt_session_protects_auto(const xmt_entry *e);
-
-/* 1 with *rtol, *atol when the entry's float outputs are compared within its tolerance:
- * protected automatically, with a tolerance: that is not 0 (rounding.h). */
-int xmt_session_tolerance(const xmt_entry *e, double *rtol, double *atol);
 
 /* Frees what the session kept for the report. */
 void xmt_session_free(xmt_session *S);

@@ -24,6 +24,7 @@
 #include "protect.h"
 #include "rounding.h"
 #include "session.h"
+#include "settings.h"
 #include "trialproc.h"
 #include "trialproto.h"
 #include "verify.h"
@@ -434,7 +435,7 @@ static size_t check_comparisons(const xmt_kernel *k, const xmt_launch_view *v, c
                                 xmt_gc_cmp **out)
 {
     double rtol = 0, atol = 0;
-    int tol = xmt_session_tolerance(k->entry, &rtol, &atol);
+    int tol = xmt_settings_tolerance(k->entry, &rtol, &atol);
     size_t nr = st->nregs, next = 0, n = 0;
     xmt_region *g = calloc(nr ? nr : 1, sizeof *g);
     xmt_sbuf ext[XMT_MAX_EXTENTS];

@@ -60,7 +60,7 @@ static void say_verbose(const xmt_session *S)
                 if (c->elim_round)
                     snprintf(el, sizeof el, "; eliminated by racing after round %d", c->elim_round);
                 xmt_verbose(2, "%s: config %s took %.4f ms (%s of %d%s) for %s", S->k->demangled,
-                            c->c.label, c->stat, S->mean ? "mean" : "median", c->ntimes, el,
+                            c->c.label, c->stat, S->set.mean ? "mean" : "median", c->ntimes, el,
                             S->key_text);
             } else if (c->status != XMT_C_OK && c->status != XMT_C_UNVISITED)
                 xmt_verbose(2, "%s: config %s %s: %s", S->k->demangled, c->c.label,
@@ -70,7 +70,7 @@ static void say_verbose(const xmt_session *S)
                             c->why);
         }
     /* the decision may differ in another process: say so where the user looks */
-    if (S->racing && S->edge_left)
+    if (S->set.racing && S->edge_left)
         xmt_verbose(1,
                     "%s: for %s, %zu config%s still measured at the edge of the tie limit after "
                     "%d rounds of re-timing: another process may choose another config within "
@@ -86,7 +86,8 @@ static void say_verbose(const xmt_session *S)
                     "%s rejected: %s",
                     S->k->demangled, rt.rejected, rt.rejected == 1 ? " differs" : "s differ",
                     S->key_text, rt.max_rel, rt.rejected == 1 ? "was" : "were",
-                    S->has_tol ? "beyond the tolerance allowed" : xmt_rounding_hint(S->k->entry));
+                    S->set.has_tol ? "beyond the tolerance allowed"
+                                   : xmt_rounding_hint(S->k->entry));
     if (S->untuned[0]) {
         /* without a culprit xmt_tune_event has warned it already: said once */
         if (S->has_culprit)
@@ -158,7 +159,7 @@ static xmt_ev_phases phases_of(const xmt_session *S)
  * written whole when the in-place check was never needed), how they are verified. */
 static json_t *protect_json(const xmt_session *S)
 {
-    if (!S->automatic) return json_string("declared");
+    if (!S->set.automatic) return json_string("declared");
     size_t pure = 0, in_place = 0;
     for (size_t i = 0; i < S->nspans; i++)
         *(S->spans[i].pure ? &pure : &in_place) += S->spans[i].bytes;
@@ -174,7 +175,7 @@ static json_t *protect_json(const xmt_session *S)
 static void times_into(json_t *o, const xmt_session *S, const xmt_cand *c)
 {
     if (!c->ntimes) return;
-    json_object_set_new(o, S->mean ? XMT_F_MEAN_MS : XMT_F_MEDIAN_MS, json_real(c->stat));
+    json_object_set_new(o, S->set.mean ? XMT_F_MEAN_MS : XMT_F_MEDIAN_MS, json_real(c->stat));
     json_object_set_new(o, XMT_F_TIMES_MS, times_json(c));
     if (c->status == XMT_C_OK && c->elim_round)
         json_object_set_new(o, XMT_F_ELIMINATED,
@@ -280,12 +281,12 @@ static json_t *data_json(const xmt_session *S)
 /* Racing and the tie rule, when benchmarked (race.h). */
 static json_t *race_json(const xmt_session *S)
 {
-    json_t *o =
-        json_pack("{sbsfsfsIsfsIsI}", XMT_F_RACE_ON, S->racing, XMT_F_TIE_LIMIT, S->tie_limit,
-                  XMT_F_SELF_LEAD_US, S->self_lead_ms * 1000.0, XMT_F_SELF_LEADS,
-                  (json_int_t)S->self_leads, XMT_F_GATE_US, S->gate_ms * 1000.0, XMT_F_GATED_ROUNDS,
-                  (json_int_t)S->gated_rounds, XMT_F_GATES_SHORT, (json_int_t)S->gates_short);
-    if (o && S->racing) {
+    json_t *o = json_pack("{sbsfsfsIsfsIsI}", XMT_F_RACE_ON, S->set.racing, XMT_F_TIE_LIMIT,
+                          S->tie_limit, XMT_F_SELF_LEAD_US, S->set.self_lead_ms * 1000.0,
+                          XMT_F_SELF_LEADS, (json_int_t)S->self_leads, XMT_F_GATE_US,
+                          S->set.gate_ms * 1000.0, XMT_F_GATED_ROUNDS, (json_int_t)S->gated_rounds,
+                          XMT_F_GATES_SHORT, (json_int_t)S->gates_short);
+    if (o && S->set.racing) {
         json_object_set_new(o, XMT_F_MARGIN, json_real(S->race_margin));
         json_object_set_new(o, XMT_F_ELIMINATED, json_integer((json_int_t)S->eliminated));
         json_object_set_new(o, XMT_F_FINALISTS, json_integer((json_int_t)S->finalists));
@@ -312,12 +313,13 @@ static json_t *search_json(const xmt_session *S)
 static json_t *rounding_json(const xmt_session *S)
 {
     rounding_tally rt = tally_rounding(S);
-    if (!rt.n && !S->has_tol) return NULL;
+    if (!rt.n && !S->set.has_tol) return NULL;
     json_t *o = json_pack("{sIsIsf}", XMT_F_ROUNDED, (json_int_t)rt.n, XMT_F_REJECTED,
                           (json_int_t)rt.rejected, XMT_F_MAX_REL, rt.max_rel);
-    if (o && S->has_tol)
-        json_object_set_new(o, XMT_F_TOLERANCE,
-                            json_pack("{sfsf}", XMT_F_RTOL, S->tol_rtol, XMT_F_ATOL, S->tol_atol));
+    if (o && S->set.has_tol)
+        json_object_set_new(
+            o, XMT_F_TOLERANCE,
+            json_pack("{sfsf}", XMT_F_RTOL, S->set.tol_rtol, XMT_F_ATOL, S->set.tol_atol));
     return o;
 }
 
@@ -354,10 +356,10 @@ static void log_event(const xmt_session *S)
         .candidates = cl,
         .winner = winner,
         .protect = protect_json(S),
-        .mean = S->mean,
-        .iterations = S->iterations,
-        .warmup = S->warmup,
-        .tolerance = S->tolerance || (S->has_tol && S->nextents),
+        .mean = S->set.mean,
+        .iterations = S->set.iterations,
+        .warmup = S->set.warmup,
+        .tolerance = S->tolerance || (S->set.has_tol && S->nextents),
         .l2_flush = S->flush_buf != 0,
         .verified = S->any_verify,
         .benchmarked = benchmarked,
