@@ -218,9 +218,10 @@ static int fresh(const xmt_plan *p)
  * program's own config in every mode but inline (auto's derived entries too, without
  * declining the kernel): only inline runs candidates in the program. 1 when
  * the helper decided (*ch set), 0 to run it inline. */
-static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                     const char *key_text, int device, xmt_plan *p, xmt_choice *ch)
+static int in_helper(const xmt_session_req *rq, xmt_plan *p, xmt_choice *ch)
 {
+    xmt_kernel *k = rq->k;
+    const char *key_text = rq->key_text;
     static atomic_int said_inline, said_process, said_failed;
     /* a space auto derived is never tried in the program's own process */
     int derived = xmt_auto_owns(k->entry);
@@ -232,10 +233,7 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     int r = 0;
     if (xmt_opt.trials == XMT_TRIALS_INLINE) {
         snprintf(why, sizeof why, "XMATUNE_TRIALS=inline");
-    } else if ((r = xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only,
-                                      p->only_index, p->from_cache, p->recheck,
-                                      p->from_cache ? p->ch.data : NULL,
-                                      /* a re-check's launch is made by its caller (tuner.c) */
+    } else if ((r = xmt_trial_session(rq, /* a re-check's launch is made by its caller (tuner.c) */
                                       !p->launched && !p->recheck, &o, why, sizeof why)) > 0) {
         *ch = o.choice;
         if (o.launched) {
@@ -297,13 +295,21 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
                               const char *key_text, int device, xmt_plan *p)
 {
     xmt_choice ch;
-    if (in_helper(k, l, v, key_text, device, p, &ch)) return ch;
+    /* the request, once: the helper's session and this process's are asked alike */
+    xmt_session_req rq = {.k = k,
+                          .l = l,
+                          .v = v,
+                          .key_text = key_text,
+                          .device = device,
+                          .verify_only = p->verify_only,
+                          .only = p->only,
+                          .only_index = p->only_index,
+                          .from_cache = p->from_cache,
+                          .recheck = p->recheck,
+                          .record_data = p->from_cache ? p->ch.data : NULL};
+    if (in_helper(&rq, p, &ch)) return ch;
     xmt_session S;
-    int started =
-        xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only, p->only_index) == 0;
-    S.from_cache = p->from_cache;
-    S.record_data = p->from_cache ? p->ch.data : NULL;
-    S.recheck = p->recheck;
+    int started = xmt_session_run(&S, &rq) == 0;
     ch = S.choice;
     memcpy(ch.data, S.data_digest, sizeof ch.data); /* the data it was verified on */
     /* a failed or untuned session decided nothing a later process should trust, nor one
@@ -318,7 +324,7 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
     }
     if (started) {
         atomic_fetch_add(&total_tuning_us, (uint64_t)(S.spent_ms * 1000));
-        if (S.recheck)
+        if (S.req.recheck)
             xmt_recheck_event(&S);
         else
             xmt_tune_event(&S);

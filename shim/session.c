@@ -71,7 +71,7 @@ static xmt_race_cand *race_view(const xmt_session *S)
  * (a winner cut short would be dropped as if it had failed). */
 static int over_budget(xmt_session *S, const char *phase)
 {
-    if (S->verify_only) return 0;
+    if (S->req.verify_only) return 0;
     if (S->cut) return 1;
     if (S->set.budget_ms < 0 || xmt_now_ms() - S->t0 <= S->set.budget_ms) return 0;
     S->cut = phase;
@@ -193,7 +193,7 @@ fail:
 static int run_candidate(xmt_session *S, xmt_cand *c)
 {
     S->last_run = c;
-    CUresult r = xmt_launch_as(S->k, S->l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
+    CUresult r = xmt_launch_as(S->req.k, S->req.l, c->index == XMT_OWN_CONFIG ? NULL : &c->c);
     if (r == CUDA_SUCCESS) return 0;
     if (S->queued && !xmt_refused(r)) {
         session_error(S, r, "a launch in a timed round (a run queued before it failed)");
@@ -282,13 +282,13 @@ static void progress(xmt_session *S, const char *phase, size_t done, size_t tota
     if (now - S->t0 < 1000 || now - S->progress_ms < 1000) return;
     S->progress_ms = now;
     char name[64], left[64] = "";
-    xmt_sig_name(S->k->demangled, name, sizeof name);
+    xmt_sig_name(S->req.k->demangled, name, sizeof name);
     if (done > 0 && done < total)
         snprintf(left, sizeof left, ", about %.0f s left in this phase",
                  (now - S->progress_phase_ms) / (double)done * (double)(total - done) / 1000.0 +
                      0.5);
     xmt_progress("tuning %s [%s] (key %u in this process, %zu candidates): %s %zu/%zu%s", name,
-                 S->key_text, S->progress_key, S->n, phase, done, total, left);
+                 S->req.key_text, S->progress_key, S->n, phase, done, total, left);
 }
 
 /* The candidate that is running: who, when one candidate's runs are waited for; in a
@@ -360,8 +360,8 @@ static int wait_runs(xmt_session *S, CUevent ev, int runs, const xmt_cand *who)
             fired = 1;
             xmt_warn("%s: candidate %s for key %s has run for %.1f s, more than %d times the "
                      "program's own config (%.3f ms); tuning of this key stops when it ends",
-                     S->k->demangled, running(S, who), S->key_text, el / 1e3, WATCHDOG_FACTOR,
-                     S->own_ms);
+                     S->req.k->demangled, running(S, who), S->req.key_text, el / 1e3,
+                     WATCHDOG_FACTOR, S->own_ms);
         }
         if (S->progress_phase) progress(S, S->progress_phase, S->progress_done, S->progress_total);
         /* asked again soon after the runs end (clock.h): a late look is tuning time too */
@@ -489,16 +489,16 @@ static int faulted_before(const xmt_session *S, xmt_cand *c)
  * an earlier helper (family.h): 1, with the one that condemns it and why in c. */
 static int after_fault(const xmt_session *S, xmt_cand *c, size_t i)
 {
-    int derived = xmt_auto_owns(S->k->entry),
+    int derived = xmt_auto_owns(S->req.k->entry),
         g = xmt_family_group(derived, c->c.label, i, S->space_first);
-    for (size_t j = 0; S->trial && !S->only && j < S->trial->nfaulted; j++) {
+    for (size_t j = 0; S->trial && !S->req.only && j < S->trial->nfaulted; j++) {
         xmt_candidate f;
         long fi = S->trial->faulted[j];
         char dims[160];
         if (fi < 0 || (size_t)fi >= S->n ||
-            xmt_entry_candidate(S->k->entry, (size_t)fi, S->v, &f) != 1 ||
+            xmt_entry_candidate(S->req.k->entry, (size_t)fi, S->req.v, &f) != 1 ||
             xmt_family_group(derived, f.label, (size_t)fi, S->space_first) != g ||
-            !xmt_family_reaches(&S->v->orig, &f.dims, &c->c.dims, dims, sizeof dims))
+            !xmt_family_reaches(&S->req.v->orig, &f.dims, &c->c.dims, dims, sizeof dims))
             continue;
         c->skipped_after_fault = 1;
         c->after_fault = fi;
@@ -516,15 +516,15 @@ static int after_fault(const xmt_session *S, xmt_cand *c, size_t i)
  * counts it) or skipped with its reason. */
 static void admit(xmt_session *S, xmt_cand *c, size_t i)
 {
-    if (S->only) c->c = *S->only;
-    if (!S->only && xmt_entry_candidate(S->k->entry, i, S->v, &c->c) != 1) {
+    if (S->req.only) c->c = *S->req.only;
+    if (!S->req.only && xmt_entry_candidate(S->req.k->entry, i, S->req.v, &c->c) != 1) {
         c->status = XMT_C_SKIPPED;
         snprintf(c->why, sizeof c->why, "%s", c->c.why);
     } else if (S->allowed_dyn > 0 && c->c.dims.shared > (unsigned)S->allowed_dyn) {
         c->status = XMT_C_SKIPPED;
         snprintf(c->why, sizeof c->why, "shared %u > %d bytes the program opted the kernel into",
                  c->c.dims.shared, S->allowed_dyn);
-    } else if (xmt_candidate_is_own(&c->c, S->l)) {
+    } else if (xmt_candidate_is_own(&c->c, S->req.l)) {
         c->status = XMT_C_SKIPPED;
         snprintf(c->why, sizeof c->why, "same as the program's own config");
     } else if (faulted_before(S, c)) {
@@ -542,8 +542,8 @@ static void admit(xmt_session *S, xmt_cand *c, size_t i)
  * (XMT_C_UNVISITED). Returns -1 when out of memory. */
 static int candidates(xmt_session *S)
 {
-    size_t n = S->only ? 1 : xmt_entry_ncandidates(S->k->entry);
-    size_t nb = xmt_entry_nbuffers(S->k->entry);
+    size_t n = S->req.only ? 1 : xmt_entry_ncandidates(S->req.k->entry);
+    size_t nb = xmt_entry_nbuffers(S->req.k->entry);
     S->n = n;
     S->cands = calloc(n + 1, sizeof *S->cands);
     S->times = calloc((n + 1) * (size_t)S->set.cap, sizeof *S->times);
@@ -554,14 +554,14 @@ static int candidates(xmt_session *S)
     S->results = calloc(nseg, sizeof *S->results);
     if (!S->cands || !S->times || !S->bufs || !S->segs || !S->results) return -1;
     S->cands[0].index = XMT_OWN_CONFIG;
-    own_label(S->l, S->cands[0].c.label, sizeof S->cands[0].c.label);
+    own_label(S->req.l, S->cands[0].c.label, sizeof S->cands[0].c.label);
     S->cands[0].times = S->times;
-    S->allowed_dyn = allowed_dynamic_shared(S->k, S->l);
-    S->searched = !S->only && !S->verify_only && xmt_entry_searched(S->k->entry);
-    S->space_first = S->searched ? xmt_entry_space_first(S->k->entry) : n;
+    S->allowed_dyn = allowed_dynamic_shared(S->req.k, S->req.l);
+    S->searched = !S->req.only && !S->req.verify_only && xmt_entry_searched(S->req.k->entry);
+    S->space_first = S->searched ? xmt_entry_space_first(S->req.k->entry) : n;
     for (size_t i = 0; i < n; i++) {
         xmt_cand *c = &S->cands[i + 1];
-        c->index = S->only ? S->only_index : (long)i;
+        c->index = S->req.only ? S->req.only_index : (long)i;
         c->times = S->times + (i + 1) * (size_t)S->set.cap;
         if (i >= S->space_first)
             c->status = XMT_C_UNVISITED;
@@ -617,7 +617,7 @@ fail:
 static int snapshot(xmt_session *S, xmt_sbuf *b)
 {
     int r;
-    memcpy(&b->ptr, S->v->params[b->b.param], sizeof b->ptr);
+    memcpy(&b->ptr, S->req.v->params[b->b.param], sizeof b->ptr);
     S->nbufs++;
     if (b->b.roles & XMT_BUF_VERIFY) {
         S->any_verify = 1;
@@ -673,7 +673,7 @@ static int regions(xmt_session *S)
     double room = (S->scratch_limit - (double)S->scratch_bytes) / 2;
     size_t reach = 0;
     int f = S->trial ? given_regions(S, room > 0 ? (size_t)room : 0, &reach, why, sizeof why)
-                     : xmt_protect_find(S->k, S->v, room > 0 ? (size_t)room : 0, &S->regs,
+                     : xmt_protect_find(S->req.k, S->req.v, room > 0 ? (size_t)room : 0, &S->regs,
                                         &S->nregs, &reach, why, sizeof why);
     if (f == -2) {
         snprintf(why, sizeof why,
@@ -686,7 +686,8 @@ static int regions(xmt_session *S)
     if (f != 0) return untuned(S, "protect: auto cannot protect it: %s", why);
     /* the buffers compared apart: the declared ones and at most a float extent per
      * parameter (rounding.h) */
-    size_t nsb = S->nbufs + (S->k->nparams < XMT_MAX_EXTENTS ? S->k->nparams : XMT_MAX_EXTENTS);
+    size_t nsb =
+        S->nbufs + (S->req.k->nparams < XMT_MAX_EXTENTS ? S->req.k->nparams : XMT_MAX_EXTENTS);
     size_t nseg = S->nbufs + S->nregs * XMT_MAX_PIECES * (2 * nsb + 1) + 1;
     xmt_gc_cmp *segs = realloc(S->segs, nseg * sizeof *segs);
     if (segs) S->segs = segs;
@@ -722,23 +723,23 @@ fail:
  * untuned, -1 failure. */
 static int buffers(xmt_session *S)
 {
-    size_t nb = xmt_entry_nbuffers(S->k->entry);
+    size_t nb = xmt_entry_nbuffers(S->req.k->entry);
     double t0 = xmt_now_ms();
     int r = 0;
     S->scratch_limit = scratch_limit();
     for (size_t i = 0; i < nb && r == 0; i++) {
         xmt_sbuf *b = &S->bufs[S->nbufs];
-        int e = xmt_entry_buffer(S->k->entry, i, S->v, &b->b);
+        int e = xmt_entry_buffer(S->req.k->entry, i, S->req.v, &b->b);
         if (e == 0 || (e == 1 && b->b.bytes == 0)) continue;
-        if (e < 0 || b->b.param >= S->k->nparams || !S->v->params[b->b.param]) {
+        if (e < 0 || b->b.param >= S->req.k->nparams || !S->req.v->params[b->b.param]) {
             session_error(S, CUDA_ERROR_INVALID_VALUE, "buffer size");
             return -1;
         }
         r = snapshot(S, b);
     }
     if (r == 0 && S->set.automatic) r = regions(S);
-    if (r == 0 && S->set.flush && S->v->attrs && S->v->attrs->l2_bytes > 0) {
-        S->flush_bytes = (size_t)S->v->attrs->l2_bytes * 2;
+    if (r == 0 && S->set.flush && S->req.v->attrs && S->req.v->attrs->l2_bytes > 0) {
+        S->flush_bytes = (size_t)S->req.v->attrs->l2_bytes * 2;
         TRY(S, xmt_drv.cuMemAlloc(&S->flush_buf, S->flush_bytes), "l2 flush alloc");
     }
     if (r == 0) TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
@@ -770,11 +771,12 @@ static int build_spans(xmt_session *S)
  * outputs' extents (rounding.h), within the entry's tolerance: when it has one. */
 static void float_extents(xmt_session *S)
 {
-    size_t cap = S->k->nparams < XMT_MAX_EXTENTS ? S->k->nparams : XMT_MAX_EXTENTS;
+    size_t cap = S->req.k->nparams < XMT_MAX_EXTENTS ? S->req.k->nparams : XMT_MAX_EXTENTS;
     memcpy(S->segbufs, S->bufs, S->nbufs * sizeof *S->bufs);
-    S->nextents = xmt_rounding_extents(
-        S->k, S->v, S->regs, S->nregs, S->bufs, S->nbufs, S->set.has_tol ? S->set.tol_rtol : 0,
-        S->set.has_tol ? S->set.tol_atol : 0, S->segbufs + S->nbufs, S->ext_names, cap);
+    S->nextents = xmt_rounding_extents(S->req.k, S->req.v, S->regs, S->nregs, S->bufs, S->nbufs,
+                                       S->set.has_tol ? S->set.tol_rtol : 0,
+                                       S->set.has_tol ? S->set.tol_atol : 0, S->segbufs + S->nbufs,
+                                       S->ext_names, cap);
     S->nsegbufs = S->nbufs + S->nextents;
     for (size_t i = 0; i < S->nsegbufs; i++)
         S->ext_scale[i] = -1; /* read when first needed */
@@ -820,7 +822,7 @@ static int outputs(xmt_session *S)
                           "its own config changed no byte its pointer arguments reach, so its "
                           "outputs cannot be told: it may have run on data it had written "
                           "already%s",
-                          xmt_auto_owns(S->k->entry) ? "" : XMT_DECLARE_ADVICE);
+                          xmt_auto_owns(S->req.k->entry) ? "" : XMT_DECLARE_ADVICE);
     S->out_bytes = nout << XMT_CHUNK_SHIFT;
     if (take_reference(S) != 0 || build_spans(S) != 0) return -1;
     float_extents(S);
@@ -1033,9 +1035,10 @@ static int data_digest(xmt_session *S)
 /* The pointer argument i, when it points into region rg: 1 and *p. */
 static int points_into(const xmt_session *S, size_t i, const xmt_region *rg, CUdeviceptr *p)
 {
-    if (i >= S->v->nparams || i >= S->k->nparams || S->k->sizes[i] != 8 || !S->v->params[i])
+    if (i >= S->req.v->nparams || i >= S->req.k->nparams || S->req.k->sizes[i] != 8 ||
+        !S->req.v->params[i])
         return 0;
-    memcpy(p, S->v->params[i], 8);
+    memcpy(p, S->req.v->params[i], 8);
     return *p >= rg->base && *p < rg->base + rg->bytes;
 }
 
@@ -1057,9 +1060,9 @@ static size_t arguments_into(const xmt_session *S, const xmt_region *rg, char *o
     CUdeviceptr p;
     char pn[64];
     out[0] = 0;
-    for (size_t i = 0; i < S->v->nparams; i++) {
+    for (size_t i = 0; i < S->req.v->nparams; i++) {
         if (!points_into(S, i, rg, &p)) continue;
-        param_name(S->k, i, pn, sizeof pn);
+        param_name(S->req.k, i, pn, sizeof pn);
         if (at < cap) at += (size_t)snprintf(out + at, cap - at, "%s%s", count ? ", " : "", pn);
         count++;
     }
@@ -1078,14 +1081,14 @@ static void name_argument(const xmt_session *S, const xmt_region *rg, CUdevicept
     CUdeviceptr bp = 0, p;
     char all[192], pn[64];
     size_t count = arguments_into(S, rg, all, sizeof all);
-    for (size_t i = 0; i < S->v->nparams; i++)
+    for (size_t i = 0; i < S->req.v->nparams; i++)
         if (points_into(S, i, rg, &p) && p <= addr && (best == (size_t)-1 || p > bp)) {
             best = i;
             bp = p;
         }
     out[0] = 0;
     if (best == (size_t)-1) return;
-    param_name(S->k, best, pn, sizeof pn);
+    param_name(S->req.k, best, pn, sizeof pn);
     snprintf(out, cap, "%s (%s)", pn, is_out ? "an output" : "outside the outputs");
     if (count > 1)
         snprintf(where, wcap,
@@ -1154,7 +1157,7 @@ static int undo(xmt_session *S, xmt_cand *c)
                  "; put back %zu bytes it changed outside the outputs", put);
         xmt_warn(
             "%s: candidate %s changed memory outside the outputs for key %s; put back (%zu bytes)",
-            S->k->demangled, c->c.label, S->key_text, put);
+            S->req.k->demangled, c->c.label, S->req.key_text, put);
     }
     return 0;
 fail:
@@ -1238,7 +1241,7 @@ static int rounding_rejected(xmt_session *S, xmt_cand *c)
         snprintf(c->why + l, sizeof c->why - l, "beyond the tolerance (rtol %g, atol %g)",
                  S->set.tol_rtol, S->set.tol_atol);
     else
-        snprintf(c->why + l, sizeof c->why - l, "%s", xmt_rounding_hint(S->k->entry));
+        snprintf(c->why + l, sizeof c->why - l, "%s", xmt_rounding_hint(S->req.k->entry));
     return 1;
 }
 
@@ -1502,7 +1505,7 @@ static int verify(xmt_session *S)
         /* once something passed, something will be timed: the clock goes up now, so that
          * the remaining verification runs at speed too (at the idle clock it was most of
          * what tuning cost beyond its timed runs: docs/benchmarks.md) */
-        if (own == 0 && S->cands[i].status == XMT_C_OK && i < S->n && !S->verify_only &&
+        if (own == 0 && S->cands[i].status == XMT_C_OK && i < S->n && !S->req.verify_only &&
             S->warmup_fate == XMT_WARMUP_NOT_REACHED && clock_warm_up(S) != 0)
             return -1;
     }
@@ -1938,10 +1941,10 @@ static int run_batch(xmt_session *S, const unsigned char *in, const size_t *pts,
  * re-timed and the decision is the usual one, over the points visited. */
 static int search_space(xmt_session *S)
 {
-    const xmt_entry *e = S->k->entry;
+    const xmt_entry *e = S->req.k->entry;
     unsigned dims[XMT_MAX_TUNABLES];
     unsigned nd = xmt_entry_space_dims(e, dims, XMT_MAX_TUNABLES);
-    size_t start = xmt_entry_space_nearest(e, S->v), pts[SEARCH_BATCH];
+    size_t start = xmt_entry_space_nearest(e, S->req.v), pts[SEARCH_BATCH];
     S->search_start = start == SIZE_MAX ? 0 : start;
     S->search_evals = xmt_entry_search_evals(e);
     xmt_search *q = xmt_search_new(dims, nd, XMT_SEARCH_SEED, S->search_start, S->search_evals);
@@ -1985,13 +1988,13 @@ static void failed(xmt_session *S)
     char b[32];
     if (S->has_culprit) return; /* the helper's context is broken; the program retries */
     xmt_warn("%s: tuning stopped at %s (%s); the program's own config is used for key %s",
-             S->k->demangled, S->error_at ? S->error_at : "?", xmt_cu_name(S->error, b, sizeof b),
-             S->key_text);
+             S->req.k->demangled, S->error_at ? S->error_at : "?",
+             xmt_cu_name(S->error, b, sizeof b), S->req.key_text);
     CUresult saved = S->error;
     const char *saved_at = S->error_at; /* the failure reported is the first, not put_back's */
     S->error = CUDA_SUCCESS;
     if (put_back(S) != 0) /* auto protection's regions hold the declared buffers too */
-        xmt_warn("%s: could not put back %s after a failure (%s)", S->k->demangled,
+        xmt_warn("%s: could not put back %s after a failure (%s)", S->req.k->demangled,
                  S->nregs ? "the memory its pointer arguments reach" : "the declared buffers",
                  S->error_at);
     S->error = saved;
@@ -2024,10 +2027,10 @@ static void decide(xmt_session *S)
     for (size_t i = 0; i <= S->n; i++) {
         xmt_cand *c = &S->cands[i];
         if (c->status != XMT_C_OK) continue;
-        c->stat = S->verify_only ? 0 : statistic(c->times, c->ntimes, S->set.mean);
-        if (S->verify_only && !best && i > 0) best = c;
+        c->stat = S->req.verify_only ? 0 : statistic(c->times, c->ntimes, S->set.mean);
+        if (S->req.verify_only && !best && i > 0) best = c;
     }
-    if (!S->verify_only) {
+    if (!S->req.verify_only) {
         xmt_race_cand *rc = race_view(S);
         if (rc) {
             S->tie_band = xmt_race_band_of(rc, S->n + 1, S->set.mean);
@@ -2133,38 +2136,28 @@ static int benchmark(xmt_session *S)
     if (S->uninformative) return put_back(S); /* the key waits for data that tells */
     if ((r = verify(S)) != 0) return r < 0 ? -1 : put_back(S);
     if (S->any_verify && data_digest(S) != 0) return -1;
-    if (S->searched && !S->verify_only) {
+    if (S->searched && !S->req.verify_only) {
         r = clock_warm_up(S) != 0 ? -1 : search_space(S);
         if (r != 0) return r < 0 ? -1 : put_back(S);
     }
-    if (!S->searched && !S->verify_only && passing(S) > 0 &&
+    if (!S->searched && !S->req.verify_only && passing(S) > 0 &&
         (clock_warm_up(S) != 0 || warm_up(S) != 0 || timed_runs(S) != 0))
         return -1;
     return put_back(S);
 }
 
-int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                    const char *key_text, int device, int verify_only, const xmt_candidate *only,
-                    long only_index)
+int xmt_session_run(xmt_session *S, const xmt_session_req *rq)
 {
-    return xmt_session_run_trial(S, k, l, v, key_text, device, verify_only, only, only_index, NULL);
+    return xmt_session_run_trial(S, rq, NULL);
 }
 
-int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
-                          const xmt_launch_view *v, const char *key_text, int device,
-                          int verify_only, const xmt_candidate *only, long only_index,
-                          const xmt_trial_in *in)
+int xmt_session_run_trial(xmt_session *S, const xmt_session_req *rq, const xmt_trial_in *in)
 {
     memset(S, 0, sizeof *S);
     S->trial = in;
-    S->k = k;
-    S->l = l;
-    S->v = v;
-    S->key_text = key_text;
-    S->device = device;
-    S->verify_only = verify_only;
-    S->only = only;
-    S->only_index = only_index;
+    S->req = *rq;
+    xmt_kernel *k = rq->k;
+    const xmt_launch *l = rq->l;
     S->s = xmt_launch_stream(l);
     S->t0 = xmt_now_ms();
     xmt_drvtime drv0; /* the helper's driver-call sums when the session began */
@@ -2173,7 +2166,7 @@ int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
     S->ph.module_load = in ? in->module_ms : 0;
     S->choice.index = XMT_OWN_CONFIG;
     own_label(l, S->choice.label, sizeof S->choice.label);
-    xmt_settings_resolve(k->entry, verify_only, &S->set);
+    xmt_settings_resolve(k->entry, rq->verify_only, &S->set);
     if (candidates(S) != 0) {
         xmt_session_free(S);
         xmt_warn("%s: out of memory while tuning; the program's own config is used", k->demangled);

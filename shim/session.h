@@ -114,17 +114,27 @@ enum {
     XMT_WARMUP_BUDGET,   /* the key's budget was spent before it */
 };
 
+/* What a session is asked for, built once by whoever asks (plan.c for a session in the
+ * program; in the trial helper, its request reader, trial/tune.c; trialtune.c sends the
+ * same to the helper) and passed down whole rather than as positional arguments. The
+ * session keeps a copy (xmt_session.req); the pointers are the caller's and must outlive
+ * xmt_session_free. */
 typedef struct {
-    /* what is tuned */
     xmt_kernel *k;
     const xmt_launch *l;
     const xmt_launch_view *v;
-    const char *key_text;
+    const char *key_text; /* the key's rendering, for messages */
     int device;
     int verify_only;           /* a pin or a single config: verified, not benchmarked */
     const xmt_candidate *only; /* that config, or NULL */
     long only_index;           /* its index: XMT_PIN_CONFIG, or a cached winner's */
-    int from_cache;            /* that winner came from the disk (set by plan.c, logged) */
+    int from_cache;            /* that winner came from the disk (logged) */
+    int recheck;               /* a re-check of a decided winner (a `recheck` event) */
+    const char *record_data;   /* the cached record's data digest, or NULL */
+} xmt_session_req;
+
+typedef struct {
+    xmt_session_req req; /* what is tuned */
     CUstream s;
     xmt_settings set;     /* settings (the entry's, else the options': settings.h) */
     int warmup_fate;      /* XMT_WARMUP_*: whether it ran, and why not */
@@ -174,10 +184,8 @@ typedef struct {
     int in_place_known;
     int in_verify_run; /* a verify run is going on (blame: from unsorted outputs?) */
     /* The data the verification ran on (docs/tuning.md, "Data that proves nothing"). */
-    int uninformative;       /* it proves nothing: nothing is decided, the key waits */
-    char data_digest[17];    /* a digest of the reference (hex), "" when none was taken */
-    int recheck;             /* (the caller's) a re-check of a decided winner */
-    const char *record_data; /* (the caller's) the cached record's digest, or NULL */
+    int uninformative;    /* it proves nothing: nothing is decided, the key waits */
+    char data_digest[17]; /* a digest of the reference (hex), "" when none was taken */
     double t0, spent_ms, floor_ms;
     double full_floor_ms; /* what timing every candidate in full would have cost */
     double tie_band;      /* relative: 4 standard errors of a difference (race.h) */
@@ -234,19 +242,14 @@ typedef struct {
  * trial helper's heartbeat: a helper that stops calling it is hung. */
 extern void (*xmt_session_tick)(void);
 
-/* Runs a whole session and fills S->choice (the program's own config on any failure).
- * Returns -1 only when the session could not start (out of memory, said once). */
-int xmt_session_run(xmt_session *S, xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                    const char *key_text, int device, int verify_only, const xmt_candidate *only,
-                    long only_index);
+/* Runs a whole session of rq and fills S->choice (the program's own config on any
+ * failure). Returns -1 only when the session could not start (out of memory, said once). */
+int xmt_session_run(xmt_session *S, const xmt_session_req *rq);
 
 /* The same in the trial helper: the regions come from `in`, a watchdog that fires ends
  * the session at once naming its culprit (the helper exits after it: the run cannot be
  * stopped), and so does a fault. */
-int xmt_session_run_trial(xmt_session *S, xmt_kernel *k, const xmt_launch *l,
-                          const xmt_launch_view *v, const char *key_text, int device,
-                          int verify_only, const xmt_candidate *only, long only_index,
-                          const xmt_trial_in *in);
+int xmt_session_run_trial(xmt_session *S, const xmt_session_req *rq, const xmt_trial_in *in);
 
 /* The advice that ends an untuned "changed no byte" why under a policy's entry; a
  * re-check's verbose line leaves it out (its first session found the outputs). */

@@ -775,11 +775,14 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
     return done ? 1 : failed ? -1 : 0;
 }
 
-int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                      const char *key_text, int device, int verify_only, const xmt_candidate *only,
-                      long only_index, int from_cache, int recheck, const char *record_data,
-                      int may_launch, xmt_trial_outcome *out, char *why, size_t cap)
+int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outcome *out, char *why,
+                      size_t cap)
 {
+    xmt_kernel *k = rq->k;
+    const xmt_launch *l = rq->l;
+    const xmt_launch_view *v = rq->v;
+    const xmt_candidate *only = rq->only;
+    int device = rq->device;
     xmt_image img;
     out->declined = 0;
     if (!admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;
@@ -803,9 +806,25 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         unstage(&st);
         return 0;
     }
-    sess_t c = {k,           l,          v,           key_text,     device,     &st,        &img,
-                globals,     staging_ms, verify_only, only,         only_index, from_cache, recheck,
-                record_data, may_launch, NULL,        fill_program, NULL};
+    sess_t c = {k,
+                l,
+                v,
+                rq->key_text,
+                device,
+                &st,
+                &img,
+                globals,
+                staging_ms,
+                rq->verify_only,
+                only,
+                rq->only_index,
+                rq->from_cache,
+                rq->recheck,
+                rq->record_data,
+                may_launch,
+                NULL,
+                fill_program,
+                NULL};
     int r = run_attempts(&c, out, why, cap);
     json_decref(globals);
     unstage(&st);

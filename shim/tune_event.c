@@ -59,11 +59,11 @@ static void say_verbose(const xmt_session *S)
                 char el[64] = "";
                 if (c->elim_round)
                     snprintf(el, sizeof el, "; eliminated by racing after round %d", c->elim_round);
-                xmt_verbose(2, "%s: config %s took %.4f ms (%s of %d%s) for %s", S->k->demangled,
-                            c->c.label, c->stat, S->set.mean ? "mean" : "median", c->ntimes, el,
-                            S->key_text);
+                xmt_verbose(2, "%s: config %s took %.4f ms (%s of %d%s) for %s",
+                            S->req.k->demangled, c->c.label, c->stat,
+                            S->set.mean ? "mean" : "median", c->ntimes, el, S->req.key_text);
             } else if (c->status != XMT_C_OK && c->status != XMT_C_UNVISITED)
-                xmt_verbose(2, "%s: config %s %s: %s", S->k->demangled, c->c.label,
+                xmt_verbose(2, "%s: config %s %s: %s", S->req.k->demangled, c->c.label,
                             c->status == XMT_C_REJECTED ? "rejected"
                             : c->status == XMT_C_FAULT  ? "faulted"
                                                         : "skipped",
@@ -76,7 +76,7 @@ static void say_verbose(const xmt_session *S)
                     "%d rounds of re-timing: another process may choose another config within "
                     "the limit (pin one to make every process use it; docs/tuning.md, Racing, "
                     "\"The edge\")",
-                    S->k->demangled, S->key_text, S->edge_left,
+                    S->req.k->demangled, S->req.key_text, S->edge_left,
                     S->edge_left == 1 ? " was" : "s were", S->edge_rounds);
     rounding_tally rt = tally_rounding(S);
     if (rt.rejected)
@@ -84,33 +84,34 @@ static void say_verbose(const xmt_session *S)
                     "%s: %zu config%s from the program's own for %s by float rounding "
                     "alone (the largest by %.2g times its output's largest magnitude) and "
                     "%s rejected: %s",
-                    S->k->demangled, rt.rejected, rt.rejected == 1 ? " differs" : "s differ",
-                    S->key_text, rt.max_rel, rt.rejected == 1 ? "was" : "were",
+                    S->req.k->demangled, rt.rejected, rt.rejected == 1 ? " differs" : "s differ",
+                    S->req.key_text, rt.max_rel, rt.rejected == 1 ? "was" : "were",
                     S->set.has_tol ? "beyond the tolerance allowed"
-                                   : xmt_rounding_hint(S->k->entry));
+                                   : xmt_rounding_hint(S->req.k->entry));
     if (S->untuned[0]) {
         /* without a culprit xmt_tune_event has warned it already: said once */
         if (S->has_culprit)
-            xmt_verbose(1, "%s: not tuned for %s: %s", S->k->demangled, S->key_text, S->untuned);
+            xmt_verbose(1, "%s: not tuned for %s: %s", S->req.k->demangled, S->req.key_text,
+                        S->untuned);
     } else if (S->uninformative)
         xmt_verbose(1,
                     "%s: not decided for %s at this launch: its data proves nothing (what it "
                     "read and wrote repeats one value); a later launch tries again",
-                    S->k->demangled, S->key_text);
-    else if (S->verify_only && S->choice.index == XMT_OWN_CONFIG && S->n >= 1 &&
+                    S->req.k->demangled, S->req.key_text);
+    else if (S->req.verify_only && S->choice.index == XMT_OWN_CONFIG && S->n >= 1 &&
              S->cands[1].status != XMT_C_OK)
         /* the one config (pinned, single, cached) did not pass: not "used" */
-        xmt_verbose(1, "%s: the program's own config stays for %s: %s%s %s", S->k->demangled,
-                    S->key_text, S->from_cache ? "the cache's " : "", S->cands[1].c.label,
+        xmt_verbose(1, "%s: the program's own config stays for %s: %s%s %s", S->req.k->demangled,
+                    S->req.key_text, S->req.from_cache ? "the cache's " : "", S->cands[1].c.label,
                     S->cands[1].status == XMT_C_REJECTED ? "did not pass verification"
                     : S->cands[1].status == XMT_C_FAULT  ? "faulted"
                                                          : "was skipped");
-    else if (S->verify_only && S->from_cache)
+    else if (S->req.verify_only && S->req.from_cache)
         xmt_verbose(1, "%s: config %s from the cache (verified here, not benchmarked) for %s",
-                    S->k->demangled, S->choice.label, S->key_text);
-    else if (S->verify_only)
-        xmt_verbose(1, "%s: config %s used without benchmark (%s) for %s", S->k->demangled,
-                    S->choice.label, S->any_verify ? "verified" : "single config", S->key_text);
+                    S->req.k->demangled, S->choice.label, S->req.key_text);
+    else if (S->req.verify_only)
+        xmt_verbose(1, "%s: config %s used without benchmark (%s) for %s", S->req.k->demangled,
+                    S->choice.label, S->any_verify ? "verified" : "single config", S->req.key_text);
     else if (xmt_opt.verbose >= 1) {
         size_t timed = 0, rejected = 0, skipped = 0;
         for (size_t i = 1; i <= S->n; i++) {
@@ -129,7 +130,7 @@ static void say_verbose(const xmt_session *S)
                         "%s: the program's own config %s stays (%s) for %s; %zu config%s "
                         "timed, %zu rejected, %zu skipped, in %.1f ms (floor %.1f ms: the GPU "
                         "time of the measurements alone)%s",
-                        S->k->demangled, S->choice.label, own_s, S->key_text, timed,
+                        S->req.k->demangled, S->choice.label, own_s, S->req.key_text, timed,
                         timed == 1 ? "" : "s", rejected, skipped, S->spent_ms, S->floor_ms,
                         S->error != CUDA_SUCCESS ? "; tuning stopped by an error" : "");
         else
@@ -137,8 +138,8 @@ static void say_verbose(const xmt_session *S)
                         "%s: config %s achieved the best time (%.4f ms; own %s, %.2fx) for "
                         "%s; %zu config%s timed, %zu rejected, %zu skipped, in %.1f ms (floor "
                         "%.1f ms: the GPU time of the measurements alone)",
-                        S->k->demangled, S->choice.label, S->choice.time_ms, own_s,
-                        own_t / S->choice.time_ms, S->key_text, timed, timed == 1 ? "" : "s",
+                        S->req.k->demangled, S->choice.label, S->choice.time_ms, own_s,
+                        own_t / S->choice.time_ms, S->req.key_text, timed, timed == 1 ? "" : "s",
                         rejected, skipped, S->spent_ms, S->floor_ms);
     }
 }
@@ -186,7 +187,7 @@ static void times_into(json_t *o, const xmt_session *S, const xmt_cand *c)
 /* One candidate (or the program's own) as the event reports it. */
 static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
 {
-    xmt_dims d = c->index == XMT_OWN_CONFIG ? S->v->orig : c->c.dims;
+    xmt_dims d = c->index == XMT_OWN_CONFIG ? S->req.v->orig : c->c.dims;
     json_t *o = dims_json(&d);
     json_object_set_new(o, XMT_F_CONFIG, json_string(c->c.label));
     const char *idiom = c->index == XMT_OWN_CONFIG ? NULL : xmt_auto_idiom_of(c->c.label);
@@ -271,10 +272,10 @@ static json_t *data_json(const xmt_session *S)
         json_object_set_new(o, XMT_F_WHY,
                             json_string("what the launch read and what it wrote each repeats one "
                                         "value: a wrong config can give the same answer"));
-    if (S->record_data)
+    if (S->req.record_data)
         json_object_set_new(
             o, XMT_F_SAME_AS_RECORD,
-            json_boolean(S->data_digest[0] && strcmp(S->record_data, S->data_digest) == 0));
+            json_boolean(S->data_digest[0] && strcmp(S->req.record_data, S->data_digest) == 0));
     return o;
 }
 
@@ -340,18 +341,18 @@ static void log_event(const xmt_session *S)
         json_object_set_new(o, XMT_F_INDEX, json_integer(c->index));
         json_array_append_new(cl, o);
     }
-    json_t *owno = dims_json(&S->v->orig);
+    json_t *owno = dims_json(&S->req.v->orig);
     json_object_set_new(owno, XMT_F_CONFIG, json_string(own->c.label));
     times_into(owno, S, own);
     if (!winner) winner = json_deep_copy(owno);
     json_object_set_new(winner, XMT_F_INDEX, json_integer(S->choice.index));
-    int benchmarked = !S->verify_only && S->valid > 0;
+    int benchmarked = !S->req.verify_only && S->valid > 0;
     xmt_ev_tune_info t = {
-        .kernel = S->k->mangled,
-        .name = S->k->demangled,
-        .device = S->device,
-        .key = S->key_text,
-        .policy = xmt_entry_origin(S->k->entry),
+        .kernel = S->req.k->mangled,
+        .name = S->req.k->demangled,
+        .device = S->req.device,
+        .key = S->req.key_text,
+        .policy = xmt_entry_origin(S->req.k->entry),
         .own = owno,
         .candidates = cl,
         .winner = winner,
@@ -363,7 +364,7 @@ static void log_event(const xmt_session *S)
         .l2_flush = S->flush_buf != 0,
         .verified = S->any_verify,
         .benchmarked = benchmarked,
-        .from_cache = S->from_cache,
+        .from_cache = S->req.from_cache,
         .trial = S->trial ? "helper" : "inline",
         .tie_band = S->tie_band,
         .duration_ms = S->spent_ms,
@@ -399,8 +400,8 @@ void xmt_tune_event(const xmt_session *S)
     /* here, not at the session's end: a re-check that could not tell (its data changed
      * nothing, say) keeps its winner, and says so in its own event */
     if (S->untuned[0] && !S->has_culprit)
-        xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", S->k->demangled,
-                 S->key_text, S->untuned);
+        xmt_warn("%s: key %s is not tuned: %s; the program's own config is used",
+                 S->req.k->demangled, S->req.key_text, S->untuned);
     say_verbose(S);
     if (xmt_log_enabled()) log_event(S);
 }
@@ -415,13 +416,13 @@ static uint64_t untold_said[UNTOLD_SLOTS];
 static int untold_first_time(const xmt_session *S)
 {
     uint64_t h = 0xcbf29ce484222325ull;
-    const char *parts[] = {S->k->mangled ? S->k->mangled : "", S->key_text};
+    const char *parts[] = {S->req.k->mangled ? S->req.k->mangled : "", S->req.key_text};
     for (size_t p = 0; p < 2; p++) {
         for (const char *c = parts[p]; *c; c++)
             h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
         h = (h ^ 0xff) * 0x100000001b3ull;
     }
-    h = (h ^ (uint64_t)(unsigned)S->device) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)(unsigned)S->req.device) * 0x100000001b3ull;
     if (!h) h = 1; /* 0 is a free slot */
     for (size_t i = 0; i < UNTOLD_SLOTS; i++) {
         uint64_t *slot = &untold_said[(h + i) % UNTOLD_SLOTS], free_slot = 0;
@@ -452,14 +453,14 @@ void xmt_recheck_event(const xmt_session *S)
     int why_len = why ? (int)(advice ? (size_t)(advice - why) : strlen(why)) : 0;
     if (strcmp(outcome, "untold") != 0 || untold_first_time(S))
         xmt_verbose(1, "%s: re-check of %s for %s on this launch's data: %s%s%.*s%s",
-                    S->k->demangled, w ? w->c.label : "?", S->key_text, outcome, why ? ": " : "",
-                    why_len, why ? why : "",
+                    S->req.k->demangled, w ? w->c.label : "?", S->req.key_text, outcome,
+                    why ? ": " : "", why_len, why ? why : "",
                     strcmp(outcome, "untold") == 0
                         ? "; the winner stays (later re-checks that tell nothing are not said)"
                         : "");
     if (xmt_log_enabled())
-        xmt_log_event(xmt_ev_recheck(S->k->mangled, S->k->demangled, S->device, S->key_text,
-                                     xmt_entry_origin(S->k->entry), w ? w->c.label : "?", outcome,
-                                     why, data_json(S), S->trial ? "helper" : "inline",
-                                     S->spent_ms));
+        xmt_log_event(xmt_ev_recheck(S->req.k->mangled, S->req.k->demangled, S->req.device,
+                                     S->req.key_text, xmt_entry_origin(S->req.k->entry),
+                                     w ? w->c.label : "?", outcome, why, data_json(S),
+                                     S->trial ? "helper" : "inline", S->spent_ms));
 }

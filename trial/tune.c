@@ -469,7 +469,7 @@ static int candidate_of(const json_t *o, const xmt_kernel *k, xmt_candidate *c, 
 static void report(xmt_session *S, xmt_tp_result *res)
 {
     /* a session retried without its culprit reports only its last run */
-    if ((!S->has_culprit || S->culprit == XMT_OWN_CONFIG) && S->recheck)
+    if ((!S->has_culprit || S->culprit == XMT_OWN_CONFIG) && S->req.recheck)
         xmt_recheck_event(S);
     else if (!S->has_culprit || S->culprit == XMT_OWN_CONFIG)
         xmt_tune_event(S);
@@ -590,14 +590,20 @@ static void run(request *q, xmt_tp_result *res)
                        .module_ms = cl.ms,
                        .drv0 = cl.counted ? &cl.drv0 : NULL,
                        .in_place_first = json_is_true(json_object_get(q->root, "in_place_first"))};
+    xmt_session_req rq = {.k = k,
+                          .l = &l,
+                          .v = &v,
+                          .key_text = q->key,
+                          .device = (int)jint(q->root, "device"),
+                          .verify_only = json_is_true(json_object_get(q->root, "verify_only")),
+                          .only = json_is_object(jo) ? &only : NULL,
+                          .only_index = (long)jint(q->root, "only_index"),
+                          .from_cache = json_is_true(json_object_get(q->root, "from_cache")),
+                          .recheck = json_is_true(json_object_get(q->root, "recheck")),
+                          .record_data =
+                              json_string_value(json_object_get(q->root, "record_data"))};
     xmt_session S;
-    xmt_session_run_trial(&S, k, &l, &v, q->key, (int)jint(q->root, "device"),
-                          json_is_true(json_object_get(q->root, "verify_only")),
-                          json_is_object(jo) ? &only : NULL, (long)jint(q->root, "only_index"),
-                          &in);
-    S.from_cache = json_is_true(json_object_get(q->root, "from_cache"));
-    S.recheck = json_is_true(json_object_get(q->root, "recheck"));
-    S.record_data = json_string_value(json_object_get(q->root, "record_data"));
+    xmt_session_run_trial(&S, &rq, &in);
     if (S.has_culprit && S.culprit == XMT_OWN_CONFIG) {
         snprintf(S.untuned, sizeof S.untuned, "its own config %s in the trial helper (%s at %s)",
                  S.error == CUDA_ERROR_TIMEOUT ? "ran past the watchdog" : "faulted",
