@@ -310,20 +310,21 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
     if (in_helper(&rq, p, &ch)) return ch;
     xmt_session S;
     int started = xmt_session_run(&S, &rq) == 0;
-    ch = S.choice;
-    memcpy(ch.data, S.data_digest, sizeof ch.data); /* the data it was verified on */
+    ch = S.out.choice;
+    memcpy(ch.data, S.out.data_digest, sizeof ch.data); /* the data it was verified on */
     /* a failed or untuned session decided nothing a later process should trust, nor one
      * whose data proved nothing (the key waits: docs/tuning.md) */
-    p->deferred = started && S.uninformative;
-    if (!started || S.error != CUDA_SUCCESS || S.untuned[0] || p->deferred) p->store_on_disk = 0;
-    if (started && S.error == CUDA_SUCCESS && S.untuned[0] && fresh(p)) {
+    p->deferred = started && S.out.uninformative;
+    if (!started || S.out.error != CUDA_SUCCESS || S.out.untuned[0] || p->deferred)
+        p->store_on_disk = 0;
+    if (started && S.out.error == CUDA_SUCCESS && S.out.untuned[0] && fresh(p)) {
         /* an untuned key's outcome is remembered (docs/cache.md) */
-        xmt_choice_outcome(&ch, S.untuned_outcome ? S.untuned_outcome : XMT_OUTCOME_UNTUNED,
-                           S.untuned);
+        xmt_choice_outcome(&ch, S.out.untuned_outcome ? S.out.untuned_outcome : XMT_OUTCOME_UNTUNED,
+                           S.out.untuned);
         p->store_on_disk = 1;
     }
     if (started) {
-        atomic_fetch_add(&total_tuning_us, (uint64_t)(S.spent_ms * 1000));
+        atomic_fetch_add(&total_tuning_us, (uint64_t)(S.out.spent_ms * 1000));
         if (S.req.recheck)
             xmt_recheck_event(&S);
         else

@@ -10,7 +10,6 @@
 #include "clock.h"
 #include "driver.h"
 #include "log.h"
-#include "race.h"
 #include "session_base.h"
 #include "session_cands.h"
 #include "session_data.h"
@@ -22,33 +21,35 @@
 static void failed(xmt_session *S)
 {
     char b[32];
-    if (S->has_culprit) return; /* the helper's context is broken; the program retries */
+    if (S->out.has_culprit) return; /* the helper's context is broken; the program retries */
     xmt_warn("%s: tuning stopped at %s (%s); the program's own config is used for key %s",
-             S->req.k->demangled, S->error_at ? S->error_at : "?",
-             xmt_cu_name(S->error, b, sizeof b), S->req.key_text);
-    CUresult saved = S->error;
-    const char *saved_at = S->error_at; /* the failure reported is the first, not put_back's */
-    S->error = CUDA_SUCCESS;
+             S->req.k->demangled, S->out.error_at ? S->out.error_at : "?",
+             xmt_cu_name(S->out.error, b, sizeof b), S->req.key_text);
+    CUresult saved = S->out.error;
+    const char *saved_at = S->out.error_at; /* the failure reported is the first, not put_back's */
+    S->out.error = CUDA_SUCCESS;
     if (xmt_sess_put_back(S) != 0) /* auto protection's regions hold the declared buffers too */
         xmt_warn("%s: could not put back %s after a failure (%s)", S->req.k->demangled,
-                 S->nregs ? "the memory its pointer arguments reach" : "the declared buffers",
-                 S->error_at);
-    S->error = saved;
-    S->error_at = saved_at;
+                 S->data.nregs ? "the memory its pointer arguments reach" : "the declared buffers",
+                 S->out.error_at);
+    S->out.error = saved;
+    S->out.error_at = saved_at;
 }
 
 /* The floors: what the measurements cost on the GPU (timed runs, and warm-up runs at the
  * candidate's statistic), and what timing every candidate in full would have. */
 static void floors(xmt_session *S, const xmt_race_cand *rc)
 {
-    for (size_t i = 0; i <= S->n; i++) {
-        const xmt_cand *c = &S->cands[i];
+    for (size_t i = 0; i <= S->cand.n; i++) {
+        const xmt_cand *c = &S->cand.cands[i];
         if (c->status != XMT_C_OK || c->ntimes == 0) continue;
         for (int t = 0; t < c->ntimes; t++)
-            S->floor_ms += c->times[t];
-        S->floor_ms += c->warmed * c->stat;
+            S->out.floor_ms += c->times[t];
+        S->out.floor_ms += c->warmed * c->stat;
     }
-    if (rc) S->full_floor_ms = xmt_race_full_floor(rc, S->n + 1, S->set.warmup, S->set.iterations);
+    if (rc)
+        S->out.full_floor_ms =
+            xmt_race_full_floor(rc, S->cand.n + 1, S->set.warmup, S->set.iterations);
 }
 
 /* Decide: the fastest valid candidate by the statistic (a pin: the first valid one).
@@ -58,10 +59,12 @@ static void floors(xmt_session *S, const xmt_race_cand *rc)
  * GPU pick the same winner. */
 static void decide(xmt_session *S)
 {
-    if (S->error != CUDA_SUCCESS || S->valid == 0 || S->untuned[0] || S->uninformative) return;
+    if (S->out.error != CUDA_SUCCESS || S->cand.valid == 0 || S->out.untuned[0] ||
+        S->out.uninformative)
+        return;
     xmt_cand *best = NULL;
-    for (size_t i = 0; i <= S->n; i++) {
-        xmt_cand *c = &S->cands[i];
+    for (size_t i = 0; i <= S->cand.n; i++) {
+        xmt_cand *c = &S->cand.cands[i];
         if (c->status != XMT_C_OK) continue;
         c->stat = S->req.verify_only ? 0 : xmt_sess_stat(c->times, c->ntimes, S->set.mean);
         if (S->req.verify_only && !best && i > 0) best = c;
@@ -69,18 +72,18 @@ static void decide(xmt_session *S)
     if (!S->req.verify_only) {
         xmt_race_cand *rc = xmt_sess_race_view(S);
         if (rc) {
-            S->tie_band = xmt_race_band_of(rc, S->n + 1, S->set.mean);
-            S->tie_limit = xmt_race_tie_limit(S->tie_band);
-            long w = xmt_race_decide(rc, S->n + 1, S->set.mean, S->tie_limit);
-            best = w >= 0 ? &S->cands[w] : NULL;
+            S->out.tie_band = xmt_race_band_of(rc, S->cand.n + 1, S->set.mean);
+            S->out.tie_limit = xmt_race_tie_limit(S->out.tie_band);
+            long w = xmt_race_decide(rc, S->cand.n + 1, S->set.mean, S->out.tie_limit);
+            best = w >= 0 ? &S->cand.cands[w] : NULL;
         }
         floors(S, rc);
         free(rc);
     }
     if (best) {
-        S->choice.index = best->index;
-        snprintf(S->choice.label, sizeof S->choice.label, "%s", best->c.label);
-        S->choice.time_ms = best->stat;
+        S->out.choice.index = best->index;
+        snprintf(S->out.choice.label, sizeof S->out.choice.label, "%s", best->c.label);
+        S->out.choice.time_ms = best->stat;
     }
 }
 
@@ -90,14 +93,15 @@ static void decide(xmt_session *S)
  * everything the kernel reads. Auto protection only (it keeps whole-region references). */
 static void stage_reference(xmt_session *S)
 {
-    if (!S->trial || !S->set.automatic || S->error != CUDA_SUCCESS || S->untuned[0] ||
-        S->choice.index == XMT_OWN_CONFIG || S->tolerance)
+    if (!S->run.trial || !S->set.automatic || S->out.error != CUDA_SUCCESS || S->out.untuned[0] ||
+        S->out.choice.index == XMT_OWN_CONFIG || S->data.tolerance)
         return;
-    for (size_t i = 0; i < S->nregs; i++)
-        if (!S->regs[i].ref || xmt_drv.cuMemcpyDtoDAsync(S->regs[i].base, S->regs[i].ref,
-                                                         S->regs[i].bytes, S->s) != CUDA_SUCCESS)
+    for (size_t i = 0; i < S->data.nregs; i++)
+        if (!S->data.regs[i].ref ||
+            xmt_drv.cuMemcpyDtoDAsync(S->data.regs[i].base, S->data.regs[i].ref,
+                                      S->data.regs[i].bytes, S->run.s) != CUDA_SUCCESS)
             return;
-    S->reference_staged = xmt_drv.cuStreamSynchronize(S->s) == CUDA_SUCCESS;
+    S->out.reference_staged = xmt_drv.cuStreamSynchronize(S->run.s) == CUDA_SUCCESS;
 }
 
 /* Scratch memory and events are freed whatever happened; the capture mode put back. */
@@ -106,77 +110,77 @@ static void release(xmt_session *S)
     xmt_sess_guard_release(S);
     /* the trial helper after a failure: it exits next, and a free could wait forever on a
      * run that never ends (cuMemFree synchronizes); its memory goes with it */
-    if (S->trial && S->error != CUDA_SUCCESS) {
-        S->regions_found = S->nregs;
-        for (size_t i = 0; i < S->nregs; i++)
-            S->region_bytes += S->regs[i].bytes;
-        xmt_protect_free(S->regs, S->nregs);
-        S->regs = NULL;
-        S->nregs = 0;
+    if (S->run.trial && S->out.error != CUDA_SUCCESS) {
+        S->out.regions_found = S->data.nregs;
+        for (size_t i = 0; i < S->data.nregs; i++)
+            S->out.region_bytes += S->data.regs[i].bytes;
+        xmt_protect_free(S->data.regs, S->data.nregs);
+        S->data.regs = NULL;
+        S->data.nregs = 0;
         return;
     }
-    for (size_t i = 0; i < S->nbufs; i++) {
-        if (S->bufs[i].snap) xmt_drv.cuMemFree(S->bufs[i].snap);
-        if (S->bufs[i].ref) xmt_drv.cuMemFree(S->bufs[i].ref);
-        S->bufs[i].snap = S->bufs[i].ref = 0;
+    for (size_t i = 0; i < S->data.nbufs; i++) {
+        if (S->data.bufs[i].snap) xmt_drv.cuMemFree(S->data.bufs[i].snap);
+        if (S->data.bufs[i].ref) xmt_drv.cuMemFree(S->data.bufs[i].ref);
+        S->data.bufs[i].snap = S->data.bufs[i].ref = 0;
     }
-    S->regions_found = S->nregs;
-    S->verified_on_gpu = xmt_gc_on_gpu(&S->gc);
-    for (size_t i = 0; i < S->nregs; i++) {
-        S->region_bytes += S->regs[i].bytes;
-        if (S->regs[i].snap) xmt_drv.cuMemFree(S->regs[i].snap);
-        if (S->regs[i].ref) xmt_drv.cuMemFree(S->regs[i].ref);
+    S->out.regions_found = S->data.nregs;
+    S->out.verified_on_gpu = xmt_gc_on_gpu(&S->check.gc);
+    for (size_t i = 0; i < S->data.nregs; i++) {
+        S->out.region_bytes += S->data.regs[i].bytes;
+        if (S->data.regs[i].snap) xmt_drv.cuMemFree(S->data.regs[i].snap);
+        if (S->data.regs[i].ref) xmt_drv.cuMemFree(S->data.regs[i].ref);
     }
-    xmt_protect_free(S->regs, S->nregs);
-    S->regs = NULL;
-    S->nregs = 0;
-    xmt_gc_close(&S->gc);
-    if (S->flush_buf) xmt_drv.cuMemFree(S->flush_buf);
-    for (size_t i = 0; i <= S->n; i++) {
-        xmt_cand *c = &S->cands[i];
+    xmt_protect_free(S->data.regs, S->data.nregs);
+    S->data.regs = NULL;
+    S->data.nregs = 0;
+    xmt_gc_close(&S->check.gc);
+    if (S->data.flush_buf) xmt_drv.cuMemFree(S->data.flush_buf);
+    for (size_t i = 0; i <= S->cand.n; i++) {
+        xmt_cand *c = &S->cand.cands[i];
         if (c->start) xmt_drv.cuEventDestroy(c->start);
         if (c->end) xmt_drv.cuEventDestroy(c->end);
         if (c->prep) xmt_drv.cuEventDestroy(c->prep);
         c->start = c->end = c->prep = NULL;
     }
-    if (S->gate_ev) xmt_drv.cuEventDestroy(S->gate_ev);
-    S->gate_ev = NULL;
-    if (S->capture_swapped) xmt_drv.cuThreadExchangeStreamCaptureMode(&S->capture_mode);
+    if (S->timing.gate_ev) xmt_drv.cuEventDestroy(S->timing.gate_ev);
+    S->timing.gate_ev = NULL;
+    if (S->run.capture_swapped) xmt_drv.cuThreadExchangeStreamCaptureMode(&S->run.capture_mode);
 }
 
 /* The phases that touch the GPU, in order; -1 at the first failure. An untuned key
  * stops early with its data put back. */
 static int benchmark(xmt_session *S)
 {
-    S->capture_mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    S->run.capture_mode = CU_STREAM_CAPTURE_MODE_RELAXED;
     if (xmt_drv.cuThreadExchangeStreamCaptureMode &&
-        xmt_drv.cuThreadExchangeStreamCaptureMode(&S->capture_mode) == CUDA_SUCCESS)
-        S->capture_swapped = 1;
+        xmt_drv.cuThreadExchangeStreamCaptureMode(&S->run.capture_mode) == CUDA_SUCCESS)
+        S->run.capture_swapped = 1;
     int r = xmt_sess_buffers(S);
     if (r < 0) return -1;
     if (r > 0) return xmt_sess_put_back(S);
-    if (S->any_verify) xmt_sess_gc_ready(S);
+    if (S->data.any_verify) xmt_sess_gc_ready(S);
     if ((r = xmt_sess_guard_arm(S)) != 0) return r < 0 ? -1 : xmt_sess_put_back(S);
     double t0 = xmt_now_ms();
     r = S->set.automatic ? xmt_sess_outputs(S) : 0;
-    S->ph.verify_own += xmt_now_ms() - t0;
-    S->ph.verification += xmt_now_ms() - t0;
+    S->out.ph.verify_own += xmt_now_ms() - t0;
+    S->out.ph.verification += xmt_now_ms() - t0;
     if (r < 0) return -1;
     if (r > 0) return xmt_sess_put_back(S);
     t0 = xmt_now_ms();
-    double own0 = S->ph.verify_own; /* an in-place check the data check asked for */
+    double own0 = S->out.ph.verify_own; /* an in-place check the data check asked for */
     r = S->set.automatic ? xmt_sess_data_check(S) : 0;
-    S->ph.verify_data += xmt_now_ms() - t0 - (S->ph.verify_own - own0);
-    S->ph.verification += xmt_now_ms() - t0;
+    S->out.ph.verify_data += xmt_now_ms() - t0 - (S->out.ph.verify_own - own0);
+    S->out.ph.verification += xmt_now_ms() - t0;
     if (r != 0) return r < 0 ? -1 : xmt_sess_put_back(S);
-    if (S->uninformative) return xmt_sess_put_back(S); /* the key waits for data that tells */
+    if (S->out.uninformative) return xmt_sess_put_back(S); /* the key waits for data that tells */
     if ((r = xmt_sess_verify(S)) != 0) return r < 0 ? -1 : xmt_sess_put_back(S);
-    if (S->any_verify && xmt_sess_data_digest(S) != 0) return -1;
-    if (S->searched && !S->req.verify_only) {
+    if (S->data.any_verify && xmt_sess_data_digest(S) != 0) return -1;
+    if (S->cand.searched && !S->req.verify_only) {
         r = xmt_sess_clock_warm_up(S) != 0 ? -1 : xmt_sess_search_space(S);
         if (r != 0) return r < 0 ? -1 : xmt_sess_put_back(S);
     }
-    if (!S->searched && !S->req.verify_only && xmt_sess_passing(S) > 0 &&
+    if (!S->cand.searched && !S->req.verify_only && xmt_sess_passing(S) > 0 &&
         (xmt_sess_clock_warm_up(S) != 0 || xmt_sess_warm_up(S) != 0 || xmt_sess_timed_runs(S) != 0))
         return -1;
     return xmt_sess_put_back(S);
@@ -190,18 +194,18 @@ int xmt_session_run(xmt_session *S, const xmt_session_req *rq)
 int xmt_session_run_trial(xmt_session *S, const xmt_session_req *rq, const xmt_trial_in *in)
 {
     memset(S, 0, sizeof *S);
-    S->trial = in;
+    S->run.trial = in;
     S->req = *rq;
     xmt_kernel *k = rq->k;
     const xmt_launch *l = rq->l;
-    S->s = xmt_launch_stream(l);
-    S->t0 = xmt_now_ms();
+    S->run.s = xmt_launch_stream(l);
+    S->run.t0 = xmt_now_ms();
     xmt_drvtime drv0; /* the helper's driver-call sums when the session began */
-    S->has_drv = in && xmt_drvtime_read(&drv0) == 0;
-    if (S->has_drv && in->drv0) drv0 = *in->drv0; /* the module load is the session's */
-    S->ph.module_load = in ? in->module_ms : 0;
-    S->choice.index = XMT_OWN_CONFIG;
-    xmt_sess_own_label(l, S->choice.label, sizeof S->choice.label);
+    S->out.has_drv = in && xmt_drvtime_read(&drv0) == 0;
+    if (S->out.has_drv && in->drv0) drv0 = *in->drv0; /* the module load is the session's */
+    S->out.ph.module_load = in ? in->module_ms : 0;
+    S->out.choice.index = XMT_OWN_CONFIG;
+    xmt_sess_own_label(l, S->out.choice.label, sizeof S->out.choice.label);
     xmt_settings_resolve(k->entry, rq->verify_only, &S->set);
     if (xmt_sess_candidates(S) != 0) {
         xmt_session_free(S);
@@ -212,41 +216,41 @@ int xmt_session_run_trial(xmt_session *S, const xmt_session_req *rq, const xmt_t
     {
         /* valid == 0: nothing else to try, the program's own config stays (a searched
          * space's points are built as the search visits them) */
-        if ((S->valid > 0 || S->searched) && benchmark(S) != 0) failed(S);
+        if ((S->cand.valid > 0 || S->cand.searched) && benchmark(S) != 0) failed(S);
         decide(S);
         stage_reference(S);
         release(S);
     }
     /* the helper's code load before the session is part of it (module_load) */
-    S->spent_ms = xmt_now_ms() - S->t0 + (in ? in->module_ms : 0);
+    S->out.spent_ms = xmt_now_ms() - S->run.t0 + (in ? in->module_ms : 0);
     xmt_drvtime now;
-    if (S->has_drv && xmt_drvtime_read(&now) == 0) xmt_drvtime_since(&drv0, &now, &S->drv);
+    if (S->out.has_drv && xmt_drvtime_read(&now) == 0) xmt_drvtime_since(&drv0, &now, &S->out.drv);
     xmt_sess_timing_ended();
     return 0;
 }
 
 void xmt_session_free(xmt_session *S)
 {
-    free(S->cands);
-    free(S->times);
-    free(S->bufs);
-    free(S->spans);
-    free(S->segs);
-    free(S->results);
-    free(S->seg_kind);
-    free(S->seg_buf);
-    free(S->segbufs);
-    free(S->ext_names);
-    free(S->ext_scale);
-    S->ext_scale = NULL;
-    S->seg_kind = NULL;
-    S->seg_buf = NULL;
-    S->segbufs = NULL;
-    S->ext_names = NULL;
-    S->cands = NULL;
-    S->times = NULL;
-    S->bufs = NULL;
-    S->spans = NULL;
-    S->segs = NULL;
-    S->results = NULL;
+    free(S->cand.cands);
+    free(S->cand.times);
+    free(S->data.bufs);
+    free(S->data.spans);
+    free(S->data.segs);
+    free(S->data.results);
+    free(S->data.seg_kind);
+    free(S->data.seg_buf);
+    free(S->data.segbufs);
+    free(S->data.ext_names);
+    free(S->data.ext_scale);
+    S->data.ext_scale = NULL;
+    S->data.seg_kind = NULL;
+    S->data.seg_buf = NULL;
+    S->data.segbufs = NULL;
+    S->data.ext_names = NULL;
+    S->cand.cands = NULL;
+    S->cand.times = NULL;
+    S->data.bufs = NULL;
+    S->data.spans = NULL;
+    S->data.segs = NULL;
+    S->data.results = NULL;
 }

@@ -24,7 +24,7 @@
 
 #include "session_types.h"
 
-/* Runs a whole session of rq and fills S->choice (the program's own config on any
+/* Runs a whole session of rq and fills S->out.choice (the program's own config on any
  * failure). Returns -1 only when the session could not start (out of memory, said once). */
 int xmt_session_run(xmt_session *S, const xmt_session_req *rq);
 

@@ -22,7 +22,7 @@
 #define XMT_POISON_COMPLEMENT 3
 
 /* A driver call of a phase: a failure is remembered and the phase ends (fail:). */
-#define TRY(sess, call, what)                                                                      \
+#define XMT_TRY(sess, call, what)                                                                  \
     do {                                                                                           \
         CUresult r_ = (call);                                                                      \
         if (r_ != CUDA_SUCCESS) {                                                                  \
@@ -31,6 +31,8 @@
         }                                                                                          \
     } while (0)
 
+/* The statistic of n times (the mean, else the median): race.c's, so that the decision
+ * and the racing read the same number. */
 double xmt_sess_stat(const double *t, int n, int mean);
 
 /* The candidates' timings as race.c sees them: alive, those still raced (valid, not
@@ -59,13 +61,13 @@ int xmt_sess_put_back(xmt_session *S);
  * 0 when it ran; 1 when the driver refused it (c is then skipped, saying why, and the
  * session goes on without it); -1 when the session must end: the program's own config
  * failed, or a launch failed in a way that may have left the context broken. Such a
- * failure with other candidates' runs queued before c (S->queued, a timed round) blames
+ * failure with other candidates' runs queued before c (S->run.queued, a timed round) blames
  * nobody: a kernel's fault is reported by whatever call comes next, and the broken context
  * answers every query alike, so which queued run it was is not known (c may be innocent). */
 int xmt_sess_run_candidate(xmt_session *S, xmt_cand *c);
 
 /* Compares what the last run left with the references. Returns the index of the first
- * comparison that differs (its result in S->results), -1 when all agree, -2 on failure. */
+ * comparison that differs (its result in S->data.results), -1 when all agree, -2 on failure. */
 long xmt_sess_compare_all(xmt_session *S);
 
 /* Makes what the last run left the reference: the declared verify buffers' (auto

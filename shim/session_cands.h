@@ -11,9 +11,10 @@
 
 #include "session_types.h"
 
+/* The program's own config as a candidate's label: "grid=(..) block=(..) shared=N". */
 void xmt_sess_own_label(const xmt_launch *l, char *buf, size_t cap);
 
-/* A candidate built (candidate i of the entry, or the pin) and either valid (S->valid
+/* A candidate built (candidate i of the entry, or the pin) and either valid (S->cand.valid
  * counts it) or skipped with its reason. */
 void xmt_sess_admit(xmt_session *S, xmt_cand *c, size_t i);
 

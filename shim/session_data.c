@@ -3,20 +3,13 @@
  */
 #include "session_data.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "autotune.h"
-#include "candidate.h"
 #include "clock.h"
 #include "driver.h"
-#include "family.h"
-#include "log.h"
 #include "options.h"
-#include "outputs.h"
-#include "race.h"
 #include "session_base.h"
 #include "verify.h"
 
@@ -35,17 +28,17 @@ static int snapshot(xmt_session *S, xmt_sbuf *b)
 {
     int r;
     memcpy(&b->ptr, S->req.v->params[b->b.param], sizeof b->ptr);
-    S->nbufs++;
+    S->data.nbufs++;
     if (b->b.roles & XMT_BUF_VERIFY) {
-        S->any_verify = 1;
-        S->tolerance |= b->b.rtol != 0 || b->b.atol != 0;
+        S->data.any_verify = 1;
+        S->data.tolerance |= b->b.rtol != 0 || b->b.atol != 0;
         if (!S->set.automatic &&
             (r = xmt_sess_scratch(S, &b->ref, b->b.bytes, "verify alloc")) != 0)
             return r;
     }
     if ((r = xmt_sess_scratch(S, &b->snap, b->b.bytes, "snapshot alloc")) != 0) return r;
-    TRY(S, xmt_drv.cuMemcpyDtoDAsync(b->snap, b->ptr, b->b.bytes, S->s), "snapshot");
-    S->snapshots_taken = 1;
+    XMT_TRY(S, xmt_drv.cuMemcpyDtoDAsync(b->snap, b->ptr, b->b.bytes, S->run.s), "snapshot");
+    S->data.snapshots_taken = 1;
     return 0;
 fail:
     return -1;
@@ -55,24 +48,24 @@ fail:
  * (the helper's copies of the program's memory are all it can reach). */
 static int given_regions(xmt_session *S, size_t limit, size_t *reach, char *why, size_t cap)
 {
-    const xmt_trial_in *in = S->trial;
+    const xmt_trial_in *in = S->run.trial;
     *reach = 0;
     for (size_t i = 0; i < in->nregs; i++)
         *reach += in->regs[i].bytes;
     if (*reach > limit) return -2;
-    S->regs = calloc(in->nregs ? in->nregs : 1, sizeof *S->regs);
-    if (!S->regs) {
+    S->data.regs = calloc(in->nregs ? in->nregs : 1, sizeof *S->data.regs);
+    if (!S->data.regs) {
         snprintf(why, cap, "out of memory");
         return -1;
     }
     for (size_t i = 0; i < in->nregs; i++) {
-        xmt_region *g = &S->regs[i];
+        xmt_region *g = &S->data.regs[i];
         g->base = in->regs[i].base;
         g->bytes = in->regs[i].bytes;
         g->nchunks = (g->bytes + (1u << XMT_CHUNK_SHIFT) - 1) >> XMT_CHUNK_SHIFT;
         g->out = calloc(g->nchunks ? g->nchunks : 1, 1);
         g->seen = calloc(g->nchunks ? g->nchunks : 1, 1);
-        S->nregs = i + 1;
+        S->data.nregs = i + 1;
         if (!g->out || !g->seen) {
             snprintf(why, cap, "out of memory");
             return -1;
@@ -87,50 +80,51 @@ static int given_regions(xmt_session *S, size_t limit, size_t *reach, char *why,
 static int regions(xmt_session *S)
 {
     char why[240];
-    TRY(S, xmt_drv.cuCtxSynchronize(), "synchronize");
-    double room = (S->scratch_limit - (double)S->scratch_bytes) / 2;
+    XMT_TRY(S, xmt_drv.cuCtxSynchronize(), "synchronize");
+    double room = (S->data.scratch_limit - (double)S->data.scratch_bytes) / 2;
     size_t reach = 0;
-    int f = S->trial ? given_regions(S, room > 0 ? (size_t)room : 0, &reach, why, sizeof why)
-                     : xmt_protect_find(S->req.k, S->req.v, room > 0 ? (size_t)room : 0, &S->regs,
-                                        &S->nregs, &reach, why, sizeof why);
+    int f = S->run.trial ? given_regions(S, room > 0 ? (size_t)room : 0, &reach, why, sizeof why)
+                         : xmt_protect_find(S->req.k, S->req.v, room > 0 ? (size_t)room : 0,
+                                            &S->data.regs, &S->data.nregs, &reach, why, sizeof why);
     if (f == -2) {
         snprintf(why, sizeof why,
                  "%.2f MiB (a snapshot and a reference of the %.2f MiB its pointer arguments "
                  "reach), more than the %.2f MiB allowed (XMATUNE_SCRATCH_MB)",
-                 (double)(S->scratch_bytes + 2 * reach) / 1048576.0, (double)reach / 1048576.0,
-                 S->scratch_limit / 1048576.0);
+                 (double)(S->data.scratch_bytes + 2 * reach) / 1048576.0, (double)reach / 1048576.0,
+                 S->data.scratch_limit / 1048576.0);
         return xmt_sess_untuned(S, "tuning needs device scratch of %s", why);
     }
     if (f != 0) return xmt_sess_untuned(S, "protect: auto cannot protect it: %s", why);
     /* the buffers compared apart: the declared ones and at most a float extent per
      * parameter (rounding.h) */
     size_t nsb =
-        S->nbufs + (S->req.k->nparams < XMT_MAX_EXTENTS ? S->req.k->nparams : XMT_MAX_EXTENTS);
-    size_t nseg = S->nbufs + S->nregs * XMT_MAX_PIECES * (2 * nsb + 1) + 1;
-    xmt_gc_cmp *segs = realloc(S->segs, nseg * sizeof *segs);
-    if (segs) S->segs = segs;
-    xmt_gc_result *res = realloc(S->results, nseg * sizeof *res);
-    if (res) S->results = res;
-    uint8_t *kinds = realloc(S->seg_kind, nseg);
-    if (kinds) S->seg_kind = kinds;
-    S->seg_buf = calloc(nseg, sizeof *S->seg_buf);
-    S->segbufs = calloc(nsb ? nsb : 1, sizeof *S->segbufs);
-    S->ext_names = calloc(nsb ? nsb : 1, sizeof *S->ext_names);
-    S->ext_scale = calloc(nsb ? nsb : 1, sizeof *S->ext_scale);
-    if (!segs || !res || !kinds || !S->seg_buf || !S->segbufs || !S->ext_names || !S->ext_scale) {
+        S->data.nbufs + (S->req.k->nparams < XMT_MAX_EXTENTS ? S->req.k->nparams : XMT_MAX_EXTENTS);
+    size_t nseg = S->data.nbufs + S->data.nregs * XMT_MAX_PIECES * (2 * nsb + 1) + 1;
+    xmt_gc_cmp *segs = realloc(S->data.segs, nseg * sizeof *segs);
+    if (segs) S->data.segs = segs;
+    xmt_gc_result *res = realloc(S->data.results, nseg * sizeof *res);
+    if (res) S->data.results = res;
+    uint8_t *kinds = realloc(S->data.seg_kind, nseg);
+    if (kinds) S->data.seg_kind = kinds;
+    S->data.seg_buf = calloc(nseg, sizeof *S->data.seg_buf);
+    S->data.segbufs = calloc(nsb ? nsb : 1, sizeof *S->data.segbufs);
+    S->data.ext_names = calloc(nsb ? nsb : 1, sizeof *S->data.ext_names);
+    S->data.ext_scale = calloc(nsb ? nsb : 1, sizeof *S->data.ext_scale);
+    if (!segs || !res || !kinds || !S->data.seg_buf || !S->data.segbufs || !S->data.ext_names ||
+        !S->data.ext_scale) {
         xmt_sess_error(S, CUDA_ERROR_OUT_OF_MEMORY, "comparisons");
         return -1;
     }
-    for (size_t i = 0; i < S->nregs; i++) {
-        xmt_region *g = &S->regs[i];
+    for (size_t i = 0; i < S->data.nregs; i++) {
+        xmt_region *g = &S->data.regs[i];
         int r;
         if ((r = xmt_sess_scratch(S, &g->snap, g->bytes, "snapshot alloc")) != 0 ||
             (r = xmt_sess_scratch(S, &g->ref, g->bytes, "verify alloc")) != 0)
             return r;
-        TRY(S, xmt_drv.cuMemcpyDtoDAsync(g->snap, g->base, g->bytes, S->s), "snapshot");
-        S->snapshots_taken = 1;
+        XMT_TRY(S, xmt_drv.cuMemcpyDtoDAsync(g->snap, g->base, g->bytes, S->run.s), "snapshot");
+        S->data.snapshots_taken = 1;
     }
-    S->any_verify = 1;
+    S->data.any_verify = 1;
     return 0;
 fail:
     return -1;
@@ -141,9 +135,9 @@ int xmt_sess_buffers(xmt_session *S)
     size_t nb = xmt_entry_nbuffers(S->req.k->entry);
     double t0 = xmt_now_ms();
     int r = 0;
-    S->scratch_limit = scratch_limit();
+    S->data.scratch_limit = scratch_limit();
     for (size_t i = 0; i < nb && r == 0; i++) {
-        xmt_sbuf *b = &S->bufs[S->nbufs];
+        xmt_sbuf *b = &S->data.bufs[S->data.nbufs];
         int e = xmt_entry_buffer(S->req.k->entry, i, S->req.v, &b->b);
         if (e == 0 || (e == 1 && b->b.bytes == 0)) continue;
         if (e < 0 || b->b.param >= S->req.k->nparams || !S->req.v->params[b->b.param]) {
@@ -154,11 +148,11 @@ int xmt_sess_buffers(xmt_session *S)
     }
     if (r == 0 && S->set.automatic) r = regions(S);
     if (r == 0 && S->set.flush && S->req.v->attrs && S->req.v->attrs->l2_bytes > 0) {
-        S->flush_bytes = (size_t)S->req.v->attrs->l2_bytes * 2;
-        TRY(S, xmt_drv.cuMemAlloc(&S->flush_buf, S->flush_bytes), "l2 flush alloc");
+        S->data.flush_bytes = (size_t)S->req.v->attrs->l2_bytes * 2;
+        XMT_TRY(S, xmt_drv.cuMemAlloc(&S->data.flush_buf, S->data.flush_bytes), "l2 flush alloc");
     }
-    if (r == 0) TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
-    S->ph.snapshot += xmt_now_ms() - t0;
+    if (r == 0) XMT_TRY(S, xmt_drv.cuStreamSynchronize(S->run.s), "synchronize");
+    S->out.ph.snapshot += xmt_now_ms() - t0;
     return r;
 fail:
     return -1;
@@ -167,7 +161,7 @@ fail:
 /* The spans of S's outputs, as they are now marked; 0, or -1 (out of memory). */
 static int build_spans(xmt_session *S)
 {
-    return xmt_outputs_spans(S->regs, S->nregs, &S->spans, &S->nspans);
+    return xmt_outputs_spans(S->data.regs, S->data.nregs, &S->data.spans, &S->data.nspans);
 }
 
 /* The buffers compared apart under auto protection: the declared ones, then the float
@@ -175,68 +169,69 @@ static int build_spans(xmt_session *S)
 static void float_extents(xmt_session *S)
 {
     size_t cap = S->req.k->nparams < XMT_MAX_EXTENTS ? S->req.k->nparams : XMT_MAX_EXTENTS;
-    memcpy(S->segbufs, S->bufs, S->nbufs * sizeof *S->bufs);
-    S->nextents = xmt_rounding_extents(S->req.k, S->req.v, S->regs, S->nregs, S->bufs, S->nbufs,
-                                       S->set.has_tol ? S->set.tol_rtol : 0,
-                                       S->set.has_tol ? S->set.tol_atol : 0, S->segbufs + S->nbufs,
-                                       S->ext_names, cap);
-    S->nsegbufs = S->nbufs + S->nextents;
-    for (size_t i = 0; i < S->nsegbufs; i++)
-        S->ext_scale[i] = -1; /* read when first needed */
+    memcpy(S->data.segbufs, S->data.bufs, S->data.nbufs * sizeof *S->data.bufs);
+    S->data.nextents = xmt_rounding_extents(
+        S->req.k, S->req.v, S->data.regs, S->data.nregs, S->data.bufs, S->data.nbufs,
+        S->set.has_tol ? S->set.tol_rtol : 0, S->set.has_tol ? S->set.tol_atol : 0,
+        S->data.segbufs + S->data.nbufs, S->data.ext_names, cap);
+    S->data.nsegbufs = S->data.nbufs + S->data.nextents;
+    for (size_t i = 0; i < S->data.nsegbufs; i++)
+        S->data.ext_scale[i] = -1; /* read when first needed */
 }
 
 int xmt_sess_in_place_check(xmt_session *S)
 {
-    S->in_place_known = 1;
-    if (xmt_sess_verify_run(S, &S->cands[0]) != 0 || xmt_sess_changes(S, 1) < 0) return -1;
-    int in_place = xmt_outputs_in_place(S->regs, S->nregs);
+    S->data.in_place_known = 1;
+    if (xmt_sess_verify_run(S, &S->cand.cands[0]) != 0 || xmt_sess_changes(S, 1) < 0) return -1;
+    int in_place = xmt_outputs_in_place(S->data.regs, S->data.nregs);
     if (in_place < 0)
         return xmt_sess_untuned_as(
             S, XMT_OUTCOME_UNSTABLE, "%s",
             "its own config is not deterministic: two runs wrote different places");
     if (!in_place) return 0;
-    S->own_repeat_due = 1;
+    S->data.own_repeat_due = 1;
     return build_spans(S);
 }
 
 int xmt_sess_outputs(xmt_session *S)
 {
-    xmt_cand *own = &S->cands[0];
+    xmt_cand *own = &S->cand.cands[0];
     if (xmt_sess_verify_run(S, own) != 0 || xmt_sess_changes(S, 0) < 0) return -1;
-    size_t nout = xmt_outputs_mark(S->regs, S->nregs);
+    size_t nout = xmt_outputs_mark(S->data.regs, S->data.nregs);
     /* no pointer arguments at all: nothing it writes can be compared (module globals are
      * not seen, as documented); with some, writing none of them means its outputs
      * cannot be told; the usual cause, a launch again on data the kernel wrote already
      * (it writes what is there). Auto's entries are no one's to edit: no advice there */
-    if (nout == 0 && S->nregs > 0)
+    if (nout == 0 && S->data.nregs > 0)
         return xmt_sess_untuned_as(
             S, XMT_OUTCOME_UNTOLD,
             "its own config changed no byte its pointer arguments reach, so its "
             "outputs cannot be told: it may have run on data it had written "
             "already%s",
             xmt_auto_owns(S->req.k->entry) ? "" : XMT_DECLARE_ADVICE);
-    S->out_bytes = nout << XMT_CHUNK_SHIFT;
+    S->data.out_bytes = nout << XMT_CHUNK_SHIFT;
     if (xmt_sess_take_reference(S) != 0 || build_spans(S) != 0) return -1;
     float_extents(S);
-    S->nsegs = xmt_outputs_segments(S->regs, S->nregs, S->segbufs, S->nsegbufs, S->segs,
-                                    S->seg_kind, S->seg_buf);
-    return S->trial && S->trial->in_place_first ? xmt_sess_in_place_check(S) : 0;
+    S->data.nsegs =
+        xmt_outputs_segments(S->data.regs, S->data.nregs, S->data.segbufs, S->data.nsegbufs,
+                             S->data.segs, S->data.seg_kind, S->data.seg_buf);
+    return S->run.trial && S->run.trial->in_place_first ? xmt_sess_in_place_check(S) : 0;
 }
 
 int xmt_sess_own_repeats(xmt_session *S)
 {
     int rejected = 0;
-    for (size_t i = 1; i <= S->n; i++)
-        rejected |= S->cands[i].status == XMT_C_REJECTED;
-    if (!S->own_repeat_due || xmt_sess_passing(S) > 0 || !rejected) return 0;
-    S->own_repeat_due = 0;
+    for (size_t i = 1; i <= S->cand.n; i++)
+        rejected |= S->cand.cands[i].status == XMT_C_REJECTED;
+    if (!S->data.own_repeat_due || xmt_sess_passing(S) > 0 || !rejected) return 0;
+    S->data.own_repeat_due = 0;
     double t0 = xmt_now_ms();
-    long d = xmt_sess_verify_run(S, &S->cands[0]) != 0 ? -2 : xmt_sess_compare_all(S);
-    S->ph.verify_own += xmt_now_ms() - t0;
+    long d = xmt_sess_verify_run(S, &S->cand.cands[0]) != 0 ? -2 : xmt_sess_compare_all(S);
+    S->out.ph.verify_own += xmt_now_ms() - t0;
     if (d == -2) return -1;
     if (d < 0) return 0;
     char b[80];
-    snprintf(b, sizeof b, "%llu", (unsigned long long)S->results[d].count);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)S->data.results[d].count);
     return xmt_sess_untuned_as(
         S, XMT_OUTCOME_UNSTABLE,
         "its own config is not deterministic: two runs from the same data "
@@ -281,9 +276,9 @@ static long repeat_checks(const xmt_session *S, xmt_gc_cmp **out, int *reads)
     size_t n = 0, cap = 0;
     *out = NULL;
     *reads = 0;
-    for (size_t i = 0; i < S->nregs; i++)
+    for (size_t i = 0; i < S->data.nregs; i++)
         for (int wrote = 0; wrote < 2; wrote++) {
-            const xmt_region *g = &S->regs[i];
+            const xmt_region *g = &S->data.regs[i];
             size_t c = 0, at, bytes;
             while (next_run(g, wrote ? 6u : 5u, &c, &at, &bytes)) {
                 *reads |= !wrote;
@@ -315,7 +310,7 @@ int xmt_sess_data_check(xmt_session *S)
     }
     int repeats = n > 0;
     if (n > 0 && reads) {
-        CUresult r = xmt_gc_compare(&S->gc, c, (size_t)n, res);
+        CUresult r = xmt_gc_compare(&S->check.gc, c, (size_t)n, res);
         for (long i = 0; r == CUDA_SUCCESS && i < n; i++)
             repeats &= res[i].count == 0;
         if (r != CUDA_SUCCESS) xmt_sess_error(S, r, "data check");
@@ -324,15 +319,15 @@ int xmt_sess_data_check(xmt_session *S)
     free(c);
     free(res);
     if (repeats < 0) return -1;
-    if (repeats && !S->in_place_known) {
+    if (repeats && !S->data.in_place_known) {
         /* everything judged repeats one value with the outputs taken as written whole; an
          * output updated in place is read too, and its old contents may tell */
         double t0 = xmt_now_ms();
         int r = xmt_sess_in_place_check(S);
-        S->ph.verify_own += xmt_now_ms() - t0;
+        S->out.ph.verify_own += xmt_now_ms() - t0;
         return r != 0 ? r : xmt_sess_data_check(S);
     }
-    S->uninformative = reads && repeats;
+    S->out.uninformative = reads && repeats;
     return 0;
 }
 
@@ -361,10 +356,11 @@ static int digest_run(xmt_session *S, uint64_t *h, size_t at, CUdeviceptr p, siz
     size_t head = bytes < DIGEST_SAMPLE ? bytes : DIGEST_SAMPLE;
     size_t tail = bytes - head < DIGEST_SAMPLE ? bytes - head : DIGEST_SAMPLE;
     *h = fnv1a_u64(fnv1a_u64(0xcbf29ce484222325ull, at), bytes);
-    TRY(S, xmt_drv.cuMemcpyDtoHAsync(tmp, p, head, S->s), "data digest");
+    XMT_TRY(S, xmt_drv.cuMemcpyDtoHAsync(tmp, p, head, S->run.s), "data digest");
     if (tail)
-        TRY(S, xmt_drv.cuMemcpyDtoHAsync(tmp + head, p + bytes - tail, tail, S->s), "data digest");
-    TRY(S, xmt_drv.cuStreamSynchronize(S->s), "synchronize");
+        XMT_TRY(S, xmt_drv.cuMemcpyDtoHAsync(tmp + head, p + bytes - tail, tail, S->run.s),
+                "data digest");
+    XMT_TRY(S, xmt_drv.cuStreamSynchronize(S->run.s), "synchronize");
     *h = fnv1a(*h, tmp, head + tail);
     return 0;
 fail:
@@ -383,14 +379,16 @@ int xmt_sess_data_digest(xmt_session *S)
     uint64_t hs[DIGEST_RUNS];
     size_t runs = 0;
     int r = tmp ? 0 : -1;
-    for (size_t i = 0; r == 0 && i < S->nregs && runs < DIGEST_RUNS; i++) {
+    for (size_t i = 0; r == 0 && i < S->data.nregs && runs < DIGEST_RUNS; i++) {
         size_t c = 0, at, bytes;
-        while (r == 0 && runs < DIGEST_RUNS && next_run(&S->regs[i], 6u, &c, &at, &bytes))
-            if ((r = digest_run(S, &hs[runs], at, S->regs[i].ref + at, bytes, tmp)) == 0) runs++;
+        while (r == 0 && runs < DIGEST_RUNS && next_run(&S->data.regs[i], 6u, &c, &at, &bytes))
+            if ((r = digest_run(S, &hs[runs], at, S->data.regs[i].ref + at, bytes, tmp)) == 0)
+                runs++;
     }
-    for (size_t i = 0; r == 0 && !S->set.automatic && i < S->nbufs && runs < DIGEST_RUNS; i++)
-        if ((S->bufs[i].b.roles & XMT_BUF_VERIFY) && S->bufs[i].ref &&
-            (r = digest_run(S, &hs[runs], 0, S->bufs[i].ref, S->bufs[i].b.bytes, tmp)) == 0)
+    for (size_t i = 0; r == 0 && !S->set.automatic && i < S->data.nbufs && runs < DIGEST_RUNS; i++)
+        if ((S->data.bufs[i].b.roles & XMT_BUF_VERIFY) && S->data.bufs[i].ref &&
+            (r = digest_run(S, &hs[runs], 0, S->data.bufs[i].ref, S->data.bufs[i].b.bytes, tmp)) ==
+                0)
             runs++;
     free(tmp);
     qsort(hs, runs, sizeof hs[0], cmp_u64);
@@ -398,6 +396,6 @@ int xmt_sess_data_digest(xmt_session *S)
     for (size_t i = 0; i < runs; i++)
         h = fnv1a_u64(h, hs[i]);
     if (r == 0 && runs)
-        snprintf(S->data_digest, sizeof S->data_digest, "%016llx", (unsigned long long)h);
+        snprintf(S->out.data_digest, sizeof S->out.data_digest, "%016llx", (unsigned long long)h);
     return r;
 }

@@ -43,13 +43,13 @@ int xmt_sess_outputs(xmt_session *S);
 int xmt_sess_own_repeats(xmt_session *S);
 
 /* Auto protection, once the outputs and the reference are known: the reference proves
- * nothing (S->uninformative) when the launch reads memory and every judged run of what
+ * nothing (S->out.uninformative) when the launch reads memory and every judged run of what
  * it reads and of what it wrote repeats one value (zeros in, zeros out): a wrong config
  * can give the same answer there. Compared on the GPU. 0, 1 untuned (in_place_check),
  * or -1 on failure. */
 int xmt_sess_data_check(xmt_session *S);
 
-/* S->data_digest: a digest of the reference the candidates were compared with, so that
+/* S->out.data_digest: a digest of the reference the candidates were compared with, so that
  * a record on disk says which data its winner was verified on: each output run (auto) or
  * declared verify buffer, its place and size and its first and last DIGEST_SAMPLE bytes,
  * at most DIGEST_RUNS of them (a bounded cost whatever the size). The runs' hashes are

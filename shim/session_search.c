@@ -6,22 +6,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "autotune.h"
-#include "candidate.h"
 #include "clock.h"
-#include "driver.h"
-#include "family.h"
-#include "log.h"
-#include "options.h"
-#include "outputs.h"
-#include "race.h"
 #include "session_base.h"
 #include "session_cands.h"
 #include "session_timing.h"
 #include "session_verify.h"
-#include "verify.h"
 
 #define SEARCH_BATCH 16 /* points asked of the search at a time */
 
@@ -30,13 +20,13 @@
  * none of them is left or the rounds are done. */
 static int time_batch(xmt_session *S, const unsigned char *in, int prep)
 {
-    unsigned char *only = malloc(S->n + 1);
+    unsigned char *only = malloc(S->cand.n + 1);
     if (!only) return -1;
     int r = 0;
     for (int it = 0; it < S->set.iterations && r == 0; it++) {
         size_t left = 0;
-        for (size_t i = 0; i <= S->n; i++) {
-            const xmt_cand *c = &S->cands[i];
+        for (size_t i = 0; i <= S->cand.n; i++) {
+            const xmt_cand *c = &S->cand.cands[i];
             only[i] = in[i] && c->status == XMT_C_OK && !c->elim_round;
             left += only[i];
         }
@@ -58,24 +48,25 @@ static int run_batch(xmt_session *S, const unsigned char *in, const size_t *pts,
     double t0 = xmt_now_ms();
     int v = 0;
     for (size_t j = 0; j < npts && v == 0; j++) {
-        xmt_sess_progress(S, "search: verify", S->visited - npts + j, S->search_evals);
-        v = xmt_sess_verify_one(S, &S->cands[1 + S->space_first + pts[j]]);
+        xmt_sess_progress(S, "search: verify", S->search.visited - npts + j,
+                          S->search.search_evals);
+        v = xmt_sess_verify_one(S, &S->cand.cands[1 + S->cand.space_first + pts[j]]);
     }
-    S->ph.verification += xmt_now_ms() - t0;
+    S->out.ph.verification += xmt_now_ms() - t0;
     if (v != 0) return v;
     t0 = xmt_now_ms();
-    for (size_t i = 0; i <= S->n; i++) {
-        xmt_cand *c = &S->cands[i];
+    for (size_t i = 0; i <= S->cand.n; i++) {
+        xmt_cand *c = &S->cand.cands[i];
         if (!in[i] || c->status != XMT_C_OK) continue;
         if (xmt_sess_make_events(S, c, prep) != 0) return -1;
         if (!c->warmed && !xmt_sess_over_budget(S, "warmup_runs") &&
             xmt_sess_warm_one(S, c, xmt_sess_warm_runs(S, c)) != 0)
             return -1;
     }
-    S->ph.warmup_runs += xmt_now_ms() - t0;
+    S->out.ph.warmup_runs += xmt_now_ms() - t0;
     t0 = xmt_now_ms();
     int r = time_batch(S, in, prep);
-    S->ph.timed_runs += xmt_now_ms() - t0;
+    S->out.ph.timed_runs += xmt_now_ms() - t0;
     return r;
 }
 
@@ -85,39 +76,40 @@ int xmt_sess_search_space(xmt_session *S)
     unsigned dims[XMT_MAX_TUNABLES];
     unsigned nd = xmt_entry_space_dims(e, dims, XMT_MAX_TUNABLES);
     size_t start = xmt_entry_space_nearest(e, S->req.v), pts[SEARCH_BATCH];
-    S->search_start = start == SIZE_MAX ? 0 : start;
-    S->search_evals = xmt_entry_search_evals(e);
-    xmt_search *q = xmt_search_new(dims, nd, XMT_SEARCH_SEED, S->search_start, S->search_evals);
-    unsigned char *in = calloc(S->n + 1, 1);
+    S->search.search_start = start == SIZE_MAX ? 0 : start;
+    S->search.search_evals = xmt_entry_search_evals(e);
+    xmt_search *q =
+        xmt_search_new(dims, nd, XMT_SEARCH_SEED, S->search.search_start, S->search.search_evals);
+    unsigned char *in = calloc(S->cand.n + 1, 1);
     int prep = xmt_sess_has_prep(S), r = q && in ? 0 : -1;
-    for (size_t i = 0; r == 0 && i <= S->space_first && i <= S->n; i++)
+    for (size_t i = 0; r == 0 && i <= S->cand.space_first && i <= S->cand.n; i++)
         in[i] = 1; /* the first batch: the program's own and the configs: items too */
-    while (r == 0 && !xmt_search_done(q) && !S->cut) {
+    while (r == 0 && !xmt_search_done(q) && !S->run.cut) {
         size_t np = xmt_search_next(q, pts, SEARCH_BATCH);
         if (np == 0) break;
         for (size_t j = 0; j < np; j++) {
-            xmt_cand *c = &S->cands[1 + S->space_first + pts[j]];
-            xmt_sess_admit(S, c, S->space_first + pts[j]);
-            in[c - S->cands] = 1;
-            S->visited++;
+            xmt_cand *c = &S->cand.cands[1 + S->cand.space_first + pts[j]];
+            xmt_sess_admit(S, c, S->cand.space_first + pts[j]);
+            in[c - S->cand.cands] = 1;
+            S->search.visited++;
         }
         if ((r = run_batch(S, in, pts, np, prep)) != 0) break;
         for (size_t j = 0; j < np; j++) {
-            const xmt_cand *c = &S->cands[1 + S->space_first + pts[j]];
+            const xmt_cand *c = &S->cand.cands[1 + S->cand.space_first + pts[j]];
             int timed = c->status == XMT_C_OK && c->ntimes > 0;
             xmt_search_report(q, pts[j],
                               timed ? xmt_sess_stat(c->times, c->ntimes, S->set.mean) : INFINITY);
         }
-        memset(in, 0, S->n + 1);
+        memset(in, 0, S->cand.n + 1);
     }
-    if (q) S->search_restarts = (int)xmt_search_restarts(q);
+    if (q) S->search.search_restarts = (int)xmt_search_restarts(q);
     xmt_search_free(q);
     free(in);
     if (r == 0 && S->set.racing) {
         double t1 = xmt_now_ms();
         r = xmt_sess_retime(S, prep);
-        S->ph.timed_runs += xmt_now_ms() - t1;
+        S->out.ph.timed_runs += xmt_now_ms() - t1;
     }
-    S->ph.timed_runs -= S->ph.restores;
+    S->out.ph.timed_runs -= S->out.ph.restores;
     return r;
 }

@@ -121,109 +121,137 @@ typedef struct {
     const char *record_data;   /* the cached record's data digest, or NULL */
 } xmt_session_req;
 
+/* One session, grouped by who writes what: what is tuned (the request), its settings,
+ * the state of each phase (the candidates, the data, the verification, the timed runs,
+ * the search, the run as a whole), and what came of it (out: read by the tune event,
+ * plan.c and the trial helper's report after the session). */
 typedef struct {
-    xmt_session_req req; /* what is tuned */
-    CUstream s;
-    xmt_settings set;     /* settings (the entry's, else the options': settings.h) */
-    int warmup_fate;      /* XMT_WARMUP_*: whether it ran, and why not */
-    double since_last_ms; /* at the warm-up: since another tuning ended; -1: none did */
-    /* candidates: [0] the program's own, [1..n] the policy's */
-    xmt_cand *cands;
-    size_t n, valid;
-    double *times;
-    /* declared buffers */
-    xmt_sbuf *bufs;
-    size_t nbufs;
-    int snapshots_taken, any_verify, tolerance;
-    /* protect: auto (protect.h, set.automatic): the regions, their outputs, and the comparisons */
-    xmt_region *regs;
-    size_t nregs, out_bytes;
-    xmt_span *spans;
-    size_t nspans;
-    xmt_gc_cmp *segs;
-    uint8_t *seg_kind; /* per comparison (auto): an output piece, outside, or mixed */
-    size_t nsegs;
-    xmt_gc_result *results;
-    /* the buffers compared apart: the declared ones, then the float extents (rounding.h),
-     * with the extents' names; per comparison, its buffer (-1: none) */
-    xmt_sbuf *segbufs;
-    size_t nsegbufs, nextents;
-    char (*ext_names)[XMT_EXTENT_NAME];
-    double *ext_scale; /* per segbufs entry: its reference's largest magnitude, -1 unread */
-    int32_t *seg_buf;
-    xmt_gc gc;
-    double scratch_limit;
-    size_t scratch_bytes;
-    size_t regions_found, region_bytes; /* kept for the event after release */
-    int verified_on_gpu;
-    CUdeviceptr flush_buf;
-    size_t flush_bytes;
-    CUstreamCaptureMode capture_mode;
-    int capture_swapped;
-    /* outcome */
-    CUresult error; /* first driver failure; ends the session */
-    const char *error_at;
-    char untuned[300];           /* why the key keeps the program's own config untuned, or "" */
-    const char *untuned_outcome; /* the outcome that goes on record with it (XMT_OUTCOME_*) */
-    int own_repeat_due;          /* outputs updated in place: own_repeats() may still run */
-    /* auto protection: whether the program's own config ran again from poisoned outputs to
-     * tell those it writes whole from those it updates in place (in_place_check); until it
-     * has, every output is poisoned before a verify run */
-    int in_place_known;
-    int in_verify_run; /* a verify run is going on (blame: from unsorted outputs?) */
-    /* The data the verification ran on (docs/tuning.md, "Data that proves nothing"). */
-    int uninformative;    /* it proves nothing: nothing is decided, the key waits */
-    char data_digest[17]; /* a digest of the reference (hex), "" when none was taken */
-    double t0, spent_ms, floor_ms;
-    double full_floor_ms; /* what timing every candidate in full would have cost */
-    double tie_band;      /* relative: 4 standard errors of a difference (race.h) */
-    double tie_limit;     /* medians within it of the best tie (decide) */
-    /* racing (race.h, when set.racing): the margin of the last elimination; candidates
-     * eliminated; finalists re-timed, and the rounds; the edge's rounds (race.h,
-     * xmt_race_edge), and the candidates still at it after them */
-    double race_margin;
-    size_t eliminated, finalists, edge_left;
-    int retime_rounds, edge_rounds;
-    long self_leads; /* untimed runs of a candidate right before its timed run, lead-ins aside */
-    /* gated rounds (timed_round): the next gate's length, the event after the gate, and how
-     * many rounds were gated, and of those how many were queued only after it ended */
-    double gate_next_ms;
-    CUevent gate_ev;
-    long gated_rounds, gates_short;
-    int gc_opened; /* xmt_gc_open ran for this session */
-    /* search (policy/search.h): the space is searched rather than tried in full; its
-     * points are candidates space_first + 1 ...; the start, the budget in points, how many
-     * were visited, the search's restarts */
-    int searched, search_restarts;
-    size_t space_first, search_start, search_evals, visited;
-    int allowed_dyn;            /* allowed_dynamic_shared, asked once */
-    const char *cut;            /* the phase the budget cut short ("verify", ...), or NULL */
-    double progress_ms;         /* when the last progress line was said */
-    const char *progress_phase; /* what it says: "verify" 3 of 30 */
-    size_t progress_done, progress_total;
-    double progress_phase_ms; /* when that phase began: the estimate of the time left */
-    unsigned progress_key;    /* this session's key, counted in the process (1, 2, ...) */
-    double own_ms;            /* wall time of the program's own config's first run (the watchdog) */
-    char deadline_at[160];    /* in the trial helper, the deadline a run went past (error_at) */
-    xmt_phases ph;
-    xmt_choice choice;
-    /* in the trial helper */
-    const xmt_trial_in *trial; /* NULL: the session runs in the program's process */
-    /* the helper's driver calls during the session (drvtime.h); has_drv when counted (the
-     * helper wraps them) */
-    xmt_drvtime drv;
-    int has_drv;
-    long culprit; /* the candidate that faulted or hung (index), when one did */
-    int has_culprit;
-    /* the culprit faulted in a verify run from outputs poisoned before the in-place check:
-     * what it read there may be the poison (the program retries with the check first) */
-    int culprit_unsorted;
-    const xmt_cand *last_run; /* the candidate launched last */
-    int reference_staged;     /* the regions hold the program's own config's result now */
-    /* in a timed round: other candidates' runs queued, not waited for, before the launch
-     * going on (a failure it reports may be theirs) */
-    int queued;
-    xmt_slack slack; /* its guard bytes (slack.h); none outside the helper */
+    xmt_session_req req; /* what is tuned (the caller's) */
+    xmt_settings set;    /* settings (the entry's, else the options': settings.h) */
+    /* the run as a whole (session.c, session_base.c) */
+    struct {
+        CUstream s;                 /* the launch's stream: every copy and run of the session */
+        const xmt_trial_in *trial;  /* in the trial helper; NULL: in the program's process */
+        double t0;                  /* when it began */
+        const char *cut;            /* the phase the budget cut short ("verify", ...), or NULL */
+        double progress_ms;         /* when the last progress line was said */
+        const char *progress_phase; /* what it says: "verify" 3 of 30 */
+        size_t progress_done, progress_total;
+        double progress_phase_ms; /* when that phase began: the estimate of the time left */
+        unsigned progress_key;    /* this session's key, counted in the process (1, 2, ...) */
+        double own_ms; /* wall time of the program's own config's first run (the watchdog) */
+        char deadline_at[160];    /* in the trial helper, the deadline a run went past (error_at) */
+        const xmt_cand *last_run; /* the candidate launched last */
+        /* in a timed round: other candidates' runs queued, not waited for, before the
+         * launch going on (a failure it reports may be theirs) */
+        int queued;
+        CUstreamCaptureMode capture_mode;
+        int capture_swapped;
+    } run;
+    /* candidates (session_cands.c): [0] the program's own, [1..n] the policy's */
+    struct {
+        xmt_cand *cands;
+        size_t n, valid;
+        double *times;
+        int allowed_dyn; /* allowed_dynamic_shared, asked once */
+        /* the space is searched rather than tried in full (session_search.c): its points
+         * are candidates space_first + 1 ... */
+        int searched;
+        size_t space_first;
+    } cand;
+    /* the data (session_data.c): the declared buffers, auto protection's regions, their
+     * outputs and the comparisons */
+    struct {
+        xmt_sbuf *bufs; /* declared buffers */
+        size_t nbufs;
+        int snapshots_taken, any_verify, tolerance;
+        /* protect: auto (protect.h, set.automatic): the regions, their outputs, and the
+         * comparisons */
+        xmt_region *regs;
+        size_t nregs, out_bytes;
+        xmt_span *spans;
+        size_t nspans;
+        xmt_gc_cmp *segs;
+        uint8_t *seg_kind; /* per comparison (auto): an output piece, outside, or mixed */
+        size_t nsegs;
+        xmt_gc_result *results;
+        /* the buffers compared apart: the declared ones, then the float extents
+         * (rounding.h), with the extents' names; per comparison, its buffer (-1: none) */
+        xmt_sbuf *segbufs;
+        size_t nsegbufs, nextents;
+        char (*ext_names)[XMT_EXTENT_NAME];
+        double *ext_scale; /* per segbufs entry: its reference's largest magnitude, -1 unread */
+        int32_t *seg_buf;
+        double scratch_limit;
+        size_t scratch_bytes;
+        CUdeviceptr flush_buf;
+        size_t flush_bytes;
+        int own_repeat_due; /* outputs updated in place: own_repeats() may still run */
+        /* auto protection: whether the program's own config ran again from poisoned
+         * outputs to tell those it writes whole from those it updates in place
+         * (in_place_check); until it has, every output is poisoned before a verify run */
+        int in_place_known;
+    } data;
+    /* verification (session_verify.c) */
+    struct {
+        xmt_gc gc;
+        int gc_opened;     /* xmt_gc_open ran for this session */
+        int in_verify_run; /* a verify run is going on (blame: from unsorted outputs?) */
+        xmt_slack slack;   /* its guard bytes (slack.h); none outside the helper */
+    } check;
+    /* the timed runs (session_timing.c) */
+    struct {
+        int warmup_fate;      /* XMT_WARMUP_*: whether it ran, and why not */
+        double since_last_ms; /* at the warm-up: since another tuning ended; -1: none did */
+        /* racing (race.h, when set.racing): the margin of the last elimination; candidates
+         * eliminated; finalists re-timed, and the rounds; the edge's rounds (race.h,
+         * xmt_race_edge), and the candidates still at it after them */
+        double race_margin;
+        size_t eliminated, finalists, edge_left;
+        int retime_rounds, edge_rounds;
+        long
+            self_leads; /* untimed runs of a candidate right before its timed run, lead-ins aside */
+        /* gated rounds (timed_round): the next gate's length, the event after the gate, and
+         * how many rounds were gated, and of those how many were queued only after it ended */
+        double gate_next_ms;
+        CUevent gate_ev;
+        long gated_rounds, gates_short;
+    } timing;
+    /* the search (session_search.c, policy/search.h): the start, the budget in points, how
+     * many were visited, the search's restarts */
+    struct {
+        int search_restarts;
+        size_t search_start, search_evals, visited;
+    } search;
+    /* what came of it (session.c's decide and the failures on the way) */
+    struct {
+        xmt_choice choice;
+        CUresult error; /* first driver failure; ends the session */
+        const char *error_at;
+        char untuned[300];           /* why the key keeps the program's own config untuned, or "" */
+        const char *untuned_outcome; /* the outcome that goes on record with it (XMT_OUTCOME_*) */
+        /* The data the verification ran on (docs/tuning.md, "Data that proves nothing"). */
+        int uninformative;    /* it proves nothing: nothing is decided, the key waits */
+        char data_digest[17]; /* a digest of the reference (hex), "" when none was taken */
+        double spent_ms, floor_ms;
+        double full_floor_ms; /* what timing every candidate in full would have cost */
+        double tie_band;      /* relative: 4 standard errors of a difference (race.h) */
+        double tie_limit;     /* medians within it of the best tie (decide) */
+        xmt_phases ph;
+        size_t regions_found, region_bytes; /* kept for the event after release */
+        int verified_on_gpu;
+        int reference_staged; /* the regions hold the program's own config's result now */
+        /* the helper's driver calls during the session (drvtime.h); has_drv when counted
+         * (the helper wraps them) */
+        xmt_drvtime drv;
+        int has_drv;
+        long culprit; /* the candidate that faulted or hung (index), when one did */
+        int has_culprit;
+        /* the culprit faulted in a verify run from outputs poisoned before the in-place
+         * check: what it read there may be the poison (the program retries with the check
+         * first) */
+        int culprit_unsorted;
+    } out;
 } xmt_session;
 
 /* (session_base.c) Called while a session waits for the GPU and between its phases (NULL: nothing).

@@ -4,19 +4,11 @@
 #include "session_verify.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "autotune.h"
-#include "candidate.h"
 #include "clock.h"
 #include "driver.h"
-#include "family.h"
 #include "log.h"
-#include "options.h"
-#include "outputs.h"
-#include "race.h"
 #include "session_base.h"
 #include "session_data.h"
 #include "session_timing.h"
@@ -27,10 +19,10 @@
  * tell. */
 static int poisons_any(const xmt_session *S)
 {
-    for (size_t i = 0; S->set.automatic && i < S->nspans; i++)
-        if (S->spans[i].pure) return 1;
-    for (size_t i = 0; !S->set.automatic && i < S->nbufs; i++) {
-        const xmt_sbuf *b = &S->bufs[i];
+    for (size_t i = 0; S->set.automatic && i < S->data.nspans; i++)
+        if (S->data.spans[i].pure) return 1;
+    for (size_t i = 0; !S->set.automatic && i < S->data.nbufs; i++) {
+        const xmt_sbuf *b = &S->data.bufs[i];
         if ((b->b.roles & XMT_BUF_VERIFY) && !(b->b.roles & (XMT_BUF_RESTORE | XMT_BUF_RESET)))
             return 1;
     }
@@ -42,9 +34,9 @@ static int poisons_any(const xmt_session *S)
  * its reference. Else a candidate that matches runs again from the second pattern. */
 static int complement_poison(const xmt_session *S)
 {
-    if (!xmt_gc_on_gpu(&S->gc)) return 0;
-    for (size_t i = 0; !S->set.automatic && i < S->nbufs; i++) {
-        const xmt_sbuf *b = &S->bufs[i];
+    if (!xmt_gc_on_gpu(&S->check.gc)) return 0;
+    for (size_t i = 0; !S->set.automatic && i < S->data.nbufs; i++) {
+        const xmt_sbuf *b = &S->data.bufs[i];
         if ((b->b.roles & XMT_BUF_VERIFY) && !(b->b.roles & (XMT_BUF_RESTORE | XMT_BUF_RESET)) &&
             !b->ref)
             return 0;
@@ -56,13 +48,13 @@ static int complement_poison(const xmt_session *S)
  * poison left as it was (every byte of the element the complement of the reference's). */
 static int left_unwritten(xmt_session *S, long d)
 {
-    const xmt_gc_cmp *g = &S->segs[d];
+    const xmt_gc_cmp *g = &S->data.segs[d];
     uint8_t a[8], b[8];
     size_t es = g->es < sizeof a ? g->es : sizeof a;
-    CUdeviceptr at = S->results[d].first * g->es;
-    if (xmt_drv.cuMemcpyDtoHAsync(a, g->got + at, es, S->s) != CUDA_SUCCESS ||
-        xmt_drv.cuMemcpyDtoHAsync(b, g->ref + at, es, S->s) != CUDA_SUCCESS ||
-        xmt_drv.cuStreamSynchronize(S->s) != CUDA_SUCCESS)
+    CUdeviceptr at = S->data.results[d].first * g->es;
+    if (xmt_drv.cuMemcpyDtoHAsync(a, g->got + at, es, S->run.s) != CUDA_SUCCESS ||
+        xmt_drv.cuMemcpyDtoHAsync(b, g->ref + at, es, S->run.s) != CUDA_SUCCESS ||
+        xmt_drv.cuStreamSynchronize(S->run.s) != CUDA_SUCCESS)
         return 0;
     for (size_t i = 0; i < es; i++)
         if ((a[i] ^ b[i]) != 0xFF) return 0;
@@ -141,16 +133,17 @@ static void name_argument(const xmt_session *S, const xmt_region *rg, CUdevicept
  * values when there is a tolerance. */
 static void describe(xmt_session *S, xmt_cand *c, long d)
 {
-    const xmt_gc_cmp *g = &S->segs[d];
-    const xmt_gc_result *r = &S->results[d];
+    const xmt_gc_cmp *g = &S->data.segs[d];
+    const xmt_gc_result *r = &S->data.results[d];
     char name[384], where[512];
     double got = 0, ref = 0;
     int at_byte = 0;
     if (S->set.automatic) {
         const xmt_region *rg = NULL;
-        for (size_t i = 0; i < S->nregs; i++)
-            if (g->got >= S->regs[i].base && g->got < S->regs[i].base + S->regs[i].bytes)
-                rg = &S->regs[i];
+        for (size_t i = 0; i < S->data.nregs; i++)
+            if (g->got >= S->data.regs[i].base &&
+                g->got < S->data.regs[i].base + S->data.regs[i].bytes)
+                rg = &S->data.regs[i];
         uint64_t off = rg ? g->got - rg->base + r->first * g->es : 0;
         int is_out = rg && rg->out[off >> XMT_CHUNK_SHIFT];
         name[0] = 0;
@@ -164,14 +157,17 @@ static void describe(xmt_session *S, xmt_cand *c, long d)
             snprintf(where, sizeof where, "byte %llu of it", (unsigned long long)off);
         }
     } else {
-        for (size_t i = 0; i < S->nbufs; i++)
-            if (S->bufs[i].ptr == g->got) snprintf(name, sizeof name, "%s", S->bufs[i].b.name);
+        for (size_t i = 0; i < S->data.nbufs; i++)
+            if (S->data.bufs[i].ptr == g->got)
+                snprintf(name, sizeof name, "%s", S->data.bufs[i].b.name);
     }
     if (g->kind != XMT_CMP_BITS) {
         uint8_t a[8] = {0}, b[8] = {0};
-        if (xmt_drv.cuMemcpyDtoHAsync(a, g->got + r->first * g->es, g->es, S->s) == CUDA_SUCCESS &&
-            xmt_drv.cuMemcpyDtoHAsync(b, g->ref + r->first * g->es, g->es, S->s) == CUDA_SUCCESS &&
-            xmt_drv.cuStreamSynchronize(S->s) == CUDA_SUCCESS) {
+        if (xmt_drv.cuMemcpyDtoHAsync(a, g->got + r->first * g->es, g->es, S->run.s) ==
+                CUDA_SUCCESS &&
+            xmt_drv.cuMemcpyDtoHAsync(b, g->ref + r->first * g->es, g->es, S->run.s) ==
+                CUDA_SUCCESS &&
+            xmt_drv.cuStreamSynchronize(S->run.s) == CUDA_SUCCESS) {
             got = xmt_verify_value(a, 0, g->kind);
             ref = xmt_verify_value(b, 0, g->kind);
         }
@@ -187,7 +183,8 @@ static int undo(xmt_session *S, xmt_cand *c)
 {
     size_t put = 0;
     if (!S->set.automatic || xmt_sess_changes(S, 0) < 0) return S->set.automatic ? -1 : 0;
-    TRY(S, xmt_outputs_put_back_outside(S->regs, S->nregs, S->s, &put), "put back");
+    XMT_TRY(S, xmt_outputs_put_back_outside(S->data.regs, S->data.nregs, S->run.s, &put),
+            "put back");
     if (put) {
         size_t l = strlen(c->why);
         snprintf(c->why + l, sizeof c->why - l,
@@ -204,14 +201,15 @@ fail:
 /* Whether the last compare found a difference that may lie outside the outputs. */
 static int changed_outside(const xmt_session *S)
 {
-    return S->set.automatic && xmt_outputs_changed_outside(S->results, S->seg_kind, S->nsegs);
+    return S->set.automatic &&
+           xmt_outputs_changed_outside(S->data.results, S->data.seg_kind, S->data.nsegs);
 }
 
 /* The float extent comparison i compares, or NULL. */
 static const xmt_sbuf *extent_of(const xmt_session *S, size_t i)
 {
-    int32_t b = S->set.automatic && S->seg_buf ? S->seg_buf[i] : -1;
-    return b >= 0 && (S->segbufs[b].b.roles & XMT_SBUF_EXTENT) ? &S->segbufs[b] : NULL;
+    int32_t b = S->set.automatic && S->data.seg_buf ? S->data.seg_buf[i] : -1;
+    return b >= 0 && (S->data.segbufs[b].b.roles & XMT_SBUF_EXTENT) ? &S->data.segbufs[b] : NULL;
 }
 
 /* Measures the float extents whose comparisons which[0 .. n) found a difference, first[i]
@@ -226,14 +224,15 @@ static int measure_rounding(xmt_session *S, xmt_cand *c, const size_t *which, co
     *name = NULL;
     for (size_t i = 0; i < n; i++) {
         const xmt_sbuf *b = extent_of(S, which[i]);
-        const xmt_gc_cmp *g = &S->segs[which[i]];
-        double *scale = &S->ext_scale[S->seg_buf[which[i]]];
+        const xmt_gc_cmp *g = &S->data.segs[which[i]];
+        double *scale = &S->data.ext_scale[S->data.seg_buf[which[i]]];
         unsigned es;
         int kind = xmt_verify_kind(b->b.dtype, 1, 0, &es);
         xmt_rounding r;
         CUresult e = CUDA_SUCCESS;
-        if (*scale < 0) e = xmt_gc_absmax(&S->gc, g->ref, g->bytes, kind, scale);
-        if (e == CUDA_SUCCESS) e = xmt_rounding_measure(&S->gc, g, kind, *scale, first[i], &r);
+        if (*scale < 0) e = xmt_gc_absmax(&S->check.gc, g->ref, g->bytes, kind, scale);
+        if (e == CUDA_SUCCESS)
+            e = xmt_rounding_measure(&S->check.gc, g, kind, *scale, first[i], &r);
         if (e != CUDA_SUCCESS) {
             xmt_sess_error(S, e, "verification");
             return -1;
@@ -254,11 +253,11 @@ static int rounding_rejected(xmt_session *S, xmt_cand *c)
 {
     size_t which[XMT_MAX_EXTENTS], n = 0;
     uint64_t first[XMT_MAX_EXTENTS];
-    if (!S->nextents) return 0;
-    for (size_t i = 0; i < S->nsegs; i++) {
-        if (!S->results[i].count) continue;
+    if (!S->data.nextents) return 0;
+    for (size_t i = 0; i < S->data.nsegs; i++) {
+        if (!S->data.results[i].count) continue;
         if (!extent_of(S, i) || n == XMT_MAX_EXTENTS) return 0;
-        first[n] = S->results[i].first;
+        first[n] = S->data.results[i].first;
         which[n++] = i;
     }
     uint64_t elements;
@@ -287,20 +286,20 @@ static int rounding_passed(xmt_session *S, xmt_cand *c)
     xmt_gc_cmp t[XMT_MAX_EXTENTS];
     size_t at[XMT_MAX_EXTENTS], which[XMT_MAX_EXTENTS], n = 0, nd = 0;
     uint64_t first[XMT_MAX_EXTENTS];
-    for (size_t i = 0; i < S->nsegs && n < XMT_MAX_EXTENTS; i++)
+    for (size_t i = 0; i < S->data.nsegs && n < XMT_MAX_EXTENTS; i++)
         if (extent_of(S, i)) {
-            t[n] = S->segs[i];
+            t[n] = S->data.segs[i];
             t[n].kind = XMT_CMP_BITS;
             at[n++] = i;
         }
-    CUresult e = n ? xmt_gc_compare(&S->gc, t, n, S->results) : CUDA_SUCCESS;
+    CUresult e = n ? xmt_gc_compare(&S->check.gc, t, n, S->data.results) : CUDA_SUCCESS;
     if (e != CUDA_SUCCESS) {
         xmt_sess_error(S, e, "verification");
         return -1;
     }
     for (size_t i = 0; i < n; i++)
-        if (S->results[i].count) {
-            first[nd] = S->results[i].first;
+        if (S->data.results[i].count) {
+            first[nd] = S->data.results[i].first;
             which[nd++] = at[i];
         }
     uint64_t elements;
@@ -342,13 +341,15 @@ static int sort_and_check_again(xmt_session *S, xmt_cand *c)
     size_t put = 0;
     if (changed_outside(S)) {
         if (xmt_sess_changes(S, 0) < 0) return -1;
-        TRY(S, xmt_outputs_put_back_outside(S->regs, S->nregs, S->s, &put), "put back");
+        XMT_TRY(S, xmt_outputs_put_back_outside(S->data.regs, S->data.nregs, S->run.s, &put),
+                "put back");
     }
-    if (S->slack.pattern) TRY(S, xmt_slack_fill(&S->slack, &S->gc, S->s), "guard bytes");
+    if (S->check.slack.pattern)
+        XMT_TRY(S, xmt_slack_fill(&S->check.slack, &S->check.gc, S->run.s), "guard bytes");
     double t0 = xmt_now_ms();
     int r = xmt_sess_in_place_check(S);
     if (r == 0) r = guard_own(S);
-    S->ph.verify_own += xmt_now_ms() - t0;
+    S->out.ph.verify_own += xmt_now_ms() - t0;
     return r != 0 ? r : check_candidate(S, c);
 fail:
     return -1;
@@ -359,7 +360,7 @@ fail:
  * check found the own config not deterministic), -1 on a driver failure. */
 static int check_candidate(xmt_session *S, xmt_cand *c)
 {
-    if (c->status != XMT_C_OK || !S->any_verify) return 0;
+    if (c->status != XMT_C_OK || !S->data.any_verify) return 0;
     if (xmt_sess_over_budget(S, "verify")) { /* never timed: it was not verified */
         c->status = XMT_C_SKIPPED;
         snprintf(c->why, sizeof c->why, "not verified: the key's budget (budget_ms) was spent");
@@ -376,32 +377,34 @@ static int check_candidate(xmt_session *S, xmt_cand *c)
         if ((r = xmt_sess_verify_run_from(S, c, 2)) != 0) return r < 0 ? -1 : 0;
         if ((d = xmt_sess_compare_all(S)) == -2) return -1;
     }
-    if (d >= 0 && S->set.automatic && !S->in_place_known) return sort_and_check_again(S, c);
+    if (d >= 0 && S->set.automatic && !S->data.in_place_known) return sort_and_check_again(S, c);
     return verify_outcome(S, c, d, comp, second);
 }
 
 /* check_candidate, its time beyond the runs counted as verification's comparisons. */
 static int verify_compare(xmt_session *S, xmt_cand *c)
 {
-    double t0 = xmt_now_ms(), runs0 = S->ph.verify_runs, own0 = S->ph.verify_own;
+    double t0 = xmt_now_ms(), runs0 = S->out.ph.verify_runs, own0 = S->out.ph.verify_own;
     int r = check_candidate(S, c);
-    S->ph.verify_compares +=
-        xmt_now_ms() - t0 - (S->ph.verify_runs - runs0) - (S->ph.verify_own - own0);
+    S->out.ph.verify_compares +=
+        xmt_now_ms() - t0 - (S->out.ph.verify_runs - runs0) - (S->out.ph.verify_own - own0);
     return r;
 }
 
 int xmt_sess_guard_arm(xmt_session *S)
 {
-    const xmt_trial_in *in = S->trial;
-    if (!in || !in->nwin || !S->any_verify) return 0;
-    if (xmt_slack_find(in->win, in->win_bytes, in->nwin, in->regs, in->nregs, &S->slack) != 0) {
+    const xmt_trial_in *in = S->run.trial;
+    if (!in || !in->nwin || !S->data.any_verify) return 0;
+    if (xmt_slack_find(in->win, in->win_bytes, in->nwin, in->regs, in->nregs, &S->check.slack) !=
+        0) {
         xmt_sess_error(S, CUDA_ERROR_OUT_OF_MEMORY, "guard bytes");
         return -1;
     }
-    if (!S->slack.n) return 0;
-    int r = xmt_sess_scratch(S, &S->slack.pattern, S->slack.pattern_bytes, "guard alloc");
+    if (!S->check.slack.n) return 0;
+    int r =
+        xmt_sess_scratch(S, &S->check.slack.pattern, S->check.slack.pattern_bytes, "guard alloc");
     if (r != 0) return r;
-    TRY(S, xmt_slack_fill(&S->slack, &S->gc, S->s), "guard bytes");
+    XMT_TRY(S, xmt_slack_fill(&S->check.slack, &S->check.gc, S->run.s), "guard bytes");
     return 0;
 fail:
     return -1;
@@ -411,7 +414,7 @@ fail:
  * else the region's address. */
 static void region_name(const xmt_session *S, long i, char *out, size_t cap)
 {
-    const xmt_region *rg = &S->trial->regs[i];
+    const xmt_region *rg = &S->run.trial->regs[i];
     if (!arguments_into(S, rg, out, cap))
         snprintf(out, cap, "0x%llx", (unsigned long long)rg->base);
 }
@@ -420,7 +423,7 @@ static void region_name(const xmt_session *S, long i, char *out, size_t cap)
  * past its end". */
 static void guard_where(const xmt_session *S, size_t span, uint64_t first, char *out, size_t cap)
 {
-    const xmt_slack_span *g = &S->slack.spans[span];
+    const xmt_slack_span *g = &S->check.slack.spans[span];
     char name[128];
     if (g->after >= 0) {
         region_name(S, g->after, name, sizeof name);
@@ -441,7 +444,7 @@ static int guard_changed(xmt_session *S, const char *who, char *why, size_t cap)
 {
     uint64_t n, first;
     size_t span;
-    CUresult r = xmt_slack_check(&S->slack, &S->gc, &n, &span, &first);
+    CUresult r = xmt_slack_check(&S->check.slack, &S->check.gc, &n, &span, &first);
     if (r != CUDA_SUCCESS) {
         xmt_sess_error(S, r, "guard bytes");
         return -1;
@@ -462,7 +465,7 @@ static int guard_changed(xmt_session *S, const char *who, char *why, size_t cap)
 static int guard_own(xmt_session *S)
 {
     char why[300];
-    int r = S->slack.pattern ? guard_changed(S, "its own config ", why, sizeof why) : 0;
+    int r = S->check.slack.pattern ? guard_changed(S, "its own config ", why, sizeof why) : 0;
     if (r <= 0) return r;
     char b[300];
     snprintf(b, sizeof b, "%.240s; the helper cannot protect what it writes there", why);
@@ -476,7 +479,7 @@ static int guard_own(xmt_session *S)
 static int guard_check(xmt_session *S, xmt_cand *c, int ran)
 {
     char why[300];
-    if (!S->slack.pattern || !ran || (c->status != XMT_C_OK && c->status != XMT_C_REJECTED))
+    if (!S->check.slack.pattern || !ran || (c->status != XMT_C_OK && c->status != XMT_C_REJECTED))
         return 0;
     int r = guard_changed(S, "", why, sizeof why);
     if (r <= 0) return r;
@@ -484,7 +487,7 @@ static int guard_check(xmt_session *S, xmt_cand *c, int ran)
              c->status == XMT_C_REJECTED ? " (its outputs differ too)" : "");
     c->rounded = 0; /* rejected for something worse than rounding */
     c->status = XMT_C_REJECTED;
-    TRY(S, xmt_slack_fill(&S->slack, &S->gc, S->s), "guard bytes");
+    XMT_TRY(S, xmt_slack_fill(&S->check.slack, &S->check.gc, S->run.s), "guard bytes");
     return 0;
 fail:
     return -1;
@@ -492,47 +495,48 @@ fail:
 
 void xmt_sess_guard_release(xmt_session *S)
 {
-    S->slack.pattern_set = 0;
-    if (S->slack.pattern && !(S->trial && S->error != CUDA_SUCCESS))
-        xmt_drv.cuMemFree(S->slack.pattern);
-    S->slack.pattern = 0;
-    xmt_slack_free(&S->slack);
+    S->check.slack.pattern_set = 0;
+    if (S->check.slack.pattern && !(S->run.trial && S->out.error != CUDA_SUCCESS))
+        xmt_drv.cuMemFree(S->check.slack.pattern);
+    S->check.slack.pattern = 0;
+    xmt_slack_free(&S->check.slack);
 }
 
 int xmt_sess_verify_one(xmt_session *S, xmt_cand *c)
 {
-    int ran = c->status == XMT_C_OK && S->any_verify;
+    int ran = c->status == XMT_C_OK && S->data.any_verify;
     int v = verify_compare(S, c);
     if (v != 0) return v;
     double t0 = xmt_now_ms();
     int r = guard_check(S, c, ran);
-    S->ph.verify_guard += xmt_now_ms() - t0;
+    S->out.ph.verify_guard += xmt_now_ms() - t0;
     return r;
 }
 
 int xmt_sess_verify(xmt_session *S)
 {
-    if (!S->any_verify) return 0;
-    double t0 = xmt_now_ms(), cw0 = S->ph.clock_warmup;
+    if (!S->data.any_verify) return 0;
+    double t0 = xmt_now_ms(), cw0 = S->out.ph.clock_warmup;
     if (!S->set.automatic &&
-        (xmt_sess_verify_run(S, &S->cands[0]) != 0 || xmt_sess_take_reference(S) != 0))
+        (xmt_sess_verify_run(S, &S->cand.cands[0]) != 0 || xmt_sess_take_reference(S) != 0))
         return -1;
-    S->ph.verify_own += xmt_now_ms() - t0;
+    S->out.ph.verify_own += xmt_now_ms() - t0;
     int own = guard_own(S);
     if (own != 0) return own;
-    for (size_t i = 1; i <= S->n && own == 0; i++) {
-        xmt_sess_progress(S, "verify", i - 1, S->n);
-        own = xmt_sess_verify_one(S, &S->cands[i]);
+    for (size_t i = 1; i <= S->cand.n && own == 0; i++) {
+        xmt_sess_progress(S, "verify", i - 1, S->cand.n);
+        own = xmt_sess_verify_one(S, &S->cand.cands[i]);
         /* once something passed, something will be timed: the clock goes up now, so that
          * the remaining verification runs at speed too (at the idle clock it was most of
          * what tuning cost beyond its timed runs: docs/benchmarks.md) */
-        if (own == 0 && S->cands[i].status == XMT_C_OK && i < S->n && !S->req.verify_only &&
-            S->warmup_fate == XMT_WARMUP_NOT_REACHED && xmt_sess_clock_warm_up(S) != 0)
+        if (own == 0 && S->cand.cands[i].status == XMT_C_OK && i < S->cand.n &&
+            !S->req.verify_only && S->timing.warmup_fate == XMT_WARMUP_NOT_REACHED &&
+            xmt_sess_clock_warm_up(S) != 0)
             return -1;
     }
     if (own < 0) return -1;
     if (own == 0) own = xmt_sess_own_repeats(S);
     /* the clock warm-up is its own phase */
-    S->ph.verification += xmt_now_ms() - t0 - (S->ph.clock_warmup - cw0);
+    S->out.ph.verification += xmt_now_ms() - t0 - (S->out.ph.clock_warmup - cw0);
     return own;
 }

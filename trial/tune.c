@@ -469,30 +469,30 @@ static int candidate_of(const json_t *o, const xmt_kernel *k, xmt_candidate *c, 
 static void report(xmt_session *S, xmt_tp_result *res)
 {
     /* a session retried without its culprit reports only its last run */
-    if ((!S->has_culprit || S->culprit == XMT_OWN_CONFIG) && S->req.recheck)
+    if ((!S->out.has_culprit || S->out.culprit == XMT_OWN_CONFIG) && S->req.recheck)
         xmt_recheck_event(S);
-    else if (!S->has_culprit || S->culprit == XMT_OWN_CONFIG)
+    else if (!S->out.has_culprit || S->out.culprit == XMT_OWN_CONFIG)
         xmt_tune_event(S);
-    res->choice = S->choice.index;
-    res->time_ms = S->choice.time_ms;
-    snprintf(res->label, sizeof res->label, "%s", S->choice.label);
-    res->spent_ms = S->spent_ms;
-    res->storable = S->error == CUDA_SUCCESS && !S->untuned[0] && !S->uninformative;
-    res->uninformative = S->uninformative;
-    snprintf(res->data, sizeof res->data, "%s", S->data_digest);
-    res->exiting = S->error != CUDA_SUCCESS;
-    res->reference = (uint8_t)S->reference_staged;
-    res->culprit = S->has_culprit ? S->culprit : XMT_TP_NO_CULPRIT;
-    res->culprit_error = (int32_t)S->error;
-    res->culprit_unsorted = (uint8_t)S->culprit_unsorted;
-    if (S->error != CUDA_SUCCESS) {
+    res->choice = S->out.choice.index;
+    res->time_ms = S->out.choice.time_ms;
+    snprintf(res->label, sizeof res->label, "%s", S->out.choice.label);
+    res->spent_ms = S->out.spent_ms;
+    res->storable = S->out.error == CUDA_SUCCESS && !S->out.untuned[0] && !S->out.uninformative;
+    res->uninformative = S->out.uninformative;
+    snprintf(res->data, sizeof res->data, "%s", S->out.data_digest);
+    res->exiting = S->out.error != CUDA_SUCCESS;
+    res->reference = (uint8_t)S->out.reference_staged;
+    res->culprit = S->out.has_culprit ? S->out.culprit : XMT_TP_NO_CULPRIT;
+    res->culprit_error = (int32_t)S->out.error;
+    res->culprit_unsorted = (uint8_t)S->out.culprit_unsorted;
+    if (S->out.error != CUDA_SUCCESS) {
         char nb[32];
-        snprintf(res->why, sizeof res->why, "%s at %s", xmt_cu_name(S->error, nb, sizeof nb),
-                 S->error_at ? S->error_at : "?");
-    } else if (S->untuned[0]) { /* what the program's cache keeps as this key's outcome */
-        snprintf(res->why, sizeof res->why, "%.250s", S->untuned);
+        snprintf(res->why, sizeof res->why, "%s at %s", xmt_cu_name(S->out.error, nb, sizeof nb),
+                 S->out.error_at ? S->out.error_at : "?");
+    } else if (S->out.untuned[0]) { /* what the program's cache keeps as this key's outcome */
+        snprintf(res->why, sizeof res->why, "%.250s", S->out.untuned);
         snprintf(res->outcome, sizeof res->outcome, "%s",
-                 S->untuned_outcome ? S->untuned_outcome : XMT_OUTCOME_UNTUNED);
+                 S->out.untuned_outcome ? S->out.untuned_outcome : XMT_OUTCOME_UNTUNED);
     }
 }
 
@@ -604,12 +604,13 @@ static void run(request *q, xmt_tp_result *res)
                               json_string_value(json_object_get(q->root, "record_data"))};
     xmt_session S;
     xmt_session_run_trial(&S, &rq, &in);
-    if (S.has_culprit && S.culprit == XMT_OWN_CONFIG) {
-        snprintf(S.untuned, sizeof S.untuned, "its own config %s in the trial helper (%s at %s)",
-                 S.error == CUDA_ERROR_TIMEOUT ? "ran past the watchdog" : "faulted",
-                 xmt_cu_name(S.error, nb, sizeof nb), S.error_at ? S.error_at : "?");
+    if (S.out.has_culprit && S.out.culprit == XMT_OWN_CONFIG) {
+        snprintf(S.out.untuned, sizeof S.out.untuned,
+                 "its own config %s in the trial helper (%s at %s)",
+                 S.out.error == CUDA_ERROR_TIMEOUT ? "ran past the watchdog" : "faulted",
+                 xmt_cu_name(S.out.error, nb, sizeof nb), S.out.error_at ? S.out.error_at : "?");
         xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
-                 q->key, S.untuned);
+                 q->key, S.out.untuned);
     }
     report(&S, res);
     xmt_session_free(&S);
