@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "candidate.h"
 #include "clock.h"
 #include "driver.h"
 #include "gpucheck.h"
+#include "candidate.h"
 #include "log.h"
 #include "logevent.h"
 #include "modload.h"
@@ -781,8 +781,11 @@ int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outco
     xmt_kernel *k = rq->k;
     const xmt_launch *l = rq->l;
     const xmt_launch_view *v = rq->v;
+    const char *key_text = rq->key_text, *record_data = rq->record_data;
+    int device = rq->device, verify_only = rq->verify_only, from_cache = rq->from_cache,
+        recheck = rq->recheck;
     const xmt_candidate *only = rq->only;
-    int device = rq->device;
+    long only_index = rq->only_index;
     xmt_image img;
     out->declined = 0;
     if (!admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;
@@ -806,25 +809,9 @@ int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outco
         unstage(&st);
         return 0;
     }
-    sess_t c = {k,
-                l,
-                v,
-                rq->key_text,
-                device,
-                &st,
-                &img,
-                globals,
-                staging_ms,
-                rq->verify_only,
-                only,
-                rq->only_index,
-                rq->from_cache,
-                rq->recheck,
-                rq->record_data,
-                may_launch,
-                NULL,
-                fill_program,
-                NULL};
+    sess_t c = {k,           l,          v,           key_text,     device,     &st,        &img,
+                globals,     staging_ms, verify_only, only,         only_index, from_cache, recheck,
+                record_data, may_launch, NULL,        fill_program, NULL};
     int r = run_attempts(&c, out, why, cap);
     json_decref(globals);
     unstage(&st);
