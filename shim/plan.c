@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "autotune.h"
-#include "candidate.h"
+#include "launch.h"
 #include "log.h"
 #include "logevent.h"
 #include "misscause.h"

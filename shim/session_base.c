@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "candidate.h"
 #include "clock.h"
 #include "driver.h"
+#include "launch.h"
 #include "log.h"
 #include "verify.h"
 

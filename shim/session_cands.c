@@ -6,9 +6,9 @@
 #include <stdlib.h>
 
 #include "autotune.h"
-#include "candidate.h"
 #include "driver.h"
 #include "family.h"
+#include "launch.h"
 #include "options.h"
 
 void xmt_sess_own_label(const xmt_launch *l, char *buf, size_t cap)

@@ -15,7 +15,7 @@
 #include "clock.h"
 #include "driver.h"
 #include "gpucheck.h"
-#include "candidate.h"
+#include "launch.h"
 #include "log.h"
 #include "logevent.h"
 #include "modload.h"
