@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "candidate.h"
 #include "driver.h"
+#include "launch.h"
 #include "log.h"
 #include "logevent.h"
 #include "protect.h"

@@ -47,7 +47,7 @@
     X(cuFuncGetAttribute)
 
 /* After the entry points, one that is not: the session's polled waits for its runs
- * (session.c's wait_runs asks cuStreamQuery or cuEventQuery and sleeps between asks, so
+ * (session_base.c's wait_runs asks cuStreamQuery or cuEventQuery and sleeps between asks, so
  * that its watchdog can end a run that hangs). Their time is the GPU's as much as a
  * synchronization's; the polls inside them are counted under their own names too. */
 enum {

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <uthash.h>
 
-#include "candidate.h"
 #include "discover.h"
 #include "driver.h"
 #include "kernels.h"
+#include "launch.h"
 #include "log.h"
 #include "logevent.h"
 #include "options.h"

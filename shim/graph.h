@@ -6,7 +6,7 @@
  * _v2, a CUkernel in `kern` included) with arguments whose key already has a winner — in
  * memory, a pin, or in the on-disk cache — gets the winner's grid, block, shared memory
  * and `args:`, exactly as a direct launch with those arguments would (tuner.c decides,
- * candidate.c applies). Nothing is ever benchmarked or verified for a node: a node run
+ * launch.c applies). Nothing is ever benchmarked or verified for a node: a node run
  * alone would see memory that the graph's upstream nodes have not written yet. A node
  * whose key has no winner keeps the program's configuration, is counted as untuned, and
  * its key gets one `graph_node` event in the log. If the driver refuses the winner's

@@ -9,12 +9,13 @@
 #include <string.h>
 
 #include "autotune.h"
-#include "candidate.h"
+#include "launch.h"
 #include "log.h"
 #include "logevent.h"
 #include "misscause.h"
 #include "options.h"
 #include "session.h"
+#include "settings.h"
 #include "trialtune.h"
 #include "tune_event.h"
 
@@ -26,7 +27,7 @@ static void cache_id(const xmt_kernel *k, const xmt_devinfo *di, CUdevice dev, x
 {
     const xmt_entry *e = k->entry;
     xmt_code_fingerprint(k, dev, p->code);
-    uint64_t fp = xmt_entry_fingerprint(e) ^ (xmt_session_protects_auto(e) ? 0 : 0x9e3779b9ull);
+    uint64_t fp = xmt_entry_fingerprint(e) ^ (xmt_settings_protects_auto(e) ? 0 : 0x9e3779b9ull);
     snprintf(p->entry_fp, sizeof p->entry_fp, "%016llx", (unsigned long long)fp);
     p->id = (xmt_cache_id){di->id, k->mangled, p->code, xmt_entry_pattern(e), p->entry_fp};
 }
@@ -133,7 +134,7 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
     if (pin == 1) {
         p->ch.index = XMT_PIN_CONFIG;
         snprintf(p->ch.label, sizeof p->ch.label, "%s", p->pin.label);
-        if (xmt_entry_nbuffers(e) > 0 || xmt_session_protects_auto(e)) {
+        if (xmt_entry_nbuffers(e) > 0 || xmt_settings_protects_auto(e)) {
             /* verified once, never benchmarked */
             p->need_run = 1;
             p->verify_only = 1;
@@ -217,9 +218,10 @@ static int fresh(const xmt_plan *p)
  * program's own config in every mode but inline (auto's derived entries too, without
  * declining the kernel): only inline runs candidates in the program. 1 when
  * the helper decided (*ch set), 0 to run it inline. */
-static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                     const char *key_text, int device, xmt_plan *p, xmt_choice *ch)
+static int in_helper(const xmt_session_req *rq, xmt_plan *p, xmt_choice *ch)
 {
+    xmt_kernel *k = rq->k;
+    const char *key_text = rq->key_text;
     static atomic_int said_inline, said_process, said_failed;
     /* a space auto derived is never tried in the program's own process */
     int derived = xmt_auto_owns(k->entry);
@@ -231,10 +233,7 @@ static int in_helper(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     int r = 0;
     if (xmt_opt.trials == XMT_TRIALS_INLINE) {
         snprintf(why, sizeof why, "XMATUNE_TRIALS=inline");
-    } else if ((r = xmt_trial_session(k, l, v, key_text, device, p->verify_only, p->only,
-                                      p->only_index, p->from_cache, p->recheck,
-                                      p->from_cache ? p->ch.data : NULL,
-                                      /* a re-check's launch is made by its caller (tuner.c) */
+    } else if ((r = xmt_trial_session(rq, /* a re-check's launch is made by its caller (tuner.c) */
                                       !p->launched && !p->recheck, &o, why, sizeof why)) > 0) {
         *ch = o.choice;
         if (o.launched) {
@@ -296,28 +295,37 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
                               const char *key_text, int device, xmt_plan *p)
 {
     xmt_choice ch;
-    if (in_helper(k, l, v, key_text, device, p, &ch)) return ch;
+    /* the request, once: the helper's session and this process's are asked alike */
+    xmt_session_req rq = {.k = k,
+                          .l = l,
+                          .v = v,
+                          .key_text = key_text,
+                          .device = device,
+                          .verify_only = p->verify_only,
+                          .only = p->only,
+                          .only_index = p->only_index,
+                          .from_cache = p->from_cache,
+                          .recheck = p->recheck,
+                          .record_data = p->from_cache ? p->ch.data : NULL};
+    if (in_helper(&rq, p, &ch)) return ch;
     xmt_session S;
-    int started =
-        xmt_session_run(&S, k, l, v, key_text, device, p->verify_only, p->only, p->only_index) == 0;
-    S.from_cache = p->from_cache;
-    S.record_data = p->from_cache ? p->ch.data : NULL;
-    S.recheck = p->recheck;
-    ch = S.choice;
-    memcpy(ch.data, S.data_digest, sizeof ch.data); /* the data it was verified on */
+    int started = xmt_session_run(&S, &rq) == 0;
+    ch = S.out.choice;
+    memcpy(ch.data, S.out.data_digest, sizeof ch.data); /* the data it was verified on */
     /* a failed or untuned session decided nothing a later process should trust, nor one
      * whose data proved nothing (the key waits: docs/tuning.md) */
-    p->deferred = started && S.uninformative;
-    if (!started || S.error != CUDA_SUCCESS || S.untuned[0] || p->deferred) p->store_on_disk = 0;
-    if (started && S.error == CUDA_SUCCESS && S.untuned[0] && fresh(p)) {
+    p->deferred = started && S.out.uninformative;
+    if (!started || S.out.error != CUDA_SUCCESS || S.out.untuned[0] || p->deferred)
+        p->store_on_disk = 0;
+    if (started && S.out.error == CUDA_SUCCESS && S.out.untuned[0] && fresh(p)) {
         /* an untuned key's outcome is remembered (docs/cache.md) */
-        xmt_choice_outcome(&ch, S.untuned_outcome ? S.untuned_outcome : XMT_OUTCOME_UNTUNED,
-                           S.untuned);
+        xmt_choice_outcome(&ch, S.out.untuned_outcome ? S.out.untuned_outcome : XMT_OUTCOME_UNTUNED,
+                           S.out.untuned);
         p->store_on_disk = 1;
     }
     if (started) {
-        atomic_fetch_add(&total_tuning_us, (uint64_t)(S.spent_ms * 1000));
-        if (S.recheck)
+        atomic_fetch_add(&total_tuning_us, (uint64_t)(S.out.spent_ms * 1000));
+        if (S.req.recheck)
             xmt_recheck_event(&S);
         else
             xmt_tune_event(&S);

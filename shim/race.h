@@ -3,7 +3,7 @@
  * (racing), which candidates tie (the tie band and the practical margin), which are
  * re-timed before the decision (the finalists), and what timing every candidate in full
  * would have cost (`full_floor_ms`). Pure functions over arrays of timings, no CUDA: the
- * session (session.c) calls them between its interleaved rounds, a search loop can call
+ * session (session_timing.c) calls them between its interleaved rounds, a search loop can call
  * them the same way, and the unit tests replay recorded GPU timings through them
  * (tests/unit/test_race.c). docs/tuning.md, "Racing", says the rules in words.
  */
@@ -45,7 +45,7 @@
  * narrow the standard error only as their square root, and a config whose true distance is
  * the limit itself would be timed for ever. A count, not a multiple of `iterations`: a
  * session of many iterations has small standard errors already, and its candidates' room
- * for runs (session.c, cap) grows by this much. On a model of the H100's inplace_gs8 (a
+ * for runs (settings.c, cap) grows by this much. On a model of the H100's inplace_gs8 (a
  * config 1.8% from the best, limit 2%, 15 runs each) 30 rounds left 6.5% of processes on
  * the other side, 100 left 1.75%, at 77 runs on average (tests/unit/test_race.c). */
 #define XMT_EDGE_ROUNDS 100

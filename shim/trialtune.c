@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "candidate.h"
 #include "clock.h"
 #include "driver.h"
 #include "gpucheck.h"
+#include "launch.h"
 #include "log.h"
 #include "logevent.h"
 #include "modload.h"
@@ -23,6 +23,7 @@
 #include "protect.h"
 #include "rounding.h"
 #include "session.h"
+#include "settings.h"
 #include "trialproc.h"
 #include "trialproto.h"
 #include "trialreq.h"
@@ -480,7 +481,7 @@ static size_t check_comparisons(const xmt_kernel *k, const xmt_launch_view *v, c
                                 xmt_gc_cmp **out)
 {
     double rtol = 0, atol = 0;
-    int tol = xmt_session_tolerance(k->entry, &rtol, &atol);
+    int tol = xmt_settings_tolerance(k->entry, &rtol, &atol);
     size_t nr = st->nregs, next = 0, n = 0;
     xmt_region *g = calloc(nr ? nr : 1, sizeof *g);
     xmt_sbuf ext[XMT_MAX_EXTENTS];
@@ -797,11 +798,17 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
     return done ? 1 : failed ? -1 : 0;
 }
 
-int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                      const char *key_text, int device, int verify_only, const xmt_candidate *only,
-                      long only_index, int from_cache, int recheck, const char *record_data,
-                      int may_launch, xmt_trial_outcome *out, char *why, size_t cap)
+int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outcome *out, char *why,
+                      size_t cap)
 {
+    xmt_kernel *k = rq->k;
+    const xmt_launch *l = rq->l;
+    const xmt_launch_view *v = rq->v;
+    const char *key_text = rq->key_text, *record_data = rq->record_data;
+    int device = rq->device, verify_only = rq->verify_only, from_cache = rq->from_cache,
+        recheck = rq->recheck;
+    const xmt_candidate *only = rq->only;
+    long only_index = rq->only_index;
     xmt_image img;
     out->declined = 0;
     if (!admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;

@@ -29,6 +29,7 @@
 #include "cache.h"
 #include "kernels.h"
 #include "launch.h"
+#include "session.h"
 #include "xmt_policy.h"
 
 /* Sessions that faults may repeat for one key (a helper each) before it is left untuned. */
@@ -46,20 +47,17 @@ typedef struct {
     CUresult launch_rc; /* what it returned */
 } xmt_trial_outcome;
 
-/* Runs the session (verify_only, only, only_index, from_cache: as xmt_session_run;
- * recheck: it re-checks a decided winner, logged as a `recheck` event; record_data: the
- * cached record's data digest, or NULL) in device's helper. may_launch: the check above
- * may make this launch (not for a re-check: its caller launches after it). Returns 1 with
+/* Runs the session rq asks for (session.h; rq->recheck: logged as a `recheck` event) in
+ * rq->device's helper. may_launch: the check above may make this launch (not for a
+ * re-check: its caller launches after it). Returns 1 with
  * *out filled when the helper decided (the choice may be the program's own config:
  * untuned, faulted, ...; out->choice.data: the digest of the data it was verified on); 0
  * when the session cannot run there (no image, memory that cannot be staged, a launch it
  * cannot replay, no helper may run on the device) with why, for the caller's fallback; -1
  * when the helper failed (it cannot start now, or was restarted too often: trialproc.h's
  * XMT_TRIAL_FAILED), with why: a policy's key then keeps the program's own config. */
-int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                      const char *key_text, int device, int verify_only, const xmt_candidate *only,
-                      long only_index, int from_cache, int recheck, const char *record_data,
-                      int may_launch, xmt_trial_outcome *out, char *why, size_t cap);
+int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outcome *out, char *why,
+                      size_t cap);
 
 /* A choice that keeps the program's own config for a reason worth remembering: *c becomes
  * the program's own config with that outcome (XMT_OUTCOME_*) and why (cacherec.h). */

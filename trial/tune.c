@@ -413,30 +413,30 @@ static void candidate_of(const xmt_tr_candidate *o, xmt_candidate *c)
 static void report(xmt_session *S, xmt_tp_result *res)
 {
     /* a session retried without its culprit reports only its last run */
-    if ((!S->has_culprit || S->culprit == XMT_OWN_CONFIG) && S->recheck)
+    if ((!S->out.has_culprit || S->out.culprit == XMT_OWN_CONFIG) && S->req.recheck)
         xmt_recheck_event(S);
-    else if (!S->has_culprit || S->culprit == XMT_OWN_CONFIG)
+    else if (!S->out.has_culprit || S->out.culprit == XMT_OWN_CONFIG)
         xmt_tune_event(S);
-    res->choice = S->choice.index;
-    res->time_ms = S->choice.time_ms;
-    snprintf(res->label, sizeof res->label, "%s", S->choice.label);
-    res->spent_ms = S->spent_ms;
-    res->storable = S->error == CUDA_SUCCESS && !S->untuned[0] && !S->uninformative;
-    res->uninformative = S->uninformative;
-    snprintf(res->data, sizeof res->data, "%s", S->data_digest);
-    res->exiting = S->error != CUDA_SUCCESS;
-    res->reference = (uint8_t)S->reference_staged;
-    res->culprit = S->has_culprit ? S->culprit : XMT_TP_NO_CULPRIT;
-    res->culprit_error = (int32_t)S->error;
-    res->culprit_unsorted = (uint8_t)S->culprit_unsorted;
-    if (S->error != CUDA_SUCCESS) {
+    res->choice = S->out.choice.index;
+    res->time_ms = S->out.choice.time_ms;
+    snprintf(res->label, sizeof res->label, "%s", S->out.choice.label);
+    res->spent_ms = S->out.spent_ms;
+    res->storable = S->out.error == CUDA_SUCCESS && !S->out.untuned[0] && !S->out.uninformative;
+    res->uninformative = S->out.uninformative;
+    snprintf(res->data, sizeof res->data, "%s", S->out.data_digest);
+    res->exiting = S->out.error != CUDA_SUCCESS;
+    res->reference = (uint8_t)S->out.reference_staged;
+    res->culprit = S->out.has_culprit ? S->out.culprit : XMT_TP_NO_CULPRIT;
+    res->culprit_error = (int32_t)S->out.error;
+    res->culprit_unsorted = (uint8_t)S->out.culprit_unsorted;
+    if (S->out.error != CUDA_SUCCESS) {
         char nb[32];
-        snprintf(res->why, sizeof res->why, "%s at %s", xmt_cu_name(S->error, nb, sizeof nb),
-                 S->error_at ? S->error_at : "?");
-    } else if (S->untuned[0]) { /* what the program's cache keeps as this key's outcome */
-        snprintf(res->why, sizeof res->why, "%.250s", S->untuned);
+        snprintf(res->why, sizeof res->why, "%s at %s", xmt_cu_name(S->out.error, nb, sizeof nb),
+                 S->out.error_at ? S->out.error_at : "?");
+    } else if (S->out.untuned[0]) { /* what the program's cache keeps as this key's outcome */
+        snprintf(res->why, sizeof res->why, "%.250s", S->out.untuned);
         snprintf(res->outcome, sizeof res->outcome, "%s",
-                 S->untuned_outcome ? S->untuned_outcome : XMT_OUTCOME_UNTUNED);
+                 S->out.untuned_outcome ? S->out.untuned_outcome : XMT_OUTCOME_UNTUNED);
     }
 }
 
@@ -523,18 +523,26 @@ static void run(request *q, xmt_tp_result *res)
                        .module_ms = cl.ms,
                        .drv0 = cl.counted ? &cl.drv0 : NULL,
                        .in_place_first = q->rq.in_place_first};
+    xmt_session_req rq = {.k = k,
+                          .l = &l,
+                          .v = &v,
+                          .key_text = q->rq.key,
+                          .device = q->rq.device,
+                          .verify_only = q->rq.verify_only,
+                          .only = q->rq.has_only ? &only : NULL,
+                          .only_index = (long)q->rq.only_index,
+                          .from_cache = q->rq.from_cache,
+                          .recheck = q->rq.recheck,
+                          .record_data = q->rq.record_data};
     xmt_session S;
-    xmt_session_run_trial(&S, k, &l, &v, q->rq.key, q->rq.device, q->rq.verify_only,
-                          q->rq.has_only ? &only : NULL, (long)q->rq.only_index, &in);
-    S.from_cache = q->rq.from_cache;
-    S.recheck = q->rq.recheck;
-    S.record_data = q->rq.record_data;
-    if (S.has_culprit && S.culprit == XMT_OWN_CONFIG) {
-        snprintf(S.untuned, sizeof S.untuned, "its own config %s in the trial helper (%s at %s)",
-                 S.error == CUDA_ERROR_TIMEOUT ? "ran past the watchdog" : "faulted",
-                 xmt_cu_name(S.error, nb, sizeof nb), S.error_at ? S.error_at : "?");
+    xmt_session_run_trial(&S, &rq, &in);
+    if (S.out.has_culprit && S.out.culprit == XMT_OWN_CONFIG) {
+        snprintf(S.out.untuned, sizeof S.out.untuned,
+                 "its own config %s in the trial helper (%s at %s)",
+                 S.out.error == CUDA_ERROR_TIMEOUT ? "ran past the watchdog" : "faulted",
+                 xmt_cu_name(S.out.error, nb, sizeof nb), S.out.error_at ? S.out.error_at : "?");
         xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
-                 q->rq.key, S.untuned);
+                 q->rq.key, S.out.untuned);
     }
     report(&S, res);
     xmt_session_free(&S);

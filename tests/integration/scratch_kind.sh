@@ -31,7 +31,7 @@ fresh() { # fresh NAME: a scratch copy of shim/
   echo "$work/$1"
 }
 
-users=(hook.c launch.c dispatch.c candidate.c discover.c tuner.c graph.c)
+users=(hook.c launch.c dispatch.c discover.c tuner.c graph.c)
 
 d=$(fresh same)
 echo 'XMT_ENTRY(cuLaunchKernelScratch, LAUNCH, 0, 1)' >>"$d/entries.h"
