@@ -581,7 +581,7 @@ def exported_symbols():
     # (shim/entries.h: exported = 1), plus our dlsym and the xmatune_* API; the version
     # script must say exactly the same.
     src = os.path.join(os.path.dirname(POLICIES), "..", "..", "shim")
-    listed = re.findall(r"^XMT_ENTRY\((\w+), *\w+, *[01], *([01])\)", open(os.path.join(src, "entries.h")).read(), re.M)
+    listed = re.findall(r"^XMT_ENTRY\((\w+), *\w+, *[01], *([01])\)", open(os.path.join(src, "edge", "entries.h")).read(), re.M)
     expect(len(listed) >= 12, "entries.h parsed: %s" % listed)
     allowed = {n for n, e in listed if e == "1"} | {"dlsym"}
     mapped = set(re.findall(r"^\s*(\w+);", open(os.path.join(src, "xmatune.map")).read(), re.M)) - {"local"}
