@@ -287,7 +287,7 @@ json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int
 json_t *xmt_ev_cache_hit(const char *kernel, const char *name, const char *key, int device,
                          const char *config, const char *outcome, const char *why,
                          const char *trust, double host_us);
-/* cause: why the replay had no winner, in words (shim/misscause.h). */
+/* cause: why the replay had no winner, in words (shim/decide/misscause.h). */
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,
                            const char *policy, int device, const char *cause);
 /* One module or library load: the entry point, the image's format and size, how the shim

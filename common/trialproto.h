@@ -20,7 +20,7 @@
  * the exported staging memory; the helper answers with NOTEs (the messages it would have
  * printed, for the program to print; empty ones are heartbeats, at least one a second
  * while the session runs) and then one RESULT. SHUTDOWN ends it. The request's fields
- * are in shim/trialtune.c (writer) and trial/tune.c (reader), and docs/architecture.md.
+ * are in shim/trialclient/trialtune.c (writer) and trial/tune.c (reader), and docs/architecture.md.
  */
 #ifndef XMT_TRIALPROTO_H
 #define XMT_TRIALPROTO_H

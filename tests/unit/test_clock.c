@@ -1,5 +1,5 @@
 /*
- * test_clock: how long a wait for the GPU sleeps between its asks (shim/clock.c).
+ * test_clock: how long a wait for the GPU sleeps between its asks (shim/base/clock.c).
  */
 #include <check.h>
 #include <math.h>

@@ -326,7 +326,7 @@ START_TEST(cache_store_reload_last_wins)
 }
 END_TEST
 
-/* ---- the records point into the file (shim/cache.c keeps where each line is, not what
+/* ---- the records point into the file (shim/records/cache.c keeps where each line is, not what
  * it says): what happens when the file changes under a process ---- */
 
 static const xmt_cache_id test_id = {"GPU|cc9.0|sm132|drv13000", "_Z1kv", "00aa", "match: k", "77"};
@@ -1117,7 +1117,7 @@ static int aborts_saying(int what, const char *want)
     return aborts_saying_fn(break_and_check, what, want);
 }
 
-/* The cache's invariant checks (shim/invariant.h) hold through stores and a reload, and
+/* The cache's invariant checks (shim/base/invariant.h) hold through stores and a reload, and
  * stop the process, saying what broke, on an index slot that points past the records and
  * on a record that points past what was read of the file. */
 START_TEST(cache_invariants_checked)
