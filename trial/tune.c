@@ -19,6 +19,7 @@
 #include "kernels.h"
 #include "log.h"
 #include "options.h"
+#include "policies.h"
 #include "session.h"
 #include "tune_event.h"
 #include "tuner.h"

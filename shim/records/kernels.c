@@ -16,10 +16,10 @@
 #include "log.h"
 #include "logevent.h"
 #include "options.h"
+#include "policies.h"
 #include "xmt_policy.h"
 
 struct xmt_kslot xmt_ktab[1u << XMT_KTAB_BITS];
-struct xmt_policy_set *xmt_policies;
 
 /* Everything below is under table_lock: the table's writers, the lists, the indexes. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
