@@ -7,6 +7,7 @@
  * triggers last; so equal keys mean equal trigger values, and rendering needs no parsing.
  */
 #include "entry.h"
+#include "eval.h"
 #include "types.h"
 
 #include <errno.h>
