@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "driver.h"
 #include "drvtime.h"
+#include "drvwrap.h"
 #include "kernels.h"
 #include "log.h"
 #include "options.h"
