@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 #define PATH_CAP 4096
 
 static int make_dir(const char *dir, char *why, size_t why_cap)
@@ -115,14 +117,12 @@ int xmt_cachefile_lock_for(const char *path, int exclusive, long wait_ms)
         return fd;
     }
     /* bounded: polled (a timer signal is not a library's to take), 1 ms doubling to 50 */
-    struct timespec t0, now, nap = {0, 1000000};
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct timespec nap = {0, 1000000};
+    uint64_t t0 = xmt_now_ns();
     for (;;) {
         if (flock(fd, op | LOCK_NB) == 0) return fd;
         if (errno != EWOULDBLOCK && errno != EINTR) return fail_closing(fd);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long long waited =
-            (long long)(now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        long long waited = (long long)((xmt_now_ns() - t0) / 1000000);
         if (waited >= wait_ms) {
             errno = ETIMEDOUT;
             return fail_closing(fd);

@@ -1,7 +1,7 @@
 /*
  * cachefile: the on-disk cache's files and how they are shared — the default location,
  * the lock, atomic compaction and the claims on keys being tuned. The shim
- * (shim/cache.c) and `xmatune cache` (tools/cache_cmd.c) both use it, so that the
+ * (shim/records/cache.c) and `xmatune cache` (tools/cache_cmd.c) both use it, so that the
  * command's writes (prune, clear, import) take the same lock as the shim's.
  *
  * Next to the data file P (one record a line, common/cacherec) live:
@@ -23,7 +23,7 @@
 /* The mode a new data file is made with, under the umask as P.lock and P.claims are
  * (0666): under umask 002 a team's cache in a setgid folder is group-writable, so that the
  * whole team writes it. Never writable by others, even under umask 0: the shim refuses a
- * cache anyone may write (shim/cache.c). */
+ * cache anyone may write (shim/records/cache.c). */
 #define XMT_CACHEFILE_MODE 0664
 
 /* The default cache, $XDG_CACHE_HOME/xmatune/cache.jsonl (an absolute XDG_CACHE_HOME

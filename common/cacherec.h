@@ -1,6 +1,6 @@
 /*
  * cacherec: the on-disk cache's record format, the one reader and the one writer that
- * the shim (shim/cache.c) and `xmatune cache` share.
+ * the shim (shim/records/cache.c) and `xmatune cache` share.
  */
 #ifndef XMT_CACHEREC_H
 #define XMT_CACHEREC_H

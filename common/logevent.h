@@ -305,7 +305,7 @@ json_t *xmt_ev_snapshot(const char *kernel, const char *name, const char *key, i
  * the program's own config; after_ms, since the key's first launch here. */
 json_t *xmt_ev_switch(const char *kernel, const char *name, const char *key, int device,
                       const char *from, const char *to, const char *why, double after_ms);
-/* cause: why the replay had no winner, in words (shim/misscause.h). */
+/* cause: why the replay had no winner, in words (shim/decide/misscause.h). */
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,
                            const char *policy, int device, const char *cause);
 /* One module or library load: the entry point, the image's format and size, how the shim

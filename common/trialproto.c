@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 /* A cursor over a buffer: writes and reads past its end set bad instead of touching it. */
 typedef struct {
@@ -297,10 +298,8 @@ int xmt_tp_send(int fd, const xmt_tp_msg *m, const int *fds, int nfds)
 
 static long now_ms(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
+    return (long)(xmt_now_ns() / 1000000);
+} /* whole milliseconds */
 
 /* Waits until fd is readable. 0, XMT_TP_TIMEOUT, or XMT_TP_GONE (poll failed). */
 static int wait_readable(int fd, int timeout_ms)

@@ -7,11 +7,11 @@
  * triggers last; so equal keys mean equal trigger values, and rendering needs no parsing.
  */
 #include "entry.h"
+#include "eval.h"
+#include "sbuf.h"
 #include "types.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,40 +351,24 @@ size_t xmt_entry_key(const xmt_entry *e, const xmt_launch_view *v, uint8_t *key,
     return (size_t)(k - key);
 }
 
-typedef struct {
-    char *buf;
-    size_t cap, at;
-} sbuf;
-
-static void sb(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb(sbuf *b, const char *fmt, ...)
-{
-    if (b->at >= b->cap) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(b->buf + b->at, b->cap - b->at, fmt, ap);
-    va_end(ap);
-    if (w > 0) b->at = (b->at + (size_t)w < b->cap) ? b->at + (size_t)w : b->cap - 1;
-}
-
-static void sb_val(sbuf *b, const uint8_t *k)
+static void sb_val(xmt_sbuf *b, const uint8_t *k)
 {
     xmt_val v;
     memcpy(&v.u, k + 1, 8);
     if (k[0])
-        sb(b, "%.17g", v.u.f);
+        xmt_sb(b, "%.17g", v.u.f);
     else
-        sb(b, "%lld", (long long)v.u.i);
+        xmt_sb(b, "%lld", (long long)v.u.i);
 }
 
-static void sb_tuple(sbuf *b, const uint8_t *k, unsigned n)
+static void sb_tuple(xmt_sbuf *b, const uint8_t *k, unsigned n)
 {
-    sb(b, "(");
+    xmt_sb(b, "(");
     for (unsigned i = 0; i < n; i++) {
         sb_val(b, k + XMT_KEY_SLOT * i);
-        sb(b, "%s", (n == 1) ? "," : (i + 1 < n ? ", " : ""));
+        xmt_sb(b, "%s", (n == 1) ? "," : (i + 1 < n ? ", " : ""));
     }
-    sb(b, ")");
+    xmt_sb(b, ")");
 }
 
 int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, char *buf, size_t cap)
@@ -395,15 +379,15 @@ int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, cha
         return snprintf(buf, cap, "(no triggers)") > 0 ? (int)strlen(buf) : -1;
     }
     if (len != e->keylen) return -1;
-    sbuf b = {buf, cap, 0};
+    xmt_sbuf b = {buf, cap, 0};
     buf[0] = 0;
     const uint8_t *k = key;
     for (unsigned t = 0; t < e->ntriggers; t++) {
         const xmt_trigger *tr = &e->triggers[t];
-        sb(&b, "%s%s=", t ? ", " : "", tr->label);
+        xmt_sb(&b, "%s%s=", t ? ", " : "", tr->label);
         switch (tr->form) {
         case XMT_TR_DTYPE:
-            sb(&b, "%s", xmt_dtype_name((xmt_dtype)k[0]));
+            xmt_sb(&b, "%s", xmt_dtype_name((xmt_dtype)k[0]));
             k += 1;
             break;
         case XMT_TR_SCALAR:
@@ -415,19 +399,19 @@ int xmt_entry_key_render(const xmt_entry *e, const uint8_t *key, size_t len, cha
             k += XMT_KEY_SLOT * tr->ndim;
             break;
         case XMT_TR_TENSOR:
-            sb(&b, "(%s, ", xmt_dtype_name((xmt_dtype)k[0]));
+            xmt_sb(&b, "(%s, ", xmt_dtype_name((xmt_dtype)k[0]));
             k += 1;
             sb_tuple(&b, k, tr->ndim);
             k += XMT_KEY_SLOT * tr->ndim;
-            sb(&b, ", ");
+            xmt_sb(&b, ", ");
             sb_tuple(&b, k, tr->ndim);
             k += XMT_KEY_SLOT * tr->ndim;
-            sb(&b, ")");
+            xmt_sb(&b, ")");
             break;
         }
     }
     for (unsigned f = 0; f < e->nft; f++) {
-        sb(&b, "%s%s=", (e->ntriggers || f) ? ", " : "", e->ftnames[f]);
+        xmt_sb(&b, "%s%s=", (e->ntriggers || f) ? ", " : "", e->ftnames[f]);
         sb_val(&b, k);
         k += XMT_KEY_SLOT;
     }
@@ -444,17 +428,17 @@ size_t xmt_entry_ncandidates(const xmt_entry *e)
 static void label_of(const xmt_entry *e, const xmt_val *vals, size_t idx, int pin, char *out,
                      size_t cap)
 {
-    sbuf b = {out, cap, 0};
+    xmt_sbuf b = {out, cap, 0};
     out[0] = 0;
-    if (pin) sb(&b, "pin%s", e->ntun ? ": " : "");
+    if (pin) xmt_sb(&b, "pin%s", e->ntun ? ": " : "");
     for (unsigned t = 0; t < e->ntun; t++) {
-        sb(&b, "%s%s=", t ? ", " : "", e->tunames[t]);
+        xmt_sb(&b, "%s%s=", t ? ", " : "", e->tunames[t]);
         if (vals[t].isf)
-            sb(&b, "%g", vals[t].u.f);
+            xmt_sb(&b, "%g", vals[t].u.f);
         else
-            sb(&b, "%lld", (long long)vals[t].u.i);
+            xmt_sb(&b, "%lld", (long long)vals[t].u.i);
     }
-    if (!e->ntun && !pin) sb(&b, "config %zu", idx);
+    if (!e->ntun && !pin) xmt_sb(&b, "config %zu", idx);
 }
 
 /* Evaluates an integer launch value; 0 ok, else sets why. */
@@ -815,201 +799,4 @@ int xmt_entry_buffer(const xmt_entry *e, size_t i, const xmt_launch_view *v, xmt
     if (__builtin_mul_overflow(ext, (int64_t)xmt_dtype_size(t->dtype), &bytes)) return -1;
     out->bytes = (uint64_t)bytes;
     return 1;
-}
-
-/* ---- tools -------------------------------------------------------------------------- */
-
-int xmt_entry_set_arg(const xmt_entry *e, const char *name, const char *value, void *const *params,
-                      char *why, size_t cap)
-{
-    char base[XMT_NAME_MAX * 2 + 2];
-    snprintf(base, sizeof base, "%s", name);
-    char *dot = strchr(base, '.');
-    if (dot) *dot++ = 0;
-    for (unsigned i = 0; i < e->nparams; i++) {
-        const xmt_param *p = &e->params[i];
-        if (strcmp(p->name, base)) continue;
-        unsigned t = e->ptypes[i], off = 0;
-        if (dot) {
-            int found = 0;
-            for (unsigned f = 0; f < p->nfields; f++)
-                if (!strcmp(p->fields[f].name, dot)) {
-                    t = p->fields[f].type;
-                    off = p->fields[f].offset;
-                    found = 1;
-                }
-            if (!found) {
-                snprintf(why, cap, "%s has no field %s", base, dot);
-                return -1;
-            }
-        }
-        if (t == XMT_PT_UNKNOWN || t == XMT_PT_BLOB) {
-            snprintf(why, cap, "%s: type %s cannot be set from a number", name, xmt_type_name(t));
-            return -1;
-        }
-        xmt_val v;
-        char *end;
-        errno = 0;
-        long long ll = strtoll(value, &end, 0);
-        if (end != value && !*end && !errno) {
-            v.isf = 0;
-            v.u.i = ll;
-        } else {
-            errno = 0;
-            double d = strtod(value, &end);
-            if (end == value || *end || errno) {
-                snprintf(why, cap, "%s: '%s' is not a number", name, value);
-                return -1;
-            }
-            v.isf = 1;
-            v.u.f = d;
-        }
-        uint64_t bits;
-        unsigned size;
-        if (xmt_store_scalar(v, t == XMT_PT_PTR ? XMT_DT_U64 : t, &bits, &size)) {
-            snprintf(why, cap, "%s: %s does not fit %s", name, value, xmt_type_name(t));
-            return -1;
-        }
-        memcpy((char *)params[i] + off, &bits, size); /* little-endian host */
-        return 0;
-    }
-    snprintf(why, cap, "no parameter %s", base);
-    return -1;
-}
-
-/* "  search: local (the default for its size), seed 1, at most 96 of 1920 points
- * evaluated"; only for an entry that says search: or whose space is searched. */
-static void describe_search(const xmt_entry *e, sbuf *b)
-{
-    int how = e->search;
-    const char *why = how == XMT_SEARCH_UNSET ? " (the default for its size)" : "";
-    if (!xmt_entry_searched(e)) {
-        sb(b, "  search: exhaustive, every point of the space timed\n");
-        return;
-    }
-    sb(b, "  search: local%s, seed %d, at most %zu of %zu points evaluated", why, XMT_SEARCH_SEED,
-       xmt_entry_search_evals(e), e->spacesize);
-    if (e->search_evals > 0)
-        sb(b, " (search_evals: %d)", e->search_evals);
-    else if (e->search_share > 0)
-        sb(b, " (search_evals: %g%%)", e->search_share * 100);
-    sb(b, "\n");
-}
-
-int xmt_entry_describe(const xmt_entry *e, char *buf, size_t cap)
-{
-    sbuf b = {buf, cap, 0};
-    if (cap) buf[0] = 0;
-    sb(&b, "  params:");
-    for (unsigned i = 0; i < e->nparams; i++) {
-        const char *tn =
-            e->params[i].type == XMT_PT_UNKNOWN ? xmt_type_name(e->ptypes[i]) : e->params[i].tname;
-        sb(&b, "%s %s: %s", i ? "," : "", e->params[i].name, tn);
-        for (unsigned f = 0; f < e->params[i].nfields; f++)
-            sb(&b, "%s%s: %s@%u%s", f ? ", " : " {", e->params[i].fields[f].name,
-               xmt_type_name(e->params[i].fields[f].type), e->params[i].fields[f].offset,
-               f + 1 == e->params[i].nfields ? "}" : "");
-    }
-    if (!e->nparams) sb(&b, " (none)");
-    sb(&b, "\n");
-    for (unsigned i = 0; i < e->ntensors; i++)
-        sb(&b, "  tensor %s: %s\n", e->tensors[i].name, e->tensors[i].desc);
-    sb(&b, "  key fields (%zu bytes):", e->keylen);
-    for (unsigned t = 0; t < e->ntriggers; t++)
-        sb(&b, "%s %s", t ? "," : "", e->triggers[t].label);
-    for (unsigned f = 0; f < e->nft; f++)
-        sb(&b, "%s %s (functional)", (e->ntriggers || f) ? "," : "", e->ftnames[f]);
-    if (!e->ntriggers && !e->nft) sb(&b, " none: one tuning for every launch");
-    sb(&b, "\n  candidates: %zu", xmt_entry_ncandidates(e));
-    if (e->nconfigs) sb(&b, " (%u configs", e->nconfigs);
-    if (e->nspace) {
-        sb(&b, "%sspace", e->nconfigs ? " + " : " (");
-        for (unsigned d = 0; d < e->nspace; d++)
-            sb(&b, "%s%s[%u]", d ? " x " : " ", e->space[d].name, e->space[d].n);
-    }
-    if (e->nconfigs || e->nspace) sb(&b, ")");
-    if (e->has_pin) sb(&b, ", pinned");
-    sb(&b, "\n");
-    if (e->nspace && (e->search != XMT_SEARCH_UNSET || xmt_entry_searched(e)))
-        describe_search(e, &b);
-    if (e->nbufs) {
-        sb(&b, "  buffers:");
-        for (unsigned i = 0; i < e->nbufs; i++) {
-            const xmt_bufdecl *x = &e->bufs[i];
-            sb(&b, "%s %s (%s%s%s)", i ? "," : "", x->name,
-               (x->roles & XMT_BUF_RESET) ? (x->has_cond ? "reset if condition" : "reset") : "",
-               (x->roles & XMT_BUF_RESTORE) ? ((x->roles & XMT_BUF_RESET) ? ", restore" : "restore")
-                                            : "",
-               (x->roles & XMT_BUF_VERIFY)
-                   ? ((x->roles & (XMT_BUF_RESET | XMT_BUF_RESTORE)) ? ", verify" : "verify")
-                   : "");
-        }
-        sb(&b, "\n");
-    }
-    if (e->warmup >= 0)
-        sb(&b, "  warmup %d", e->warmup);
-    else
-        sb(&b, "  warmup default");
-    if (e->iterations >= 0)
-        sb(&b, ", iterations %d", e->iterations);
-    else
-        sb(&b, ", iterations default");
-    if (e->use_mean >= 0)
-        sb(&b, ", statistic %s", e->use_mean ? "mean" : "median");
-    else
-        sb(&b, ", statistic default");
-    if (e->budget_ms >= 0) sb(&b, ", budget %g ms", e->budget_ms);
-    if (e->warmup_ms >= 0) sb(&b, ", clock warm-up %g ms", e->warmup_ms);
-    if (e->l2_flush >= 0) sb(&b, ", l2_flush %s", e->l2_flush ? "true" : "false");
-    if (e->protect >= 0) sb(&b, ", protect %s", e->protect ? "declared" : "auto");
-    if (e->tol_rtol >= 0) sb(&b, ", tolerance rtol %g atol %g", e->tol_rtol, e->tol_atol);
-    sb(&b, "\n");
-    return (int)b.at;
-}
-
-static int standalone_resolve(void *ctx, const xmt_path *p, xmt_ref *r, char *err, size_t cap)
-{
-    (void)ctx;
-    int o = xmt_orig_index(p->base, p->has_member ? p->member : NULL);
-    if (o >= 0 && p->suffix == XMT_SFX_NONE) {
-        r->kind = XMT_REF_ORIG;
-        r->index = (unsigned)o;
-        return 0;
-    }
-    int a = xmt_attr_index(p->base);
-    if (a >= 0 && !p->has_member) {
-        r->kind = XMT_REF_ATTR;
-        r->index = (unsigned)a;
-        return 0;
-    }
-    snprintf(err, cap, "unknown name '%s'", p->base);
-    return -1;
-}
-
-int xmt_expr_eval_string(const char *text, const xmt_launch_view *v, double *out, int64_t *iout,
-                         int *is_float, char *err, size_t cap)
-{
-    xmt_code c;
-    size_t pos;
-    char e[256];
-    if (xmt_compile(text, standalone_resolve, NULL, &c, e, sizeof e, &pos)) {
-        snprintf(err, cap, "column %zu: %s", pos + 1, e);
-        return -1;
-    }
-    xmt_env env = {v, NULL, 0, NULL, 0};
-    xmt_val r;
-    int rc = xmt_code_eval(&c, &env, &r);
-    xmt_code_free(&c);
-    if (rc) {
-        snprintf(err, cap, "%s", xmt_eval_strerror(rc));
-        return -1;
-    }
-    if (is_float) *is_float = r.isf;
-    if (out) *out = r.isf ? r.u.f : (double)r.u.i;
-    if (iout) /* saturate: a float beyond int64 must not be converted (UB) */
-        *iout = !r.isf             ? r.u.i
-                : r.u.f >= 9.2e18  ? INT64_MAX
-                : r.u.f <= -9.2e18 ? INT64_MIN
-                                   : (int64_t)r.u.f;
-    return 0;
 }

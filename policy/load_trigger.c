@@ -2,6 +2,7 @@
  * (one per value, XMT_KEY_SLOT bytes each, a dtype one byte), a whole-tensor trigger
  * subsuming that tensor's other triggers.
  */
+#include "eval.h"
 #include "load_internal.h"
 
 #include <stdio.h>

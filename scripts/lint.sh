@@ -20,13 +20,16 @@ clang-format --dry-run -Werror "${fmt[@]}" || fail=1
 
 cmake -S . -B build-lint -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cuda_inc=$(sed -n 's/^XMATUNE_CUDA_INCLUDE:PATH=//p' build-lint/CMakeCache.txt)
+# the shim's headers are in its folders (XMATUNE_SHIM_DIRS, shim/CMakeLists.txt)
+shim_inc=()
+for d in shim/*/; do shim_inc+=(-I"${d%/}"); done
 
 echo "lint: cppcheck"
 grep -v '^tidy:' "$supp" | grep -v '^#' | grep . >build-lint/cppcheck.supp || true
 cppcheck -q -j"$jobs" --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
   --std=c11 -D_GNU_SOURCE -D__GNUC__ -D__x86_64__ --suppress=missingIncludeSystem \
   --suppressions-list=build-lint/cppcheck.supp \
-  -Ishim -Ipolicy -Icommon -Itools -Itests/simdriver -I"$cuda_inc" \
+  "${shim_inc[@]}" -Ipolicy -Icommon -Itools -Itests/simdriver -I"$cuda_inc" \
   shim policy $(ls -d common trial 2>/dev/null) tools tests/simdriver tests/integration tests/unit tests/policy || fail=1
 
 echo "lint: clang-tidy (${#tidy[@]} files)"

@@ -15,10 +15,11 @@ export XMT_REQUIRE_RSVG=1
 cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-test -j"$jobs"
 ctest --test-dir build-test --output-on-failure -j"$jobs"
-# The tree's layering rules: tools and the policy library off shim/, no module cycles.
+# The tree's layering rules: tools and the policy library off shim/, no module cycles,
+# the shim's folders in their order.
 bash scripts/layering.sh build-test
 
-# Debug: the invariant checks are on (shim/invariant.h); the churn and cache tests run them.
+# Debug: the invariant checks are on (shim/base/invariant.h); the churn and cache tests run them.
 cmake -S . -B build-test-O0 -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-test-O0 -j"$jobs" --target xmatune xmatune-trial simcuda app_rt app_linked rtld_next
 ctest --test-dir build-test-O0 --output-on-failure -j"$jobs" \

@@ -241,7 +241,7 @@ static void list(const recs_t *s, const filter_t *f)
 }
 
 /* Whether a record's entry is one the policies have: the same pattern and content
- * fingerprint (either protection variant: shim/tuner.c's cache_id). */
+ * fingerprint (either protection variant: shim/decide/tuner.c's cache_id). */
 static int entry_known(const xmt_policy_set *set, const rec_t *x)
 {
     for (size_t i = 0; i < xmt_policy_count(set); i++) {

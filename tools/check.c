@@ -183,7 +183,7 @@ static void print_key(FILE *f, const xmt_entry *e, const xmt_launch_view *v)
     }
 }
 
-/* The tuner skips a candidate that launches exactly as the program did (shim/session.c). */
+/* The tuner skips a candidate that launches exactly as the program did (shim/session/session.c). */
 static int same_as_own(const xmt_candidate *c, const xmt_dims *own)
 {
     return c->nargs == 0 && !memcmp(&c->dims.grid, &own->grid, sizeof own->grid) &&

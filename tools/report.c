@@ -262,7 +262,7 @@ static void report_tunings(json_t *tunes)
             size_t l = strlen(fl);
             snprintf(fl + l, sizeof fl - l, "; %d of the ok eliminated by racing", eliminated);
         }
-        /* float outputs that differed by rounding alone (shim/rounding.h) */
+        /* float outputs that differed by rounding alone (shim/session/rounding.h) */
         json_t *rd = json_object_get(e, XMT_F_ROUNDING);
         char rnd[96] = "";
         if (json_integer_value(json_object_get(rd, XMT_F_ROUNDED)) > 0)

@@ -2,7 +2,7 @@
  * xmatune-trial: the trial helper, the process where candidates are to run (issue 24)
  * so that one that faults or hangs cannot harm the program.
  *
- * The shim spawns it (shim/trialproc.c) with its end of a private channel in
+ * The shim spawns it (shim/trialclient/trialproc.c) with its end of a private channel in
  * XMATUNE_TRIAL_FD, the driver to open in XMATUNE_LIBCUDA and /dev/null for its stdio
  * (its messages go back as NOTEs); it speaks
  * common/trialproto.h and nothing of the shim. It lives exactly as long as the program:
@@ -63,8 +63,8 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
-/* The shim spawns the helper as a sibling of the program (shim/trialproc.c: the child of
- * the program's parent, never seen by the program's wait family), in a process group of
+/* The shim spawns the helper as a sibling of the program (shim/trialclient/trialproc.c: the
+ * child of the program's parent, never seen by the program's wait family), in a process group of
  * its own (the terminal's ^C goes to the program; the helper follows it by EOF). It never
  * forks. No PR_SET_PDEATHSIG: its parent is not the program, and the signal fires when the
  * parent *thread* ends anyway; the watchdog's end-of-channel and the shim's kill at the
@@ -196,7 +196,7 @@ int main(void)
     chan = (int)fd;
     (void)signal(SIGPIPE, SIG_IGN);
     close_others(); /* the descriptor it was started from among them */
-    /* a wait for the GPU sleeps a few µs between its asks (shim/clock.h): the default
+    /* a wait for the GPU sleeps a few µs between its asks (shim/base/clock.h): the default
      * timer slack (50 µs) would add that much to each sleep, and to each key's tuning */
     (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     pthread_t w;

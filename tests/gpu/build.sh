@@ -75,10 +75,10 @@ build_driver_api() {
 build_gpucheck_edges() {
     set -e
     local g="$out/gen"
-    (cd "$root/shim/gpucheck" && { cat kernels.ptx; printf '\0'; } >"$g/gpucheck_ptx")
+    (cd "$root/shim/session/gpucheck" && { cat kernels.ptx; printf '\0'; } >"$g/gpucheck_ptx")
     (cd "$g" && xxd -i gpucheck_ptx >gpucheck_ptx.h && rm -f gpucheck_ptx)
-    cc -O2 -std=c11 -Wall -Wextra -I"$g" -I"$root/shim" -I"$root/policy" -I"$CUDA_HOME/include" \
-        -o "$out/bin/gpucheck_edges" "$here/gpucheck_edges.c" "$root/shim/verify.c" \
+    cc -O2 -std=c11 -Wall -Wextra -I"$g" -I"$root/shim/session" -I"$root/policy" -I"$CUDA_HOME/include" \
+        -o "$out/bin/gpucheck_edges" "$here/gpucheck_edges.c" "$root/shim/session/verify.c" \
         "${POLICY_LIB:-$root/build/policy/libxmtpolicy.a}" \
         -L"$CUDA_HOME/lib64/stubs" -L"$CUDA_HOME/targets/x86_64-linux/lib/stubs" -lcuda -lm
 }

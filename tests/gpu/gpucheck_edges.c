@@ -1,5 +1,5 @@
-/* gpucheck_edges: the shim's PTX verification kernels (shim/gpucheck/kernels.ptx) must
- * give exactly the host rules' answers (shim/verify.c) -- count and first index -- at
+/* gpucheck_edges: the shim's PTX verification kernels (shim/session/gpucheck/kernels.ptx) must
+ * give exactly the host rules' answers (shim/session/verify.c) -- count and first index -- at
  * every edge: NaN payloads, -0.0, infinities, denormals, values at the tolerance limit,
  * f16/bf16/f32/f64, element sizes 1-8, unaligned starts; and the changed-chunk kernel
  * must flag exactly the host's chunks, the largest-magnitude kernel (xmt_absmax) find

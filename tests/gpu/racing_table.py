@@ -166,7 +166,7 @@ def round_extremes(runs):
     return max(seen, key=lambda x: x[1]), min(seen, key=lambda x: x[1])
 
 
-# The trial helper's driver calls (the tune event's driver_calls, shim/drvtime.h) by kind;
+# The trial helper's driver calls (the tune event's driver_calls, shim/session/drvtime.h) by kind;
 # polled_waits is not an entry point but the session's waits for its runs by polling, whose
 # polls (POLLS) are counted under their own names too: left out where polled_waits is there.
 DRIVER_KINDS = (

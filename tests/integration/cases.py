@@ -578,10 +578,10 @@ def exported_symbols():
     p = subprocess.run(["nm", "-D", "--defined-only", SHIM], capture_output=True, text=True)
     names = sorted(l.split()[-1] for l in p.stdout.splitlines() if l.strip())
     # What may be exported follows from the one list of interposed entry points
-    # (shim/entries.h: exported = 1), plus our dlsym and the xmatune_* API; the version
+    # (shim/edge/entries.h: exported = 1), plus our dlsym and the xmatune_* API; the version
     # script must say exactly the same.
     src = os.path.join(os.path.dirname(POLICIES), "..", "..", "shim")
-    listed = re.findall(r"^XMT_ENTRY\((\w+), *\w+, *[01], *([01])\)", open(os.path.join(src, "entries.h")).read(), re.M)
+    listed = re.findall(r"^XMT_ENTRY\((\w+), *\w+, *[01], *([01])\)", open(os.path.join(src, "edge", "entries.h")).read(), re.M)
     expect(len(listed) >= 12, "entries.h parsed: %s" % listed)
     allowed = {n for n, e in listed if e == "1"} | {"dlsym"}
     mapped = set(re.findall(r"^\s*(\w+);", open(os.path.join(src, "xmatune.map")).read(), re.M)) - {"local"}

@@ -96,7 +96,8 @@ static void check_mangled(const char *in, const char *name, int np, const char *
         snprintf(err + at, cap - at, "%s: xmt_demangle's name \"%s\", want \"%s\"\n", in, dname,
                  name);
     }
-    char *shim = cplus_demangle(in, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES); /* shim/kernels.c */
+    /* shim/records/kernels.c */
+    char *shim = cplus_demangle(in, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES);
     char *base = cplus_demangle(in, DMGL_ANSI);
     if (shim) check_text("the shim's", shim, name, np, cls, err, cap);
     if (!base || strcmp(base, name)) {

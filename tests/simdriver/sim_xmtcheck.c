@@ -1,5 +1,5 @@
 /* sim_xmtcheck.c: C equivalents of the shim's own verification kernels
- * (shim/gpucheck/kernels.cu), so that a CPU test runs the shim's GPU path exactly as the
+ * (shim/session/gpucheck/kernels.cu), so that a CPU test runs the shim's GPU path exactly as the
  * real driver would run the PTX: same names, same parameters, same results.
  *
  * Each runs its whole computation in block (0,0,0) and nothing in the other blocks: the

@@ -113,7 +113,8 @@
  *                                 x, int n, int step) 0,8,16,20       y[i] = x[i] * 2 + step
  *                                                                     (step: a call counter)
  *  xmt_cmp_bits, xmt_cmp_tol,     the shim's verification kernels     sim_xmtcheck.c: the
- *  xmt_changed                    (shim/gpucheck/kernels.cu)          same results as the PTX
+ *  xmt_changed                    (shim/session/gpucheck/             same results as the PTX
+ *                                 kernels.cu)
  *
  * All kernels index with x only (except scale2d): block.y/z > 1 repeats the work,
  * which is wrong for in-place kernels, as on a GPU.

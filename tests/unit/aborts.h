@@ -1,5 +1,5 @@
 /*
- * aborts: the unit tests' check that an invariant checker fires (shim/invariant.h): run
+ * aborts: the unit tests' check that an invariant checker fires (shim/base/invariant.h): run
  * something in a child process with its stderr read back. Header-only, for the test
  * programs that include it (test_shim.c, test_kernels.c).
  */

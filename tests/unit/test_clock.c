@@ -1,9 +1,12 @@
 /*
- * test_clock: how long a wait for the GPU sleeps between its asks (shim/clock.c).
+ * test_clock: the one monotonic clock (common/clock.c): its two readings agree and never go
+ * back; and how long a wait for the GPU sleeps between its asks.
  */
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "clock.h"
 
@@ -36,12 +39,31 @@ START_TEST(an_eighth_of_the_wait_within_bounds)
 }
 END_TEST
 
+/* xmt_now_ns and xmt_now_ms read the same clock: a millisecond reading lies between two
+ * nanosecond readings taken around it; neither goes back; a 2 ms sleep is seen as one. */
+START_TEST(one_clock_two_units)
+{
+    for (int i = 0; i < 1000; i++) {
+        uint64_t a = xmt_now_ns();
+        double m = xmt_now_ms();
+        uint64_t b = xmt_now_ns();
+        ck_assert_uint_le(a, b);
+        ck_assert(m * 1e6 >= (double)a - 1e3 && m * 1e6 <= (double)b + 1e3);
+    }
+    uint64_t t0 = xmt_now_ns();
+    struct timespec nap = {0, 2000000};
+    nanosleep(&nap, NULL);
+    ck_assert_uint_ge(xmt_now_ns() - t0, 2000000);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("clock");
     TCase *tc = tcase_create("poll");
     tcase_add_test(tc, asks_at_once_at_first);
     tcase_add_test(tc, an_eighth_of_the_wait_within_bounds);
+    tcase_add_test(tc, one_clock_two_units);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,5 +1,5 @@
 /*
- * Fault families (shim/family.c): which candidates a faulted one condemns, on the launch
+ * Fault families (shim/session/family.c): which candidates a faulted one condemns, on the launch
  * shapes XMATUNE_AUTO derives (policy/derive.c) for a one-dimensional kernel launched with
  * blocks of 32 covering n = 2^20 exactly, and for a two-dimensional one; and the groups
  * (idioms, a policy's configs and space) families are drawn within.

@@ -1,5 +1,5 @@
 /*
- * gpucheck's GPU path (shim/gpucheck.c) over a stand-in driver whose device memory is
+ * gpucheck's GPU path (shim/session/gpucheck.c) over a stand-in driver whose device memory is
  * host memory: the module "loads", a launch of xmt_cmp_bits publishes a result the test
  * chose, and the copies back to the host are counted. What it pins: each comparison's
  * results, counts and first indices, come back in one copy and one wait, however many

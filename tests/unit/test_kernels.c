@@ -1,6 +1,6 @@
 /*
- * test_kernels: Check unit tests of shim/kernels.c with its invariant checks on
- * (shim/invariant.h) — records made, retired by owner and reused, the checks run after
+ * test_kernels: Check unit tests of shim/records/kernels.c with its invariant checks on
+ * (shim/base/invariant.h) — records made, retired by owner and reused, the checks run after
  * each change — and of the checks themselves: each fires, saying what broke, on a table,
  * list, quarantine or serial broken on purpose. The driver is a stand-in filled in here:
  * a kernel's name is its handle, its module the handle's tens (0: unknown owner).
@@ -100,7 +100,7 @@ static int aborts_saying(int what, const char *want)
 }
 
 /* Each check fires on the structure it guards, broken on purpose. */
-/* XMATUNE_AUTO's entries (shim/autotune.c): one per kernel name, made once; NCCL's kernels
+/* XMATUNE_AUTO's entries (shim/records/autotune.c): one per kernel name, made once; NCCL's kernels
  * on the default list declined with the reason; a derived candidate's label names its
  * idiom, another's none. */
 START_TEST(auto_entries)

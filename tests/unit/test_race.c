@@ -1,5 +1,5 @@
 /*
- * The racing and tie rules (shim/race.c) on synthetic timings (fixed seeds) and on the
+ * The racing and tie rules (shim/session/race.c) on synthetic timings (fixed seeds) and on the
  * timings of a real GPU-suite run on an H200 (tests/unit/data/race, one file per program: the
  * `tune` events of its programs, as logged): replaying each key's recorded runs round by round
  * through the elimination rule never eliminates the winner that full timing picks, nor

@@ -19,6 +19,7 @@
 #include "cache.h"
 #include "cachefile.h"
 #include "cacherec.h"
+#include "invariant.h"
 #include "log.h"
 #include "options.h"
 
@@ -214,6 +215,35 @@ START_TEST(log_messages_capped)
 }
 END_TEST
 
+/* XMT_ASSERT (invariant.h): a false condition says "xmatune: internal error: ..." once per
+ * place, with the condition and where, and the program goes on past it. */
+static int assert_passes;
+static void assert_false_twice(void)
+{
+    for (int i = 0; i < 2; i++) {
+        XMT_ASSERT(i < 0, "a test's false condition (%d)", 7);
+        assert_passes++;
+    }
+    XMT_ASSERT(assert_passes == 2, "a true condition says nothing");
+    xmt_log_close();
+}
+
+START_TEST(assert_says_once_and_goes_on)
+{
+    char err[4096];
+    unsetenv("XMATUNE_MAX_MESSAGES");
+    xmt_options_load(test_warn);
+    capture_stderr(assert_false_twice, err, sizeof err);
+    ck_assert_int_eq(assert_passes, 2);
+    const char *m = strstr(err, "xmatune: internal error: a test's false condition (7) (i < 0 "
+                                "is false at ");
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_ptr_nonnull(strstr(m, "test_shim.c:"));
+    ck_assert_ptr_null(strstr(m + strlen("xmatune: internal error"), "internal error")); /* once */
+    ck_assert_ptr_null(strstr(err, "a true condition"));
+}
+END_TEST
+
 /* 0 means none (it used to mean 100). */
 START_TEST(log_max_messages_zero_is_silence)
 {
@@ -326,7 +356,7 @@ START_TEST(cache_store_reload_last_wins)
 }
 END_TEST
 
-/* ---- the records point into the file (shim/cache.c keeps where each line is, not what
+/* ---- the records point into the file (shim/records/cache.c keeps where each line is, not what
  * it says): what happens when the file changes under a process ---- */
 
 static const xmt_cache_id test_id = {"GPU|cc9.0|sm132|drv13000", "_Z1kv", "00aa", "match: k", "77"};
@@ -1117,7 +1147,7 @@ static int aborts_saying(int what, const char *want)
     return aborts_saying_fn(break_and_check, what, want);
 }
 
-/* The cache's invariant checks (shim/invariant.h) hold through stores and a reload, and
+/* The cache's invariant checks (shim/base/invariant.h) hold through stores and a reload, and
  * stop the process, saying what broke, on an index slot that points past the records and
  * on a record that points past what was read of the file. */
 START_TEST(cache_invariants_checked)
@@ -1152,6 +1182,7 @@ int main(void)
     tcase_add_test(tc, options_unknown_mode_is_off);
     tcase_add_test(tc, options_print_and_markdown);
     tcase_add_test(tc, log_expand_path);
+    tcase_add_test(tc, assert_says_once_and_goes_on);
     tcase_add_test(tc, log_messages_capped);
     tcase_add_test(tc, log_max_messages_zero_is_silence);
     tcase_add_test(tc, options_nan_rejected);

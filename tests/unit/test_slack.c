@@ -1,5 +1,5 @@
 /*
- * The trial helper's guard bytes (shim/slack.c): the slack of the staged windows (their
+ * The trial helper's guard bytes (shim/session/slack.c): the slack of the staged windows (their
  * bytes outside every region), filled and checked, over a stand-in driver whose device
  * memory is host memory (a CUdeviceptr is a host address) and a host comparison in place
  * of the GPU's; the sequence's kernel (xmt_seq) is stood in for by its host twin.

@@ -1,5 +1,5 @@
 /*
- * test_tls: Check unit tests of shim/tls.c, the per-thread blocks that the tuner's and
+ * test_tls: Check unit tests of shim/base/tls.c, the per-thread blocks that the tuner's and
  * discovery's memos and the launch counters live in, and of counters.c on top of it
  * (the one user that needs no driver): alignment and zeroing, the release at thread
  * exit, the list of every thread's block, and a failed allocation.

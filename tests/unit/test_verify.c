@@ -1,5 +1,5 @@
 /*
- * test_verify: Check unit tests of the tuner's output comparison (shim/verify.c), which
+ * test_verify: Check unit tests of the tuner's output comparison (shim/session/verify.c), which
  * decides whether a candidate is rejected: bitwise for integers and for floats without
  * tolerance, within rtol/atol otherwise, NaN equal to NaN, f16 and bf16 decoded.
  */

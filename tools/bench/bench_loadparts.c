@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "cacherec.h"
+#include "clock.h"
 
 static int records;
 
@@ -24,13 +24,6 @@ static void count(void *ud, const xmt_cacherec *r)
     (void)ud;
     (void)r;
     records++;
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 int main(int argc, char **argv)
@@ -42,19 +35,19 @@ int main(int argc, char **argv)
     double first = 0, best = 1e30;
     for (int i = 0; i < 6; i++) {
         records = 0;
-        double t0 = now_ms();
+        double t0 = xmt_now_ms();
         if (xmt_cacherec_read(argv[1], count, NULL, NULL) < 0) {
             perror(argv[1]);
             return 1;
         }
-        double ms = now_ms() - t0;
+        double ms = xmt_now_ms() - t0;
         if (i == 0)
             first = ms;
         else if (ms < best)
             best = ms;
     }
     enum { MIB = 1 << 20, BLOCKS = 8 };
-    double t0 = now_ms();
+    double t0 = xmt_now_ms();
     for (int b = 0; b < BLOCKS; b++) {
         char *p = mmap(NULL, MIB, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -65,7 +58,7 @@ int main(int argc, char **argv)
         for (size_t j = 0; j < MIB; j += 64)
             p[j] = 1;
     }
-    double touch = (now_ms() - t0) / BLOCKS;
+    double touch = (xmt_now_ms() - t0) / BLOCKS;
     printf("parse %d records: %.2f ms first, %.2f ms best of 5 more; "
            "first write of fresh memory: %.2f ms per MiB\n",
            records, first, best, touch);

@@ -1,6 +1,6 @@
 /*
  * gpucheck_bench: what the shim's verification kernels cost on the GPU, for one or two
- * builds of their PTX side by side (shim/gpucheck/kernels.ptx, and e.g. an older one from
+ * builds of their PTX side by side (shim/session/gpucheck/kernels.ptx, and e.g. an older one from
  * git), over buffers of a size a tuning key has (128 MiB by default).
  *
  *   gpucheck_bench [--mib N] A.ptx [B.ptx]

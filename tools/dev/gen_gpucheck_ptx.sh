@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates shim/gpucheck/kernels.ptx from shim/gpucheck/kernels.cu. Run by a developer
+# Regenerates shim/session/gpucheck/kernels.ptx from shim/session/gpucheck/kernels.cu. Run by a developer
 # after editing the kernels (needs nvcc); the build itself never needs nvcc: the PTX text
 # is committed and carried in libxmatune.so, and the driver JIT-compiles it.
 #
@@ -8,8 +8,8 @@
 # at that version for sm_75 and sm_90.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-src=$here/shim/gpucheck/kernels.cu
-out=$here/shim/gpucheck/kernels.ptx
+src=$here/shim/session/gpucheck/kernels.cu
+out=$here/shim/session/gpucheck/kernels.ptx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 nvcc -ptx -arch=compute_75 -O3 -o "$tmp/k.ptx" "$src"

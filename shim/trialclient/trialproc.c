@@ -22,9 +22,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "driver.h"
 #include "log.h"
 #include "logevent.h"
@@ -46,7 +46,7 @@ typedef struct {
     uint32_t seq;
     int final;       /* H_FAILED for good: 1 (restarted too often), 2 (no helper may run) */
     int failures;    /* starts failed in a row; the next is tried at retry_at */
-    double retry_at; /* now_ms() */
+    double retry_at; /* xmt_now_ms() */
     int said;        /* the fallback was said on stderr */
     /* what fd and pidfd are: a program that closes every descriptor may have closed them,
      * and opened files of its own into their numbers, which the shim must never use or close */
@@ -57,13 +57,6 @@ typedef struct {
 
 static pthread_mutex_t trial_lock = PTHREAD_MUTEX_INITIALIZER;
 static helper_t helpers[XMT_TRIAL_DEVICES];
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* ---- the helper's executable: found once, absolutely, opened and checked ---------------- */
 
@@ -638,7 +631,7 @@ static int spare_take_locked(helper_t *h, int device, xmt_tp_msg *m)
  * one started (the file checked; the pid the shim kills and reaps). 0, or -1 with why. */
 static int start(helper_t *h, int device, char *why, size_t wcap)
 {
-    double t0 = now_ms();
+    double t0 = xmt_now_ms();
     h->fd = h->pidfd = -1;
     h->pid = 0;
     pid_t pid = -1;
@@ -669,7 +662,8 @@ static int start(helper_t *h, int device, char *why, size_t wcap)
         return -1;
     }
     h->state = H_LIVE;
-    log_event(h->restarts ? "restarted" : "started", device, h, now_ms() - t0, &m.u.ready, NULL);
+    log_event(h->restarts ? "restarted" : "started", device, h, xmt_now_ms() - t0, &m.u.ready,
+              NULL);
     xmt_verbose(1, "trial helper for device %d: pid %d (%s)", device, h->pid, m.u.ready.name);
     return 0;
 }
@@ -684,7 +678,8 @@ static int fall_back(helper_t *h, int device, const char *why, int final)
     h->final = final;
     if (!final) {
         h->failures++;
-        h->retry_at = now_ms() + 1000.0 * (double)(1 << (h->failures < 7 ? h->failures - 1 : 6));
+        h->retry_at =
+            xmt_now_ms() + 1000.0 * (double)(1 << (h->failures < 7 ? h->failures - 1 : 6));
     }
     log_event("fallback", device, NULL, -1, NULL, why);
     if (!h->said++)
@@ -725,7 +720,7 @@ static int get_locked(helper_t *h, int device)
 {
     char why[XMT_PATH_MAX + 600];
     reap_unreaped();
-    if (h->state == H_FAILED && (h->final || now_ms() < h->retry_at))
+    if (h->state == H_FAILED && (h->final || xmt_now_ms() < h->retry_at))
         return h->final == 2 ? XMT_TRIAL_UNFIT : XMT_TRIAL_FAILED;
     if (h->state == H_NONE && !h->restarts && unfit(device, why, sizeof why))
         return fall_back(h, device, why, 2);

@@ -37,6 +37,7 @@ static inline unsigned results_hash(const void *key, size_t n)
 #include "clock.h"
 #include "devinfo.h"
 #include "driver.h"
+#include "invariant.h"
 #include "launch.h"
 #include "log.h"
 #include "logevent.h"
@@ -73,6 +74,17 @@ typedef struct result {
     size_t keylen;
     uint8_t key[]; /* device (4 bytes) then the entry's key */
 } result_t;
+
+/* A key's state moves on: only from R_TUNING, by the one thread holding it so (it claimed
+ * the key, or won the compare-and-swap out of R_DONE or R_WAITING), to R_DONE or R_WAITING.
+ * Other threads only ever compare-and-swap out of those two. */
+static void move_state(result_t *r, int to)
+{
+    XMT_ASSERT(atomic_load_explicit(&r->state, memory_order_relaxed) == R_TUNING,
+               "a key's state moved on by a thread that does not hold it");
+    XMT_ASSERT(to == R_DONE || to == R_WAITING, "a key's state moved to %d", to);
+    atomic_store_explicit(&r->state, to, memory_order_release);
+}
 
 /* An argument the per-thread memo compares: its index and size. */
 typedef struct {
@@ -761,7 +773,7 @@ static int bg_tune(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
     pthread_mutex_lock(&k->lock);
     k->tune->keys_tuned++;
     pthread_mutex_unlock(&k->lock);
-    atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
+    move_state(mine, R_DONE);
     *rc = run_winner(k, l, v, mine, device, NULL);
     int after = *rc == CUDA_SUCCESS ? xmt_trial_snap_after(s, l) : -1;
     xmt_trial_snap_log(s, key_text, "tune");
@@ -862,7 +874,7 @@ static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, co
         r->gap = r->gap > UINT32_MAX / RECHECK_GROWTH ? UINT32_MAX : r->gap * RECHECK_GROWTH;
         atomic_store(&r->due_in, r->gap);
     }
-    atomic_store_explicit(&r->state, R_DONE, memory_order_release);
+    move_state(r, R_DONE);
     return run_winner(k, l, v, r, device, NULL);
 }
 
@@ -948,7 +960,7 @@ static int defer_key(const xmt_kernel *k, result_t *mine, xmt_plan *p, const cha
     if (++mine->tries < DEFER_TRIES) {
         if (p->claimed) xmt_cache_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
         atomic_store(&mine->recheck_ms, 0.0);
-        atomic_store_explicit(&mine->state, R_WAITING, memory_order_release);
+        move_state(mine, R_WAITING);
         return 1;
     }
     xmt_warn("%s: key %s: the data of its first %d launches proved nothing (what each read "
@@ -1005,6 +1017,8 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
                            result_t *mine, xmt_plan *p, const char *key_text, double t0)
 {
     struct xmt_tune_state *ts = k->tune;
+    XMT_ASSERT(atomic_load_explicit(&mine->state, memory_order_relaxed) == R_TUNING,
+               "a key decided by a thread that does not hold it");
     /* a cached winner verified off the program's path: the snapshot before the launch, or,
      * when there can be none, the verification now as strict trust makes it */
     CUresult rc;
@@ -1038,7 +1052,7 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     pthread_mutex_lock(&k->lock);
     ts->keys_tuned++;
     pthread_mutex_unlock(&k->lock);
-    atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
+    move_state(mine, R_DONE);
     if (p->store_on_disk)
         xmt_cache_store(&p->id, mine->key + 4, mine->keylen - 4, device, key_text, &p->ch);
     else if (p->claimed) /* nothing worth keeping came of it: another process may try */
@@ -1049,7 +1063,7 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
 static void wait_again(result_t *r)
 {
     atomic_store(&r->recheck_ms, xmt_now_ms() + RECHECK_MS);
-    atomic_store_explicit(&r->state, R_WAITING, memory_order_release);
+    move_state(r, R_WAITING);
 }
 
 /* A key another process is tuning, looked at again: its winner is in the cache now (it is

@@ -6,7 +6,8 @@
  * GPU whose clock is still down, because allocating scratch is slow, or because it
  * makes many small round trips. So in the trial helper (trial/xmatune-trial, and only
  * there: the program's own process keeps its driver calls unwrapped, its launch path
- * included) the entry points below are wrapped once at start, and each call's count and
+ * included; the wrappers are trial/drvwrap.c) the entry points below are wrapped once at
+ * start, and each call's count and
  * wall time added up; a session reads the sums at its start and at its end, and the
  * tune event carries the difference as `driver_calls` (docs/log.md). The helper runs one
  * session at a time on one thread, so the sums need no lock.
@@ -64,9 +65,11 @@ typedef struct {
     double ms[XMT_DT_COUNT];
 } xmt_drvtime;
 
-/* Wraps the entry points above in xmt_drv (those the driver has), once; after
- * xmt_driver_init. Only the trial helper calls it. */
-void xmt_drvtime_install(void);
+/* The helper's wrappers (trial/drvwrap.c, xmt_drvtime_install) start the counting, and add
+ * each call of entry point i (an XMT_DT_* index) that took ms. Nothing in the shim calls
+ * them: there the sums stay unread (xmt_drvtime_read says -1). */
+void xmt_drvtime_start(void);
+void xmt_drvtime_add(int i, double ms);
 
 /* The sums so far into *out; 0, or -1 (nothing written) when not installed. */
 int xmt_drvtime_read(xmt_drvtime *out);

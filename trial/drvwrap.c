@@ -1,13 +1,11 @@
 /*
- * drvtime: the trial helper's driver calls counted and timed (see drvtime.h).
+ * drvwrap: the trial helper's driver calls wrapped, counted and timed (see drvwrap.h).
  */
-#include "drvtime.h"
+#include "drvwrap.h"
 
 #include "clock.h"
 #include "driver.h"
-
-static xmt_drvtime sums;
-static int installed;
+#include "drvtime.h"
 
 /* The real entry points, typed as driver.h types xmt_drv's. */
 static struct {
@@ -26,8 +24,7 @@ static struct {
     {                                                                                              \
         double t0 = xmt_now_ms();                                                                  \
         CUresult r = real.name args;                                                               \
-        sums.ms[XMT_DT_##name] += xmt_now_ms() - t0;                                               \
-        sums.calls[XMT_DT_##name]++;                                                               \
+        xmt_drvtime_add(XMT_DT_##name, xmt_now_ms() - t0);                                         \
         return r;                                                                                  \
     }
 
@@ -64,8 +61,10 @@ WRAP(cuFuncGetAttribute, (int *v, CUfunction_attribute a, CUfunction f), (v, a, 
 
 void xmt_drvtime_install(void)
 {
+    static int installed;
     if (installed) return;
     installed = 1;
+    xmt_drvtime_start();
 #define XMT_DRVTIME_SWAP(name)                                                                     \
     if (xmt_drv.name) {                                                                            \
         real.name = xmt_drv.name;                                                                  \
@@ -73,36 +72,4 @@ void xmt_drvtime_install(void)
     }
     XMT_DRVTIME_FUNCS(XMT_DRVTIME_SWAP)
 #undef XMT_DRVTIME_SWAP
-}
-
-void xmt_drvtime_polled_wait(double ms)
-{
-    if (!installed) return;
-    sums.ms[XMT_DT_POLLED_WAITS] += ms;
-    sums.calls[XMT_DT_POLLED_WAITS]++;
-}
-
-int xmt_drvtime_read(xmt_drvtime *out)
-{
-    if (!installed) return -1;
-    *out = sums;
-    return 0;
-}
-
-void xmt_drvtime_since(const xmt_drvtime *then, const xmt_drvtime *now, xmt_drvtime *d)
-{
-    for (int i = 0; i < XMT_DT_COUNT; i++) {
-        d->calls[i] = now->calls[i] - then->calls[i];
-        d->ms[i] = now->ms[i] - then->ms[i];
-    }
-}
-
-const char *xmt_drvtime_name(int i)
-{
-    static const char *const names[] = {
-#define XMT_DRVTIME_NAME(name) #name,
-        XMT_DRVTIME_FUNCS(XMT_DRVTIME_NAME)
-#undef XMT_DRVTIME_NAME
-            "polled_waits"};
-    return i >= 0 && i < XMT_DT_COUNT ? names[i] : "?";
 }

@@ -1,13 +1,21 @@
 /*
- * clock: the shim's one clock for durations and deadlines, in milliseconds of
- * CLOCK_MONOTONIC (never the wall clock: a date change must not end a budget or a
- * recheck early). Used by the tuning session's phases and budget and by the tuner's
- * rechecks of a key another process claimed. A leaf.
+ * clock: the one clock for durations and deadlines, of the shim, the trial helper and
+ * common/ alike: CLOCK_MONOTONIC (never the wall clock: a date change must not end a
+ * budget, a recheck, a lock wait or a protocol timeout early), read in one place. Used by
+ * the tuning session's phases and budget, the tuner's rechecks of a key another process
+ * claimed, the trial helper's spawn and pings, the protocol's waits and the cache lock's
+ * bounded wait. A leaf; no CUDA.
  */
 #ifndef XMT_CLOCK_H
 #define XMT_CLOCK_H
 
-/* Milliseconds of CLOCK_MONOTONIC. */
+#include <stdint.h>
+
+/* Nanoseconds of CLOCK_MONOTONIC (exact: integer arithmetic). */
+uint64_t xmt_now_ns(void);
+
+/* Milliseconds of CLOCK_MONOTONIC, the same reading as a double (sub-millisecond parts
+ * kept). */
 double xmt_now_ms(void);
 
 /* A wait for the GPU asks without sleeping for its first XMT_POLL_SPIN_MS: a short run ends

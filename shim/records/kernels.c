@@ -16,19 +16,10 @@
 #include "log.h"
 #include "logevent.h"
 #include "options.h"
+#include "policies.h"
 #include "xmt_policy.h"
 
 struct xmt_kslot xmt_ktab[1u << XMT_KTAB_BITS];
-struct xmt_policy_set *xmt_policies;
-
-/* Everything below is under table_lock: the table's writers, the lists, the indexes. */
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t table_used;                 /* slots with a handle (they are never emptied) */
-static xmt_kernel *live_head, *live_tail; /* live records, oldest first (next/prev) */
-static xmt_kernel *unknown_owner;         /* live records whose owner the driver did not tell */
-static xmt_kernel *quar_head, *quar_tail; /* retired structs, oldest first (next) */
-static size_t quar_n;
-static _Atomic uint64_t next_serial = 1;
 
 /* Live records by owner (next_owner/prev_owner). */
 typedef struct owner_group {
@@ -36,14 +27,38 @@ typedef struct owner_group {
     uintptr_t owner;
     xmt_kernel *head;
 } owner_group;
-static owner_group *owners;
 
 /* One summary per mangled name that has had a record retired (for the exit report). */
 typedef struct summary {
     UT_hash_handle hh;
     xmt_kernel k;
 } summary_t;
-static summary_t *summaries;
+
+/* What other modules hang on records (xmt_kernels_add_parts). */
+#define MAX_PARTS 4
+
+/* The module's state, in one place. The lists, the indexes and the table's writers are
+ * under lock; serials are handed out atomically; the driver's owner queries are found once
+ * (owner_once); parts are set once each (under lock) and read lock-free. */
+static struct {
+    pthread_mutex_t lock;
+    size_t table_used;                 /* slots with a handle (they are never emptied) */
+    xmt_kernel *live_head, *live_tail; /* live records, oldest first (next/prev) */
+    xmt_kernel *unknown_owner;         /* live records whose owner the driver did not tell */
+    xmt_kernel *quar_head, *quar_tail; /* retired structs, oldest first (next) */
+    size_t quar_n;
+    _Atomic uint64_t next_serial;
+    owner_group *owners;  /* live records by owner (next_owner/prev_owner) */
+    summary_t *summaries; /* one per mangled name that has had a record retired */
+    unsigned since_scan;  /* the invariant check's changes since its last full scan */
+    /* the driver's owner queries (not in driver_syms.h: only this module uses them);
+     * missing ones leave owners unknown: such records go at every unload, as before */
+    PFN_cuFuncGetModule_v11000 func_module;
+    PFN_cuKernelGetLibrary_v12050 kernel_library;
+    PFN_cuLibraryGetModule_v12000 library_module;
+    pthread_once_t owner_once;
+    _Atomic(const xmt_kernel_parts *) parts[MAX_PARTS];
+} recs = {.lock = PTHREAD_MUTEX_INITIALIZER, .next_serial = 1, .owner_once = PTHREAD_ONCE_INIT};
 
 /* Past this load the table stops taking new handles (probes stay short); such kernels
  * are then found by a walk of the live records, under the lock: correct, only slower. */
@@ -63,7 +78,7 @@ static size_t slot_of(uintptr_t h)
  * quar_tail, quar_n structs, none of them live; the serials of live, quarantined and
  * summary records are all different and below next_serial. Checked after each insert,
  * retirement and reuse of a struct (the table's every slot only every SCAN_EVERY-th
- * time; a quarantined struct's own slot each time). table_lock held. */
+ * time; a quarantined struct's own slot each time). recs.lock held. */
 #if XMT_INVARIANTS
 static int cmp_addr(const void *a, const void *b)
 {
@@ -133,8 +148,9 @@ static void scan_table(xmt_kernel *const *live, size_t n)
                       "kernels: table slot %zu (handle %#lx) holds %s of handle %#lx", i,
                       (unsigned long)h, k->mangled, (unsigned long)k->handle);
     }
-    XMT_INVARIANT(used == table_used, "kernels: %zu table slots have a handle, table_used says %zu",
-                  used, table_used);
+    XMT_INVARIANT(used == recs.table_used,
+                  "kernels: %zu table slots have a handle, table_used says %zu", used,
+                  recs.table_used);
 }
 
 /* The lookup table against the records: a live record in the table is the one its
@@ -147,7 +163,7 @@ static void check_table(xmt_kernel *const *live, size_t n)
                           (sl && atomic_load_explicit(&sl->rec, memory_order_relaxed) == live[j]),
                       "kernels: %s is not the record its handle's slot finds", live[j]->mangled);
     }
-    for (const xmt_kernel *k = quar_head; k; k = k->next) {
+    for (const xmt_kernel *k = recs.quar_head; k; k = k->next) {
         struct xmt_kslot *sl = k->handle ? slot_of_handle(k->handle) : NULL;
         XMT_INVARIANT(!sl || atomic_load_explicit(&sl->rec, memory_order_relaxed) != k,
                       "kernels: table slot of handle %#lx holds a retired record (serial %llu)",
@@ -161,49 +177,49 @@ static void check_quarantine_serials(xmt_kernel *const *live, size_t n, uint64_t
 {
     size_t q = 0, m = n;
     const xmt_kernel *last = NULL;
-    for (const xmt_kernel *k = quar_head; k; last = k, k = k->next) {
-        XMT_INVARIANT(++q <= quar_n, "kernels: the quarantine holds more than its %zu structs",
-                      quar_n);
+    for (const xmt_kernel *k = recs.quar_head; k; last = k, k = k->next) {
+        XMT_INVARIANT(++q <= recs.quar_n, "kernels: the quarantine holds more than its %zu structs",
+                      recs.quar_n);
         XMT_INVARIANT(live_index(live, n, k) < 0 && !k->in_table,
                       "kernels: a quarantined struct is live or in the table");
         serials[m++] = atomic_load(&k->serial);
     }
-    XMT_INVARIANT(q == quar_n && last == quar_tail,
-                  "kernels: the quarantine's list has %zu structs, quar_n says %zu%s", q, quar_n,
-                  last == quar_tail ? "" : ", and it does not end at quar_tail");
-    for (summary_t *sm = summaries; sm; sm = sm->hh.next)
+    XMT_INVARIANT(q == recs.quar_n && last == recs.quar_tail,
+                  "kernels: the quarantine's list has %zu structs, quar_n says %zu%s", q,
+                  recs.quar_n, last == recs.quar_tail ? "" : ", and it does not end at quar_tail");
+    for (summary_t *sm = recs.summaries; sm; sm = sm->hh.next)
         serials[m++] = atomic_load(&sm->k.serial);
     qsort(serials, m, sizeof *serials, cmp_u64);
     for (size_t i = 0; i < m; i++)
-        XMT_INVARIANT((!i || serials[i] != serials[i - 1]) &&
-                          serials[i] < atomic_load(&next_serial),
-                      "kernels: serial %llu is %s", (unsigned long long)serials[i],
-                      serials[i] >= atomic_load(&next_serial) ? "not yet given out" : "not unique");
+        XMT_INVARIANT(
+            (!i || serials[i] != serials[i - 1]) && serials[i] < atomic_load(&recs.next_serial),
+            "kernels: serial %llu is %s", (unsigned long long)serials[i],
+            serials[i] >= atomic_load(&recs.next_serial) ? "not yet given out" : "not unique");
 }
 
 static void check_locked(int scan)
 {
-    static unsigned since_scan;
     size_t n = 0;
     const xmt_kernel *prev = NULL;
-    for (const xmt_kernel *k = live_head; k; prev = k, k = k->next, n++) {
+    for (const xmt_kernel *k = recs.live_head; k; prev = k, k = k->next, n++) {
         XMT_INVARIANT(k->prev == prev, "kernels: the live list is mislinked at %s", k->mangled);
         XMT_INVARIANT(!atomic_load(&k->stale), "kernels: retired %s is on the live list",
                       k->mangled);
     }
-    XMT_INVARIANT(live_tail == prev, "kernels: live_tail is not the live list's last record");
+    XMT_INVARIANT(recs.live_tail == prev, "kernels: live_tail is not the live list's last record");
     xmt_kernel **live = malloc((n ? n : 1) * sizeof(xmt_kernel *));
     unsigned *on = calloc(n ? n : 1, sizeof *on);
-    uint64_t *serials = malloc((n + quar_n + HASH_COUNT(summaries) + 1) * sizeof *serials);
+    uint64_t *serials =
+        malloc((n + recs.quar_n + HASH_COUNT(recs.summaries) + 1) * sizeof *serials);
     if (live && on && serials) { /* out of memory: not checked */
         size_t j = 0;
-        for (xmt_kernel *k = live_head; k; k = k->next, j++) {
+        for (xmt_kernel *k = recs.live_head; k; k = k->next, j++) {
             live[j] = k;
             serials[j] = atomic_load(&k->serial);
         }
         qsort(live, n, sizeof(xmt_kernel *), cmp_addr);
-        check_owner_list(unknown_owner, 0, live, n, on);
-        for (owner_group *g = owners; g; g = g->hh.next) {
+        check_owner_list(recs.unknown_owner, 0, live, n, on);
+        for (owner_group *g = recs.owners; g; g = g->hh.next) {
             XMT_INVARIANT(g->head && g->owner, "kernels: owner %#lx has an empty list",
                           (unsigned long)g->owner);
             check_owner_list(g->head, g->owner, live, n, on);
@@ -211,9 +227,9 @@ static void check_locked(int scan)
         for (size_t i = 0; i < n; i++)
             XMT_INVARIANT(on[i] == 1, "kernels: %s is on its owner's lists %u times",
                           live[i]->mangled, on[i]);
-        if (scan || ++since_scan >= SCAN_EVERY) {
+        if (scan || ++recs.since_scan >= SCAN_EVERY) {
             scan_table(live, n);
-            since_scan = 0;
+            recs.since_scan = 0;
         }
         check_table(live, n);
         check_quarantine_serials(live, n, serials);
@@ -227,28 +243,21 @@ static void check_locked(int scan)
 #define CHECK_LOCKED() ((void)0)
 #endif
 
-/* The driver's owner queries, found once (not in driver_syms.h: only this module uses
- * them). Missing ones leave owners unknown: such records go at every unload, as before. */
-static PFN_cuFuncGetModule_v11000 func_module;
-static PFN_cuKernelGetLibrary_v12050 kernel_library;
-static PFN_cuLibraryGetModule_v12000 library_module;
-static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
-
 static void owner_syms(void)
 {
     CUdriverProcAddressQueryResult st;
     if (!xmt_drv.getproc) return;
     XMT_IN_SHIM_SCOPE
     {
-        if (xmt_drv.getproc("cuFuncGetModule", (void **)&func_module, 11000, 0, &st) !=
+        if (xmt_drv.getproc("cuFuncGetModule", (void **)&recs.func_module, 11000, 0, &st) !=
             CUDA_SUCCESS)
-            func_module = NULL;
-        if (xmt_drv.getproc("cuKernelGetLibrary", (void **)&kernel_library, 12050, 0, &st) !=
+            recs.func_module = NULL;
+        if (xmt_drv.getproc("cuKernelGetLibrary", (void **)&recs.kernel_library, 12050, 0, &st) !=
             CUDA_SUCCESS)
-            kernel_library = NULL;
-        if (xmt_drv.getproc("cuLibraryGetModule", (void **)&library_module, 12000, 0, &st) !=
+            recs.kernel_library = NULL;
+        if (xmt_drv.getproc("cuLibraryGetModule", (void **)&recs.library_module, 12000, 0, &st) !=
             CUDA_SUCCESS)
-            library_module = NULL;
+            recs.library_module = NULL;
     }
 }
 
@@ -256,14 +265,14 @@ static void owner_syms(void)
  * inside the shim's scope. */
 static uintptr_t owner_of(CUfunction f, int is_cukernel)
 {
-    pthread_once(&owner_once, owner_syms);
+    pthread_once(&recs.owner_once, owner_syms);
     if (is_cukernel) {
         CUlibrary lib = NULL;
-        if (kernel_library && kernel_library(&lib, (CUkernel)f) == CUDA_SUCCESS)
+        if (recs.kernel_library && recs.kernel_library(&lib, (CUkernel)f) == CUDA_SUCCESS)
             return (uintptr_t)lib;
     } else {
         CUmodule m = NULL;
-        if (func_module && func_module(&m, f) == CUDA_SUCCESS) return (uintptr_t)m;
+        if (recs.func_module && recs.func_module(&m, f) == CUDA_SUCCESS) return (uintptr_t)m;
     }
     return 0;
 }
@@ -443,22 +452,18 @@ static void attach_policy(xmt_kernel *k)
     k->entry = e;
 }
 
-/* What other modules hang on records (xmt_kernels_add_parts). */
-#define MAX_PARTS 4
-static _Atomic(const xmt_kernel_parts *) parts[MAX_PARTS];
-
 void xmt_kernels_add_parts(const xmt_kernel_parts *p)
 {
-    pthread_mutex_lock(&table_lock);
+    pthread_mutex_lock(&recs.lock);
     for (int i = 0; i < MAX_PARTS; i++) {
-        const xmt_kernel_parts *q = atomic_load(&parts[i]);
+        const xmt_kernel_parts *q = atomic_load(&recs.parts[i]);
         if (q == p) break;
         if (!q) {
-            atomic_store(&parts[i], p);
+            atomic_store(&recs.parts[i], p);
             break;
         }
     }
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&recs.lock);
 }
 
 /* Frees what a retired (or discarded) record owns; the struct itself stays. */
@@ -469,7 +474,7 @@ static void release_parts(xmt_kernel *k)
     free(k->offsets);
     free(k->sizes);
     for (int i = 0; i < MAX_PARTS; i++) {
-        const xmt_kernel_parts *p = atomic_load(&parts[i]);
+        const xmt_kernel_parts *p = atomic_load(&recs.parts[i]);
         if (p) p->release(k);
     }
 }
@@ -480,21 +485,21 @@ static void release_parts(xmt_kernel *k)
 static xmt_kernel *take_struct(void)
 {
     xmt_kernel *k = NULL;
-    pthread_mutex_lock(&table_lock);
-    if (quar_n > XMT_KERNELS_QUARANTINE) {
-        k = quar_head;
-        quar_head = k->next;
-        if (!quar_head) quar_tail = NULL;
-        quar_n--;
+    pthread_mutex_lock(&recs.lock);
+    if (recs.quar_n > XMT_KERNELS_QUARANTINE) {
+        k = recs.quar_head;
+        recs.quar_head = k->next;
+        if (!recs.quar_head) recs.quar_tail = NULL;
+        recs.quar_n--;
     }
     CHECK_LOCKED();
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&recs.lock);
     if (!k) {
         k = calloc(1, sizeof *k);
         if (!k) return NULL;
         pthread_mutex_init(&k->lock, NULL);
     }
-    atomic_store(&k->serial, atomic_fetch_add(&next_serial, 1));
+    atomic_store(&k->serial, atomic_fetch_add(&recs.next_serial, 1));
     release_parts(k);
     atomic_store(&k->launches, 0);
     atomic_store(&k->rewritten, 0);
@@ -520,16 +525,16 @@ static xmt_kernel *take_struct(void)
     return k;
 }
 
-/* Puts a struct in the quarantine (table_lock held). */
+/* Puts a struct in the quarantine (recs.lock held). */
 static void quarantine_locked(xmt_kernel *k)
 {
     k->next = NULL;
-    if (quar_tail)
-        quar_tail->next = k;
+    if (recs.quar_tail)
+        recs.quar_tail->next = k;
     else
-        quar_head = k;
-    quar_tail = k;
-    quar_n++;
+        recs.quar_head = k;
+    recs.quar_tail = k;
+    recs.quar_n++;
 }
 
 static xmt_kernel *make_record(CUfunction f)
@@ -539,10 +544,10 @@ static xmt_kernel *make_record(CUfunction f)
     k->handle = (uintptr_t)f;
     XMT_IN_SHIM_SCOPE describe(k, f);
     if (!k->mangled || !k->demangled) {
-        pthread_mutex_lock(&table_lock);
+        pthread_mutex_lock(&recs.lock);
         quarantine_locked(k);
         CHECK_LOCKED();
-        pthread_mutex_unlock(&table_lock);
+        pthread_mutex_unlock(&recs.lock);
         return NULL;
     }
     attach_policy(k);
@@ -552,39 +557,39 @@ static xmt_kernel *make_record(CUfunction f)
 
 static xmt_kernel **owner_head_locked(uintptr_t owner, int make)
 {
-    if (!owner) return &unknown_owner;
+    if (!owner) return &recs.unknown_owner;
     owner_group *g = NULL;
-    HASH_FIND(hh, owners, &owner, sizeof owner, g);
+    HASH_FIND(hh, recs.owners, &owner, sizeof owner, g);
     if (!g && make) {
         g = calloc(1, sizeof *g);
         if (!g) return NULL;
         g->owner = owner;
-        HASH_ADD(hh, owners, owner, sizeof g->owner, g);
+        HASH_ADD(hh, recs.owners, owner, sizeof g->owner, g);
     }
     return g ? &g->head : NULL;
 }
 
-/* Links a new record into the live list and its owner's list (table_lock held). */
+/* Links a new record into the live list and its owner's list (recs.lock held). */
 static void link_locked(xmt_kernel *k)
 {
-    k->prev = live_tail;
+    k->prev = recs.live_tail;
     k->next = NULL;
-    if (live_tail)
-        live_tail->next = k;
+    if (recs.live_tail)
+        recs.live_tail->next = k;
     else
-        live_head = k;
-    live_tail = k;
+        recs.live_head = k;
+    recs.live_tail = k;
     xmt_kernel **head = owner_head_locked(k->owner, 1);
     if (!head) { /* out of memory: an unknown owner, forgotten at every unload */
         k->owner = 0;
-        head = &unknown_owner;
+        head = &recs.unknown_owner;
     }
     k->prev_owner = NULL;
     k->next_owner = *head;
     if (*head) (*head)->prev_owner = k;
     *head = k;
     summary_t *sm = NULL;
-    HASH_FIND_STR(summaries, k->mangled, sm);
+    HASH_FIND_STR(recs.summaries, k->mangled, sm);
     k->summary = sm ? &sm->k : NULL;
 }
 
@@ -593,23 +598,23 @@ static void unlink_locked(xmt_kernel *k)
     if (k->prev)
         k->prev->next = k->next;
     else
-        live_head = k->next;
+        recs.live_head = k->next;
     if (k->next)
         k->next->prev = k->prev;
     else
-        live_tail = k->prev;
+        recs.live_tail = k->prev;
     if (k->next_owner) k->next_owner->prev_owner = k->prev_owner;
     if (k->prev_owner) {
         k->prev_owner->next_owner = k->next_owner;
     } else if (!k->owner) {
-        unknown_owner = k->next_owner;
+        recs.unknown_owner = k->next_owner;
     } else {
         owner_group *g = NULL;
-        HASH_FIND(hh, owners, &k->owner, sizeof k->owner, g);
+        HASH_FIND(hh, recs.owners, &k->owner, sizeof k->owner, g);
         if (g) {
             g->head = k->next_owner;
             if (!g->head) {
-                HASH_DEL(owners, g);
+                HASH_DEL(recs.owners, g);
                 free(g);
             }
         }
@@ -617,12 +622,12 @@ static void unlink_locked(xmt_kernel *k)
     k->next = k->prev = k->next_owner = k->prev_owner = NULL;
 }
 
-/* The summary of a record's name, made on first need (table_lock held). NULL when out
+/* The summary of a record's name, made on first need (recs.lock held). NULL when out
  * of memory. */
 static xmt_kernel *summary_locked(const xmt_kernel *k)
 {
     summary_t *sm = NULL;
-    HASH_FIND_STR(summaries, k->mangled, sm);
+    HASH_FIND_STR(recs.summaries, k->mangled, sm);
     if (sm) return &sm->k;
     sm = calloc(1, sizeof *sm);
     if (!sm) return NULL;
@@ -639,9 +644,9 @@ static xmt_kernel *summary_locked(const xmt_kernel *k)
     sm->k.entry = k->entry;
     sm->k.passthrough = k->passthrough;
     atomic_store(&sm->k.stale, 1);
-    atomic_store(&sm->k.serial, atomic_fetch_add(&next_serial, 1));
+    atomic_store(&sm->k.serial, atomic_fetch_add(&recs.next_serial, 1));
     pthread_mutex_init(&sm->k.lock, NULL);
-    HASH_ADD_KEYPTR(hh, summaries, sm->k.mangled, strlen(sm->k.mangled), sm);
+    HASH_ADD_KEYPTR(hh, recs.summaries, sm->k.mangled, strlen(sm->k.mangled), sm);
     return &sm->k;
 }
 
@@ -658,7 +663,7 @@ void xmt_kernels_fold(xmt_kernel *dst, xmt_kernel *src)
     pthread_mutex_lock(&src->lock); /* always a record's, then its summary's */
     pthread_mutex_lock(&dst->lock);
     for (int i = 0; i < MAX_PARTS; i++) {
-        const xmt_kernel_parts *p = atomic_load(&parts[i]);
+        const xmt_kernel_parts *p = atomic_load(&recs.parts[i]);
         if (p) p->fold(dst, src);
     }
     pthread_mutex_unlock(&dst->lock);
@@ -666,7 +671,7 @@ void xmt_kernels_fold(xmt_kernel *dst, xmt_kernel *src)
 }
 
 /* Forgets a live record: out of the table and the lists, its counts to its summary, its
- * struct to the quarantine (table_lock held). */
+ * struct to the quarantine (recs.lock held). */
 static void retire_locked(xmt_kernel *k)
 {
     if (k->in_table) {
@@ -698,7 +703,7 @@ xmt_kernel *xmt_kernels_get(CUfunction f)
     xmt_kernel *fresh = make_record(f);
     if (!fresh) return NULL;
     uintptr_t h = (uintptr_t)f;
-    pthread_mutex_lock(&table_lock);
+    pthread_mutex_lock(&recs.lock);
     size_t i = slot_of(h);
     for (;;) {
         uintptr_t kh = atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed);
@@ -708,33 +713,33 @@ xmt_kernel *xmt_kernels_get(CUfunction f)
     xmt_kernel *cur = NULL;
     uintptr_t kh = atomic_load_explicit(&xmt_ktab[i].handle, memory_order_relaxed);
     if (kh == h) cur = atomic_load_explicit(&xmt_ktab[i].rec, memory_order_relaxed);
-    if (!cur && kh == 0 && table_used >= TABLE_LIMIT) {
+    if (!cur && kh == 0 && recs.table_used >= TABLE_LIMIT) {
         /* Table full: look among the live records. */
-        for (xmt_kernel *r = live_head; r; r = r->next)
+        for (xmt_kernel *r = recs.live_head; r; r = r->next)
             if (r->handle == h) cur = r;
     }
     if (cur) {
         quarantine_locked(fresh);
         CHECK_LOCKED();
-        pthread_mutex_unlock(&table_lock);
+        pthread_mutex_unlock(&recs.lock);
         return cur;
     }
     link_locked(fresh);
     if (kh == h) {
         atomic_store_explicit(&xmt_ktab[i].rec, fresh, memory_order_release);
         fresh->in_table = 1;
-    } else if (table_used < TABLE_LIMIT) {
+    } else if (recs.table_used < TABLE_LIMIT) {
         atomic_store_explicit(&xmt_ktab[i].rec, fresh, memory_order_release);
         atomic_store_explicit(&xmt_ktab[i].handle, h, memory_order_release);
-        table_used++;
+        recs.table_used++;
         fresh->in_table = 1;
     }
     CHECK_LOCKED();
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&recs.lock);
     return fresh;
 }
 
-/* Retires every live record of one owner (table_lock held). */
+/* Retires every live record of one owner (recs.lock held). */
 static void retire_owner_locked(uintptr_t owner)
 {
     xmt_kernel **head;
@@ -746,11 +751,11 @@ uintptr_t xmt_kernels_unload_begin(int what, const void *handle)
 {
     uintptr_t m = 0;
     if (what != XMT_UNLOAD_LIBRARY || !handle) return 0;
-    pthread_once(&owner_once, owner_syms);
+    pthread_once(&recs.owner_once, owner_syms);
     XMT_IN_SHIM_SCOPE
     {
         CUmodule mod = NULL;
-        if (library_module && library_module(&mod, (CUlibrary)handle) == CUDA_SUCCESS)
+        if (recs.library_module && recs.library_module(&mod, (CUlibrary)handle) == CUDA_SUCCESS)
             m = (uintptr_t)mod;
     }
     return m;
@@ -758,10 +763,10 @@ uintptr_t xmt_kernels_unload_begin(int what, const void *handle)
 
 void xmt_kernels_unloaded(int what, const void *handle, uintptr_t begun)
 {
-    pthread_mutex_lock(&table_lock);
+    pthread_mutex_lock(&recs.lock);
     if (what == XMT_UNLOAD_CONTEXT) {
         /* Its modules go with it (CUfunctions); libraries, and so CUkernels, stay. */
-        for (xmt_kernel *r = live_head, *next; r; r = next) {
+        for (xmt_kernel *r = recs.live_head, *next; r; r = next) {
             next = r->next;
             if (!r->is_cukernel || !r->owner) retire_locked(r);
         }
@@ -771,16 +776,16 @@ void xmt_kernels_unloaded(int what, const void *handle, uintptr_t begun)
         retire_owner_locked(0);
     }
     CHECK_LOCKED();
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&recs.lock);
 }
 
 void xmt_kernels_forget_all(void)
 {
-    pthread_mutex_lock(&table_lock);
-    while (live_head)
-        retire_locked(live_head);
+    pthread_mutex_lock(&recs.lock);
+    while (recs.live_head)
+        retire_locked(recs.live_head);
     CHECK_LOCKED();
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&recs.lock);
 }
 
 static void atfork_child_one(xmt_kernel *r)
@@ -799,40 +804,40 @@ static void atfork_child_one(xmt_kernel *r)
 void xmt_kernels_atfork(int phase)
 {
     if (phase == XMT_FORK_CHILD) {
-        for (xmt_kernel *r = live_head; r; r = r->next)
+        for (xmt_kernel *r = recs.live_head; r; r = r->next)
             atfork_child_one(r);
-        for (xmt_kernel *r = quar_head; r; r = r->next)
+        for (xmt_kernel *r = recs.quar_head; r; r = r->next)
             atfork_child_one(r);
-        for (summary_t *sm = summaries; sm; sm = sm->hh.next) {
+        for (summary_t *sm = recs.summaries; sm; sm = sm->hh.next) {
             atfork_child_one(&sm->k);
             sm->k.keys_retired = 0;
         }
     }
-    xmt_fork_mutex(&table_lock, phase);
+    xmt_fork_mutex(&recs.lock, phase);
 }
 
 void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud)
 {
     /* Folded and listed under the lock, reported outside it: fn logs, and the log's lock
      * is taken before this one at fork (a lock-order inversion otherwise). */
-    pthread_mutex_lock(&table_lock);
-    size_t n = 0, cap = HASH_COUNT(summaries);
-    for (xmt_kernel *r = live_head; r; r = r->next)
+    pthread_mutex_lock(&recs.lock);
+    size_t n = 0, cap = HASH_COUNT(recs.summaries);
+    for (xmt_kernel *r = recs.live_head; r; r = r->next)
         cap++;
     xmt_kernel **list = malloc((cap ? cap : 1) * sizeof(xmt_kernel *));
-    for (xmt_kernel *r = live_head; r; r = r->next) {
+    for (xmt_kernel *r = recs.live_head; r; r = r->next) {
         summary_t *sm = NULL;
-        HASH_FIND_STR(summaries, r->mangled, sm);
+        HASH_FIND_STR(recs.summaries, r->mangled, sm);
         if (sm) xmt_kernels_fold(&sm->k, r);
     }
-    for (summary_t *sm = summaries; list && sm; sm = sm->hh.next)
+    for (summary_t *sm = recs.summaries; list && sm; sm = sm->hh.next)
         list[n++] = &sm->k;
-    for (xmt_kernel *r = live_head; list && r; r = r->next) {
+    for (xmt_kernel *r = recs.live_head; list && r; r = r->next) {
         summary_t *sm = NULL;
-        HASH_FIND_STR(summaries, r->mangled, sm);
+        HASH_FIND_STR(recs.summaries, r->mangled, sm);
         if (!sm) list[n++] = r;
     }
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&recs.lock);
     for (size_t i = 0; i < n; i++)
         fn(list[i], ud);
     free(list);
@@ -841,15 +846,15 @@ void xmt_kernels_foreach(void (*fn)(xmt_kernel *k, void *ud), void *ud)
 #if XMT_INVARIANTS
 void xmt_kernels_check(void)
 {
-    pthread_mutex_lock(&table_lock);
+    pthread_mutex_lock(&recs.lock);
     check_locked(1);
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&recs.lock);
 }
 
 /* Takes the oldest live record off its owner's list, leaving it live. */
 static void break_owner_locked(void)
 {
-    xmt_kernel *k = live_head, **head = k ? owner_head_locked(k->owner, 0) : NULL;
+    xmt_kernel *k = recs.live_head, **head = k ? owner_head_locked(k->owner, 0) : NULL;
     if (!head) return;
     if (k->prev_owner)
         k->prev_owner->next_owner = k->next_owner;
@@ -860,17 +865,18 @@ static void break_owner_locked(void)
 
 void xmt_kernels_test_break(int what)
 {
-    pthread_mutex_lock(&table_lock);
+    pthread_mutex_lock(&recs.lock);
     if (what == XMT_KERNELS_BREAK_OWNER) break_owner_locked();
-    if (what == XMT_KERNELS_BREAK_TABLE && quar_head && live_head && live_head->in_table) {
-        size_t i = slot_of(live_head->handle); /* a retired struct where a live one was */
-        while (atomic_load(&xmt_ktab[i].handle) != live_head->handle)
+    if (what == XMT_KERNELS_BREAK_TABLE && recs.quar_head && recs.live_head &&
+        recs.live_head->in_table) {
+        size_t i = slot_of(recs.live_head->handle); /* a retired struct where a live one was */
+        while (atomic_load(&xmt_ktab[i].handle) != recs.live_head->handle)
             i = (i + 1) & ((1u << XMT_KTAB_BITS) - 1);
-        atomic_store(&xmt_ktab[i].rec, quar_head);
+        atomic_store(&xmt_ktab[i].rec, recs.quar_head);
     }
-    if (what == XMT_KERNELS_BREAK_QUARANTINE) quar_n++;
-    if (what == XMT_KERNELS_BREAK_SERIAL && live_head && live_head->next)
-        atomic_store(&live_head->next->serial, atomic_load(&live_head->serial));
-    pthread_mutex_unlock(&table_lock);
+    if (what == XMT_KERNELS_BREAK_QUARANTINE) recs.quar_n++;
+    if (what == XMT_KERNELS_BREAK_SERIAL && recs.live_head && recs.live_head->next)
+        atomic_store(&recs.live_head->next->serial, atomic_load(&recs.live_head->serial));
+    pthread_mutex_unlock(&recs.lock);
 }
 #endif

@@ -22,6 +22,7 @@
 #include "logevent.h"
 #include "modload.h"
 #include "options.h"
+#include "policies.h"
 #include "trialproc.h"
 #include "tuner.h"
 #include "xmt_policy.h"

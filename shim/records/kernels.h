@@ -100,9 +100,6 @@ static inline xmt_kernel *xmt_kernels_find(const void *f)
     }
 }
 
-/* The loaded policies (set once at activation by shim.c); NULL: none loaded. */
-extern struct xmt_policy_set *xmt_policies;
-
 /* From now on the kernel passes through (auto declined it or stopped tuning it): the
  * launch path reads the flag with relaxed atomic loads. */
 static inline void xmt_kernels_pass_through(xmt_kernel *k)
