@@ -196,11 +196,20 @@ static struct timeval tv_of(int ms)
     return tv;
 }
 
+/* Text from the network (an error answer, hiredis's description of a bad answer) made
+ * printable: a server answering garbage must not put it on the program's stderr. */
+static void printable(char *t)
+{
+    for (; *t; t++)
+        if ((unsigned char)*t < 0x20 || (unsigned char)*t > 0x7e) *t = '?';
+}
+
 /* A reply of a command: NULL with s->err when the connection failed (dead). */
 static redisReply *cmd(xmt_rstore *s, int argc, const char **argv, const size_t *lens)
 {
     redisReply *r = redisCommandArgv(s->c, argc, argv, lens);
     if (!r) snprintf(s->err, sizeof s->err, "%s", s->c->err ? s->c->errstr : "no answer");
+    printable(s->err);
     return r;
 }
 
@@ -211,6 +220,7 @@ static int bad_reply(xmt_rstore *s, redisReply *r)
     int rc = -1;
     if (r->type == REDIS_REPLY_ERROR) {
         snprintf(s->err, sizeof s->err, "the server answered: %.200s", r->str ? r->str : "?");
+        printable(s->err);
         rc = -2;
     } else {
         snprintf(s->err, sizeof s->err, "an answer that is not what Redis answers (type %d)",
@@ -232,6 +242,7 @@ xmt_rstore *xmt_rstore_connect(const xmt_rstore_url *u, const char *password, in
     if (!s->c || s->c->err) {
         snprintf(why, cap, "cannot connect to %s:%d: %s", u->host, u->port,
                  s->c ? s->c->errstr : "out of memory");
+        printable(why);
         xmt_rstore_close(s);
         return NULL;
     }

@@ -59,7 +59,8 @@ static struct {
     pthread_cond_t cv;   /* work for the thread, or stopping */
     pthread_cond_t done; /* a claim answered, the queue emptied, the thread ended */
     int on, started, stopping, ended;
-    int connected; /* the thread's connection is up (read under lock) */
+    int connected;  /* the thread's connection is up (read under lock) */
+    int connecting; /* the thread is connecting: a claim asked now waits for it */
     xmt_rstore_url url;
     char password[512];
     char owner[128];  /* this process's name in a claim: host:pid:random */
@@ -147,8 +148,10 @@ static int keep_value(const char *key, char *val, size_t len)
 /* ---- the thread ---- */
 
 /* The connection failed: closed, said once, the next try after a backoff. */
-static void lost(const char *why)
+static void lost(const char *error)
 {
+    char why[300]; /* error may be the connection's own text, freed below */
+    snprintf(why, sizeof why, "%s", error);
     xmt_rstore_close(rm.conn);
     rm.conn = NULL;
     pthread_mutex_lock(&rm.lock);
@@ -414,17 +417,26 @@ static void *thread_main(void *arg)
     (void)arg;
     xmt_in_shim = 1; /* the shim's own thread (it makes no driver call) */
     double backoff = BACKOFF_MIN_MS, next_try = 0;
+    int tried_at_exit = 0;
     pthread_mutex_lock(&rm.lock);
     for (;;) {
         if (!rm.conn) {
-            if (rm.stopping) break; /* nothing waits on a server that is away */
+            /* at exit, decisions not sent yet get one more try (bounded by the timeout);
+             * else nothing waits on a server that is away */
+            if (rm.stopping && (!rm.head || tried_at_exit)) break;
+            if (rm.stopping) {
+                tried_at_exit = 1;
+                next_try = 0;
+            }
             if (xmt_now_ms() < next_try) {
                 wait_until(next_try);
                 continue;
             }
+            rm.connecting = 1;
             pthread_mutex_unlock(&rm.lock);
             int ok = connect_now() == 0;
             pthread_mutex_lock(&rm.lock);
+            rm.connecting = 0;
             if (!ok) {
                 next_try = xmt_now_ms() + backoff;
                 backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
@@ -504,7 +516,10 @@ void xmt_remote_start(void)
         return;
     }
     pthread_detach(rm.thread);
+    pthread_mutex_lock(&rm.lock);
     rm.on = rm.started = 1;
+    if (!rm.conn) rm.connecting = 1; /* the first claims wait for the first connection */
+    pthread_mutex_unlock(&rm.lock);
 }
 
 /* The choice of a kept record, origin "remote". 0 when it does not parse (cannot happen: it
@@ -562,7 +577,7 @@ int xmt_remote_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, 
         a = XMT_REMOTE_FOUND;
     } else if (e && (e->state == E_THEIRS || e->state == E_MINE)) {
         a = e->state == E_THEIRS ? XMT_REMOTE_THEIRS : XMT_REMOTE_MINE;
-    } else if (rm.connected) {
+    } else if (rm.connected || rm.connecting) {
         op *o = calloc(1, sizeof *o);
         if (o) {
             o->kind = OP_CLAIM;
