@@ -172,9 +172,9 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
 }
 
 /* A winner another process wrote meanwhile (found when claiming): p becomes its plan, when
- * the policy still has its config. */
-static void use_found(const xmt_kernel *k, const xmt_launch_view *v, int checked,
-                      const xmt_choice *ch, xmt_plan *p)
+ * the policy still has its config (1; else 0, p unchanged). */
+static int use_found(const xmt_kernel *k, const xmt_launch_view *v, int checked,
+                     const xmt_choice *ch, xmt_plan *p)
 {
     xmt_plan cached = *p;
     cached.ch = *ch;
@@ -183,7 +183,9 @@ static void use_found(const xmt_kernel *k, const xmt_launch_view *v, int checked
     if (plan_cached(k, v, checked, &cached)) {
         *p = cached;
         if (p->only) p->only = &p->pin; /* it pointed into the copy */
+        return 1;
     }
+    return 0;
 }
 
 /* The key claimed on disk (or there is no lock to claim with): now in the fleet's tier
@@ -197,7 +199,8 @@ static int claim_remote(const xmt_kernel *k, const xmt_launch_view *v, xmt_plan 
         if (retuned(&ch)) return 0;
         xmt_cache_unclaim(&p->id, p->key, p->keylen);
         p->claimed = 0;
-        use_found(k, v, 0, &ch, p);
+        /* decided from the fleet's record at this launch: its cache_hit says so */
+        if (use_found(k, v, 0, &ch, p)) p->cached = 1;
         return 0;
     case XMT_REMOTE_THEIRS:
         xmt_cache_unclaim(&p->id, p->key, p->keylen);
@@ -226,7 +229,7 @@ int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevi
             p->claimed = 1;
             return 0;
         }
-        use_found(k, v, checked, &ch, p);
+        (void)use_found(k, v, checked, &ch, p);
         return 0; /* else tuned again, unclaimed: the policy no longer has that config */
     case XMT_CACHE_WAIT:
         if (w.first) { /* once per key: it is looked at again every 200 ms */

@@ -6779,6 +6779,55 @@ def remote_records_are_hints():
 
 
 
+@case
+def remote_cache_command():
+    # xmatune cache list/show/export/import/clear --remote URL: the same verbs on the fleet's
+    # tier, one key per record; a bad URL or an IN that is not there is an error.
+    with RedisServer("cmd-redis") as rs:
+        d = fresh("cmd")
+        t = run("rt", "basic", env=fleet_env(rs, "c", os.path.join(d, "c0.jsonl")))
+        ok(t, "the run")
+        local = records(os.path.join(d, "c0.jsonl"))
+        tool = os.environ["XMT_TOOL"]
+
+        def xc(*a):
+            return subprocess.run([tool, "cache"] + list(a), capture_output=True, text=True)
+        n = len(rs.keys("c:rec:*"))
+        expect(n == len(local) and n > 0, "%d in Redis, %d local" % (n, len(local)))
+        p = xc("list", "--remote", rs.url("c"))
+        expect(p.returncode == 0 and p.stdout.count("\n") == n + 2 and "vecadd" in p.stdout,
+               p.stdout + p.stderr)
+        p = xc("show", "--remote", rs.url("c"), "--kernel", "vecadd")
+        expect(p.returncode == 0 and len(p.stdout.splitlines()) == 1 and
+               json.loads(p.stdout)["kernel"] == "vecadd", p.stdout + p.stderr)
+        out = os.path.join(d, "exported.jsonl")
+        p = xc("export", out, "--remote", rs.url("c"))
+        expect(p.returncode == 0 and len(records(out)) == n, p.stderr)
+        ids = lambda recs: sorted((r["kernel"], r["key"], r["entry_fp"]) for r in recs)
+        expect(ids(records(out)) == ids(local), "exported: %s" % records(out))
+        p = xc("clear", "--kernel", "vecadd", "--remote", rs.url("c"))
+        expect(p.returncode == 0 and len(rs.keys("c:rec:*")) == n - 1, p.stderr)
+        p = xc("clear", "--remote", rs.url("c"))
+        expect(p.returncode == 0 and not rs.keys("c:rec:*"), p.stderr)
+        p = xc("import", out, "--remote", rs.url("c"))
+        expect(p.returncode == 0 and len(rs.keys("c:rec:*")) == n, p.stderr)
+        # what was imported serves the fleet: a fresh process takes every key from there
+        t2 = run("rt", "basic", env=fleet_env(rs, "c", os.path.join(d, "c1.jsonl")))
+        ok(t2, "after the import")
+        expect(not benchmarked([t2]), benchmarked([t2]))
+        expect(all(e["origin"] == "remote" for e in t2.events("cache_hit")) and
+               len(t2.events("cache_hit")) == n, t2.events("cache_hit"))
+        rep = report_of(t2, "cmd-report.jsonl")
+        expect(rep.returncode == 0 and rep.stdout.count("from the fleet |") == n and
+               "%d of them from the fleet's tier" % n in rep.stdout, rep.stdout)
+        p = xc("import", os.path.join(d, "missing.jsonl"), "--remote", rs.url("c"))
+        expect(p.returncode == 1 and "No such file" in p.stderr, p.stderr)
+        p = xc("list", "--remote", "rediss://127.0.0.1:%d/c" % rs.port)
+        expect(p.returncode == 1 and "needs hiredis 1.0 or later" in p.stderr, p.stderr)
+        p = xc("list", "--remote", rs.url("c"), "--cache", out)
+        expect(p.returncode == 2 and "give one" in p.stderr, p.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(CASES))
