@@ -6598,14 +6598,12 @@ def remote_killed_and_restarted():
     base = run("rt", "basic", shim=False)
     with RedisServer("kill-redis") as rs:
         d = fresh("kill")
-        release = os.path.join(d, "release")
-        hang = {"SIMCUDA_HANG": SAXPY + ":64:0", "SIMCUDA_HANG_UNTIL": release}
         caches = [os.path.join(d, "c%d.jsonl" % i) for i in range(5)]
-        procs = [start("basic", fleet_env(rs, "k", caches[i], **hang), "kill-%d" % i,
+        busy = {"SIMCUDA_HANG": SAXPY + ":64:150"}
+        procs = [start("basic", fleet_env(rs, "k", caches[i], **busy), "kill-%d" % i,
                        stderr_file=True) for i in range(4)]
         wait_for(lambda: rs.keys("k:claim:*"), "a claim in Redis")
         rs.kill()
-        open(release, "w").close()
         runs = [finish(*p) for p in procs]
         for i, r in enumerate(runs):
             ok(r, "process %d" % i)
@@ -6615,11 +6613,19 @@ def remote_killed_and_restarted():
             expect(mine <= local, "process %d lost records: %s" % (i, mine - local))
             expect(r.stderr.count("the remote cache") <= 1, "process %d: %s" % (i, r.stderr))
         expect(any("cannot be used" in r.stderr for r in runs), "no process said so")
-        # started while the server is away, which is restarted mid-run
-        os.remove(release)
-        p = start("basic", fleet_env(rs, "k", caches[4], **hang), "kill-late", stderr_file=True)
+        # started while the server is away, which is restarted mid-run: the program's own
+        # saxpy launches keep it busy until the test lets them go (its own config hangs in
+        # the helper too: the key is recorded `faulted`, an outcome that goes to Redis too)
+        release = os.path.join(d, "release")
+        hang = {"SIMCUDA_HANG": SAXPY + ":32:1", "SIMCUDA_HANG_UNTIL": release}
+        # (a timeout of 2 s: the exit's flush, 4 timeouts, must not depend on the machine's load)
+        p = start("basic", fleet_env(rs, "k", caches[4], XMATUNE_CACHE_REMOTE_TIMEOUT_MS="2000",
+                                     **hang), "kill-late", stderr_file=True)
         wait_for(lambda: "cannot be used" in open(p[0].stderr_path).read(), "the message")
         rs.start()
+        wait_for(lambda: os.path.exists(caches[4]) and records(caches[4]),
+                 "a decision made while the server was away")
+        expect(p[0].poll() is None, "the late process ended before its saxpy was let go")
         open(release, "w").close()
         r = finish(*p)
         ok(r, "the late process")
@@ -6629,7 +6635,9 @@ def remote_killed_and_restarted():
         expect(local and all(x.get("index") is not None for x in local), local)
         # its decisions reached the restarted server (nothing else wrote there since)
         got = rs.keys("k:rec:*")
-        expect(len(got) == len(local), "%d records in Redis, %d local" % (len(got), len(local)))
+        expect(len(got) == len(local), "%d records in Redis, %d local: %s\n%s\n%s" % (
+            len(got), len(local), [json.loads(rs.get(k))["kernel"] for k in got],
+            [x["kernel"] for x in local], r.stderr))
 
 
 def fake_server(answer):
@@ -6826,6 +6834,57 @@ def remote_cache_command():
         expect(p.returncode == 1 and "needs hiredis 1.0 or later" in p.stderr, p.stderr)
         p = xc("list", "--remote", rs.url("c"), "--cache", out)
         expect(p.returncode == 2 and "give one" in p.stderr, p.stderr)
+
+
+@case
+def remote_claims_expire_and_renew():
+    # A claim in Redis whose owner died (set by hand, as a killed claimer leaves it) keeps a
+    # process from tuning its key while it lives (the program's own config runs), and frees
+    # the key once it expires: the next process tunes it. A claimer that tunes for longer
+    # than the claim's time to live renews it.
+    base = run("rt", "saxpy", shim=False)
+    with RedisServer("claims-redis") as rs:
+        d = fresh("claims")
+        t = run("rt", "saxpy", env=fleet_env(rs, "learn", os.path.join(d, "c0.jsonl")))
+        ok(t, "learning the key's name")
+        (rec,) = rs.keys("learn:rec:*")
+        claim = "x:claim:" + rec.split(":")[-1]
+        rs.cli("SET", claim, "deadhost:4242:0", "PX", "3000")
+        t1 = run("rt", "saxpy", env=fleet_env(rs, "x", os.path.join(d, "c1.jsonl")))
+        ok(t1, "the claim's live")
+        same_output(base, t1, "the claim's live")
+        expect(not benchmarked([t1]), "tuned under another's claim: %s" % benchmarked([t1]))
+        wait_for(lambda: rs.cli("EXISTS", claim).stdout.strip() == "0", "the claim's expiry")
+        t2 = run("rt", "saxpy", env=fleet_env(rs, "x", os.path.join(d, "c2.jsonl")))
+        ok(t2, "after the expiry")
+        same_output(base, t2, "after the expiry")
+        expect(list(benchmarked([t2]).values()) == [1], benchmarked([t2]))
+        expect(rs.keys("x:rec:*") == ["x:rec:" + rec.split(":")[-1]], rs.keys("x:rec:*"))
+        # renewed while it tunes: a claim of 150 ms, held for longer (saxpy's tuning, BLOCK=64
+        # busy 150 ms a launch, lasts about a second)
+        env = fleet_env(rs, "y", os.path.join(d, "c3.jsonl"), XMATUNE_CACHE_REMOTE_CLAIM_MS="150",
+                        SIMCUDA_HANG=SAXPY + ":64:150")
+        p = start("saxpy", env, "claims-holder")
+        yclaim = "y:claim:" + rec.split(":")[-1]
+        owner = wait_for(lambda: rs.cli("GET", yclaim).stdout.strip(), "the holder's claim")
+        t0 = time.monotonic()
+        late = None  # the claim still the holder's past 4 times its time to live: renewed
+        while late is None and p[0].poll() is None:
+            v = rs.cli("GET", yclaim).stdout.strip()
+            if v != owner:
+                break
+            if time.monotonic() - t0 > 0.6:
+                late = v
+            time.sleep(0.02)
+        expect(late == owner, "the claim was not renewed (held %.2f s)" % (time.monotonic() - t0))
+        t4 = run("rt", "saxpy", env=dict(env, XMATUNE_CACHE=os.path.join(d, "c4.jsonl")))
+        r = finish(*p)
+        ok(r, "the holder")
+        ok(t4, "the waiter")
+        same_output(base, t4, "the waiter")
+        expect(not benchmarked([t4]), "the waiter tuned: %s" % benchmarked([t4]))
+        expect(list(benchmarked([r]).values()) == [1], benchmarked([r]))
+        expect(not rs.keys("y:claim:*"), "the holder's claim is left: %s" % rs.keys("y:claim:*"))
 
 
 def main():
