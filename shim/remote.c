@@ -262,8 +262,9 @@ static void run_claim(op *o)
     pthread_mutex_lock(&rm.lock);
     ent *e = entry(rk, ck);
     if (a == XMT_REMOTE_FOUND) {
+        if (!e) free(line);                                       /* out of memory */
         if (!e || !keep_value(rk, line, len)) a = XMT_REMOTE_OFF; /* garbage: tuned here */
-        line = NULL;
+        line = NULL;                                              /* kept, or freed */
     } else if (e && a == XMT_REMOTE_THEIRS) {
         e->state = E_THEIRS;
         e->next_ms = xmt_now_ms() + POLL_MS;

@@ -6685,7 +6685,7 @@ def fake_server(answer):
 @case
 def remote_garbage_and_bad_settings():
     # A server that answers nonsense, one that answers "+OK" to everything, one that never
-    # answers: the program runs on its local cache alone (every key tuned, outputs its own),
+    # answers, one that is full: the program runs on its local cache alone (every key tuned, outputs its own),
     # with one message. rediss:// (TLS): one message naming hiredis 1.0, no tier. A password
     # in the URL, or in a file others may read: refused with a message.
     base = run("rt", "basic", shim=False)
@@ -6724,6 +6724,17 @@ def remote_garbage_and_bad_settings():
         same_output(base, r, remote)
         expect(r.stderr.count(said) == 1 and r.stderr.count("no remote tier") == 1,
                "%s: %s" % (remote, r.stderr))
+    # a full server (maxmemory 1 byte, no eviction: every write refused with OOM): one
+    # message, the program on its local cache alone, every key tuned and recorded there
+    with RedisServer("garbage-full", ["--maxmemory", "1", "--maxmemory-policy", "noeviction"]) as rs:
+        full = os.path.join(d, "full.jsonl")
+        r = run("rt", "basic", env=dict(env, XMATUNE_CACHE=full, XMATUNE_CACHE_REMOTE=rs.url("f")))
+        ok(r, "a full server")
+        same_output(base, r, "a full server")
+        expect(r.stderr.count("the remote cache") == 1 and "refused a command" in r.stderr and
+               "OOM" in r.stderr, r.stderr)
+        expect(len(benchmarked([r])) == n_keys and len(records(full)) >= n_keys and
+               not rs.keys("f:*"), (benchmarked([r]), rs.keys("f:*")))
     # a server that wants a password: from a file only its owner may read
     with RedisServer("garbage-auth", ["--requirepass", "sesame"]) as rs:
         r = run("rt", "basic", env=dict(env, XMATUNE_CACHE=os.path.join(d, "a0.jsonl"),
