@@ -534,6 +534,40 @@ static int remote_cmd(const char *verb, const char *url, const char *pwfile, con
     return rc;
 }
 
+/* prune's policies: --policy, else XMATUNE_POLICY, into *set. 0, or the exit status (said). */
+static int prune_policies(const char *policy, xmt_policy_set **set)
+{
+    if (!policy) policy = getenv("XMATUNE_POLICY");
+    if (!policy || !policy[0]) {
+        fprintf(stderr, "xmatune cache prune: which policies? (--policy P or XMATUNE_POLICY)\n");
+        return 2;
+    }
+    if (xmt_policy_load(policy, set, diag, NULL) != 0) {
+        fprintf(stderr, "xmatune cache prune: %s has errors: nothing pruned\n", policy);
+        xmt_policy_free(*set);
+        *set = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* The cache a verb works on, and its IN, checked before anything is made: path (the file;
+ * unused with remote), 0, or the exit status (said). */
+static int check_paths(const char *verb, const char *cache, const char *remote, const char *other,
+                       char *path, size_t cap)
+{
+    int import = !strcmp(verb, "import");
+    if (remote && cache) {
+        fprintf(stderr, "xmatune cache: --remote and --cache name two caches: give one\n");
+        return 2;
+    }
+    if (remote) return import && (path_missing(verb, "", other) || import_not_a_cache(other));
+    int prc = resolve(cache, path, cap);
+    if (prc) return prc;
+    if (path_missing(verb, path, other) || path_refused(path)) return 1;
+    return import && import_not_a_cache(other);
+}
+
 int cmd_cache(int argc, char **argv)
 {
     const char *verb = "list", *cache = NULL, *policy = NULL, *other = NULL, *remote = NULL,
@@ -583,33 +617,12 @@ int cmd_cache(int argc, char **argv)
         }
     }
     if (needs_other && !other) return usage();
-    if (remote && cache) {
-        fprintf(stderr, "xmatune cache: --remote and --cache name two caches: give one\n");
-        return 2;
-    }
-    if (remote && !strcmp(verb, "import") &&
-        (path_missing(verb, "", other) || import_not_a_cache(other)))
-        return 1;
     char path[4096];
-    int prc = remote ? 0 : resolve(cache, path, sizeof path);
+    int prc = check_paths(verb, cache, remote, other, path, sizeof path);
     if (prc) return prc;
-    if (!remote && (path_missing(verb, path, other) || path_refused(path))) return 1;
-    if (!remote && !strcmp(verb, "import") && import_not_a_cache(other)) return 1;
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
-    if (!strcmp(verb, "prune")) {
-        if (!policy) policy = getenv("XMATUNE_POLICY");
-        if (!policy || !policy[0]) {
-            fprintf(stderr,
-                    "xmatune cache prune: which policies? (--policy P or XMATUNE_POLICY)\n");
-            return 2;
-        }
-        if (xmt_policy_load(policy, &set, diag, NULL) != 0) {
-            fprintf(stderr, "xmatune cache prune: %s has errors: nothing pruned\n", policy);
-            xmt_policy_free(set);
-            return 1;
-        }
-    }
+    if (!strcmp(verb, "prune") && (prc = prune_policies(policy, &set)) != 0) return prc;
     if (remote) {
         int r = remote_cmd(verb, remote, pwfile, &f, other, set);
         xmt_policy_free(set);
