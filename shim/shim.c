@@ -48,10 +48,12 @@ static void fork_phase(int phase)
      * kernel's lock and the log's), then discover's memo: a thread holding a memo block's
      * lock may take the log's. */
     /* the background verifications' first: their worker takes the others under it */
-    void (*const mods[])(int) = {xmt_bgverify_atfork, xmt_trial_atfork,   xmt_graph_atfork,
-                                 xmt_discover_atfork, xmt_log_atfork,     xmt_cache_atfork,
-                                 xmt_counters_atfork, xmt_kernels_atfork, xmt_tuner_atfork,
-                                 xmt_modload_atfork,  xmt_auto_atfork,    xmt_remote_atfork};
+    /* the fleet tier's next: its thread says things (the log's lock) under its lock, and a
+     * background verification's callback stores (its lock) under bgverify's */
+    void (*const mods[])(int) = {xmt_bgverify_atfork, xmt_remote_atfork,   xmt_trial_atfork,
+                                 xmt_graph_atfork,    xmt_discover_atfork, xmt_log_atfork,
+                                 xmt_cache_atfork,    xmt_counters_atfork, xmt_kernels_atfork,
+                                 xmt_tuner_atfork,    xmt_modload_atfork,  xmt_auto_atfork};
     size_t n = sizeof mods / sizeof mods[0];
     for (size_t i = 0; i < n; i++)
         mods[phase == XMT_FORK_PREPARE ? i : n - 1 - i](phase);

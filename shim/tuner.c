@@ -953,8 +953,9 @@ static void said_cache_hit(const xmt_kernel *k, const xmt_plan *p, int device, c
                     k->demangled, key_text, c->outcome[0] ? c->outcome : "it was timed fastest",
                     c->why[0] ? ": " : "", c->why);
     else
-        xmt_verbose(1, "%s: key %s: %s from the cache (%s)", k->demangled, key_text, c->label,
-                    p->trust ? p->trust : "used");
+        xmt_verbose(1, "%s: key %s: %s from the cache (%s%s)", k->demangled, key_text, c->label,
+                    p->trust ? p->trust : "used",
+                    !strcmp(c->origin, "remote") ? ", from the fleet's tier" : "");
     if (xmt_log_enabled())
         xmt_log_event(xmt_ev_cache_hit(k->mangled, k->demangled, key_text, device,
                                        c->index == XMT_OWN_CONFIG ? NULL : c->label, c->outcome,
