@@ -21,6 +21,8 @@ static const char *const event_names[XMT_EV_COUNT] = {
     [XMT_EV_RECHECK] = "recheck",
     [XMT_EV_TRIAL_CHECK] = "trial_check",
     [XMT_EV_CACHE_HIT] = "cache_hit",
+    [XMT_EV_SNAPSHOT] = "snapshot",
+    [XMT_EV_SWITCH] = "switch",
 };
 
 const char *xmt_event_name(xmt_event ev)
@@ -239,6 +241,26 @@ json_t *xmt_ev_cache_hit(const char *kernel, const char *name, const char *key, 
                           outcome ? outcome : "", XMT_F_WHY, why ? why : "", XMT_F_TRUST, trust,
                           XMT_F_ORIGIN, origin ? origin : "", XMT_F_HOST_US, host_us);
     return o;
+}
+
+json_t *xmt_ev_snapshot(const char *kernel, const char *name, const char *key, int device,
+                        const char *purpose, size_t bytes, size_t regions, json_t *steps,
+                        double host_us)
+{
+    return json_pack("{sssssssssisssIsIsosf}", XMT_F_EVENT, event_names[XMT_EV_SNAPSHOT],
+                     XMT_F_KERNEL, kernel, XMT_F_NAME, name, XMT_F_KEY, key, XMT_F_DEVICE, device,
+                     XMT_F_PURPOSE, purpose, XMT_F_BYTES, (json_int_t)bytes, XMT_F_REGIONS,
+                     (json_int_t)regions, XMT_F_HOST_US_STEPS, steps ? steps : json_object(),
+                     XMT_F_HOST_US, host_us);
+}
+
+json_t *xmt_ev_switch(const char *kernel, const char *name, const char *key, int device,
+                      const char *from, const char *to, const char *why, double after_ms)
+{
+    return json_pack("{sssssssssisososssf}", XMT_F_EVENT, event_names[XMT_EV_SWITCH],
+                     XMT_F_KERNEL, kernel, XMT_F_NAME, name, XMT_F_KEY, key, XMT_F_DEVICE, device,
+                     XMT_F_FROM, str_or_null(from), XMT_F_TO, str_or_null(to), XMT_F_WHY, why,
+                     XMT_F_AFTER_MS, after_ms);
 }
 
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,

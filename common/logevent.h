@@ -30,6 +30,8 @@ typedef enum {
     XMT_EV_RECHECK,
     XMT_EV_TRIAL_CHECK,
     XMT_EV_CACHE_HIT,
+    XMT_EV_SNAPSHOT,
+    XMT_EV_SWITCH,
     XMT_EV_COUNT
 } xmt_event;
 
@@ -195,6 +197,11 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_TRUST "trust"
 #define XMT_F_ORIGIN "origin"
 #define XMT_F_HOST_US "host_us"
+#define XMT_F_PURPOSE "purpose"
+#define XMT_F_HOST_US_STEPS "steps_us"
+#define XMT_F_FROM "from"
+#define XMT_F_TO "to"
+#define XMT_F_AFTER_MS "after_ms"
 /* trial_helper */
 #define XMT_F_WHAT "what"
 #define XMT_F_MS "ms"
@@ -289,6 +296,17 @@ json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int
 json_t *xmt_ev_cache_hit(const char *kernel, const char *name, const char *key, int device,
                          const char *config, const char *outcome, const char *why,
                          const char *trust, const char *origin, double host_us);
+/* snapshot: the program thread's share of a snapshot for the background (purpose "tune" or
+ * "verify"): its bytes and regions, and the host µs of each step (steps: an object of
+ * step name to µs) and in all. */
+json_t *xmt_ev_snapshot(const char *kernel, const char *name, const char *key, int device,
+                        const char *purpose, size_t bytes, size_t regions, json_t *steps,
+                        double host_us);
+/* switch: a key's launches change config in the middle of the process, once the background
+ * decided (why: "tuned", "verified", "failed"): from and to are configs' labels, NULL for
+ * the program's own config; after_ms, since the key's first launch here. */
+json_t *xmt_ev_switch(const char *kernel, const char *name, const char *key, int device,
+                      const char *from, const char *to, const char *why, double after_ms);
 /* cause: why the replay had no winner, in words (shim/misscause.h). */
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,
                            const char *policy, int device, const char *cause);

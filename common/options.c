@@ -113,6 +113,13 @@ static const opt_desc options[] = {
      "the key on the snapshot in the trial helper, and later launches switch to the winner once it "
      "is verified",
      tuning_words},
+    {"XMATUNE_BACKGROUND_QUEUE", T_INT, OFF(background_queue), 0, "4", 1, 64,
+     "how many keys may wait for the background at once (tuned or verified there: "
+     "`docs/tuning.md`, In the background): a key's first launch takes a snapshot of its data "
+     "only while fewer are queued; past that, a new key (or a hint) runs the program's own "
+     "config and is looked at again at a later launch (keys launched often get there first), "
+     "so at most this many snapshots of the program's memory exist at once",
+     0},
     {"XMATUNE_EXIT_WAIT_MS", T_INT, OFF(exit_wait_ms), 0, "0", 0, 3600000,
      "how long the program's exit waits for the verifications still running in the background "
      "(`docs/cache.md`, Trust) before it drops them: `0`, the default, never waits (the next "

@@ -65,6 +65,7 @@ struct xmt_options {
     int cache_trust;        /* xmt_cache_trust */
     int retune;             /* xmt_retune */
     int exit_wait_ms;       /* the exit's wait for background verifications */
+    int background_queue;   /* keys queued for the background at most */
     int tuning;             /* xmt_tuning */
     int rechecks;           /* re-checks of a winner at later launches of its key */
     int cache_lock_wait_ms; /* longest wait for the cache's lock; then no cache */

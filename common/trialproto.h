@@ -15,12 +15,14 @@
  * helper opens the driver and that device, then answers READY (its pid, the device's
  * UUID when the driver tells it, its name; or a CUresult and why not). PING/PONG is the
  * shim's liveness check, under a deadline. TUNE asks for one tuning session: its
- * descriptors are a memfd holding the request (JSON: the kernel, the launch, the staged
- * regions, the candidates that faulted before), a memfd holding the module image, and
- * the exported staging memory; the helper answers with NOTEs (the messages it would have
- * printed, for the program to print; empty ones are heartbeats, at least one a second
- * while the session runs) and then one RESULT. SHUTDOWN ends it. The request's fields
- * are in shim/trialtune.c (writer) and trial/tune.c (reader), and docs/architecture.md.
+ * descriptors are a memfd holding the request (common/trialreq.h: one typed value, its
+ * codec shared by both sides, carrying this version too), a memfd holding the module
+ * image, and the exported staging memory; the helper answers with NOTEs (the messages it
+ * would have printed, for the program to print; empty ones are heartbeats, at least one a
+ * second while the session runs) and then one RESULT. SHUTDOWN ends it.
+ *
+ * XMT_TP_VERSION is the one version of the whole protocol, the request's included: bump
+ * it when a message's layout or the request's fields change (5: the request typed).
  */
 #ifndef XMT_TRIALPROTO_H
 #define XMT_TRIALPROTO_H
@@ -28,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XMT_TP_VERSION 4
+#define XMT_TP_VERSION 5
 #define XMT_TP_MAGIC 0x50544d58u /* "XMTP" read as little-endian bytes */
 #define XMT_TP_HEADER 16         /* magic u32, version u16, type u16, seq u32, length u32 */
 #define XMT_TP_MAX 4096          /* largest message, header included; bulk goes by fd */

@@ -2,7 +2,7 @@
 # Builds xmatune and runs every test that needs no GPU: the Check unit tests, the
 # malformed-policy corpus, the simulated-driver integration tests, the RTLD_NEXT and
 # pass-through tests again in an -O0 build (dlsym's tail jump must hold in every build
-# type), a Release (-O3) build and a quick subset of the suite on it, the layering rules (scripts/layering.sh), bounded fuzz runs (policies, cache), the suite under
+# type), a Release (-O3) build and a quick subset of the suite on it, the layering rules (scripts/layering.sh), bounded fuzz runs (policies, cache, the trial request), the suite under
 # ASan+UBSan and TSan, and the linters.
 # Installs what it needs first (Debian).
 set -euo pipefail
@@ -37,6 +37,8 @@ if [ -x tests/policy/fuzz.sh ] || [ -f tests/policy/fuzz.sh ]; then
 fi
 # The on-disk cache's reader, fuzzed likewise (issue 10, item 5).
 bash tests/unit/fuzz_cache.sh "${XMATUNE_FUZZ_CACHE_SECONDS:-20}"
+# The trial request's decoder, fuzzed likewise (issue 47, item 3).
+bash tests/unit/fuzz_trialreq.sh "${XMATUNE_FUZZ_TRIALREQ_SECONDS:-20}"
 # ASan+UBSan and TSan builds and runs (scripts/sanitize.sh says which tests).
 bash scripts/sanitize.sh
 # Formatting, cppcheck and clang-tidy on the project's own C files (scripts/lint.sh).

@@ -4,7 +4,6 @@
 #include "trialtune.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,18 +25,20 @@
 #include "session.h"
 #include "trialproc.h"
 #include "trialproto.h"
+#include "trialreq.h"
 #include "verify.h"
-
-#define MAX_WINDOWS 256
 
 /* The staged copy of a launch's memory. */
 typedef struct {
     xmt_region *regs;
     size_t nregs;
     size_t nwin;
-    CUdeviceptr win_va[MAX_WINDOWS];
-    size_t win_bytes[MAX_WINDOWS], win_off[MAX_WINDOWS];
+    CUdeviceptr win_va[XMT_TR_MAX_WINDOWS];
+    size_t win_bytes[XMT_TR_MAX_WINDOWS], win_off[XMT_TR_MAX_WINDOWS];
     size_t bytes; /* the staging allocation: the windows end to end */
+    /* the driver's allocation granularity the windows are rounded to: the shim's to ask,
+     * the helper's guard (the request carries it; the helper does not ask again) */
+    size_t gran;
     CUmemGenericAllocationHandle h;
     CUdeviceptr va; /* where the program maps it, to copy into it */
     int fd;         /* its exported descriptor */
@@ -79,7 +80,7 @@ static int windows(staging *st, size_t gran)
             }
             continue;
         }
-        if (w == MAX_WINDOWS) return -1;
+        if (w == XMT_TR_MAX_WINDOWS) return -1;
         st->win_va[w] = lo;
         st->win_bytes[w] = hi - lo;
         st->win_off[w] = st->bytes;
@@ -145,6 +146,7 @@ static int stage_alloc(staging *st, int device, char *why, size_t cap)
     CUresult r =
         xmt_drv.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
     if (r == CUDA_SUCCESS && (gran == 0 || windows(st, gran) != 0)) r = CUDA_ERROR_INVALID_VALUE;
+    st->gran = gran;
     if (r == CUDA_SUCCESS && !st->bytes) return 0; /* nothing to stage */
     CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, device},
                            CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
@@ -179,62 +181,38 @@ static CUresult refill(const staging *st)
     return r;
 }
 
-/* ---- the request ------------------------------------------------------------------------ */
+/* ---- the request (common/trialreq.h) ----------------------------------------------------- */
 
-/* n bytes as 2n hex digits and a NUL into out (trial/tune.c's unhex reads them back). */
-static void hexify(const uint8_t *b, size_t n, char *out)
-{
-    out[0] = 0;
-    for (size_t j = 0; j < n; j++)
-        snprintf(out + 2 * j, 3, "%02x", b[j]);
-}
+_Static_assert(XMT_TR_MAX_ARGS == XMT_MAX_ARG_OVERRIDES, "a request carries every argument");
+_Static_assert(sizeof(((xmt_candidate *)0)->label) == XMT_TP_LABEL, "a request carries labels");
+_Static_assert(XMT_TR_MAX_PARAMS >= XMT_KERNEL_MAX_PARAMS, "a request carries every parameter");
+_Static_assert(XMT_TR_MAX_FAULTED >= XMT_TRIAL_MAX_FAULTS, "a request carries every fault");
 
-static json_t *dims3(unsigned x, unsigned y, unsigned z)
-{
-    return json_pack("[iii]", (int)x, (int)y, (int)z);
-}
-
-static json_t *candidate_json(const xmt_candidate *c)
-{
-    json_t *o =
-        json_pack("{sososiss}", "grid", dims3(c->dims.grid.x, c->dims.grid.y, c->dims.grid.z),
-                  "block", dims3(c->dims.block.x, c->dims.block.y, c->dims.block.z), "shared",
-                  (int)c->dims.shared, "label", c->label);
-    json_t *a = json_array();
-    for (unsigned i = 0; i < c->nargs; i++)
-        json_array_append_new(a, json_pack("{sisIsi}", "param", (int)c->args[i].param, "value",
-                                           (json_int_t)c->args[i].value, "size",
-                                           (int)c->args[i].size));
-    json_object_set_new(o, "args", a);
-    return o;
-}
-
-static json_t *params_json(const xmt_kernel *k, const xmt_launch_view *v)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < k->nparams; i++) {
-        char hex[2 * 256 + 1] = "";
-        const uint8_t *b = v->params[i];
-        size_t n = k->sizes[i] <= 256 ? k->sizes[i] : 0;
-        if (b) hexify(b, n, hex);
-        json_array_append_new(a, json_string(hex));
-    }
-    return a;
-}
-
-typedef struct {
-    long index;
-    char why[160];
-} faulted_t;
-
-#define GLOBALS_MAX 64                  /* module globals given to the helper per kernel */
+#define GLOBALS_MAX XMT_TR_MAX_GLOBALS  /* module globals given to the helper per kernel */
 #define GLOBALS_BYTES ((size_t)1 << 20) /* and their bytes in all */
+
+/* The module globals of a session, as the request carries them (names and values
+ * malloc'd: globals_free). */
+typedef struct {
+    xmt_tr_global *g;
+    uint64_t n;
+} globals_t;
+
+static void globals_free(globals_t *gs)
+{
+    for (uint64_t i = 0; gs->g && i < gs->n; i++) {
+        free((void *)(uintptr_t)gs->g[i].name);
+        free((void *)(uintptr_t)gs->g[i].value.bytes);
+    }
+    free(gs->g);
+    gs->g = NULL;
+    gs->n = 0;
+}
 
 /* The module globals the program asked for, of the kernel's image's owner: its module, or
  * its library and the library's module in this context (img: admissible's), with their
- * current values: [{"name", "hex"}]. NULL with why when they cannot be read or are too
- * large. */
-static json_t *globals_json(const xmt_image *img, char *why, size_t cap)
+ * current values, into *gs. 0, or -1 with why when they cannot be read or are too large. */
+static int globals_of(const xmt_image *img, globals_t *gs, char *why, size_t cap)
 {
     xmt_global g[GLOBALS_MAX];
     const void *owner = img->owner;
@@ -257,59 +235,104 @@ static json_t *globals_json(const xmt_image *img, char *why, size_t cap)
             g[i].bytes = sz;
         }
     }
-    json_t *a = json_array();
-    CUresult r = n ? xmt_drv.cuCtxSynchronize() : CUDA_SUCCESS;
-    for (size_t i = 0; a && r == CUDA_SUCCESS && i < n; i++) {
+    gs->n = 0;
+    gs->g = calloc(n ? n : 1, sizeof *gs->g);
+    CUresult r = !gs->g ? CUDA_ERROR_OUT_OF_MEMORY : n ? xmt_drv.cuCtxSynchronize() : CUDA_SUCCESS;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++) {
         total += g[i].bytes;
         if (!g[i].bytes || total > GLOBALS_BYTES) {
             snprintf(why, cap, "its module's globals (%s) %s", g[i].name,
                      g[i].bytes ? "are more than 1 MiB" : "are of unknown size");
-            json_decref(a);
-            return NULL;
+            globals_free(gs);
+            return -1;
         }
         uint8_t *b = malloc(g[i].bytes);
-        char *hex = malloc(2 * g[i].bytes + 1);
-        if (b && hex) r = xmt_drv.cuMemcpyDtoH(b, g[i].dptr, g[i].bytes);
-        if (b && hex && r == CUDA_SUCCESS) hexify(b, g[i].bytes, hex);
-        if (b && hex && r == CUDA_SUCCESS)
-            json_array_append_new(a, json_pack("{ssss}", "name", g[i].name, "hex", hex));
-        free(b);
-        free(hex);
+        char *name = strdup(g[i].name);
+        if (b && name) r = xmt_drv.cuMemcpyDtoH(b, g[i].dptr, g[i].bytes);
+        if (b && name && r == CUDA_SUCCESS) {
+            gs->g[gs->n++] = (xmt_tr_global){name, {b, g[i].bytes}};
+        } else { /* out of memory: left out, as before the request was typed */
+            free(b);
+            free(name);
+        }
     }
     if (r != CUDA_SUCCESS) {
         char nb[32];
         snprintf(why, cap, "its module's globals cannot be read (%s)",
                  xmt_cu_name(r, nb, sizeof nb));
-        json_decref(a);
-        return NULL;
+        globals_free(gs);
+        return -1;
     }
-    return a;
+    return 0;
 }
 
-static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                            const char *key_text, int device, const staging *st,
-                            const xmt_image *img, const faulted_t *fl, size_t nf, int verify_only,
-                            const xmt_candidate *only, long only_index, int from_cache, int recheck,
-                            const char *record_data, const json_t *globals, double staging_ms)
+/* How an attempt's staging is filled: from the program's memory (the program is held at
+ * its launch), or from a snapshot's copy (background tuning). */
+typedef CUresult (*fill_fn)(const staging *st, const void *ud);
+
+/* One session's setting: what run_attempts runs. */
+typedef struct {
+    xmt_kernel *k;
+    const xmt_launch *l;
+    const xmt_launch_view *v;
+    const char *key_text;
+    int device;
+    staging *st;
+    const xmt_image *img;
+    const globals_t *globals;
+    double staging_ms;
+    int verify_only;
+    const xmt_candidate *only;
+    long only_index;
+    int from_cache, recheck;
+    const char *record_data;
+    int may_launch;
+    const xmt_trial_snap *after; /* background tuning: the fidelity check's copy */
+    fill_fn fill;
+    const void *fill_ud;
+} sess_t;
+
+/* A config as the request carries it. */
+static void tr_candidate(const xmt_candidate *c, xmt_tr_candidate *out)
 {
-    char id[40], fp[20];
-    snprintf(id, sizeof id, "%p:%zu", img->owner, img->size);
-    snprintf(fp, sizeof fp, "%016llx", (unsigned long long)xmt_entry_fingerprint(k->entry));
-    json_t *jit = json_array();
-    for (unsigned i = 0; i < img->njit; i++)
-        json_array_append_new(
-            jit, json_pack("[iI]", (int)img->jit_opts[i], (json_int_t)(uintptr_t)img->jit_vals[i]));
-    json_t *wins = json_array(), *regs = json_array(), *faults = json_array();
-    for (size_t i = 0; i < st->nwin; i++)
-        json_array_append_new(wins, json_pack("{sIsIsI}", "va", (json_int_t)st->win_va[i], "bytes",
-                                              (json_int_t)st->win_bytes[i], "offset",
-                                              (json_int_t)st->win_off[i]));
-    for (size_t i = 0; i < st->nregs; i++)
-        json_array_append_new(regs, json_pack("{sIsI}", "base", (json_int_t)st->regs[i].base,
-                                              "bytes", (json_int_t)st->regs[i].bytes));
-    for (size_t i = 0; i < nf; i++)
-        json_array_append_new(
-            faults, json_pack("{sIss}", "index", (json_int_t)fl[i].index, "why", fl[i].why));
+    memset(out, 0, sizeof *out);
+    out->grid = (xmt_tr_dim3){c->dims.grid.x, c->dims.grid.y, c->dims.grid.z};
+    out->block = (xmt_tr_dim3){c->dims.block.x, c->dims.block.y, c->dims.block.z};
+    out->shared = c->dims.shared;
+    out->nargs = c->nargs;
+    for (unsigned i = 0; i < c->nargs && i < XMT_TR_MAX_ARGS; i++)
+        out->args[i] = (xmt_tr_arg){c->args[i].value, c->args[i].param, c->args[i].size};
+    snprintf(out->label, sizeof out->label, "%s", c->label);
+}
+
+/* The request of one attempt of session c (fl: the nf candidates that faulted in earlier
+ * helpers), as the wire's text: malloc'd, *len its length; NULL with why. */
+static char *request_text(const sess_t *c, const xmt_tr_fault *fl, size_t nf, int in_place_first,
+                          double staging_ms, size_t *len, char *why, size_t cap)
+{
+    const xmt_kernel *k = c->k;
+    const xmt_launch *l = c->l;
+    const staging *st = c->st;
+    xmt_trialreq q = {.kernel = k->mangled,
+                      .key = c->key_text,
+                      .record_data = c->record_data,
+                      .entry_fp = xmt_entry_fingerprint(k->entry),
+                      .only_index = c->only_index,
+                      .staging_ms = staging_ms,
+                      .granularity = st->gran,
+                      .device = c->device,
+                      .verify_only = !!c->verify_only,
+                      .from_cache = !!c->from_cache,
+                      .recheck = !!c->recheck,
+                      .in_place_first = !!in_place_first,
+                      .has_only = c->only != NULL,
+                      .nwindows = st->nwin,
+                      .nregions = st->nregs,
+                      .nfaulted = nf,
+                      .faulted = (xmt_tr_fault *)(uintptr_t)fl, /* read only: encoded */
+                      .nglobals = c->globals->n,
+                      .globals = c->globals->g};
+    if (c->only) tr_candidate(c->only, &q.only);
     /* what the program set on the function: its opt-in to more dynamic shared memory and
      * its carveout (asked again: it may have changed them since the record was made) */
     int dyn = k->max_dynamic_shared, carve = -1;
@@ -318,17 +341,40 @@ static json_t *request_json(const xmt_kernel *k, const xmt_launch *l, const xmt_
         xmt_drv.cuFuncGetAttribute(&carve, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
                                    l->f);
     }
-    json_t *launch =
-        json_pack("{sososisisiso}", "grid", dims3(l->grid[0], l->grid[1], l->grid[2]), "block",
-                  dims3(l->block[0], l->block[1], l->block[2]), "shared", (int)l->shared,
-                  "max_dynamic_shared", dyn, "carveout", carve, "params", params_json(k, v));
-    return json_pack("{sssssssisbsIsosbsbsosos{ssso}sosososOsf}", "kernel", k->mangled, "entry_fp",
-                     fp, "key", key_text, "device", device, "verify_only", verify_only,
-                     "only_index", (json_int_t)only_index, "only",
-                     only ? candidate_json(only) : json_null(), "from_cache", from_cache, "recheck",
-                     recheck, "record_data", record_data ? json_string(record_data) : json_null(),
-                     "launch", launch, "image", "id", id, "jit", jit, "windows", wins, "regions",
-                     regs, "faulted", faults, "globals", globals, "staging_ms", staging_ms);
+    q.launch = (xmt_tr_launch){.grid = {l->grid[0], l->grid[1], l->grid[2]},
+                               .block = {l->block[0], l->block[1], l->block[2]},
+                               .shared = l->shared,
+                               .max_dynamic_shared = dyn,
+                               .carveout = carve,
+                               .nparams = (uint32_t)k->nparams};
+    snprintf(q.image.id, sizeof q.image.id, "%p:%zu", c->img->owner, c->img->size);
+    q.image.njit = c->img->njit;
+    for (unsigned i = 0; i < c->img->njit && i < XMT_TR_MAX_JIT; i++)
+        q.image.jit[i] =
+            (xmt_tr_jit){(int64_t)c->img->jit_opts[i], (uint64_t)(uintptr_t)c->img->jit_vals[i]};
+    /* a parameter's bytes (those of more than XMT_TR_MAX_PARAM_BYTES go empty: the helper
+     * then refuses the launch) */
+    q.launch.params = calloc(k->nparams ? k->nparams : 1, sizeof *q.launch.params);
+    q.windows = calloc(st->nwin ? st->nwin : 1, sizeof *q.windows);
+    q.regions = calloc(st->nregs ? st->nregs : 1, sizeof *q.regions);
+    char *text = NULL;
+    if (!q.launch.params || !q.windows || !q.regions) {
+        snprintf(why, cap, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < k->nparams; i++)
+        if (c->v->params[i] && k->sizes[i] <= XMT_TR_MAX_PARAM_BYTES)
+            q.launch.params[i] = (xmt_tr_bytes){c->v->params[i], k->sizes[i]};
+    for (size_t i = 0; i < st->nwin; i++)
+        q.windows[i] = (xmt_tr_window){st->win_va[i], st->win_bytes[i], st->win_off[i]};
+    for (size_t i = 0; i < st->nregs; i++)
+        q.regions[i] = (xmt_tr_region){st->regs[i].base, st->regs[i].bytes};
+    text = xmt_trialreq_encode(&q, len, why, cap);
+out:
+    free(q.launch.params);
+    free(q.windows);
+    free(q.regions);
+    return text;
 }
 
 /* A memfd holding len bytes of data. -1 on failure. */
@@ -601,10 +647,14 @@ void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why)
 {
     *c = (xmt_choice){.index = XMT_OWN_CONFIG};
     snprintf(c->outcome, sizeof c->outcome, "%s", outcome);
-    /* cut to the record's room (at a character boundary, as cacherec reads it back) */
-    size_t n = why ? strnlen(why, sizeof c->why - 1) : 0;
-    while (n > 0 && n == sizeof c->why - 1 && ((unsigned char)why[n] & 0xc0) == 0x80)
-        n--;
+    /* cut to the record's room (at a character boundary, as cacherec reads it back): only
+     * a reason longer than the room is cut, so why[n] is read only within its string */
+    size_t n = why ? strlen(why) : 0;
+    if (n >= sizeof c->why) {
+        n = sizeof c->why - 1;
+        while (n > 0 && ((unsigned char)why[n] & 0xc0) == 0x80)
+            n--;
+    }
     if (n) memcpy(c->why, why, n);
     c->why[n] = 0;
 }
@@ -650,37 +700,11 @@ static void take_result(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
     }
 }
 
-/* How an attempt's staging is filled: from the program's memory (the program is held at
- * its launch), or from a snapshot's copy (background tuning). */
-typedef CUresult (*fill_fn)(const staging *st, const void *ud);
-
 static CUresult fill_program(const staging *st, const void *ud)
 {
     (void)ud;
     return refill(st);
 }
-
-/* One session's setting: what run_attempts runs. */
-typedef struct {
-    xmt_kernel *k;
-    const xmt_launch *l;
-    const xmt_launch_view *v;
-    const char *key_text;
-    int device;
-    staging *st;
-    const xmt_image *img;
-    const json_t *globals;
-    double staging_ms;
-    int verify_only;
-    const xmt_candidate *only;
-    long only_index;
-    int from_cache, recheck;
-    const char *record_data;
-    int may_launch;
-    const xmt_trial_snap *after; /* background tuning: the fidelity check's copy */
-    fill_fn fill;
-    const void *fill_ud;
-} sess_t;
 
 /* The attempts of one session: a helper each, until it decides, a fault is retried without
  * its candidate, or it cannot run. 1 decided (*out), -1 the helper failed to start, 0 it
@@ -694,7 +718,7 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
     int device = c->device;
     staging *stp = c->st;
     if (!c->verify_only && !c->recheck) xmt_trial_spare(device); /* its candidates may fault */
-    faulted_t *fl = calloc(XMT_TRIAL_MAX_FAULTS, sizeof *fl);
+    xmt_tr_fault *fl = calloc(XMT_TRIAL_MAX_FAULTS, sizeof *fl);
     size_t nf = 0;
     int lost = 0, done = 0, in_place_first = 0, failed = 0;
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
@@ -703,17 +727,15 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
     while (fl && !done) {
         double r0 = xmt_now_ms();
         CUresult fr = c->fill(stp, c->fill_ud);
-        json_t *rq = request_json(k, l, v, key_text, device, stp, c->img, fl, nf, c->verify_only,
-                                  c->only, c->only_index, c->from_cache, c->recheck, c->record_data,
-                                  c->globals, c->staging_ms + xmt_now_ms() - r0);
-        if (rq && in_place_first) json_object_set_new(rq, "in_place_first", json_true());
-        char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
-        json_decref(rq);
+        size_t len = 0;
+        char rw[200] = "";
+        char *text = request_text(c, fl, nf, in_place_first, c->staging_ms + xmt_now_ms() - r0,
+                                  &len, rw, sizeof rw);
         int fds[3], nfds = 0;
-        fds[nfds++] = text ? memfd_of("xmatune-request", text, strlen(text)) : -1;
+        fds[nfds++] = text ? memfd_of("xmatune-request", text, len) : -1;
         fds[nfds++] = memfd_of("xmatune-image", c->img->bytes, c->img->size);
         if (stp->fd >= 0) fds[nfds++] = stp->fd;
-        xmt_tp_tune t = {text ? strlen(text) : 0, c->img->size, stp->fd >= 0 ? stp->bytes : 0};
+        xmt_tp_tune t = {text ? len : 0, c->img->size, stp->fd >= 0 ? stp->bytes : 0};
         free(text);
         xmt_tp_result res;
         if (fr != CUDA_SUCCESS) {
@@ -721,7 +743,8 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
             snprintf(why, cap, "its memory cannot be staged for the helper (%s)",
                      xmt_cu_name(fr, b, sizeof b));
         } else if (fds[0] < 0 || fds[1] < 0) {
-            snprintf(why, cap, "the request cannot be written");
+            snprintf(why, cap, "the request cannot be written%s%s%s", rw[0] ? " (" : "", rw,
+                     rw[0] ? ")" : "");
         }
         int a = fr != CUDA_SUCCESS || fds[0] < 0 || fds[1] < 0
                     ? ATTEMPT_NO_HELPER
@@ -782,13 +805,12 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
     xmt_image img;
     out->declined = 0;
     if (!admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;
-    /* the helper refuses it too (trial/tune.c) */
-    for (unsigned i = 0; only && i < only->nargs; i++)
-        if (only->args[i].param >= k->nparams || only->args[i].size > 8) {
-            snprintf(why, cap, "its config sets parameter %u; the kernel has %zu",
-                     only->args[i].param, k->nparams);
-            return out->declined = 1, 0;
-        }
+    /* the request's own rule (the helper's decoder refuses it too): declined before
+     * anything is staged */
+    xmt_tr_candidate oc;
+    if (only) tr_candidate(only, &oc);
+    if (only && xmt_tr_args_check(&oc, k->nparams, k->sizes, why, cap) != 0)
+        return out->declined = 1, 0;
     double t0 = xmt_now_ms();
     staging st = {.fd = -1};
     if (stage(k, v, device, &st, why, cap) != 0) {
@@ -796,23 +818,29 @@ int xmt_trial_session(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view 
         out->declined = 1;
         return 0;
     }
-    json_t *globals = globals_json(&img, why, cap);
+    globals_t globals;
+    int g = globals_of(&img, &globals, why, cap);
     double staging_ms = xmt_now_ms() - t0;
-    if (!globals) {
+    if (g != 0) {
         unstage(&st);
         return 0;
     }
     sess_t c = {k,           l,          v,           key_text,     device,     &st,        &img,
-                globals,     staging_ms, verify_only, only,         only_index, from_cache, recheck,
+                &globals,    staging_ms, verify_only, only,         only_index, from_cache, recheck,
                 record_data, may_launch, NULL,        fill_program, NULL};
     int r = run_attempts(&c, out, why, cap);
-    json_decref(globals);
+    globals_free(&globals);
     unstage(&st);
     out->spent_ms = xmt_now_ms() - t0;
     return r;
 }
 
 /* ---- a snapshot for a verification off the program's path (docs/cache.md, "Trust") ------ */
+
+/* The program thread's steps of a snapshot, timed for the snapshot event (docs/log.md). */
+enum { S_ADMIT, S_REACH, S_ALLOC, S_COPY, S_EVENT, S_AFTER, SNAP_STEPS };
+static const char *const step_names[SNAP_STEPS] = {"admit", "reach", "alloc", "copy", "event",
+                                                   "after"};
 
 struct xmt_trial_snap {
     xmt_kernel *k;
@@ -832,6 +860,8 @@ struct xmt_trial_snap {
     int copy_async; /* from cuMemAllocAsync: freed so */
     staging st;     /* made on the worker, filled from copy */
     double snap_ms;
+    /* the program thread's steps, in host µs (the snapshot event: xmt_trial_snap_log) */
+    double step_us[SNAP_STEPS];
     /* background tuning: what the program's own launch left, copied after it (the same
      * layout as copy), for the helper's fidelity check (xmt_trial_snap_after) */
     CUdeviceptr after;
@@ -891,6 +921,7 @@ static int check_after(xmt_kernel *k, const xmt_launch_view *v, const staging *s
 
 int xmt_trial_snap_after(xmt_trial_snap *s, const xmt_launch *l)
 {
+    double t0 = xmt_now_ms();
     CUstream stream = xmt_launch_stream(l);
     CUresult r = CUDA_SUCCESS;
     if (s->bytes && xmt_drv.cuMemAllocAsync &&
@@ -903,19 +934,22 @@ int xmt_trial_snap_after(xmt_trial_snap *s, const xmt_launch *l)
                                       stream);
     if (r == CUDA_SUCCESS) r = xmt_drv.cuEventCreate(&s->after_ev, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS) r = xmt_drv.cuEventRecord(s->after_ev, stream);
+    s->step_us[S_AFTER] = (xmt_now_ms() - t0) * 1000.0;
     return r == CUDA_SUCCESS ? 0 : -1;
 }
 
 xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                                    int device, char *why, size_t cap)
 {
+    double t0 = xmt_now_ms(), ts = t0, step[SNAP_STEPS] = {0};
     xmt_image img;
     if (!admissible(k, l, v, &img, why, cap)) return NULL;
     if (!xmt_drv.cuCtxSetCurrent || !xmt_drv.cuCtxGetCurrent || !xmt_drv.cuMemCreate) {
         snprintf(why, cap, "the driver has no cuCtxSetCurrent or cuMemCreate");
         return NULL;
     }
-    double t0 = xmt_now_ms();
+#define STEP(i) (step[i] = (xmt_now_ms() - ts) * 1000.0, ts = xmt_now_ms())
+    STEP(S_ADMIT);
     xmt_trial_snap *s = calloc(1, sizeof *s);
     size_t total = 0;
     for (size_t i = 0; s && i < k->nparams; i++)
@@ -956,6 +990,7 @@ xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt
     if (f != 0) r = CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; r == CUDA_SUCCESS && i < s->nregs; i++)
         s->bytes += (s->regs[i].bytes + 255) & ~(size_t)255;
+    STEP(S_REACH);
     /* stream-ordered, so the launch's own stream orders it before the launch and the
      * program's thread does not wait for the GPU; a device without a memory pool gets a
      * plain allocation */
@@ -965,11 +1000,16 @@ xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt
         s->copy_async = 1;
     else if (r == CUDA_SUCCESS && s->bytes)
         r = xmt_drv.cuMemAlloc(&s->copy, s->bytes);
+    STEP(S_ALLOC);
     for (size_t i = 0, at = 0; r == CUDA_SUCCESS && i < s->nregs;
          at += (s->regs[i].bytes + 255) & ~(size_t)255, i++)
         r = xmt_drv.cuMemcpyDtoDAsync(s->copy + at, s->regs[i].base, s->regs[i].bytes, stream);
+    STEP(S_COPY);
     if (r == CUDA_SUCCESS) r = xmt_drv.cuEventCreate(&s->copied, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS) r = xmt_drv.cuEventRecord(s->copied, stream);
+    STEP(S_EVENT);
+#undef STEP
+    memcpy(s->step_us, step, sizeof step);
     if (r != CUDA_SUCCESS) {
         if (!why[0]) {
             char b[32];
@@ -980,6 +1020,19 @@ xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt
     }
     s->snap_ms = xmt_now_ms() - t0;
     return s;
+}
+
+void xmt_trial_snap_log(const xmt_trial_snap *s, const char *key_text, const char *purpose)
+{
+    if (!xmt_log_enabled()) return;
+    json_t *steps = json_object();
+    double all = 0;
+    for (int i = 0; steps && i < SNAP_STEPS; i++) {
+        json_object_set_new(steps, step_names[i], json_real(s->step_us[i]));
+        all += s->step_us[i];
+    }
+    xmt_log_event(xmt_ev_snapshot(s->k->mangled, s->k->demangled, key_text, s->device, purpose,
+                                  s->bytes, s->nregs, steps, all));
 }
 
 void xmt_trial_snap_free(xmt_trial_snap *s)
@@ -1043,18 +1096,30 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
         return 0;
     }
     if (snap_stage(s, why, cap) != CUDA_SUCCESS) return 0;
-    json_t *globals = globals_json(&img, why, cap);
-    if (!globals) return 0;
-    json_t *rq = request_json(k, &s->l, &s->v, key_text, s->device, &s->st, &img, NULL, 0, 1, only,
-                              only_index, 1, 0, record_data, globals, s->snap_ms);
-    json_decref(globals);
-    char *text = rq ? json_dumps(rq, JSON_COMPACT) : NULL;
-    json_decref(rq);
+    globals_t globals;
+    if (globals_of(&img, &globals, why, cap) != 0) return 0;
+    sess_t c = {.k = k,
+                .l = &s->l,
+                .v = &s->v,
+                .key_text = key_text,
+                .device = s->device,
+                .st = &s->st,
+                .img = &img,
+                .globals = &globals,
+                .staging_ms = s->snap_ms,
+                .verify_only = 1,
+                .only = only,
+                .only_index = only_index,
+                .from_cache = 1,
+                .record_data = record_data};
+    size_t len = 0;
+    char *text = request_text(&c, NULL, 0, 0, s->snap_ms, &len, why, cap);
+    globals_free(&globals);
     int fds[3], nfds = 0;
-    fds[nfds++] = text ? memfd_of("xmatune-request", text, strlen(text)) : -1;
+    fds[nfds++] = text ? memfd_of("xmatune-request", text, len) : -1;
     fds[nfds++] = memfd_of("xmatune-image", img.bytes, img.size);
     if (s->st.fd >= 0) fds[nfds++] = s->st.fd;
-    xmt_tp_tune t = {text ? strlen(text) : 0, img.size, s->st.fd >= 0 ? s->st.bytes : 0};
+    xmt_tp_tune t = {text ? len : 0, img.size, s->st.fd >= 0 ? s->st.bytes : 0};
     free(text);
     xmt_tp_result res;
     int a = fds[0] < 0 || fds[1] < 0 ? ATTEMPT_NO_HELPER
@@ -1088,8 +1153,8 @@ int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only
         return 0;
     }
     if (snap_stage(s, why, cap) != CUDA_SUCCESS) return 0;
-    json_t *globals = globals_json(&img, why, cap);
-    if (!globals) return 0;
+    globals_t globals;
+    if (globals_of(&img, &globals, why, cap) != 0) return 0;
     sess_t c = {k,
                 &s->l,
                 &s->v,
@@ -1097,7 +1162,7 @@ int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only
                 s->device,
                 &s->st,
                 &img,
-                globals,
+                &globals,
                 s->snap_ms,
                 verify_only,
                 NULL,
@@ -1110,7 +1175,7 @@ int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only
                 fill_snap,
                 s};
     int r = run_attempts(&c, out, why, cap);
-    json_decref(globals);
+    globals_free(&globals);
     out->spent_ms = xmt_now_ms() - t0;
     return r;
 }

@@ -7,8 +7,10 @@
  * allocation granularity so that the helper can map each at the program's own address;
  * the module image the program loaded (modload.c), the launch (its dims and argument
  * bytes) and the candidates that faulted so far go with it in a TUNE request
- * (common/trialproto.h). The helper runs the whole session there (trial/tune.c) and
- * answers with the choice and the tune event, which is logged here. A candidate that
+ * (common/trialproto.h), the request itself an xmt_trialreq filled here and encoded by
+ * its codec (common/trialreq.h), with the granularity the windows were rounded to. The
+ * helper runs the whole session there (trial/tune.c) and answers with the choice and the
+ * tune event, which is logged here. A candidate that
  * faults or runs past the watchdog ends that helper: it is recorded as `fault` and the
  * session runs again in a new helper without it, from the same staged copy (the program
  * is held at this launch, so its memory has not changed). The program's own config
@@ -78,6 +80,9 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
                           long only_index, const char *record_data, xmt_trial_outcome *out,
                           char *why, size_t cap);
 void xmt_trial_snap_free(xmt_trial_snap *s);
+/* The snapshot event (docs/log.md): the host µs of each of the program thread's steps
+ * (after xmt_trial_snap_after, where it ran), with the key and what it is for. */
+void xmt_trial_snap_log(const xmt_trial_snap *s, const char *key_text, const char *purpose);
 
 /* Background tuning (docs/tuning.md, "In the background"): on the program's thread, right
  * after its own launch, xmt_trial_snap_after copies what that launch left (stream-ordered,

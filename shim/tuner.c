@@ -570,8 +570,18 @@ typedef struct {
     long index;
     char label[160], key_text[512];
     xmt_plan plan; /* its identity (pointers fixed to this copy) */
+    double t_first; /* the key's first launch (the snapshot's), for the switch event */
     uint8_t key[XMT_KEY_MAX];
 } bg_job;
+
+/* The switch event: job j's key runs `to` (NULL: the program's own config) from its next
+ * launch on, having run `from` (docs/log.md). */
+static void said_switch(const bg_job *j, const char *from, const char *to, const char *why)
+{
+    if (!xmt_log_enabled()) return;
+    xmt_log_event(xmt_ev_switch(j->k->mangled, j->k->demangled, j->key_text, j->device, from, to,
+                                why, xmt_now_ms() - j->t_first));
+}
 
 static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const char *why)
 {
@@ -610,6 +620,7 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
             r->rechecked = j->plan.ch.rechecked;
             __atomic_store_n(&r->index, j->index, __ATOMIC_RELEASE);
             memo_forget(k);
+            said_switch(j, NULL, j->label, "verified");
         }
         xmt_verbose(1,
                     "%s: key %s: the cached winner %s passed its verification in the "
@@ -630,6 +641,7 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
             atomic_store(&r->rechecks_left, 0);
             __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
             memo_forget(k);
+            said_switch(j, j->label, NULL, "failed");
         }
         if (tune) { /* not propagated: this key's record says it failed here */
             xmt_choice f;
@@ -680,12 +692,29 @@ static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const ch
         memcpy(r->digest, ch.data, sizeof r->digest);
         __atomic_store_n(&r->index, ch.index, __ATOMIC_RELEASE);
         memo_forget(k);
+        said_switch(j, NULL, ch.label, "tuned");
     }
     xmt_verbose(1, "%s: key %s: tuned in the background: %s%s", k->demangled, j->key_text,
                 ch.index == XMT_OWN_CONFIG ? "the program's own config stays" : ch.label,
                 ch.index == XMT_OWN_CONFIG ? "" : "; the program uses it from its next launch");
     auto_too_short(k, &ch, j->key_text);
     free(j);
+}
+
+static void wait_again(result_t *r);
+
+/* A bounded queue (XMATUNE_BACKGROUND_QUEUE; docs/tuning.md, "In the background"): while
+ * that many keys wait for the worker, a new key's first launch (or a hint's) takes no
+ * snapshot and runs the program's own config; the key is looked at again at a launch
+ * RECHECK_MS later, so the keys launched most often get the worker first. 1 when deferred. */
+static int bg_busy(xmt_kernel *k, result_t *mine, const xmt_plan *p, const char *key_text)
+{
+    if (xmt_bgverify_pending() < xmt_opt.background_queue) return 0;
+    if (p->claimed) xmt_plan_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
+    xmt_verbose(2, "%s: key %s: the background worker is busy; looked at again later",
+                k->demangled, key_text);
+    wait_again(mine);
+    return 1;
 }
 
 /* A new key tuned in the background (XMATUNE_TUNING=background): a snapshot of what the
@@ -697,6 +726,10 @@ static int bg_tune(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                    result_t *mine, const xmt_plan *p, const char *key_text, CUresult *rc)
 {
     char why[400] = "";
+    if (bg_busy(k, mine, p, key_text)) {
+        *rc = xmt_pass(k, l);
+        return 1;
+    }
     bg_job *j = calloc(1, sizeof *j);
     if (!j || p->keylen > sizeof j->key) {
         free(j);
@@ -713,6 +746,7 @@ static int bg_tune(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
     j->serial = atomic_load(&k->serial);
     j->r = mine;
     j->device = device;
+    j->t_first = xmt_now_ms();
     snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
     j->plan = *p;
     memcpy(j->key, p->key, p->keylen);
@@ -729,7 +763,9 @@ static int bg_tune(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
     pthread_mutex_unlock(&k->lock);
     atomic_store_explicit(&mine->state, R_DONE, memory_order_release);
     *rc = run_winner(k, l, v, mine, device, NULL);
-    if (*rc != CUDA_SUCCESS || xmt_trial_snap_after(s, l) != 0) {
+    int after = *rc == CUDA_SUCCESS ? xmt_trial_snap_after(s, l) : -1;
+    xmt_trial_snap_log(s, key_text, "tune");
+    if (after != 0) {
         xmt_verbose(1, "%s: key %s: not tuned in the background (the launch or its copy failed)",
                     k->demangled, key_text);
         xmt_trial_snap_free(s);
@@ -761,6 +797,8 @@ static int bg_start(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v
         free(j);
         return -1;
     }
+    xmt_trial_snap_log(s, key_text, "verify");
+    j->t_first = xmt_now_ms();
     j->k = k;
     j->serial = atomic_load(&k->serial);
     j->r = mine;
@@ -976,6 +1014,7 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
         bg_tune(k, l, v, device, mine, p, key_text, &rc))
         return rc;
     int bg = 0;
+    if (p->bg_verify && p->hint && bg_busy(k, mine, p, key_text)) return xmt_pass(k, l);
     if (p->bg_verify) {
         bg = bg_start(k, l, v, device, mine, p, key_text) == 0;
         if (!bg) xmt_plan_verify_now(p);

@@ -144,6 +144,28 @@ static void report_misses(json_t *misses)
     json_decref(seen);
 }
 
+/* Keys whose launches changed config in the middle of a process (switch events): what ran
+ * before, what after, why, and when. */
+static void report_switches(json_t *switches)
+{
+    printf("\nSwitches: keys whose launches changed config once the background decided:\n\n"
+           "| kernel | key | device | before | after | why | after (ms) |\n"
+           "| --- | --- | ---: | --- | --- | --- | ---: |\n");
+    size_t i;
+    json_t *e;
+    json_array_foreach(switches, i, e)
+    {
+        char name[96];
+        const char *from = json_string_value(json_object_get(e, XMT_F_FROM));
+        const char *to = json_string_value(json_object_get(e, XMT_F_TO));
+        printf("| %s | %s | %lld | %s | %s | %s | %.1f |\n",
+               short_name(sget(e, XMT_F_NAME), name, sizeof name), sget(e, XMT_F_KEY),
+               (long long)json_integer_value(json_object_get(e, XMT_F_DEVICE)),
+               from ? from : "the program's own", to ? to : "the program's own",
+               sget(e, XMT_F_WHY), fget(e, XMT_F_AFTER_MS));
+    }
+}
+
 /* A session's waits on the GPU (its driver_calls' synchronizations and polled waits, in
  * ms) into buf; "—" when the event has none (the session ran in the program's process). */
 static void gpu_waits(json_t *e, char *buf, size_t cap)
@@ -492,6 +514,7 @@ int cmd_report(int argc, char **argv)
     ev[XMT_EV_REPLAY_MISS] = json_array();
     ev[XMT_EV_EXIT] = json_array();
     ev[XMT_EV_CACHE_HIT] = json_array();
+    ev[XMT_EV_SWITCH] = json_array();
     long long bad = 0;
     for (int i = first; i < argc; i++) {
         int b = xmt_log_collect(argv[i], ev);
@@ -526,6 +549,8 @@ int cmd_report(int argc, char **argv)
     json_decref(ev[XMT_EV_CACHE_HIT]);
     if (json_array_size(ev[XMT_EV_REPLAY_MISS])) report_misses(ev[XMT_EV_REPLAY_MISS]);
     json_decref(ev[XMT_EV_REPLAY_MISS]);
+    if (json_array_size(ev[XMT_EV_SWITCH])) report_switches(ev[XMT_EV_SWITCH]);
+    json_decref(ev[XMT_EV_SWITCH]);
     int wrote = 0;
     if (svg) wrote |= write_report_svg(svg, tunes);
     if (html) wrote |= write_report_html(html, tunes);

@@ -4,7 +4,6 @@
 #include "tune.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +19,17 @@
 #include "log.h"
 #include "options.h"
 #include "session.h"
+#include "trialreq.h"
 #include "tune_event.h"
 #include "tuner.h"
 
-#define MAX_WINDOWS 256
-#define MAX_FAULTED 256
+#define MAX_WINDOWS XMT_TR_MAX_WINDOWS
+#define MAX_FAULTED XMT_TR_MAX_FAULTED
 #define MODULES 64
+
+_Static_assert(XMT_TR_MAX_ARGS == XMT_MAX_ARG_OVERRIDES, "a config's arguments fit");
+_Static_assert(XMT_TR_MAX_PARAMS <= XMT_KERNEL_MAX_PARAMS, "a request's parameters fit");
+_Static_assert(XMT_TR_WHY == sizeof(((xmt_cand *)0)->after_fault_label), "a fault's why fits");
 
 static int chan = -1;
 static uint32_t cur_seq;
@@ -123,9 +127,10 @@ static int start(char *why, size_t cap)
 
 /* ---- the request ------------------------------------------------------------------------ */
 
+/* A request being served: the request as the program sent it (rq, decoded), and what this
+ * helper made of it. */
 typedef struct {
-    json_t *root;
-    const char *kernel, *key;
+    xmt_trialreq rq;
     char *image;
     size_t image_len;
     int staging_fd;
@@ -136,10 +141,10 @@ typedef struct {
     size_t win_bytes[MAX_WINDOWS], win_off[MAX_WINDOWS];
     CUdeviceptr here[MAX_WINDOWS]; /* where this helper mapped each */
     CUmemGenericAllocationHandle h;
-    CUdeviceptr whole; /* the moved mapping's start, or 0 */
-    CUdeviceptr resv;  /* the reservation: the mapping with its unmapped guard each side */
-    size_t resv_bytes, guard;
-    int moved; /* not at the program's addresses: pointers are translated */
+    CUdeviceptr whole;        /* the moved mapping's start, or 0 */
+    CUdeviceptr resv;         /* the reservation: the mapping with its unmapped guard each side */
+    size_t resv_bytes, guard; /* guard: rq's granularity (the shim asked the driver) */
+    int moved;                /* not at the program's addresses: pointers are translated */
     int mapped;
     xmt_region *regs;
     size_t nregs;
@@ -147,11 +152,6 @@ typedef struct {
     char faulted_why[MAX_FAULTED][160];
     size_t nfaulted;
 } request;
-
-static int64_t jint(const json_t *o, const char *k)
-{
-    return (int64_t)json_integer_value(json_object_get(o, k));
-}
 
 /* Reads a memfd whole (len bytes) into a malloc'd buffer with a NUL after it. */
 static char *read_fd(int fd, size_t len)
@@ -216,13 +216,9 @@ static CUresult map_staging(request *q)
     if (r != CUDA_SUCCESS) return r;
     CUdevice dev = 0;
     if (xmt_drv.cuCtxGetDevice) xmt_drv.cuCtxGetDevice(&dev);
-    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
-                                .requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                .location = {CU_MEM_LOCATION_TYPE_DEVICE, (int)dev}};
-    if (xmt_drv.cuMemGetAllocationGranularity(&q->guard, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
-            CUDA_SUCCESS ||
-        q->guard == 0)
-        return CUDA_ERROR_INVALID_VALUE;
+    /* the granularity the shim rounded the windows to (it asked the driver: the same device) */
+    q->guard = (size_t)q->rq.granularity;
+    if (q->guard == 0) return CUDA_ERROR_INVALID_VALUE;
     /* cuMemMap maps an allocation from its start only ("offset: must be zero currently",
      * the driver API's documentation; the H200 answered 801 NOT_SUPPORTED): several
      * windows of one allocation cannot each go to the program's address, so they are
@@ -255,29 +251,21 @@ static void unmap_staging(request *q)
     xmt_drv.cuMemRelease(q->h);
 }
 
-/* The request's windows, regions and faulted candidates. 0, or -1 with why. */
+/* The request's windows and faulted candidates as the session takes them, and room for
+ * its regions where this helper has them. 0, or -1 with why. */
 static int read_layout(request *q, char *why, size_t cap)
 {
-    json_t *w = json_object_get(q->root, "windows"), *g = json_object_get(q->root, "regions");
-    json_t *f = json_object_get(q->root, "faulted");
-    q->nwin = json_array_size(w);
-    q->nregs = json_array_size(g);
-    q->nfaulted = json_array_size(f);
-    if (q->nwin > MAX_WINDOWS || q->nfaulted > MAX_FAULTED) {
-        snprintf(why, cap, "the request has too many windows or faulted candidates");
-        return -1;
-    }
+    q->nwin = (size_t)q->rq.nwindows; /* at most MAX_WINDOWS, MAX_FAULTED: the decoder's */
+    q->nregs = (size_t)q->rq.nregions;
+    q->nfaulted = (size_t)q->rq.nfaulted;
     for (size_t i = 0; i < q->nwin; i++) {
-        json_t *o = json_array_get(w, i);
-        q->win_va[i] = (CUdeviceptr)jint(o, "va");
-        q->win_bytes[i] = (size_t)jint(o, "bytes");
-        q->win_off[i] = (size_t)jint(o, "offset");
+        q->win_va[i] = (CUdeviceptr)q->rq.windows[i].va;
+        q->win_bytes[i] = (size_t)q->rq.windows[i].bytes;
+        q->win_off[i] = (size_t)q->rq.windows[i].offset;
     }
     for (size_t i = 0; i < q->nfaulted; i++) {
-        json_t *o = json_array_get(f, i);
-        q->faulted[i] = (long)jint(o, "index");
-        snprintf(q->faulted_why[i], sizeof q->faulted_why[i], "%s",
-                 json_string_value(json_object_get(o, "why")) ?: "faulted");
+        q->faulted[i] = (long)q->rq.faulted[i].index;
+        memcpy(q->faulted_why[i], q->rq.faulted[i].why, sizeof q->faulted_why[i]);
     }
     q->regs = calloc(q->nregs ? q->nregs : 1, sizeof *q->regs);
     if (!q->regs) {
@@ -287,38 +275,26 @@ static int read_layout(request *q, char *why, size_t cap)
     return 0;
 }
 
-/* The n bytes that 2n hex digits spell (the request's argument and global values). */
-static void unhex(const char *hex, uint8_t *out, size_t n)
-{
-    for (size_t j = 0; j < n; j++) {
-        char two[3] = {hex[2 * j], hex[2 * j + 1], 0};
-        out[j] = (uint8_t)strtoul(two, NULL, 16);
-    }
-}
-
 /* ---- the module, the kernel, the launch -------------------------------------------------- */
 
 /* The function the program launched, from its image (loaded once per image here). */
 static CUresult function_of(request *q, CUfunction *f, CUmodule *mod, char *why, size_t cap)
 {
-    json_t *img = json_object_get(q->root, "image");
-    const char *id = json_string_value(json_object_get(img, "id"));
+    const char *id = q->rq.image.id;
     CUmodule m = NULL;
-    for (size_t i = 0; id && i < nmodules; i++)
+    for (size_t i = 0; i < nmodules; i++)
         if (!strcmp(modules[i].id, id)) m = modules[i].m;
     if (!m) {
         if (!q->image) {
-            snprintf(why, cap, "no image %s here", id ? id : "?");
+            snprintf(why, cap, "no image %s here", id);
             return CUDA_ERROR_NOT_FOUND;
         }
-        json_t *jit = json_object_get(img, "jit");
-        CUjit_option opts[16];
-        void *vals[16];
+        CUjit_option opts[XMT_TR_MAX_JIT];
+        void *vals[XMT_TR_MAX_JIT];
         unsigned n = 0;
-        for (size_t i = 0; i < json_array_size(jit) && n < 16; i++, n++) {
-            json_t *p = json_array_get(jit, i);
-            opts[n] = (CUjit_option)json_integer_value(json_array_get(p, 0));
-            vals[n] = (void *)(uintptr_t)json_integer_value(json_array_get(p, 1));
+        for (; n < q->rq.image.njit; n++) {
+            opts[n] = (CUjit_option)q->rq.image.jit[n].option;
+            vals[n] = (void *)(uintptr_t)q->rq.image.jit[n].value;
         }
         CUresult r = xmt_drv.cuModuleLoadDataEx(&m, q->image, n, opts, vals);
         if (r != CUDA_SUCCESS) {
@@ -326,14 +302,14 @@ static CUresult function_of(request *q, CUfunction *f, CUmodule *mod, char *why,
                      (int)r);
             return r;
         }
-        if (id && nmodules < MODULES) {
+        if (nmodules < MODULES) {
             snprintf(modules[nmodules].id, sizeof modules[nmodules].id, "%s", id);
             modules[nmodules++].m = m;
         }
     }
     *mod = m;
-    CUresult r = xmt_drv.cuModuleGetFunction(f, m, q->kernel);
-    if (r != CUDA_SUCCESS) snprintf(why, cap, "the image has no kernel %s", q->kernel);
+    CUresult r = xmt_drv.cuModuleGetFunction(f, m, q->rq.kernel);
+    if (r != CUDA_SUCCESS) snprintf(why, cap, "the image has no kernel %s", q->rq.kernel);
     return r;
 }
 
@@ -363,23 +339,16 @@ static CUresult load_function(request *q, CUfunction *f, CUmodule *mod, code_loa
  * the module is kept, and an earlier session's runs may have changed them). */
 static CUresult set_globals(const request *q, CUmodule m, char *why, size_t cap)
 {
-    json_t *gs = json_object_get(q->root, "globals");
-    for (size_t i = 0; i < json_array_size(gs); i++) {
-        json_t *o = json_array_get(gs, i);
-        const char *name = json_string_value(json_object_get(o, "name"));
-        const char *hex = json_string_value(json_object_get(o, "hex"));
-        size_t n = hex ? strlen(hex) / 2 : 0, have = 0;
+    for (size_t i = 0; i < q->rq.nglobals; i++) {
+        const xmt_tr_global *g = &q->rq.globals[i];
+        size_t have = 0;
         CUdeviceptr d = 0;
-        CUresult r =
-            name && hex ? xmt_drv.cuModuleGetGlobal(&d, &have, m, name) : CUDA_ERROR_INVALID_VALUE;
-        if (r == CUDA_SUCCESS && have != n) r = CUDA_ERROR_INVALID_VALUE;
-        uint8_t *b = r == CUDA_SUCCESS ? malloc(n ? n : 1) : NULL;
-        if (b) unhex(hex, b, n);
-        if (b) r = xmt_drv.cuMemcpyHtoD(d, b, n);
-        free(b);
+        CUresult r = xmt_drv.cuModuleGetGlobal(&d, &have, m, g->name);
+        if (r == CUDA_SUCCESS && have != g->value.len) r = CUDA_ERROR_INVALID_VALUE;
+        if (r == CUDA_SUCCESS) r = xmt_drv.cuMemcpyHtoD(d, g->value.bytes, g->value.len);
         if (r != CUDA_SUCCESS) {
-            snprintf(why, cap, "the module global %s cannot be set here (CUresult %d)",
-                     name ? name : "?", (int)r);
+            snprintf(why, cap, "the module global %s cannot be set here (CUresult %d)", g->name,
+                     (int)r);
             return r;
         }
     }
@@ -391,23 +360,21 @@ static CUresult set_globals(const request *q, CUmodule m, char *why, size_t cap)
 static int params_of(request *q, const xmt_kernel *k, uint8_t *store, size_t cap, void **params,
                      char *why, size_t wcap)
 {
-    json_t *ps = json_object_get(json_object_get(q->root, "launch"), "params");
-    if (!k->params_known || json_array_size(ps) != k->nparams ||
-        k->nparams > XMT_KERNEL_MAX_PARAMS) {
+    const xmt_tr_launch *L = &q->rq.launch;
+    if (!k->params_known || L->nparams != k->nparams || k->nparams > XMT_KERNEL_MAX_PARAMS) {
         snprintf(why, wcap, "the kernel's parameters here do not match the program's");
         return -1;
     }
     size_t at = 0;
     for (size_t i = 0; i < k->nparams; i++) {
-        const char *hex = json_string_value(json_array_get(ps, i));
-        size_t n = hex ? strlen(hex) / 2 : 0;
+        size_t n = L->params[i].len;
         if (n != k->sizes[i] || at + n + 8 > cap) {
             snprintf(why, wcap, "parameter %zu: %zu bytes, the kernel here has %u", i, n,
                      k->sizes[i]);
             return -1;
         }
         at = (at + 7) & ~(size_t)7;
-        unhex(hex, store + at, n);
+        if (n) memcpy(store + at, L->params[i].bytes, n);
         /* an 8-byte parameter, and each 8-byte word of a larger one (a struct by value,
          * whose pointer members the shim staged too: protect.c) */
         for (size_t o = 0; q->moved && o + 8 <= n; o += 8) {
@@ -422,45 +389,22 @@ static int params_of(request *q, const xmt_kernel *k, uint8_t *store, size_t cap
     return 0;
 }
 
-/* A candidate as the program sent it (a pin, or a cached winner to verify). Each argument
- * it sets must be one of the kernel's parameters, a scalar of 8 bytes at most, and no
- * wider than it: 0, or -1 with why (never an index past the kernel's parameter list). */
-static int candidate_of(const json_t *o, const xmt_kernel *k, xmt_candidate *c, char *why,
-                        size_t cap)
+/* A candidate as the program sent it (a pin, or a cached winner to verify). Its arguments
+ * fit the launch's parameters (the decoder's xmt_tr_args_check), and those are the
+ * kernel's here (params_of): never an index past the kernel's parameter list. */
+static void candidate_of(const xmt_tr_candidate *o, xmt_candidate *c)
 {
     memset(c, 0, sizeof *c);
-    json_t *g = json_object_get(o, "grid"), *b = json_object_get(o, "block");
-    c->dims.grid.x = (unsigned)json_integer_value(json_array_get(g, 0));
-    c->dims.grid.y = (unsigned)json_integer_value(json_array_get(g, 1));
-    c->dims.grid.z = (unsigned)json_integer_value(json_array_get(g, 2));
-    c->dims.block.x = (unsigned)json_integer_value(json_array_get(b, 0));
-    c->dims.block.y = (unsigned)json_integer_value(json_array_get(b, 1));
-    c->dims.block.z = (unsigned)json_integer_value(json_array_get(b, 2));
-    c->dims.shared = (unsigned)jint(o, "shared");
-    json_t *a = json_object_get(o, "args");
-    if (json_array_size(a) > XMT_MAX_ARG_OVERRIDES) {
-        snprintf(why, cap, "the request's config sets %zu arguments, more than %d",
-                 json_array_size(a), XMT_MAX_ARG_OVERRIDES);
-        return -1;
+    c->dims.grid = (xmt_dim3){o->grid.x, o->grid.y, o->grid.z};
+    c->dims.block = (xmt_dim3){o->block.x, o->block.y, o->block.z};
+    c->dims.shared = o->shared;
+    c->nargs = o->nargs;
+    for (uint32_t i = 0; i < o->nargs; i++) {
+        c->args[i].param = o->args[i].param;
+        c->args[i].value = o->args[i].value;
+        c->args[i].size = o->args[i].size;
     }
-    for (size_t i = 0; i < json_array_size(a); i++) {
-        json_t *x = json_array_get(a, i);
-        json_int_t p = jint(x, "param"), n = jint(x, "size");
-        if (p < 0 || (uint64_t)p >= k->nparams || n < 1 || k->sizes[p] > 8 ||
-            (uint64_t)n > k->sizes[p]) {
-            snprintf(why, cap,
-                     "the request's config sets parameter %lld (%lld bytes); the kernel has %zu "
-                     "parameters",
-                     (long long)p, (long long)n, k->nparams);
-            return -1;
-        }
-        c->args[i].param = (unsigned)p;
-        c->args[i].value = (uint64_t)jint(x, "value");
-        c->args[i].size = (unsigned)n;
-        c->nargs = (unsigned)i + 1;
-    }
-    snprintf(c->label, sizeof c->label, "%s", json_string_value(json_object_get(o, "label")) ?: "");
-    return 0;
+    memcpy(c->label, o->label, sizeof c->label);
 }
 
 /* ---- the session ------------------------------------------------------------------------- */
@@ -498,10 +442,10 @@ static void report(xmt_session *S, xmt_tp_result *res)
 
 /* The function's attributes as the program set them (the launch's max_dynamic_shared and
  * carveout). */
-static void set_attributes(CUfunction f, const json_t *L)
+static void set_attributes(CUfunction f, const xmt_tr_launch *L)
 {
     if (!xmt_drv.cuFuncSetAttribute) return;
-    int dyn = (int)jint(L, "max_dynamic_shared"), carve = (int)jint(L, "carveout");
+    int dyn = L->max_dynamic_shared, carve = L->carveout;
     if (dyn > 0)
         xmt_drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn);
     if (carve >= 0)
@@ -521,16 +465,13 @@ static void run(request *q, xmt_tp_result *res)
     if (r == CUDA_SUCCESS && (r = map_staging(q)) != CUDA_SUCCESS)
         snprintf(why, sizeof why, "the staged memory cannot be mapped here (%s)",
                  xmt_cu_name(r, nb, sizeof nb));
-    json_t *L = json_object_get(q->root, "launch");
+    const xmt_tr_launch *L = &q->rq.launch;
     if (r == CUDA_SUCCESS) set_attributes(f, L);
     xmt_kernel *k = r == CUDA_SUCCESS ? xmt_kernels_get(f) : NULL;
-    char fp[20];
-    if (k) snprintf(fp, sizeof fp, "%016llx", (unsigned long long)xmt_entry_fingerprint(k->entry));
     if (r == CUDA_SUCCESS && (!k || !k->entry)) {
         r = CUDA_ERROR_NOT_FOUND;
-        snprintf(why, sizeof why, "no policy entry for %s in the helper", q->kernel);
-    } else if (r == CUDA_SUCCESS &&
-               strcmp(fp, json_string_value(json_object_get(q->root, "entry_fp")) ?: "")) {
+        snprintf(why, sizeof why, "no policy entry for %s in the helper", q->rq.kernel);
+    } else if (r == CUDA_SUCCESS && xmt_entry_fingerprint(k->entry) != q->rq.entry_fp) {
         r = CUDA_ERROR_NOT_FOUND;
         snprintf(why, sizeof why, "the policy file changed since the program read it");
     }
@@ -543,21 +484,17 @@ static void run(request *q, xmt_tp_result *res)
         snprintf(res->why, sizeof res->why, "%s", why);
         return;
     }
-    json_t *g = json_object_get(L, "grid"), *b = json_object_get(L, "block");
     xmt_launch l = {.kind = XMT_K_LAUNCH,
                     .real = (void *)xmt_drv.cuLaunchKernel,
                     .f = f,
-                    .shared = (unsigned)jint(L, "shared"),
+                    .grid = {L->grid.x, L->grid.y, L->grid.z},
+                    .block = {L->block.x, L->block.y, L->block.z},
+                    .shared = L->shared,
                     .stream = stream,
                     .params = params};
-    for (int i = 0; i < 3; i++) {
-        l.grid[i] = (unsigned)json_integer_value(json_array_get(g, (size_t)i));
-        l.block[i] = (unsigned)json_integer_value(json_array_get(b, (size_t)i));
-    }
     for (size_t i = 0; i < q->nregs; i++) {
-        json_t *o = json_array_get(json_object_get(q->root, "regions"), i);
-        q->regs[i].base = here_of(q, (CUdeviceptr)jint(o, "base"));
-        q->regs[i].bytes = (size_t)jint(o, "bytes");
+        q->regs[i].base = here_of(q, (CUdeviceptr)q->rq.regions[i].base);
+        q->regs[i].bytes = (size_t)q->rq.regions[i].bytes;
     }
     void *argv[XMT_KERNEL_MAX_PARAMS];
     xmt_attrs attrs;
@@ -570,11 +507,7 @@ static void run(request *q, xmt_tp_result *res)
         return;
     }
     xmt_candidate only;
-    json_t *jo = json_object_get(q->root, "only");
-    if (json_is_object(jo) && candidate_of(jo, k, &only, res->why, sizeof res->why) != 0) {
-        res->status = CUDA_ERROR_INVALID_VALUE;
-        return;
-    }
+    if (q->rq.has_only) candidate_of(&q->rq.only, &only);
     xmt_trial_in in = {.regs = q->regs,
                        .nregs = q->nregs,
                        .win = q->here,
@@ -586,24 +519,22 @@ static void run(request *q, xmt_tp_result *res)
                        .staged_bytes = q->staging_bytes,
                        .moved = q->moved,
                        .guard_va = q->mapped ? q->guard : 0,
-                       .staging_ms = json_real_value(json_object_get(q->root, "staging_ms")),
+                       .staging_ms = q->rq.staging_ms,
                        .module_ms = cl.ms,
                        .drv0 = cl.counted ? &cl.drv0 : NULL,
-                       .in_place_first = json_is_true(json_object_get(q->root, "in_place_first"))};
+                       .in_place_first = q->rq.in_place_first};
     xmt_session S;
-    xmt_session_run_trial(&S, k, &l, &v, q->key, (int)jint(q->root, "device"),
-                          json_is_true(json_object_get(q->root, "verify_only")),
-                          json_is_object(jo) ? &only : NULL, (long)jint(q->root, "only_index"),
-                          &in);
-    S.from_cache = json_is_true(json_object_get(q->root, "from_cache"));
-    S.recheck = json_is_true(json_object_get(q->root, "recheck"));
-    S.record_data = json_string_value(json_object_get(q->root, "record_data"));
+    xmt_session_run_trial(&S, k, &l, &v, q->rq.key, q->rq.device, q->rq.verify_only,
+                          q->rq.has_only ? &only : NULL, (long)q->rq.only_index, &in);
+    S.from_cache = q->rq.from_cache;
+    S.recheck = q->rq.recheck;
+    S.record_data = q->rq.record_data;
     if (S.has_culprit && S.culprit == XMT_OWN_CONFIG) {
         snprintf(S.untuned, sizeof S.untuned, "its own config %s in the trial helper (%s at %s)",
                  S.error == CUDA_ERROR_TIMEOUT ? "ran past the watchdog" : "faulted",
                  xmt_cu_name(S.error, nb, sizeof nb), S.error_at ? S.error_at : "?");
         xmt_warn("%s: key %s is not tuned: %s; the program's own config is used", k->demangled,
-                 q->key, S.untuned);
+                 q->rq.key, S.untuned);
     }
     report(&S, res);
     xmt_session_free(&S);
@@ -619,11 +550,15 @@ static int read_request(const xmt_tp_tune *t, const int *fds, int nfds, request 
         return -1;
     }
     char *text = read_fd(fds[0], (size_t)t->request_bytes);
-    json_error_t e;
-    q->root = text ? json_loads(text, 0, &e) : NULL;
+    if (!text) {
+        snprintf(why, cap, "the request cannot be read");
+        return -1;
+    }
+    char err[XMT_TP_NAME - 32];
+    int d = xmt_trialreq_decode(text, (size_t)t->request_bytes, &q->rq, err, sizeof err);
     free(text);
-    if (!q->root) {
-        snprintf(why, cap, "the request does not read as JSON");
+    if (d != 0) {
+        snprintf(why, cap, "the request is refused: %s", err);
         return -1;
     }
     int at = 1;
@@ -634,12 +569,6 @@ static int read_request(const xmt_tp_tune *t, const int *fds, int nfds, request 
     q->image_len = (size_t)t->image_bytes;
     q->staging_fd = t->staging_bytes ? fds[at] : -1;
     q->staging_bytes = t->staging_bytes;
-    q->kernel = json_string_value(json_object_get(q->root, "kernel"));
-    q->key = json_string_value(json_object_get(q->root, "key")) ?: "?";
-    if (!q->kernel) {
-        snprintf(why, cap, "the request names no kernel");
-        return -1;
-    }
     return read_layout(q, why, cap);
 }
 
@@ -675,7 +604,7 @@ int xmt_trial_tune(int channel, uint32_t seq, const xmt_tp_tune *t, const int *f
         run(&q, res);
     }
     if (!res->exiting) unmap_staging(&q); /* else the helper exits: a driver call could block */
-    json_decref(q.root);
+    xmt_trialreq_free(&q.rq);
     free(q.image);
     free(q.regs);
     for (int i = 0; i < nfds; i++)

@@ -2058,23 +2058,32 @@ def cache_identity_and_trust():
     expect("block_sum" in t3.stderr and "failed verification; tuning again" in t3.stderr, t3.stderr)
     evs = tune_events(t3, "block_sum")
     expect(len(evs) == 2 and evs[1]["benchmarked"] and evs[1]["winner"]["index"] == -1, evs)
-    # graded trust (the default): the tampered record was re-checked in the run that wrote it,
-    # so it is used at once; its verification in the background fails, drops it (the program's
-    # own config from then on), says so and replaces it on disk with a `failed` record. Only
-    # the launches before that ran it (here: the first, whose output differs).
+    # graded trust (the default): a tampered record that says it was re-checked (rechecked) is
+    # used at once; its verification in the background fails, drops it (the program's own
+    # config from then on: a switch event), says so and replaces it on disk with a `failed`
+    # record. Only the launches before that ran it.
     with open(cache, "w") as f:
-        f.write(tampered)
+        for l in tampered.splitlines():
+            r = json.loads(l)
+            if r["kernel"] == "_Z9block_sumPKfPfi":
+                r["rechecked"] = 1
+            f.write(json.dumps(r) + "\n")
     t5 = run("rt", "basic", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
-                                "XMATUNE_EXCLUDE": ex})
+                                "XMATUNE_EXCLUDE": ex, "XMATUNE_VERBOSE": "1"})
     ok(t5, "tampered cache, graded")
     hit = [e for e in t5.events("cache_hit") if "block_sum" in e["name"]]
-    expect(len(hit) == 1 and hit[0]["config"] == wrong["config"], hit)
-    expect("block_sum" in t5.stderr and "failed its verification in the background" in t5.stderr,
-           t5.stderr)
+    expect(len(hit) == 1 and hit[0]["config"] == wrong["config"] and hit[0]["trust"] == "used", hit)
+    expect("block_sum" in t5.stderr and "failed its verification in the background" in t5.stderr and
+           "dropped: the program's own config is used from now on" in t5.stderr, t5.stderr)
+    sw = [e for e in t5.events("switch") if "block_sum" in e["name"]]
+    expect(len(sw) == 1 and sw[0]["from"] == wrong["config"] and sw[0]["to"] is None and
+           sw[0]["why"] == "failed", sw)
     bsr = [json.loads(l) for l in open(cache) if "_Z9block_sumPKfPfi" in l]
     expect(bsr[-1]["index"] == -1 and bsr[-1]["outcome"] == "failed", bsr[-1])
+    # (which of the three launches ran it depends on when the verification ended: the
+    # program does not wait for it; the exit did, XMATUNE_EXIT_WAIT_MS)
     ran = [t[1] for t in traced(t5, "_Z9block_sumPKfPfi")]
-    expect(ran[-1] == tuple(bs["own"]["block"]), ran)
+    expect(ran[0] == tuple(wrong["block"]), ran)
     # the next run reads the failed record: the program's own config, nothing tuned
     t6 = run("rt", "basic", env={"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache,
                                 "XMATUNE_EXCLUDE": ex})
@@ -5035,6 +5044,24 @@ def trial_helper_bad_argument_index():
 
 
 @case
+def trial_request_granularity_is_the_shims():
+    """The allocation granularity the staged windows are rounded to is the shim's to ask
+    (issue 47, item 3): the request carries it and the helper does not ask the driver
+    again, so a helper whose cuMemGetAllocationGranularity would fail still maps the
+    staged memory, with its guards, and tunes the key there."""
+    base = run("rt", "saxpy", shim=False)
+    t = run("rt", "saxpy", env={"XMATUNE_POLICY": POLICIES, "SIMCUDA_FAIL_HELPER":
+                                "cuMemGetAllocationGranularity:0:CUDA_ERROR_INVALID_VALUE"})
+    ok(t, "granularity")
+    same_output(base, t, "granularity")
+    ev = tune_events(t, "saxpy")
+    expect(len(ev) == 1 and ev[0]["trial"] == "helper", (ev, t.stderr))
+    expect(ev[0]["staged"]["guard_va"] == 2 << 20, ev[0]["staged"])
+    expect("cannot be mapped" not in t.stderr, t.stderr)
+    wait_gone(helper_pids(t), "granularity")
+
+
+@case
 def gpu_trial_programs_summarized():
     """The GPU suite's trial programs (issue 24): their policies load, and summarize.py's
     "Trials in a side process" table, from a work folder as run.sh leaves it, says per run
@@ -6099,6 +6126,9 @@ def cache_hint_switches_after_verification():
     expect("the program uses it from its next launch" in h.stderr, h.stderr)
     ran = [r[1] for r in traced(h, "_Z5saxpyifPKfPf")[-8:]]
     expect(ran == [(32, 1, 1)] * 4 + [(256, 1, 1)] * 4, ran)
+    sw = h.events("switch")
+    expect(len(sw) == 1 and sw[0]["from"] is None and sw[0]["to"] == "BLOCK=256" and
+           sw[0]["why"] == "verified", sw)
     ev = h.events("tune")
     expect(len(ev) == 1 and ev[0]["from_cache"] and not ev[0]["benchmarked"], ev)
     # the own file's re-checked record: the winner from the first launch on
@@ -6143,6 +6173,14 @@ def tune_in_the_background():
            t.stderr)
     ran = [r[1] for r in traced(t, "_Z5saxpyifPKfPf")[-8:]]
     expect(ran == [(32, 1, 1)] * 4 + [(256, 1, 1)] * 4, ran)
+    # the switch is logged (docs/log.md, switch) and the report says it
+    sw = t.events("switch")
+    expect(len(sw) == 1 and sw[0]["from"] is None and sw[0]["to"] == "BLOCK=256" and
+           sw[0]["why"] == "tuned" and sw[0]["after_ms"] > 0, sw)
+    rep = report_of(t, "bg-switch.jsonl")
+    expect(rep.returncode == 0 and re.search(r"\| saxpy \| x\.shape=\(\d+,\) \| 0 \| the program's "
+                                             r"own \| BLOCK=256 \| tuned \| [\d.]+ \|", rep.stdout),
+           rep.stdout)
     recs = [json.loads(l) for l in open(cache)]
     expect(recs and recs[-1]["label"] == "BLOCK=256", recs)
     # a wrong winner never switches: a candidate that gives other results is rejected in the
@@ -6152,6 +6190,32 @@ def tune_in_the_background():
     ok(w, "basic, background")
     bw = run("rt", "basic", shim=False)
     same_output(bw, w, "basic tuned in the background")
+
+
+@case
+def background_queue_is_bounded():
+    # XMATUNE_BACKGROUND_QUEUE (docs/tuning.md, In the background): while that many keys wait
+    # for the worker, a new key's first launch takes no snapshot (its copies would pile up on
+    # the program's GPU) and runs the program's own config; it is looked at again later.
+    # Each snapshot is a `snapshot` event with the host µs of the program thread's steps.
+    base = run("rt", "basic", shim=False)
+    ok(base, "without the shim")
+    env = dict(EX, XMATUNE_POLICY=POLICIES, XMATUNE_TUNING="background", XMATUNE_CACHE="off",
+               XMATUNE_VERBOSE="2")
+    one = run("rt", "basic", env=dict(env, XMATUNE_BACKGROUND_QUEUE="1"))
+    ok(one, "queue 1")
+    same_output(base, one, "queue 1")
+    wide = run("rt", "basic", env=dict(env, XMATUNE_BACKGROUND_QUEUE="64"))
+    ok(wide, "queue 64")
+    same_output(base, wide, "queue 64")
+    s1, s64 = one.events("snapshot"), wide.events("snapshot")
+    expect("the background worker is busy; looked at again later" in one.stderr, one.stderr)
+    expect(len(s1) < len(s64), (len(s1), len(s64)))
+    steps = {"admit", "reach", "alloc", "copy", "event", "after"}
+    expect(s64 and all(e["purpose"] == "tune" and set(e["steps_us"]) == steps and
+                       e["bytes"] > 0 and e["regions"] > 0 and
+                       abs(sum(e["steps_us"].values()) - e["host_us"]) < 1e-6 * e["host_us"] + 1e-3
+                       for e in s64), s64)
 
 
 # ---------------------------------------------------------------- words (issue 50, items 4-7)
@@ -6834,11 +6898,13 @@ def remote_cache_command():
         t2 = run("rt", "basic", env=fleet_env(rs, "c", os.path.join(d, "c1.jsonl")))
         ok(t2, "after the import")
         expect(not benchmarked([t2]), benchmarked([t2]))
-        expect(all(e["origin"] == "remote" for e in t2.events("cache_hit")) and
-               len(t2.events("cache_hit")) == n, t2.events("cache_hit"))
+        # (a key whose hint waits for the background worker, XMATUNE_BACKGROUND_QUEUE, may
+        # not be decided before this short program ends: at least one, each from the fleet)
+        hits = t2.events("cache_hit")
+        expect(hits and all(e["origin"] == "remote" for e in hits), hits)
         rep = report_of(t2, "cmd-report.jsonl")
-        expect(rep.returncode == 0 and rep.stdout.count("from the fleet |") == n and
-               "%d of them from the fleet's tier" % n in rep.stdout, rep.stdout)
+        expect(rep.returncode == 0 and rep.stdout.count("from the fleet |") == len(hits) and
+               "%d of them from the fleet's tier" % len(hits) in rep.stdout, rep.stdout)
         p = xc("import", os.path.join(d, "missing.jsonl"), "--remote", rs.url("c"))
         expect(p.returncode == 1 and "No such file" in p.stderr, p.stderr)
         p = xc("list", "--remote", "rediss://127.0.0.1:%d/c" % rs.port)

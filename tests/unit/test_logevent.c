@@ -137,8 +137,15 @@ static json_t *build(xmt_event ev, int variant)
     case XMT_EV_GRAPH_NODE:
         return xmt_ev_graph_node("_Z1kPf", "k(float*)", "n=4", "untuned", "why", "p.yaml:3");
     case XMT_EV_GRAPHS: return xmt_ev_graphs(1, 2, 3);
+    case XMT_EV_SWITCH:
+        return xmt_ev_switch("_Z1kPf", "k(float*)", "n=4", 0, variant ? "BLOCK=64" : NULL,
+                             variant ? NULL : "BLOCK=64", variant ? "failed" : "tuned", 41.5);
+    case XMT_EV_SNAPSHOT:
+        return xmt_ev_snapshot("_Z1kPf", "k(float*)", "n=4", 0, "verify", 4096, 2,
+                               json_pack("{sf}", "copy", 3.5), 12.5);
     case XMT_EV_CACHE_HIT:
-        return xmt_ev_cache_hit("_Z1kPf", "k(float*)", "n=4", 0, "B=128", "", "", "used", "remote", 4.5);
+        return xmt_ev_cache_hit("_Z1kPf", "k(float*)", "n=4", 0, "B=128", "", "", "used", "remote",
+                                4.5);
     case XMT_EV_CACHE_LOAD: return xmt_ev_cache_load("/tmp/c.jsonl", 1, 2, 0, 0, 0.5, 4096);
     case XMT_EV_REPLAY_MISS:
         return xmt_ev_replay_miss("_Z1kPf", "k(float*)", "n=4", "p.yaml:3", 0, "no record");
