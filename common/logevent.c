@@ -233,13 +233,13 @@ json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int
 
 json_t *xmt_ev_cache_hit(const char *kernel, const char *name, const char *key, int device,
                          const char *config, const char *outcome, const char *why,
-                         const char *trust, double host_us)
+                         const char *trust, const char *origin, double host_us)
 {
-    json_t *o =
-        json_pack("{sssssssssisosssssssf}", XMT_F_EVENT, event_names[XMT_EV_CACHE_HIT],
-                  XMT_F_KERNEL, kernel, XMT_F_NAME, name, XMT_F_KEY, key, XMT_F_DEVICE, device,
-                  XMT_F_CONFIG, str_or_null(config), XMT_F_OUTCOME, outcome ? outcome : "",
-                  XMT_F_WHY, why ? why : "", XMT_F_TRUST, trust, XMT_F_HOST_US, host_us);
+    json_t *o = json_pack("{sssssssssisosssssssssf}", XMT_F_EVENT, event_names[XMT_EV_CACHE_HIT],
+                          XMT_F_KERNEL, kernel, XMT_F_NAME, name, XMT_F_KEY, key, XMT_F_DEVICE,
+                          device, XMT_F_CONFIG, str_or_null(config), XMT_F_OUTCOME,
+                          outcome ? outcome : "", XMT_F_WHY, why ? why : "", XMT_F_TRUST, trust,
+                          XMT_F_ORIGIN, origin ? origin : "", XMT_F_HOST_US, host_us);
     return o;
 }
 

@@ -195,6 +195,7 @@ int xmt_event_of(const json_t *obj);
 #define XMT_F_ENTRY "entry"
 /* cache_hit */
 #define XMT_F_TRUST "trust"
+#define XMT_F_ORIGIN "origin"
 #define XMT_F_HOST_US "host_us"
 #define XMT_F_PURPOSE "purpose"
 #define XMT_F_HOST_US_STEPS "steps_us"
@@ -289,11 +290,12 @@ json_t *xmt_ev_cache_load(const char *path, int records, int lines, int bad, int
                           uint64_t heap_bytes);
 /* A key decided from the on-disk cache at its first launch in this process (docs/log.md):
  * its config (NULL: the program's own), the record's outcome and why ("" for a timed
- * decision), how it is trusted ("used", "hint", "verified first"), and the shim's host time
+ * decision), how it is trusted ("used", "hint", "verified first"), where the record came from
+ * (origin: "" this user's cache, "import", "remote": the fleet's tier) and the shim's host time
  * on that launch before the launch itself (host_us). */
 json_t *xmt_ev_cache_hit(const char *kernel, const char *name, const char *key, int device,
                          const char *config, const char *outcome, const char *why,
-                         const char *trust, double host_us);
+                         const char *trust, const char *origin, double host_us);
 /* snapshot: the program thread's share of a snapshot for the background (purpose "tune" or
  * "verify"): its bytes and regions, and the host µs of each step (steps: an object of
  * step name to µs) and in all. */

@@ -74,6 +74,25 @@ static const opt_desc options[] = {
      "unset or empty: `$XDG_CACHE_HOME/xmatune/cache.jsonl` (else `~/.cache/xmatune/cache.jsonl`); "
      "`off`: none",
      NULL},
+    {"XMATUNE_CACHE_REMOTE", T_STR, OFF(cache_remote), SZ(cache_remote), "", 0, 0,
+     "a shared tier beside the on-disk cache (`docs/cache.md`, The fleet's tier): "
+     "`redis://HOST:PORT/PREFIX` (port 6379 and prefix `xmatune` by default); its records are "
+     "hints, verified in each process before use; `rediss://` (TLS) needs hiredis 1.0 or later: "
+     "refused with a message; empty: none",
+     NULL},
+    {"XMATUNE_CACHE_REMOTE_PASSWORD_FILE", T_STR, OFF(cache_remote_password_file),
+     SZ(cache_remote_password_file), "", 0, 0,
+     "a file holding the Redis password (its first line; `USER PASSWORD` for an ACL user), "
+     "readable by its owner only (a file group or others may read is refused); never in the URL",
+     NULL},
+    {"XMATUNE_CACHE_REMOTE_TIMEOUT_MS", T_INT, OFF(cache_remote_timeout_ms), 0, "200", 1, 60000,
+     "the remote tier's connect and command timeout; a server slower than this counts as "
+     "unreachable (the program goes on with the local cache, reconnecting with backoff)",
+     NULL},
+    {"XMATUNE_CACHE_REMOTE_CLAIM_MS", T_INT, OFF(cache_remote_claim_ms), 0, "30000", 100, 3600000,
+     "how long a claim on a key in the remote tier lives unless renewed (its process renews it "
+     "while it tunes): a claimer that died frees its key after this",
+     NULL},
     {"XMATUNE_CACHE_VERIFY", T_BOOL, OFF(cache_verify), 0, "1", 0, 1,
      "`1`: a winner read from the cache is verified once per process and device before its "
      "first use (no timing); `0`: trusted as it is (re-checks on later data, "

@@ -39,6 +39,10 @@ struct xmt_options {
     char log[XMT_PATH_MAX];    /* JSON Lines log; %p = pid; empty = none */
     char cache[XMT_PATH_MAX];  /* on-disk cache; %p = pid; "" = default, off */
     char libcuda[XMT_PATH_MAX];
+    char cache_remote[1024];                       /* XMATUNE_CACHE_REMOTE: "" = none */
+    char cache_remote_password_file[XMT_PATH_MAX]; /* its password's file */
+    int cache_remote_timeout_ms;                   /* connect and command timeout */
+    int cache_remote_claim_ms;                     /* a remote claim's time to live */
     int verbose;
     int strict;
     int warmup;

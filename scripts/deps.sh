@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libyaml-dev libjansson-dev libiberty-dev
       uthash-dev check valgrind clang python3 clang-format clang-tidy cppcheck
-      librsvg2-bin) # rsvg-convert: the report picture's render test (integ_tool_report_svg_html)
+      librsvg2-bin # rsvg-convert: the report picture's render test (integ_tool_report_svg_html)
+      libhiredis-dev redis-server) # the remote tier's client (static), and its tests' server
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

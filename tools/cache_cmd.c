@@ -23,11 +23,13 @@
 #include "cachefile.h"
 #include "cacherec.h"
 #include "logread.h"
+#include "rstore.h"
 #include "xmt_policy.h"
 
 typedef struct {
     char *id, *line; /* identity; the line, with its '\n' */
     char *device, *kernel, *entry, *entry_fp, *key_text;
+    char *rkey; /* --remote: its key in Redis */
     xmt_choice choice;
     int dropped;
 } rec_t;
@@ -48,6 +50,7 @@ static void rec_clear(rec_t *x)
     free(x->entry);
     free(x->entry_fp);
     free(x->key_text);
+    free(x->rkey);
 }
 
 static void add(void *ud, const xmt_cacherec *r)
@@ -325,7 +328,7 @@ static int usage_to(FILE *f)
 {
     fprintf(f, "usage: xmatune cache [list|show|prune|clear|export OUT|import IN] [--cache FILE]\n"
                "                     [--kernel GLOB] [--device GLOB] [--outcome WORD|any]\n"
-               "                     [--policy P]\n"
+               "                     [--policy P] [--remote URL [--password-file F]]\n"
                "       xmatune cache FILE            (list FILE)\n"
                "The cache: --cache, else XMATUNE_CACHE, else the default "
                "($XDG_CACHE_HOME/xmatune/" XMT_CACHE_FILE_NAME ").\n"
@@ -340,6 +343,9 @@ static int usage_to(FILE *f)
                "  export  writes the records selected to OUT (- for stdout)\n"
                "  import  merges the records of IN into the cache (IN's win), marked imported:\n"
                "          the shim takes them as hints, verified before they are used\n"
+               "--remote redis://HOST:PORT/PREFIX: the same verbs on the fleet's tier\n"
+               "  (XMATUNE_CACHE_REMOTE; its password from --password-file, else\n"
+               "  XMATUNE_CACHE_REMOTE_PASSWORD_FILE), one key per record.\n"
                "Changes are made under the cache's lock, by an atomic rewrite. A cache (or IN)\n"
                "that does not exist is an error; only import and the --cache of a first tuning\n"
                "create one.\n");
@@ -408,9 +414,164 @@ static int import_not_a_cache(const char *other)
     return 1;
 }
 
+/* ---- --remote URL: the fleet's tier (docs/cache.md, "The fleet's tier") ---- */
+
+typedef struct {
+    recs_t *s;
+    const char *prefix;
+    size_t garbage;
+} scan_t;
+
+static void remote_value(void *ud, const char *key, const char *val, size_t len)
+{
+    scan_t *sc = ud;
+    char *scratch = malloc(XMT_CACHEREC_SCRATCH(len));
+    xmt_cacherec r;
+    if (!scratch || xmt_rstore_decode(sc->prefix, key, val, len, scratch, &r) != 0) {
+        sc->garbage++;
+        free(scratch);
+        return;
+    }
+    r.raw = val;
+    r.raw_len = len;
+    add(sc->s, &r);
+    char *id = xmt_cacherec_identity(&r);
+    json_t *at = id ? json_object_get(sc->s->byid, id) : NULL;
+    if (at) {
+        rec_t *x = &sc->s->v[json_integer_value(at)];
+        free(x->rkey);
+        x->rkey = strdup(key);
+    }
+    free(id);
+    free(scratch);
+}
+
+/* A connection to the tier at url, with the password of XMATUNE_CACHE_REMOTE_PASSWORD_FILE
+ * (or --password-file); NULL after saying why. */
+static xmt_rstore *remote_open(const char *url, const char *pwfile, xmt_rstore_url *u)
+{
+    char why[1024], pw[512] = "";
+    if (xmt_rstore_url_parse(url, u, why, sizeof why) != 0) {
+        fprintf(stderr, "xmatune cache: --remote %s\n", why);
+        return NULL;
+    }
+    if (!pwfile) pwfile = getenv("XMATUNE_CACHE_REMOTE_PASSWORD_FILE");
+    if (pwfile && pwfile[0] && xmt_rstore_password(pwfile, pw, sizeof pw, why, sizeof why) != 0) {
+        fprintf(stderr, "xmatune cache: the password file: %s\n", why);
+        return NULL;
+    }
+    xmt_rstore *c = xmt_rstore_connect(u, pw, 5000, why, sizeof why);
+    if (!c) fprintf(stderr, "xmatune cache: %s: %s\n", url, why);
+    return c;
+}
+
+/* A failed command: said, 1. */
+static int remote_failed(xmt_rstore *c, const char *url)
+{
+    fprintf(stderr, "xmatune cache: %s: %s\n", url, xmt_rstore_error(c));
+    return 1;
+}
+
+/* The verbs on the fleet's tier: as on a file, each record one key of Redis. */
+static int remote_cmd(const char *verb, const char *url, const char *pwfile, const filter_t *f,
+                      const char *other, const xmt_policy_set *set)
+{
+    xmt_rstore_url u;
+    xmt_rstore *c = remote_open(url, pwfile, &u);
+    if (!c) return 1;
+    recs_t s = {NULL, 0, 0, json_object()};
+    scan_t sc = {&s, u.prefix, 0};
+    int rc = 0;
+    if (xmt_rstore_scan(c, u.prefix, 100000000L, remote_value, &sc) < 0) {
+        rc = remote_failed(c, url);
+    } else {
+        if (sc.garbage)
+            fprintf(stderr, "xmatune: %zu value(s) under %s:rec: are not records of their key\n",
+                    sc.garbage, u.prefix);
+        size_t touched = 0;
+        if (!strcmp(verb, "list")) {
+            list(&s, f);
+        } else if (!strcmp(verb, "show")) {
+            for (size_t j = 0; j < s.n; j++)
+                if (selected(f, &s.v[j])) fputs(s.v[j].line, stdout);
+        } else if (!strcmp(verb, "export")) {
+            rc = export_recs(&s, f, other);
+        } else if (!strcmp(verb, "prune") || !strcmp(verb, "clear")) {
+            for (size_t j = 0; j < s.n && !rc; j++)
+                if (selected(f, &s.v[j]) && (!set || !entry_known(set, &s.v[j]))) {
+                    if (xmt_rstore_del(c, s.v[j].rkey) != 0) rc = remote_failed(c, url);
+                    touched++;
+                }
+            if (!rc)
+                fprintf(stderr, "xmatune: %s: %zu of %zu record(s) dropped\n", url, touched, s.n);
+        } else if (!strcmp(verb, "import")) {
+            recs_t in = {NULL, 0, 0, json_object()};
+            if (read_recs(other, &in, 0) < 0) rc = 1;
+            for (size_t j = 0; j < in.n && !rc; j++) {
+                xmt_cacherec r;
+                char *scratch = malloc(XMT_CACHEREC_SCRATCH(strlen(in.v[j].line)));
+                char key[256];
+                size_t len = strlen(in.v[j].line) - 1; /* without its '\n' */
+                if (!scratch || xmt_cacherec_parse(in.v[j].line, len, scratch, &r) != 0 ||
+                    xmt_rstore_keys(u.prefix, &r, key, NULL, sizeof key) != 0) {
+                    free(scratch);
+                    continue;
+                }
+                if (xmt_rstore_set(c, key, in.v[j].line, len) != 0) rc = remote_failed(c, url);
+                touched += !rc;
+                free(scratch);
+            }
+            if (!rc)
+                fprintf(stderr,
+                        "xmatune: %s: %zu record(s) imported (each process verifies them before "
+                        "use)\n",
+                        url, touched);
+            free_recs(&in);
+        }
+    }
+    free_recs(&s);
+    xmt_rstore_close(c);
+    return rc;
+}
+
+/* prune's policies: --policy, else XMATUNE_POLICY, into *set. 0, or the exit status (said). */
+static int prune_policies(const char *policy, xmt_policy_set **set)
+{
+    if (!policy) policy = getenv("XMATUNE_POLICY");
+    if (!policy || !policy[0]) {
+        fprintf(stderr, "xmatune cache prune: which policies? (--policy P or XMATUNE_POLICY)\n");
+        return 2;
+    }
+    if (xmt_policy_load(policy, set, diag, NULL) != 0) {
+        fprintf(stderr, "xmatune cache prune: %s has errors: nothing pruned\n", policy);
+        xmt_policy_free(*set);
+        *set = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* The cache a verb works on, and its IN, checked before anything is made: path (the file;
+ * unused with remote), 0, or the exit status (said). */
+static int check_paths(const char *verb, const char *cache, const char *remote, const char *other,
+                       char *path, size_t cap)
+{
+    int import = !strcmp(verb, "import");
+    if (remote && cache) {
+        fprintf(stderr, "xmatune cache: --remote and --cache name two caches: give one\n");
+        return 2;
+    }
+    if (remote) return import && (path_missing(verb, "", other) || import_not_a_cache(other));
+    int prc = resolve(cache, path, cap);
+    if (prc) return prc;
+    if (path_missing(verb, path, other) || path_refused(path)) return 1;
+    return import && import_not_a_cache(other);
+}
+
 int cmd_cache(int argc, char **argv)
 {
-    const char *verb = "list", *cache = NULL, *policy = NULL, *other = NULL;
+    const char *verb = "list", *cache = NULL, *policy = NULL, *other = NULL, *remote = NULL,
+               *pwfile = NULL;
     filter_t f = {NULL, NULL, NULL};
     int i = 1;
     for (int h = 1; h < argc; h++)
@@ -438,12 +599,14 @@ int cmd_cache(int argc, char **argv)
     int needs_other = !strcmp(verb, "export") || !strcmp(verb, "import");
     for (; i < argc; i++) {
         const char *a = argv[i];
-        const char **to = !strcmp(a, "--cache")     ? &cache
-                          : !strcmp(a, "--kernel")  ? &f.kernel
-                          : !strcmp(a, "--device")  ? &f.device
-                          : !strcmp(a, "--outcome") ? &f.outcome
-                          : !strcmp(a, "--policy")  ? &policy
-                                                    : NULL;
+        const char **to = !strcmp(a, "--cache")           ? &cache
+                          : !strcmp(a, "--kernel")        ? &f.kernel
+                          : !strcmp(a, "--device")        ? &f.device
+                          : !strcmp(a, "--outcome")       ? &f.outcome
+                          : !strcmp(a, "--policy")        ? &policy
+                          : !strcmp(a, "--remote")        ? &remote
+                          : !strcmp(a, "--password-file") ? &pwfile
+                                                          : NULL;
         if (to && i + 1 < argc) {
             *to = argv[++i];
         } else if (needs_other && !other && (a[0] != '-' || !strcmp(a, "-"))) {
@@ -455,24 +618,15 @@ int cmd_cache(int argc, char **argv)
     }
     if (needs_other && !other) return usage();
     char path[4096];
-    int prc = resolve(cache, path, sizeof path);
+    int prc = check_paths(verb, cache, remote, other, path, sizeof path);
     if (prc) return prc;
-    if (path_missing(verb, path, other) || path_refused(path)) return 1;
-    if (!strcmp(verb, "import") && import_not_a_cache(other)) return 1;
     int change = !strcmp(verb, "prune") || !strcmp(verb, "clear") || !strcmp(verb, "import");
     xmt_policy_set *set = NULL;
-    if (!strcmp(verb, "prune")) {
-        if (!policy) policy = getenv("XMATUNE_POLICY");
-        if (!policy || !policy[0]) {
-            fprintf(stderr,
-                    "xmatune cache prune: which policies? (--policy P or XMATUNE_POLICY)\n");
-            return 2;
-        }
-        if (xmt_policy_load(policy, &set, diag, NULL) != 0) {
-            fprintf(stderr, "xmatune cache prune: %s has errors: nothing pruned\n", policy);
-            xmt_policy_free(set);
-            return 1;
-        }
+    if (!strcmp(verb, "prune") && (prc = prune_policies(policy, &set)) != 0) return prc;
+    if (remote) {
+        int r = remote_cmd(verb, remote, pwfile, &f, other, set);
+        xmt_policy_free(set);
+        return r;
     }
     int lk = change ? lock_for_change(path) : xmt_cachefile_lock(path, 0);
     if (change && lk < 0) {

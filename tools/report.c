@@ -80,6 +80,32 @@ static void dims(json_t *o, char *buf, size_t cap)
 
 /* Keys a replay run had no cached winner for (they ran the program's own config): one
  * row per kernel and key, with how many times (processes) it was missed. */
+/* The keys decided from a cache (cache_hit events): which record each used, how it was
+ * trusted, and where it came from: this user's cache, an import, or the fleet's tier
+ * (XMATUNE_CACHE_REMOTE: "from the fleet"). */
+static void report_hits(json_t *hits)
+{
+    size_t i, fleet = 0;
+    json_t *e;
+    json_array_foreach(hits, i, e) fleet += !strcmp(sget(e, XMT_F_ORIGIN), "remote");
+    printf("\nKeys decided from the cache (%zu, %zu of them from the fleet's tier):\n\n"
+           "| kernel | key | config | trust | from |\n| --- | --- | --- | --- | --- |\n",
+           json_array_size(hits), fleet);
+    json_array_foreach(hits, i, e)
+    {
+        char name[96], key[512];
+        const char *o = sget(e, XMT_F_ORIGIN), *cfg = sget(e, XMT_F_CONFIG);
+        const char *outcome = sget(e, XMT_F_OUTCOME);
+        printf("| %s | %s | %s%s%s | %s | %s |\n",
+               short_name(sget(e, XMT_F_NAME), name, sizeof name),
+               xmt_md_cell(sget(e, XMT_F_KEY), key, sizeof key), cfg[0] ? cfg : "own config",
+               outcome[0] ? ": " : "", outcome, sget(e, XMT_F_TRUST),
+               !strcmp(o, "remote")   ? "from the fleet"
+               : !strcmp(o, "import") ? "an import"
+                                      : "this user's cache");
+    }
+}
+
 static void report_misses(json_t *misses)
 {
     json_t *seen = json_object(), *order = json_array();
@@ -487,6 +513,7 @@ int cmd_report(int argc, char **argv)
     ev[XMT_EV_KERNEL_SUMMARY] = json_array();
     ev[XMT_EV_REPLAY_MISS] = json_array();
     ev[XMT_EV_EXIT] = json_array();
+    ev[XMT_EV_CACHE_HIT] = json_array();
     ev[XMT_EV_SWITCH] = json_array();
     long long bad = 0;
     for (int i = first; i < argc; i++) {
@@ -518,6 +545,8 @@ int cmd_report(int argc, char **argv)
         report_kernels(summaries);
         report_shapes(summaries);
     }
+    if (json_array_size(ev[XMT_EV_CACHE_HIT])) report_hits(ev[XMT_EV_CACHE_HIT]);
+    json_decref(ev[XMT_EV_CACHE_HIT]);
     if (json_array_size(ev[XMT_EV_REPLAY_MISS])) report_misses(ev[XMT_EV_REPLAY_MISS]);
     json_decref(ev[XMT_EV_REPLAY_MISS]);
     if (json_array_size(ev[XMT_EV_SWITCH])) report_switches(ev[XMT_EV_SWITCH]);

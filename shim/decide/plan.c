@@ -14,6 +14,7 @@
 #include "logevent.h"
 #include "misscause.h"
 #include "options.h"
+#include "remote.h"
 #include "session.h"
 #include "settings.h"
 #include "trialtune.h"
@@ -62,7 +63,8 @@ static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checke
         p->trust = "used";
         return 1;
     }
-    if (!xmt_opt.cache_verify || checked) {
+    /* a record from the fleet is never trusted unverified (docs/cache.md, The fleet's tier) */
+    if ((!xmt_opt.cache_verify && strcmp(p->ch.origin, "remote") != 0) || checked) {
         p->trust = "trusted";
         return 1;
     }
@@ -144,7 +146,10 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
         return;
     }
     int checked = 0, stale = 0;
-    if (xmt_cache_find(&p->id, key, kl, (int)dev, &p->ch, &checked) && !retuned(&p->ch)) {
+    /* local first, then what the fleet's tier has read already (never a network wait) */
+    int found = xmt_cache_find(&p->id, key, kl, (int)dev, &p->ch, &checked) ||
+                xmt_remote_find(&p->id, key, kl, &p->ch);
+    if (found && !retuned(&p->ch)) {
         if ((p->cached = plan_cached(k, v, checked, p))) return;
         p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
         stale = 1;
@@ -167,6 +172,49 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
     p->verify_only = xmt_entry_ncandidates(e) == 1; /* XMA: a single config is not timed */
 }
 
+/* A winner another process wrote meanwhile (found when claiming): p becomes its plan, when
+ * the policy still has its config (1; else 0, p unchanged). */
+static int use_found(const xmt_kernel *k, const xmt_launch_view *v, int checked,
+                     const xmt_choice *ch, xmt_plan *p)
+{
+    xmt_plan cached = *p;
+    cached.ch = *ch;
+    cached.need_run = cached.verify_only = cached.store_on_disk = 0;
+    cached.bg_verify = cached.hint = 0;
+    if (plan_cached(k, v, checked, &cached)) {
+        *p = cached;
+        if (p->only) p->only = &p->pin; /* it pointed into the copy */
+        return 1;
+    }
+    return 0;
+}
+
+/* The key claimed on disk (or there is no lock to claim with): now in the fleet's tier
+ * (remote.h), where another process may have stored it or be tuning it. 1 when the key
+ * waits for that process, else 0 (p may be the found record's plan). */
+static int claim_remote(const xmt_kernel *k, const xmt_launch_view *v, xmt_plan *p)
+{
+    xmt_choice ch;
+    switch (xmt_remote_claim(&p->id, p->key, p->keylen, &ch)) {
+    case XMT_REMOTE_FOUND:
+        if (retuned(&ch)) return 0;
+        xmt_cache_unclaim(&p->id, p->key, p->keylen);
+        p->claimed = 0;
+        /* decided from the fleet's record at this launch: its cache_hit says so */
+        if (use_found(k, v, 0, &ch, p)) p->cached = 1;
+        return 0;
+    case XMT_REMOTE_THEIRS:
+        xmt_cache_unclaim(&p->id, p->key, p->keylen);
+        p->claimed = 0;
+        xmt_verbose(1,
+                    "%s: another process of the fleet is tuning this key (the remote cache "
+                    "holds its claim): the program's own config runs until its winner is there",
+                    k->demangled);
+        return 1;
+    default: return 0;
+    }
+}
+
 /* A tuning about to start: claims the key on disk (cache.h), where another process may
  * have tuned it meanwhile (then p becomes that winner's plan) or be tuning it now. 1 when
  * that other process has it (the key waits), else 0. */
@@ -177,21 +225,13 @@ int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevi
     xmt_choice ch;
     xmt_cache_wait w;
     switch (xmt_cache_claim(&p->id, p->key, p->keylen, (int)dev, &ch, &checked, &w)) {
-    case XMT_CACHE_FOUND: {
+    case XMT_CACHE_FOUND:
         if (retuned(&ch)) { /* XMATUNE_RETUNE: this process tunes it again, claimed */
             p->claimed = 1;
             return 0;
         }
-        xmt_plan cached = *p;
-        cached.ch = ch;
-        cached.need_run = cached.verify_only = cached.store_on_disk = 0;
-        cached.bg_verify = cached.hint = 0;
-        if (plan_cached(k, v, checked, &cached)) {
-            *p = cached;
-            if (p->only) p->only = &p->pin; /* it pointed into the copy */
-        }
+        (void)use_found(k, v, checked, &ch, p);
         return 0; /* else tuned again, unclaimed: the policy no longer has that config */
-    }
     case XMT_CACHE_WAIT:
         if (w.first) { /* once per key: it is looked at again every 200 ms */
             char kt[256], why[XMT_PATH_MAX + 400];
@@ -200,8 +240,21 @@ int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevi
             xmt_warn("%s: key %s %s", k->demangled, kt[0] ? kt : "?", why);
         }
         return 1;
-    default: p->claimed = 1; return 0;
+    default: p->claimed = 1; return claim_remote(k, v, p);
     }
+}
+
+void xmt_plan_store(const xmt_cache_id *id, const uint8_t *key, size_t kl, int dev,
+                    const char *key_text, const xmt_choice *c)
+{
+    xmt_cache_store(id, key, kl, dev, key_text, c);
+    xmt_remote_store(id, key, kl, key_text, c);
+}
+
+void xmt_plan_unclaim(const xmt_cache_id *id, const uint8_t *key, size_t kl)
+{
+    xmt_cache_unclaim(id, key, kl);
+    xmt_remote_unclaim(id, key, kl);
 }
 
 /* Whether this plan's session decides a key afresh (not a re-check, not the verification
@@ -365,7 +418,7 @@ void xmt_plan_store_rechecked(const xmt_kernel *k, const xmt_devinfo *di, CUdevi
     xmt_plan p;
     memset(&p, 0, sizeof p);
     cache_id(k, di, dev, &p);
-    xmt_cache_store(&p.id, key, kl, (int)dev, key_text, ch);
+    xmt_plan_store(&p.id, key, kl, (int)dev, key_text, ch);
 }
 
 int xmt_plan_recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
@@ -397,6 +450,6 @@ int xmt_plan_recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
     }
     *own = ch;
     if (xmt_opt.mode == XMT_MODE_TUNE && index >= 0) /* the last record for a key wins */
-        xmt_cache_store(&p.id, key, kl, (int)dev, key_text, &ch);
+        xmt_plan_store(&p.id, key, kl, (int)dev, key_text, &ch);
     return XMT_RECHECK_FAILED;
 }

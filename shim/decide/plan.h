@@ -67,6 +67,14 @@ void xmt_plan_store_rechecked(const xmt_kernel *k, const xmt_devinfo *di, CUdevi
 /* A tuning about to start: claims the key on disk (cache.h), where another process may
  * have tuned it meanwhile (then p becomes that winner's plan) or be tuning it now. 1 when
  * that other process has it (the key waits), else 0. */
+/* A decision stored in both tiers: the on-disk cache (xmt_cache_store) and the fleet's
+ * (remote.h, queued; only what this process decided itself goes there). */
+void xmt_plan_store(const xmt_cache_id *id, const uint8_t *key, size_t kl, int dev,
+                    const char *key_text, const xmt_choice *c);
+
+/* A claim given up in both tiers (xmt_cache_unclaim, xmt_remote_unclaim). */
+void xmt_plan_unclaim(const xmt_cache_id *id, const uint8_t *key, size_t kl);
+
 int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevice dev,
                            xmt_plan *p);
 

@@ -623,7 +623,7 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
             ch.rechecked++;
             memcpy(ch.data, o->choice.data, sizeof ch.data);
             j->plan.ch.rechecked = ch.rechecked;
-            xmt_cache_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &ch);
+            xmt_plan_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &ch);
         }
         if (j->hint) {
             /* a hint verified here: the program switches to it at its next launch */
@@ -659,7 +659,7 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
             xmt_choice f;
             xmt_choice_outcome(&f, XMT_OUTCOME_FAILED,
                                o->choice.why[0] ? o->choice.why : "failed its verification");
-            xmt_cache_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &f);
+            xmt_plan_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &f);
         }
     }
     free(j);
@@ -688,16 +688,16 @@ static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const ch
                     "stays",
                     k->demangled, j->key_text,
                     learned ? "its first launch's data proved nothing" : why);
-        if (p->claimed) xmt_cache_unclaim(&p->id, j->key, p->keylen);
+        if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
         free(j);
         return;
     }
     xmt_choice ch = o->choice;
     int store = o->storable || ch.outcome[0];
     if (store)
-        xmt_cache_store(&p->id, j->key, p->keylen, j->device, j->key_text, &ch);
+        xmt_plan_store(&p->id, j->key, p->keylen, j->device, j->key_text, &ch);
     else if (p->claimed)
-        xmt_cache_unclaim(&p->id, j->key, p->keylen);
+        xmt_plan_unclaim(&p->id, j->key, p->keylen);
     if (ch.index != XMT_OWN_CONFIG) {
         snprintf(r->label, sizeof r->label, "%s", ch.label);
         r->time_ms = ch.time_ms;
@@ -722,7 +722,7 @@ static void wait_again(result_t *r);
 static int bg_busy(xmt_kernel *k, result_t *mine, const xmt_plan *p, const char *key_text)
 {
     if (xmt_bgverify_pending() < xmt_opt.background_queue) return 0;
-    if (p->claimed) xmt_cache_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
+    if (p->claimed) xmt_plan_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
     xmt_verbose(2, "%s: key %s: the background worker is busy; looked at again later",
                 k->demangled, key_text);
     wait_again(mine);
@@ -781,10 +781,10 @@ static int bg_tune(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
         xmt_verbose(1, "%s: key %s: not tuned in the background (the launch or its copy failed)",
                     k->demangled, key_text);
         xmt_trial_snap_free(s);
-        if (p->claimed) xmt_cache_unclaim(&p->id, j->key, p->keylen);
+        if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
         free(j);
     } else if (xmt_bgtune_queue(s, key_text, bg_tuned, j) != 0) {
-        if (p->claimed) xmt_cache_unclaim(&p->id, j->key, p->keylen);
+        if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
         free(j);
     }
     return 1;
@@ -958,7 +958,7 @@ static result_t *claim_key(struct xmt_tune_state *ts, const uint8_t *key, size_t
 static int defer_key(const xmt_kernel *k, result_t *mine, xmt_plan *p, const char *key_text)
 {
     if (++mine->tries < DEFER_TRIES) {
-        if (p->claimed) xmt_cache_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
+        if (p->claimed) xmt_plan_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
         atomic_store(&mine->recheck_ms, 0.0);
         move_state(mine, R_WAITING);
         return 1;
@@ -1003,12 +1003,13 @@ static void said_cache_hit(const xmt_kernel *k, const xmt_plan *p, int device, c
                     k->demangled, key_text, c->outcome[0] ? c->outcome : "it was timed fastest",
                     c->why[0] ? ": " : "", c->why);
     else
-        xmt_verbose(1, "%s: key %s: %s from the cache (%s)", k->demangled, key_text, c->label,
-                    p->trust ? p->trust : "used");
+        xmt_verbose(1, "%s: key %s: %s from the cache (%s%s)", k->demangled, key_text, c->label,
+                    p->trust ? p->trust : "used",
+                    !strcmp(c->origin, "remote") ? ", from the fleet's tier" : "");
     if (xmt_log_enabled())
         xmt_log_event(xmt_ev_cache_hit(k->mangled, k->demangled, key_text, device,
                                        c->index == XMT_OWN_CONFIG ? NULL : c->label, c->outcome,
-                                       c->why, p->trust ? p->trust : "used", host_us));
+                                       c->why, p->trust ? p->trust : "used", c->origin, host_us));
 }
 
 /* A key this thread claimed: decide it (tuning if the plan says so), publish, store.
@@ -1054,9 +1055,9 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     pthread_mutex_unlock(&k->lock);
     move_state(mine, R_DONE);
     if (p->store_on_disk)
-        xmt_cache_store(&p->id, mine->key + 4, mine->keylen - 4, device, key_text, &p->ch);
+        xmt_plan_store(&p->id, mine->key + 4, mine->keylen - 4, device, key_text, &p->ch);
     else if (p->claimed) /* nothing worth keeping came of it: another process may try */
-        xmt_cache_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
+        xmt_plan_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
     return run_choice(k, l, v, mine, device, p->launched ? &p->launch_rc : NULL);
 }
 

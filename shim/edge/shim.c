@@ -23,6 +23,7 @@
 #include "modload.h"
 #include "options.h"
 #include "policies.h"
+#include "remote.h"
 #include "trialproc.h"
 #include "tuner.h"
 #include "xmt_policy.h"
@@ -32,6 +33,7 @@ static void at_exit(void)
     /* a verification still in the background is dropped, by default never waited for: the
      * program's exit is as quick as without the shim (the next process verifies again) */
     xmt_bgverify_stop(xmt_opt.exit_wait_ms);
+    xmt_remote_stop();   /* decisions sent to the fleet, boundedly (never while it is away) */
     xmt_trial_at_exit(); /* then no helper outlives the program, a stopped one neither */
     xmt_report();
 }
@@ -47,10 +49,12 @@ static void fork_phase(int phase)
      * kernel's lock and the log's), then discover's memo: a thread holding a memo block's
      * lock may take the log's. */
     /* the background verifications' first: their worker takes the others under it */
-    void (*const mods[])(int) = {xmt_bgverify_atfork, xmt_trial_atfork,   xmt_graph_atfork,
-                                 xmt_discover_atfork, xmt_log_atfork,     xmt_cache_atfork,
-                                 xmt_counters_atfork, xmt_kernels_atfork, xmt_tuner_atfork,
-                                 xmt_modload_atfork,  xmt_auto_atfork};
+    /* the fleet tier's next: its thread says things (the log's lock) under its lock, and a
+     * background verification's callback stores (its lock) under bgverify's */
+    void (*const mods[])(int) = {xmt_bgverify_atfork, xmt_remote_atfork,   xmt_trial_atfork,
+                                 xmt_graph_atfork,    xmt_discover_atfork, xmt_log_atfork,
+                                 xmt_cache_atfork,    xmt_counters_atfork, xmt_kernels_atfork,
+                                 xmt_tuner_atfork,    xmt_modload_atfork,  xmt_auto_atfork};
     size_t n = sizeof mods / sizeof mods[0];
     for (size_t i = 0; i < n; i++)
         mods[phase == XMT_FORK_PREPARE ? i : n - 1 - i](phase);
@@ -101,6 +105,7 @@ static void activate_guarded(void)
                                                : "no launch will be rewritten");
     }
     xmt_tuner_init();
+    if (xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) xmt_remote_start();
     xmt_log_event(xmt_ev_start(getpid(), xmt_mode_name(xmt_opt.mode), XMATUNE_VERSION,
                                xmt_policies ? (int)xmt_policy_count(xmt_policies) : 0));
     atexit(at_exit);

@@ -22,7 +22,10 @@ Bounds (docs/benchmarks.md, "Pass-through costs pass-through"):
   those hosts (not below it with a margin), where a memo miss (the key derived and looked
   up under the lock: +950 to +1,300) is 3-4x past it.
 
-usage: launch_cost.py  (environment: XMT_SHIM, XMT_SIMDIR, XMT_LAUNCH_COST, XMT_WORK,
+- REMOTE: with the fleet's tier on (XMATUNE_CACHE_REMOTE, a real redis-server), the shim's
+  own instructions in the loops are those of the same case without it: 0 more.
+
+usage: launch_cost.py [CASE...|remote]  (environment: XMT_SHIM, XMT_SIMDIR, XMT_LAUNCH_COST, XMT_WORK,
 XMT_POLICIES_COST); exits 77 (skipped) without valgrind or in a sanitized build.
 """
 import json
@@ -151,6 +154,66 @@ CASES += [
 ]
 
 
+def shim_ir(name):
+    """The shim's own instructions (exclusive: libxmatune.so's functions, and the lines of
+    shim/ inlined elsewhere) in run name's launch loops."""
+    a = subprocess.run(["callgrind_annotate", "--inclusive=no", "--auto=no", "--threshold=100",
+                        os.path.join(WORK, "cg." + name)], capture_output=True, text=True,
+                       check=True).stdout
+    return sum(int(l.split()[0].replace(",", "")) for l in a.splitlines()
+               if l.strip()[:1].isdigit() and ("libxmatune.so]" in l or
+                                                  os.sep + "shim" + os.sep in l))
+
+
+def remote_tier():
+    """The fleet's tier (XMATUNE_CACHE_REMOTE, a real redis-server) adds nothing to the launch
+    path: the shim's own instructions in the launch loops are the same with it as without
+    (case (c)'s key, kept own, served by the memo). The whole loop costs more with it, in the
+    C library only: the tier's thread makes the process multi-threaded, and the simulated
+    driver's calls into the C library take their multi-threaded paths (a program that starts
+    a thread of its own pays the same, as a sleeping thread preloaded beside the shim shows).
+    A row, or None (and a message) without redis-server."""
+    if not shutil.which("redis-server"):
+        print("launch_cost.py: no redis-server (scripts/deps.sh installs it): the remote tier's "
+              "case is skipped")
+        return None, None
+    import socket
+    import time
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    srv = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                            "--appendonly", "no", "--dir", WORK],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(500):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.1).close()
+                break
+            except OSError:
+                time.sleep(0.02)
+        env = dict(POLICY, XMATUNE_POLICY=os.path.join(POL, "vecadd_own.yaml"))
+        args = ["-w", "100", "-b", "128", "-v", MANY]
+        off, ev_off, _ = ir_per_launch("remote_off", env, args)
+        on, ev_on, err = ir_per_launch(
+            "remote_on", dict(env, XMATUNE_CACHE_REMOTE="redis://127.0.0.1:%d/lc" % port,
+                              XMATUNE_VERBOSE="1"), args)
+    finally:
+        srv.kill()
+        srv.wait()
+    n = 3 * COUNT
+    a, b = shim_ir("remote_off") / n, shim_ir("remote_on") / n
+    good = "the remote cache" in err and "connected" in err and all_own(1)(ev_on, err)[0]
+    row = "| the remote tier on (a real redis-server), case (c): the shim's own Ir | — | %.1f | %.1f | %+.1f | 0 | %s |" % (
+        a, b, b - a, "ok" if good and b == a else "FAIL")
+    if not good:
+        return row, "remote_on: its run is not what it stands for (connected, one key kept own):\n" + err[-2000:]
+    if b != a:
+        return row, "the remote tier: %+.1f of the shim's own instructions per launch" % (b - a)
+    return row, None
+
+
 def main():
     if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
         print("launch_cost.py: no valgrind (scripts/deps.sh installs it): skipped")
@@ -183,6 +246,12 @@ def main():
         elif over > bound:
             failed.append("%s: %+.1f instructions per launch over the pass-through, bound %d" %
                           (name, over, bound))
+    if not only or "remote" in only:
+        row, bad = remote_tier()
+        if row:
+            rows.append(row)
+        if bad:
+            failed.append(bad)
     print("| case | direct Ir | pass-through Ir | case Ir | over pass-through | bound | |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
     print("\n".join(rows))

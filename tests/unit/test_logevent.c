@@ -144,7 +144,8 @@ static json_t *build(xmt_event ev, int variant)
         return xmt_ev_snapshot("_Z1kPf", "k(float*)", "n=4", 0, "verify", 4096, 2,
                                json_pack("{sf}", "copy", 3.5), 12.5);
     case XMT_EV_CACHE_HIT:
-        return xmt_ev_cache_hit("_Z1kPf", "k(float*)", "n=4", 0, "B=128", "", "", "used", 4.5);
+        return xmt_ev_cache_hit("_Z1kPf", "k(float*)", "n=4", 0, "B=128", "", "", "used", "remote",
+                                4.5);
     case XMT_EV_CACHE_LOAD: return xmt_ev_cache_load("/tmp/c.jsonl", 1, 2, 0, 0, 0.5, 4096);
     case XMT_EV_REPLAY_MISS:
         return xmt_ev_replay_miss("_Z1kPf", "k(float*)", "n=4", "p.yaml:3", 0, "no record");
