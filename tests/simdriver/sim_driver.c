@@ -27,8 +27,8 @@
  * hanging launch has completed (on a GPU the work before it finished), so only events
  * recorded from it on say NOT_READY and wait (g_hang_from). ms "forever" (or the spin
  * kernel's hanging config) makes it INFINITY: only killing the process ends the wait. With
- * SIMCUDA_HANG_UNTIL=path the hang lasts until that file exists instead: a test ends it
- * when it has seen what it waits for, however slow the machine is. */
+ * SIMCUDA_HANG_UNTIL=path the hang lasts until that file exists instead (ms 0: only that):
+ * a test ends it when it has seen what it waits for, however slow the machine is. */
 static char g_hang_kernel[128];
 static unsigned g_hang_block;
 static double g_hang_ms;
@@ -390,7 +390,7 @@ static void parse_hang(const char *v)
         char *end;
         g_hang_nth = nth;
         g_hang_ms = strcmp(ms, "forever") == 0 ? INFINITY : strtod(ms, &end);
-        if (isinf(g_hang_ms) || (*end == '\0' && g_hang_ms > 0)) return;
+        if (isinf(g_hang_ms) || (*end == '\0' && g_hang_ms >= 0)) return;
     }
     g_hang_ms = 0;
     fprintf(stderr, "simcuda: SIMCUDA_HANG: expected kernel:block_x:ms|forever[:nth], got '%s'\n",
