@@ -257,10 +257,10 @@ json_t *xmt_ev_snapshot(const char *kernel, const char *name, const char *key, i
 json_t *xmt_ev_switch(const char *kernel, const char *name, const char *key, int device,
                       const char *from, const char *to, const char *why, double after_ms)
 {
-    return json_pack("{sssssssssisososssf}", XMT_F_EVENT, event_names[XMT_EV_SWITCH],
-                     XMT_F_KERNEL, kernel, XMT_F_NAME, name, XMT_F_KEY, key, XMT_F_DEVICE, device,
-                     XMT_F_FROM, str_or_null(from), XMT_F_TO, str_or_null(to), XMT_F_WHY, why,
-                     XMT_F_AFTER_MS, after_ms);
+    return json_pack("{sssssssssisososssf}", XMT_F_EVENT, event_names[XMT_EV_SWITCH], XMT_F_KERNEL,
+                     kernel, XMT_F_NAME, name, XMT_F_KEY, key, XMT_F_DEVICE, device, XMT_F_FROM,
+                     str_or_null(from), XMT_F_TO, str_or_null(to), XMT_F_WHY, why, XMT_F_AFTER_MS,
+                     after_ms);
 }
 
 json_t *xmt_ev_replay_miss(const char *kernel, const char *name, const char *key,

@@ -161,8 +161,8 @@ static void report_switches(json_t *switches)
         printf("| %s | %s | %lld | %s | %s | %s | %.1f |\n",
                short_name(sget(e, XMT_F_NAME), name, sizeof name), sget(e, XMT_F_KEY),
                (long long)json_integer_value(json_object_get(e, XMT_F_DEVICE)),
-               from ? from : "the program's own", to ? to : "the program's own",
-               sget(e, XMT_F_WHY), fget(e, XMT_F_AFTER_MS));
+               from ? from : "the program's own", to ? to : "the program's own", sget(e, XMT_F_WHY),
+               fget(e, XMT_F_AFTER_MS));
     }
 }
 

@@ -581,7 +581,7 @@ typedef struct {
     int device, hint;
     long index;
     char label[160], key_text[512];
-    xmt_plan plan; /* its identity (pointers fixed to this copy) */
+    xmt_plan plan;  /* its identity (pointers fixed to this copy) */
     double t_first; /* the key's first launch (the snapshot's), for the switch event */
     uint8_t key[XMT_KEY_MAX];
 } bg_job;
@@ -723,8 +723,8 @@ static int bg_busy(xmt_kernel *k, result_t *mine, const xmt_plan *p, const char 
 {
     if (xmt_bgverify_pending() < xmt_opt.background_queue) return 0;
     if (p->claimed) xmt_plan_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
-    xmt_verbose(2, "%s: key %s: the background worker is busy; looked at again later",
-                k->demangled, key_text);
+    xmt_verbose(2, "%s: key %s: the background worker is busy; looked at again later", k->demangled,
+                key_text);
     wait_again(mine);
     return 1;
 }

@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "bgverify.h"
 #include "dispatch.h"
 #include "driver.h"
 #include "graph.h"
@@ -201,9 +202,11 @@ XMT_HANDLER(UNLOADC)
         CUresult r = ((xmt_pfn_##K)real)(XMT_ARGS(K));                                             \
         if (xmt_in_shim) return r;                                                                 \
         xmt_modload_seen(name_of_kind(K_##K), r);                                                  \
-        if (r == CUDA_SUCCESS && (owner))                                                          \
+        if (r == CUDA_SUCCESS && (owner)) {                                                        \
             xmt_modload_loaded(name_of_kind(K_##K), *(owner), library, image, from_file, n, opts,  \
                                vals);                                                              \
+            xmt_bgverify_warm();                                                                   \
+        }                                                                                          \
         return r;                                                                                  \
     } while (0)
 XMT_HANDLER(MLOAD)

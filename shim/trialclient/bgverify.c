@@ -10,8 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "driver.h"
 #include "guard.h"
 #include "log.h"
+#include "options.h"
 
 typedef struct job {
     struct job *next;
@@ -24,6 +26,7 @@ typedef struct job {
     char key_text[512];
     xmt_bgverify_done done;
     void *ud;
+    CUcontext warm; /* a pool warm-up (xmt_bgverify_warm): no snapshot, no callback */
 } job;
 
 /* The module's state: the queue, the worker, and whether the process is exiting. */
@@ -39,6 +42,24 @@ static struct {
         .cv = PTHREAD_COND_INITIALIZER,
         .idle = PTHREAD_COND_INITIALIZER};
 
+/* The first stream-ordered allocation in a context costs the driver milliseconds (the
+ * device's memory pool made ready: 6.8 to 17.9 ms on an H100, whatever its size, then tens
+ * of µs); a snapshot's first copy on the program's thread would pay it at a launch. Made
+ * here instead, on the worker, on a stream of its own, once per context. */
+static void warm_pool(CUcontext ctx)
+{
+    CUstream st = NULL;
+    CUdeviceptr p = 0;
+    if (!xmt_drv.cuMemAllocAsync || !xmt_drv.cuMemFreeAsync || !xmt_drv.cuStreamCreate ||
+        !xmt_drv.cuStreamDestroy || xmt_drv.cuCtxSetCurrent(ctx) != CUDA_SUCCESS ||
+        xmt_drv.cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+        return;
+    if (xmt_drv.cuMemAllocAsync(&p, (size_t)1 << 20, st) == CUDA_SUCCESS)
+        xmt_drv.cuMemFreeAsync(p, st);
+    xmt_drv.cuStreamSynchronize(st);
+    xmt_drv.cuStreamDestroy(st);
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
@@ -53,6 +74,14 @@ static void *worker(void *arg)
         bg.head = j->next;
         if (!bg.head) bg.tail = NULL;
         pthread_mutex_unlock(&bg.lock);
+        if (j->warm) {
+            warm_pool(j->warm);
+            free(j);
+            pthread_mutex_lock(&bg.lock);
+            bg.pending--;
+            pthread_cond_broadcast(&bg.idle);
+            continue;
+        }
         xmt_trial_outcome o;
         char why[400] = "";
         int learned =
@@ -63,7 +92,10 @@ static void *worker(void *arg)
         xmt_trial_snap_free(j->snap);
         pthread_mutex_lock(&bg.lock);
         /* the callback runs under the lock: stop() then knows that none runs after it */
-        if (!bg.stopping) j->done(j->ud, learned, &o, why);
+        if (!bg.stopping)
+            j->done(j->ud, learned, &o, why);
+        else
+            free(j->ud); /* dropped: the callback's to free, and it does not run */
         free(j);
         bg.pending--;
         pthread_cond_broadcast(&bg.idle);
@@ -101,11 +133,39 @@ static int queue(job *j)
     }
     pthread_mutex_unlock(&bg.lock);
     if (!ok) {
-        xmt_trial_snap_free(j->snap);
+        if (j->snap) xmt_trial_snap_free(j->snap);
         free(j);
         return -1;
     }
     return 0;
+}
+
+void xmt_bgverify_warm(void)
+{
+    /* only where snapshots will be taken: tuning in the background, or cached winners
+     * verified there */
+    if ((xmt_opt.mode != XMT_MODE_TUNE && xmt_opt.mode != XMT_MODE_REPLAY) ||
+        xmt_opt.trials == XMT_TRIALS_INLINE ||
+        !(xmt_opt.tuning == XMT_TUNING_BACKGROUND ||
+          (xmt_opt.cache_verify && xmt_opt.cache_trust == XMT_TRUST_GRADED)) ||
+        !xmt_drv.cuCtxGetCurrent || !xmt_drv.cuMemAllocAsync)
+        return;
+    static CUcontext warmed[8];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    CUcontext ctx = NULL;
+    if (xmt_drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) return;
+    pthread_mutex_lock(&lock);
+    size_t i = 0;
+    while (i < sizeof warmed / sizeof warmed[0] && warmed[i] && warmed[i] != ctx)
+        i++;
+    int fresh = i < sizeof warmed / sizeof warmed[0] && !warmed[i];
+    if (fresh) warmed[i] = ctx;
+    pthread_mutex_unlock(&lock);
+    if (!fresh) return;
+    job *j = calloc(1, sizeof *j);
+    if (!j) return;
+    j->warm = ctx;
+    (void)queue(j);
 }
 
 int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
@@ -202,10 +262,12 @@ void xmt_bgverify_stop(int wait_ms)
     int r = 0;
     while (wait_ms > 0 && bg.pending > 0 && r != ETIMEDOUT)
         r = pthread_cond_timedwait(&bg.idle, &bg.lock, &t);
-    /* what is left is dropped (its snapshots with the process: freeing one would make its
-     * context current on the exiting thread) */
+    /* what is left is dropped: its host memory freed, its device memory and events left to
+     * the process (freeing them would make their context current on the exiting thread) */
     for (job *j = bg.head, *n; j; j = n) {
         n = j->next;
+        if (j->snap) xmt_trial_snap_drop(j->snap);
+        free(j->ud);
         free(j);
         bg.pending--;
     }

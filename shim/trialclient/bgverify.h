@@ -21,8 +21,10 @@ typedef void (*xmt_bgverify_done)(void *ud, int learned, const xmt_trial_outcome
 
 /* Queues the verification of `only` (its index, the record's data digest: may be NULL) on
  * snapshot s; takes s, key_text is copied. done(ud, ...) is called once, on the worker,
- * unless the process exits first. 0 queued; -1 when it cannot be (the worker cannot start,
- * the shim is exiting): s freed, done not called. */
+ * unless the process exits first. ud is heap memory (malloc) the job owns until done runs:
+ * done frees it, and a job dropped at exit frees it with free(). 0 queued; -1 when it
+ * cannot be (the worker cannot start, the shim is exiting): s freed, done not called, ud
+ * left to the caller. */
 int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
                        long only_index, const char *record_data, xmt_bgverify_done done, void *ud);
 
@@ -30,6 +32,12 @@ int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candid
  * program's own launch and completed after it (xmt_trial_snap_after); as xmt_bgverify_queue
  * otherwise (learned: the session decided, *o its outcome). */
 int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgverify_done done, void *ud);
+
+/* At a module or library load: the current context's memory pool made ready on the worker
+ * (once per context), so that the first snapshot's stream-ordered allocation does not pay
+ * for it on the program's thread; nothing where no snapshot will be taken (not tuning or
+ * replaying, inline trials, neither background tuning nor background verification). */
+void xmt_bgverify_warm(void);
 
 /* Jobs queued or running now (for the exit report and the tests). */
 int xmt_bgverify_pending(void);

@@ -846,8 +846,8 @@ int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outco
 
 /* The program thread's steps of a snapshot, timed for the snapshot event (docs/log.md). */
 enum { S_ADMIT, S_REACH, S_ALLOC, S_COPY, S_EVENT, S_AFTER, SNAP_STEPS };
-static const char *const step_names[SNAP_STEPS] = {"admit", "reach", "alloc", "copy", "event",
-                                                   "after"};
+static const char *const step_names[SNAP_STEPS] = {"admit", "reach", "alloc",
+                                                   "copy",  "event", "after"};
 
 struct xmt_trial_snap {
     xmt_kernel *k;
@@ -1040,6 +1040,14 @@ void xmt_trial_snap_log(const xmt_trial_snap *s, const char *key_text, const cha
     }
     xmt_log_event(xmt_ev_snapshot(s->k->mangled, s->k->demangled, key_text, s->device, purpose,
                                   s->bytes, s->nregs, steps, all));
+}
+
+void xmt_trial_snap_drop(xmt_trial_snap *s)
+{
+    if (!s) return;
+    xmt_protect_free(s->regs, s->nregs); /* never staged: the regions are still its own */
+    free(s->args);
+    free(s);
 }
 
 void xmt_trial_snap_free(xmt_trial_snap *s)

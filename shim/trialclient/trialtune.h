@@ -78,6 +78,9 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
                           long only_index, const char *record_data, xmt_trial_outcome *out,
                           char *why, size_t cap);
 void xmt_trial_snap_free(xmt_trial_snap *s);
+/* A snapshot dropped at exit: its host memory freed, its device memory and events left to
+ * the process (no driver call: the exiting thread may not make its context current). */
+void xmt_trial_snap_drop(xmt_trial_snap *s);
 /* The snapshot event (docs/log.md): the host µs of each of the program thread's steps
  * (after xmt_trial_snap_after, where it ran), with the key and what it is for. */
 void xmt_trial_snap_log(const xmt_trial_snap *s, const char *key_text, const char *purpose);

@@ -216,7 +216,9 @@ fi
     echo "# name	group	parser	version"
     for p in $programs; do printf '%s\t%s\t%s\t%s\n' "$p" "$(group "$p")" "$(parser "$p")" "$(version "$p")"; done
 } >"$work/programs.tsv"
-shim_env=(LD_PRELOAD="$shim" XMATUNE_VERBOSE=1 XMATUNE_TOTAL_BUDGET_MS="$TUNE_MS")
+# XMT_PRELOAD_PREFIX (the sanitized test builds: scripts/sanitize.sh): a runtime that must
+# come before the shim in LD_PRELOAD, as the integration tests put it
+shim_env=(LD_PRELOAD="${XMT_PRELOAD_PREFIX:-}$shim" XMATUNE_VERBOSE=1 XMATUNE_TOTAL_BUDGET_MS="$TUNE_MS")
 [ "$auto" = 1 ] && shim_env+=(XMATUNE_AUTO=1)
 [ -n "$policy" ] && shim_env+=(XMATUNE_POLICY="$policy" XMATUNE_MODE=tune)
 [ "$dry" = 1 ] && shim_env+=(XMATUNE_WARMUP_MS=0)
