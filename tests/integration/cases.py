@@ -735,6 +735,31 @@ def verify_recheck_drops_a_fooled_winner():
 
 
 @case
+def verify_declared_zero_warmup_never_wins():
+    # Issue 50, item 8 (still open from the last round): under protect: declared with
+    # verify: [out] and a grid of cdiv(n, 256), a candidate verified on all-zero warm-up
+    # data won, and the real data's outputs were wrong. The data rules catch it now: the
+    # zeros prove nothing, the winner is re-checked on the next launch's data, fails there
+    # and is dropped before any output differs. In the helper and in the program's process.
+    pol = os.path.join(WORK, "bsum_declared.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: block_sum\n    params: [in, out, n]\n    triggers: [n]\n"
+                "    protect: declared\n    tensors:\n      in: {dtype: f32, shape: [n]}\n"
+                "      out: {dtype: f32, shape: [\"cdiv(n, 256)\"]}\n    verify: [out]\n"
+                "    space: {BLOCK: [128, 256, 512]}\n"
+                "    launch: {grid: [\"cdiv(n, 256)\"], block: [BLOCK]}\n")
+    for app, where in DATA_RULE_PATHS:
+        base = run(app, "warmup", shim=False, args=["zeros"])
+        ok(base, "without the shim")
+        r = run(app, "warmup", env=dict(trials_env(where), XMATUNE_POLICY=pol, XMATUNE_CACHE="off"),
+                args=["zeros"])
+        ok(r, "%s %s" % (app, where))
+        same_output(base, r, "%s %s: declared, zeros first" % (app, where))
+        expect("the winner BLOCK=512 for key n=5120 gave other results than the program's own "
+               "config at a re-check on later data; dropped" in r.stderr, r.stderr)
+
+
+@case
 def verify_degenerate_data_is_no_evidence_for_the_cache():
     # The cache holds a wrong winner (BLOCK=512, verified on data that fooled it). A second
     # process that warms up on zeros verified it on zeros, found it "verified", and used it
