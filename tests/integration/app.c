@@ -30,16 +30,15 @@
  * updated in place: faults from poisoned outputs), untold (vecadd whose output already holds
  * its result), bgwait (saxpy ITERATIONS times, a wait for the shim's background
  * verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check),
- * protect (three tensors in one allocation, and a nondeterministic kernel), sigs (names only the signature reader reads right), fork (fork
- * while a thread launches), closefds (a daemon's descriptor sweep), fillm1 (a config that
- * leaves outputs unwritten), hazard (kernels that fault or hang in other configs), globals
- * (module globals; argv[4] hidden), texarg (texture objects as arguments), graphchurn
- * (graphs made and destroyed), images (module images passed every way). README.md lists
- * them too (a test checks it has them all).
- * It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the
- * launches it made itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call
- * prints file:line and the error, and exits 1. APP_KERNEL_FUNCTION=1 (app_rt): launch the
- * CUfunction cuKernelGetFunction gives for each CUkernel (what the runtime's
+ * protect (three tensors in one allocation, and a nondeterministic kernel), sigs (names only the
+ * signature reader reads right), fork (fork while a thread launches), closefds (a daemon's
+ * descriptor sweep), fillm1 (a config that leaves outputs unwritten), hazard (kernels that fault or
+ * hang in other configs), globals (module globals; argv[4] hidden), texarg (texture objects as
+ * arguments), graphchurn (graphs made and destroyed), images (module images passed every way).
+ * README.md lists them too (a test checks it has them all). It writes every output buffer's bytes
+ * to OUT, prints "LAUNCHES n" (the launches it made itself) and, when the shim is loaded, "SHIM_SAW
+ * n". Any failed call prints file:line and the error, and exits 1. APP_KERNEL_FUNCTION=1 (app_rt):
+ * launch the CUfunction cuKernelGetFunction gives for each CUkernel (what the runtime's
  * cudaGetFuncBySymbol returns) instead of the CUkernel.
  */
 #include <dirent.h>

@@ -55,7 +55,8 @@ START_TEST(tolerance_rtol_atol_and_nan)
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 0);
     got[1] = 1.5f; /* 0.5 > 0.01 + 0.01 * 1 */
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
-    ck_assert_ptr_nonnull(strstr(why, "1 of 4 elements differs beyond rtol=0.01 atol=0.01, at element 1: 1.5, expected 1"));
+    ck_assert_ptr_nonnull(strstr(
+        why, "1 of 4 elements differs beyond rtol=0.01 atol=0.01, at element 1: 1.5, expected 1"));
     got[1] = 1.0f;
     got[2] = 0.0f; /* NaN expected, a number got */
     ck_assert_uint_eq(xmt_verify_compare(&b, (uint8_t *)ref, (uint8_t *)got, why, sizeof why), 1);
