@@ -1096,6 +1096,19 @@ static CUresult snap_stage(xmt_trial_snap *s, char *why, size_t cap)
     return r;
 }
 
+/* The worker's opening of a snapshot's session (verification or tuning): the kernel's
+ * image (its module unloaded meanwhile: nothing to run with), the staging made and filled,
+ * the module's globals. 1, or 0 with why. */
+static int snap_open(xmt_trial_snap *s, xmt_image *img, globals_t *globals, char *why, size_t cap)
+{
+    if (atomic_load(&s->k->serial) != s->serial || !image_of(s->k, img)) {
+        snprintf(why, cap, "its module is gone");
+        return 0;
+    }
+    if (snap_stage(s, why, cap) != CUDA_SUCCESS) return 0;
+    return globals_of(img, globals, why, cap) == 0;
+}
+
 int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
                           long only_index, const char *record_data, xmt_trial_outcome *out,
                           char *why, size_t cap)
@@ -1105,14 +1118,8 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     double t0 = xmt_now_ms();
     xmt_image img;
-    /* the kernel's module unloaded meanwhile: nothing to verify with */
-    if (atomic_load(&k->serial) != s->serial || !image_of(k, &img)) {
-        snprintf(why, cap, "its module is gone");
-        return 0;
-    }
-    if (snap_stage(s, why, cap) != CUDA_SUCCESS) return 0;
     globals_t globals;
-    if (globals_of(&img, &globals, why, cap) != 0) return 0;
+    if (!snap_open(s, &img, &globals, why, cap)) return 0;
     sess_t c = {.k = k,
                 .l = &s->l,
                 .v = &s->v,
@@ -1163,13 +1170,8 @@ int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     double t0 = xmt_now_ms();
     xmt_image img;
-    if (atomic_load(&k->serial) != s->serial || !image_of(k, &img)) {
-        snprintf(why, cap, "its module is gone");
-        return 0;
-    }
-    if (snap_stage(s, why, cap) != CUDA_SUCCESS) return 0;
     globals_t globals;
-    if (globals_of(&img, &globals, why, cap) != 0) return 0;
+    if (!snap_open(s, &img, &globals, why, cap)) return 0;
     sess_t c = {k,
                 &s->l,
                 &s->v,
