@@ -272,6 +272,7 @@ enum {
     F_WHY,
     F_ORIGIN,
     F_RECHECKED,
+    F_RECHECKS,
     NFIELDS
 };
 /* The fields that are JSON strings in a record (bit i: field i); the others are numbers. */
@@ -280,8 +281,8 @@ enum {
      1u << F_KEY | 1u << F_KEY_TEXT | 1u << F_LABEL | 1u << F_DATA | 1u << F_OUTCOME |             \
      1u << F_WHY | 1u << F_ORIGIN)
 static const char *const field_names[NFIELDS] = {
-    "v",     "device", "kernel",  "code", "entry",   "entry_fp", "key",    "key_text",
-    "index", "label",  "time_ms", "data", "outcome", "why",      "origin", "rechecked"};
+    "v",     "device",  "kernel", "code",    "entry", "entry_fp", "key",       "key_text", "index",
+    "label", "time_ms", "data",   "outcome", "why",   "origin",   "rechecked", "rechecks"};
 
 /* The field a name of len bytes is, -1 for another: by its length and first byte before
  * one memcmp (a name compare per field and line was a tenth of the load's work). */
@@ -296,7 +297,7 @@ static int field_of(const char *name, size_t len)
     case 6: i = name[0] == 'd' ? F_DEVICE : name[0] == 'k' ? F_KERNEL : F_ORIGIN; break;
     case 7: i = name[0] == 't' ? F_TIME : F_OUTCOME; break;
     case 9: i = F_RECHECKED; break;
-    case 8: i = name[0] == 'e' ? F_ENTRY_FP : F_KEY_TEXT; break;
+    case 8: i = name[0] == 'e' ? F_ENTRY_FP : name[0] == 'k' ? F_KEY_TEXT : F_RECHECKS; break;
     default: return -1;
     }
     return memcmp(name, field_names[i], len) == 0 ? i : -1;
@@ -522,6 +523,9 @@ int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec
     if (f[F_RECHECKED] && (small_int(f[F_RECHECKED], &rc) != 0 || rc < 0 || rc > 1000000))
         return -1;
     r->choice.rechecked = (int)rc;
+    rc = 0;
+    if (f[F_RECHECKS] && (small_int(f[F_RECHECKS], &rc) != 0 || rc < 0 || rc > 1000000)) return -1;
+    r->choice.rechecks = (int)rc;
     r->raw = line;
     r->raw_len = len;
     r->offset = 0;
@@ -648,6 +652,7 @@ char *xmt_cacherec_format(const xmt_cacherec *r)
     if (j && c->why[0]) json_object_set_new(j, "why", json_string(c->why));
     if (j && c->origin[0]) json_object_set_new(j, "origin", json_string(c->origin));
     if (j && c->rechecked > 0) json_object_set_new(j, "rechecked", json_integer(c->rechecked));
+    if (j && c->rechecks > 0) json_object_set_new(j, "rechecks", json_integer(c->rechecks));
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
     if (!text) return NULL;

@@ -28,6 +28,10 @@ typedef struct {
      * "Trust"). */
     char origin[16];
     int rechecked; /* re-checks on later data it passed in the process that stored it */
+    /* The re-checks the process that stored a winner would have made at its later launches on
+     * other data (its XMATUNE_RECHECKS; 0: none, or a record written before this field): one
+     * that failed would have written the key's record again. docs/cache.md, Trust. */
+    int rechecks;
 } xmt_choice;
 
 /* The outcomes a record may carry besides a timed decision (xmt_choice.outcome). */

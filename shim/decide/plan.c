@@ -73,10 +73,11 @@ static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checke
     p->from_cache = 1;
     if (xmt_opt.cache_trust == XMT_TRUST_GRADED && xmt_opt.trials != XMT_TRIALS_INLINE) {
         p->bg_verify = 1;
-        /* used at once: verified by this user's process on data that proved something and
-         * re-checked since on other data, in a file only this user can write */
-        p->hint =
-            !(p->ch.data[0] && p->ch.rechecked >= 1 && !p->ch.origin[0] && xmt_cache_private());
+        /* used at once: verified by this user's process on data that proved something, and
+         * re-checked since on other data or stored by a process that would have re-checked
+         * it at its later launches on other data, in a file only this user can write */
+        p->hint = !(p->ch.data[0] && (p->ch.rechecked >= 1 || p->ch.rechecks > 0) &&
+                    !p->ch.origin[0] && xmt_cache_private());
         p->trust = p->hint ? "hint" : "used";
         return 1;
     }

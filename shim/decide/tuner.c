@@ -1054,9 +1054,13 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     ts->keys_tuned++;
     pthread_mutex_unlock(&k->lock);
     move_state(mine, R_DONE);
-    if (p->store_on_disk)
-        xmt_plan_store(&p->id, mine->key + 4, mine->keylen - 4, device, key_text, &p->ch);
-    else if (p->claimed) /* nothing worth keeping came of it: another process may try */
+    if (p->store_on_disk) {
+        /* a winner says how many of this process's later launches will re-check it (a failure
+         * writes the key's record again): with none, a later process takes it as a hint */
+        xmt_choice ch = p->ch;
+        if (ch.index >= 0 && !ch.origin[0]) ch.rechecks = atomic_load(&mine->rechecks_left);
+        xmt_plan_store(&p->id, mine->key + 4, mine->keylen - 4, device, key_text, &ch);
+    } else if (p->claimed) /* nothing worth keeping came of it: another process may try */
         xmt_plan_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
     return run_choice(k, l, v, mine, device, p->launched ? &p->launch_rc : NULL);
 }

@@ -6127,6 +6127,44 @@ def cache_every_outcome_remembered():
 
 
 @case
+def cache_own_winner_launched_once_used_at_once():
+    # Issue 48, item 2: a kernel launched once per run, on the same data every run. Its first
+    # run tunes it and can make no re-check (no later launch); before, such a record was a
+    # hint for ever (the next run's background verification is on the same data, no re-check
+    # either), so its winner never reached the program's numbers. A record that says its
+    # process would have re-checked later launches ("rechecks": XMATUNE_RECHECKS) is used at
+    # once by this user's next run, and still verified in the background; one stored with
+    # re-checks off (XMATUNE_RECHECKS=0) stays a hint. Outputs identical.
+    own = os.path.join(WORK, "once.cache")
+    base = run("rt", "saxpy", shim=False, iterations=1)
+    ok(base, "without the shim")
+    for rechecks, trust in (("4", "used"), ("0", "hint")):
+        if os.path.exists(own):
+            os.remove(own)
+        env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": own, "XMATUNE_EXCLUDE": "atomic_sum*"}
+        t = run("rt", "saxpy", env=dict(env, XMATUNE_RECHECKS=rechecks), iterations=1)
+        ok(t, "tune, rechecks " + rechecks)
+        same_output(base, t, "tune, rechecks " + rechecks)
+        ev = tune_events(t, "saxpy")
+        expect(len(ev) == 1 and ev[0]["winner"]["index"] >= 0, ev)
+        rec = [json.loads(l) for l in open(own) if SAXPY in l]
+        expect(len(rec) == 1 and len(rec[0]["data"]) == 16 and "rechecked" not in rec[0] and
+               rec[0].get("rechecks", 0) == int(rechecks), rec)
+        u = run("rt", "saxpy", env=dict(env, XMATUNE_VERBOSE="1"), iterations=1)
+        ok(u, "warm, rechecks " + rechecks)
+        same_output(base, u, "warm, rechecks " + rechecks)
+        hit = [e for e in u.events("cache_hit") if "saxpy" in e["name"]]
+        expect(len(hit) == 1 and hit[0]["trust"] == trust, hit)
+        ran = traced(u, SAXPY)
+        want = tuple(ev[0]["winner"]["block"]) if trust == "used" else (32, 1, 1)
+        expect(len(ran) == 1 and ran[0][1] == want, (ran, want))
+        # verified in the background all the same, on the same data as its record's
+        bg = tune_events(u, "saxpy")
+        expect(len(bg) == 1 and bg[0]["from_cache"] and not bg[0]["benchmarked"] and
+               bg[0]["data"]["same_as_record"] is True, bg)
+
+
+@case
 def cache_hint_switches_after_verification():
     # An imported record is a hint (docs/cache.md, Trust): the program runs its own config
     # while the record is verified in the background, then switches to it; the outputs are

@@ -1102,6 +1102,7 @@ START_TEST(cacherec_outcome_fields)
     snprintf(r.choice.why, sizeof r.choice.why, "its outputs never changed");
     snprintf(r.choice.origin, sizeof r.choice.origin, "import");
     r.choice.rechecked = 3;
+    r.choice.rechecks = 4;
     char *line = xmt_cacherec_format(&r);
     ck_assert_ptr_nonnull(line);
     char scratch[XMT_CACHEREC_SCRATCH(1024)];
@@ -1111,6 +1112,7 @@ START_TEST(cacherec_outcome_fields)
     ck_assert_str_eq(got.choice.why, "its outputs never changed");
     ck_assert_str_eq(got.choice.origin, "import");
     ck_assert_int_eq(got.choice.rechecked, 3);
+    ck_assert_int_eq(got.choice.rechecks, 4);
     ck_assert_int_eq(got.choice.index, XMT_OWN_CONFIG);
     free(line);
     xmt_cacherec w = r;
@@ -1118,12 +1120,15 @@ START_TEST(cacherec_outcome_fields)
     line = xmt_cacherec_format(&w);
     ck_assert_ptr_null(strstr(line, "outcome"));
     ck_assert_ptr_null(strstr(line, "rechecked"));
+    ck_assert_ptr_null(strstr(line, "rechecks"));
     ck_assert_int_eq(xmt_cacherec_parse(line, strlen(line) - 1, scratch, &got), 0);
     ck_assert_str_eq(got.choice.outcome, "");
     ck_assert_int_eq(got.choice.rechecked, 0);
+    ck_assert_int_eq(got.choice.rechecks, 0);
     free(line);
     const char *bad[] = {"\"index\":2,\"outcome\":\"untold\"", "\"index\":-1,\"rechecked\":-1",
-                         "\"index\":-1,\"rechecked\":1.5", "\"index\":-1,\"outcome\":7"};
+                         "\"index\":-1,\"rechecked\":1.5",     "\"index\":-1,\"outcome\":7",
+                         "\"index\":2,\"rechecks\":-1",        "\"index\":2,\"rechecks\":\"4\""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char l[512];
         snprintf(l, sizeof l,
