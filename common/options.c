@@ -3,6 +3,8 @@
  */
 #include "options.h"
 
+#include "editdist.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -358,31 +360,6 @@ static const char *const not_options[] = {
     "XMATUNE_SHIM", "XMATUNE_TRIAL_FD", "XMATUNE_DEMO_BUILD", "XMATUNE_LOAD",  "XMATUNE_LOAD_RUNS",
     "XMATUNE_GPU_", "XMATUNE_SANITIZE", "XMATUNE_SANITIZE_",  "XMATUNE_FUZZ_", NULL};
 
-/* The edit distance (insertions, deletions, substitutions) of a and b, stopping at
- * cap + 1: only small distances matter. */
-static size_t distance(const char *a, const char *b, size_t cap)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64) return cap + 1;
-    if ((la > lb ? la - lb : lb - la) > cap) return cap + 1;
-    size_t row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* Every XMATUNE_* name in the environment that is not an option: a typo (XMATUNE_POLCY)
  * would otherwise leave the program silently untuned. Named with the option nearest to it
  * (edit distance at most 2, or 3 for long names) when there is one. */
@@ -408,7 +385,7 @@ static void unknown_names(void (*warn)(const char *msg))
         const char *near = NULL;
         size_t cap = len > 16 ? 3 : 2, best = cap + 1;
         for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
-            size_t d = distance(name, options[i].name, cap);
+            size_t d = xmt_edit_distance(name, options[i].name, cap);
             if (d < best) best = d, near = options[i].name;
         }
         char msg[256];

@@ -4,6 +4,8 @@
  */
 #include "load_internal.h"
 
+#include "editdist.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -184,31 +186,6 @@ int ld_valid_ident(const char *s)
     return n < XMT_NAME_MAX;
 }
 
-/* Walks a mapping: every key must be a scalar, appear once, and be one of allowed (NULL:
- * any). Fills vals[i] with the value node of allowed[i], or NULL. */
-/* The edit distance between a and b (insert, delete, substitute), capped at 9: short
- * names only. */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), row[32];
-    if (la > 30 || lb > 30) return 9;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb] < 9 ? row[lb] : 9;
-}
-
 /* Reports one unknown key, with the nearest allowed one when it is a likely typo. */
 static void unknown_key(ld *L, const yaml_node_t *k, const char *what, const char *ks,
                         const char *const *allowed, size_t nallowed)
@@ -218,7 +195,7 @@ static void unknown_key(ld *L, const yaml_node_t *k, const char *what, const cha
     list[0] = 0;
     for (size_t j = 0; j < nallowed && at < sizeof list; j++) {
         at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "", allowed[j]);
-        size_t d = edit_distance(ks, allowed[j]);
+        size_t d = xmt_edit_distance(ks, allowed[j], 2);
         if (d < best) {
             best = d;
             bi = j;
@@ -230,6 +207,8 @@ static void unknown_key(ld *L, const yaml_node_t *k, const char *what, const cha
               hint);
 }
 
+/* Walks a mapping: every key must be a scalar, appear once, and be one of allowed (NULL:
+ * any). Fills vals[i] with the value node of allowed[i], or NULL. */
 void ld_map_keys(ld *L, const yaml_node_t *m, const char *what, const char *const *allowed,
                  size_t nallowed, yaml_node_t **vals)
 {

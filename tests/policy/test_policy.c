@@ -2,6 +2,7 @@
  * function, default and error path of the policy language, through the public API
  * (expressions are driven through functional triggers, whose values the key carries).
  */
+#include "editdist.h"
 #include "eval.h"
 #include "expr.h"
 #include "xmt_policy.h"
@@ -1880,6 +1881,23 @@ START_TEST(derive_entry_idioms)
 }
 END_TEST
 
+/* The one edit distance of every "did you mean" (common/editdist.h): exact below its cap,
+ * cap + 1 above it, early for lengths too far apart or strings too long. */
+START_TEST(edit_distance_capped)
+{
+    ck_assert_uint_eq(xmt_edit_distance("XMATUNE_POLCY", "XMATUNE_POLICY", 2), 1);
+    ck_assert_uint_eq(xmt_edit_distance("kitten", "sitting", 3), 3);
+    ck_assert_uint_eq(xmt_edit_distance("kitten", "sitting", 2), 3);
+    ck_assert_uint_eq(xmt_edit_distance("verify", "verify", 2), 0);
+    ck_assert_uint_eq(xmt_edit_distance("", "ab", 2), 2);
+    ck_assert_uint_eq(xmt_edit_distance("abc", "abcdef", 2), 3);
+    char big[80];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    ck_assert_uint_eq(xmt_edit_distance(big, big, 2), 3);
+}
+END_TEST
+
 Suite *policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -1931,6 +1949,7 @@ Suite *policy_suite(void)
     tcase_add_test(t, load_dir_and_files);
     tcase_add_test(t, load_edge_cases);
     tcase_add_test(t, load_errors);
+    tcase_add_test(t, edit_distance_capped);
     tcase_add_test(t, entry_tolerance_key);
     tcase_add_test(t, entry_fingerprint);
     tcase_add_test(t, entry_search_keys);
