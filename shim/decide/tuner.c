@@ -39,6 +39,7 @@ static inline unsigned results_hash(const void *key, size_t n)
 #include "driver.h"
 #include "invariant.h"
 #include "launch.h"
+#include "launchview.h"
 #include "log.h"
 #include "logevent.h"
 #include "options.h"
@@ -381,43 +382,6 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
     if (!c) memo_own_add(m, device, l, params);
 }
 
-/* The launching thread's device. A process that sees one device needs no driver call. */
-static _Atomic int device_count = -1;
-
-/* Out of line and cold: inlined, its driver calls would cost the hit path registers. */
-static __attribute__((noinline, cold)) int current_device_slow(CUdevice *dev, int n)
-{
-    if (n < 0) {
-        int c = 0;
-        XMT_IN_SHIM_SCOPE
-        {
-            if (!xmt_drv.cuDeviceGetCount || xmt_drv.cuDeviceGetCount(&c) != CUDA_SUCCESS) c = 0;
-        }
-        atomic_store(&device_count, c);
-        n = c;
-    }
-    if (n == 1) {
-        *dev = 0;
-        return 1;
-    }
-    CUresult r = CUDA_ERROR_NOT_SUPPORTED;
-    XMT_IN_SHIM_SCOPE
-    {
-        if (xmt_drv.cuCtxGetDevice) r = xmt_drv.cuCtxGetDevice(dev);
-    }
-    return r == CUDA_SUCCESS;
-}
-
-static inline int current_device(CUdevice *dev)
-{
-    int n = atomic_load_explicit(&device_count, memory_order_relaxed);
-    if (__builtin_expect(n == 1, 1)) {
-        *dev = 0;
-        return 1;
-    }
-    return current_device_slow(dev, n);
-}
-
 static xmt_result *find_result(struct xmt_tune_state *ts, const uint8_t *key, size_t kl)
 {
     xmt_result *r = NULL;
@@ -592,24 +556,6 @@ static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     if (due) /* this launch was made already (a trial check): the next one re-checks */
         atomic_store(&r->due_in, 1);
     return run_winner(k, l, v, r, device, made);
-}
-
-/* The launch's arguments as pointers, wherever the program put them: params as given,
- * or pointers into the packed `extra` buffer (argv, XMT_KERNEL_MAX_PARAMS long). NULL
- * when they cannot be found. */
-static void *const *launch_args(const xmt_kernel *k, const xmt_launch *l, void **argv)
-{
-    if (l->params) return (void *const *)l->params;
-    uint8_t *buf;
-    size_t size;
-    if (!l->extra || xmt_extra_buffer(l->extra, &buf, &size) != 0 ||
-        k->nparams > XMT_KERNEL_MAX_PARAMS)
-        return NULL;
-    for (size_t i = 0; i < k->nparams; i++) {
-        if (k->offsets[i] + k->sizes[i] > size) return NULL;
-        argv[i] = buf + k->offsets[i];
-    }
-    return argv;
 }
 
 /* The lookup key of a launch: the device (4 bytes), then the entry's key. 0 when the
@@ -809,39 +755,6 @@ static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_v
     return xmt_pass(k, l);
 }
 
-static int launch_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attrs *attrs,
-                       xmt_launch_view *v, CUdevice *dev, const xmt_devinfo **di);
-
-int xmt_tuner_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attrs *attrs,
-                   xmt_launch_view *v, CUdevice *dev, const xmt_devinfo **di)
-{
-    return launch_view(k, l, argv, attrs, v, dev, di);
-}
-
-/* What a launch's key and configs are computed from: its arguments, dims and device
- * (argv: room for arguments packed in `extra`). 0 when they cannot be read. */
-static int launch_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attrs *attrs,
-                       xmt_launch_view *v, CUdevice *dev, const xmt_devinfo **di)
-{
-    void *const *params = launch_args(k, l, argv);
-    *dev = 0;
-    if (!params || !current_device(dev) || !(*di = xmt_device_info(*dev))) return 0;
-    *attrs = (*di)->attrs;
-    attrs->kernel_max_threads = k->max_threads;
-    attrs->kernel_static_shared = k->static_shared;
-    /* The limit that applies to this kernel: the device's per-block limit, or more where
-     * the program opted the kernel into more dynamic shared memory (read with its other
-     * attributes when the kernel was first seen). */
-    int64_t optin = (int64_t)k->max_dynamic_shared + k->static_shared;
-    if (optin > attrs->max_shared_per_block) attrs->max_shared_per_block = optin;
-    *v = (xmt_launch_view){
-        params,
-        k->nparams,
-        {{l->grid[0], l->grid[1], l->grid[2]}, {l->block[0], l->block[1], l->block[2]}, l->shared},
-        attrs};
-    return 1;
-}
-
 /* A launch made ready for a decision: its view and lookup key. v points into argv and
  * attrs, so a keyed_t is used where it was made and never copied. */
 typedef struct {
@@ -863,7 +776,7 @@ static int launch_keyed(xmt_kernel *k, const xmt_launch *l, keyed_t *q)
     q->dev = 0;
     q->di = NULL;
     q->kl = 0;
-    return q->ts && launch_view(k, l, q->argv, &q->attrs, &q->v, &q->dev, &q->di) &&
+    return q->ts && xmt_tuner_view(k, l, q->argv, &q->attrs, &q->v, &q->dev, &q->di) &&
            (q->kl = launch_key(k, q->ts, &q->v, q->dev, q->key)) != 0;
 }
 
@@ -967,7 +880,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
     memo_t *m = tls_memo;
     CUdevice dev;
     if (__builtin_expect(m != NULL && l->params != NULL, 1) && xmt_launch_rewritable(l) &&
-        current_device(&dev)) {
+        xmt_current_device(&dev)) {
         m = &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
         if (memo_hit(m, k, (int)dev, l, (void *const *)l->params)) {
             m->launches++;
