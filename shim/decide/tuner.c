@@ -32,59 +32,26 @@ static inline unsigned results_hash(const void *key, size_t n)
 #include <uthash.h>
 
 #include "autotune.h"
-#include "bgverify.h"
+#include "bgjobs.h"
 #include "cache.h"
 #include "clock.h"
 #include "devinfo.h"
 #include "driver.h"
 #include "invariant.h"
 #include "launch.h"
+#include "launchview.h"
 #include "log.h"
 #include "logevent.h"
 #include "options.h"
 #include "plan.h"
+#include "results.h"
 #include "session.h"
 #include "tls.h"
 #include "trialtune.h"
 #include "tune_event.h"
 #include "xmt_policy.h"
 
-/* ---- per-kernel results --------------------------------------------------------------- */
-
-/* R_WAITING: another process claimed the key on disk; the program's own config runs, and
- * a launch after recheck_ms looks at the cache again (one thread at a time: it moves the
- * state to R_TUNING while it does). */
-enum { R_TUNING = 0, R_DONE = 1, R_WAITING = 2 };
-#define RECHECK_MS 200.0
-
-typedef struct result {
-    UT_hash_handle hh;
-    _Atomic int state;
-    _Atomic double recheck_ms; /* R_WAITING: when to look at the cache again */
-    long index;                /* XMT_OWN_CONFIG, XMT_PIN_CONFIG or a candidate index */
-    int tries;                 /* sessions whose data proved nothing (defer_key) */
-    /* re-checks of a winner (docs/tuning.md, "Data that proves nothing") */
-    _Atomic int rechecks_left; /* re-checks on new data still to make (XMATUNE_RECHECKS) */
-    _Atomic uint32_t due_in;   /* slow-path launches until the next re-check */
-    uint32_t gap;              /* launches from the last re-check to the next */
-    char digest[17];           /* the data the winner was last verified on ("": unknown) */
-    double time_ms;            /* the winner's time as its record says (stored again) */
-    int rechecked;             /* re-checks it passed, its record's and this process's */
-    char label[160];
-    size_t keylen;
-    uint8_t key[]; /* device (4 bytes) then the entry's key */
-} result_t;
-
-/* A key's state moves on: only from R_TUNING, by the one thread holding it so (it claimed
- * the key, or won the compare-and-swap out of R_DONE or R_WAITING), to R_DONE or R_WAITING.
- * Other threads only ever compare-and-swap out of those two. */
-static void move_state(result_t *r, int to)
-{
-    XMT_ASSERT(atomic_load_explicit(&r->state, memory_order_relaxed) == R_TUNING,
-               "a key's state moved on by a thread that does not hold it");
-    XMT_ASSERT(to == R_DONE || to == R_WAITING, "a key's state moved to %d", to);
-    atomic_store_explicit(&r->state, to, memory_order_release);
-}
+/* ---- per-kernel results (one key's: results.h) ---------------------------------------- */
 
 /* An argument the per-thread memo compares: its index and size. */
 typedef struct {
@@ -93,7 +60,7 @@ typedef struct {
 
 struct xmt_tune_state {
     pthread_rwlock_t lock;
-    result_t *results;
+    xmt_result *results;
     unsigned keys_tuned;
     atomic_int key_error_warned;
     /* The arguments a decision reads (xmt_entry_params_read), which the memo compares;
@@ -116,10 +83,10 @@ static void release_results(xmt_kernel *k)
     struct xmt_tune_state *s = k->tune;
     if (!s) return;
     /* The table goes first; the items keep their links (uthash leaves them alone). */
-    result_t *r = s->results;
+    xmt_result *r = s->results;
     HASH_CLEAR(hh, s->results);
     while (r) {
-        result_t *next = r->hh.next;
+        xmt_result *next = r->hh.next;
         free(r);
         r = next;
     }
@@ -415,46 +382,9 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
     if (!c) memo_own_add(m, device, l, params);
 }
 
-/* The launching thread's device. A process that sees one device needs no driver call. */
-static _Atomic int device_count = -1;
-
-/* Out of line and cold: inlined, its driver calls would cost the hit path registers. */
-static __attribute__((noinline, cold)) int current_device_slow(CUdevice *dev, int n)
+static xmt_result *find_result(struct xmt_tune_state *ts, const uint8_t *key, size_t kl)
 {
-    if (n < 0) {
-        int c = 0;
-        XMT_IN_SHIM_SCOPE
-        {
-            if (!xmt_drv.cuDeviceGetCount || xmt_drv.cuDeviceGetCount(&c) != CUDA_SUCCESS) c = 0;
-        }
-        atomic_store(&device_count, c);
-        n = c;
-    }
-    if (n == 1) {
-        *dev = 0;
-        return 1;
-    }
-    CUresult r = CUDA_ERROR_NOT_SUPPORTED;
-    XMT_IN_SHIM_SCOPE
-    {
-        if (xmt_drv.cuCtxGetDevice) r = xmt_drv.cuCtxGetDevice(dev);
-    }
-    return r == CUDA_SUCCESS;
-}
-
-static inline int current_device(CUdevice *dev)
-{
-    int n = atomic_load_explicit(&device_count, memory_order_relaxed);
-    if (__builtin_expect(n == 1, 1)) {
-        *dev = 0;
-        return 1;
-    }
-    return current_device_slow(dev, n);
-}
-
-static result_t *find_result(struct xmt_tune_state *ts, const uint8_t *key, size_t kl)
-{
-    result_t *r = NULL;
+    xmt_result *r = NULL;
     pthread_rwlock_rdlock(&ts->lock);
     HASH_FIND(hh, ts->results, key, kl, r);
     pthread_rwlock_unlock(&ts->lock);
@@ -475,7 +405,7 @@ static int choice_config(const xmt_kernel *k, const xmt_launch_view *v, long ind
 
 /* Runs a decided key: the winner's config recomputed for this launch, or the program's. */
 static CUresult run_winner(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                           const result_t *r, int device, const CUresult *made)
+                           const xmt_result *r, int device, const CUresult *made)
 {
     memo_t *m = memo_slot(k);
     /* atomic: a re-check in another thread may drop the winner (drop_winner) */
@@ -516,7 +446,7 @@ static int capturing(CUstream s)
 static __thread int tls_recheck_now;
 
 /* A key just decided: its re-checks, when a winner (not the program's own config) won. */
-static void recheck_setup(result_t *r, const xmt_choice *ch)
+static void recheck_setup(xmt_result *r, const xmt_choice *ch)
 {
     /* re-checks its record says it passed already are not repeated */
     int left = ch->index == XMT_OWN_CONFIG ? 0 : xmt_opt.rechecks - ch->rechecked;
@@ -530,7 +460,7 @@ static void recheck_setup(result_t *r, const xmt_choice *ch)
 
 /* Whether this launch of decided key r re-checks its winner: the hit path said so, or
  * the key's count of slow-path launches ran out. */
-static int recheck_is_due(result_t *r)
+static int recheck_is_due(xmt_result *r)
 {
     if (tls_recheck_now) {
         tls_recheck_now = 0;
@@ -542,7 +472,7 @@ static int recheck_is_due(result_t *r)
 
 /* A re-check found the winner wrong: the program's own config from now on, said once;
  * every thread that remembers the winner looks again at its next launch. */
-static void drop_winner(xmt_kernel *k, result_t *r, const xmt_choice *own, const char *key_text)
+static void drop_winner(xmt_kernel *k, xmt_result *r, const xmt_choice *own, const char *key_text)
 {
     xmt_warn("%s: the winner %s for key %s gave other results than the program's own config "
              "at a re-check on later data; dropped: the program's own config is used%s",
@@ -571,280 +501,18 @@ static void memo_forget(const xmt_kernel *k)
     pthread_mutex_unlock(&memo_blocks.lock);
 }
 
-/* ---- verifications in the background (bgverify.c; docs/cache.md, Trust) ------------------ */
-
-/* What a background verification applies its outcome to. */
-typedef struct {
-    xmt_kernel *k;
-    uint64_t serial; /* k's incarnation: a kernel unloaded meanwhile is left alone */
-    result_t *r;
-    int device, hint;
-    long index;
-    char label[160], key_text[512];
-    xmt_plan plan;  /* its identity (pointers fixed to this copy) */
-    double t_first; /* the key's first launch (the snapshot's), for the switch event */
-    uint8_t key[XMT_KEY_MAX];
-} bg_job;
-
-/* The switch event: job j's key runs `to` (NULL: the program's own config) from its next
- * launch on, having run `from` (docs/log.md). */
-static void said_switch(const bg_job *j, const char *from, const char *to, const char *why)
-{
-    if (!xmt_log_enabled()) return;
-    xmt_log_event(xmt_ev_switch(j->k->mangled, j->k->demangled, j->key_text, j->device, from, to,
-                                why, xmt_now_ms() - j->t_first));
-}
-
-static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const char *why)
-{
-    bg_job *j = ud;
-    xmt_kernel *k = j->k;
-    if (atomic_load(&k->serial) != j->serial) { /* retired: its result is not ours to touch */
-        free(j);
-        return;
-    }
-    result_t *r = j->r;
-    if (learned && o->uninformative) { /* data that proved nothing: no evidence either way */
-        learned = 0;
-        why = "its first launch's data proved nothing";
-    }
-    if (!learned) {
-        xmt_verbose(1,
-                    "%s: the cached winner %s for key %s could not be verified in the "
-                    "background (%s); %s",
-                    k->demangled, j->label, j->key_text, why,
-                    j->hint ? "the program's own config stays" : "it stays in use");
-    } else if (o->choice.index == j->index) {
-        xmt_cache_checked(&j->plan.id, j->key, j->plan.keylen, j->device);
-        if (xmt_opt.mode == XMT_MODE_TUNE && o->choice.data[0] && j->plan.ch.rechecked == 0 &&
-            strcmp(o->choice.data, j->plan.ch.data) != 0) {
-            /* verified on other data than its record's: a re-check passed, on record */
-            xmt_choice ch = j->plan.ch;
-            ch.rechecked++;
-            memcpy(ch.data, o->choice.data, sizeof ch.data);
-            j->plan.ch.rechecked = ch.rechecked;
-            xmt_plan_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &ch);
-        }
-        if (j->hint) {
-            /* a hint verified here: the program switches to it at its next launch */
-            snprintf(r->label, sizeof r->label, "%s", j->label);
-            r->time_ms = j->plan.ch.time_ms;
-            r->rechecked = j->plan.ch.rechecked;
-            __atomic_store_n(&r->index, j->index, __ATOMIC_RELEASE);
-            memo_forget(k);
-            said_switch(j, NULL, j->label, "verified");
-        }
-        xmt_verbose(1,
-                    "%s: key %s: the cached winner %s passed its verification in the "
-                    "background%s",
-                    k->demangled, j->key_text, j->label,
-                    j->hint ? "; the program uses it from its next launch" : "");
-    } else {
-        int tune = xmt_opt.mode == XMT_MODE_TUNE;
-        xmt_warn("%s: the cached winner %s for key %s failed its verification in the "
-                 "background (%s); %s%s",
-                 k->demangled, j->label, j->key_text,
-                 o->choice.why[0] ? o->choice.why : "other results than the program's own config",
-                 j->hint ? "it is not used"
-                         : "dropped: the program's own config is used from now on",
-                 tune && xmt_cache_path()[0] ? " (and stored on disk)" : "");
-        if (!j->hint) {
-            snprintf(r->label, sizeof r->label, "%s", "");
-            atomic_store(&r->rechecks_left, 0);
-            __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
-            memo_forget(k);
-            said_switch(j, j->label, NULL, "failed");
-        }
-        if (tune) { /* not propagated: this key's record says it failed here */
-            xmt_choice f;
-            xmt_choice_outcome(&f, XMT_OUTCOME_FAILED,
-                               o->choice.why[0] ? o->choice.why : "failed its verification");
-            xmt_plan_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &f);
-        }
-    }
-    free(j);
-}
-
-static void auto_too_short(xmt_kernel *k, const xmt_choice *ch, const char *key_text);
-
-/* A key tuned in the background has its outcome: stored as a tuning's is (a winner, the
- * program's own config, an outcome), and a winner used from the next launch on (every
- * thread's memo looks again). Nothing learned: the key keeps the program's own config for
- * this process, its claim given up. */
-static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const char *why)
-{
-    bg_job *j = ud;
-    xmt_kernel *k = j->k;
-    if (atomic_load(&k->serial) != j->serial) {
-        free(j);
-        return;
-    }
-    result_t *r = j->r;
-    xmt_plan *p = &j->plan;
-    xmt_plan_spent(o->spent_ms);
-    if (!learned || o->uninformative) {
-        xmt_verbose(1,
-                    "%s: key %s was not tuned in the background (%s); the program's own config "
-                    "stays",
-                    k->demangled, j->key_text,
-                    learned ? "its first launch's data proved nothing" : why);
-        if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
-        free(j);
-        return;
-    }
-    xmt_choice ch = o->choice;
-    int store = o->storable || ch.outcome[0];
-    if (store)
-        xmt_plan_store(&p->id, j->key, p->keylen, j->device, j->key_text, &ch);
-    else if (p->claimed)
-        xmt_plan_unclaim(&p->id, j->key, p->keylen);
-    if (ch.index != XMT_OWN_CONFIG) {
-        snprintf(r->label, sizeof r->label, "%s", ch.label);
-        r->time_ms = ch.time_ms;
-        memcpy(r->digest, ch.data, sizeof r->digest);
-        __atomic_store_n(&r->index, ch.index, __ATOMIC_RELEASE);
-        memo_forget(k);
-        said_switch(j, NULL, ch.label, "tuned");
-    }
-    xmt_verbose(1, "%s: key %s: tuned in the background: %s%s", k->demangled, j->key_text,
-                ch.index == XMT_OWN_CONFIG ? "the program's own config stays" : ch.label,
-                ch.index == XMT_OWN_CONFIG ? "" : "; the program uses it from its next launch");
-    auto_too_short(k, &ch, j->key_text);
-    free(j);
-}
-
-static void wait_again(result_t *r);
-
-/* A bounded queue (XMATUNE_BACKGROUND_QUEUE; docs/tuning.md, "In the background"): while
- * that many keys wait for the worker, a new key's first launch (or a hint's) takes no
- * snapshot and runs the program's own config; the key is looked at again at a launch
- * RECHECK_MS later, so the keys launched most often get the worker first. 1 when deferred. */
-static int bg_busy(xmt_kernel *k, result_t *mine, const xmt_plan *p, const char *key_text)
-{
-    if (xmt_bgverify_pending() < xmt_opt.background_queue) return 0;
-    if (p->claimed) xmt_plan_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
-    xmt_verbose(2, "%s: key %s: the background worker is busy; looked at again later", k->demangled,
-                key_text);
-    wait_again(mine);
-    return 1;
-}
-
-/* A new key tuned in the background (XMATUNE_TUNING=background): a snapshot of what the
- * launch reaches before it, the program's own launch, a copy of what it left after it, and
- * the session queued; the key runs the program's own config until the session is done
- * (bg_tuned). 1 with *rc the launch's result when so; 0 when the launch cannot be tuned so
- * (nothing done: the caller tunes it as usual). */
-static int bg_tune(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
-                   result_t *mine, const xmt_plan *p, const char *key_text, CUresult *rc)
-{
-    char why[400] = "";
-    if (bg_busy(k, mine, p, key_text)) {
-        *rc = xmt_pass(k, l);
-        return 1;
-    }
-    bg_job *j = calloc(1, sizeof *j);
-    if (!j || p->keylen > sizeof j->key) {
-        free(j);
-        return 0;
-    }
-    xmt_trial_snap *s = xmt_trial_snapshot(k, l, v, device, why, sizeof why);
-    if (!s) {
-        xmt_verbose(1, "%s: key %s: no snapshot for tuning in the background (%s); tuned now",
-                    k->demangled, key_text, why);
-        free(j);
-        return 0;
-    }
-    j->k = k;
-    j->serial = atomic_load(&k->serial);
-    j->r = mine;
-    j->device = device;
-    j->t_first = xmt_now_ms();
-    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
-    j->plan = *p;
-    memcpy(j->key, p->key, p->keylen);
-    j->plan.key = j->key;
-    j->plan.id.code = j->plan.code;
-    j->plan.id.entry_fp = j->plan.entry_fp;
-    j->plan.only = NULL;
-    /* published first: the program's own config meanwhile, no re-check waits on it */
-    mine->index = XMT_OWN_CONFIG;
-    mine->label[0] = 0;
-    atomic_store(&mine->rechecks_left, 0);
-    pthread_mutex_lock(&k->lock);
-    k->tune->keys_tuned++;
-    pthread_mutex_unlock(&k->lock);
-    move_state(mine, R_DONE);
-    *rc = run_winner(k, l, v, mine, device, NULL);
-    int after = *rc == CUDA_SUCCESS ? xmt_trial_snap_after(s, l) : -1;
-    xmt_trial_snap_log(s, key_text, "tune");
-    if (after != 0) {
-        xmt_verbose(1, "%s: key %s: not tuned in the background (the launch or its copy failed)",
-                    k->demangled, key_text);
-        xmt_trial_snap_free(s);
-        if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
-        free(j);
-    } else if (xmt_bgtune_queue(s, key_text, bg_tuned, j) != 0) {
-        if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
-        free(j);
-    }
-    return 1;
-}
-
-/* A cached winner to verify off the program's path: the snapshot of this launch's memory
- * taken now (before the launch, stream-ordered) and the job queued. 0 queued, -1 when it
- * cannot be (the plan is then verified now instead). */
-static int bg_start(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
-                    result_t *mine, const xmt_plan *p, const char *key_text)
-{
-    char why[400] = "";
-    bg_job *j = calloc(1, sizeof *j);
-    if (!j || p->keylen > sizeof j->key) {
-        free(j);
-        return -1;
-    }
-    xmt_trial_snap *s = xmt_trial_snapshot(k, l, v, device, why, sizeof why);
-    if (!s) {
-        xmt_verbose(1, "%s: key %s: no snapshot for a background verification (%s); verified now",
-                    k->demangled, key_text, why);
-        free(j);
-        return -1;
-    }
-    xmt_trial_snap_log(s, key_text, "verify");
-    j->t_first = xmt_now_ms();
-    j->k = k;
-    j->serial = atomic_load(&k->serial);
-    j->r = mine;
-    j->device = device;
-    j->hint = p->hint;
-    j->index = p->ch.index;
-    snprintf(j->label, sizeof j->label, "%s", p->ch.label);
-    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
-    j->plan = *p;
-    memcpy(j->key, p->key, p->keylen);
-    j->plan.key = j->key;
-    j->plan.id.code = j->plan.code;
-    j->plan.id.entry_fp = j->plan.entry_fp;
-    j->plan.only = &j->plan.pin;
-    if (xmt_bgverify_queue(s, key_text, &p->pin, p->ch.index, p->ch.data[0] ? p->ch.data : NULL,
-                           bg_done, j) != 0) {
-        free(j);
-        return -1;
-    }
-    return 0;
-}
-
 /* Re-checks decided key r's winner on this launch's data (one thread at a time: the key
- * is R_TUNING meanwhile, and other threads run the program's own config), then runs the
+ * is XMT_R_TUNING meanwhile, and other threads run the program's own config), then runs the
  * launch with what stands. A re-check that cannot run now (capture, another thread's)
  * is due at the next launch. */
 static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, const xmt_launch *l,
                                                                const xmt_launch_view *v,
-                                                               result_t *r, int device)
+                                                               xmt_result *r, int device)
 {
-    int s = R_DONE;
+    int s = XMT_R_DONE;
     const xmt_devinfo *di = xmt_device_info((CUdevice)device);
     if (!di || capturing(xmt_launch_stream(l)) ||
-        !atomic_compare_exchange_strong(&r->state, &s, R_TUNING)) {
+        !atomic_compare_exchange_strong(&r->state, &s, XMT_R_TUNING)) {
         atomic_store(&r->due_in, 1);
         return run_winner(k, l, v, r, device, NULL);
     }
@@ -874,38 +542,20 @@ static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, co
         r->gap = r->gap > UINT32_MAX / RECHECK_GROWTH ? UINT32_MAX : r->gap * RECHECK_GROWTH;
         atomic_store(&r->due_in, r->gap);
     }
-    move_state(r, R_DONE);
+    xmt_result_move(r, XMT_R_DONE);
     return run_winner(k, l, v, r, device, NULL);
 }
 
 /* Runs a decided key, re-checking its winner first when that is due. made: this launch
  * was made already (trialtune.c's check of the helper), what it returned; else NULL. */
 static CUresult run_choice(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                           result_t *r, int device, const CUresult *made)
+                           xmt_result *r, int device, const CUresult *made)
 {
     int due = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE) != XMT_OWN_CONFIG && recheck_is_due(r);
     if (due && !made) return recheck_winner(k, l, v, r, device);
     if (due) /* this launch was made already (a trial check): the next one re-checks */
         atomic_store(&r->due_in, 1);
     return run_winner(k, l, v, r, device, made);
-}
-
-/* The launch's arguments as pointers, wherever the program put them: params as given,
- * or pointers into the packed `extra` buffer (argv, XMT_KERNEL_MAX_PARAMS long). NULL
- * when they cannot be found. */
-static void *const *launch_args(const xmt_kernel *k, const xmt_launch *l, void **argv)
-{
-    if (l->params) return (void *const *)l->params;
-    uint8_t *buf;
-    size_t size;
-    if (!l->extra || xmt_extra_buffer(l->extra, &buf, &size) != 0 ||
-        k->nparams > XMT_KERNEL_MAX_PARAMS)
-        return NULL;
-    for (size_t i = 0; i < k->nparams; i++) {
-        if (k->offsets[i] + k->sizes[i] > size) return NULL;
-        argv[i] = buf + k->offsets[i];
-    }
-    return argv;
 }
 
 /* The lookup key of a launch: the device (4 bytes), then the entry's key. 0 when the
@@ -927,15 +577,15 @@ static size_t launch_key(xmt_kernel *k, struct xmt_tune_state *ts, const xmt_lau
 }
 
 /* Claims a key for this thread: NULL and *theirs when another thread has it already. */
-static result_t *claim_key(struct xmt_tune_state *ts, const uint8_t *key, size_t kl,
-                           result_t **theirs)
+static xmt_result *claim_key(struct xmt_tune_state *ts, const uint8_t *key, size_t kl,
+                             xmt_result **theirs)
 {
-    result_t *mine = calloc(1, sizeof(result_t) + kl);
+    xmt_result *mine = calloc(1, sizeof(xmt_result) + kl);
     *theirs = NULL;
     if (!mine) return NULL;
     mine->keylen = kl;
     memcpy(mine->key, key, kl);
-    atomic_store(&mine->state, R_TUNING);
+    atomic_store(&mine->state, XMT_R_TUNING);
     pthread_rwlock_wrlock(&ts->lock);
     HASH_FIND(hh, ts->results, key, kl, *theirs);
     if (!*theirs) HASH_ADD(hh, ts->results, key, kl, mine);
@@ -952,15 +602,15 @@ static result_t *claim_key(struct xmt_tune_state *ts, const uint8_t *key, size_t
 
 /* A key whose session's data proved nothing (docs/tuning.md, "Data that proves nothing"):
  * nothing is decided; the program's own config runs and the key's next launch tries
- * again (R_WAITING, due at once), DEFER_TRIES times at most. Returns 1 when it waits;
+ * again (XMT_R_WAITING, due at once), DEFER_TRIES times at most. Returns 1 when it waits;
  * 0 after the last try, with p's choice the program's own config for the rest of the
  * process (not stored on disk) and a message. */
-static int defer_key(const xmt_kernel *k, result_t *mine, xmt_plan *p, const char *key_text)
+static int defer_key(const xmt_kernel *k, xmt_result *mine, xmt_plan *p, const char *key_text)
 {
     if (++mine->tries < DEFER_TRIES) {
         if (p->claimed) xmt_plan_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
         atomic_store(&mine->recheck_ms, 0.0);
-        move_state(mine, R_WAITING);
+        xmt_result_move(mine, XMT_R_WAITING);
         return 1;
     }
     xmt_warn("%s: key %s: the data of its first %d launches proved nothing (what each read "
@@ -1012,25 +662,35 @@ static void said_cache_hit(const xmt_kernel *k, const xmt_plan *p, int device, c
                                        c->why, p->trust ? p->trust : "used", c->origin, host_us));
 }
 
+/* A key decided: counted in k's tuned keys (the report's, and auto's cap). */
+static void count_key(xmt_kernel *k)
+{
+    pthread_mutex_lock(&k->lock);
+    k->tune->keys_tuned++;
+    pthread_mutex_unlock(&k->lock);
+}
+
+/* What the background jobs (bgjobs.c) do to a key's result through this file. */
+static const xmt_bg_ops bg_ops = {memo_forget, run_winner, auto_too_short, count_key};
+
 /* A key this thread claimed: decide it (tuning if the plan says so), publish, store.
  * t0: when this launch entered the tuner. */
 static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
-                           result_t *mine, xmt_plan *p, const char *key_text, double t0)
+                           xmt_result *mine, xmt_plan *p, const char *key_text, double t0)
 {
-    struct xmt_tune_state *ts = k->tune;
-    XMT_ASSERT(atomic_load_explicit(&mine->state, memory_order_relaxed) == R_TUNING,
+    XMT_ASSERT(atomic_load_explicit(&mine->state, memory_order_relaxed) == XMT_R_TUNING,
                "a key decided by a thread that does not hold it");
     /* a cached winner verified off the program's path: the snapshot before the launch, or,
      * when there can be none, the verification now as strict trust makes it */
     CUresult rc;
     if (p->need_run && !p->verify_only && !p->from_cache && !p->recheck &&
         xmt_opt.tuning == XMT_TUNING_BACKGROUND && xmt_opt.trials != XMT_TRIALS_INLINE &&
-        bg_tune(k, l, v, device, mine, p, key_text, &rc))
+        xmt_bg_tune(&bg_ops, k, l, v, device, mine, p, key_text, &rc))
         return rc;
     int bg = 0;
-    if (p->bg_verify && p->hint && bg_busy(k, mine, p, key_text)) return xmt_pass(k, l);
+    if (p->bg_verify && p->hint && xmt_bg_busy(k, mine, p, key_text)) return xmt_pass(k, l);
     if (p->bg_verify) {
-        bg = bg_start(k, l, v, device, mine, p, key_text) == 0;
+        bg = xmt_bg_start(&bg_ops, k, l, v, device, mine, p, key_text) == 0;
         if (!bg) xmt_plan_verify_now(p);
     }
     if (p->need_run) xmt_plan_run(k, l, v, device, p, key_text);
@@ -1042,7 +702,7 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     if (p->cached && !p->need_run && !strcmp(p->ch.outcome, XMT_OUTCOME_DECLINED) &&
         xmt_auto_owns(k->entry))
         xmt_kernels_pass_through(k);
-    /* a hint runs the program's own config until its verification passes (bg_done) */
+    /* a hint runs the program's own config until its verification passes (bgjobs.c) */
     int hint = bg && p->hint;
     mine->index = hint ? XMT_OWN_CONFIG : p->ch.index;
     recheck_setup(mine, &p->ch);
@@ -1050,10 +710,8 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     if (bg) atomic_store(&mine->rechecks_left, 0);
     snprintf(mine->label, sizeof mine->label, "%s", hint ? "" : p->ch.label);
     if (p->cached) said_cache_hit(k, p, device, key_text, t0);
-    pthread_mutex_lock(&k->lock);
-    ts->keys_tuned++;
-    pthread_mutex_unlock(&k->lock);
-    move_state(mine, R_DONE);
+    count_key(k);
+    xmt_result_move(mine, XMT_R_DONE);
     if (p->store_on_disk) {
         /* a winner says how many of this process's later launches will re-check it (a failure
          * writes the key's record again): with none, a later process takes it as a hint */
@@ -1065,17 +723,11 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     return run_choice(k, l, v, mine, device, p->launched ? &p->launch_rc : NULL);
 }
 
-static void wait_again(result_t *r)
-{
-    atomic_store(&r->recheck_ms, xmt_now_ms() + RECHECK_MS);
-    move_state(r, R_WAITING);
-}
-
 /* A key another process is tuning, looked at again: its winner is in the cache now (it is
  * used, verified once first), its claim is gone (this process tunes it), or it still
  * waits. */
 static CUresult recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                        const xmt_devinfo *di, CUdevice dev, result_t *r)
+                        const xmt_devinfo *di, CUdevice dev, xmt_result *r)
 {
     char key_text[512];
     if (xmt_entry_key_render(k->entry, r->key + 4, r->keylen - 4, key_text, sizeof key_text) < 0)
@@ -1084,7 +736,7 @@ static CUresult recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
     xmt_plan_new_key(k, v, di, dev, r->key + 4, r->keylen - 4, key_text, &plan);
     if (((plan.need_run || plan.bg_verify) && capturing(xmt_launch_stream(l))) ||
         xmt_plan_claim_on_disk(k, v, dev, &plan)) {
-        wait_again(r);
+        xmt_result_wait(r);
         return xmt_pass(k, l);
     }
     return decide_key(k, l, v, (int)dev, r, &plan, key_text, xmt_now_ms());
@@ -1092,48 +744,15 @@ static CUresult recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
 
 /* A decided key: run it; a key another thread is tuning: the program's own config; a key
  * another process is tuning: the same, looking at the cache again now and then. */
-static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, result_t *r,
-                          const xmt_devinfo *di, CUdevice dev)
+static CUresult run_known(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                          xmt_result *r, const xmt_devinfo *di, CUdevice dev)
 {
     int s = atomic_load_explicit(&r->state, memory_order_acquire);
-    if (s == R_DONE) return run_choice(k, l, v, r, (int)dev, NULL);
-    if (s == R_WAITING && xmt_now_ms() >= atomic_load(&r->recheck_ms) &&
-        atomic_compare_exchange_strong(&r->state, &s, R_TUNING))
+    if (s == XMT_R_DONE) return run_choice(k, l, v, r, (int)dev, NULL);
+    if (s == XMT_R_WAITING && xmt_now_ms() >= atomic_load(&r->recheck_ms) &&
+        atomic_compare_exchange_strong(&r->state, &s, XMT_R_TUNING))
         return recheck(k, l, v, di, dev, r);
     return xmt_pass(k, l);
-}
-
-static int launch_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attrs *attrs,
-                       xmt_launch_view *v, CUdevice *dev, const xmt_devinfo **di);
-
-int xmt_tuner_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attrs *attrs,
-                   xmt_launch_view *v, CUdevice *dev, const xmt_devinfo **di)
-{
-    return launch_view(k, l, argv, attrs, v, dev, di);
-}
-
-/* What a launch's key and configs are computed from: its arguments, dims and device
- * (argv: room for arguments packed in `extra`). 0 when they cannot be read. */
-static int launch_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attrs *attrs,
-                       xmt_launch_view *v, CUdevice *dev, const xmt_devinfo **di)
-{
-    void *const *params = launch_args(k, l, argv);
-    *dev = 0;
-    if (!params || !current_device(dev) || !(*di = xmt_device_info(*dev))) return 0;
-    *attrs = (*di)->attrs;
-    attrs->kernel_max_threads = k->max_threads;
-    attrs->kernel_static_shared = k->static_shared;
-    /* The limit that applies to this kernel: the device's per-block limit, or more where
-     * the program opted the kernel into more dynamic shared memory (read with its other
-     * attributes when the kernel was first seen). */
-    int64_t optin = (int64_t)k->max_dynamic_shared + k->static_shared;
-    if (optin > attrs->max_shared_per_block) attrs->max_shared_per_block = optin;
-    *v = (xmt_launch_view){
-        params,
-        k->nparams,
-        {{l->grid[0], l->grid[1], l->grid[2]}, {l->block[0], l->block[1], l->block[2]}, l->shared},
-        attrs};
-    return 1;
 }
 
 /* A launch made ready for a decision: its view and lookup key. v points into argv and
@@ -1157,7 +776,7 @@ static int launch_keyed(xmt_kernel *k, const xmt_launch *l, keyed_t *q)
     q->dev = 0;
     q->di = NULL;
     q->kl = 0;
-    return q->ts && launch_view(k, l, q->argv, &q->attrs, &q->v, &q->dev, &q->di) &&
+    return q->ts && xmt_tuner_view(k, l, q->argv, &q->attrs, &q->v, &q->dev, &q->di) &&
            (q->kl = launch_key(k, q->ts, &q->v, q->dev, q->key)) != 0;
 }
 
@@ -1185,7 +804,7 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
     if (!xmt_launch_rewritable(l)) return xmt_pass(k, l);
     keyed_t q;
     if (!launch_keyed(k, l, &q)) return xmt_pass(k, l);
-    result_t *r = find_result(q.ts, q.key, q.kl);
+    xmt_result *r = find_result(q.ts, q.key, q.kl);
     if (r) return run_known(k, l, &q.v, r, q.di, q.dev);
 
     /* A new key. */
@@ -1199,10 +818,10 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
      * graph): an unverified pin or an untuned key keeps the program's config, and the next
      * launch outside capture decides. */
     if ((plan.need_run || plan.bg_verify) && capturing(xmt_launch_stream(l))) return xmt_pass(k, l);
-    result_t *mine = claim_key(q.ts, q.key, q.kl, &r);
+    xmt_result *mine = claim_key(q.ts, q.key, q.kl, &r);
     if (!mine) return r ? run_known(k, l, &q.v, r, q.di, q.dev) : xmt_pass(k, l);
     if (xmt_plan_claim_on_disk(k, &q.v, q.dev, &plan)) {
-        wait_again(mine);
+        xmt_result_wait(mine);
         return xmt_pass(k, l);
     }
     return decide_key(k, l, &q.v, (int)q.dev, mine, &plan, key_text, t0);
@@ -1220,9 +839,9 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
     }
     if (xmt_entry_key_render(k->entry, q.key + 4, q.kl - 4, key_text, key_len) < 0)
         snprintf(key_text, key_len, "?");
-    result_t *r = find_result(q.ts, q.key, q.kl);
+    xmt_result *r = find_result(q.ts, q.key, q.kl);
     long index;
-    if (r && atomic_load_explicit(&r->state, memory_order_acquire) == R_DONE) {
+    if (r && atomic_load_explicit(&r->state, memory_order_acquire) == XMT_R_DONE) {
         index = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE);
     } else {
         /* Not decided here yet: a pin or a winner on disk may decide it without a run. */
@@ -1261,7 +880,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
     memo_t *m = tls_memo;
     CUdevice dev;
     if (__builtin_expect(m != NULL && l->params != NULL, 1) && xmt_launch_rewritable(l) &&
-        current_device(&dev)) {
+        xmt_current_device(&dev)) {
         m = &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
         if (memo_hit(m, k, (int)dev, l, (void *const *)l->params)) {
             m->launches++;

@@ -20,15 +20,10 @@
 #include "devinfo.h"
 #include "kernels.h"
 #include "launch.h"
+#include "launchview.h" /* xmt_tuner_view, which the trial helper calls too */
 #include "xmt_policy.h"
 
 void xmt_tuner_init(void); /* at activation: reads the on-disk cache */
-
-/* What a launch's key and configs are computed from: its arguments (argv: room for
- * arguments packed in `extra`), dims, the current device and its attributes. 0 when they
- * cannot be read. The trial helper builds its launch's view with it too. */
-int xmt_tuner_view(xmt_kernel *k, const xmt_launch *l, void **argv, xmt_attrs *attrs,
-                   xmt_launch_view *v, CUdevice *dev, const xmt_devinfo **di);
 
 /* A launch of a kernel with a policy entry (tune or replay mode). Returns the driver's
  * result for the launch actually made. */

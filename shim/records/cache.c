@@ -13,108 +13,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cachefile.h"
+#include "cacheidx.h"
 #include "cacherec.h"
 #include "invariant.h"
 #include "log.h"
 #include "logevent.h"
 #include "options.h"
 
-/* ---- the records: where each one's line is, not what it says ----
- * Loading a big cache costs its fresh memory most (on a virtual machine the first write of
- * a page can cost more than parsing the records on it), so a record in memory is 32
- * bytes: its identity's hash, its choice's hash, the device bits it was checked on, and
- * where its line is. A lookup reads the line back (pread; once per key and process, the
- * tuner remembers the answer) and uses it only when it parses as the very record asked
- * for: a file changed under the process, or two identities of one hash, cost a tuning,
- * never a wrong winner. */
-
-enum {
-    AT_FILE, /* at.off in the file as last read (cfile), len bytes */
-    AT_MEM,  /* at.line: this process wrote it, or kept it when its file went away */
-    AT_DEAD  /* its line no longer reads back as itself: no record */
-};
-
-typedef struct {
-    uint64_t hv; /* the identity's hash (rec_hash) */
-    union {
-        uint64_t off; /* AT_FILE */
-        char *line;   /* AT_MEM: a memline's text, ending in '\n' and a NUL */
-    } at;
-    uint32_t choice;  /* the choice's hash (choice_hash): another choice clears checked */
-    uint32_t checked; /* bit d: verified (or tuned) on device ordinal d < 32 in this process
-                       * (a device of a higher ordinal verifies at each lookup) */
-    uint16_t len;     /* the line's length without '\n' */
-    uint8_t where;    /* AT_* */
-    uint8_t epoch;    /* AT_FILE: the cfile epoch it was read in (outside a re-read, every
-                       * AT_FILE record has the current one: wrapping is harmless) */
-    uint8_t mine;     /* this process decided its choice (tuned it): a compaction writes an
-                       * AT_MEM record back only then; one kept in memory because its file
-                       * lost it (`xmatune cache clear`) stays out of the file */
-} rec_t;
-_Static_assert(sizeof(rec_t) == 32, "a record in memory is 32 bytes (docs/cache.md)");
-_Static_assert(XMT_CACHEREC_MAX_LINE <= UINT16_MAX, "a record's length fits its len");
-
-/* 64-bit multiply-and-fold hash over n bytes, 8 a step, chained from h. A file anyone may
- * write is refused, and every hit is read back and compared, so a hash without a secret
- * seed is enough. */
-static uint64_t hash_bytes(uint64_t h, const void *key, size_t n)
-{
-    const unsigned char *p = key;
-    uint64_t w;
-    h ^= n * 0x9e3779b97f4a7c15ull;
-    for (; n >= 8; p += 8, n -= 8) {
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    w = 0;
-    for (size_t i = 0; i < n; i++)
-        w |= (uint64_t)p[i] << (8 * i);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    return h ^ h >> 29;
-}
-
-/* The identity's hash: device, kernel, code, entry, entry_fp and key, each with its
- * length (none holds a NUL, so the sequence is unambiguous). */
-static uint64_t rec_hash(const xmt_cacherec *r)
-{
-    const char *f[6] = {r->device, r->kernel, r->code, r->entry, r->entry_fp, r->key_hex};
-    uint64_t h = 0x243f6a8885a308d3ull;
-    for (int i = 0; i < 6; i++)
-        h = hash_bytes(h, f[i], strlen(f[i]));
-    h ^= h >> 33; /* murmur's finalizer: the table uses the low bits */
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ h >> 33;
-}
-
-/* The choice's hash: its index and label (what a verification checked; not the time). */
-static uint32_t choice_hash(const xmt_choice *c)
-{
-    int64_t index = c->index;
-    uint64_t h = hash_bytes(hash_bytes(0, &index, sizeof index), c->label, strlen(c->label));
-    return (uint32_t)(h ^ h >> 32);
-}
-
+/* The records in memory, and their hashes, are cacheidx.c's; what a line read back says is
+ * this file's to judge: the very identity asked for, field by field. */
 static int same_identity(const xmt_cacherec *a, const xmt_cacherec *b)
 {
     return !strcmp(a->key_hex, b->key_hex) && !strcmp(a->kernel, b->kernel) &&
            !strcmp(a->code, b->code) && !strcmp(a->entry_fp, b->entry_fp) &&
            !strcmp(a->entry, b->entry) && !strcmp(a->device, b->device);
 }
-
-#define PREFAULT_STEP (64u << 10)
-
-/* A line kept in memory (AT_MEM), on cache.memlines. */
-typedef struct memline {
-    struct memline *prev, *next;
-    char text[]; /* the line, '\n' and a NUL */
-} memline;
 
 /* ---- the cache's state, all of it in one place ----
  * cache.lock guards every field but these: `path` is written by xmt_cache_load only (at
@@ -139,8 +57,8 @@ static struct {
         size_t n, cap;
     } told;
 
-    /* The file the AT_FILE records are in: a descriptor of its own, kept open, so that
-     * another process's compaction (a rename) leaves every offset valid; a new file
+    /* The file the XMT_CACHEIDX_FILE records are in: a descriptor of its own, kept open,
+     * so that another process's compaction (a rename) leaves every offset valid; a new file
      * (another inode, or this one shrunk) is a new epoch, and records it no longer has are
      * copied into memory from the old one (settle). dev and ino say whether fd is still
      * that file: a program may close descriptors it did not open. */
@@ -165,21 +83,8 @@ static struct {
     } seen;
     int lines_read; /* record lines seen by load_one since the count was reset */
 
-    /* The records in insertion order (compaction writes them so), and an open-addressing
-     * table over them by hv: slot i holds a record's index + 1, 0 when empty. Both in
-     * anonymous mappings sized from the file before the first load. The records' mapping
-     * is reserved for more records than the file can hold and written in advance
-     * (prefaulted) a step at a time as records come, so that a file of few or no records
-     * costs no memory; past its end it grows with mremap (nothing copied). */
-    rec_t *recs;
-    size_t nrecs, recs_cap, recs_mapped, recs_ready; /* ready: bytes prefaulted */
-    uint32_t *slots;
-    size_t nslots, slots_mapped; /* nslots a power of 2, at least twice nrecs */
-    size_t file_size;            /* the file's size at the first load: sizes both */
-
-    /* The lines kept in memory (AT_MEM), listed from here: LeakSanitizer does not scan
-     * the records' anonymous mapping, and would call them leaked. */
-    memline *memlines;
+    /* The records: where each one's line is, and the table over them (cacheidx.h). */
+    xmt_cacheidx idx;
 
     /* Compaction's window on the file (next_line): lines are read back in order. */
     struct {
@@ -198,183 +103,15 @@ static struct {
     char parsed[XMT_CACHEREC_SCRATCH(XMT_CACHEREC_MAX_LINE)];
 } cache_bufs;
 
-/* A copy of text[0..len) with '\n' and a NUL, listed; NULL when out of memory. */
-static char *memline_new(const char *text, size_t len)
-{
-    memline *m = malloc(sizeof *m + len + 2);
-    if (!m) return NULL;
-    memcpy(m->text, text, len);
-    m->text[len] = '\n';
-    m->text[len + 1] = 0;
-    m->prev = NULL;
-    m->next = cache.memlines;
-    if (cache.memlines) cache.memlines->prev = m;
-    cache.memlines = m;
-    return m->text;
-}
-
-static void memline_free(char *text)
-{
-    memline *m = (memline *)(void *)(text - offsetof(memline, text));
-    if (m->prev)
-        m->prev->next = m->next;
-    else
-        cache.memlines = m->next;
-    if (m->next) m->next->prev = m->prev;
-    free(m);
-}
-
-static size_t page_up(size_t n)
-{
-    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    return (n + pg - 1) / pg * pg;
-}
-
-/* A mapping of at least n bytes in place of old (of *mapped bytes; NULL: none yet), its
- * contents kept, prefaulted when populate; NULL when out of memory (old is left as it
- * was). */
-static void *remap(void *old, size_t *mapped, size_t n, int populate)
-{
-    n = page_up(n);
-    void *p =
-        old ? mremap(old, *mapped, n, MREMAP_MAYMOVE)
-            : mmap(NULL, n, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (populate ? MAP_POPULATE : 0), -1,
-                   0);
-    if (p == MAP_FAILED) return NULL;
-    *mapped = n;
-    return p;
-}
-
-/* The record of hash hv, NULL when none (cache.lock held). */
-static rec_t *find_hv(uint64_t hv)
-{
-    for (size_t i = hv & (cache.nslots - 1); cache.nslots && cache.slots[i];
-         i = (i + 1) & (cache.nslots - 1))
-        if (cache.recs[cache.slots[i] - 1].hv == hv) return &cache.recs[cache.slots[i] - 1];
-    return NULL;
-}
-
-/* Room for one more record: the mapping reserved or grown, the next step prefaulted
- * (one system call where page faults would take one each: on a virtual machine a fault
- * costs more than parsing the records on its page; a kernel without MADV_POPULATE_WRITE
- * takes the faults). -1 when out of memory. cache.lock held. */
-static int room_for_one(void)
-{
-    if (cache.nrecs == UINT32_MAX - 1) return -1;
-    if (cache.nrecs == cache.recs_cap) {
-        /* a record's line is at least ~130 bytes: the file cannot hold more */
-        size_t cap = cache.recs_cap ? 2 * cache.recs_cap : cache.file_size / 128 + 64;
-        rec_t *r = remap(cache.recs, &cache.recs_mapped, cap * sizeof *r, 0);
-        if (!r) return -1;
-        cache.recs = r;
-        cache.recs_cap = cache.recs_mapped / sizeof *r;
-    }
-    if ((cache.nrecs + 1) * sizeof(rec_t) > cache.recs_ready) {
-        size_t n = cache.recs_mapped - cache.recs_ready < PREFAULT_STEP
-                       ? cache.recs_mapped - cache.recs_ready
-                       : PREFAULT_STEP;
-        (void)madvise((char *)cache.recs + cache.recs_ready, n, MADV_POPULATE_WRITE);
-        cache.recs_ready += n;
-    }
-    if (2 * (cache.nrecs + 1) > cache.nslots) {
-        /* a line is 200-400 bytes: twice that many slots, made once for most files */
-        size_t n = cache.nslots ? 2 * cache.nslots : 64, mapped = 0;
-        while (n < 2 * (cache.file_size / 256 + 32))
-            n *= 2;
-        uint32_t *t = remap(NULL, &mapped, n * sizeof *t, 1); /* zeroed */
-        if (!t) return -1;
-        for (size_t r = 0; r < cache.nrecs; r++) {
-            size_t j = cache.recs[r].hv & (n - 1);
-            while (t[j])
-                j = (j + 1) & (n - 1);
-            t[j] = (uint32_t)(r + 1);
-        }
-        if (cache.slots) munmap(cache.slots, cache.slots_mapped);
-        cache.slots = t;
-        cache.nslots = n;
-        cache.slots_mapped = mapped;
-    }
-    return 0;
-}
-
-/* A new record of hash hv (zeroed but for hv, not yet anywhere: the caller says where);
- * NULL when out of memory. cache.lock held. */
-static rec_t *add(uint64_t hv)
-{
-    if (room_for_one() != 0) return NULL;
-    size_t i = hv & (cache.nslots - 1);
-    while (cache.slots[i])
-        i = (i + 1) & (cache.nslots - 1);
-    rec_t *r = &cache.recs[cache.nrecs];
-    memset(r, 0, sizeof *r);
-    r->hv = hv;
-    r->where = AT_DEAD;
-    cache.slots[i] = (uint32_t)++cache.nrecs;
-    return r;
-}
-
 /* ---- invariants (shim/invariant.h: debug builds and the unit tests) ----
- * The index and the records agree: every slot in use points at a record, every record is
- * found from its hash's slot (so no two records share a hash), as many slots are in use
- * as there are records; a record in the file is of the file as now read and within what
- * was read of it; a record in memory has its line, and the lines listed are those of
- * such records; a record's `mine` (this process tuned it) is a flag. Run after every change: a load
- * or re-read, a store (compaction is a re-read). cache.lock held. */
+ * The index's (cacheidx.h), given the file as now read. Run after every change: a load or
+ * re-read, a store (compaction is a re-read). cache.lock held. */
 #if XMT_INVARIANTS
-static void check_records(void)
-{
-    size_t mem = 0;
-    int in_seen =
-        cache.seen.known && cache.seen.dev == cache.cfile.dev && cache.seen.ino == cache.cfile.ino;
-    for (size_t i = 0; i < cache.nrecs; i++) {
-        const rec_t *r = &cache.recs[i];
-        XMT_INVARIANT(find_hv(r->hv) == r, "cache: record %zu is not found from its hash's slot",
-                      i);
-        XMT_INVARIANT(r->len <= XMT_CACHEREC_MAX_LINE, "cache: record %zu is %u bytes long", i,
-                      (unsigned)r->len);
-        XMT_INVARIANT(r->mine <= 1, "cache: record %zu's mine flag is %u", i, (unsigned)r->mine);
-        if (r->where == AT_FILE) {
-            XMT_INVARIANT(r->epoch == cache.cfile.epoch && cache.cfile.fd >= 0,
-                          "cache: record %zu points into a file no longer read (epoch %u of %u)", i,
-                          (unsigned)r->epoch, (unsigned)cache.cfile.epoch);
-            XMT_INVARIANT(!in_seen || r->at.off + r->len <= cache.seen.pos,
-                          "cache: record %zu's line (at %llu, %u bytes) is past the %llu bytes "
-                          "read of the file",
-                          i, (unsigned long long)r->at.off, (unsigned)r->len,
-                          (unsigned long long)cache.seen.pos);
-        } else if (r->where == AT_MEM) {
-            XMT_INVARIANT(r->at.line && r->at.line[r->len] == '\n' && !r->at.line[r->len + 1],
-                          "cache: record %zu's line in memory is not %u bytes and a newline", i,
-                          (unsigned)r->len);
-            mem++;
-        } else {
-            XMT_INVARIANT(r->where == AT_DEAD, "cache: record %zu is nowhere (%u)", i,
-                          (unsigned)r->where);
-        }
-    }
-    size_t lines = 0;
-    for (const memline *m = cache.memlines; m && lines <= mem; m = m->next, lines++)
-        XMT_INVARIANT(!m->next || m->next->prev == m, "cache: the lines in memory are mislinked");
-    XMT_INVARIANT(lines == mem, "cache: %zu lines listed in memory for %zu records kept there",
-                  lines, mem);
-}
-
 static void check_locked(void)
 {
-    size_t n = cache.nrecs, used = 0;
-    XMT_INVARIANT(n <= cache.recs_cap && cache.recs_cap * sizeof(rec_t) <= cache.recs_mapped &&
-                      cache.recs_ready <= cache.recs_mapped,
-                  "cache: %zu records in room for %zu", n, cache.recs_cap);
-    XMT_INVARIANT(cache.nslots ? !(cache.nslots & (cache.nslots - 1)) && 2 * n <= cache.nslots : !n,
-                  "cache: %zu slots for %zu records", cache.nslots, n);
-    for (size_t i = 0; i < cache.nslots; i++) {
-        XMT_INVARIANT(cache.slots[i] <= n, "cache: slot %zu points at record %u of %zu", i,
-                      (unsigned)cache.slots[i] - 1, n);
-        used += cache.slots[i] != 0;
-    }
-    XMT_INVARIANT(used == n, "cache: %zu slots in use for %zu records", used, n);
-    check_records();
+    int in_seen =
+        cache.seen.known && cache.seen.dev == cache.cfile.dev && cache.seen.ino == cache.cfile.ino;
+    xmt_cacheidx_check(&cache.idx, cache.cfile.epoch, cache.cfile.fd >= 0, in_seen, cache.seen.pos);
 }
 #define CHECK_LOCKED() check_locked()
 #else
@@ -390,19 +127,20 @@ static int fd_is(int fd, dev_t dev, ino_t ino)
 
 /* Whether line (r->len bytes) still reads as r's record: parsed into *out (its strings in
  * scratch) and of r's hash. cache.lock held. */
-static int reads_as(const rec_t *r, const char *line, xmt_cacherec *out)
+static int reads_as(const xmt_cacheidx_rec *r, const char *line, xmt_cacherec *out)
 {
-    return xmt_cacherec_parse(line, r->len, cache_bufs.parsed, out) == 0 && rec_hash(out) == r->hv;
+    return xmt_cacherec_parse(line, r->len, cache_bufs.parsed, out) == 0 &&
+           xmt_cacheidx_hash(out) == r->hv;
 }
 
 /* r's line parsed into *out (its strings in scratch), read from fd when it is in a file;
  * 0, or -1 when it cannot be read or no longer reads as the record of r's hash.
  * cache.lock held. */
-static int read_back(const rec_t *r, int fd, xmt_cacherec *out)
+static int read_back(const xmt_cacheidx_rec *r, int fd, xmt_cacherec *out)
 {
     const char *line = r->at.line;
-    if (r->where == AT_DEAD) return -1;
-    if (r->where == AT_FILE) { /* AT_MEM: the line, ending in '\n' past len */
+    if (r->where == XMT_CACHEIDX_DEAD) return -1;
+    if (r->where == XMT_CACHEIDX_FILE) { /* XMT_CACHEIDX_MEM: the line, ending in '\n' past len */
         if (pread(fd, cache_bufs.line, r->len, (off_t)r->at.off) != (ssize_t)r->len) return -1;
         line = cache_bufs.line;
     }
@@ -411,11 +149,13 @@ static int read_back(const rec_t *r, int fd, xmt_cacherec *out)
 
 /* Keeps r's line in memory (from fd, the file it was read from) or, when it no longer
  * reads back as itself, drops it. cache.lock held. */
-static void keep_in_memory(rec_t *r, int fd)
+static void keep_in_memory(xmt_cacheidx_rec *r, int fd)
 {
     xmt_cacherec got;
-    char *line = read_back(r, fd, &got) == 0 ? memline_new(cache_bufs.line, r->len) : NULL;
-    r->where = line ? AT_MEM : AT_DEAD;
+    char *line = read_back(r, fd, &got) == 0
+                     ? xmt_cacheidx_line_new(&cache.idx, cache_bufs.line, r->len)
+                     : NULL;
+    r->where = line ? XMT_CACHEIDX_MEM : XMT_CACHEIDX_DEAD;
     r->at.line = line;
 }
 
@@ -425,43 +165,15 @@ static void keep_in_memory(rec_t *r, int fd)
 static void settle(int old_fd, dev_t old_dev, ino_t old_ino)
 {
     int ok = fd_is(old_fd, old_dev, old_ino);
-    for (size_t i = 0; i < cache.nrecs; i++) {
-        rec_t *r = &cache.recs[i];
-        if (r->where != AT_FILE || r->epoch == cache.cfile.epoch) continue;
+    for (size_t i = 0; i < cache.idx.nrecs; i++) {
+        xmt_cacheidx_rec *r = &cache.idx.recs[i];
+        if (r->where != XMT_CACHEIDX_FILE || r->epoch == cache.cfile.epoch) continue;
         if (ok)
             keep_in_memory(r, old_fd);
         else
-            r->where = AT_DEAD;
+            r->where = XMT_CACHEIDX_DEAD;
     }
     if (ok) close(old_fd);
-}
-
-/* Points the record of hv (added when new) at its latest line: in the file at off (text
- * NULL), or in memory (a copy of text, len bytes without its '\n'). The record (valid
- * until the next add), or NULL when out of memory. cache.lock held. */
-static rec_t *put(uint64_t hv, uint32_t choice, const char *text, uint64_t off, size_t len)
-{
-    char *line = NULL;
-    if (text && !(line = memline_new(text, len))) return NULL;
-    rec_t *r = find_hv(hv);
-    if (!r && !(r = add(hv))) {
-        if (line) memline_free(line);
-        return NULL;
-    }
-    if (r->choice != choice || r->where == AT_DEAD) r->checked = 0;
-    if (r->choice != choice) r->mine = 0; /* another process's choice now */
-    if (r->where == AT_MEM) memline_free(r->at.line);
-    r->choice = choice;
-    r->len = (uint16_t)len;
-    if (line) {
-        r->where = AT_MEM;
-        r->at.line = line;
-    } else {
-        r->where = AT_FILE;
-        r->epoch = cache.cfile.epoch;
-        r->at.off = off;
-    }
-    return r;
 }
 
 static uint32_t device_bit(int device)
@@ -486,29 +198,12 @@ static size_t identity_into(const xmt_cacherec *r, char *buf, size_t cap)
     return n;
 }
 
-/* The bytes the records take: what was prefaulted of their array, and the table. */
-static size_t mem_in_use(void)
-{
-    return cache.recs_ready + cache.slots_mapped;
-}
-
-/* The records a compaction would write (cache.lock held): those in the file, and those
- * in memory that this process tuned (not those its file lost: next_line). */
-static size_t live_records(void)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < cache.nrecs; i++) {
-        const rec_t *r = &cache.recs[i];
-        n += r->where == AT_FILE || (r->where == AT_MEM && r->mine);
-    }
-    return n;
-}
-
 static void load_one(void *ud, const xmt_cacherec *r)
 {
     (void)ud;
     cache.lines_read++;
-    (void)put(rec_hash(r), choice_hash(&r->choice), NULL, r->offset, r->raw_len);
+    (void)xmt_cacheidx_put(&cache.idx, xmt_cacheidx_hash(r), xmt_cacheidx_choice_hash(&r->choice),
+                           NULL, r->offset, r->raw_len, cache.cfile.epoch);
 }
 
 /* Makes path absolute against the current directory. 0, or -1 when too long. */
@@ -733,17 +428,17 @@ void xmt_cache_load(void)
     int bad = -1;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    size_t heap0 = mallinfo2().uordblks + mem_in_use();
+    size_t heap0 = mallinfo2().uordblks + xmt_cacheidx_mem(&cache.idx);
     pthread_mutex_lock(&cache.lock);
     int stat_ok = fstat(fd, &st) == 0;
-    if (stat_ok && !cache.nrecs) cache.file_size = (size_t)st.st_size;
+    if (stat_ok && !cache.idx.nrecs) cache.idx.file_size = (size_t)st.st_size;
     if (stat_ok) bad = refresh_fd(fd, &st, &old, 0);
     int e = errno;
-    unsigned live = live_records();
+    unsigned live = xmt_cacheidx_live(&cache.idx);
     int lines = cache.seen.lines;
     pthread_mutex_unlock(&cache.lock);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    size_t heap1 = mallinfo2().uordblks + mem_in_use();
+    size_t heap1 = mallinfo2().uordblks + xmt_cacheidx_mem(&cache.idx);
     /* what loading cost, for tools/bench/bench_cache.sh and for people with big caches */
     xmt_log_event(xmt_ev_cache_load(cache.path, (int)live, lines, bad, old.older + old.newer,
                                     (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
@@ -789,15 +484,16 @@ static size_t identity_of(const xmt_cache_id *id, const uint8_t *key, size_t key
  * place) makes the whole file read again, once. Called with cache.lock held. */
 static int find_locked(const xmt_cacherec *q, int device, xmt_choice *out, int *checked)
 {
-    uint64_t hv = rec_hash(q);
+    uint64_t hv = xmt_cacheidx_hash(q);
     for (int again = 0;; again = 1) {
-        rec_t *r = find_hv(hv);
-        if (!r || r->where == AT_DEAD) return 0;
+        xmt_cacheidx_rec *r = xmt_cacheidx_find(&cache.idx, hv);
+        if (!r || r->where == XMT_CACHEIDX_DEAD) return 0;
         xmt_cacherec got;
-        if ((r->where != AT_FILE || fd_is(cache.cfile.fd, cache.cfile.dev, cache.cfile.ino)) &&
+        if ((r->where != XMT_CACHEIDX_FILE ||
+             fd_is(cache.cfile.fd, cache.cfile.dev, cache.cfile.ino)) &&
             read_back(r, cache.cfile.fd, &got) == 0) {
             if (!same_identity(&got, q)) return 0; /* another identity of the same hash */
-            uint32_t ch = choice_hash(&got.choice);
+            uint32_t ch = xmt_cacheidx_choice_hash(&got.choice);
             if (ch != r->choice) { /* the file was edited in place: what was checked is not this */
                 r->choice = ch;
                 r->checked = 0;
@@ -806,7 +502,7 @@ static int find_locked(const xmt_cacherec *q, int device, xmt_choice *out, int *
             *checked = (r->checked & device_bit(device)) != 0;
             return 1;
         }
-        if (again || r->where != AT_FILE || reread() != 0) return 0;
+        if (again || r->where != XMT_CACHEIDX_FILE || reread() != 0) return 0;
     }
 }
 
@@ -831,8 +527,9 @@ void xmt_cache_checked(const xmt_cache_id *cid, const uint8_t *key, size_t keyle
     size_t n = identity_of(cid, key, keylen, key_hex, &rec, id);
     if (!n) return;
     pthread_mutex_lock(&cache.lock);
-    rec_t *r = find_hv(rec_hash(&rec)); /* the caller found it by its full identity */
-    if (r && r->where != AT_DEAD) r->checked |= device_bit(device);
+    /* the caller found it by its full identity */
+    xmt_cacheidx_rec *r = xmt_cacheidx_find(&cache.idx, xmt_cacheidx_hash(&rec));
+    if (r && r->where != XMT_CACHEIDX_DEAD) r->checked |= device_bit(device);
     pthread_mutex_unlock(&cache.lock);
 }
 
@@ -880,14 +577,15 @@ static int open_for_write(const char **what, struct stat *st)
 static const char *next_line(void *ud, size_t *len)
 {
     (void)ud;
-    while (cache.rw.next < cache.nrecs) {
-        const rec_t *r = &cache.recs[cache.rw.next++];
-        if (r->where == AT_MEM && !r->mine) continue; /* its file lost it: cleared stays so */
-        if (r->where == AT_MEM) {
+    while (cache.rw.next < cache.idx.nrecs) {
+        const xmt_cacheidx_rec *r = &cache.idx.recs[cache.rw.next++];
+        /* its file lost it: cleared stays so */
+        if (r->where == XMT_CACHEIDX_MEM && !r->mine) continue;
+        if (r->where == XMT_CACHEIDX_MEM) {
             *len = r->len + 1;
             return r->at.line;
         }
-        if (r->where != AT_FILE) continue;
+        if (r->where != XMT_CACHEIDX_FILE) continue;
         if (r->at.off < cache.rw.off || r->at.off + r->len > cache.rw.off + cache.rw.len) {
             ssize_t n = pread(cache.cfile.fd, cache.rw.win, WINDOW, (off_t)r->at.off);
             cache.rw.off = r->at.off;
@@ -1003,25 +701,27 @@ void xmt_cache_store(const xmt_cache_id *cid, const uint8_t *key, size_t keylen,
         free(line);
         return;
     }
-    uint64_t hv = rec_hash(&rec);
+    uint64_t hv = xmt_cacheidx_hash(&rec);
     int lk = usable() ? take_lock(1) : -1;
     pthread_mutex_lock(&cache.lock);
     const char *what = NULL, *cwhy = NULL;
     struct stat st;
     int fd = usable() ? open_for_write(&what, &st) : -1; /* reads what others wrote */
-    rec_t *r = put(hv, choice_hash(c), line, 0, len - 1);
+    xmt_cacheidx_rec *r = xmt_cacheidx_put(&cache.idx, hv, xmt_cacheidx_choice_hash(c), line, 0,
+                                           len - 1, cache.cfile.epoch);
     if (r) r->checked |= device_bit(device); /* tuned here: nothing to check */
     if (r) r->mine = 1;                      /* a compaction writes it back */
     if (fd >= 0) {
         /* within twice its live records: compaction when the next line would pass that
          * (only under a working lock: a rename under an unlocked appender loses lines);
          * a compaction that cannot be written (a read-only folder) appends instead */
-        int live = (int)live_records();
+        int live = (int)xmt_cacheidx_live(&cache.idx);
         uint64_t at;
         if (!(lk >= 0 && cache.seen.lines + 1 > 2 * live && cache.seen.lines + 1 > 8 &&
               compact(&cwhy) == 0) &&
             append(fd, &st, line, len, &what, &at) == 0 && r && at != UINT64_MAX)
-            (void)put(hv, r->choice, NULL, at, len - 1); /* the line is in the file now */
+            (void)xmt_cacheidx_put(&cache.idx, hv, r->choice, NULL, at, len - 1,
+                                   cache.cfile.epoch); /* the line is in the file now */
         close(fd);
     }
     if (usable() && lk >= 0) {
@@ -1149,14 +849,7 @@ void xmt_cache_atfork(int phase)
  * stay: a store after xmt_cache_free still knows where the file is. cache.lock held. */
 static void reset_locked(void)
 {
-    while (cache.memlines)
-        memline_free(cache.memlines->text);
-    if (cache.recs) munmap(cache.recs, cache.recs_mapped);
-    if (cache.slots) munmap(cache.slots, cache.slots_mapped);
-    cache.recs = NULL;
-    cache.slots = NULL;
-    cache.nrecs = cache.recs_cap = cache.recs_mapped = cache.recs_ready = 0;
-    cache.nslots = cache.slots_mapped = cache.file_size = 0;
+    xmt_cacheidx_reset(&cache.idx);
     if (fd_is(cache.cfile.fd, cache.cfile.dev, cache.cfile.ino)) close(cache.cfile.fd);
     cache.cfile.fd = -1;
     memset(&cache.seen, 0, sizeof cache.seen);
@@ -1183,14 +876,14 @@ void xmt_cache_check(void)
 void xmt_cache_test_break(int what)
 {
     pthread_mutex_lock(&cache.lock);
-    for (size_t i = 0; what == XMT_CACHE_BREAK_SLOT && i < cache.nslots; i++)
-        if (cache.slots[i]) {
-            cache.slots[i] = (uint32_t)cache.nrecs + 1;
+    for (size_t i = 0; what == XMT_CACHE_BREAK_SLOT && i < cache.idx.nslots; i++)
+        if (cache.idx.slots[i]) {
+            cache.idx.slots[i] = (uint32_t)cache.idx.nrecs + 1;
             break;
         }
-    for (size_t i = 0; what == XMT_CACHE_BREAK_OFFSET && i < cache.nrecs; i++)
-        if (cache.recs[i].where == AT_FILE) {
-            cache.recs[i].at.off = cache.seen.pos;
+    for (size_t i = 0; what == XMT_CACHE_BREAK_OFFSET && i < cache.idx.nrecs; i++)
+        if (cache.idx.recs[i].where == XMT_CACHEIDX_FILE) {
+            cache.idx.recs[i].at.off = cache.seen.pos;
             break;
         }
     pthread_mutex_unlock(&cache.lock);

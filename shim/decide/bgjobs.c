@@ -1,0 +1,274 @@
+/*
+ * bgjobs: tuning and verification in the background, and their outcomes (see bgjobs.h).
+ */
+#include "bgjobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bgverify.h"
+#include "cache.h"
+#include "clock.h"
+#include "log.h"
+#include "logevent.h"
+#include "options.h"
+#include "trialtune.h"
+
+/* What a background verification applies its outcome to. */
+typedef struct {
+    xmt_kernel *k;
+    uint64_t serial; /* k's incarnation: a kernel unloaded meanwhile is left alone */
+    xmt_result *r;
+    int device, hint;
+    long index;
+    char label[160], key_text[512];
+    xmt_plan plan;  /* its identity (pointers fixed to this copy) */
+    double t_first; /* the key's first launch (the snapshot's), for the switch event */
+    const xmt_bg_ops *ops;
+    uint8_t key[XMT_KEY_MAX];
+} bg_job;
+
+/* The switch event: job j's key runs `to` (NULL: the program's own config) from its next
+ * launch on, having run `from` (docs/log.md). */
+static void said_switch(const bg_job *j, const char *from, const char *to, const char *why)
+{
+    if (!xmt_log_enabled()) return;
+    xmt_log_event(xmt_ev_switch(j->k->mangled, j->k->demangled, j->key_text, j->device, from, to,
+                                why, xmt_now_ms() - j->t_first));
+}
+
+static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const char *why)
+{
+    bg_job *j = ud;
+    xmt_kernel *k = j->k;
+    if (atomic_load(&k->serial) != j->serial) { /* retired: its result is not ours to touch */
+        free(j);
+        return;
+    }
+    xmt_result *r = j->r;
+    if (learned && o->uninformative) { /* data that proved nothing: no evidence either way */
+        learned = 0;
+        why = "its first launch's data proved nothing";
+    }
+    if (!learned) {
+        xmt_verbose(1,
+                    "%s: the cached winner %s for key %s could not be verified in the "
+                    "background (%s); %s",
+                    k->demangled, j->label, j->key_text, why,
+                    j->hint ? "the program's own config stays" : "it stays in use");
+    } else if (o->choice.index == j->index) {
+        xmt_cache_checked(&j->plan.id, j->key, j->plan.keylen, j->device);
+        if (xmt_opt.mode == XMT_MODE_TUNE && o->choice.data[0] && j->plan.ch.rechecked == 0 &&
+            strcmp(o->choice.data, j->plan.ch.data) != 0) {
+            /* verified on other data than its record's: a re-check passed, on record */
+            xmt_choice ch = j->plan.ch;
+            ch.rechecked++;
+            memcpy(ch.data, o->choice.data, sizeof ch.data);
+            j->plan.ch.rechecked = ch.rechecked;
+            xmt_plan_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &ch);
+        }
+        if (j->hint) {
+            /* a hint verified here: the program switches to it at its next launch */
+            snprintf(r->label, sizeof r->label, "%s", j->label);
+            r->time_ms = j->plan.ch.time_ms;
+            r->rechecked = j->plan.ch.rechecked;
+            __atomic_store_n(&r->index, j->index, __ATOMIC_RELEASE);
+            j->ops->memo_forget(k);
+            said_switch(j, NULL, j->label, "verified");
+        }
+        xmt_verbose(1,
+                    "%s: key %s: the cached winner %s passed its verification in the "
+                    "background%s",
+                    k->demangled, j->key_text, j->label,
+                    j->hint ? "; the program uses it from its next launch" : "");
+    } else {
+        int tune = xmt_opt.mode == XMT_MODE_TUNE;
+        xmt_warn("%s: the cached winner %s for key %s failed its verification in the "
+                 "background (%s); %s%s",
+                 k->demangled, j->label, j->key_text,
+                 o->choice.why[0] ? o->choice.why : "other results than the program's own config",
+                 j->hint ? "it is not used"
+                         : "dropped: the program's own config is used from now on",
+                 tune && xmt_cache_path()[0] ? " (and stored on disk)" : "");
+        if (!j->hint) {
+            snprintf(r->label, sizeof r->label, "%s", "");
+            atomic_store(&r->rechecks_left, 0);
+            __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
+            j->ops->memo_forget(k);
+            said_switch(j, j->label, NULL, "failed");
+        }
+        if (tune) { /* not propagated: this key's record says it failed here */
+            xmt_choice f;
+            xmt_choice_outcome(&f, XMT_OUTCOME_FAILED,
+                               o->choice.why[0] ? o->choice.why : "failed its verification");
+            xmt_plan_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &f);
+        }
+    }
+    free(j);
+}
+
+/* A key tuned in the background has its outcome: stored as a tuning's is (a winner, the
+ * program's own config, an outcome), and a winner used from the next launch on (every
+ * thread's memo looks again). Nothing learned: the key keeps the program's own config for
+ * this process, its claim given up. */
+static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const char *why)
+{
+    bg_job *j = ud;
+    xmt_kernel *k = j->k;
+    if (atomic_load(&k->serial) != j->serial) {
+        free(j);
+        return;
+    }
+    xmt_result *r = j->r;
+    xmt_plan *p = &j->plan;
+    xmt_plan_spent(o->spent_ms);
+    if (!learned || o->uninformative) {
+        xmt_verbose(1,
+                    "%s: key %s was not tuned in the background (%s); the program's own config "
+                    "stays",
+                    k->demangled, j->key_text,
+                    learned ? "its first launch's data proved nothing" : why);
+        if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
+        free(j);
+        return;
+    }
+    xmt_choice ch = o->choice;
+    int store = o->storable || ch.outcome[0];
+    if (store)
+        xmt_plan_store(&p->id, j->key, p->keylen, j->device, j->key_text, &ch);
+    else if (p->claimed)
+        xmt_plan_unclaim(&p->id, j->key, p->keylen);
+    if (ch.index != XMT_OWN_CONFIG) {
+        snprintf(r->label, sizeof r->label, "%s", ch.label);
+        r->time_ms = ch.time_ms;
+        memcpy(r->digest, ch.data, sizeof r->digest);
+        __atomic_store_n(&r->index, ch.index, __ATOMIC_RELEASE);
+        j->ops->memo_forget(k);
+        said_switch(j, NULL, ch.label, "tuned");
+    }
+    xmt_verbose(1, "%s: key %s: tuned in the background: %s%s", k->demangled, j->key_text,
+                ch.index == XMT_OWN_CONFIG ? "the program's own config stays" : ch.label,
+                ch.index == XMT_OWN_CONFIG ? "" : "; the program uses it from its next launch");
+    j->ops->auto_too_short(k, &ch, j->key_text);
+    free(j);
+}
+
+/* A bounded queue (XMATUNE_BACKGROUND_QUEUE; docs/tuning.md, "In the background"): while
+ * that many keys wait for the worker, a new key's first launch (or a hint's) takes no
+ * snapshot and runs the program's own config; the key is looked at again at a launch
+ * XMT_RECHECK_MS later, so the keys launched most often get the worker first. 1 when deferred. */
+int xmt_bg_busy(xmt_kernel *k, xmt_result *mine, const xmt_plan *p, const char *key_text)
+{
+    if (xmt_bgverify_pending() < xmt_opt.background_queue) return 0;
+    if (p->claimed) xmt_plan_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
+    xmt_verbose(2, "%s: key %s: the background worker is busy; looked at again later", k->demangled,
+                key_text);
+    xmt_result_wait(mine);
+    return 1;
+}
+
+/* A new key tuned in the background (XMATUNE_TUNING=background): a snapshot of what the
+ * launch reaches before it, the program's own launch, a copy of what it left after it, and
+ * the session queued; the key runs the program's own config until the session is done
+ * (bg_tuned). 1 with *rc the launch's result when so; 0 when the launch cannot be tuned so
+ * (nothing done: the caller tunes it as usual). */
+int xmt_bg_tune(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                int device, xmt_result *mine, const xmt_plan *p, const char *key_text, CUresult *rc)
+{
+    char why[400] = "";
+    if (xmt_bg_busy(k, mine, p, key_text)) {
+        *rc = xmt_pass(k, l);
+        return 1;
+    }
+    bg_job *j = calloc(1, sizeof *j);
+    if (!j || p->keylen > sizeof j->key) {
+        free(j);
+        return 0;
+    }
+    xmt_trial_snap *s = xmt_trial_snapshot(k, l, v, device, why, sizeof why);
+    if (!s) {
+        xmt_verbose(1, "%s: key %s: no snapshot for tuning in the background (%s); tuned now",
+                    k->demangled, key_text, why);
+        free(j);
+        return 0;
+    }
+    j->k = k;
+    j->ops = ops;
+    j->serial = atomic_load(&k->serial);
+    j->r = mine;
+    j->device = device;
+    j->t_first = xmt_now_ms();
+    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
+    j->plan = *p;
+    memcpy(j->key, p->key, p->keylen);
+    j->plan.key = j->key;
+    j->plan.id.code = j->plan.code;
+    j->plan.id.entry_fp = j->plan.entry_fp;
+    j->plan.only = NULL;
+    /* published first: the program's own config meanwhile, no re-check waits on it */
+    mine->index = XMT_OWN_CONFIG;
+    mine->label[0] = 0;
+    atomic_store(&mine->rechecks_left, 0);
+    ops->count_key(k);
+    xmt_result_move(mine, XMT_R_DONE);
+    *rc = ops->run(k, l, v, mine, device, NULL);
+    int after = *rc == CUDA_SUCCESS ? xmt_trial_snap_after(s, l) : -1;
+    xmt_trial_snap_log(s, key_text, "tune");
+    if (after != 0) {
+        xmt_verbose(1, "%s: key %s: not tuned in the background (the launch or its copy failed)",
+                    k->demangled, key_text);
+        xmt_trial_snap_free(s);
+        if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
+        free(j);
+    } else if (xmt_bgtune_queue(s, key_text, bg_tuned, j) != 0) {
+        if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
+        free(j);
+    }
+    return 1;
+}
+
+/* A cached winner to verify off the program's path: the snapshot of this launch's memory
+ * taken now (before the launch, stream-ordered) and the job queued. 0 queued, -1 when it
+ * cannot be (the plan is then verified now instead). */
+int xmt_bg_start(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l,
+                 const xmt_launch_view *v, int device, xmt_result *mine, const xmt_plan *p,
+                 const char *key_text)
+{
+    char why[400] = "";
+    bg_job *j = calloc(1, sizeof *j);
+    if (!j || p->keylen > sizeof j->key) {
+        free(j);
+        return -1;
+    }
+    xmt_trial_snap *s = xmt_trial_snapshot(k, l, v, device, why, sizeof why);
+    if (!s) {
+        xmt_verbose(1, "%s: key %s: no snapshot for a background verification (%s); verified now",
+                    k->demangled, key_text, why);
+        free(j);
+        return -1;
+    }
+    xmt_trial_snap_log(s, key_text, "verify");
+    j->t_first = xmt_now_ms();
+    j->k = k;
+    j->ops = ops;
+    j->serial = atomic_load(&k->serial);
+    j->r = mine;
+    j->device = device;
+    j->hint = p->hint;
+    j->index = p->ch.index;
+    snprintf(j->label, sizeof j->label, "%s", p->ch.label);
+    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
+    j->plan = *p;
+    memcpy(j->key, p->key, p->keylen);
+    j->plan.key = j->key;
+    j->plan.id.code = j->plan.code;
+    j->plan.id.entry_fp = j->plan.entry_fp;
+    j->plan.only = &j->plan.pin;
+    if (xmt_bgverify_queue(s, key_text, &p->pin, p->ch.index, p->ch.data[0] ? p->ch.data : NULL,
+                           bg_done, j) != 0) {
+        free(j);
+        return -1;
+    }
+    return 0;
+}
