@@ -71,6 +71,8 @@ json_t *xmt_ev_kernel(const xmt_ev_kernel_info *k)
     if (!ev) return NULL;
     json_object_set_new(ev, XMT_F_HANDLE, json_string(k->is_cukernel ? "CUkernel" : "CUfunction"));
     json_object_set_new(ev, XMT_F_POLICY, str_or_null(k->policy));
+    json_object_set_new(ev, XMT_F_HOST_US, json_real(k->host_us));
+    if (k->ahead >= 0) json_object_set_new(ev, "entry_ahead", json_boolean(k->ahead));
     return ev;
 }
 

@@ -222,6 +222,8 @@ typedef struct {
     size_t nparams;
     const uint32_t *offsets, *sizes; /* bytes, as the driver reports them */
     int params_known, max_threads, static_shared, max_dynamic_shared;
+    double host_us;     /* the host time its first sight took */
+    int ahead;          /* auto's entry: 1 derived ahead, 0 at its first sight; -1 not auto's */
     const char *policy; /* "file:line", or NULL: null */
 } xmt_ev_kernel_info;
 json_t *xmt_ev_kernel(const xmt_ev_kernel_info *k);

@@ -13,6 +13,7 @@
 #include "autotune.h"
 #include "bgverify.h"
 #include "cache.h"
+#include "clock.h"
 #include "counters.h"
 #include "discover.h"
 #include "driver.h"
@@ -105,7 +106,10 @@ static void activate_guarded(void)
                                                : "no launch will be rewritten");
     }
     xmt_tuner_init();
-    if (xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) xmt_remote_start();
+    if (xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) {
+        xmt_remote_start();
+        xmt_auto_prederive(xmt_cache_path()); /* the entries a warm run will want, made ahead */
+    }
     xmt_log_event(xmt_ev_start(getpid(), xmt_mode_name(xmt_opt.mode), XMATUNE_VERSION,
                                xmt_policies ? (int)xmt_policy_count(xmt_policies) : 0));
     atexit(at_exit);
@@ -281,12 +285,17 @@ XMT_EXPORT void *xmatune_driver_entry(const char *name, int version, unsigned lo
     return p;
 }
 
-/* Waits until no verification is running in the background (docs/cache.md, Trust), at most
- * timeout_ms (-1: no limit): 1 when none is, 0 when some still are. For a program or test
- * that wants the switch a verification makes to happen at a known point. */
+/* Waits until nothing runs in the background: no verification or tuning (docs/cache.md,
+ * Trust; docs/tuning.md), and auto's entries derived ahead from the cache are made
+ * (docs/tuning.md, Tuning with no policy), at most timeout_ms (-1: no limit): 1 when so, 0 when
+ * some work still runs. For a program or test that wants what that work decides to apply from a
+ * known point. */
 XMT_EXPORT int xmatune_background_wait(int timeout_ms)
 {
-    return xmt_bgverify_wait(timeout_ms);
+    double t0 = xmt_now_ms();
+    if (!xmt_auto_ahead_wait(timeout_ms)) return 0;
+    int left = timeout_ms < 0 ? -1 : timeout_ms - (int)(xmt_now_ms() - t0);
+    return xmt_bgverify_wait(timeout_ms < 0 ? -1 : left > 0 ? left : 0);
 }
 
 /* The mode in force ("off" before any CUDA entry point was asked for). */

@@ -34,6 +34,25 @@ int xmt_auto_owns(const xmt_entry *e);
  * NULL when the label has none (a policy's own entry, the program's own config). */
 const char *xmt_auto_idiom_of(const char *label);
 
+/* Derives, on a thread of its own, the entries of the kernels the cache file at
+ * cache_path holds auto's records of (at most 512), from the parameter layout their
+ * signatures give: a derivation costs the program's thread milliseconds (a 28 KB entry
+ * parsed and compiled: 2.5 ms on an H100's host), and a warm run would pay it at the first
+ * launch of each kernel it tuned before. A kernel seen before its entry is ready, or whose
+ * driver layout is not its signature's, is derived at its first sight as before. Nothing
+ * without XMATUNE_AUTO. */
+void xmt_auto_prederive(const char *cache_path);
+
+/* The sets derived ahead so far, and the first sights of a kernel that found one ready. */
+void xmt_auto_ahead_counts(unsigned *made, unsigned *used);
+
+/* Waits until the derivations ahead are over, at most timeout_ms (-1: no limit): 1 when
+ * they are (or none ran), 0 when not yet (xmatune_background_wait). */
+int xmt_auto_ahead_wait(int timeout_ms);
+
+/* 1 when e is an entry derived ahead (xmt_auto_prederive), before its kernel was seen. */
+int xmt_auto_ahead(const xmt_entry *e);
+
 /* fork(2) phases (log.h): the lock of the derived sets. */
 void xmt_auto_atfork(int phase);
 

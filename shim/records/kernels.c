@@ -11,6 +11,7 @@
 #include <uthash.h>
 
 #include "autotune.h"
+#include "clock.h"
 #include "driver.h"
 #include "invariant.h"
 #include "log.h"
@@ -388,11 +389,8 @@ static void attach_auto(xmt_kernel *k)
         xmt_verbose(1, "XMATUNE_AUTO: %s passes through: %s", k->demangled, why);
         return;
     }
-    /* the layout `xmatune autotune --write-policy` writes the kernel's entry from */
-    CUdevice dev = -1;
-    if (xmt_log_enabled() && (!xmt_drv.cuCtxGetDevice || xmt_drv.cuCtxGetDevice(&dev) != 0))
-        dev = -1;
-    xmt_kernel_log_event(k, (int)dev);
+    k->sight_log = 1; /* logged once its first sight is over (make_record): its cost too */
+    k->sight_ahead = xmt_auto_ahead(k->entry);
 }
 
 void xmt_kernel_log_event(const xmt_kernel *k, int device)
@@ -409,6 +407,8 @@ void xmt_kernel_log_event(const xmt_kernel *k, int device)
                                .max_threads = k->max_threads,
                                .static_shared = k->static_shared,
                                .max_dynamic_shared = k->max_dynamic_shared,
+                               .host_us = k->sight_us,
+                               .ahead = k->sight_log ? k->sight_ahead : -1,
                                .policy = k->entry ? xmt_entry_origin(k->entry) : NULL};
     xmt_log_event(xmt_ev_kernel(&info));
 }
@@ -520,6 +520,9 @@ static xmt_kernel *take_struct(void)
     k->discover = NULL;
     k->tune = NULL;
     k->keys_retired = 0;
+    k->sight_us = 0;
+    k->sight_log = 0;
+    k->sight_ahead = 0;
     k->owner = 0;
     k->next = k->prev = k->next_owner = k->prev_owner = k->summary = NULL;
     return k;
@@ -542,6 +545,7 @@ static xmt_kernel *make_record(CUfunction f)
     xmt_kernel *k = take_struct();
     if (!k) return NULL;
     k->handle = (uintptr_t)f;
+    double t0 = xmt_now_ms();
     XMT_IN_SHIM_SCOPE describe(k, f);
     if (!k->mangled || !k->demangled) {
         pthread_mutex_lock(&recs.lock);
@@ -552,6 +556,14 @@ static xmt_kernel *make_record(CUfunction f)
     }
     attach_policy(k);
     k->passthrough = xmt_opt.mode != XMT_MODE_DISCOVER && !k->entry;
+    k->sight_us = (xmt_now_ms() - t0) * 1000.0;
+    if (k->sight_log) {
+        /* the layout `xmatune autotune --write-policy` writes the kernel's entry from */
+        CUdevice dev = -1;
+        if (xmt_log_enabled() && (!xmt_drv.cuCtxGetDevice || xmt_drv.cuCtxGetDevice(&dev) != 0))
+            dev = -1;
+        xmt_kernel_log_event(k, (int)dev);
+    }
     return k;
 }
 

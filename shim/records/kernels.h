@@ -60,6 +60,11 @@ typedef struct xmt_kernel {
     int max_threads;               /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0 if unknown */
     int static_shared;             /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
     int max_dynamic_shared; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (the opt-in) */
+    /* Host µs its first sight took on the program's thread (the driver's queries, the
+     * demangling, the entry matched or derived): the `kernel` event's host_us. sight_log:
+     * auto derived its entry, so the event is logged when that sight ends. */
+    double sight_us;
+    int sight_log, sight_ahead; /* sight_ahead: auto's entry was derived ahead (autotune.h) */
     atomic_uint_fast64_t launches, rewritten, passed;
     /* graph.c: launches made by graph replays; kernel nodes added or set (of a kernel a
      * policy names), those given a winner, those kept untuned for want of one */

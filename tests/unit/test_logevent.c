@@ -85,8 +85,8 @@ static json_t *build(xmt_event ev, int variant)
     switch (ev) {
     case XMT_EV_START: return xmt_ev_start(42, "tune", "0.1.0", 3);
     case XMT_EV_KERNEL: {
-        xmt_ev_kernel_info k = {"_Z1kPf", "k(float*)", 0,    1, 2, offsets,
-                                sizes,    1,           1024, 0, 0, NULL};
+        xmt_ev_kernel_info k = {"_Z1kPf", "k(float*)", 0, 1, 2,    offsets, sizes,
+                                1,        1024,        0, 0, 12.5, 1,       NULL};
         return xmt_ev_kernel(&k);
     }
     case XMT_EV_KERNEL_SUMMARY: {
