@@ -27,7 +27,8 @@
  * 4 MiB buffers), rowmax and rowsum (one block
  * per row: row_max, exact whatever the block, and row_sum, whose rounding follows the
  * block), counter (step_scale with the call's counter as an argument), hop (indices
- * updated in place: faults from poisoned outputs), untold (vecadd whose output already holds
+ * updated in place: faults from poisoned outputs; argv[4] flat, drain, drain_flat, mark:
+ * other data, or kernels that hang or write elsewhere from poisoned outputs), untold (vecadd whose output already holds
  * its result), bgwait (saxpy ITERATIONS times, a wait for the shim's background
  * verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check),
  * protect (three tensors in one allocation, and a nondeterministic kernel), sigs (names only the
@@ -1477,27 +1478,35 @@ static void scenario_counter(void)
 
 /* hop: p[i] = next[p[i]] (indices, updated in place) on n = 20000 with blocks of 32
  * covering n, ITERATIONS times; p starts as 0, 1, 2, ... and next[i] = (7i + 3) mod n. p is
- * dumped at the end. */
+ * dumped at the end. argv[4]: "flat" (next all 0: every result 0, data that repeats one
+ * value), "drain" (drain instead, on c[i] = 1000 + i: it never finishes from a negative c),
+ * "drain_flat" (drain on c all 4096: data that repeats one value), "mark" (mark on n = 4096,
+ * p[i] = i mod 2048 and seen all 0: from poisoned p it writes seen[4095]; p and seen
+ * dumped). */
 static void scenario_hop(void)
 {
-    int n = 20000;
+    int drain = !strcmp(scenario_arg, "drain") || !strcmp(scenario_arg, "drain_flat");
+    int mark = !strcmp(scenario_arg, "mark");
+    int n = mark ? 4096 : 20000;
     int *h = malloc((size_t)n * sizeof *h);
     CUdeviceptr p, next;
     CHECK(cu.cuMemAlloc(&p, (size_t)n * 4));
     CHECK(cu.cuMemAlloc(&next, (size_t)n * 4));
     for (int i = 0; i < n; i++)
-        h[i] = i;
+        h[i] = drain ? (!strcmp(scenario_arg, "drain_flat") ? 4096 : 1000 + i)
+                     : mark ? i % (n / 2) : i;
     CHECK(cu.cuMemcpyHtoD(p, h, (size_t)n * 4));
     for (int i = 0; i < n; i++)
-        h[i] = (int)((7LL * i + 3) % n);
+        h[i] = mark || !strcmp(scenario_arg, "flat") ? 0 : (int)((7LL * i + 3) % n);
     CHECK(cu.cuMemcpyHtoD(next, h, (size_t)n * 4));
     free(h);
-    void *a[] = {&p, &next, &n};
-    CUfunction f = kernel("_Z3hopPiPKii");
+    void *a[] = {&p, &next, &n}, *d[] = {&p, &n};
+    CUfunction f = kernel(drain ? "_Z5drainPii" : mark ? "_Z4markPiS_i" : "_Z3hopPiPKii");
     for (int i = 0; i < iterations; i++)
-        launch(cu.launch, f, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, a);
+        launch(cu.launch, f, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, drain ? d : a);
     CHECK(cu.cuCtxSynchronize());
     dump(p, (size_t)n * 4);
+    if (mark) dump(next, (size_t)n * 4);
 }
 
 static void scenario_texarg(void)
