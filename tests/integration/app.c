@@ -28,9 +28,9 @@
  * per row: row_max, exact whatever the block, and row_sum, whose rounding follows the
  * block), counter (step_scale with the call's counter as an argument), hop (indices
  * updated in place: faults from poisoned outputs; argv[4] flat, drain, drain_flat, mark:
- * other data, or kernels that hang or write elsewhere from poisoned outputs), untold (vecadd whose output already holds
- * its result), bgwait (saxpy ITERATIONS times, a wait for the shim's background
- * verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check),
+ * other data, or kernels that hang or write elsewhere from poisoned outputs), untold (vecadd whose
+ * output already holds its result), bgwait (saxpy ITERATIONS times, a wait for the shim's
+ * background verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check),
  * protect (three tensors in one allocation, and a nondeterministic kernel), sigs (names only the
  * signature reader reads right), fork (fork while a thread launches), closefds (a daemon's
  * descriptor sweep), fillm1 (a config that leaves outputs unwritten), hazard (kernels that fault or
@@ -1493,8 +1493,9 @@ static void scenario_hop(void)
     CHECK(cu.cuMemAlloc(&p, (size_t)n * 4));
     CHECK(cu.cuMemAlloc(&next, (size_t)n * 4));
     for (int i = 0; i < n; i++)
-        h[i] = drain ? (!strcmp(scenario_arg, "drain_flat") ? 4096 : 1000 + i)
-                     : mark ? i % (n / 2) : i;
+        h[i] = drain  ? (!strcmp(scenario_arg, "drain_flat") ? 4096 : 1000 + i)
+               : mark ? i % (n / 2)
+                      : i;
     CHECK(cu.cuMemcpyHtoD(p, h, (size_t)n * 4));
     for (int i = 0; i < n; i++)
         h[i] = mark || !strcmp(scenario_arg, "flat") ? 0 : (int)((7LL * i + 3) % n);
