@@ -27,7 +27,7 @@
  * 4 MiB buffers), rowmax and rowsum (one block
  * per row: row_max, exact whatever the block, and row_sum, whose rounding follows the
  * block), counter (step_scale with the call's counter as an argument), hop (indices
- * updated in place: faults from poisoned outputs; argv[4] flat, drain, drain_flat, mark:
+ * updated in place: faults from poisoned outputs; argv[4] flat, drain, drain_flat, drain_low, mark:
  * other data, or kernels that hang or write elsewhere from poisoned outputs), untold (vecadd whose
  * output already holds its result), bgwait (saxpy ITERATIONS times, a wait for the shim's
  * background verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check),
@@ -1480,12 +1480,13 @@ static void scenario_counter(void)
  * covering n, ITERATIONS times; p starts as 0, 1, 2, ... and next[i] = (7i + 3) mod n. p is
  * dumped at the end. argv[4]: "flat" (next all 0: every result 0, data that repeats one
  * value), "drain" (drain instead, on c[i] = 1000 + i: it never finishes from a negative c),
- * "drain_flat" (drain on c all 4096: data that repeats one value), "mark" (mark on n = 4096,
- * p[i] = i mod 2048 and seen all 0: from poisoned p it writes seen[4095]; p and seen
+ * "drain_flat" (drain on c all 4096: data that repeats one value), "drain_low" (drain on
+ * c[i] = 2 + i mod 64: four runs on what the run before left reach a negative count), "mark" (mark
+ * on n = 4096, p[i] = i mod 2048 and seen all 0: from poisoned p it writes seen[4095]; p and seen
  * dumped). */
 static void scenario_hop(void)
 {
-    int drain = !strcmp(scenario_arg, "drain") || !strcmp(scenario_arg, "drain_flat");
+    int drain = !strncmp(scenario_arg, "drain", 5);
     int mark = !strcmp(scenario_arg, "mark");
     int n = mark ? 4096 : 20000;
     int *h = malloc((size_t)n * sizeof *h);
@@ -1493,7 +1494,9 @@ static void scenario_hop(void)
     CHECK(cu.cuMemAlloc(&p, (size_t)n * 4));
     CHECK(cu.cuMemAlloc(&next, (size_t)n * 4));
     for (int i = 0; i < n; i++)
-        h[i] = drain  ? (!strcmp(scenario_arg, "drain_flat") ? 4096 : 1000 + i)
+        h[i] = drain  ? (!strcmp(scenario_arg, "drain_flat")  ? 4096
+                         : !strcmp(scenario_arg, "drain_low") ? 2 + i % 64
+                                                              : 1000 + i)
                : mark ? i % (n / 2)
                       : i;
     CHECK(cu.cuMemcpyHtoD(p, h, (size_t)n * 4));

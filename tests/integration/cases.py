@@ -4612,19 +4612,22 @@ def inline_detection_never_faults_on_poison():
 
 @case
 def inline_detection_never_hangs_on_poison():
-    """drain halves counts in place, counting each down first: from a poisoned count
-    (negative) it never finishes. In the program's own process the own config's run from
+    """drain counts down in place (c[i] -= 1, counting each down first): from a negative
+    count it never finishes. In the program's own process the own config's run from
     poisoned outputs (drain: it reads nothing else, so everything judged repeated and the
     in-place check was asked; drain_flat: counts all 4096) hung the program for good (the
-    watchdog can only speak there). No run there starts from poisoned data: no hang, the
-    program's output is its own, drain is tuned and drain_flat waits for data that tells.
-    (A hang before the fix fails the case at the run's 60 s timeout.)"""
+    watchdog can only speak there), and so did the warm-up and timed runs, each on what the
+    run before it left (drain_low: counts 2 to 65, below zero after three runs). No run
+    there starts from data the program did not give it: no hang, the program's output is
+    its own, drain and drain_low are tuned and drain_flat waits for data that tells. (A
+    hang before the fix fails the case at the run's 60 s timeout.)"""
     for where, env in IN_PROCESS:
-        for arg in ("drain", "drain_flat"):
+        for arg in ("drain", "drain_flat", "drain_low"):
             t, evs = in_process_hop(arg, env, timeout=60)
             expect("has run for" not in t.stderr, t.stderr)
-            if arg == "drain":
-                expect(len(evs) == 1 and evs[0]["winner"]["index"] != -1, evs)
+            if arg != "drain_flat":
+                expect(len(evs) == 1 and evs[0]["winner"]["index"] != -1 and
+                       evs[0]["phases_ms"]["restores"] > 0, evs)
             else:
                 expect(all(e["data"]["informative"] is False for e in evs), evs)
 

@@ -615,11 +615,12 @@ static double hop_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 2), 0.01, 256);
 }
 
-/* drain(int *c, int n): c[i] = c[i] / 2 for i < n, one thread per element, IN PLACE: each
- * thread counts c[i] down before it halves it, so a negative c[i] (poisoned: all bytes 0xFF,
- * or the complement of a result) never reaches zero and the launch never finishes (the
- * device stays busy until the process is killed, as spin's hanging config). A kernel that
- * hangs unless its outputs updated in place hold the program's data. */
+/* drain(int *c, int n): c[i] = c[i] - 1 for i < n, one thread per element, IN PLACE: each
+ * thread counts c[i] down to zero first, so a negative c[i] (poisoned: all bytes 0xFF, the
+ * complement of a result, or a count run below zero by runs on what earlier runs left)
+ * never reaches zero and the launch never finishes (the device stays busy until the
+ * process is killed, as spin's hanging config). A kernel that hangs unless its outputs
+ * updated in place hold the program's data. */
 static void drain_run(sim_exec *e)
 {
     int32_t n = simk_i32(e, 1);
@@ -635,7 +636,7 @@ static void drain_run(sim_exec *e)
             e->hang = 1;
             return;
         }
-        v /= 2;
+        v -= 1;
         memcpy(simk_fp(e, 0, i), &v, 4);
     }
 }

@@ -62,8 +62,8 @@
  *                                                                     negative index):
  *                                                                     ILLEGAL_ADDRESS (sticky)
  *  _Z5drainPii                    drain(int* c, int n) 0,8            grid.x*block.x >= n;
- *                                                                     c[i] /= 2 IN PLACE; c
- *                                                                     poisoned (negative):
+ *                                                                     c[i] -= 1 IN PLACE; c
+ *                                                                     negative (poisoned):
  *                                                                     never finishes (busy
  *                                                                     until killed)
  *  _Z4markPiS_i                   mark(int* p, int* seen, int n)      grid.x*block.x >= n;
