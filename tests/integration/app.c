@@ -30,17 +30,17 @@
  * updated in place: faults from poisoned outputs; argv[4] flat, drain, drain_flat, drain_low, mark:
  * other data, or kernels that hang or write elsewhere from poisoned outputs), untold (vecadd whose
  * output already holds its result), bgwait (saxpy ITERATIONS times, a wait for the shim's
- * background verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check),
- * protect (three tensors in one allocation, and a nondeterministic kernel), sigs (names only the
- * signature reader reads right), fork (fork while a thread launches), closefds (a daemon's
- * descriptor sweep), fillm1 (a config that leaves outputs unwritten), hazard (kernels that fault or
- * hang in other configs), globals (module globals; argv[4] hidden), texarg (texture objects as
- * arguments), graphchurn (graphs made and destroyed), images (module images passed every way).
- * README.md lists them too (a test checks it has them all). It writes every output buffer's bytes
- * to OUT, prints "LAUNCHES n" (the launches it made itself) and, when the shim is loaded, "SHIM_SAW
- * n". Any failed call prints file:line and the error, and exits 1. APP_KERNEL_FUNCTION=1 (app_rt):
- * launch the CUfunction cuKernelGetFunction gives for each CUkernel (what the runtime's
- * cudaGetFuncBySymbol returns) instead of the CUkernel.
+ * background verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check;
+ * argv[4] wide: y's allocation twice n), protect (three tensors in one allocation, and a
+ * nondeterministic kernel), sigs (names only the signature reader reads right), fork (fork while a
+ * thread launches), closefds (a daemon's descriptor sweep), fillm1 (a config that leaves outputs
+ * unwritten), hazard (kernels that fault or hang in other configs), globals (module globals;
+ * argv[4] hidden), texarg (texture objects as arguments), graphchurn (graphs made and destroyed),
+ * images (module images passed every way). README.md lists them too (a test checks it has them
+ * all). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the launches it made
+ * itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call prints file:line and the
+ * error, and exits 1. APP_KERNEL_FUNCTION=1 (app_rt): launch the CUfunction cuKernelGetFunction
+ * gives for each CUkernel (what the runtime's cudaGetFuncBySymbol returns) instead of the CUkernel.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -1557,17 +1557,20 @@ static void scenario_hazard(void)
 
 /* nocheck: scale_nocheck, a kernel without a bounds check, on n = 2^20 floats (4 MiB) with
  * blocks of 32 covering n exactly (the only safe shape: more threads write past y's end),
- * ITERATIONS times; y dumped at the end. */
+ * ITERATIONS times; y dumped at the end. argv[4] "wide": y's allocation holds 2n floats,
+ * all dumped (the second half never written by the program), so that more threads write
+ * inside it, past the n. */
 static void scenario_nocheck(void)
 {
     int n = 1 << 20;
-    CUdeviceptr y = upload((size_t)n, 83);
+    size_t len = (size_t)n * (!strcmp(scenario_arg, "wide") ? 2 : 1);
+    CUdeviceptr y = upload(len, 83);
     void *p[] = {&y, &n};
     CUfunction f = kernel("_Z13scale_nocheckPfi");
     for (int i = 0; i < iterations; i++)
         launch(cu.launch, f, (unsigned)n / 32, 1, 32, 1, 0, NULL, p);
     CHECK(cu.cuCtxSynchronize());
-    dump(y, (size_t)n * 4);
+    dump(y, len * 4);
 }
 
 /* block_sum on n = 5120 (grid 20 x block 256) first on data that cannot tell a wrong

@@ -4641,10 +4641,31 @@ def inline_untuned_outputs_are_the_programs():
     different places"), and only the outputs were put back: the program's seen differed
     from its run without the shim. Now no run there starts from poisoned data, and what
     any run changed anywhere in the memory the launch reaches is put back before the
-    program's own launch runs: the output is the program's."""
+    program's own launch runs: the output is the program's.
+
+    scale_nocheck has no bounds check: with blocks of 64 on the program's grid it writes
+    past n, inside y's allocation (nocheck wide: twice n). That candidate, made to run for
+    1.5 s (past the watchdog's second), stopped the session before its comparison, the key
+    stayed untuned, and only the outputs were put back: the second half of y differed.
+    Now every chunk that differs from the snapshot is put back."""
     for where, env in IN_PROCESS:
         t, evs = in_process_hop("mark", env)
         expect(not [e for e in evs if "not deterministic" in e.get("untuned", "")], evs)
+    pol = os.path.join(WORK, "nocheck.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: scale_nocheck\n    params: [y, n]\n    triggers: [n]\n"
+                "    space: {BLOCK: [32, 64]}\n    launch: {grid: [\"n / 32\"], block: [BLOCK]}\n")
+    base = run("rt", "nocheck", shim=False, args=["wide"])
+    ok(base, "nocheck wide without the shim")
+    for where, env in IN_PROCESS:
+        t = run("rt", "nocheck", args=["wide"],
+                env=dict(env, XMATUNE_POLICY=pol, XMATUNE_CACHE="off",
+                         SIMCUDA_HANG="_Z13scale_nocheckPfi:64:1500"))
+        ok(t, "nocheck wide " + where)
+        ev = tune_events(t, "scale_nocheck")
+        expect(len(ev) == 1 and ev[0]["trial"] == "inline" and
+               "watchdog" in ev[0].get("error", "") and ev[0]["winner"]["index"] == -1, ev)
+        same_output(base, t, "nocheck wide " + where)
 
 
 @case
