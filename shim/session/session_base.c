@@ -87,14 +87,21 @@ static CUresult fill_poison(xmt_session *S, CUdeviceptr dst, CUdeviceptr ref, si
     return xmt_drv.cuMemsetD8Async(dst, poison == 2 ? POISON2 : POISON, bytes, S->run.s);
 }
 
+int xmt_sess_program_data(const xmt_session *S)
+{
+    return S->set.automatic && !S->run.trial;
+}
+
 /* Auto protection's outputs before a verify run: those the program's own config writes
- * whole are poisoned (fill_poison), those it updates in place restored from the snapshot.
- * With poison 0, every output is restored (the put-back). */
+ * whole are poisoned (fill_poison), those it updates in place restored from the snapshot;
+ * in the program's own process every one is restored (xmt_sess_program_data). With poison
+ * 0, every output is restored (the put-back). */
 static int prepare_outputs(xmt_session *S, int poison)
 {
+    int own_data = xmt_sess_program_data(S);
     for (size_t i = 0; i < S->data.nspans; i++) {
         const xmt_span *p = &S->data.spans[i];
-        if (p->pure && poison)
+        if (p->pure && poison && !own_data)
             XMT_TRY(S, fill_poison(S, p->at, p->ref, p->bytes, poison), "poison");
         else
             XMT_TRY(S, xmt_drv.cuMemcpyDtoDAsync(p->at, p->snap, p->bytes, S->run.s), "restore");
@@ -106,7 +113,7 @@ fail:
 
 int xmt_sess_prepare(xmt_session *S, int poison, int flush)
 {
-    if (poison && prepare_outputs(S, poison) != 0) return -1;
+    if ((poison || xmt_sess_program_data(S)) && prepare_outputs(S, poison) != 0) return -1;
     for (size_t i = 0; i < S->data.nbufs; i++) {
         xmt_sbuf *b = &S->data.bufs[i];
         if (b->b.roles & XMT_BUF_RESTORE)
@@ -137,6 +144,15 @@ int xmt_sess_put_back(xmt_session *S)
                     xmt_drv.cuMemcpyDtoDAsync(S->data.regs[i].base, S->data.regs[i].snap,
                                               S->data.regs[i].bytes, S->run.s),
                     "put back");
+    /* in the program's own process, what any run changed outside the outputs too (a
+     * candidate stopped before its comparison, a second run of the own config that wrote
+     * elsewhere): the program's launch must find its data as it left it */
+    if (S->data.nspans && xmt_sess_program_data(S)) {
+        size_t put = 0;
+        if (xmt_sess_changes(S, 0) < 0) goto fail;
+        XMT_TRY(S, xmt_outputs_put_back_outside(S->data.regs, S->data.nregs, S->run.s, &put),
+                "put back");
+    }
     for (size_t i = 0; i < S->data.nbufs; i++)
         if (S->data.bufs[i].snap)
             XMT_TRY(S,

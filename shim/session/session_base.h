@@ -47,14 +47,25 @@ int xmt_sess_over_budget(xmt_session *S, const char *phase);
 /* Remembers the session's first failure: it is the one reported. */
 void xmt_sess_error(xmt_session *S, CUresult r, const char *what);
 
+/* Whether every run of S starts from the program's own data: auto protection in the
+ * program's own process (no trial helper). A run there that faults or hangs takes the
+ * program with it, so none may run on data the program never gave it (poisoned outputs,
+ * or what an earlier run left): the outputs are restored from the snapshot before every
+ * run instead, and nothing that only poison can tell is asked (docs/tuning.md, "Where
+ * candidates run"). In the helper the runs are on its copy and may be poisoned. */
+int xmt_sess_program_data(const xmt_session *S);
+
 /* Puts the declared buffers into the state every run starts from: restore buffers (and
  * reset ones, when snapshots exist for the final put-back only) from their snapshots,
  * reset buffers zeroed, verify-only buffers poisoned when asked (under auto protection
  * its outputs instead: a declared verify buffer may be one the kernel accumulates into,
- * and auto finds out which); and flushes L2. */
+ * and auto finds out which; where xmt_sess_program_data, the outputs restored before
+ * every run, poison asked or not); and flushes L2. */
 int xmt_sess_prepare(xmt_session *S, int poison, int flush);
 
-/* Puts every declared buffer back as the program left it. */
+/* Puts every declared buffer back as the program left it; under auto protection the
+ * outputs, and where xmt_sess_program_data every other chunk of the regions that differs
+ * from the snapshot too, so that the program's own launch runs on its data exactly. */
 int xmt_sess_put_back(xmt_session *S);
 
 /* One launch of candidate c (the program's own when c->index is XMT_OWN_CONFIG). Returns

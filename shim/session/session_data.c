@@ -211,6 +211,10 @@ int xmt_sess_outputs(xmt_session *S)
             xmt_auto_owns(S->req.k->entry) ? "" : XMT_DECLARE_ADVICE);
     S->data.out_bytes = nout << XMT_CHUNK_SHIFT;
     if (xmt_sess_take_reference(S) != 0 || build_spans(S) != 0) return -1;
+    /* in the program's own process every output is restored before each run, as the ones
+     * updated in place are: when every candidate is rejected, the own config runs again
+     * from the same data, to tell a kernel that does not repeat its result */
+    S->data.own_repeat_due = xmt_sess_program_data(S);
     float_extents(S);
     S->data.nsegs =
         xmt_outputs_segments(S->data.regs, S->data.nregs, S->data.segbufs, S->data.nsegbufs,
@@ -269,9 +273,9 @@ static int next_run(const xmt_region *g, unsigned want, size_t *c, size_t *at, s
 
 /* The comparisons that tell whether each judged run repeats one value, into *out (n of
  * them, malloc'd): what the launch reads (the snapshot of every chunk that is not an
- * output written whole) and what it wrote (the reference of its outputs). *reads: 1 when
- * it reads any memory. -1 when out of memory. */
-static long repeat_checks(const xmt_session *S, xmt_gc_cmp **out, int *reads)
+ * output written whole; with outputs_read, of every chunk) and what it wrote (the
+ * reference of its outputs). *reads: 1 when it reads any memory. -1 when out of memory. */
+static long repeat_checks(const xmt_session *S, int outputs_read, xmt_gc_cmp **out, int *reads)
 {
     size_t n = 0, cap = 0;
     *out = NULL;
@@ -280,7 +284,7 @@ static long repeat_checks(const xmt_session *S, xmt_gc_cmp **out, int *reads)
         for (int wrote = 0; wrote < 2; wrote++) {
             const xmt_region *g = &S->data.regs[i];
             size_t c = 0, at, bytes;
-            while (next_run(g, wrote ? 6u : 5u, &c, &at, &bytes)) {
+            while (next_run(g, wrote ? 6u : outputs_read ? 7u : 5u, &c, &at, &bytes)) {
                 *reads |= !wrote;
                 if (bytes <= DATA_PERIOD) continue;
                 if (n == cap) {
@@ -297,28 +301,46 @@ static long repeat_checks(const xmt_session *S, xmt_gc_cmp **out, int *reads)
     return (long)n;
 }
 
-int xmt_sess_data_check(xmt_session *S)
+/* Whether everything judged repeats one value (repeat_checks): 1 or 0 into *repeats, and
+ * whether the launch reads memory into *reads. 0, or -1 on failure. */
+static int judged_repeats(xmt_session *S, int outputs_read, int *repeats, int *reads)
 {
     xmt_gc_cmp *c;
-    int reads;
-    long n = repeat_checks(S, &c, &reads);
+    long n = repeat_checks(S, outputs_read, &c, reads);
     xmt_gc_result *res = n > 0 ? calloc((size_t)n, sizeof *res) : NULL;
     if (n < 0 || (n > 0 && !res)) {
         free(c);
         xmt_sess_error(S, CUDA_ERROR_OUT_OF_MEMORY, "data check");
         return -1;
     }
-    int repeats = n > 0;
-    if (n > 0 && reads) {
+    *repeats = n > 0;
+    if (n > 0 && *reads) {
         CUresult r = xmt_gc_compare(&S->check.gc, c, (size_t)n, res);
         for (long i = 0; r == CUDA_SUCCESS && i < n; i++)
-            repeats &= res[i].count == 0;
+            *repeats &= res[i].count == 0;
         if (r != CUDA_SUCCESS) xmt_sess_error(S, r, "data check");
-        if (r != CUDA_SUCCESS) repeats = -1;
+        if (r != CUDA_SUCCESS) *repeats = -1;
     }
     free(c);
     free(res);
-    if (repeats < 0) return -1;
+    return *repeats < 0 ? -1 : 0;
+}
+
+int xmt_sess_data_check(xmt_session *S)
+{
+    int repeats, reads;
+    if (judged_repeats(S, 0, &repeats, &reads) != 0) return -1;
+    if (repeats && !S->data.in_place_known && xmt_sess_program_data(S)) {
+        /* everything judged repeats one value with the outputs taken as written whole, and
+         * which are updated in place cannot be asked here (that takes a run from poisoned
+         * outputs): the data proves nothing if it would with the outputs written whole (it
+         * reads other memory) or with them all updated in place (their old contents,
+         * read then, repeat one value too) */
+        int again = 1;
+        if (!reads && judged_repeats(S, 1, &again, &reads) != 0) return -1;
+        S->out.uninformative = again;
+        return 0;
+    }
     if (repeats && !S->data.in_place_known) {
         /* everything judged repeats one value with the outputs taken as written whole; an
          * output updated in place is read too, and its old contents may tell */

@@ -94,6 +94,7 @@ int xmt_sess_has_prep(const xmt_session *S)
 {
     for (size_t i = 0; i < S->data.nbufs; i++)
         if (S->data.bufs[i].b.roles & (XMT_BUF_RESTORE | XMT_BUF_RESET)) return 1;
+    if (S->data.nspans && xmt_sess_program_data(S)) return 1; /* its outputs restored */
     return S->set.flush && S->data.flush_buf;
 }
 

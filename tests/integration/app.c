@@ -27,19 +27,20 @@
  * 4 MiB buffers), rowmax and rowsum (one block
  * per row: row_max, exact whatever the block, and row_sum, whose rounding follows the
  * block), counter (step_scale with the call's counter as an argument), hop (indices
- * updated in place: faults from poisoned outputs), untold (vecadd whose output already holds
- * its result), bgwait (saxpy ITERATIONS times, a wait for the shim's background
- * verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check),
- * protect (three tensors in one allocation, and a nondeterministic kernel), sigs (names only the
- * signature reader reads right), fork (fork while a thread launches), closefds (a daemon's
- * descriptor sweep), fillm1 (a config that leaves outputs unwritten), hazard (kernels that fault or
- * hang in other configs), globals (module globals; argv[4] hidden), texarg (texture objects as
- * arguments), graphchurn (graphs made and destroyed), images (module images passed every way).
- * README.md lists them too (a test checks it has them all). It writes every output buffer's bytes
- * to OUT, prints "LAUNCHES n" (the launches it made itself) and, when the shim is loaded, "SHIM_SAW
- * n". Any failed call prints file:line and the error, and exits 1. APP_KERNEL_FUNCTION=1 (app_rt):
- * launch the CUfunction cuKernelGetFunction gives for each CUkernel (what the runtime's
- * cudaGetFuncBySymbol returns) instead of the CUkernel.
+ * updated in place: faults from poisoned outputs; argv[4] flat, drain, drain_flat, drain_low, mark:
+ * other data, or kernels that hang or write elsewhere from poisoned outputs), untold (vecadd whose
+ * output already holds its result), bgwait (saxpy ITERATIONS times, a wait for the shim's
+ * background verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check;
+ * argv[4] wide: y's allocation twice n), protect (three tensors in one allocation, and a
+ * nondeterministic kernel), sigs (names only the signature reader reads right), fork (fork while a
+ * thread launches), closefds (a daemon's descriptor sweep), fillm1 (a config that leaves outputs
+ * unwritten), hazard (kernels that fault or hang in other configs), globals (module globals;
+ * argv[4] hidden), texarg (texture objects as arguments), graphchurn (graphs made and destroyed),
+ * images (module images passed every way). README.md lists them too (a test checks it has them
+ * all). It writes every output buffer's bytes to OUT, prints "LAUNCHES n" (the launches it made
+ * itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call prints file:line and the
+ * error, and exits 1. APP_KERNEL_FUNCTION=1 (app_rt): launch the CUfunction cuKernelGetFunction
+ * gives for each CUkernel (what the runtime's cudaGetFuncBySymbol returns) instead of the CUkernel.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -1480,27 +1481,39 @@ static void scenario_counter(void)
 
 /* hop: p[i] = next[p[i]] (indices, updated in place) on n = 20000 with blocks of 32
  * covering n, ITERATIONS times; p starts as 0, 1, 2, ... and next[i] = (7i + 3) mod n. p is
- * dumped at the end. */
+ * dumped at the end. argv[4]: "flat" (next all 0: every result 0, data that repeats one
+ * value), "drain" (drain instead, on c[i] = 1000 + i: it never finishes from a negative c),
+ * "drain_flat" (drain on c all 4096: data that repeats one value), "drain_low" (drain on
+ * c[i] = 2 + i mod 64: four runs on what the run before left reach a negative count), "mark" (mark
+ * on n = 4096, p[i] = i mod 2048 and seen all 0: from poisoned p it writes seen[4095]; p and seen
+ * dumped). */
 static void scenario_hop(void)
 {
-    int n = 20000;
+    int drain = !strncmp(scenario_arg, "drain", 5);
+    int mark = !strcmp(scenario_arg, "mark");
+    int n = mark ? 4096 : 20000;
     int *h = malloc((size_t)n * sizeof *h);
     CUdeviceptr p, next;
     CHECK(cu.cuMemAlloc(&p, (size_t)n * 4));
     CHECK(cu.cuMemAlloc(&next, (size_t)n * 4));
     for (int i = 0; i < n; i++)
-        h[i] = i;
+        h[i] = drain  ? (!strcmp(scenario_arg, "drain_flat")  ? 4096
+                         : !strcmp(scenario_arg, "drain_low") ? 2 + i % 64
+                                                              : 1000 + i)
+               : mark ? i % (n / 2)
+                      : i;
     CHECK(cu.cuMemcpyHtoD(p, h, (size_t)n * 4));
     for (int i = 0; i < n; i++)
-        h[i] = (int)((7LL * i + 3) % n);
+        h[i] = mark || !strcmp(scenario_arg, "flat") ? 0 : (int)((7LL * i + 3) % n);
     CHECK(cu.cuMemcpyHtoD(next, h, (size_t)n * 4));
     free(h);
-    void *a[] = {&p, &next, &n};
-    CUfunction f = kernel("_Z3hopPiPKii");
+    void *a[] = {&p, &next, &n}, *d[] = {&p, &n};
+    CUfunction f = kernel(drain ? "_Z5drainPii" : mark ? "_Z4markPiS_i" : "_Z3hopPiPKii");
     for (int i = 0; i < iterations; i++)
-        launch(cu.launch, f, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, a);
+        launch(cu.launch, f, (unsigned)(n + 31) / 32, 1, 32, 1, 0, NULL, drain ? d : a);
     CHECK(cu.cuCtxSynchronize());
     dump(p, (size_t)n * 4);
+    if (mark) dump(next, (size_t)n * 4);
 }
 
 static void scenario_texarg(void)
@@ -1547,17 +1560,20 @@ static void scenario_hazard(void)
 
 /* nocheck: scale_nocheck, a kernel without a bounds check, on n = 2^20 floats (4 MiB) with
  * blocks of 32 covering n exactly (the only safe shape: more threads write past y's end),
- * ITERATIONS times; y dumped at the end. */
+ * ITERATIONS times; y dumped at the end. argv[4] "wide": y's allocation holds 2n floats,
+ * all dumped (the second half never written by the program), so that more threads write
+ * inside it, past the n. */
 static void scenario_nocheck(void)
 {
     int n = 1 << 20;
-    CUdeviceptr y = upload((size_t)n, 83);
+    size_t len = (size_t)n * (!strcmp(scenario_arg, "wide") ? 2 : 1);
+    CUdeviceptr y = upload(len, 83);
     void *p[] = {&y, &n};
     CUfunction f = kernel("_Z13scale_nocheckPfi");
     for (int i = 0; i < iterations; i++)
         launch(cu.launch, f, (unsigned)n / 32, 1, 32, 1, 0, NULL, p);
     CHECK(cu.cuCtxSynchronize());
-    dump(y, (size_t)n * 4);
+    dump(y, len * 4);
 }
 
 /* block_sum on n = 5120 (grid 20 x block 256) first on data that cannot tell a wrong

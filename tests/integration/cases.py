@@ -180,6 +180,15 @@ def traced(r, kernel):
     return res
 
 
+def helper_traced(path, kernel):
+    """traced() of the trial helpers' trace (SIMCUDA_TRACE_HELPER=path): the runs of a
+    session, in order, where they run (sessions in the program's own process never start
+    from poisoned outputs: what the runs from poison do is seen in the helper)."""
+    class _T:
+        trace = open(path).read().splitlines() if os.path.exists(path) else []
+    return traced(_T, kernel)
+
+
 def report_of(r, name):
     """`xmatune report` over run r's log, written to WORK/name first."""
     logf = os.path.join(WORK, name)
@@ -975,7 +984,10 @@ def verify_one_run_from_the_complement():
     second run was a fifth of verification). The host path keeps the two runs."""
     counts = {}
     for verify_on in ("gpu", "host"):
-        base, t = tuned("rt", "basic", env={"XMATUNE_TRIALS": "inline", "XMATUNE_RACE": "0",
+        htrace = os.path.join(WORK, "complement-%s.helper.trace" % verify_on)
+        if os.path.exists(htrace):
+            os.remove(htrace)
+        base, t = tuned("rt", "basic", env={"SIMCUDA_TRACE_HELPER": htrace, "XMATUNE_RACE": "0",
                                             "XMATUNE_WARMUP": "1", "XMATUNE_ITERATIONS": "2",
                                             "XMATUNE_RECHECKS": "0",
                                             "XMATUNE_VERIFY_ON": verify_on})
@@ -988,7 +1000,7 @@ def verify_one_run_from_the_complement():
         expect(set(vm) == {"own_outputs", "data_check", "candidate_runs", "comparisons",
                            "guard_bytes"} and vm["candidate_runs"] > 0 and
                sum(vm.values()) <= ev[0]["phases_ms"]["verification"] + 1e-6, ev[0])
-        per = collections.Counter(r[1][0] for r in traced(t, "vecadd"))
+        per = collections.Counter(r[1][0] for r in helper_traced(htrace, "vecadd"))
         counts[verify_on] = (ok_blocks, per, ev[0]["winner"]["block"][0])
     (ok_g, per_g, win_g), (ok_h, per_h, win_h) = counts["gpu"], counts["host"]
     expect(ok_g == ok_h and len(ok_g) >= 3 and win_g == win_h, counts)
@@ -1757,21 +1769,25 @@ def protect_auto_own_repeat_only_when_needed():
     one counter value everywhere, and another every run: data that repeats one value has
     the data check ask the in-place check at once (old contents read in place may tell);
     all three candidates are rejected, then the own config runs once more, and the key is
-    untuned as not deterministic (its runs traced in the process: XMATUNE_TRIALS=inline)."""
+    untuned as not deterministic (its runs traced in the trial helper: SIMCUDA_TRACE_HELPER;
+    in the program's own process no run starts from poisoned outputs)."""
+    htrace = os.path.join(WORK, "own-repeat.helper.trace")
+    if os.path.exists(htrace):
+        os.remove(htrace)
     base, t = tuned("rt", "protect", policies=AUTO,
-                    env={"XMATUNE_TRIALS": "inline", "XMATUNE_RACE": "0", "XMATUNE_WARMUP": "1",
+                    env={"SIMCUDA_TRACE_HELPER": htrace, "XMATUNE_RACE": "0", "XMATUNE_WARMUP": "1",
                          "XMATUNE_ITERATIONS": "2", "XMATUNE_RECHECKS": "0"})
-    same_output(base, t, "protect, inline")
+    same_output(base, t, "protect, in the helper")
     sx = tune_events(t, "saxpy")[0]
     expect(protect_of(sx)["in_place_bytes"] > 0 and "untuned" not in sx, sx)
     expect(protect_of(sx)["in_place_checked"] is True, sx)
-    dims = [(r[0][0], r[1][0]) for r in traced(t, "_Z5saxpyifPKfPf")]
+    dims = [(r[0][0], r[1][0]) for r in helper_traced(htrace, "_Z5saxpyifPKfPf")]
     own, first = dims[0], dims[1]
     expect(first != own and dims[:4] == [own, first, own, first] and own not in dims[4:9], dims)
     st = tune_events(t, "stamp")[0]
     expect("not deterministic" in st.get("untuned", "") and
            [c["status"] for c in st["candidates"] if c["status"] != "skipped"] == ["rejected"] * 3, st)
-    dims = [(r[0][0], r[1][0]) for r in traced(t, st["kernel"])]
+    dims = [(r[0][0], r[1][0]) for r in helper_traced(htrace, st["kernel"])]
     own = dims[0]
     expect(dims[:2] == [own, own] and own not in dims[2:5] and dims[5] == own, dims)
 
@@ -1783,19 +1799,22 @@ def protect_auto_in_place_check_only_when_needed():
     those it updates in place. vecadd's own config runs once (its outputs), then every
     candidate, and the own config again only in the timed phase; the event says the
     check was not needed (in_place_checked false, every output counted as written whole)
-    and the report says "in place not asked". Traced in the process
-    (XMATUNE_TRIALS=inline; XMATUNE_WARMUP_MS=0: no clock warm-up runs among them)."""
+    and the report says "in place not asked". Traced in the trial helper
+    (SIMCUDA_TRACE_HELPER; XMATUNE_WARMUP_MS=0: no clock warm-up runs among them)."""
+    htrace = os.path.join(WORK, "in-place-check.helper.trace")
+    if os.path.exists(htrace):
+        os.remove(htrace)
     base, t = tuned("rt", "basic", policies=AUTO,
-                    env={"XMATUNE_TRIALS": "inline", "XMATUNE_WARMUP_MS": "0",
+                    env={"SIMCUDA_TRACE_HELPER": htrace, "XMATUNE_WARMUP_MS": "0",
                          "XMATUNE_RECHECKS": "0", "XMATUNE_EXCLUDE": "atomic_sum*"})
-    same_output(base, t, "basic, inline")  # (atomic_sum's winner rounds otherwise: excluded)
+    same_output(base, t, "basic, in the helper")  # (atomic_sum's winner rounds otherwise)
     ev = tune_events(t, "vecadd")[0]
     p = protect_of(ev)
     expect(p["in_place_checked"] is False and p["in_place_bytes"] == 0 and
            p["output_bytes"] >= 5000 * 4 and "untuned" not in ev, ev)
     verified = [c for c in ev["candidates"] if c["status"] in ("ok", "rejected")]
     expect(len(verified) == 4 and all(c["status"] == "ok" for c in verified), ev["candidates"])
-    dims = [(r[0][0], r[1][0]) for r in traced(t, "vecadd")]
+    dims = [(r[0][0], r[1][0]) for r in helper_traced(htrace, "vecadd")]
     own = dims[0]
     expect(own not in dims[1:1 + len(verified)] and own in dims[1 + len(verified):], dims)
     r = report_of(t, "in-place-report.jsonl")
@@ -4531,6 +4550,122 @@ def trial_helper_fault_from_unsorted_outputs():
     expect(t.stderr.count("faulted from outputs poisoned before the in-place check; trying "
                           "again with the check first") == 1 and
            "trying the others in a new helper" not in t.stderr, t.stderr)
+
+
+# ------------------------------------------- in the program's own process (issue 50, item 8)
+
+INLINE_POL = os.path.join(os.path.dirname(POLICIES), "policies_inline")
+# Where sessions run in the program's own process: XMATUNE_TRIALS=inline, and auto where
+# no helper can run for the device (MPS active).
+IN_PROCESS = (("inline", INLINE), ("auto", {"SIMCUDA_MPS": "1"}))
+
+
+def in_process_hop(arg, env, timeout=300):
+    """app_rt hop ARG without the shim and with it (policies_inline, no cache): the shim's
+    run must exit 0 with the program's own output, every key's session in the program's
+    process, none stopped by an error. Returns the run and its tune events."""
+    args = [arg] if arg else None
+    base = run("rt", "hop", shim=False, args=args)
+    ok(base, "hop %s without the shim" % arg)
+    t = run("rt", "hop", env=dict(env, XMATUNE_POLICY=INLINE_POL, XMATUNE_CACHE="off"),
+            args=args, timeout=timeout)
+    ok(t, "hop %s %s" % (arg, env))
+    same_output(base, t, "hop %s %s" % (arg, env))
+    evs = t.events("tune")
+    expect(evs and all(e["trial"] == "inline" for e in evs), evs)
+    expect(not [e for e in evs if "error" in e], evs)
+    return t, evs
+
+
+@case
+def inline_detection_never_faults_on_poison():
+    """In the program's own process a fault is sticky for the whole program, so no run
+    there may start from data the program never gave it. hop updates indices in place
+    (p[i] = next[p[i]]): from poisoned p every config reads before next and faults. Its
+    first candidate's verify run from poisoned outputs (hop) and the own config's run from
+    poisoned outputs that asks which are updated in place (hop flat: next all 0, data that
+    repeats one value, which asked it at once) killed the program (exit 1, "could not put
+    back"). There every run starts from the program's data (outputs restored, never
+    poisoned): the program's output is its own; the key is tuned from p restored (hop) or
+    waits for data that tells (flat). In the trial helper the same key is poisoned as
+    before: there the own config faults and the key is untuned."""
+    for where, env in IN_PROCESS:
+        for arg in ("", "flat"):
+            t, evs = in_process_hop(arg, env)
+            expect("ILLEGAL_ADDRESS" not in t.stderr, t.stderr)
+            expect(all(protect_of(e)["in_place_checked"] is False for e in evs), evs)
+            if arg == "":
+                expect(len(evs) == 1 and evs[0]["winner"]["index"] != -1 and
+                       all(c["status"] in ("ok", "skipped") for c in evs[0]["candidates"]), evs)
+            else:
+                expect(evs[0]["data"]["informative"] is False and evs[0]["winner"]["index"] == -1,
+                       evs[0])
+    base = run("rt", "hop", shim=False)
+    t = run("rt", "hop", env={"XMATUNE_POLICY": INLINE_POL, "XMATUNE_CACHE": "off"})
+    ok(t, "hop in the helper")
+    same_output(base, t, "hop in the helper")
+    ev = tune_events(t, "hop")
+    expect(len(ev) == 1 and ev[0]["trial"] == "helper" and
+           "its own config faulted in the trial helper" in ev[0].get("untuned", "") and
+           protect_of(ev[0])["in_place_checked"] is True, ev)
+
+
+@case
+def inline_detection_never_hangs_on_poison():
+    """drain counts down in place (c[i] -= 1, counting each down first): from a negative
+    count it never finishes. In the program's own process the own config's run from
+    poisoned outputs (drain: it reads nothing else, so everything judged repeated and the
+    in-place check was asked; drain_flat: counts all 4096) hung the program for good (the
+    watchdog can only speak there), and so did the warm-up and timed runs, each on what the
+    run before it left (drain_low: counts 2 to 65, below zero after three runs). No run
+    there starts from data the program did not give it: no hang, the program's output is
+    its own, drain and drain_low are tuned and drain_flat waits for data that tells. (A
+    hang before the fix fails the case at the run's 60 s timeout.)"""
+    for where, env in IN_PROCESS:
+        for arg in ("drain", "drain_flat", "drain_low"):
+            t, evs = in_process_hop(arg, env, timeout=60)
+            expect("has run for" not in t.stderr, t.stderr)
+            if arg != "drain_flat":
+                expect(len(evs) == 1 and evs[0]["winner"]["index"] != -1 and
+                       evs[0]["phases_ms"]["restores"] > 0, evs)
+            else:
+                expect(all(e["data"]["informative"] is False for e in evs), evs)
+
+
+@case
+def inline_untuned_outputs_are_the_programs():
+    """mark writes seen[p[i] mod n] and updates p in place; from p in [0, n/2) it writes
+    only seen's first half, from poisoned p seen's last element too. In the program's own
+    process its run from poisoned outputs (the in-place check, after a candidate's run from
+    poison differed) wrote there, the key was untuned ("not deterministic: two runs wrote
+    different places"), and only the outputs were put back: the program's seen differed
+    from its run without the shim. Now no run there starts from poisoned data, and what
+    any run changed anywhere in the memory the launch reaches is put back before the
+    program's own launch runs: the output is the program's.
+
+    scale_nocheck has no bounds check: with blocks of 64 on the program's grid it writes
+    past n, inside y's allocation (nocheck wide: twice n). That candidate, made to run for
+    1.5 s (past the watchdog's second), stopped the session before its comparison, the key
+    stayed untuned, and only the outputs were put back: the second half of y differed.
+    Now every chunk that differs from the snapshot is put back."""
+    for where, env in IN_PROCESS:
+        t, evs = in_process_hop("mark", env)
+        expect(not [e for e in evs if "not deterministic" in e.get("untuned", "")], evs)
+    pol = os.path.join(WORK, "nocheck.yaml")
+    with open(pol, "w") as f:
+        f.write("kernels:\n  - match: scale_nocheck\n    params: [y, n]\n    triggers: [n]\n"
+                "    space: {BLOCK: [32, 64]}\n    launch: {grid: [\"n / 32\"], block: [BLOCK]}\n")
+    base = run("rt", "nocheck", shim=False, args=["wide"])
+    ok(base, "nocheck wide without the shim")
+    for where, env in IN_PROCESS:
+        t = run("rt", "nocheck", args=["wide"],
+                env=dict(env, XMATUNE_POLICY=pol, XMATUNE_CACHE="off",
+                         SIMCUDA_HANG="_Z13scale_nocheckPfi:64:1500"))
+        ok(t, "nocheck wide " + where)
+        ev = tune_events(t, "scale_nocheck")
+        expect(len(ev) == 1 and ev[0]["trial"] == "inline" and
+               "watchdog" in ev[0].get("error", "") and ev[0]["winner"]["index"] == -1, ev)
+        same_output(base, t, "nocheck wide " + where)
 
 
 @case

@@ -615,6 +615,65 @@ static double hop_cost(const sim_exec *e)
     return elementwise(e, simk_i32(e, 2), 0.01, 256);
 }
 
+/* drain(int *c, int n): c[i] = c[i] - 1 for i < n, one thread per element, IN PLACE: each
+ * thread counts c[i] down to zero first, so a negative c[i] (poisoned: all bytes 0xFF, the
+ * complement of a result, or a count run below zero by runs on what earlier runs left)
+ * never reaches zero and the launch never finishes (the device stays busy until the
+ * process is killed, as spin's hanging config). A kernel that hangs unless its outputs
+ * updated in place hold the program's data. */
+static void drain_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 1);
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i >= n) continue;
+        int32_t v;
+        memcpy(&v, simk_fp(e, 0, i), 4);
+        if (e->fault) return;
+        if (v < 0) {
+            e->hang = 1;
+            return;
+        }
+        v -= 1;
+        memcpy(simk_fp(e, 0, i), &v, 4);
+    }
+}
+static double drain_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 1), 0.01, 256);
+}
+
+/* mark(int *p, int *seen, int n): for i < n, one thread per element, seen[(unsigned)p[i] % n]
+ * = 1 and p[i] = ((unsigned)p[i] + 1) % (n / 2), p IN PLACE: from p in [0, n/2) it writes
+ * only seen's first half; from poisoned p (0xFF bytes: -1) it writes seen[n - 1] when n is
+ * a power of two, a place its runs from the program's data never write. A kernel whose
+ * written places follow what its outputs updated in place hold. */
+static void mark_run(sim_exec *e)
+{
+    int32_t n = simk_i32(e, 2);
+    if (n < 2) return;
+    FOR_THREADS(e, tx, ty, tz)
+    {
+        (void)ty, (void)tz;
+        int64_t i = (int64_t)e->bid[0] * e->block[0] + tx;
+        if (i >= n) continue;
+        uint32_t v;
+        int32_t one = 1, next;
+        memcpy(&v, simk_fp(e, 0, i), 4);
+        if (e->fault) return;
+        memcpy(simk_fp(e, 1, (int64_t)(v % (uint32_t)n)), &one, 4);
+        next = (int32_t)((v + 1u) % (uint32_t)(n / 2));
+        memcpy(simk_fp(e, 0, i), &next, 4);
+        if (e->fault) return;
+    }
+}
+static double mark_cost(const sim_exec *e)
+{
+    return elementwise(e, simk_i32(e, 2), 0.01, 256);
+}
+
 #define I32                                                                                        \
     {                                                                                              \
         SIMK_I32, 4, 4                                                                             \
@@ -752,6 +811,18 @@ static simk_def g_kernels[] = {
      0,
      hop_run,
      hop_cost,
+     {0},
+     0},
+    {"_Z5drainPii", "drain(int*, int)", 2, {PTR, I32}, 1024, 16, 0, drain_run, drain_cost, {0}, 0},
+    {"_Z4markPiS_i",
+     "mark(int*, int*, int)",
+     3,
+     {PTR, PTR, I32},
+     1024,
+     16,
+     0,
+     mark_run,
+     mark_cost,
      {0},
      0},
     {"_Z5stampPfi",

@@ -61,6 +61,19 @@
  *                                                                     PLACE; p poisoned (any
  *                                                                     negative index):
  *                                                                     ILLEGAL_ADDRESS (sticky)
+ *  _Z5drainPii                    drain(int* c, int n) 0,8            grid.x*block.x >= n;
+ *                                                                     c[i] -= 1 IN PLACE; c
+ *                                                                     negative (poisoned):
+ *                                                                     never finishes (busy
+ *                                                                     until killed)
+ *  _Z4markPiS_i                   mark(int* p, int* seen, int n)      grid.x*block.x >= n;
+ *                                 0,8,16                              seen[(unsigned)p[i] % n]
+ *                                                                     = 1, p[i] = (p[i] + 1)
+ *                                                                     % (n/2) IN PLACE; p
+ *                                                                     poisoned: writes
+ *                                                                     seen[n-1] (a power of
+ *                                                                     two n), never written
+ *                                                                     from p in [0, n/2)
  *  _Z7fill_m1Pii                  fill_m1(int* out, int n) 0,8        grid.x*block.x >= n (one
  *                                                                     thread per element):
  *                                                                     out[i] = -1, all bytes
@@ -148,7 +161,7 @@
  *   step_scale     n       0.010   pen(T, 256, 0.15)                    n
  *   coef_scale,    n       0.010   pen(T, 256, 0.15)                    n
  *     tex_read, stamp, ref_accum, cast_accum, pair_accum and pack_axpy (p.n),
- *     scale_n64, hop
+ *     scale_n64, hop, drain, mark (n)
  *   fill_m1        G       0.010   pen(T, 256, 0.15)                    G
  *     (G = grid.x * block.x: the threads it launches, whatever n is)
  *   chunk_scale    n       0.010   pen(T, 256, 0.15) * pen(items, 4, 0.1)
