@@ -7,17 +7,10 @@
 set -euo pipefail
 secs=${1:-30}
 jobs=${2:-1}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-work=${FUZZ_WORK:-$(mktemp -d /tmp/xmt-fuzz.XXXXXX)}
-mkdir -p "$work"
-CC=${CC_FUZZ:-clang-14}
-command -v "$CC" >/dev/null || CC=clang
-flags=(-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -I"$root/policy")
-"$CC" "${flags[@]}" -o "$work/fuzz_policy" \
-  "$root/tests/policy/fuzz_policy.c" "$root"/policy/*.c \
+. "$(dirname "$0")/../fuzz_lib.sh"
+fuzz_setup policy
+fuzz_build fuzz_policy -I"$root/policy" -I"$root/common" "$root/tests/policy/fuzz_policy.c" "$root"/policy/*.c \
   /usr/lib/x86_64-linux-gnu/libyaml.a /usr/lib/x86_64-linux-gnu/libiberty.a -lm -lpthread
-mkdir -p "$work/corpus" "$work/artifacts"
 cp "$root"/tests/policy/corpus/*.yaml "$work/corpus/" 2>/dev/null || true
 cp "$root"/examples/policies/*.yaml "$work/corpus/" 2>/dev/null || true
 printf '=cdiv(grid0.x * block0.x, 256) + next_pow2(sm_count) %% 7' > "$work/corpus/expr1"
@@ -27,16 +20,4 @@ printf '=1 ? log2(l2_bytes) : max(1, 2.5, -3) / 0' > "$work/corpus/expr2"
 # pipefail and set -e turned into an exit 141 when the machine was busy)
 awk -F'\t' '!/^#/ && $1 != "" && n++ < 40 {print $1}' "$root/tests/policy/signatures.tsv" |
   { i=0; while IFS= read -r n; do i=$((i + 1)); printf '~%s' "$n" >"$work/corpus/sig$i"; done; }
-# max_total_time bounds the run; -timeout catches a hang in one input.
-set +e
-"$work/fuzz_policy" "$work/corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=8192 -jobs="$jobs" -workers="$jobs" -artifact_prefix="$work/artifacts/" \
-  -print_final_stats=1 >"$work/log" 2>&1
-rc=$?
-set -e
-tail -n 15 "$work/log"
-if [ "$rc" -ne 0 ] || ls "$work"/artifacts/* >/dev/null 2>&1; then
-  echo "fuzz_policy: FAILED (rc $rc); artifacts in $work/artifacts" >&2
-  exit 1
-fi
-echo "fuzz_policy: clean for ${secs}s (work dir $work)"
+fuzz_run fuzz_policy "$secs" 8192 15 -jobs="$jobs" -workers="$jobs"

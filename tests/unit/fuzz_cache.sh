@@ -5,26 +5,10 @@
 # Exit status: 0 no crash, leak, UB or round-trip mismatch found; non-zero otherwise (the
 # reproducer is left in the work directory, printed at the end).
 set -euo pipefail
-secs=${1:-20}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-work=${FUZZ_WORK:-$(mktemp -d /tmp/xmt-fuzz-cache.XXXXXX)}
-mkdir -p "$work/corpus" "$work/artifacts"
-CC=${CC_FUZZ:-clang-14}
-command -v "$CC" >/dev/null || CC=clang
-"$CC" -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=undefined -I"$root/common" -o "$work/fuzz_cacherec" \
-  "$root/tests/unit/fuzz_cacherec.c" "$root/common/cacherec.c" \
-  /usr/lib/x86_64-linux-gnu/libjansson.a -lm
+. "$(dirname "$0")/../fuzz_lib.sh"
+fuzz_setup cache
+fuzz_build fuzz_cacherec -I"$root/common" "$root/tests/unit/fuzz_cacherec.c" \
+  "$root/common/cacherec.c" /usr/lib/x86_64-linux-gnu/libjansson.a -lm
 printf '%s\n' '{"v":2,"device":"NVIDIA H200|cc9.0|sm132|drv13000","kernel":"_Z5saxpyifPKfPf","code":"29e34cc3f3d5e881","entry":"match: saxpy","entry_fp":"a30e88fc0fe86d2f","key":"000000010000000000","key_text":"x.shape=(65536,)","index":3,"label":"BLOCK=256","time_ms":0.0047}' >"$work/corpus/v2"
 printf '%s\n' '{"device":"d","kernel":"k","entry":"e","key":"00","index":2}' 'garbage' '{"v":2,"device":"q\"\\x","kernel":"k","code":"c","entry":"e","entry_fp":"f","key":"00","index":-1}' >"$work/corpus/mixed"
-set +e
-"$work/fuzz_cacherec" "$work/corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=4096 -artifact_prefix="$work/artifacts/" -print_final_stats=1 >"$work/log" 2>&1
-rc=$?
-set -e
-tail -n 8 "$work/log"
-if [ "$rc" -ne 0 ] || ls "$work"/artifacts/* >/dev/null 2>&1; then
-  echo "fuzz_cacherec: FAILED (rc $rc); artifacts in $work/artifacts" >&2
-  exit 1
-fi
-echo "fuzz_cacherec: clean for ${secs}s (work dir $work)"
+fuzz_run fuzz_cacherec "${1:-20}" 4096 8

@@ -7,25 +7,10 @@
 # Exit status: 0 no crash, leak, UB or round-trip mismatch found; non-zero otherwise (the
 # reproducer is left in the work directory, printed at the end).
 set -euo pipefail
-secs=${1:-20}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-work=${FUZZ_WORK:-$(mktemp -d /tmp/xmt-fuzz-trialreq.XXXXXX)}
-mkdir -p "$work/corpus" "$work/artifacts"
-CC=${CC_FUZZ:-clang-14}
-command -v "$CC" >/dev/null || CC=clang
-"$CC" -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=undefined -I"$root/common" -o "$work/fuzz_trialreq" \
-  "$root/tests/unit/fuzz_trialreq.c" "$root/common/trialreq.c" "$root/common/trialreq_load.c" \
+. "$(dirname "$0")/../fuzz_lib.sh"
+fuzz_setup trialreq
+fuzz_build fuzz_trialreq -I"$root/common" "$root/tests/unit/fuzz_trialreq.c" \
+  "$root/common/trialreq.c" "$root/common/trialreq_load.c" \
   /usr/lib/x86_64-linux-gnu/libjansson.a -lm
 cp "$root"/tests/unit/data/trialreq/* "$work/corpus/"
-set +e
-"$work/fuzz_trialreq" "$work/corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=16384 -artifact_prefix="$work/artifacts/" -print_final_stats=1 >"$work/log" 2>&1
-rc=$?
-set -e
-tail -n 8 "$work/log"
-if [ "$rc" -ne 0 ] || ls "$work"/artifacts/* >/dev/null 2>&1; then
-  echo "fuzz_trialreq: FAILED (rc $rc); artifacts in $work/artifacts" >&2
-  exit 1
-fi
-echo "fuzz_trialreq: clean for ${secs}s (work dir $work)"
+fuzz_run fuzz_trialreq "${1:-20}" 16384 8
