@@ -122,6 +122,12 @@ static const opt_desc options[] = {
      "config and is looked at again at a later launch (keys launched often get there first), "
      "so at most this many snapshots of the program's memory exist at once",
      0},
+    {"XMATUNE_BACKGROUND_SHARE", T_INT, OFF(background_share), 0, "50", 1, 100,
+     "the share of the time, in percent, the background may keep the trial helper at work "
+     "while the program runs (`docs/tuning.md`, In the background): after a session (a tuning "
+     "or a verification) of T ms the worker waits T x (100 - SHARE) / SHARE ms before it "
+     "starts the next; `100`: no wait. A session itself is not slowed",
+     NULL},
     {"XMATUNE_EXIT_WAIT_MS", T_INT, OFF(exit_wait_ms), 0, "0", 0, 3600000,
      "how long the program's exit waits for the verifications still running in the background "
      "(`docs/cache.md`, Trust) before it drops them: `0`, the default, never waits (the next "

@@ -66,6 +66,7 @@ struct xmt_options {
     int retune;             /* xmt_retune */
     int exit_wait_ms;       /* the exit's wait for background verifications */
     int background_queue;   /* keys queued for the background at most */
+    int background_share;   /* percent of the time the background may keep the helper busy */
     int tuning;             /* xmt_tuning */
     int rechecks;           /* re-checks of a winner at later launches of its key */
     int cache_lock_wait_ms; /* longest wait for the cache's lock; then no cache */

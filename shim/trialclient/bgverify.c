@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "driver.h"
 #include "guard.h"
 #include "log.h"
@@ -37,6 +38,9 @@ static struct {
     job *head, *tail;
     int pending; /* queued + running */
     int started, stopping;
+    struct timespec rest_until; /* XMATUNE_BACKGROUND_SHARE: no session starts before it */
+    int resting;
+    double last_end_ms; /* when the last session ended (xmt_now_ms), 0 before the first */
     pthread_t worker;
 } bg = {.lock = PTHREAD_MUTEX_INITIALIZER,
         .cv = PTHREAD_COND_INITIALIZER,
@@ -60,6 +64,8 @@ static void warm_pool(CUcontext ctx)
     xmt_drv.cuStreamDestroy(st);
 }
 
+static struct timespec deadline(int ms);
+
 static void *worker(void *arg)
 {
     (void)arg;
@@ -69,6 +75,11 @@ static void *worker(void *arg)
     for (;;) {
         while (!bg.head && !bg.stopping)
             pthread_cond_wait(&bg.cv, &bg.lock);
+        /* the share: the rest the last session earned, unless the process is exiting */
+        int r = 0;
+        while (bg.resting && !bg.stopping && r != ETIMEDOUT)
+            r = pthread_cond_timedwait(&bg.cv, &bg.lock, &bg.rest_until);
+        bg.resting = 0;
         if (bg.stopping) break;
         job *j = bg.head;
         bg.head = j->next;
@@ -84,13 +95,26 @@ static void *worker(void *arg)
         }
         xmt_trial_outcome o;
         char why[400] = "";
+        double t0 = xmt_now_ms();
         int learned =
             j->tune
                 ? xmt_trial_tune_snap(j->snap, j->key_text, 0, &o, why, sizeof why) == 1
                 : xmt_trial_verify_snap(j->snap, j->key_text, &j->only, j->only_index,
                                         j->has_data ? j->record_data : NULL, &o, why, sizeof why);
         xmt_trial_snap_free(j->snap);
+        double end = xmt_now_ms(), ran = end - t0;
         pthread_mutex_lock(&bg.lock);
+        if (xmt_opt.background_share < 100) {
+            double rest = ran * (100 - xmt_opt.background_share) / xmt_opt.background_share;
+            bg.rest_until = deadline((int)(rest + 0.5));
+            bg.resting = 1;
+            xmt_verbose(2,
+                        "background: a session of %.1f ms, started %.1f ms after the last one "
+                        "ended; the next starts %.1f ms after it (XMATUNE_BACKGROUND_SHARE=%d)",
+                        ran, bg.last_end_ms > 0 ? t0 - bg.last_end_ms : -1.0, rest,
+                        xmt_opt.background_share);
+        }
+        bg.last_end_ms = end;
         /* the callback runs under the lock: stop() then knows that none runs after it */
         if (!bg.stopping)
             j->done(j->ud, learned, &o, why);

@@ -6396,6 +6396,32 @@ def cache_hint_switches_after_verification():
 
 
 @case
+def background_share_bounded():
+    # Issue 49, item 4 (a bounded share): the background keeps the trial helper at work at most
+    # XMATUNE_BACKGROUND_SHARE percent of the time while the program runs: after a session of
+    # T ms the worker waits T x (100 - SHARE) / SHARE ms before the next. Each session's line
+    # (-v 2) says how long after the last one it started, measured by the worker: never
+    # sooner than the rest the last one earned. 100: no rest. Outputs the program's.
+    base = run("rt", "basic", shim=False)
+    ok(base, "without the shim")
+    env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": "off", "XMATUNE_TUNING": "background",
+           "XMATUNE_VERBOSE": "2", "XMATUNE_EXCLUDE": "atomic_sum*"}
+    t = run("rt", "basic", env=dict(env, XMATUNE_BACKGROUND_SHARE="25"))
+    ok(t, "share 25")
+    same_output(base, t, "share 25")
+    pat = re.compile(r"background: a session of ([\d.]+) ms, started (-?[\d.]+) ms after the last "
+                     r"one ended; the next starts ([\d.]+) ms after it \(XMATUNE_BACKGROUND_SHARE=25\)")
+    lines = [tuple(map(float, m.groups())) for m in pat.finditer(t.stderr)]
+    expect(len(lines) >= 2 and lines[0][1] == -1, (lines, t.stderr))
+    for (ran, _, rest), (_, after, _) in zip(lines, lines[1:]):
+        expect(abs(rest - ran * 3) <= 0.2 and after >= rest - 1.0, lines)
+    u = run("rt", "basic", env=dict(env, XMATUNE_BACKGROUND_SHARE="100"))
+    ok(u, "share 100")
+    same_output(base, u, "share 100")
+    expect("background: a session of" not in u.stderr, u.stderr)
+
+
+@case
 def tune_in_the_background():
     # XMATUNE_TUNING=background (docs/tuning.md, In the background): the first launch of a new
     # key runs the program's own config at once, after a stream-ordered snapshot of its data;
