@@ -360,36 +360,40 @@ int xmt_rstore_claim(xmt_rstore *s, const char *key, const char *owner, int ttl_
     return rc;
 }
 
-/* 1 when owner holds key's claim now, 0 not, -1/-2. */
-static int holds(xmt_rstore *s, const char *key, const char *owner)
+/* Renewing and releasing a claim are compare-and-set on the server: one script compares the
+ * claim's value with its owner's name and changes it only when they are equal, so that no
+ * other command runs between the two (a GET then a DEL would delete a claim that expired and
+ * was taken by another process in between). */
+static const char renew_lua[] = "if redis.call('get',KEYS[1])==ARGV[1] then "
+                                "return redis.call('pexpire',KEYS[1],ARGV[2]) else return 0 end";
+static const char release_lua[] = "if redis.call('get',KEYS[1])==ARGV[1] then "
+                                  "return redis.call('del',KEYS[1]) else return 0 end";
+
+/* EVAL of script over key with arguments a1 and a2 (a2 may be NULL): 1 when it changed the
+ * claim, 0 not, -1 or -2. */
+static int eval_claim(xmt_rstore *s, const char *script, const char *key, const char *a1,
+                      const char *a2)
 {
-    char *v = NULL;
-    size_t n = 0;
-    int rc = xmt_rstore_get(s, key, &v, &n);
-    if (rc <= 0) return rc;
-    rc = n == strlen(owner) && !memcmp(v, owner, n);
-    free(v);
+    const char *argv[6] = {"EVAL", script, "1", key, a1, a2};
+    size_t lens[6] = {4, strlen(script), 1, strlen(key), strlen(a1), a2 ? strlen(a2) : 0};
+    redisReply *r = cmd(s, a2 ? 6 : 5, argv, lens);
+    if (!r) return -1;
+    if (r->type != REDIS_REPLY_INTEGER) return bad_reply(s, r);
+    int rc = r->integer == 1;
+    freeReplyObject(r);
     return rc;
 }
 
 int xmt_rstore_renew(xmt_rstore *s, const char *key, const char *owner, int ttl_ms)
 {
-    int h = holds(s, key, owner);
-    if (h <= 0) return h;
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%d", ttl_ms);
-    const char *argv[3] = {"PEXPIRE", key, ttl};
-    size_t lens[3] = {7, strlen(key), strlen(ttl)};
-    int rc = simple(s, 3, argv, lens);
-    return rc == 0 ? 1 : rc;
+    return eval_claim(s, renew_lua, key, owner, ttl);
 }
 
 int xmt_rstore_release(xmt_rstore *s, const char *key, const char *owner)
 {
-    int h = holds(s, key, owner);
-    if (h <= 0) return h;
-    int rc = xmt_rstore_del(s, key);
-    return rc == 0 ? 1 : rc;
+    return eval_claim(s, release_lua, key, owner, NULL);
 }
 
 /* MGET of n keys: fn for each string value. The count of values, or -1/-2. */

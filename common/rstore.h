@@ -9,7 +9,8 @@
  * hash of the record's identity (xmt_cacherec_identity). A value that does not parse as a
  * record, or whose identity does not hash to its key's name, is garbage: never a record.
  * A key being tuned somewhere is claimed under PREFIX:claim:HASH (SET NX PX, its value the
- * claimer's name), which expires unless its claimer renews it.
+ * claimer's name), which expires unless its claimer renews it; renewing and releasing it are
+ * compare-and-set on the server (a script), so that only its holder changes it.
  *
  * Every call here is synchronous with the connection's timeout (connect and each command);
  * no call is made on a launch's path (shim/remote.c runs them on a thread of its own). A
@@ -85,9 +86,10 @@ int xmt_rstore_del(xmt_rstore *s, const char *key);
 int xmt_rstore_claim(xmt_rstore *s, const char *key, const char *owner, int ttl_ms);
 
 /* The claim on key, when owner holds it: renewed for ttl_ms (renew) or deleted. 1 done, 0
- * not owner's (gone or another's), -1 or -2. A GET then the change: a claim that expired
- * and was taken between the two is renewed or deleted for its new holder (a key may then be
- * tuned twice, which costs a tuning, never a result). */
+ * not owner's (gone, or another's: left as it is), -1 or -2 (a server that refuses scripts:
+ * the claim then expires by itself). Atomic on the server (one EVAL compares the claim's
+ * value with owner and changes it only when equal): a claim that expired and was taken by
+ * another process is never renewed or deleted by its former holder. */
 int xmt_rstore_renew(xmt_rstore *s, const char *key, const char *owner, int ttl_ms);
 int xmt_rstore_release(xmt_rstore *s, const char *key, const char *owner);
 

@@ -340,6 +340,15 @@ static void tend(void)
         if (kinds[i] == E_MINE) {
             int rc = xmt_rstore_renew(rm.conn, keys[i][1], rm.owner, xmt_opt.cache_remote_claim_ms);
             if (rc < 0) failed(rc);
+            if (rc == 0) { /* it expired (and may be another's now): ours no more, left alone */
+                pthread_mutex_lock(&rm.lock);
+                ent *e;
+                HASH_FIND_STR(rm.table, keys[i][0], e);
+                if (e && e->state == E_MINE) e->state = E_NONE;
+                pthread_mutex_unlock(&rm.lock);
+                xmt_verbose(1, "a claim of this process in the remote cache expired before it "
+                               "was renewed: the key may be tuned twice in the fleet");
+            }
             continue;
         }
         char *line = NULL, *c = NULL;
