@@ -429,11 +429,12 @@ static long mget(xmt_rstore *s, redisReply **keys, size_t n,
     return got;
 }
 
-long xmt_rstore_scan(xmt_rstore *s, const char *prefix, long max,
-                     void (*fn)(void *ud, const char *key, const char *val, size_t len), void *ud)
+/* SCAN MATCH PREFIX:kind:* then MGET, as xmt_rstore_scan. */
+static long scan_kind(xmt_rstore *s, const char *prefix, const char *kind, long max,
+                      void (*fn)(void *ud, const char *key, const char *val, size_t len), void *ud)
 {
     char match[160], cursor[32] = "0";
-    snprintf(match, sizeof match, "%s:rec:*", prefix);
+    snprintf(match, sizeof match, "%s:%s:*", prefix, kind);
     long total = 0;
     do {
         const char *argv[6] = {"SCAN", cursor, "MATCH", match, "COUNT", "500"};
@@ -454,4 +455,17 @@ long xmt_rstore_scan(xmt_rstore *s, const char *prefix, long max,
         total += got;
     } while (strcmp(cursor, "0") != 0 && total < max);
     return total;
+}
+
+long xmt_rstore_scan(xmt_rstore *s, const char *prefix, long max,
+                     void (*fn)(void *ud, const char *key, const char *val, size_t len), void *ud)
+{
+    return scan_kind(s, prefix, "rec", max, fn, ud);
+}
+
+long xmt_rstore_scan_claims(xmt_rstore *s, const char *prefix, long max,
+                            void (*fn)(void *ud, const char *key, const char *val, size_t len),
+                            void *ud)
+{
+    return scan_kind(s, prefix, "claim", max, fn, ud);
 }

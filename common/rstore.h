@@ -99,4 +99,9 @@ int xmt_rstore_release(xmt_rstore *s, const char *key, const char *owner);
 long xmt_rstore_scan(xmt_rstore *s, const char *prefix, long max,
                      void (*fn)(void *ud, const char *key, const char *val, size_t len), void *ud);
 
+/* Every claim under prefix (PREFIX:claim:*), as xmt_rstore_scan: fn(ud, key, owner, len). */
+long xmt_rstore_scan_claims(xmt_rstore *s, const char *prefix, long max,
+                            void (*fn)(void *ud, const char *key, const char *val, size_t len),
+                            void *ud);
+
 #endif

@@ -197,7 +197,28 @@ static void scanned(void *ud, const char *key, const char *val, size_t len)
     pthread_mutex_unlock(&rm.lock);
 }
 
-/* Connects, and reads every record under the prefix. 0 when connected. */
+/* A claim read at connect: a key another process holds is known as such before this
+ * process's first launch of it, which then runs the program's own config without asking
+ * (polled as any key another holds). A claim of this process's own (after a reconnection)
+ * stays its own. */
+static void scanned_claim(void *ud, const char *key, const char *val, size_t len)
+{
+    (void)ud;
+    size_t pl = strlen(rm.url.prefix);
+    char rk[KEY_CAP];
+    if (strncmp(key, rm.url.prefix, pl) != 0 || strncmp(key + pl, ":claim:", 7) != 0) return;
+    if (len == strlen(rm.owner) && !memcmp(val, rm.owner, len)) return;
+    snprintf(rk, sizeof rk, "%s:rec:%s", rm.url.prefix, key + pl + 7);
+    pthread_mutex_lock(&rm.lock);
+    ent *e = entry(rk, key);
+    if (e && e->state == E_NONE) {
+        e->state = E_THEIRS;
+        e->next_ms = xmt_now_ms() + POLL_MS;
+    }
+    pthread_mutex_unlock(&rm.lock);
+}
+
+/* Connects, and reads every record and every claim under the prefix. 0 when connected. */
 static int connect_now(void)
 {
     char why[512];
@@ -212,8 +233,10 @@ static int connect_now(void)
     }
     long n = xmt_rstore_scan(rm.conn, rm.url.prefix, MAX_RECORDS, scanned, NULL);
     if (n < 0 && failed((int)n)) return -1;
-    xmt_verbose(1, "the remote cache redis://%s:%d/%s: connected, %ld records read", rm.url.host,
-                rm.url.port, rm.url.prefix, n);
+    long nc = xmt_rstore_scan_claims(rm.conn, rm.url.prefix, MAX_RECORDS, scanned_claim, NULL);
+    if (nc < 0 && failed((int)nc)) return -1;
+    xmt_verbose(1, "the remote cache redis://%s:%d/%s: connected, %ld records and %ld claims read",
+                rm.url.host, rm.url.port, rm.url.prefix, n, nc);
     pthread_mutex_lock(&rm.lock);
     rm.connected = 1;
     pthread_mutex_unlock(&rm.lock);
@@ -251,12 +274,28 @@ static int answer(op *o, int a)
     return a == XMT_REMOTE_MINE;
 }
 
-/* Runs a claim, taken off the queue (rm.lock not held). */
+/* Runs a claim, taken off the queue (rm.lock not held). A key whose state this process
+ * learned while the claim waited in the queue (at connect: a claim of another's, a record)
+ * is answered from memory, without asking the server. */
 static void run_claim(op *o)
 {
     char *line = NULL, rk[KEY_CAP], ck[KEY_CAP];
     size_t len = 0;
-    int a = do_claim(o, &line, &len);
+    pthread_mutex_lock(&rm.lock);
+    ent *known;
+    HASH_FIND_STR(rm.table, o->rec_key, known);
+    int a = !known                     ? -1
+            : known->state == E_RECORD ? XMT_REMOTE_FOUND
+            : known->state == E_THEIRS ? XMT_REMOTE_THEIRS
+            : known->state == E_MINE   ? XMT_REMOTE_MINE
+                                       : -1;
+    if (a >= 0) {
+        (void)answer(o, a); /* (an abandoned asker's o is freed there; nothing was claimed) */
+        pthread_mutex_unlock(&rm.lock);
+        return;
+    }
+    pthread_mutex_unlock(&rm.lock);
+    a = do_claim(o, &line, &len);
     memcpy(rk, o->rec_key, KEY_CAP);
     memcpy(ck, o->claim_key, KEY_CAP);
     pthread_mutex_lock(&rm.lock);
