@@ -27,8 +27,10 @@
 #define MAX_OPS 1024       /* decisions queued while the server is away */
 #define MAX_RECORDS 200000 /* read at connect: a bound on the memory a store can make us use */
 
-/* What this process knows of one identity in Redis. */
-enum { E_NONE, E_RECORD, E_THEIRS, E_MINE };
+/* What this process knows of one identity in Redis. E_SEEN: another process held its claim
+ * when this one last read the claims (at connect, or from their index every 200 ms), and no
+ * launch here has asked for the key since: not polled until one does (then E_THEIRS). */
+enum { E_NONE, E_RECORD, E_THEIRS, E_MINE, E_SEEN };
 
 typedef struct ent {
     UT_hash_handle hh;
@@ -66,6 +68,7 @@ static struct {
     char owner[128];  /* this process's name in a claim: host:pid:random */
     xmt_rstore *conn; /* the thread's */
     ent *table;
+    double next_refresh; /* the next read of the claims' index (the thread's) */
     op *head, *tail;
     int nops;
     pthread_t thread;
@@ -211,10 +214,21 @@ static void scanned_claim(void *ud, const char *key, const char *val, size_t len
     snprintf(rk, sizeof rk, "%s:rec:%s", rm.url.prefix, key + pl + 7);
     pthread_mutex_lock(&rm.lock);
     ent *e = entry(rk, key);
-    if (e && e->state == E_NONE) {
-        e->state = E_THEIRS;
-        e->next_ms = xmt_now_ms() + POLL_MS;
-    }
+    if (e && e->state == E_NONE) e->state = E_SEEN;
+    pthread_mutex_unlock(&rm.lock);
+}
+
+/* A live claim from the claims' index (xmt_rstore_live_claims): its key becomes E_SEEN, unless
+ * this process knows more of it (its record, its own claim, a poll). */
+static void live_claim(void *ud, const char *hash)
+{
+    (void)ud;
+    char rk[KEY_CAP], ck[KEY_CAP];
+    snprintf(rk, sizeof rk, "%s:rec:%s", rm.url.prefix, hash);
+    snprintf(ck, sizeof ck, "%s:claim:%s", rm.url.prefix, hash);
+    pthread_mutex_lock(&rm.lock);
+    ent *e = entry(rk, ck);
+    if (e && e->state == E_NONE) e->state = E_SEEN;
     pthread_mutex_unlock(&rm.lock);
 }
 
@@ -284,12 +298,16 @@ static void run_claim(op *o)
     pthread_mutex_lock(&rm.lock);
     ent *known;
     HASH_FIND_STR(rm.table, o->rec_key, known);
-    int a = !known                     ? -1
-            : known->state == E_RECORD ? XMT_REMOTE_FOUND
-            : known->state == E_THEIRS ? XMT_REMOTE_THEIRS
-            : known->state == E_MINE   ? XMT_REMOTE_MINE
-                                       : -1;
+    int a = !known                                               ? -1
+            : known->state == E_RECORD                           ? XMT_REMOTE_FOUND
+            : known->state == E_THEIRS || known->state == E_SEEN ? XMT_REMOTE_THEIRS
+            : known->state == E_MINE                             ? XMT_REMOTE_MINE
+                                                                 : -1;
     if (a >= 0) {
+        if (known->state == E_SEEN) { /* asked for now: watched from here on */
+            known->state = E_THEIRS;
+            known->next_ms = xmt_now_ms();
+        }
         (void)answer(o, a); /* (an abandoned asker's o is freed there; nothing was claimed) */
         pthread_mutex_unlock(&rm.lock);
         return;
@@ -363,6 +381,11 @@ static void claims_off(void)
 static void tend(void)
 {
     double now = xmt_now_ms();
+    if (now >= rm.next_refresh && rm.conn) { /* the claims other processes took meanwhile */
+        rm.next_refresh = now + POLL_MS;
+        long n = xmt_rstore_live_claims(rm.conn, rm.url.prefix, MAX_RECORDS, live_claim, NULL);
+        if (n < 0 && failed((int)n)) return;
+    }
     char keys[16][2][KEY_CAP];
     int kinds[16], n = 0;
     pthread_mutex_lock(&rm.lock);
@@ -424,7 +447,7 @@ static void tend(void)
 /* The soonest time tend() has work (a far one when none). rm.lock held. */
 static double next_due(void)
 {
-    double t = xmt_now_ms() + 1000.0;
+    double t = rm.next_refresh;
     for (ent *e = rm.table; e; e = e->hh.next)
         if ((e->state == E_THEIRS || e->state == E_MINE) && e->next_ms < t) t = e->next_ms;
     return t;
@@ -624,6 +647,10 @@ int xmt_remote_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, 
     HASH_FIND_STR(rm.table, rk, e);
     if (e && e->state == E_RECORD && choice_of(e, out)) {
         a = XMT_REMOTE_FOUND;
+    } else if (e && e->state == E_SEEN) { /* claimed elsewhere: watched from here on */
+        e->state = E_THEIRS;
+        e->next_ms = xmt_now_ms();
+        a = XMT_REMOTE_THEIRS;
     } else if (e && (e->state == E_THEIRS || e->state == E_MINE)) {
         a = e->state == E_THEIRS ? XMT_REMOTE_THEIRS : XMT_REMOTE_MINE;
     } else if (rm.connected || rm.connecting) {

@@ -4,13 +4,13 @@
  *
  * No launch waits on the network for a lookup: one thread of the shim's own (started by
  * xmt_remote_start, every signal blocked) reads every record and every claim under the
- * prefix when it connects, keeps them in memory, polls the keys this process waits on, and
- * sends what this process decided. A lookup (xmt_remote_find) is a table look-up under a
- * lock the thread never holds across a network call. A key another process held when the
- * thread read the prefix is known as such: its launches keep the program's own config with
- * no word to the server. The one wait: a key this process is about to tune whose state in
- * the fleet it does not know yet is claimed in Redis first (xmt_remote_claim), so that a
- * fleet tunes each key once; that launch waits for the answer at most twice the command
+ * prefix when it connects, and the claims' index every 200 ms, keeps them in memory, polls
+ * the keys this process waits on, and sends what this process decided. A lookup (xmt_remote_find)
+ * is a table look-up under a lock the thread never holds across a network call. A key another
+ * process held when the thread last read the claims is known as such: its launches keep the
+ * program's own config with no word to the server. The one wait: a key this process is about to
+ * tune whose state in the fleet it does not know yet is claimed in Redis first (xmt_remote_claim),
+ * so that a fleet tunes each key once; that launch waits for the answer at most twice the command
  * timeout (it is about to wait for a tuning anyway), and not at all while the server is
  * unreachable.
  *
