@@ -346,50 +346,105 @@ int xmt_rstore_del(xmt_rstore *s, const char *key)
     return simple(s, 2, argv, lens);
 }
 
-int xmt_rstore_claim(xmt_rstore *s, const char *key, const char *owner, int ttl_ms)
+/* Claims are compare-and-set on the server: a script takes a claim (SET NX PX), and renews
+ * or deletes it only when its value is still its owner's, so that no other command runs
+ * between the comparison and the change (a GET then a DEL would delete a claim that expired
+ * and was taken by another process in between). Each script also keeps the claims' index,
+ * PREFIX:claims, a sorted set of the claims' HASHes scored by their expiry in the server's
+ * clock, which the fleet reads in one command (xmt_rstore_live_claims). KEYS[1] is the claim,
+ * KEYS[2] the index, ARGV[1] the owner, ARGV[2] the time to live, ARGV[3] the HASH. */
+#define NOW_MS "local t=redis.call('time') local now=t[1]*1000+math.floor(t[2]/1000) "
+static const char claim_lua[] =
+    "redis.replicate_commands() "
+    "if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then " NOW_MS
+    "redis.call('zadd',KEYS[2],now+tonumber(ARGV[2]),ARGV[3]) return 1 end return 0";
+static const char renew_lua[] =
+    "redis.replicate_commands() "
+    "if redis.call('get',KEYS[1])==ARGV[1] then " NOW_MS "redis.call('pexpire',KEYS[1],ARGV[2]) "
+    "redis.call('zadd',KEYS[2],now+tonumber(ARGV[2]),ARGV[3]) "
+    "return 1 end return 0";
+static const char release_lua[] = "if redis.call('get',KEYS[1])==ARGV[1] then "
+                                  "redis.call('del',KEYS[1]) redis.call('zrem',KEYS[2],ARGV[3]) "
+                                  "return 1 end return 0";
+/* The live claims' HASHes: the expired ones dropped from the index first. */
+static const char live_lua[] =
+    "redis.replicate_commands() " NOW_MS "redis.call('zremrangebyscore',KEYS[1],'-inf',now) "
+    "return redis.call('zrangebyscore',KEYS[1],now,'+inf')";
+
+/* A claim key PREFIX:claim:HASH's index name (PREFIX:claims) and HASH; -1 when key is not
+ * of that form. */
+static int index_of(const char *key, char *index, size_t cap, const char **hash)
 {
-    char ttl[24];
-    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
-    const char *argv[6] = {"SET", key, owner, "NX", "PX", ttl};
-    size_t lens[6] = {3, strlen(key), strlen(owner), 2, 2, strlen(ttl)};
-    redisReply *r = cmd(s, 6, argv, lens);
+    size_t n = strlen(key);
+    if (n < 7 + 32 + 1 || memcmp(key + n - 32 - 7, ":claim:", 7) != 0 || n - 32 + 1 > cap)
+        return -1;
+    snprintf(index, cap, "%.*s:claims", (int)(n - 32 - 7), key);
+    *hash = key + n - 32;
+    return 0;
+}
+
+/* EVAL of a claim's script with ttl (NULL: none): 1 when it took or changed the claim, 0 not,
+ * -1 or -2. */
+static int eval_claim(xmt_rstore *s, const char *script, const char *key, const char *owner,
+                      const char *ttl)
+{
+    char index[200];
+    const char *hash;
+    if (index_of(key, index, sizeof index, &hash) != 0) {
+        snprintf(s->err, sizeof s->err, "%.100s is not the name of a claim", key);
+        return -2;
+    }
+    const char *argv[8] = {"EVAL", script, "2", key, index, owner, ttl ? ttl : "0", hash};
+    size_t lens[8] = {
+        4, strlen(script), 1, strlen(key), strlen(index), strlen(owner), ttl ? strlen(ttl) : 1, 32};
+    redisReply *r = cmd(s, 8, argv, lens);
     if (!r) return -1;
-    int rc = r->type == REDIS_REPLY_STATUS ? 1 : r->type == REDIS_REPLY_NIL ? 0 : 2;
-    if (rc == 2) return bad_reply(s, r);
+    if (r->type != REDIS_REPLY_INTEGER) return bad_reply(s, r);
+    int rc = r->integer == 1;
     freeReplyObject(r);
     return rc;
 }
 
-/* 1 when owner holds key's claim now, 0 not, -1/-2. */
-static int holds(xmt_rstore *s, const char *key, const char *owner)
+int xmt_rstore_claim(xmt_rstore *s, const char *key, const char *owner, int ttl_ms)
 {
-    char *v = NULL;
-    size_t n = 0;
-    int rc = xmt_rstore_get(s, key, &v, &n);
-    if (rc <= 0) return rc;
-    rc = n == strlen(owner) && !memcmp(v, owner, n);
-    free(v);
-    return rc;
+    char ttl[24];
+    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
+    return eval_claim(s, claim_lua, key, owner, ttl);
 }
 
 int xmt_rstore_renew(xmt_rstore *s, const char *key, const char *owner, int ttl_ms)
 {
-    int h = holds(s, key, owner);
-    if (h <= 0) return h;
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%d", ttl_ms);
-    const char *argv[3] = {"PEXPIRE", key, ttl};
-    size_t lens[3] = {7, strlen(key), strlen(ttl)};
-    int rc = simple(s, 3, argv, lens);
-    return rc == 0 ? 1 : rc;
+    return eval_claim(s, renew_lua, key, owner, ttl);
 }
 
 int xmt_rstore_release(xmt_rstore *s, const char *key, const char *owner)
 {
-    int h = holds(s, key, owner);
-    if (h <= 0) return h;
-    int rc = xmt_rstore_del(s, key);
-    return rc == 0 ? 1 : rc;
+    return eval_claim(s, release_lua, key, owner, NULL);
+}
+
+long xmt_rstore_live_claims(xmt_rstore *s, const char *prefix, long max,
+                            void (*fn)(void *ud, const char *hash), void *ud)
+{
+    char index[160];
+    snprintf(index, sizeof index, "%s:claims", prefix);
+    const char *argv[4] = {"EVAL", live_lua, "1", index};
+    size_t lens[4] = {4, strlen(live_lua), 1, strlen(index)};
+    redisReply *r = cmd(s, 4, argv, lens);
+    if (!r) return -1;
+    if (r->type != REDIS_REPLY_ARRAY) return bad_reply(s, r);
+    long n = 0;
+    for (size_t i = 0; i < r->elements && n < max; i++) {
+        redisReply *m = r->element[i];
+        if (m->type != REDIS_REPLY_STRING || m->len != 32 ||
+            strspn(m->str, "0123456789abcdef") != 32)
+            continue; /* not a HASH of ours: never a key name made of it */
+        fn(ud, m->str);
+        n++;
+    }
+    freeReplyObject(r);
+    return n;
 }
 
 /* MGET of n keys: fn for each string value. The count of values, or -1/-2. */
@@ -425,11 +480,12 @@ static long mget(xmt_rstore *s, redisReply **keys, size_t n,
     return got;
 }
 
-long xmt_rstore_scan(xmt_rstore *s, const char *prefix, long max,
-                     void (*fn)(void *ud, const char *key, const char *val, size_t len), void *ud)
+/* SCAN MATCH PREFIX:kind:* then MGET, as xmt_rstore_scan. */
+static long scan_kind(xmt_rstore *s, const char *prefix, const char *kind, long max,
+                      void (*fn)(void *ud, const char *key, const char *val, size_t len), void *ud)
 {
     char match[160], cursor[32] = "0";
-    snprintf(match, sizeof match, "%s:rec:*", prefix);
+    snprintf(match, sizeof match, "%s:%s:*", prefix, kind);
     long total = 0;
     do {
         const char *argv[6] = {"SCAN", cursor, "MATCH", match, "COUNT", "500"};
@@ -450,4 +506,17 @@ long xmt_rstore_scan(xmt_rstore *s, const char *prefix, long max,
         total += got;
     } while (strcmp(cursor, "0") != 0 && total < max);
     return total;
+}
+
+long xmt_rstore_scan(xmt_rstore *s, const char *prefix, long max,
+                     void (*fn)(void *ud, const char *key, const char *val, size_t len), void *ud)
+{
+    return scan_kind(s, prefix, "rec", max, fn, ud);
+}
+
+long xmt_rstore_scan_claims(xmt_rstore *s, const char *prefix, long max,
+                            void (*fn)(void *ud, const char *key, const char *val, size_t len),
+                            void *ud)
+{
+    return scan_kind(s, prefix, "claim", max, fn, ud);
 }

@@ -9,7 +9,10 @@
  * hash of the record's identity (xmt_cacherec_identity). A value that does not parse as a
  * record, or whose identity does not hash to its key's name, is garbage: never a record.
  * A key being tuned somewhere is claimed under PREFIX:claim:HASH (SET NX PX, its value the
- * claimer's name), which expires unless its claimer renews it.
+ * claimer's name), which expires unless its claimer renews it; renewing and releasing it are
+ * compare-and-set on the server (a script), so that only its holder changes it. Every live
+ * claim's HASH is also in PREFIX:claims, a sorted set scored by the claim's expiry, which the
+ * same scripts keep.
  *
  * Every call here is synchronous with the connection's timeout (connect and each command);
  * no call is made on a launch's path (shim/remote.c runs them on a thread of its own). A
@@ -80,14 +83,16 @@ int xmt_rstore_set(xmt_rstore *s, const char *key, const char *val, size_t len);
 /* DEL key. 0, -1 or -2. */
 int xmt_rstore_del(xmt_rstore *s, const char *key);
 
-/* Claims key for owner for ttl_ms (SET key owner NX PX ttl_ms): 1 claimed, 0 another holds
- * it, -1 or -2. */
+/* Claims key (PREFIX:claim:HASH) for owner for ttl_ms (SET key owner NX PX ttl_ms, and the
+ * claim's HASH put in the index PREFIX:claims, in one script): 1 claimed, 0 another holds it,
+ * -1 or -2. */
 int xmt_rstore_claim(xmt_rstore *s, const char *key, const char *owner, int ttl_ms);
 
 /* The claim on key, when owner holds it: renewed for ttl_ms (renew) or deleted. 1 done, 0
- * not owner's (gone or another's), -1 or -2. A GET then the change: a claim that expired
- * and was taken between the two is renewed or deleted for its new holder (a key may then be
- * tuned twice, which costs a tuning, never a result). */
+ * not owner's (gone, or another's: left as it is), -1 or -2 (a server that refuses scripts). Atomic
+ * on the server (one EVAL compares the claim's value with owner and changes it only when equal): a
+ * claim that expired and was taken by another process is never renewed or deleted by its former
+ * holder. */
 int xmt_rstore_renew(xmt_rstore *s, const char *key, const char *owner, int ttl_ms);
 int xmt_rstore_release(xmt_rstore *s, const char *key, const char *owner);
 
@@ -96,5 +101,17 @@ int xmt_rstore_release(xmt_rstore *s, const char *key, const char *owner);
  * or -1/-2. */
 long xmt_rstore_scan(xmt_rstore *s, const char *prefix, long max,
                      void (*fn)(void *ud, const char *key, const char *val, size_t len), void *ud);
+
+/* The HASHes of the claims that live now under prefix, from their index (one script: the
+ * expired ones are dropped from it first), at most max: fn(ud, hash) for each (32 hex
+ * digits). The count, or -1/-2. One command whatever the number of records: what a process
+ * reads every 200 ms to learn the claims other processes took since it connected. */
+long xmt_rstore_live_claims(xmt_rstore *s, const char *prefix, long max,
+                            void (*fn)(void *ud, const char *hash), void *ud);
+
+/* Every claim under prefix (PREFIX:claim:*), as xmt_rstore_scan: fn(ud, key, owner, len). */
+long xmt_rstore_scan_claims(xmt_rstore *s, const char *prefix, long max,
+                            void (*fn)(void *ud, const char *key, const char *val, size_t len),
+                            void *ud);
 
 #endif

@@ -27,8 +27,10 @@
 #define MAX_OPS 1024       /* decisions queued while the server is away */
 #define MAX_RECORDS 200000 /* read at connect: a bound on the memory a store can make us use */
 
-/* What this process knows of one identity in Redis. */
-enum { E_NONE, E_RECORD, E_THEIRS, E_MINE };
+/* What this process knows of one identity in Redis. E_SEEN: another process held its claim
+ * when this one last read the claims (at connect, or from their index every 200 ms), and no
+ * launch here has asked for the key since: not polled until one does (then E_THEIRS). */
+enum { E_NONE, E_RECORD, E_THEIRS, E_MINE, E_SEEN };
 
 typedef struct ent {
     UT_hash_handle hh;
@@ -66,6 +68,7 @@ static struct {
     char owner[128];  /* this process's name in a claim: host:pid:random */
     xmt_rstore *conn; /* the thread's */
     ent *table;
+    double next_refresh; /* the next read of the claims' index (the thread's) */
     op *head, *tail;
     int nops;
     pthread_t thread;
@@ -197,7 +200,39 @@ static void scanned(void *ud, const char *key, const char *val, size_t len)
     pthread_mutex_unlock(&rm.lock);
 }
 
-/* Connects, and reads every record under the prefix. 0 when connected. */
+/* A claim read at connect: a key another process holds is known as such before this
+ * process's first launch of it, which then runs the program's own config without asking
+ * (polled as any key another holds). A claim of this process's own (after a reconnection)
+ * stays its own. */
+static void scanned_claim(void *ud, const char *key, const char *val, size_t len)
+{
+    (void)ud;
+    size_t pl = strlen(rm.url.prefix);
+    char rk[KEY_CAP];
+    if (strncmp(key, rm.url.prefix, pl) != 0 || strncmp(key + pl, ":claim:", 7) != 0) return;
+    if (len == strlen(rm.owner) && !memcmp(val, rm.owner, len)) return;
+    snprintf(rk, sizeof rk, "%s:rec:%s", rm.url.prefix, key + pl + 7);
+    pthread_mutex_lock(&rm.lock);
+    ent *e = entry(rk, key);
+    if (e && e->state == E_NONE) e->state = E_SEEN;
+    pthread_mutex_unlock(&rm.lock);
+}
+
+/* A live claim from the claims' index (xmt_rstore_live_claims): its key becomes E_SEEN, unless
+ * this process knows more of it (its record, its own claim, a poll). */
+static void live_claim(void *ud, const char *hash)
+{
+    (void)ud;
+    char rk[KEY_CAP], ck[KEY_CAP];
+    snprintf(rk, sizeof rk, "%s:rec:%s", rm.url.prefix, hash);
+    snprintf(ck, sizeof ck, "%s:claim:%s", rm.url.prefix, hash);
+    pthread_mutex_lock(&rm.lock);
+    ent *e = entry(rk, ck);
+    if (e && e->state == E_NONE) e->state = E_SEEN;
+    pthread_mutex_unlock(&rm.lock);
+}
+
+/* Connects, and reads every record and every claim under the prefix. 0 when connected. */
 static int connect_now(void)
 {
     char why[512];
@@ -212,8 +247,10 @@ static int connect_now(void)
     }
     long n = xmt_rstore_scan(rm.conn, rm.url.prefix, MAX_RECORDS, scanned, NULL);
     if (n < 0 && failed((int)n)) return -1;
-    xmt_verbose(1, "the remote cache redis://%s:%d/%s: connected, %ld records read", rm.url.host,
-                rm.url.port, rm.url.prefix, n);
+    long nc = xmt_rstore_scan_claims(rm.conn, rm.url.prefix, MAX_RECORDS, scanned_claim, NULL);
+    if (nc < 0 && failed((int)nc)) return -1;
+    xmt_verbose(1, "the remote cache redis://%s:%d/%s: connected, %ld records and %ld claims read",
+                rm.url.host, rm.url.port, rm.url.prefix, n, nc);
     pthread_mutex_lock(&rm.lock);
     rm.connected = 1;
     pthread_mutex_unlock(&rm.lock);
@@ -251,12 +288,32 @@ static int answer(op *o, int a)
     return a == XMT_REMOTE_MINE;
 }
 
-/* Runs a claim, taken off the queue (rm.lock not held). */
+/* Runs a claim, taken off the queue (rm.lock not held). A key whose state this process
+ * learned while the claim waited in the queue (at connect: a claim of another's, a record)
+ * is answered from memory, without asking the server. */
 static void run_claim(op *o)
 {
     char *line = NULL, rk[KEY_CAP], ck[KEY_CAP];
     size_t len = 0;
-    int a = do_claim(o, &line, &len);
+    pthread_mutex_lock(&rm.lock);
+    ent *known;
+    HASH_FIND_STR(rm.table, o->rec_key, known);
+    int a = !known                                               ? -1
+            : known->state == E_RECORD                           ? XMT_REMOTE_FOUND
+            : known->state == E_THEIRS || known->state == E_SEEN ? XMT_REMOTE_THEIRS
+            : known->state == E_MINE                             ? XMT_REMOTE_MINE
+                                                                 : -1;
+    if (a >= 0) {
+        if (known->state == E_SEEN) { /* asked for now: watched from here on */
+            known->state = E_THEIRS;
+            known->next_ms = xmt_now_ms();
+        }
+        (void)answer(o, a); /* (an abandoned asker's o is freed there; nothing was claimed) */
+        pthread_mutex_unlock(&rm.lock);
+        return;
+    }
+    pthread_mutex_unlock(&rm.lock);
+    a = do_claim(o, &line, &len);
     memcpy(rk, o->rec_key, KEY_CAP);
     memcpy(ck, o->claim_key, KEY_CAP);
     pthread_mutex_lock(&rm.lock);
@@ -324,6 +381,11 @@ static void claims_off(void)
 static void tend(void)
 {
     double now = xmt_now_ms();
+    if (now >= rm.next_refresh && rm.conn) { /* the claims other processes took meanwhile */
+        rm.next_refresh = now + POLL_MS;
+        long n = xmt_rstore_live_claims(rm.conn, rm.url.prefix, MAX_RECORDS, live_claim, NULL);
+        if (n < 0 && failed((int)n)) return;
+    }
     char keys[16][2][KEY_CAP];
     int kinds[16], n = 0;
     pthread_mutex_lock(&rm.lock);
@@ -340,6 +402,15 @@ static void tend(void)
         if (kinds[i] == E_MINE) {
             int rc = xmt_rstore_renew(rm.conn, keys[i][1], rm.owner, xmt_opt.cache_remote_claim_ms);
             if (rc < 0) failed(rc);
+            if (rc == 0) { /* it expired (and may be another's now): ours no more, left alone */
+                pthread_mutex_lock(&rm.lock);
+                ent *e;
+                HASH_FIND_STR(rm.table, keys[i][0], e);
+                if (e && e->state == E_MINE) e->state = E_NONE;
+                pthread_mutex_unlock(&rm.lock);
+                xmt_verbose(1, "a claim of this process in the remote cache expired before it "
+                               "was renewed: the key may be tuned twice in the fleet");
+            }
             continue;
         }
         char *line = NULL, *c = NULL;
@@ -376,7 +447,7 @@ static void tend(void)
 /* The soonest time tend() has work (a far one when none). rm.lock held. */
 static double next_due(void)
 {
-    double t = xmt_now_ms() + 1000.0;
+    double t = rm.next_refresh;
     for (ent *e = rm.table; e; e = e->hh.next)
         if ((e->state == E_THEIRS || e->state == E_MINE) && e->next_ms < t) t = e->next_ms;
     return t;
@@ -576,6 +647,10 @@ int xmt_remote_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, 
     HASH_FIND_STR(rm.table, rk, e);
     if (e && e->state == E_RECORD && choice_of(e, out)) {
         a = XMT_REMOTE_FOUND;
+    } else if (e && e->state == E_SEEN) { /* claimed elsewhere: watched from here on */
+        e->state = E_THEIRS;
+        e->next_ms = xmt_now_ms();
+        a = XMT_REMOTE_THEIRS;
     } else if (e && (e->state == E_THEIRS || e->state == E_MINE)) {
         a = e->state == E_THEIRS ? XMT_REMOTE_THEIRS : XMT_REMOTE_MINE;
     } else if (rm.connected || rm.connecting) {

@@ -3,13 +3,16 @@
  * (XMATUNE_CACHE_REMOTE; docs/cache.md, "The fleet's tier"), as the shim uses it.
  *
  * No launch waits on the network for a lookup: one thread of the shim's own (started by
- * xmt_remote_start, every signal blocked) reads every record under the prefix when it
- * connects, keeps them in memory, polls the keys this process waits on, and sends what this
- * process decided. A lookup (xmt_remote_find) is a table look-up under a lock the thread
- * never holds across a network call. The one wait: a key this process is about to tune is
- * claimed in Redis first (xmt_remote_claim), so that a fleet tunes each key once; that
- * launch waits for the answer at most twice the command timeout (it is about to wait for a
- * tuning anyway), and not at all while the server is unreachable.
+ * xmt_remote_start, every signal blocked) reads every record and every claim under the
+ * prefix when it connects, and the claims' index every 200 ms, keeps them in memory, polls
+ * the keys this process waits on, and sends what this process decided. A lookup (xmt_remote_find)
+ * is a table look-up under a lock the thread never holds across a network call. A key another
+ * process held when the thread last read the claims is known as such: its launches keep the
+ * program's own config with no word to the server. The one wait: a key this process is about to
+ * tune whose state in the fleet it does not know yet is claimed in Redis first (xmt_remote_claim),
+ * so that a fleet tunes each key once; that launch waits for the answer at most twice the command
+ * timeout (it is about to wait for a tuning anyway), and not at all while the server is
+ * unreachable.
  *
  * A record from Redis is a hint: xmt_remote_find marks its choice origin "remote", which
  * plan.c never uses at once (docs/cache.md, Trust). What goes to Redis is only what this
@@ -45,8 +48,11 @@ enum {
 };
 
 /* Before this process tunes a key: claims it in Redis (SET NX PX), or says who has it. A key
- * another process holds is watched (polled every 200 ms off the launch path) and answered
- * from memory until its record comes or its claim goes. Thread-safe. */
+ * whose record or claim this process read already (at connect, by a poll, by an earlier
+ * claim) is answered from memory, without a network call; else the launch waits for the
+ * thread's answer (boundedly). A key another process holds is watched (polled every 200 ms
+ * off the launch path) and answered from memory until its record comes or its claim goes.
+ * Thread-safe. */
 int xmt_remote_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, xmt_choice *out);
 
 /* Sends a decision of this process to Redis (queued: never waits) and gives up its claim

@@ -3539,7 +3539,7 @@ def benchmarked(runs):
     return n
 
 
-def start(scenario, env, tag, stderr_file=False):
+def start(scenario, env, tag, stderr_file=False, iterations=3):
     """Starts app_rt under the shim without waiting: (Popen, out, log). stderr_file: its
     stderr goes to a file (p.stderr_path), which a test can read while it runs."""
     out, log = os.path.join(WORK, tag + ".out"), os.path.join(WORK, tag + ".jsonl")
@@ -3552,7 +3552,7 @@ def start(scenario, env, tag, stderr_file=False):
               "XMATUNE_WARMUP_MS": "0", "XDG_CACHE_HOME": os.path.join(WORK, tag + ".xdg")})
     shutil.rmtree(e["XDG_CACHE_HOME"], ignore_errors=True)
     e.update(env)
-    p = subprocess.Popen([APPS["rt"], scenario, out, "3"], env=e, stdout=subprocess.PIPE,
+    p = subprocess.Popen([APPS["rt"], scenario, out, str(iterations)], env=e, stdout=subprocess.PIPE,
                          stderr=open(err, "w") if stderr_file else subprocess.PIPE, text=True)
     p.stderr_path = err if stderr_file else None
     return p, out, log
@@ -7236,6 +7236,117 @@ def remote_claims_expire_and_renew():
         expect(not benchmarked([t4]), "the waiter tuned: %s" % benchmarked([t4]))
         expect(list(benchmarked([r]).values()) == [1], benchmarked([r]))
         expect(not rs.keys("y:claim:*"), "the holder's claim is left: %s" % rs.keys("y:claim:*"))
+
+
+def redis_calls(rs, command):
+    """How many times the server ran command since its statistics were last reset."""
+    for line in rs.cli("INFO", "commandstats").stdout.splitlines():
+        if line.startswith("cmdstat_%s:" % command):
+            return int(line.split("calls=")[1].split(",")[0])
+    return 0
+
+
+def elsewhere_steps(rs, p, h, value, release):
+    """remote_claim_elsewhere_no_wait's steps while its program runs: its Run."""
+    said = "another process of the fleet is tuning this key"
+    wait_for(lambda: said in open(p[0].stderr_path).read(), "the deferral")
+    expect(redis_calls(rs, "set") == 0 and redis_calls(rs, "zadd") == 0,
+           "the launch asked the server: %s" % rs.cli("INFO", "commandstats").stdout)
+    expect(rs.get("w:claim:" + h) == "otherhost:4242:1", rs.get("w:claim:" + h))
+    # two polls of the key (its record and its claim, 200 ms apart: GETs the server counts)
+    # since: the key's next look is due (every 200 ms)
+    gets = redis_calls(rs, "get")
+    wait_for(lambda: redis_calls(rs, "get") >= gets + 4, "two polls of the key")
+    # B lands its record and gives its claim up; once this process has polled the key again,
+    # its next launch finds the record
+    rs.cli("SET", "w:rec:" + h, value)
+    rs.cli("DEL", "w:claim:" + h)
+    gets = redis_calls(rs, "get")
+    wait_for(lambda: redis_calls(rs, "get") > gets, "a poll of the key")
+    open(release, "w").close()
+    return finish(*p)
+
+
+@case
+def remote_claim_elsewhere_no_wait():
+    # A key another process of the fleet has claimed (B, a claim set by hand before this process
+    # starts) is known as such from what the process read when it connected: its launches run
+    # the program's own config without asking the server (no SET NX, not even in a script:
+    # counted by the server itself, not by a clock), the process says it waits for the
+    # fleet's winner, and once B's record lands (B stores it and gives its claim up) a later launch takes it from the
+    # fleet (a hint, verified in the background): nothing benchmarked here.
+    base = run("rt", "saxpy", shim=False, iterations=6)
+    with RedisServer("elsewhere-redis") as rs:
+        d = fresh("elsewhere")
+        t = run("rt", "saxpy", env=fleet_env(rs, "learn", os.path.join(d, "c0.jsonl")), iterations=6)
+        ok(t, "learning the key's record")
+        (rec,) = rs.keys("learn:rec:*")
+        value = rs.get(rec)
+        h = rec.split(":")[-1]
+        rs.cli("SET", "w:claim:" + h, "otherhost:4242:1", "PX", "600000")
+        rs.cli("CONFIG", "RESETSTAT")
+        # the program's second launch waits until the test lets it go (APP_GATE): the first has
+        # met the claim by then
+        release = os.path.join(d, "release")
+        env = fleet_env(rs, "w", os.path.join(d, "c1.jsonl"), XMATUNE_VERBOSE="1", APP_GATE=release)
+        p = start("saxpy", env, "elsewhere-a", stderr_file=True, iterations=6)
+        try:
+            r = elsewhere_steps(rs, p, h, value, release)
+        finally:  # a failed step leaves no program waiting at its gate
+            open(release, "w").close()
+            if p[0].poll() is None:
+                p[0].wait(timeout=300)
+        said = "another process of the fleet is tuning this key"
+        ok(r, "the process under B's claim")
+        same_output(base, r, "under B's claim")
+        expect(not benchmarked([r]), "tuned under another's claim: %s" % benchmarked([r]))
+        expect(r.stderr.count(said) == 1, r.stderr)
+        hits = [e for e in r.events("cache_hit") if "saxpy" in e["name"]]
+        expect(len(hits) == 1 and hits[0]["origin"] == "remote" and hits[0]["trust"] == "hint",
+               hits)
+        expect("passed its verification in the background" in r.stderr, r.stderr)
+        expect(redis_calls(rs, "set") == 1, "this process wrote to Redis: %s" %
+               rs.cli("INFO", "commandstats").stdout)
+
+
+@case
+def remote_claim_taken_after_connect_no_wait():
+    # A claim another process takes after this one connected (B, a stand-in that writes what a
+    # claimer writes: the claim, and its HASH in the claims' index PREFIX:claims scored by its
+    # expiry) is learned from the index, which the process reads every 200 ms: the key's first
+    # launch runs the program's own config without asking the server (no SET NX: the server's
+    # own count), and nothing is benchmarked.
+    base = run("rt", "saxpy", shim=False, iterations=6)
+    with RedisServer("after-redis") as rs:
+        d = fresh("after")
+        t = run("rt", "saxpy", env=fleet_env(rs, "learn", os.path.join(d, "c0.jsonl")), iterations=6)
+        ok(t, "learning the key's record")
+        (rec,) = rs.keys("learn:rec:*")
+        h = rec.split(":")[-1]
+        gate = os.path.join(d, "gate")
+        env = fleet_env(rs, "v", os.path.join(d, "c1.jsonl"), XMATUNE_VERBOSE="1", APP_GATE=gate,
+                        APP_GATE_AT="0")
+        p = start("saxpy", env, "after-a", stderr_file=True, iterations=6)
+        try:
+            wait_for(lambda: "connected, 0 records and 0 claims read" in
+                     open(p[0].stderr_path).read(), "the connection")
+            sec, usec = rs.cli("TIME").stdout.split()
+            rs.cli("SET", "v:claim:" + h, "otherhost:4242:1", "PX", "600000")
+            rs.cli("ZADD", "v:claims", str(int(sec) * 1000 + int(usec) // 1000 + 600000), h)
+            rs.cli("CONFIG", "RESETSTAT")
+            wait_for(lambda: redis_calls(rs, "zrangebyscore") > 0, "a read of the claims' index",
+                     60)
+        finally:  # a failed step leaves no program waiting at its gate
+            open(gate, "w").close()
+        said = "another process of the fleet is tuning this key"
+        r = finish(*p)
+        ok(r, "the process under B's claim")
+        same_output(base, r, "under B's claim")
+        expect(said in r.stderr, r.stderr)
+        expect(not benchmarked([r]), "tuned under another's claim: %s" % benchmarked([r]))
+        expect(redis_calls(rs, "set") == 0 and redis_calls(rs, "zadd") == 0,
+               "the launch asked the server: %s" % rs.cli("INFO", "commandstats").stdout)
+        expect(rs.get("v:claim:" + h) == "otherhost:4242:1", rs.get("v:claim:" + h))
 
 
 def main():
