@@ -32,7 +32,8 @@
 # XMATUNE_GPU_PY_TIMEOUT (per Python run, 150 s), XMATUNE_GPU_INLINE_TIMEOUT (per trial
 # program's inline run, 20 s), XMATUNE_GPU_TRIAL_TIMEOUT_MS (if set: XMATUNE_TRIAL_TIMEOUT_MS
 # for the trial programs' tune runs; otherwise the shim's default), XMATUNE_GPU_WORK (work
-# folder; default a new one under /tmp), OUT (if set: the table and one tar of all logs are
+# folder; default a new one under /tmp), XMATUNE_GPU_PROGRAMS (if set: only the programs it
+# names, space-separated), OUT (if set: the table and one tar of all logs are
 # saved there).
 # XMATUNE_* variables of the caller are cleared; LD_PRELOAD too.
 set -u
@@ -48,6 +49,7 @@ T_PY=${XMATUNE_GPU_PY_TIMEOUT:-150}
 T_INLINE=${XMATUNE_GPU_INLINE_TIMEOUT:-20}
 TRIAL_MS=${XMATUNE_GPU_TRIAL_TIMEOUT_MS:-}
 BUDGET=${XMATUNE_GPU_BUDGET_S:-240}
+ONLY=${XMATUNE_GPU_PROGRAMS:-}
 work=${XMATUNE_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/xmatune-gpu.XXXXXX")}
 mkdir -p "$work/logs" "$work/out" "$work/tmp"
 work=$(cd "$work" && pwd)
@@ -83,6 +85,12 @@ start=$(date +%s)
         printf '%s\ttrial\texact\t%s\t%s\n' "${p%%:*}" "$root/examples/gpu/${p%%:*}.yaml" "${p#*:}"
     done
 } >"$work/programs.tsv"
+# XMATUNE_GPU_PROGRAMS: only these programs (names, space-separated), for a call with little
+# device time left; the report then has their rows alone
+if [ -n "$ONLY" ]; then
+    awk -F'\t' -v keep=" $ONLY " '/^#/ || index(keep, " " $1 " ")' \
+        "$work/programs.tsv" >"$work/programs.kept" && mv "$work/programs.kept" "$work/programs.tsv"
+fi
 
 # ------------------------------------------------------------ the environment
 {
