@@ -32,7 +32,7 @@
  * other data, or kernels that hang or write elsewhere from poisoned outputs), untold (vecadd whose
  * output already holds its result), bgwait (saxpy ITERATIONS times, a wait for the shim's
  * background verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check;
- * argv[4] wide: y's allocation twice n), protect (three tensors in one allocation, and a
+ * argv[4] wide: y's allocation twice n; K: K keys), protect (three tensors in one allocation, and a
  * nondeterministic kernel), sigs (names only the signature reader reads right), fork (fork while a
  * thread launches), closefds (a daemon's descriptor sweep), fillm1 (a config that leaves outputs
  * unwritten), hazard (kernels that fault or hang in other configs), globals (module globals;
@@ -1569,16 +1569,23 @@ static void scenario_hazard(void)
  * blocks of 32 covering n exactly (the only safe shape: more threads write past y's end),
  * ITERATIONS times; y dumped at the end. argv[4] "wide": y's allocation holds 2n floats,
  * all dumped (the second half never written by the program), so that more threads write
- * inside it, past the n. */
+ * inside it, past the n. argv[4] K (a number, default 1): K keys of the kernel, as a program
+ * of stages launches it (a wavefront's diagonals, a sort's steps): in each of the ITERATIONS
+ * rounds, n = 2^20 - 4096 k for k = 0 .. K-1, each launched with n / 32 blocks of 32 over
+ * the same y (twice the threads of any of them go past y's end). */
 static void scenario_nocheck(void)
 {
-    int n = 1 << 20;
+    int n = 1 << 20, keys = atoi(scenario_arg);
+    if (keys < 1 || keys > 64) keys = 1;
     size_t len = (size_t)n * (!strcmp(scenario_arg, "wide") ? 2 : 1);
     CUdeviceptr y = upload(len, 83);
-    void *p[] = {&y, &n};
     CUfunction f = kernel("_Z13scale_nocheckPfi");
     for (int i = 0; i < iterations; i++)
-        launch(cu.launch, f, (unsigned)n / 32, 1, 32, 1, 0, NULL, p);
+        for (int k = 0; k < keys; k++) {
+            int m = n - 4096 * k;
+            void *p[] = {&y, &m};
+            launch(cu.launch, f, (unsigned)m / 32, 1, 32, 1, 0, NULL, p);
+        }
     CHECK(cu.cuCtxSynchronize());
     dump(y, len * 4);
 }
