@@ -527,6 +527,7 @@ static void e_fault(codec *c, json_t **slot, const char *name, void *item)
     if (!begin(c, slot, name, &o)) return;
     f_i64(c, &o, "index", &f->index);
     f_chars(c, &o, "why", f->why, sizeof f->why);
+    f_chars(c, &o, "key", f->key, sizeof f->key);
     end(c, &o);
 }
 

@@ -108,10 +108,13 @@ typedef struct {
     uint64_t base, bytes;
 } xmt_tr_region;
 
-/* A candidate that faulted in an earlier helper: its index and what happened. */
+/* A candidate that faulted in an earlier helper: its index and what happened; key: "" at
+ * this key, else the other key of the kernel where it faulted in this process (its fault
+ * family carries here: docs/tuning.md, "Fault families"). */
 typedef struct {
     int64_t index;
     char why[XMT_TR_WHY];
+    char key[XMT_TR_WHY];
 } xmt_tr_fault;
 
 /* A module global the program set, by name, with its current value. */

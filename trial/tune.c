@@ -152,6 +152,7 @@ typedef struct {
     size_t nregs;
     long faulted[MAX_FAULTED];
     char faulted_why[MAX_FAULTED][160];
+    char faulted_key[MAX_FAULTED][160];
     size_t nfaulted;
 } request;
 
@@ -268,6 +269,7 @@ static int read_layout(request *q, char *why, size_t cap)
     for (size_t i = 0; i < q->nfaulted; i++) {
         q->faulted[i] = (long)q->rq.faulted[i].index;
         memcpy(q->faulted_why[i], q->rq.faulted[i].why, sizeof q->faulted_why[i]);
+        memcpy(q->faulted_key[i], q->rq.faulted[i].key, sizeof q->faulted_key[i]);
     }
     q->regs = calloc(q->nregs ? q->nregs : 1, sizeof *q->regs);
     if (!q->regs) {
@@ -517,6 +519,7 @@ static void run(request *q, xmt_tp_result *res)
                        .nwin = q->staging_bytes ? q->nwin : 0,
                        .faulted = q->faulted,
                        .faulted_why = q->faulted_why,
+                       .faulted_key = q->faulted_key,
                        .nfaulted = q->nfaulted,
                        .staged_bytes = q->staging_bytes,
                        .moved = q->moved,

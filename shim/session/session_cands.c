@@ -35,7 +35,7 @@ static int allowed_dynamic_shared(const xmt_kernel *k, const xmt_launch *l)
 static int faulted_before(const xmt_session *S, xmt_cand *c)
 {
     for (size_t i = 0; S->run.trial && i < S->run.trial->nfaulted; i++)
-        if (S->run.trial->faulted[i] == c->index) {
+        if (S->run.trial->faulted[i] == c->index && !S->run.trial->faulted_key[i][0]) {
             snprintf(c->why, sizeof c->why, "%s", S->run.trial->faulted_why[i]);
             return 1;
         }
@@ -60,10 +60,13 @@ static int after_fault(const xmt_session *S, xmt_cand *c, size_t i)
         c->skipped_after_fault = 1;
         c->after_fault = fi;
         snprintf(c->after_fault_label, sizeof c->after_fault_label, "%s", f.label);
-        snprintf(c->why, sizeof c->why,
-                 "candidate %ld (%.80s) faulted in the trial helper, and this one reaches at "
-                 "least as far along its idiom (%.60s): not run",
-                 fi, f.label, dims);
+        const char *at = S->run.trial->faulted_key[j]; /* at another key (family.h) */
+        char w[400];
+        snprintf(w, sizeof w,
+                 "candidate %ld (%.80s) faulted in the trial helper%s%.100s, and this one "
+                 "reaches at least as far along its idiom (%.60s): not run",
+                 fi, f.label, at[0] ? " at key " : "", at, dims);
+        snprintf(c->why, sizeof c->why, "%.299s", w);
         return 1;
     }
     return 0;

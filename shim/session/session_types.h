@@ -43,6 +43,7 @@ typedef struct {
     size_t nwin;
     const long *faulted;
     char (*faulted_why)[160];
+    char (*faulted_key)[160]; /* "" this key's, else the other key it faulted at (family.h) */
     size_t nfaulted;
     size_t staged_bytes; /* the staging memory mapped for it */
     int moved;           /* 1: not at the program's addresses (pointer arguments translated) */

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "devinfo.h"
 #include "driver.h"
+#include "family.h"
 #include "gpucheck.h"
 #include "launch.h"
 #include "log.h"
@@ -187,7 +189,9 @@ static CUresult refill(const staging *st)
 _Static_assert(XMT_TR_MAX_ARGS == XMT_MAX_ARG_OVERRIDES, "a request carries every argument");
 _Static_assert(sizeof(((xmt_candidate *)0)->label) == XMT_TP_LABEL, "a request carries labels");
 _Static_assert(XMT_TR_MAX_PARAMS >= XMT_KERNEL_MAX_PARAMS, "a request carries every parameter");
-_Static_assert(XMT_TR_MAX_FAULTED >= XMT_TRIAL_MAX_FAULTS, "a request carries every fault");
+_Static_assert(XMT_TR_MAX_FAULTED >= XMT_TRIAL_MAX_FAULTS + XMT_FAMILY_KEPT,
+               "a request carries every fault, its key's and those its kernel's other keys had");
+_Static_assert(XMT_TR_WHY == XMT_FAMILY_TEXT, "a learned fault fits a request's");
 
 #define GLOBALS_MAX XMT_TR_MAX_GLOBALS  /* module globals given to the helper per kernel */
 #define GLOBALS_BYTES ((size_t)1 << 20) /* and their bytes in all */
@@ -701,6 +705,43 @@ static void take_result(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
     }
 }
 
+/* The identity fault families are carried under across a kernel's keys (family.h): what
+ * its cache records are kept under, but the device's model (a fault is the code's, on
+ * whatever device): its name, its entry's pattern and fingerprint, its code's fingerprint. */
+static uint64_t family_id(const xmt_kernel *k, int device)
+{
+    char code[17];
+    xmt_code_fingerprint(k, (CUdevice)device, code);
+    const char *parts[] = {k->mangled, xmt_entry_pattern(k->entry), code};
+    uint64_t h = 0xcbf29ce484222325ull ^ xmt_entry_fingerprint(k->entry);
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        for (const char *p = parts[i] ? parts[i] : "";; p++) {
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+            if (!*p) break;
+        }
+    return h;
+}
+
+/* The faults the kernel's other keys had in this process, first in fl (the session skips
+ * their families where they reach past this key's own config, trial's session_cands.c):
+ * how many. Only for a session that runs the entry's candidates. */
+static size_t inherited(const sess_t *c, uint64_t fid, xmt_tr_fault *fl)
+{
+    xmt_family_fault f[XMT_FAMILY_KEPT];
+    size_t n = xmt_family_learned(fid, c->key_text, f, XMT_FAMILY_KEPT);
+    for (size_t i = 0; i < n; i++) {
+        fl[i].index = f[i].index;
+        memcpy(fl[i].why, f[i].why, sizeof fl[i].why);
+        memcpy(fl[i].key, f[i].key, sizeof fl[i].key);
+    }
+    if (n)
+        xmt_verbose(1,
+                    "%s: key %s: %zu candidate%s that faulted at the kernel's other keys skip%s "
+                    "their fault families here",
+                    c->k->demangled, c->key_text, n, n == 1 ? "" : "s", n == 1 ? "s" : "");
+    return n;
+}
+
 static CUresult fill_program(const staging *st, const void *ud)
 {
     (void)ud;
@@ -718,9 +759,13 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
     const char *key_text = c->key_text;
     int device = c->device;
     staging *stp = c->st;
+    int runs = !c->verify_only && !c->recheck && !c->only;       /* the entry's candidates */
     if (!c->verify_only && !c->recheck) xmt_trial_spare(device); /* its candidates may fault */
-    xmt_tr_fault *fl = calloc(XMT_TRIAL_MAX_FAULTS, sizeof *fl);
-    size_t nf = 0;
+    xmt_tr_fault *fl = calloc(XMT_TRIAL_MAX_FAULTS + XMT_FAMILY_KEPT, sizeof *fl);
+    uint64_t fid = runs && fl ? family_id(k, device) : 0;
+    /* nf: faults in fl, the first ninh the kernel's other keys' (not counted against
+     * XMT_TRIAL_MAX_FAULTS) */
+    size_t ninh = runs && fl ? inherited(c, fid, fl) : 0, nf = ninh;
     int lost = 0, done = 0, in_place_first = 0, failed = 0;
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     out->storable = out->uninformative = 0;
@@ -768,11 +813,14 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
                         "%s: candidate %lld for key %s faulted from outputs poisoned before "
                         "the in-place check; trying again with the check first",
                         k->demangled, (long long)res.culprit, key_text);
-        } else if (a == ATTEMPT_FAULT && nf < XMT_TRIAL_MAX_FAULTS) {
+        } else if (a == ATTEMPT_FAULT && nf - ninh < XMT_TRIAL_MAX_FAULTS) {
             fl[nf].index = (long)res.culprit;
             fault_why(&res, fl[nf].why, sizeof fl[nf].why);
+            fl[nf].key[0] = 0;
             xmt_verbose(1, "%s: candidate %ld for key %s %s; trying the others in a new helper",
                         k->demangled, fl[nf].index, key_text, fl[nf].why);
+            /* the kernel's other keys skip its family too (family.h) */
+            if (runs) xmt_family_learn(fid, fl[nf].index, fl[nf].why, key_text);
             nf++;
         } else {
             if (a == ATTEMPT_DONE && res.status) { /* the helper could not set it up */

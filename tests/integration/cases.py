@@ -4327,6 +4327,42 @@ def trial_helper_fault_family_skipped():
     expect("5 ok, 70 skipped, 15 rejected, 2 faulted (trial helper)" in p.stdout, p.stdout)
 
 
+@case
+def trial_helper_fault_family_across_keys():
+    """Issue 48, item 3: a program of stages launches a kernel without a bounds check at a
+    key per stage (nocheck 4: scale_nocheck at four sizes n, each grid covering n exactly).
+    What the first key's session learned (the program's grid with a block of 64 faults; so
+    does the stride grid of 132 x 8 blocks of 1024) carries to the kernel's other keys in the
+    process: there the same candidates and those reaching further along their idiom are
+    skipped without running (`skipped_after_fault`, the why naming the key where it
+    faulted), so the four keys cost the first key's two faults and three helpers in all,
+    where each key cost two faults and two more helpers before (12 helpers). Outputs
+    identical, every key decided."""
+    t = auto_run("rt", "nocheck", args=["4"])
+    ev = tune_events(t, "scale_nocheck")
+    expect(len(ev) == 4 and all(e["trial"] == "helper" and not e.get("untuned") for e in ev),
+           [(e["key"], e.get("untuned")) for e in ev])
+    first = ev[0]
+    expect(first["key"].startswith("p1=1048576,"), first["key"])
+    by = {c["index"]: c for c in first["candidates"]}
+    expect(sorted(i for i, c in by.items() if c["status"] == "fault") == [0, 35],
+           [(i, c["config"]) for i, c in by.items() if c["status"] == "fault"])
+    for e in ev[1:]:
+        st = {c["index"]: c for c in e["candidates"]}
+        expect(not [c for c in e["candidates"] if c["status"] == "fault"], (e["key"], [
+            (c["index"], c["config"]) for c in e["candidates"] if c["status"] == "fault"]))
+        for i in (0, 35):
+            c = st[i]
+            expect(c["status"] == "skipped_after_fault" and c["after_fault"]["index"] == i and
+                   "at key %s" % first["key"] in c["why"], (e["key"], c))
+        fam = sorted(c["index"] for c in e["candidates"] if c["status"] == "skipped_after_fault")
+        expect(fam == [0, 2, 4, 6, 8, 35], (e["key"], fam))
+        expect(e["winner"]["config"] not in (by[0]["config"], by[35]["config"]), e["winner"])
+    starts = [x for x in t.events("trial_helper") if x["what"] in ("started", "restarted")]
+    expect(len(starts) == 3 and helper_whats(t).count("ended") == 2, helper_whats(t))
+    wait_gone(helper_pids(t), "nocheck 4")
+
+
 def tagged_pids(tag):
     """The processes whose environment holds XMT_TEST_TAG=tag (a helper inherits the
     program's environment), zombies aside."""
@@ -5580,13 +5616,13 @@ def gpu_auto_racing_tables():
            names)
 
 
-def auto_run(app, scenario, env=None, iterations=3):
+def auto_run(app, scenario, env=None, iterations=3, args=None):
     """A scenario with no policy under XMATUNE_AUTO=1, and the same without the shim."""
-    base = run(app, scenario, shim=False, iterations=iterations)
+    base = run(app, scenario, shim=False, iterations=iterations, args=args)
     ok(base, "without the shim")
     e = {"XMATUNE_AUTO": "1"}
     e.update(env or {})
-    t = run(app, scenario, env=e, iterations=iterations)
+    t = run(app, scenario, env=e, iterations=iterations, args=args)
     ok(t, "auto")
     saw_every_launch(t, "%s %s auto" % (app, scenario))
     same_output(base, t, "%s %s auto" % (app, scenario))

@@ -131,6 +131,39 @@ START_TEST(groups)
 }
 END_TEST
 
+/* Faults carried across a kernel's keys: a key gets the other keys' faults of its kernel, not
+ * its own nor another kernel's; each (kernel, index) once; at most XMT_FAMILY_KEPT a kernel. */
+START_TEST(learned_across_keys)
+{
+    xmt_family_forget();
+    xmt_family_fault f[XMT_FAMILY_KEPT + 4];
+    xmt_family_learn(7, 0, "faulted in the trial helper: CUDA_ERROR_ILLEGAL_ADDRESS", "n=1024");
+    xmt_family_learn(7, 35, "ran past the watchdog", "n=1024");
+    xmt_family_learn(7, 0, "again, at another key", "n=2048"); /* known: not kept twice */
+    xmt_family_learn(8, 3, "another kernel's", "n=1024");
+    ck_assert_uint_eq(xmt_family_learned(7, "n=1024", f, 8), 0); /* its own key's */
+    ck_assert_uint_eq(xmt_family_learned(7, "n=4096", f, 8), 2);
+    ck_assert_int_eq(f[0].index, 0);
+    ck_assert_str_eq(f[0].key, "n=1024");
+    ck_assert_str_eq(f[0].why, "faulted in the trial helper: CUDA_ERROR_ILLEGAL_ADDRESS");
+    ck_assert_int_eq(f[1].index, 35);
+    ck_assert_uint_eq(xmt_family_learned(7, "n=4096", f, 1), 1); /* at most cap */
+    ck_assert_uint_eq(xmt_family_learned(8, "n=4096", f, 8), 1);
+    ck_assert_int_eq(f[0].index, 3);
+    for (long i = 100; i < 100 + 2 * XMT_FAMILY_KEPT; i++)
+        xmt_family_learn(9, i, "x", "k");
+    ck_assert_uint_eq(xmt_family_learned(9, "other", f, XMT_FAMILY_KEPT + 4), XMT_FAMILY_KEPT);
+    /* the table full: nothing more kept, nothing overwritten */
+    for (long i = 0; i < 2 * XMT_FAMILY_SLOTS; i++)
+        xmt_family_learn(1000 + (uint64_t)i, 1, "x", "k");
+    ck_assert_uint_eq(xmt_family_learned(7, "n=4096", f, 8), 2);
+    xmt_family_learn(7, 36, "late", "n=1024");
+    ck_assert_uint_eq(xmt_family_learned(7, "n=4096", f, 8), 2);
+    xmt_family_forget();
+    ck_assert_uint_eq(xmt_family_learned(7, "n=4096", f, 8), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("family");
@@ -142,6 +175,7 @@ int main(void)
     tcase_add_test(tc, tiles_grew_in_y);
     tcase_add_test(tc, shared_memory);
     tcase_add_test(tc, groups);
+    tcase_add_test(tc, learned_across_keys);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

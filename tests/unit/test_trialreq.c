@@ -48,7 +48,8 @@ _Static_assert(sizeof(xmt_tr_window) ==
                "xmt_tr_window changed: list its fields here, set them in trialreq_sample.h");
 _Static_assert(sizeof(xmt_tr_region) == F(xmt_tr_region, base) + F(xmt_tr_region, bytes),
                "xmt_tr_region changed: list its fields here, set them in trialreq_sample.h");
-_Static_assert(sizeof(xmt_tr_fault) == F(xmt_tr_fault, index) + F(xmt_tr_fault, why),
+_Static_assert(sizeof(xmt_tr_fault) ==
+                   F(xmt_tr_fault, index) + F(xmt_tr_fault, why) + F(xmt_tr_fault, key),
                "xmt_tr_fault changed: list its fields here, set them in trialreq_sample.h");
 _Static_assert(sizeof(xmt_tr_global) == F(xmt_tr_global, name) + F(xmt_tr_global, value),
                "xmt_tr_global changed: list its fields here, set them in trialreq_sample.h");
@@ -199,7 +200,8 @@ START_TEST(the_sample_sets_every_field)
     ck_assert(q.nwindows && q.nregions && q.nfaulted && q.nglobals);
     ck_assert(q.windows[1].offset && q.windows[0].va && q.windows[0].bytes);
     ck_assert(q.regions[0].base && q.regions[0].bytes && q.faulted[0].index &&
-              q.faulted[0].why[0] && q.globals[0].name && q.globals[0].value.len);
+              q.faulted[0].why[0] && q.faulted[0].key[0] && q.globals[0].name &&
+              q.globals[0].value.len);
 }
 END_TEST
 
@@ -332,8 +334,8 @@ START_TEST(each_missing_field_is_refused)
     int n = 0;
     each_site(j, j, "", missing_site, &n);
     /* the top level's 20 names, launch's 6, image's 2, only's 5 and its args' 3 each,
-     * windows' 3 each, regions' 2 each, faulted's 2 each, globals' 2 each */
-    ck_assert_int_eq(n, 20 + 6 + 2 + 5 + 3 * XMT_TR_MAX_ARGS + 3 * 2 + 2 * 3 + 2 * 2 + 2 * 2);
+     * windows' 3 each, regions' 2 each, faulted's 3 each, globals' 2 each */
+    ck_assert_int_eq(n, 20 + 6 + 2 + 5 + 3 * XMT_TR_MAX_ARGS + 3 * 2 + 2 * 3 + 3 * 2 + 2 * 2);
     json_decref(j);
 }
 END_TEST

@@ -33,10 +33,11 @@ static xmt_trialreq trialreq_sample(void)
     regions[0] = (xmt_tr_region){0x7f0000200010ull, 4096};
     regions[1] = (xmt_tr_region){0x7f0000300000ull, 12};
     regions[2] = (xmt_tr_region){0x8000000000000100ull, 0xffffffffffull};
-    faulted[0] = (xmt_tr_fault){3, ""};
-    faulted[1] = (xmt_tr_fault){-1, ""};
+    faulted[0] = (xmt_tr_fault){3, "", ""};
+    faulted[1] = (xmt_tr_fault){-1, "", ""};
     strcpy(faulted[0].why, "faulted in the trial helper: CUDA_ERROR_ILLEGAL_ADDRESS at run");
     strcpy(faulted[1].why, "ran past the watchdog \"\\\" in the trial helper");
+    strcpy(faulted[0].key, "p1=1048576, rules=3"); /* at another key of the kernel */
     globals[0] = (xmt_tr_global){"taps", {g0, sizeof g0}};
     globals[1] = (xmt_tr_global){"ns::scale", {g1, sizeof g1}};
     xmt_trialreq q = {
