@@ -228,7 +228,9 @@ static const opt_desc options[] = {
      "rounds); past it the key decides from what was measured (`docs/tuning.md`); `-1`: none",
      NULL},
     {"XMATUNE_TOTAL_BUDGET_MS", T_DOUBLE, OFF(total_budget_ms), 0, "-1", -1, 1000000000,
-     "tuning-time budget for the whole process in ms; past it new keys run untuned", NULL},
+     "tuning-time budget for the whole process in ms; past it new keys run untuned "
+     "(remembered in the cache: `XMATUNE_RETUNE=outcomes` tunes them)",
+     NULL},
     {"XMATUNE_INCLUDE", T_STR, OFF(include), SZ(include), "", 0, 0,
      "comma-separated globs on kernel names: only these may be tuned (empty: all)", NULL},
     {"XMATUNE_EXCLUDE", T_STR, OFF(exclude), SZ(exclude), "", 0, 0,

@@ -23,6 +23,12 @@
 /* Tuning time spent by this process, every thread (XMATUNE_TOTAL_BUDGET_MS). */
 static _Atomic uint64_t total_tuning_us;
 
+/* A key first launched after the total budget was spent: its record's why begins so (the
+ * fleet's tier never gets it: another process's budget says nothing of the key), and at most
+ * BUDGET_RECORDS such keys a process are remembered. */
+static const char budget_why[] = "the total tuning budget";
+#define BUDGET_RECORDS 1024
+
 /* The identity of this kernel's winners on disk (device, code, entry and protection). */
 static void cache_id(const xmt_kernel *k, const xmt_devinfo *di, CUdevice dev, xmt_plan *p)
 {
@@ -163,9 +169,23 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
     if (xmt_opt.total_budget_ms >= 0 &&
         (double)atomic_load(&total_tuning_us) / 1000.0 > xmt_opt.total_budget_ms) {
         if (xmt_first_time(&budget_warned))
-            xmt_warn("the total tuning budget (%g ms) is spent; new keys run untuned",
+            xmt_warn("the total tuning budget (%g ms) is spent; new keys run untuned (and are "
+                     "remembered so: XMATUNE_RETUNE=outcomes tunes them again)",
                      xmt_opt.total_budget_ms);
-        p->ch.index = XMT_OWN_CONFIG;
+        /* remembered (docs/cache.md, "Every outcome"): a later run does no tuning work for
+         * it either, where it would tune a few more keys each run. Not over a record found
+         * (XMATUNE_RETUNE asked for it: what it said stands), and at most BUDGET_RECORDS a
+         * process (a scalar that changes at every launch would write one per launch). */
+        static atomic_int budget_records;
+        if (!found && atomic_fetch_add(&budget_records, 1) < BUDGET_RECORDS) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "%s (XMATUNE_TOTAL_BUDGET_MS=%g) was spent before its "
+                     "first launch",
+                     budget_why, xmt_opt.total_budget_ms);
+            xmt_choice_outcome(&p->ch, XMT_OUTCOME_UNTUNED, why);
+            p->store_on_disk = 1;
+        }
         return;
     }
     p->need_run = 1;
@@ -249,6 +269,9 @@ void xmt_plan_store(const xmt_cache_id *id, const uint8_t *key, size_t kl, int d
                     const char *key_text, const xmt_choice *c)
 {
     xmt_cache_store(id, key, kl, dev, key_text, c);
+    if (!strcmp(c->outcome, XMT_OUTCOME_UNTUNED) &&
+        !strncmp(c->why, budget_why, sizeof budget_why - 1))
+        return; /* this process's budget: nothing the fleet should keep */
     xmt_remote_store(id, key, kl, key_text, c);
 }
 

@@ -4363,6 +4363,44 @@ def trial_helper_fault_family_across_keys():
     wait_gone(helper_pids(t), "nocheck 4")
 
 
+@case
+def outcome_budget_spent_remembered():
+    """Issue 48, item 1: a key that a run could not tune because its tuning budget
+    (XMATUNE_TOTAL_BUDGET_MS) was spent is remembered as an outcome (`untuned`, the why
+    naming the budget), so that the warm run does no tuning work for it: no session, no
+    helper, a cache_hit with the outcome. Before, such a key had no record and each run
+    tuned a few more keys (docs/benchmarks.md: the H100 bench's fault programs tuned keys in
+    their warm runs too). XMATUNE_RETUNE=outcomes tunes them again."""
+    cache = os.path.join(WORK, "budget-spent.cache")
+    if os.path.exists(cache):
+        os.unlink(cache)
+    env = {"XMATUNE_CACHE": cache, "XMATUNE_TOTAL_BUDGET_MS": "0"}
+    t = auto_run("rt", "nocheck", env=env, args=["4"])
+    ev = tune_events(t, "scale_nocheck")
+    expect(len(ev) == 1 and ev[0]["benchmarked"], [e["key"] for e in ev])
+    recs = {}
+    for r in (json.loads(l) for l in open(cache) if "scale_nocheck" in l):
+        recs[r["key_text"]] = r  # the last record of a key is its own
+    spent = [r for r in recs.values() if r.get("outcome") == "untuned"]
+    expect(len(recs) == 4 and len(spent) == 3 and
+           all(r["index"] == -1 and "total tuning budget" in r["why"] for r in spent), recs)
+    wait_gone(helper_pids(t), "nocheck 4, budget 0")
+    # the warm run, with the same budget: nothing tuned, the three keys kept from the cache
+    t2 = auto_run("rt", "nocheck", env=env, args=["4"])
+    expect(not [e for e in tune_events(t2, "scale_nocheck") if e["benchmarked"]],
+           [e["key"] for e in tune_events(t2, "scale_nocheck")])
+    hits = [h for h in t2.events("cache_hit") if h.get("outcome") == "untuned"]
+    expect(len(hits) == 3 and all("total tuning budget" in h["why"] for h in hits),
+           t2.events("cache_hit"))
+    wait_gone(helper_pids(t2), "nocheck 4, budget 0, warm")
+    # retried on request, with a budget: every key it left is tuned now
+    t3 = auto_run("rt", "nocheck", env={"XMATUNE_CACHE": cache, "XMATUNE_RETUNE": "outcomes"},
+                  args=["4"])
+    ev = [e for e in tune_events(t3, "scale_nocheck") if e["benchmarked"]]
+    expect(len(ev) == 3 and not any(e.get("untuned") for e in ev), [e["key"] for e in ev])
+    wait_gone(helper_pids(t3), "nocheck 4, retuned")
+
+
 def tagged_pids(tag):
     """The processes whose environment holds XMT_TEST_TAG=tag (a helper inherits the
     program's environment), zombies aside."""
