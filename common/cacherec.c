@@ -273,16 +273,18 @@ enum {
     F_ORIGIN,
     F_RECHECKED,
     F_RECHECKS,
+    F_FAULTS,
     NFIELDS
 };
 /* The fields that are JSON strings in a record (bit i: field i); the others are numbers. */
 #define TEXT_FIELDS                                                                                \
     (1u << F_DEVICE | 1u << F_KERNEL | 1u << F_CODE | 1u << F_ENTRY | 1u << F_ENTRY_FP |           \
      1u << F_KEY | 1u << F_KEY_TEXT | 1u << F_LABEL | 1u << F_DATA | 1u << F_OUTCOME |             \
-     1u << F_WHY | 1u << F_ORIGIN)
+     1u << F_WHY | 1u << F_ORIGIN | 1u << F_FAULTS)
 static const char *const field_names[NFIELDS] = {
-    "v",     "device",  "kernel", "code",    "entry", "entry_fp", "key",       "key_text", "index",
-    "label", "time_ms", "data",   "outcome", "why",   "origin",   "rechecked", "rechecks"};
+    "v",       "device",   "kernel", "code",      "entry",    "entry_fp",
+    "key",     "key_text", "index",  "label",     "time_ms",  "data",
+    "outcome", "why",      "origin", "rechecked", "rechecks", "faults"};
 
 /* The field a name of len bytes is, -1 for another: by its length and first byte before
  * one memcmp (a name compare per field and line was a tenth of the load's work). */
@@ -294,7 +296,12 @@ static int field_of(const char *name, size_t len)
     case 3: i = name[0] == 'k' ? F_KEY : F_WHY; break;
     case 4: i = name[0] == 'c' ? F_CODE : F_DATA; break;
     case 5: i = name[0] == 'e' ? F_ENTRY : name[0] == 'i' ? F_INDEX : F_LABEL; break;
-    case 6: i = name[0] == 'd' ? F_DEVICE : name[0] == 'k' ? F_KERNEL : F_ORIGIN; break;
+    case 6:
+        i = name[0] == 'd'   ? F_DEVICE
+            : name[0] == 'k' ? F_KERNEL
+            : name[0] == 'f' ? F_FAULTS
+                             : F_ORIGIN;
+        break;
     case 7: i = name[0] == 't' ? F_TIME : F_OUTCOME; break;
     case 9: i = F_RECHECKED; break;
     case 8: i = name[0] == 'e' ? F_ENTRY_FP : name[0] == 'k' ? F_KEY_TEXT : F_RECHECKS; break;
@@ -526,6 +533,15 @@ int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec
     rc = 0;
     if (f[F_RECHECKS] && (small_int(f[F_RECHECKS], &rc) != 0 || rc < 0 || rc > 1000000)) return -1;
     r->choice.rechecks = (int)rc;
+    /* optional, and only advice (a later process skips what faulted): a value not of the
+     * writer's shape is dropped, not the record */
+    r->choice.faults[0] = 0;
+    if (f[F_FAULTS] && strlen(f[F_FAULTS]) < sizeof r->choice.faults) /* never a cut list */
+        copy_text(r->choice.faults, sizeof r->choice.faults, f[F_FAULTS]);
+    const char *fs = r->choice.faults;
+    if (fs[0] && (strspn(fs, "0123456789 ") != strlen(fs) || fs[0] == ' ' || strstr(fs, "  ") ||
+                  fs[strlen(fs) - 1] == ' '))
+        r->choice.faults[0] = 0;
     r->raw = line;
     r->raw_len = len;
     r->offset = 0;
@@ -653,6 +669,7 @@ char *xmt_cacherec_format(const xmt_cacherec *r)
     if (j && c->origin[0]) json_object_set_new(j, "origin", json_string(c->origin));
     if (j && c->rechecked > 0) json_object_set_new(j, "rechecked", json_integer(c->rechecked));
     if (j && c->rechecks > 0) json_object_set_new(j, "rechecks", json_integer(c->rechecks));
+    if (j && c->faults[0]) json_object_set_new(j, "faults", json_string(c->faults));
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
     if (!text) return NULL;

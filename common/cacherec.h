@@ -32,6 +32,11 @@ typedef struct {
      * other data (its XMATUNE_RECHECKS; 0: none, or a record written before this field): one
      * that failed would have written the key's record again. docs/cache.md, Trust. */
     int rechecks;
+    /* The candidates that faulted or hung in the trial helper at this key, their indices
+     * separated by spaces ("0 35"; "" none, or a record written before this field): a later
+     * process skips their fault families at the kernel's other keys (docs/tuning.md, "Fault
+     * families"). A value of anything but digits and single spaces reads as "". */
+    char faults[96];
 } xmt_choice;
 
 /* The outcomes a record may carry besides a timed decision (xmt_choice.outcome). */

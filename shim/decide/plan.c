@@ -157,6 +157,8 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
     int found = xmt_cache_find(&p->id, key, kl, (int)dev, &p->ch, &checked) ||
                 xmt_remote_find(&p->id, key, kl, &p->ch);
     if (found && !retuned(&p->ch)) {
+        /* what faulted at this key in an earlier run: the kernel's keys tuned now skip it */
+        xmt_trial_learn_record(k, (int)dev, &p->ch, key_text);
         if ((p->cached = plan_cached(k, v, checked, p))) return;
         p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
         stale = 1;
@@ -442,7 +444,13 @@ void xmt_plan_store_rechecked(const xmt_kernel *k, const xmt_devinfo *di, CUdevi
     xmt_plan p;
     memset(&p, 0, sizeof p);
     cache_id(k, di, dev, &p);
-    xmt_plan_store(&p.id, key, kl, (int)dev, key_text, ch);
+    /* what the record it replaces says of the key's faults stays said (fault families) */
+    xmt_choice c = *ch, old;
+    int checked = 0;
+    if (!c.faults[0] && xmt_cache_find(&p.id, key, kl, (int)dev, &old, &checked) &&
+        old.index == c.index && !strcmp(old.label, c.label))
+        memcpy(c.faults, old.faults, sizeof c.faults);
+    xmt_plan_store(&p.id, key, kl, (int)dev, key_text, &c);
 }
 
 int xmt_plan_recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,

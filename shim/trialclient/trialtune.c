@@ -705,10 +705,7 @@ static void take_result(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
     }
 }
 
-/* The identity fault families are carried under across a kernel's keys (family.h): what
- * its cache records are kept under, but the device's model (a fault is the code's, on
- * whatever device): its name, its entry's pattern and fingerprint, its code's fingerprint. */
-static uint64_t family_id(const xmt_kernel *k, int device)
+uint64_t xmt_trial_family_id(const xmt_kernel *k, int device)
 {
     char code[17];
     xmt_code_fingerprint(k, (CUdevice)device, code);
@@ -742,6 +739,23 @@ static size_t inherited(const sess_t *c, uint64_t fid, xmt_tr_fault *fl)
     return n;
 }
 
+void xmt_trial_learn_record(const xmt_kernel *k, int device, const xmt_choice *ch,
+                            const char *key_text)
+{
+    if (!ch->faults[0]) return;
+    uint64_t fid = xmt_trial_family_id(k, device);
+    char key[XMT_FAMILY_TEXT];
+    snprintf(key, sizeof key, "%.120s, in an earlier run", key_text);
+    for (const char *p = ch->faults; *p;) {
+        char *end = NULL;
+        long i = strtol(p, &end, 10);
+        if (end == p) break;
+        xmt_family_learn(fid, i, "faulted in the trial helper in an earlier run (its key's record)",
+                         key);
+        p = *end ? end + 1 : end;
+    }
+}
+
 static CUresult fill_program(const staging *st, const void *ud)
 {
     (void)ud;
@@ -762,7 +776,7 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
     int runs = !c->verify_only && !c->recheck && !c->only;       /* the entry's candidates */
     if (!c->verify_only && !c->recheck) xmt_trial_spare(device); /* its candidates may fault */
     xmt_tr_fault *fl = calloc(XMT_TRIAL_MAX_FAULTS + XMT_FAMILY_KEPT, sizeof *fl);
-    uint64_t fid = runs && fl ? family_id(k, device) : 0;
+    uint64_t fid = runs && fl ? xmt_trial_family_id(k, device) : 0;
     /* nf: faults in fl, the first ninh the kernel's other keys' (not counted against
      * XMT_TRIAL_MAX_FAULTS) */
     size_t ninh = runs && fl ? inherited(c, fid, fl) : 0, nf = ninh;
@@ -841,6 +855,17 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
             }
             done = 1;
         }
+    }
+    /* this key's own faults go with its record: a later process skips their families at the
+     * kernel's other keys (xmt_trial_learn_record) */
+    size_t at = 0;
+    out->choice.faults[0] = 0;
+    for (size_t i = ninh; done && i < nf; i++) {
+        char one[24];
+        int w = snprintf(one, sizeof one, "%s%ld", at ? " " : "", fl[i].index);
+        if (w <= 0 || at + (size_t)w >= sizeof out->choice.faults) break;
+        memcpy(out->choice.faults + at, one, (size_t)w + 1);
+        at += (size_t)w;
     }
     free(fl);
     return done ? 1 : failed ? -1 : 0;

@@ -63,6 +63,17 @@ int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outco
  * the program's own config with that outcome (XMT_OUTCOME_*) and why (cacherec.h). */
 void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why);
 
+/* The identity fault families are carried under across a kernel's keys (session/family.h):
+ * what its cache records are kept under but the device's model (a fault is the code's):
+ * its name, its entry's pattern and fingerprint, its code's fingerprint on device. */
+uint64_t xmt_trial_family_id(const xmt_kernel *k, int device);
+
+/* A record of one of k's keys read from the cache (not retuned): the candidates it says
+ * faulted there (ch->faults) are kept for the kernel's other keys in this process, as if
+ * they had faulted here (family.h), so a key tuned now skips their families. */
+void xmt_trial_learn_record(const xmt_kernel *k, int device, const xmt_choice *ch,
+                            const char *key_text);
+
 /* A verification off the program's path (docs/cache.md, "Trust"): on the program's thread,
  * xmt_trial_snapshot copies what the launch reaches into staging memory, stream-ordered before
  * the launch (no wait for the GPU); on another thread, xmt_trial_verify_snap verifies `only`

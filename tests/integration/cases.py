@@ -4384,6 +4384,9 @@ def outcome_budget_spent_remembered():
     spent = [r for r in recs.values() if r.get("outcome") == "untuned"]
     expect(len(recs) == 4 and len(spent) == 3 and
            all(r["index"] == -1 and "total tuning budget" in r["why"] for r in spent), recs)
+    # the tuned key's record says which of its candidates faulted
+    tuned_rec = recs[ev[0]["key"]]
+    expect(tuned_rec.get("faults") == "0 35" and tuned_rec["index"] >= 0, tuned_rec)
     wait_gone(helper_pids(t), "nocheck 4, budget 0")
     # the warm run, with the same budget: nothing tuned, the three keys kept from the cache
     t2 = auto_run("rt", "nocheck", env=env, args=["4"])
@@ -4398,6 +4401,16 @@ def outcome_budget_spent_remembered():
                   args=["4"])
     ev = [e for e in tune_events(t3, "scale_nocheck") if e["benchmarked"]]
     expect(len(ev) == 3 and not any(e.get("untuned") for e in ev), [e["key"] for e in ev])
+    # and what faulted at the first key in the first run (its record, read at its first
+    # launch here) is skipped at these keys without running: no fault in this run at all
+    for e in ev:
+        st = {c["index"]: c for c in e["candidates"]}
+        expect(not [c for c in e["candidates"] if c["status"] == "fault"] and
+               all(st[i]["status"] == "skipped_after_fault" and
+                   "at key %s, in an earlier run" % tuned_rec["key_text"] in st[i]["why"]
+                   for i in (0, 35)), (e["key"], [(i, st[i]["status"], st[i].get("why"))
+                                                  for i in (0, 35)]))
+    expect(helper_whats(t3).count("ended") == 0, helper_whats(t3))
     wait_gone(helper_pids(t3), "nocheck 4, retuned")
 
 

@@ -1140,6 +1140,50 @@ START_TEST(cacherec_outcome_fields)
 }
 END_TEST
 
+/* A record's faults (the candidates that faulted at its key: docs/tuning.md, "Fault
+ * families") round-trip; a line without them has none; a value not of the writer's shape
+ * (anything but numbers separated by single spaces, or longer than the field) reads as none,
+ * the record kept; one that is not a string makes the line no record. */
+START_TEST(cacherec_faults_field)
+{
+    xmt_cacherec r = {.device = "d",
+                      .kernel = "_Z1kv",
+                      .code = "c0de",
+                      .entry = "match: k",
+                      .entry_fp = "e17e",
+                      .key_hex = "0a0b",
+                      .key_text = "n=1",
+                      .choice = {.index = 5, .label = "B=256", .faults = "0 35"}};
+    char *line = xmt_cacherec_format(&r);
+    ck_assert_ptr_nonnull(strstr(line, "\"faults\":\"0 35\""));
+    char scratch[XMT_CACHEREC_SCRATCH(1024)];
+    xmt_cacherec got;
+    ck_assert_int_eq(xmt_cacherec_parse(line, strlen(line) - 1, scratch, &got), 0);
+    ck_assert_str_eq(got.choice.faults, "0 35");
+    free(line);
+    r.choice.faults[0] = 0;
+    line = xmt_cacherec_format(&r);
+    ck_assert_ptr_null(strstr(line, "faults"));
+    free(line);
+    char longer[200] = "";
+    for (int i = 0; i < 40; i++)
+        snprintf(longer + strlen(longer), sizeof longer - strlen(longer), "%s%d", i ? " " : "", i);
+    const char *junk[] = {"0,35", " 0", "0 ", "0  35", "-1", "x", longer};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+        char l[1024];
+        snprintf(l, sizeof l,
+                 "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
+                 "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2,\"faults\":\"%s\"}",
+                 junk[i]);
+        ck_assert_msg(xmt_cacherec_parse(l, strlen(l), scratch, &got) == 0, "%s", l);
+        ck_assert_msg(!got.choice.faults[0], "%s: %s", l, got.choice.faults);
+    }
+    const char *bad = "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":"
+                      "\"e\",\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2,\"faults\":0}";
+    ck_assert_int_eq(xmt_cacherec_parse(bad, strlen(bad), scratch, &got), -1);
+}
+END_TEST
+
 /* Breaks the cache index (what: XMT_CACHE_BREAK_*) and runs the checker. */
 static void break_and_check(int what)
 {
@@ -1196,6 +1240,7 @@ int main(void)
     tcase_add_test(tc, cacherec_skips_what_is_not_a_record);
     tcase_add_test(tc, cacherec_data_digest);
     tcase_add_test(tc, cacherec_outcome_fields);
+    tcase_add_test(tc, cacherec_faults_field);
     tcase_add_test(tc, cacherec_version_not_a_small_integer);
     tcase_add_test(tc, cache_untrusted_files_refused);
     tcase_add_test(tc, cache_records_outlive_their_file);
