@@ -694,3 +694,19 @@ char *xmt_cacherec_identity(const xmt_cacherec *r)
     if (id) snprintf(id, n, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", f[0], f[1], f[2], f[3], f[4], f[5]);
     return id;
 }
+
+void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why)
+{
+    *c = (xmt_choice){.index = XMT_OWN_CONFIG};
+    snprintf(c->outcome, sizeof c->outcome, "%s", outcome);
+    /* cut to the record's room (at a character boundary, as cacherec reads it back): only
+     * a reason longer than the room is cut, so why[n] is read only within its string */
+    size_t n = why ? strlen(why) : 0;
+    if (n >= sizeof c->why) {
+        n = sizeof c->why - 1;
+        while (n > 0 && ((unsigned char)why[n] & 0xc0) == 0x80)
+            n--;
+    }
+    if (n) memcpy(c->why, why, n);
+    c->why[n] = 0;
+}

@@ -47,6 +47,11 @@ typedef struct {
 #define XMT_OUTCOME_FAILED "failed"     /* a cached winner failed its verification here */
 #define XMT_OUTCOME_UNSTABLE "nondeterministic" /* its own config's results vary by run */
 
+/* A choice that keeps the program's own config for a reason worth remembering: *c becomes
+ * the program's own config with that outcome (XMT_OUTCOME_*) and why, cut at a character boundary
+ * to the record's room. */
+void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why);
+
 /* Lower-case hex of key[0..len) into out (2 * len + 1 bytes). */
 void xmt_cacherec_hex(const uint8_t *key, size_t len, char *out);
 

@@ -26,26 +26,12 @@
 #include "rounding.h"
 #include "session.h"
 #include "settings.h"
+#include "trialmod.h"
 #include "trialproc.h"
 #include "trialproto.h"
 #include "trialreq.h"
+#include "trialstage.h"
 #include "verify.h"
-
-/* The staged copy of a launch's memory. */
-typedef struct {
-    xmt_region *regs;
-    size_t nregs;
-    size_t nwin;
-    CUdeviceptr win_va[XMT_TR_MAX_WINDOWS];
-    size_t win_bytes[XMT_TR_MAX_WINDOWS], win_off[XMT_TR_MAX_WINDOWS];
-    size_t bytes; /* the staging allocation: the windows end to end */
-    /* the driver's allocation granularity the windows are rounded to: the shim's to ask,
-     * the helper's guard (the request carries it; the helper does not ask again) */
-    size_t gran;
-    CUmemGenericAllocationHandle h;
-    CUdeviceptr va; /* where the program maps it, to copy into it */
-    int fd;         /* its exported descriptor */
-} staging;
 
 /* Can the helper make this launch as the program did? A plain launch, or an Ex launch
  * without attributes (clusters, cooperative groups, priorities are not replayed yet). */
@@ -59,131 +45,6 @@ static int replayable(const xmt_launch *l)
     return 0;
 }
 
-static int cmp_region(const void *a, const void *b)
-{
-    const xmt_region *x = a, *y = b;
-    return x->base < y->base ? -1 : x->base > y->base;
-}
-
-/* The windows: each region widened to the granularity, overlapping ones merged. */
-static int windows(staging *st, size_t gran)
-{
-    qsort(st->regs, st->nregs, sizeof *st->regs, cmp_region);
-    st->nwin = 0;
-    st->bytes = 0;
-    for (size_t i = 0; i < st->nregs; i++) {
-        CUdeviceptr lo = st->regs[i].base / gran * gran;
-        CUdeviceptr hi = (st->regs[i].base + st->regs[i].bytes + gran - 1) / gran * gran;
-        size_t w = st->nwin;
-        if (w && lo <= st->win_va[w - 1] + st->win_bytes[w - 1]) {
-            CUdeviceptr end = st->win_va[w - 1] + st->win_bytes[w - 1];
-            if (hi > end) {
-                st->bytes += hi - end;
-                st->win_bytes[w - 1] += hi - end;
-            }
-            continue;
-        }
-        if (w == XMT_TR_MAX_WINDOWS) return -1;
-        st->win_va[w] = lo;
-        st->win_bytes[w] = hi - lo;
-        st->win_off[w] = st->bytes;
-        st->bytes += hi - lo;
-        st->nwin++;
-    }
-    return 0;
-}
-
-/* The staging allocation's offset of program address p (inside a window). */
-static size_t staged_at(const staging *st, CUdeviceptr p)
-{
-    for (size_t i = 0; i < st->nwin; i++)
-        if (p >= st->win_va[i] && p < st->win_va[i] + st->win_bytes[i])
-            return st->win_off[i] + (p - st->win_va[i]);
-    return 0;
-}
-
-static void unstage(staging *st)
-{
-    if (st->fd >= 0) close(st->fd);
-    if (st->va) {
-        xmt_drv.cuMemUnmap(st->va, st->bytes);
-        xmt_drv.cuMemAddressFree(st->va, st->bytes);
-    }
-    if (st->h) xmt_drv.cuMemRelease(st->h);
-    xmt_protect_free(st->regs, st->nregs);
-    memset(st, 0, sizeof *st);
-    st->fd = -1;
-}
-
-static int stage_alloc(staging *st, int device, char *why, size_t cap);
-
-/* Copies the regions into exportable memory. 0, or -1 with why. */
-static int stage(const xmt_kernel *k, const xmt_launch_view *v, int device, staging *st, char *why,
-                 size_t cap)
-{
-    size_t reach = 0, free_b = 0, total = 0;
-    if (xmt_drv.cuMemGetInfo) xmt_drv.cuMemGetInfo(&free_b, &total);
-    double limit = xmt_opt.scratch_mb >= 0 ? xmt_opt.scratch_mb * 1048576.0 : (double)free_b / 2;
-    int f = xmt_protect_find(k, v, (size_t)limit, &st->regs, &st->nregs, &reach, why, cap);
-    if (f == -2) {
-        snprintf(why, cap, "its memory (%.1f MiB) is more than the staging may take (%.1f MiB)",
-                 (double)reach / 1048576.0, limit / 1048576.0);
-        return -1;
-    }
-    if (f != 0) return -1;
-    return stage_alloc(st, device, why, cap);
-}
-
-/* The staging memory for st's regions (set): windows, exportable memory mapped here and
- * exported. 0, or -1 with why. */
-static int stage_alloc(staging *st, int device, char *why, size_t cap)
-{
-    if (!xmt_drv.cuMemCreate || !xmt_drv.cuMemExportToShareableHandle || !xmt_drv.cuMemMap) {
-        snprintf(why, cap, "the driver has no virtual memory management (cuMemCreate)");
-        return -1;
-    }
-    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
-                                .requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                .location = {CU_MEM_LOCATION_TYPE_DEVICE, device}};
-    size_t gran = 0;
-    CUresult r =
-        xmt_drv.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-    if (r == CUDA_SUCCESS && (gran == 0 || windows(st, gran) != 0)) r = CUDA_ERROR_INVALID_VALUE;
-    st->gran = gran;
-    if (r == CUDA_SUCCESS && !st->bytes) return 0; /* nothing to stage */
-    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, device},
-                           CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    if (r == CUDA_SUCCESS) r = xmt_drv.cuMemCreate(&st->h, st->bytes, &prop, 0);
-    if (r == CUDA_SUCCESS) r = xmt_drv.cuMemAddressReserve(&st->va, st->bytes, 0, 0, 0);
-    if (r == CUDA_SUCCESS && (r = xmt_drv.cuMemMap(st->va, st->bytes, 0, st->h, 0)) != CUDA_SUCCESS)
-        xmt_drv.cuMemAddressFree(st->va, st->bytes), st->va = 0;
-    if (r == CUDA_SUCCESS) r = xmt_drv.cuMemSetAccess(st->va, st->bytes, &acc, 1);
-    if (r == CUDA_SUCCESS)
-        r = xmt_drv.cuMemExportToShareableHandle(&st->fd, st->h,
-                                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    if (r != CUDA_SUCCESS) {
-        char b[32];
-        snprintf(why, cap, "its memory cannot be staged for the helper (%s; %.1f MiB)",
-                 xmt_cu_name(r, b, sizeof b), (double)st->bytes / 1048576.0);
-        return -1;
-    }
-    return 0;
-}
-
-/* Copies the program's data into the staging memory: before every helper's session, so
- * that one after a fault starts from the program's data, not from what the faulting
- * helper's runs left (the program is held at this launch: its memory has not changed). */
-static CUresult refill(const staging *st)
-{
-    if (!st->bytes) return CUDA_SUCCESS;
-    /* the data every stream has finished with, as the program's next launch would see it */
-    CUresult r = xmt_drv.cuCtxSynchronize();
-    for (size_t i = 0; r == CUDA_SUCCESS && i < st->nregs; i++)
-        r = xmt_drv.cuMemcpyDtoD(st->va + staged_at(st, st->regs[i].base), st->regs[i].base,
-                                 st->regs[i].bytes);
-    return r;
-}
-
 /* ---- the request (common/trialreq.h) ----------------------------------------------------- */
 
 _Static_assert(XMT_TR_MAX_ARGS == XMT_MAX_ARG_OVERRIDES, "a request carries every argument");
@@ -193,87 +54,9 @@ _Static_assert(XMT_TR_MAX_FAULTED >= XMT_TRIAL_MAX_FAULTS + XMT_FAMILY_KEPT,
                "a request carries every fault, its key's and those its kernel's other keys had");
 _Static_assert(XMT_TR_WHY == XMT_FAMILY_TEXT, "a learned fault fits a request's");
 
-#define GLOBALS_MAX XMT_TR_MAX_GLOBALS  /* module globals given to the helper per kernel */
-#define GLOBALS_BYTES ((size_t)1 << 20) /* and their bytes in all */
-
-/* The module globals of a session, as the request carries them (names and values
- * malloc'd: globals_free). */
-typedef struct {
-    xmt_tr_global *g;
-    uint64_t n;
-} globals_t;
-
-static void globals_free(globals_t *gs)
-{
-    for (uint64_t i = 0; gs->g && i < gs->n; i++) {
-        free((void *)(uintptr_t)gs->g[i].name);
-        free((void *)(uintptr_t)gs->g[i].value.bytes);
-    }
-    free(gs->g);
-    gs->g = NULL;
-    gs->n = 0;
-}
-
-/* The module globals the program asked for, of the kernel's image's owner: its module, or
- * its library and the library's module in this context (img: admissible's), with their
- * current values, into *gs. 0, or -1 with why when they cannot be read or are too large. */
-static int globals_of(const xmt_image *img, globals_t *gs, char *why, size_t cap)
-{
-    xmt_global g[GLOBALS_MAX];
-    const void *owner = img->owner;
-    size_t n = xmt_modload_globals(owner, g, GLOBALS_MAX), total = 0, lib_n = n;
-    CUmodule mod = NULL;
-    if (img->library && xmt_drv.cuLibraryGetModule &&
-        xmt_drv.cuLibraryGetModule(&mod, (CUlibrary)owner) == CUDA_SUCCESS && mod)
-        n += xmt_modload_globals(mod, g + n, GLOBALS_MAX - n);
-    /* the CUDA runtime asks without the size (NULL): asked here, in this context */
-    for (size_t i = 0; i < n; i++) {
-        CUdeviceptr d = 0;
-        size_t sz = 0;
-        CUresult q = CUDA_ERROR_NOT_FOUND;
-        if (i < lib_n && img->library && xmt_drv.cuLibraryGetGlobal)
-            q = xmt_drv.cuLibraryGetGlobal(&d, &sz, (CUlibrary)owner, g[i].name);
-        else if (xmt_drv.cuModuleGetGlobal)
-            q = xmt_drv.cuModuleGetGlobal(&d, &sz, i < lib_n ? (CUmodule)owner : mod, g[i].name);
-        if (q == CUDA_SUCCESS) {
-            g[i].dptr = d;
-            g[i].bytes = sz;
-        }
-    }
-    gs->n = 0;
-    gs->g = calloc(n ? n : 1, sizeof *gs->g);
-    CUresult r = !gs->g ? CUDA_ERROR_OUT_OF_MEMORY : n ? xmt_drv.cuCtxSynchronize() : CUDA_SUCCESS;
-    for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++) {
-        total += g[i].bytes;
-        if (!g[i].bytes || total > GLOBALS_BYTES) {
-            snprintf(why, cap, "its module's globals (%s) %s", g[i].name,
-                     g[i].bytes ? "are more than 1 MiB" : "are of unknown size");
-            globals_free(gs);
-            return -1;
-        }
-        uint8_t *b = malloc(g[i].bytes);
-        char *name = strdup(g[i].name);
-        if (b && name) r = xmt_drv.cuMemcpyDtoH(b, g[i].dptr, g[i].bytes);
-        if (b && name && r == CUDA_SUCCESS) {
-            gs->g[gs->n++] = (xmt_tr_global){name, {b, g[i].bytes}};
-        } else { /* out of memory: left out, as before the request was typed */
-            free(b);
-            free(name);
-        }
-    }
-    if (r != CUDA_SUCCESS) {
-        char nb[32];
-        snprintf(why, cap, "its module's globals cannot be read (%s)",
-                 xmt_cu_name(r, nb, sizeof nb));
-        globals_free(gs);
-        return -1;
-    }
-    return 0;
-}
-
 /* How an attempt's staging is filled: from the program's memory (the program is held at
  * its launch), or from a snapshot's copy (background tuning). */
-typedef CUresult (*fill_fn)(const staging *st, const void *ud);
+typedef CUresult (*fill_fn)(const xmt_staging *st, const void *ud);
 
 /* One session's setting: what run_attempts runs. */
 typedef struct {
@@ -282,9 +65,9 @@ typedef struct {
     const xmt_launch_view *v;
     const char *key_text;
     int device;
-    staging *st;
+    xmt_staging *st;
     const xmt_image *img;
-    const globals_t *globals;
+    const xmt_tr_globals *globals;
     double staging_ms;
     int verify_only;
     const xmt_candidate *only;
@@ -317,7 +100,7 @@ static char *request_text(const sess_t *c, const xmt_tr_fault *fl, size_t nf, in
 {
     const xmt_kernel *k = c->k;
     const xmt_launch *l = c->l;
-    const staging *st = c->st;
+    const xmt_staging *st = c->st;
     xmt_trialreq q = {.kernel = k->mangled,
                       .key = c->key_text,
                       .record_data = c->record_data,
@@ -380,24 +163,6 @@ out:
     free(q.windows);
     free(q.regions);
     return text;
-}
-
-/* A memfd holding len bytes of data. -1 on failure. */
-static int memfd_of(const char *name, const void *data, size_t len)
-{
-    int fd = memfd_create(name, MFD_CLOEXEC);
-    const char *p = data;
-    size_t done = 0;
-    while (fd >= 0 && done < len) {
-        ssize_t w = write(fd, p + done, len - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        done += (size_t)w;
-    }
-    return fd;
 }
 
 /* The helper's tune event lines, appended to the log. */
@@ -481,8 +246,8 @@ static int attempt(int device, const int *fds, int nfds, const xmt_tp_tune *t, x
  * or the region's end (the helper's outputs are not known here, so a little more than its
  * extents), compared within it, as the candidates were. Returns how many; 0 when out of
  * memory (*out NULL). */
-static size_t check_comparisons(const xmt_kernel *k, const xmt_launch_view *v, const staging *st,
-                                xmt_gc_cmp **out)
+static size_t check_comparisons(const xmt_kernel *k, const xmt_launch_view *v,
+                                const xmt_staging *st, xmt_gc_cmp **out)
 {
     double rtol = 0, atol = 0;
     int tol = xmt_settings_tolerance(k->entry, &rtol, &atol);
@@ -494,7 +259,7 @@ static size_t check_comparisons(const xmt_kernel *k, const xmt_launch_view *v, c
     for (size_t i = 0; ok && i < nr; i++) {
         g[i].base = st->regs[i].base;
         g[i].bytes = st->regs[i].bytes;
-        g[i].ref = st->va + staged_at(st, g[i].base);
+        g[i].ref = st->va + xmt_staged_at(st, g[i].base);
         g[i].nchunks = (g[i].bytes + (1u << XMT_CHUNK_SHIFT) - 1) >> XMT_CHUNK_SHIFT;
         g[i].out = malloc(g[i].nchunks ? g[i].nchunks : 1);
         ok = g[i].out != NULL;
@@ -525,7 +290,7 @@ static void translate_after(const xmt_trial_snap *s, xmt_gc_cmp *c, size_t n);
 /* The comparison that check() and check_after() share: what the program's own config left
  * (in its memory, or, given after, in that snapshot's copy of it) against the helper's
  * reference in the staging, on the GPU, logged as the trial_check event. 1 when equal. */
-static int compare_ref(xmt_kernel *k, const xmt_launch_view *v, const staging *st,
+static int compare_ref(xmt_kernel *k, const xmt_launch_view *v, const xmt_staging *st,
                        const xmt_trial_snap *after, CUstream stream, const char *key_text,
                        int device, char *why, size_t cap)
 {
@@ -565,8 +330,9 @@ static int compare_ref(xmt_kernel *k, const xmt_launch_view *v, const staging *s
     return equal;
 }
 
-static int check(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, const staging *st,
-                 const char *key_text, int device, CUresult *rc, char *why, size_t cap)
+static int check(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                 const xmt_staging *st, const char *key_text, int device, CUresult *rc, char *why,
+                 size_t cap)
 {
     *rc = xmt_pass(k, l);
     if (*rc != CUDA_SUCCESS) {
@@ -587,31 +353,6 @@ static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
         snprintf(out, cap, "ran past the watchdog in the trial helper (it never ended)");
     else
         snprintf(out, cap, "faulted in the trial helper: %.120s", res->why);
-}
-
-/* The image kept for k's owner; for a CUfunction whose module is a library's in this
- * context (cuKernelGetFunction, what the runtime's cudaGetFuncBySymbol gives: the shim
- * keeps the image under the CUlibrary, cuFuncGetModule names the library's CUmodule),
- * that library's. 1 and *img, else 0. */
-static int image_of(const xmt_kernel *k, xmt_image *img)
-{
-    if (xmt_modload_image((const void *)k->owner, img)) return 1;
-    if (k->is_cukernel || !k->owner || !xmt_drv.cuLibraryGetModule) return 0;
-    /* the runtime loads a library per fatbin: a large program keeps hundreds (room for a
-     * few loaded meanwhile; those past it are not asked about) */
-    size_t cap = xmt_modload_libraries(NULL, 0) + 16;
-    xmt_image *libs = malloc(cap * sizeof *libs);
-    size_t n = libs ? xmt_modload_libraries(libs, cap) : 0;
-    if (n > cap) n = cap;
-    int found = 0;
-    for (size_t i = 0; i < n && !found; i++) {
-        CUmodule m = NULL;
-        found = xmt_drv.cuLibraryGetModule(&m, (CUlibrary)libs[i].owner) == CUDA_SUCCESS &&
-                (uintptr_t)m == k->owner;
-        if (found) *img = libs[i];
-    }
-    free(libs);
-    return found;
 }
 
 /* Can this launch's session run in the helper at all? 1 and *img, else 0 with why: a
@@ -641,39 +382,23 @@ static int admissible(const xmt_kernel *k, const xmt_launch *l, const xmt_launch
             return 0;
         }
     }
-    if (!image_of(k, img)) {
+    if (!xmt_trial_image_of(k, img)) {
         snprintf(why, cap, "the shim did not see its module load (no image to give the helper)");
         return 0;
     }
     return 1;
 }
 
-void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why)
-{
-    *c = (xmt_choice){.index = XMT_OWN_CONFIG};
-    snprintf(c->outcome, sizeof c->outcome, "%s", outcome);
-    /* cut to the record's room (at a character boundary, as cacherec reads it back): only
-     * a reason longer than the room is cut, so why[n] is read only within its string */
-    size_t n = why ? strlen(why) : 0;
-    if (n >= sizeof c->why) {
-        n = sizeof c->why - 1;
-        while (n > 0 && ((unsigned char)why[n] & 0xc0) == 0x80)
-            n--;
-    }
-    if (n) memcpy(c->why, why, n);
-    c->why[n] = 0;
-}
-
 /* The helper's decision taken into *out; a winner other than the program's own config
  * is checked first (may_launch: this launch runs the program's own config, check()). */
-static int check_after(xmt_kernel *k, const xmt_launch_view *v, const staging *st,
+static int check_after(xmt_kernel *k, const xmt_launch_view *v, const xmt_staging *st,
                        const xmt_trial_snap *s, const char *key_text, int device, char *why,
                        size_t cap);
 
 /* ... after: a snapshot of what the program's own launch left (background tuning): the
  * check compares the helper's reference with it instead of making this launch. */
 static void take_result(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                        const staging *st, const char *key_text, int device,
+                        const xmt_staging *st, const char *key_text, int device,
                         const xmt_tp_result *res, int may_launch, const xmt_trial_snap *after,
                         xmt_trial_outcome *out)
 {
@@ -756,10 +481,10 @@ void xmt_trial_learn_record(const xmt_kernel *k, int device, const xmt_choice *c
     }
 }
 
-static CUresult fill_program(const staging *st, const void *ud)
+static CUresult fill_program(const xmt_staging *st, const void *ud)
 {
     (void)ud;
-    return refill(st);
+    return xmt_stage_refill(st);
 }
 
 /* The attempts of one session: a helper each, until it decides, a fault is retried without
@@ -772,7 +497,7 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
     const xmt_launch_view *v = c->v;
     const char *key_text = c->key_text;
     int device = c->device;
-    staging *stp = c->st;
+    xmt_staging *stp = c->st;
     int runs = !c->verify_only && !c->recheck && !c->only;       /* the entry's candidates */
     if (!c->verify_only && !c->recheck) xmt_trial_spare(device); /* its candidates may fault */
     xmt_tr_fault *fl = calloc(XMT_TRIAL_MAX_FAULTS + XMT_FAMILY_KEPT, sizeof *fl);
@@ -792,8 +517,8 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
         char *text = request_text(c, fl, nf, in_place_first, c->staging_ms + xmt_now_ms() - r0,
                                   &len, rw, sizeof rw);
         int fds[3], nfds = 0;
-        fds[nfds++] = text ? memfd_of("xmatune-request", text, len) : -1;
-        fds[nfds++] = memfd_of("xmatune-image", c->img->bytes, c->img->size);
+        fds[nfds++] = text ? xmt_memfd_of("xmatune-request", text, len) : -1;
+        fds[nfds++] = xmt_memfd_of("xmatune-image", c->img->bytes, c->img->size);
         if (stp->fd >= 0) fds[nfds++] = stp->fd;
         xmt_tp_tune t = {text ? len : 0, c->img->size, stp->fd >= 0 ? stp->bytes : 0};
         free(text);
@@ -892,25 +617,25 @@ int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outco
     if (only && xmt_tr_args_check(&oc, k->nparams, k->sizes, why, cap) != 0)
         return out->declined = 1, 0;
     double t0 = xmt_now_ms();
-    staging st = {.fd = -1};
-    if (stage(k, v, device, &st, why, cap) != 0) {
-        unstage(&st);
+    xmt_staging st = {.fd = -1};
+    if (xmt_stage(k, v, device, &st, why, cap) != 0) {
+        xmt_unstage(&st);
         out->declined = 1;
         return 0;
     }
-    globals_t globals;
-    int g = globals_of(&img, &globals, why, cap);
+    xmt_tr_globals globals;
+    int g = xmt_tr_globals_of(&img, &globals, why, cap);
     double staging_ms = xmt_now_ms() - t0;
     if (g != 0) {
-        unstage(&st);
+        xmt_unstage(&st);
         return 0;
     }
     sess_t c = {k,           l,          v,           key_text,     device,     &st,        &img,
                 &globals,    staging_ms, verify_only, only,         only_index, from_cache, recheck,
                 record_data, may_launch, NULL,        fill_program, NULL};
     int r = run_attempts(&c, out, why, cap);
-    globals_free(&globals);
-    unstage(&st);
+    xmt_tr_globals_free(&globals);
+    xmt_unstage(&st);
     out->spent_ms = xmt_now_ms() - t0;
     return r;
 }
@@ -938,7 +663,7 @@ struct xmt_trial_snap {
     size_t nregs, bytes;
     CUdeviceptr copy;
     int copy_async; /* from cuMemAllocAsync: freed so */
-    staging st;     /* made on the worker, filled from copy */
+    xmt_staging st; /* made on the worker, filled from copy */
     double snap_ms;
     /* the program thread's steps, in host µs (the snapshot event: xmt_trial_snap_log) */
     double step_us[SNAP_STEPS];
@@ -959,13 +684,13 @@ static size_t snap_off(const xmt_trial_snap *s, size_t i)
 }
 
 /* A snapshot's copy into an attempt's staging (background tuning's refill). */
-static CUresult fill_snap(const staging *st, const void *ud)
+static CUresult fill_snap(const xmt_staging *st, const void *ud)
 {
     const xmt_trial_snap *s = ud;
     CUresult r = CUDA_SUCCESS;
     for (size_t i = 0; r == CUDA_SUCCESS && st->bytes && i < s->nregs; i++)
-        r = xmt_drv.cuMemcpyDtoD(st->va + staged_at(st, s->regs[i].base), s->copy + snap_off(s, i),
-                                 s->regs[i].bytes);
+        r = xmt_drv.cuMemcpyDtoD(st->va + xmt_staged_at(st, s->regs[i].base),
+                                 s->copy + snap_off(s, i), s->regs[i].bytes);
     return r;
 }
 
@@ -983,7 +708,7 @@ static void translate_after(const xmt_trial_snap *s, xmt_gc_cmp *c, size_t n)
             }
 }
 
-static int check_after(xmt_kernel *k, const xmt_launch_view *v, const staging *st,
+static int check_after(xmt_kernel *k, const xmt_launch_view *v, const xmt_staging *st,
                        const xmt_trial_snap *s, const char *key_text, int device, char *why,
                        size_t cap)
 {
@@ -1144,7 +869,7 @@ void xmt_trial_snap_free(xmt_trial_snap *s)
     else if (s->after)
         xmt_drv.cuMemFree(s->after);
     if (!s->st.regs) xmt_protect_free(s->regs, s->nregs); /* else st's (snap_stage) */
-    unstage(&s->st);
+    xmt_unstage(&s->st);
     free(s->args);
     free(s);
 }
@@ -1162,7 +887,7 @@ static CUresult snap_stage(xmt_trial_snap *s, char *why, size_t cap)
     double t0 = xmt_now_ms();
     s->st.regs = s->regs; /* the staging owns them from here (unstage frees them) */
     s->st.nregs = s->nregs;
-    if (stage_alloc(&s->st, s->device, why, cap) != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (xmt_stage_alloc(&s->st, s->device, why, cap) != 0) return CUDA_ERROR_INVALID_VALUE;
     r = fill_snap(&s->st, s);
     s->snap_ms += xmt_now_ms() - t0;
     if (r != CUDA_SUCCESS) snprintf(why, cap, "its snapshot cannot be staged");
@@ -1172,14 +897,15 @@ static CUresult snap_stage(xmt_trial_snap *s, char *why, size_t cap)
 /* The worker's opening of a snapshot's session (verification or tuning): the kernel's
  * image (its module unloaded meanwhile: nothing to run with), the staging made and filled,
  * the module's globals. 1, or 0 with why. */
-static int snap_open(xmt_trial_snap *s, xmt_image *img, globals_t *globals, char *why, size_t cap)
+static int snap_open(xmt_trial_snap *s, xmt_image *img, xmt_tr_globals *globals, char *why,
+                     size_t cap)
 {
-    if (atomic_load(&s->k->serial) != s->serial || !image_of(s->k, img)) {
+    if (atomic_load(&s->k->serial) != s->serial || !xmt_trial_image_of(s->k, img)) {
         snprintf(why, cap, "its module is gone");
         return 0;
     }
     if (snap_stage(s, why, cap) != CUDA_SUCCESS) return 0;
-    return globals_of(img, globals, why, cap) == 0;
+    return xmt_tr_globals_of(img, globals, why, cap) == 0;
 }
 
 int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
@@ -1191,7 +917,7 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     double t0 = xmt_now_ms();
     xmt_image img;
-    globals_t globals;
+    xmt_tr_globals globals;
     if (!snap_open(s, &img, &globals, why, cap)) return 0;
     sess_t c = {.k = k,
                 .l = &s->l,
@@ -1209,10 +935,10 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
                 .record_data = record_data};
     size_t len = 0;
     char *text = request_text(&c, NULL, 0, 0, s->snap_ms, &len, why, cap);
-    globals_free(&globals);
+    xmt_tr_globals_free(&globals);
     int fds[3], nfds = 0;
-    fds[nfds++] = text ? memfd_of("xmatune-request", text, len) : -1;
-    fds[nfds++] = memfd_of("xmatune-image", img.bytes, img.size);
+    fds[nfds++] = text ? xmt_memfd_of("xmatune-request", text, len) : -1;
+    fds[nfds++] = xmt_memfd_of("xmatune-image", img.bytes, img.size);
     if (s->st.fd >= 0) fds[nfds++] = s->st.fd;
     xmt_tp_tune t = {text ? len : 0, img.size, s->st.fd >= 0 ? s->st.bytes : 0};
     free(text);
@@ -1243,7 +969,7 @@ int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     double t0 = xmt_now_ms();
     xmt_image img;
-    globals_t globals;
+    xmt_tr_globals globals;
     if (!snap_open(s, &img, &globals, why, cap)) return 0;
     sess_t c = {k,
                 &s->l,
@@ -1265,7 +991,7 @@ int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only
                 fill_snap,
                 s};
     int r = run_attempts(&c, out, why, cap);
-    globals_free(&globals);
+    xmt_tr_globals_free(&globals);
     out->spent_ms = xmt_now_ms() - t0;
     return r;
 }

@@ -59,10 +59,6 @@ typedef struct {
 int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outcome *out, char *why,
                       size_t cap);
 
-/* A choice that keeps the program's own config for a reason worth remembering: *c becomes
- * the program's own config with that outcome (XMT_OUTCOME_*) and why (cacherec.h). */
-void xmt_choice_outcome(xmt_choice *c, const char *outcome, const char *why);
-
 /* The identity fault families are carried under across a kernel's keys (session/family.h):
  * what its cache records are kept under but the device's model (a fault is the code's):
  * its name, its entry's pattern and fingerprint, its code's fingerprint on device. */
