@@ -4,7 +4,7 @@
     launch_walk.py --root REPO [--seq] [--fold DIR]... LABEL=PREFIX:N ...
 
 Each LABEL=PREFIX:N walks the Nth launch (1, 2, ...) of the program whose recordings are
-PREFIX.<pid>.<n> (tools/dev/launch_walk.sh makes them). A launch is a call into the shim's
+PREFIX.<pid>.<tag> (tools/dev/launch_walk.sh makes them). A launch is a call into the shim's
 launch entry (hook.c's wrapper slot w_LAUNCH_<i>, or the exported cuLaunchKernel[_ptsz])
 made from outside the shim; its walk is what its thread ran from that entry to its return.
 
@@ -14,15 +14,16 @@ shim/edge/dispatch). Along the walk the thread is in one room at a time; each ti
 into another room (a call into a function of another file, or a return to a caller in
 another file) it begins a stay there. Per room: its stays, of which how many began by a call
 (into the room) and how many by a return (back to it); a re-visit is a stay in a room the
-walk was in before; the steps are the distinct (room, next room) pairs of the walk (what
-stays the same however often a loop goes round). --fold DIR counts all of DIR's files as one room (DIR relative to the
-root: policy, shim/session, ...).
+walk was in before; the steps are the distinct (room, next room) pairs of the walk (a count
+a loop's turns do not change). --fold DIR counts all of DIR's files as one room (DIR relative
+to the root: policy, shim/session, ...).
 """
 import argparse
 import collections
 import glob
 import os
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -178,6 +179,7 @@ def summary(stays):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # a pager or head that closes early
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", required=True)
     ap.add_argument("--seq", action="store_true", help="print each walk's rooms in order")

@@ -22,7 +22,8 @@
 #   c-first   the first launch of a kernel no policy names (its record made: pass-through)
 #   c-pass    its second launch (the fast path)
 # --seq prints each walk's sequence of rooms; --fold DIR (policy, common, shim/session, ...)
-# counts every file under DIR as one room. Needs gcc, addr2line and python3; no GPU.
+# counts every file under DIR as one room. Needs gcc, gdb and python3; no GPU. About a minute
+# the first time (its build), seconds after.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${XMT_WALK_BUILD:-$ROOT/build-walk}

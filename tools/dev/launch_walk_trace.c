@@ -6,7 +6,7 @@
  * in the header's room), and records each as (function, thread, enter or exit) in memory.
  * At exit, when XMT_WALK_OUT is set, it writes what it recorded to XMT_WALK_OUT.<pid>.<n>:
  * a line per distinct function (its address, the object it lies in and its offset there,
- * from dladdr, which launch_walk.py gives to addr2line), then the events, binary.
+ * from dladdr, which launch_walk.py gives to gdb), then the events, binary.
  *
  * Not part of any product target: launch_walk.sh compiles it with -fvisibility=hidden and
  * links it into every object of its instrumented build (CMAKE_*_LINKER_FLAGS), so that each
