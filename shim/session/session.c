@@ -59,6 +59,7 @@ static void floors(xmt_session *S, const xmt_race_cand *rc)
  * GPU pick the same winner. */
 static void decide(xmt_session *S)
 {
+    XMT_ASSERT(S->out.choice.index == XMT_OWN_CONFIG && S->cand.valid <= S->cand.n, "re-decided");
     if (S->out.error != CUDA_SUCCESS || S->cand.valid == 0 || S->out.untuned[0] ||
         S->out.uninformative)
         return;
@@ -107,6 +108,7 @@ static void stage_reference(xmt_session *S)
 /* Scratch memory and events are freed whatever happened; the capture mode put back. */
 static void release(xmt_session *S)
 {
+    XMT_ASSERT(S->cand.cands && S->data.bufs, "release: no candidates phase");
     xmt_sess_guard_release(S);
     /* the trial helper after a failure: it exits next, and a free could wait forever on a
      * run that never ends (cuMemFree synchronizes); its memory goes with it */
@@ -152,6 +154,7 @@ static void release(xmt_session *S)
  * stops early with its data put back. */
 static int benchmark(xmt_session *S)
 {
+    XMT_ASSERT(S->cand.cands && !S->run.capture_swapped && !S->out.error, "benchmark run twice");
     S->run.capture_mode = CU_STREAM_CAPTURE_MODE_RELAXED;
     if (xmt_drv.cuThreadExchangeStreamCaptureMode &&
         xmt_drv.cuThreadExchangeStreamCaptureMode(&S->run.capture_mode) == CUDA_SUCCESS)

@@ -133,6 +133,7 @@ fail:
 
 int xmt_sess_put_back(xmt_session *S)
 {
+    XMT_ASSERT(S->cand.cands && S->data.bufs, "put back before the candidates");
     if (!S->data.snapshots_taken) return 0;
     double t0 = xmt_now_ms();
     if (prepare_outputs(S, 0) != 0) return -1;

@@ -97,6 +97,7 @@ void xmt_sess_admit(xmt_session *S, xmt_cand *c, size_t i)
 
 int xmt_sess_candidates(xmt_session *S)
 {
+    XMT_ASSERT(S->req.k && S->req.l && S->req.v && !S->cand.cands, "candidates: no request");
     size_t n = S->req.only ? 1 : xmt_entry_ncandidates(S->req.k->entry);
     size_t nb = xmt_entry_nbuffers(S->req.k->entry);
     S->cand.n = n;

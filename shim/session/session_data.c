@@ -132,6 +132,7 @@ fail:
 
 int xmt_sess_buffers(xmt_session *S)
 {
+    XMT_ASSERT(S->cand.cands && S->data.bufs && !S->data.nbufs, "data: snapshots twice");
     size_t nb = xmt_entry_nbuffers(S->req.k->entry);
     double t0 = xmt_now_ms();
     int r = 0;
@@ -195,6 +196,7 @@ int xmt_sess_in_place_check(xmt_session *S)
 
 int xmt_sess_outputs(xmt_session *S)
 {
+    XMT_ASSERT(S->set.automatic && S->cand.cands[0].index == XMT_OWN_CONFIG, "outputs: not auto");
     xmt_cand *own = &S->cand.cands[0];
     if (xmt_sess_verify_run(S, own) != 0 || xmt_sess_changes(S, 0) < 0) return -1;
     size_t nout = xmt_outputs_mark(S->data.regs, S->data.nregs);
@@ -305,6 +307,7 @@ static long repeat_checks(const xmt_session *S, int outputs_read, xmt_gc_cmp **o
  * whether the launch reads memory into *reads. 0, or -1 on failure. */
 static int judged_repeats(xmt_session *S, int outputs_read, int *repeats, int *reads)
 {
+    XMT_ASSERT(S->set.automatic && S->out.error == CUDA_SUCCESS, "data check: not auto");
     xmt_gc_cmp *c;
     long n = repeat_checks(S, outputs_read, &c, reads);
     xmt_gc_result *res = n > 0 ? calloc((size_t)n, sizeof *res) : NULL;
@@ -397,6 +400,7 @@ static int cmp_u64(const void *a, const void *b)
 
 int xmt_sess_data_digest(xmt_session *S)
 {
+    XMT_ASSERT(S->data.any_verify && S->out.error == CUDA_SUCCESS, "digest: nothing verified");
     unsigned char *tmp = calloc(2, DIGEST_SAMPLE); /* zeroed: the copies fill it */
     uint64_t hs[DIGEST_RUNS];
     size_t runs = 0;

@@ -72,6 +72,7 @@ static int run_batch(xmt_session *S, const unsigned char *in, const size_t *pts,
 
 int xmt_sess_search_space(xmt_session *S)
 {
+    XMT_ASSERT(S->cand.searched && S->cand.space_first <= S->cand.n, "search: not searched");
     const xmt_entry *e = S->req.k->entry;
     unsigned dims[XMT_MAX_TUNABLES];
     unsigned nd = xmt_entry_space_dims(e, dims, XMT_MAX_TUNABLES);

@@ -37,6 +37,7 @@ static int clock_warm_up_needed(xmt_session *S, double w0)
 
 int xmt_sess_clock_warm_up(xmt_session *S)
 {
+    XMT_ASSERT(!S->req.verify_only && S->cand.cands, "clock warm-up: nothing to time");
     double w0 = xmt_now_ms();
     if (S->timing.warmup_fate != XMT_WARMUP_NOT_REACHED) return 0; /* done during verification */
     if (!clock_warm_up_needed(S, w0)) return 0;
@@ -79,6 +80,7 @@ int xmt_sess_warm_one(xmt_session *S, xmt_cand *c, int runs)
 
 int xmt_sess_warm_up(xmt_session *S)
 {
+    XMT_ASSERT(!S->req.verify_only && !S->cand.searched, "warm-up runs: not timed in full");
     double t0 = xmt_now_ms();
     for (size_t i = 0; i <= S->cand.n; i++) {
         xmt_cand *c = &S->cand.cands[i];
@@ -330,6 +332,7 @@ fail:
 
 int xmt_sess_timed_runs(xmt_session *S)
 {
+    XMT_ASSERT(!S->req.verify_only && S->set.iterations <= S->set.cap, "timed runs: no room");
     double t0 = xmt_now_ms();
     int prep = xmt_sess_has_prep(S);
     for (size_t i = 0; i <= S->cand.n; i++)

@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "drvtime.h"
 #include "gpucheck.h"
+#include "invariant.h"
 #include "kernels.h"
 #include "launch.h"
 #include "outputs.h"

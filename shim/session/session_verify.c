@@ -396,6 +396,7 @@ static int verify_compare(xmt_session *S, xmt_cand *c)
 
 int xmt_sess_guard_arm(xmt_session *S)
 {
+    XMT_ASSERT(!S->check.slack.n && S->out.error == CUDA_SUCCESS, "guard bytes armed twice");
     const xmt_trial_in *in = S->run.trial;
     if (!in || !in->nwin || !S->data.any_verify) return 0;
     if (xmt_slack_find(in->win, in->win_bytes, in->nwin, in->regs, in->nregs, &S->check.slack) !=
@@ -518,6 +519,7 @@ int xmt_sess_verify_one(xmt_session *S, xmt_cand *c)
 
 int xmt_sess_verify(xmt_session *S)
 {
+    XMT_ASSERT(S->out.error == CUDA_SUCCESS && !S->out.uninformative, "verify: after a failure");
     if (!S->data.any_verify) return 0;
     double t0 = xmt_now_ms(), cw0 = S->out.ph.clock_warmup;
     if (!S->set.automatic &&

@@ -403,6 +403,7 @@ static void log_event(const xmt_session *S)
 
 void xmt_tune_event(const xmt_session *S)
 {
+    XMT_ASSERT(!S->req.recheck && S->cand.cands && S->req.key_text, "tune event: a re-check");
     /* here, not at the session's end: a re-check that could not tell (its data changed
      * nothing, say) keeps its winner, and says so in its own event */
     if (S->out.untuned[0] && !S->out.has_culprit)
@@ -442,6 +443,7 @@ static int untold_first_time(const xmt_session *S)
 
 void xmt_recheck_event(const xmt_session *S)
 {
+    XMT_ASSERT(S->req.recheck && S->cand.cands, "re-check event of a session that is not one");
     const xmt_cand *w = S->cand.n ? &S->cand.cands[1] : NULL;
     const char *outcome = "passed", *why = NULL;
     if (S->out.error != CUDA_SUCCESS || S->out.untuned[0] || S->out.uninformative || !w) {
