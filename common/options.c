@@ -3,7 +3,7 @@
  */
 #include "options.h"
 
-#include "editdist.h"
+#include "xmt_policy.h" /* xmt_edit_distance */
 
 #include <errno.h>
 #include <math.h>

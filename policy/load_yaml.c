@@ -4,8 +4,6 @@
  */
 #include "load_internal.h"
 
-#include "editdist.h"
-
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>

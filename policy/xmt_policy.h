@@ -439,4 +439,9 @@ int xmt_derive_params(const char *demangled, size_t np, const uint32_t *sizes, x
 /* The search over large spaces (its own module, policy/search.h: CUDA-free, used by the
  * shim's session and the offline evaluator). */
 #include "search.h"
+/* The edit distance (insertions, deletions, substitutions) of a and b, or cap + 1 when it
+ * is larger than cap: only small distances name a likely typo, so long strings (over 64
+ * bytes) and lengths further apart than cap stop early. Behind every "did you mean". */
+size_t xmt_edit_distance(const char *a, const char *b, size_t cap);
+
 #endif

@@ -9,7 +9,7 @@ secs=${1:-30}
 jobs=${2:-1}
 . "$(dirname "$0")/../fuzz_lib.sh"
 fuzz_setup policy
-fuzz_build fuzz_policy -I"$root/policy" -I"$root/common" "$root/tests/policy/fuzz_policy.c" "$root"/policy/*.c \
+fuzz_build fuzz_policy -I"$root/policy" "$root/tests/policy/fuzz_policy.c" "$root"/policy/*.c \
   /usr/lib/x86_64-linux-gnu/libyaml.a /usr/lib/x86_64-linux-gnu/libiberty.a -lm -lpthread
 cp "$root"/tests/policy/corpus/*.yaml "$work/corpus/" 2>/dev/null || true
 cp "$root"/examples/policies/*.yaml "$work/corpus/" 2>/dev/null || true

@@ -2,7 +2,6 @@
  * function, default and error path of the policy language, through the public API
  * (expressions are driven through functional triggers, whose values the key carries).
  */
-#include "editdist.h"
 #include "eval.h"
 #include "expr.h"
 #include "xmt_policy.h"

@@ -1,17 +1,13 @@
 /*
- * editdist: the one edit distance behind every "did you mean" (a mistyped XMATUNE_*
- * variable in options.c, an unknown policy key in policy/load_yaml.c). Header-only, so that
- * the policy library, which links nothing of common/, shares it too.
+ * editdist: the one edit distance behind every "did you mean" (an unknown policy key in
+ * load_yaml.c; a mistyped XMATUNE_* variable in common/options.c, which may use this
+ * library's public header). Declared in xmt_policy.h.
  */
-#ifndef XMT_EDITDIST_H
-#define XMT_EDITDIST_H
-
 #include <string.h>
 
-/* The edit distance (insertions, deletions, substitutions) of a and b, or cap + 1 when it
- * is larger than cap: only small distances name a likely typo, so long strings (over 64
- * bytes) and lengths further apart than cap stop early. */
-static inline size_t xmt_edit_distance(const char *a, const char *b, size_t cap)
+#include "xmt_policy.h"
+
+size_t xmt_edit_distance(const char *a, const char *b, size_t cap)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64) return cap + 1;
@@ -33,5 +29,3 @@ static inline size_t xmt_edit_distance(const char *a, const char *b, size_t cap)
     }
     return row[lb] <= cap ? row[lb] : cap + 1;
 }
-
-#endif
