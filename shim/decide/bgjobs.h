@@ -31,8 +31,8 @@ typedef struct {
                     const xmt_result *r, int device, const CUresult *made);
     /* XMATUNE_AUTO_MIN_US: auto's kernel passes through when ch was too short */
     void (*auto_too_short)(xmt_kernel *k, const xmt_choice *ch, const char *key_text);
-    /* a key decided: counted in k's tuned keys */
-    void (*count_key)(xmt_kernel *k);
+    /* n keys decided (-1: a key counted so that is not decided after all): k's tuned keys */
+    void (*count_key)(xmt_kernel *k, int n);
 } xmt_bg_ops;
 
 /* XMATUNE_BACKGROUND_QUEUE reached: the key (mine, held by this thread) waits and is looked
