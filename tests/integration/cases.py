@@ -7589,6 +7589,41 @@ def remote_background_claims_on_the_worker():
 
 
 @case
+def remote_background_no_snapshot_claims_on_the_launch():
+    # Under XMATUNE_TUNING=background a launch that can take no snapshot (XMATUNE_SCRATCH_MB=0:
+    # the key's memory is more than a snapshot may take) tunes its key itself, as sync does, and
+    # so claims it in the fleet first, on that launch. A claim another process took after this
+    # one connected, which the claims' index does not name (as an xmatune from before the
+    # index writes it: SET only): this process knows nothing of it until it asks; asked, the
+    # launch runs the program's own config and nothing is benchmarked here.
+    base = run("rt", "saxpy", shim=False, iterations=6)
+    with RedisServer("nosnap-redis") as rs:
+        d = fresh("nosnap")
+        t = run("rt", "saxpy", env=fleet_env(rs, "learn", os.path.join(d, "c0.jsonl")), iterations=6)
+        ok(t, "learning the key's record")
+        (rec,) = rs.keys("learn:rec:*")
+        h = rec.split(":")[-1]
+        gate = os.path.join(d, "gate")
+        env = fleet_env(rs, "ns", os.path.join(d, "c1.jsonl"), XMATUNE_VERBOSE="1",
+                        XMATUNE_TUNING="background", XMATUNE_SCRATCH_MB="0", APP_GATE=gate,
+                        APP_GATE_AT="0")
+        p = start("saxpy", env, "nosnap-a", stderr_file=True, iterations=6)
+        try:
+            wait_for(lambda: "connected, 0 records and 0 claims read" in
+                     open(p[0].stderr_path).read(), "the connection")
+            rs.cli("SET", "ns:claim:" + h, "otherhost:4242:1", "PX", "600000")
+        finally:  # a failed step leaves no program waiting at its gate
+            open(gate, "w").close()
+        r = finish(*p)
+        ok(r, "no snapshot")
+        same_output(base, r, "no snapshot")
+        expect("no snapshot for tuning in the background" in r.stderr, r.stderr)
+        expect("another process of the fleet is tuning this key" in r.stderr, r.stderr)
+        expect(not benchmarked([r]), "tuned under another's claim: %s" % benchmarked([r]))
+        expect(rs.get("ns:claim:" + h) == "otherhost:4242:1", rs.get("ns:claim:" + h))
+
+
+@case
 def remote_background_fleet_tunes_once():
     # Two processes tuning in the background (XMATUNE_TUNING=background, each with a cache
     # file of its own) started together against one Redis: the fleet's claim, taken by each
