@@ -13,6 +13,7 @@
 #include "log.h"
 #include "logevent.h"
 #include "options.h"
+#include "remote.h"
 #include "trialtune.h"
 
 /* What a background verification applies its outcome to. */
@@ -26,7 +27,9 @@ typedef struct {
     xmt_plan plan;  /* its identity (pointers fixed to this copy) */
     double t_first; /* the key's first launch (the snapshot's), for the switch event */
     const xmt_bg_ops *ops;
+    int fleet; /* a tuning's fleet claim, taken on the worker (XMT_REMOTE_*) */
     uint8_t key[XMT_KEY_MAX];
+    char kernel[]; /* the identity's kernel name: the worker's claim reads it with no lock */
 } bg_job;
 
 /* The switch event: job j's key runs `to` (NULL: the program's own config) from its next
@@ -108,6 +111,57 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
     free(j);
 }
 
+/* On the worker, before a key's session: the fleet's claim, which its launch left to the
+ * worker (docs/cache.md, "The fleet's tier"). 1 when the session is not run: another process
+ * has the key (its claim, or its record). */
+static int bg_claim(void *ud, char *why, size_t cap)
+{
+    bg_job *j = ud;
+    j->fleet = xmt_plan_claim_fleet_bg(&j->plan);
+    if (j->fleet != XMT_REMOTE_THEIRS && j->fleet != XMT_REMOTE_FOUND) return 0;
+    snprintf(why, cap, "%s",
+             j->fleet == XMT_REMOTE_THEIRS ? "another process of the fleet is tuning it"
+                                           : "another process of the fleet decided it");
+    return 1;
+}
+
+/* A key the worker did not tune because another process of the fleet has it (bg_claim): it
+ * keeps the program's own config, and a launch looks at it again as at a key another process
+ * is tuning (tuner.c's recheck): at once when its record was found (it is then a hint,
+ * verified in the background as any record from the fleet), else XMT_RECHECK_MS later, and
+ * again until the other process's record lands (the fleet's tier polls the key meanwhile)
+ * or its claim goes (then this process claims it). */
+static void bg_elsewhere(bg_job *j)
+{
+    xmt_kernel *k = j->k;
+    xmt_result *r = j->r;
+    int found = j->fleet == XMT_REMOTE_FOUND;
+    if (found)
+        xmt_verbose(1,
+                    "%s: key %s: another process of the fleet decided it meanwhile: not tuned "
+                    "here; its record is used as a hint",
+                    k->demangled, j->key_text);
+    else
+        xmt_verbose(1,
+                    "%s: key %s: another process of the fleet is tuning this key (the remote "
+                    "cache holds its claim): not tuned here; the program's own config runs "
+                    "until its winner is there",
+                    k->demangled, j->key_text);
+    /* the key's result was published (the program's own config) when its job was queued: out
+     * of XMT_R_DONE by a compare-and-swap, as a re-check takes it (results.h) */
+    int s = XMT_R_DONE;
+    if (atomic_compare_exchange_strong(&r->state, &s, XMT_R_TUNING)) {
+        if (found) { /* its next launch takes the record */
+            atomic_store(&r->recheck_ms, 0.0);
+            xmt_result_move(r, XMT_R_WAITING);
+        } else {
+            xmt_result_wait(r);
+        }
+        j->ops->count_key(k, -1); /* counted when queued: decided by a later launch */
+        j->ops->memo_forget(k);
+    }
+}
+
 /* A key tuned in the background has its outcome: stored as a tuning's is (a winner, the
  * program's own config, an outcome), and a winner used from the next launch on (every
  * thread's memo looks again). Nothing learned: the key keeps the program's own config for
@@ -122,6 +176,11 @@ static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const ch
     }
     xmt_result *r = j->r;
     xmt_plan *p = &j->plan;
+    if (!learned && (j->fleet == XMT_REMOTE_THEIRS || j->fleet == XMT_REMOTE_FOUND)) {
+        bg_elsewhere(j);
+        free(j);
+        return;
+    }
     xmt_plan_spent(o->spent_ms);
     if (!learned || o->uninformative) {
         xmt_verbose(1,
@@ -181,7 +240,7 @@ int xmt_bg_tune(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l, const
         *rc = xmt_pass(k, l);
         return 1;
     }
-    bg_job *j = calloc(1, sizeof *j);
+    bg_job *j = calloc(1, sizeof *j + strlen(p->id.kernel) + 1);
     if (!j || p->keylen > sizeof j->key) {
         free(j);
         return 0;
@@ -205,12 +264,15 @@ int xmt_bg_tune(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l, const
     j->plan.key = j->key;
     j->plan.id.code = j->plan.code;
     j->plan.id.entry_fp = j->plan.entry_fp;
+    memcpy(j->kernel, p->id.kernel, strlen(p->id.kernel) + 1);
+    j->plan.id.kernel = j->kernel;
     j->plan.only = NULL;
+    j->fleet = XMT_REMOTE_OFF;
     /* published first: the program's own config meanwhile, no re-check waits on it */
     mine->index = XMT_OWN_CONFIG;
     mine->label[0] = 0;
     atomic_store(&mine->rechecks_left, 0);
-    ops->count_key(k);
+    ops->count_key(k, 1);
     xmt_result_move(mine, XMT_R_DONE);
     *rc = ops->run(k, l, v, mine, device, NULL);
     int after = *rc == CUDA_SUCCESS ? xmt_trial_snap_after(s, l) : -1;
@@ -221,7 +283,7 @@ int xmt_bg_tune(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l, const
         xmt_trial_snap_free(s);
         if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
         free(j);
-    } else if (xmt_bgtune_queue(s, key_text, bg_tuned, j) != 0) {
+    } else if (xmt_bgtune_queue(s, key_text, bg_claim, bg_tuned, j) != 0) {
         if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
         free(j);
     }

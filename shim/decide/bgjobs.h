@@ -1,11 +1,11 @@
 /*
  * bgjobs: a key's work done off the program's path (docs/tuning.md, "In the background";
- * docs/cache.md, Trust): a new key tuned in the trial helper (XMATUNE_TUNING=background)
- * or a cached winner verified there, each from a snapshot of the launch's memory taken
- * before the program's own launch, queued on bgverify.c's worker; and what the outcome
- * does to the key's result when the worker calls back (a hint switched to its winner, a
- * used winner dropped, a tuned winner used from the next launch on; the switch event; the
- * record written again).
+ * docs/cache.md, Trust): a new key tuned in the trial helper (XMATUNE_TUNING=background;
+ * its fleet claim taken on the worker first, never on the launch) or a cached winner verified
+ * there, each from a snapshot of the launch's memory taken before the program's own launch, queued
+ * on bgverify.c's worker; and what the outcome does to the key's result when the worker calls back
+ * (a hint switched to its winner, a used winner dropped, a tuned winner used from the next launch
+ * on; the switch event; the record written again).
  *
  * Apart from tuner.c because it is another path with another thread: tuner.c decides on
  * the launching thread and publishes; these jobs are queued from there and finish on the
@@ -31,8 +31,8 @@ typedef struct {
                     const xmt_result *r, int device, const CUresult *made);
     /* XMATUNE_AUTO_MIN_US: auto's kernel passes through when ch was too short */
     void (*auto_too_short)(xmt_kernel *k, const xmt_choice *ch, const char *key_text);
-    /* a key decided: counted in k's tuned keys */
-    void (*count_key)(xmt_kernel *k);
+    /* n keys decided (-1: a key counted so that is not decided after all): k's tuned keys */
+    void (*count_key)(xmt_kernel *k, int n);
 } xmt_bg_ops;
 
 /* XMATUNE_BACKGROUND_QUEUE reached: the key (mine, held by this thread) waits and is looked

@@ -212,13 +212,27 @@ static int use_found(const xmt_kernel *k, const xmt_launch_view *v, int checked,
     return 0;
 }
 
+int xmt_plan_in_background(const xmt_plan *p)
+{
+    return p->need_run && !p->verify_only && !p->from_cache && !p->recheck &&
+           xmt_opt.tuning == XMT_TUNING_BACKGROUND && xmt_opt.trials != XMT_TRIALS_INLINE;
+}
+
 /* The key claimed on disk (or there is no lock to claim with): now in the fleet's tier
  * (remote.h), where another process may have stored it or be tuning it. 1 when the key
- * waits for that process, else 0 (p may be the found record's plan). */
-static int claim_remote(const xmt_kernel *k, const xmt_launch_view *v, xmt_plan *p)
+ * waits for that process, else 0 (p may be the found record's plan). A key tuned in the
+ * background (!wait) is answered from what the tier knows already, never by the network:
+ * when it knows nothing, the claim is the background worker's (p->fleet_later). */
+static int claim_remote(const xmt_kernel *k, const xmt_launch_view *v, xmt_plan *p, int wait)
 {
     xmt_choice ch;
-    switch (xmt_remote_claim(&p->id, p->key, p->keylen, &ch)) {
+    int a = wait ? xmt_remote_claim(&p->id, p->key, p->keylen, &ch)
+                 : xmt_remote_known(&p->id, p->key, p->keylen, &ch);
+    if (!wait && a == XMT_REMOTE_OFF) {
+        p->fleet_later = 1;
+        return 0;
+    }
+    switch (a) {
     case XMT_REMOTE_FOUND:
         if (retuned(&ch)) return 0;
         xmt_cache_unclaim(&p->id, p->key, p->keylen);
@@ -263,8 +277,29 @@ int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevi
             xmt_warn("%s: key %s %s", k->demangled, kt[0] ? kt : "?", why);
         }
         return 1;
-    default: p->claimed = 1; return claim_remote(k, v, p);
+    default: p->claimed = 1; return claim_remote(k, v, p, !xmt_plan_in_background(p));
     }
+}
+
+int xmt_plan_claim_fleet(const xmt_kernel *k, const xmt_launch_view *v, xmt_plan *p)
+{
+    if (!p->fleet_later) return 0;
+    p->fleet_later = 0;
+    return claim_remote(k, v, p, 1);
+}
+
+int xmt_plan_claim_fleet_bg(xmt_plan *p)
+{
+    if (!p->fleet_later) return XMT_REMOTE_OFF;
+    p->fleet_later = 0;
+    xmt_choice ch;
+    int a = xmt_remote_claim(&p->id, p->key, p->keylen, &ch);
+    if (a == XMT_REMOTE_FOUND && retuned(&ch)) return XMT_REMOTE_OFF; /* XMATUNE_RETUNE */
+    if (a == XMT_REMOTE_THEIRS || a == XMT_REMOTE_FOUND) {
+        if (p->claimed) xmt_cache_unclaim(&p->id, p->key, p->keylen);
+        p->claimed = 0;
+    }
+    return a;
 }
 
 void xmt_plan_store(const xmt_cache_id *id, const uint8_t *key, size_t kl, int dev,

@@ -4,7 +4,9 @@
  * A pin, the on-disk cache, replay's rule and the total budget decide a new key without
  * a benchmark; else it is tuned. A pin and a winner from the disk are verified once first
  * (XMATUNE_CACHE_VERIFY=0: a cached one is trusted). Before a tuning starts the key is
- * claimed on disk, where another process may have decided it meanwhile. The tuner
+ * claimed on disk, where another process may have decided it meanwhile, and in the fleet's
+ * tier (remote.h): by the launch, or, for a key tuned in the background, by the background
+ * worker before it tunes (the launch never waits on the network). The tuner
  * (tuner.c) owns the key's result and publishes what the plan decided; a session
  * (session.c) is what the plan runs.
  */
@@ -33,6 +35,7 @@ typedef struct {
     int launched;              /* the launch was made already (trialtune.c's check) */
     int bg_verify;             /* ch (from the disk) is verified in the background (bgverify.c) */
     int hint;                  /* ...and the program's own config runs until it passes */
+    int fleet_later;           /* the worker claims it in the fleet (tuned in the background) */
     const char *trust;         /* how a record from the disk is used (the cache_hit event) */
     CUresult launch_rc;        /* what it returned */
     const xmt_candidate *only; /* the pin or cached config, when verify_only */
@@ -64,9 +67,6 @@ void xmt_plan_store_rechecked(const xmt_kernel *k, const xmt_devinfo *di, CUdevi
                               const uint8_t *key, size_t kl, const char *key_text,
                               const xmt_choice *ch);
 
-/* A tuning about to start: claims the key on disk (cache.h), where another process may
- * have tuned it meanwhile (then p becomes that winner's plan) or be tuning it now. 1 when
- * that other process has it (the key waits), else 0. */
 /* A decision stored in both tiers: the on-disk cache (xmt_cache_store) and the fleet's
  * (remote.h, queued; only what this process decided itself goes there). */
 void xmt_plan_store(const xmt_cache_id *id, const uint8_t *key, size_t kl, int dev,
@@ -75,8 +75,32 @@ void xmt_plan_store(const xmt_cache_id *id, const uint8_t *key, size_t kl, int d
 /* A claim given up in both tiers (xmt_cache_unclaim, xmt_remote_unclaim). */
 void xmt_plan_unclaim(const xmt_cache_id *id, const uint8_t *key, size_t kl);
 
+/* A tuning about to start: claims the key on disk (cache.h), where another process may
+ * have tuned it meanwhile (then p becomes that winner's plan) or be tuning it now, then in the
+ * fleet's tier (remote.h). 1 when that other process has it (the key waits), else 0. A key
+ * tuned in the background (xmt_plan_in_background) never waits on the network here: the
+ * fleet's tier answers from what it knows already, else the claim is left to the background
+ * worker (p->fleet_later: xmt_plan_claim_fleet_bg). */
 int xmt_plan_claim_on_disk(const xmt_kernel *k, const xmt_launch_view *v, CUdevice dev,
                            xmt_plan *p);
+
+/* Whether the plan tunes its key in the background (XMATUNE_TUNING=background, trials out of
+ * the program's process): the launch runs the program's own config and returns. */
+int xmt_plan_in_background(const xmt_plan *p);
+
+/* A key whose fleet claim was left to the background worker (p->fleet_later) tuned on the
+ * launch after all (no snapshot could be taken): claimed in the fleet now, as under
+ * XMATUNE_TUNING=sync (the launch waits, boundedly). 1 when another process has it (the key
+ * waits; its claim on disk given up), else 0 (p may be the found record's plan). */
+int xmt_plan_claim_fleet(const xmt_kernel *k, const xmt_launch_view *v, xmt_plan *p);
+
+/* On the background worker, before it tunes a key whose launch left the fleet's claim to it
+ * (p->fleet_later; it may wait here, boundedly): XMT_REMOTE_MINE or XMT_REMOTE_OFF: tune it
+ * (a claim won is renewed, and given up when the outcome is stored or unclaimed, as a
+ * launch's); XMT_REMOTE_THEIRS (another process tunes it: watched) or XMT_REMOTE_FOUND (its
+ * record is the fleet's tier's now, where a later launch finds it): not tuned here, the key's
+ * claim on disk given up (p->claimed cleared). */
+int xmt_plan_claim_fleet_bg(xmt_plan *p);
 
 /* Runs what the plan asks (p->need_run): its session, and again as a tuning when a winner
  * from the disk fails its check (replay: the program's own config). p->ch is the choice. */

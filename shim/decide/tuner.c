@@ -662,16 +662,22 @@ static void said_cache_hit(const xmt_kernel *k, const xmt_plan *p, int device, c
                                        c->why, p->trust ? p->trust : "used", c->origin, host_us));
 }
 
-/* A key decided: counted in k's tuned keys (the report's, and auto's cap). */
-static void count_key(xmt_kernel *k)
+/* Keys decided (n = 1), or one not decided after all (n = -1: bgjobs.c, a key the fleet
+ * has): counted in k's tuned keys (the report's, and auto's cap). */
+static void count_keys(xmt_kernel *k, int n)
 {
     pthread_mutex_lock(&k->lock);
-    k->tune->keys_tuned++;
+    k->tune->keys_tuned += (unsigned)n;
     pthread_mutex_unlock(&k->lock);
 }
 
+static void count_key(xmt_kernel *k)
+{
+    count_keys(k, 1);
+}
+
 /* What the background jobs (bgjobs.c) do to a key's result through this file. */
-static const xmt_bg_ops bg_ops = {memo_forget, run_winner, auto_too_short, count_key};
+static const xmt_bg_ops bg_ops = {memo_forget, run_winner, auto_too_short, count_keys};
 
 /* A key this thread claimed: decide it (tuning if the plan says so), publish, store.
  * t0: when this launch entered the tuner. */
@@ -683,10 +689,14 @@ static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
     /* a cached winner verified off the program's path: the snapshot before the launch, or,
      * when there can be none, the verification now as strict trust makes it */
     CUresult rc;
-    if (p->need_run && !p->verify_only && !p->from_cache && !p->recheck &&
-        xmt_opt.tuning == XMT_TUNING_BACKGROUND && xmt_opt.trials != XMT_TRIALS_INLINE &&
-        xmt_bg_tune(&bg_ops, k, l, v, device, mine, p, key_text, &rc))
-        return rc;
+    if (xmt_plan_in_background(p)) {
+        if (xmt_bg_tune(&bg_ops, k, l, v, device, mine, p, key_text, &rc)) return rc;
+        /* tuned on this launch after all: the fleet's claim, left to the worker, is taken now */
+        if (xmt_plan_claim_fleet(k, v, p)) {
+            xmt_result_wait(mine);
+            return xmt_pass(k, l);
+        }
+    }
     int bg = 0;
     if (p->bg_verify && p->hint && xmt_bg_busy(k, mine, p, key_text)) return xmt_pass(k, l);
     if (p->bg_verify) {

@@ -636,6 +636,35 @@ static int enqueue(op *o)
     return 0;
 }
 
+/* What the table says of e's key, as xmt_remote_claim answers it (a key claimed elsewhere
+ * is watched from here on); -1 when it says nothing: the fleet must be asked. rm.lock held. */
+static int known_answer(ent *e, xmt_choice *out)
+{
+    if (!e) return -1;
+    if (e->state == E_RECORD && choice_of(e, out)) return XMT_REMOTE_FOUND;
+    if (e->state == E_SEEN) {
+        e->state = E_THEIRS;
+        e->next_ms = xmt_now_ms();
+        return XMT_REMOTE_THEIRS;
+    }
+    if (e->state == E_THEIRS) return XMT_REMOTE_THEIRS;
+    if (e->state == E_MINE) return XMT_REMOTE_MINE;
+    return -1;
+}
+
+int xmt_remote_known(const xmt_cache_id *id, const uint8_t *key, size_t keylen, xmt_choice *out)
+{
+    if (!rm.on) return XMT_REMOTE_OFF;
+    char rk[KEY_CAP], ck[KEY_CAP];
+    if (names_of(id, key, keylen, rk, ck) != 0) return XMT_REMOTE_OFF;
+    pthread_mutex_lock(&rm.lock);
+    ent *e;
+    HASH_FIND_STR(rm.table, rk, e);
+    int a = known_answer(e, out);
+    pthread_mutex_unlock(&rm.lock);
+    return a < 0 ? XMT_REMOTE_OFF : a;
+}
+
 int xmt_remote_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, xmt_choice *out)
 {
     if (!rm.on) return XMT_REMOTE_OFF;
@@ -645,14 +674,9 @@ int xmt_remote_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, 
     int a = XMT_REMOTE_OFF;
     ent *e;
     HASH_FIND_STR(rm.table, rk, e);
-    if (e && e->state == E_RECORD && choice_of(e, out)) {
-        a = XMT_REMOTE_FOUND;
-    } else if (e && e->state == E_SEEN) { /* claimed elsewhere: watched from here on */
-        e->state = E_THEIRS;
-        e->next_ms = xmt_now_ms();
-        a = XMT_REMOTE_THEIRS;
-    } else if (e && (e->state == E_THEIRS || e->state == E_MINE)) {
-        a = e->state == E_THEIRS ? XMT_REMOTE_THEIRS : XMT_REMOTE_MINE;
+    int known = known_answer(e, out);
+    if (known >= 0) {
+        a = known;
     } else if (rm.connected || rm.connecting) {
         op *o = calloc(1, sizeof *o);
         if (o) {
@@ -661,7 +685,8 @@ int xmt_remote_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, 
             snprintf(o->claim_key, sizeof o->claim_key, "%s", ck);
         }
         if (o && enqueue(o) == 0) {
-            /* the launch that is about to tune waits for the fleet's answer, boundedly */
+            /* the asker that is about to tune (a launch under XMATUNE_TUNING=sync, or the
+             * background worker) waits for the fleet's answer, boundedly */
             double end = xmt_now_ms() + 2.0 * xmt_opt.cache_remote_timeout_ms + 50.0;
             while (!o->done && xmt_now_ms() < end) {
                 struct timespec t;

@@ -10,9 +10,11 @@
  * process held when the thread last read the claims is known as such: its launches keep the
  * program's own config with no word to the server. The one wait: a key this process is about to
  * tune whose state in the fleet it does not know yet is claimed in Redis first (xmt_remote_claim),
- * so that a fleet tunes each key once; that launch waits for the answer at most twice the command
- * timeout (it is about to wait for a tuning anyway), and not at all while the server is
- * unreachable.
+ * so that a fleet tunes each key once; the asker waits for the answer at most twice the command
+ * timeout, and not at all while the server is unreachable. Under XMATUNE_TUNING=sync the asker is
+ * the launch about to tune the key (it is about to wait for a tuning anyway); under
+ * XMATUNE_TUNING=background the launch asks only what is known already (xmt_remote_known) and
+ * the background worker claims the key before it tunes it, so that no launch waits.
  *
  * A record from Redis is a hint: xmt_remote_find marks its choice origin "remote", which
  * plan.c never uses at once (docs/cache.md, Trust). What goes to Redis is only what this
@@ -54,6 +56,12 @@ enum {
  * off the launch path) and answered from memory until its record comes or its claim goes.
  * Thread-safe. */
 int xmt_remote_claim(const xmt_cache_id *id, const uint8_t *key, size_t keylen, xmt_choice *out);
+
+/* xmt_remote_claim's answer when it needs no network call (the key's record or claim was read
+ * already, or this process claimed it), with no wait and nothing queued: for a launch that
+ * leaves the claim to the background worker. XMT_REMOTE_OFF also when nothing is known yet
+ * (then the worker asks xmt_remote_claim). Thread-safe. */
+int xmt_remote_known(const xmt_cache_id *id, const uint8_t *key, size_t keylen, xmt_choice *out);
 
 /* Sends a decision of this process to Redis (queued: never waits) and gives up its claim
  * there; a record of another origin, or a `failed` one, stays local. */

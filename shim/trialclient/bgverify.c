@@ -26,6 +26,7 @@ typedef struct job {
     int has_data;
     char key_text[512];
     xmt_bgverify_done done;
+    xmt_bgtune_start start; /* a tuning's step before its session (may be NULL) */
     void *ud;
     CUcontext warm; /* a pool warm-up (xmt_bgverify_warm): no snapshot, no callback */
 } job;
@@ -95,9 +96,13 @@ static void *worker(void *arg)
         }
         xmt_trial_outcome o;
         char why[400] = "";
+        /* a tuning's start may wait (the fleet's claim): not under the lock, not timed */
+        int skip = j->tune && j->start && j->start(j->ud, why, sizeof why);
+        if (skip) memset(&o, 0, sizeof o);
         double t0 = xmt_now_ms();
         int learned =
-            j->tune
+            skip ? 0
+            : j->tune
                 ? xmt_trial_tune_snap(j->snap, j->key_text, 0, &o, why, sizeof why) == 1
                 : xmt_trial_verify_snap(j->snap, j->key_text, &j->only, j->only_index,
                                         j->has_data ? j->record_data : NULL, &o, why, sizeof why);
@@ -213,7 +218,8 @@ int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candid
     return queue(j);
 }
 
-int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgverify_done done, void *ud)
+int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgtune_start start,
+                     xmt_bgverify_done done, void *ud)
 {
     job *j = calloc(1, sizeof *j);
     if (!j) {
@@ -223,6 +229,7 @@ int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgverify_done 
     j->snap = s;
     j->tune = 1;
     snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
+    j->start = start;
     j->done = done;
     j->ud = ud;
     return queue(j);

@@ -28,10 +28,16 @@ typedef void (*xmt_bgverify_done)(void *ud, int learned, const xmt_trial_outcome
 int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
                        long only_index, const char *record_data, xmt_bgverify_done done, void *ud);
 
+/* A background tuning's step on the worker before its session (no lock held: it may wait,
+ * boundedly; the fleet's claim, bgjobs.c): 1 when the session is not to run (done is then
+ * called with learned 0 and what it wrote in why), else 0. */
+typedef int (*xmt_bgtune_start)(void *ud, char *why, size_t cap);
+
 /* Queues the background tuning of a key (a whole session) on snapshot s, taken before the
- * program's own launch and completed after it (xmt_trial_snap_after); as xmt_bgverify_queue
- * otherwise (learned: the session decided, *o its outcome). */
-int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgverify_done done, void *ud);
+ * program's own launch and completed after it (xmt_trial_snap_after); start (may be NULL)
+ * runs first; as xmt_bgverify_queue otherwise (learned: the session decided, *o its outcome). */
+int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgtune_start start,
+                     xmt_bgverify_done done, void *ud);
 
 /* At a module or library load: the current context's memory pool made ready on the worker
  * (once per context), so that the first snapshot's stream-ordered allocation does not pay

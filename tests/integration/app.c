@@ -17,7 +17,8 @@
  * loaded; ITERATIONS is the number of cycles), forkexec (fork while tuning, the child
  * execs this program's saxpy scenario), saxpy (the tuning workhorse: one poorly launched
  * saxpy, repeated; APP_GATE=FILE: its second launch, or launch APP_GATE_AT, counted from 0,
- * waits until FILE exists), moving (saxpy whose pointers move between launches), sizes (saxpy
+ * waits until FILE exists; APP_MARK=FILE: after each launch FILE says how many returned),
+ * moving (saxpy whose pointers move between launches), sizes (saxpy
  * over 40 sizes, one grid), optin (a kernel opted into more than 48 KiB of dynamic
  * shared memory), graph (graphs built node by node, updated
  * and replayed), graphfork (fork while a thread instantiates, replays and destroys
@@ -385,11 +386,19 @@ static void scenario_saxpy(void)
     void *p[] = {&n, &a, &x, &y};
     /* APP_GATE: launch APP_GATE_AT (1 unless said) waits for that file to exist */
     const char *gate = getenv("APP_GATE"), *at = getenv("APP_GATE_AT");
+    const char *mark = getenv("APP_MARK");
     int gate_at = at ? atoi(at) : 1;
     for (int i = 0; i < iterations; i++) {
         while (i == gate_at && gate && access(gate, F_OK) != 0)
             usleep(5000);
         launch(i % 2 ? cu.launch_ptsz : cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
+        if (mark) { /* APP_MARK: the launches returned so far, for a test to read meanwhile */
+            FILE *m = fopen(mark, "w");
+            if (m) {
+                fprintf(m, "%d\n", i + 1);
+                fclose(m);
+            }
+        }
     }
     CHECK(cu.cuCtxSynchronize());
     dump(y, (size_t)n * 4);
