@@ -64,6 +64,8 @@ static int retuned(const xmt_choice *ch)
  * config runs until it passes. */
 static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checked, xmt_plan *p)
 {
+    /* a partial record (a session the exit cut) is a tuning's input, never a decision */
+    if (!strcmp(p->ch.outcome, XMT_OUTCOME_PARTIAL)) return 0;
     if (!cached_choice_holds(k->entry, v, &p->ch, &p->pin)) return 0;
     if (p->ch.index == XMT_OWN_CONFIG) {
         p->trust = "used";
@@ -160,8 +162,10 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
         /* what faulted at this key in an earlier run: the kernel's keys tuned now skip it */
         xmt_trial_learn_record(k, (int)dev, &p->ch, key_text);
         if ((p->cached = plan_cached(k, v, checked, p))) return;
-        p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
-        stale = 1;
+        /* the policy changed since, or the record is partial: tune again */
+        stale = strcmp(p->ch.outcome, XMT_OUTCOME_PARTIAL) != 0;
+        p->ch.index = XMT_OWN_CONFIG;
+        p->ch.outcome[0] = p->ch.why[0] = p->ch.decided[0] = 0;
     }
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
         p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */

@@ -1911,6 +1911,32 @@ def protect_auto_in_place_check_after_a_write_outside():
 
 
 @case
+def resume_partial_record_never_a_winner():
+    """A partial record (docs/tuning.md, "Resuming a session cut at exit") is only a tuning's
+    input: the next run tunes the key (no cache hit keeps the program's own config for it), its
+    outputs are the program's, and the tuning's outcome replaces the partial record."""
+    cache = os.path.join(WORK, "resume-partial.cache")
+    if os.path.exists(cache):
+        os.unlink(cache)
+    base, t = tuned("rt", "saxpy", env={"XMATUNE_CACHE": cache})
+    lines = [json.loads(l) for l in open(cache) if l.strip()]
+    recs = [r for r in lines if "saxpy" in r["kernel"]]
+    expect(recs and recs[-1]["index"] >= 0, recs)
+    part = dict(recs[-1], index=-1, label="", time_ms=0, outcome="partial",
+                why="the program ended after 0 of its candidates were decided")
+    with open(cache, "w") as f:
+        f.write(json.dumps(part) + "\n")
+    t2 = run("rt", "saxpy", env={"XMATUNE_CACHE": cache, "XMATUNE_POLICY": POLICIES})
+    same_output(base, t2, "after a partial record")
+    expect(not [h for h in t2.events("cache_hit") if h.get("outcome") == "partial"],
+           t2.events("cache_hit"))
+    ev = tune_events(t2, "saxpy")
+    expect(len(ev) == 1 and ev[0]["benchmarked"], ev)
+    last = [json.loads(l) for l in open(cache) if "saxpy" in l][-1]
+    expect(last.get("outcome") != "partial" and last["index"] == recs[-1]["index"], last)
+
+
+@case
 def protect_auto_scratch_cap():
     base, t = tuned("rt", "saxpy", policies=AUTO, env={"XMATUNE_SCRATCH_MB": "0.5"})
     same_output(base, t, "scratch cap")
