@@ -165,7 +165,8 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
         /* the policy changed since, or the record is partial: tune again */
         stale = strcmp(p->ch.outcome, XMT_OUTCOME_PARTIAL) != 0;
         p->ch.index = XMT_OWN_CONFIG;
-        p->ch.outcome[0] = p->ch.why[0] = p->ch.decided[0] = 0;
+        /* a partial record's decided stays: its session skips them (docs/tuning.md) */
+        p->ch.outcome[0] = p->ch.why[0] = 0;
     }
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
         p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */
@@ -389,7 +390,8 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
                           .only_index = p->only_index,
                           .from_cache = p->from_cache,
                           .recheck = p->recheck,
-                          .record_data = p->from_cache ? p->ch.data : NULL};
+                          .record_data = p->from_cache ? p->ch.data : NULL,
+                          .decided = p->ch.decided[0] ? p->ch.decided : NULL};
     if (in_helper(&rq, p, &ch)) return ch;
     xmt_session S;
     int started = xmt_session_run(&S, &rq) == 0;
