@@ -168,6 +168,7 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
         /* a partial record's decided stays: its session skips them (docs/tuning.md) */
         p->ch.outcome[0] = p->ch.why[0] = 0;
     }
+    if (found && retuned(&p->ch)) p->ch.decided[0] = 0; /* from zero, a partial record's too */
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
         p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */
         replay_miss(k, p, key_text, (int)dev, stale);

@@ -1934,6 +1934,17 @@ def resume_partial_record_never_a_winner():
     expect(len(ev) == 1 and ev[0]["benchmarked"], ev)
     last = [json.loads(l) for l in open(cache) if "saxpy" in l][-1]
     expect(last.get("outcome") != "partial" and last["index"] == recs[-1]["index"], last)
+    # its decided candidates are skipped by a sync tuning too, and XMATUNE_RETUNE=outcomes
+    # (which ignores every record with an outcome) tunes the key from zero
+    for retune, want in (("", [0, 1]), ("outcomes", [])):
+        with open(cache, "w") as f:
+            f.write(json.dumps(dict(part, decided="0 1")) + "\n")
+        t3 = run("rt", "saxpy", env={"XMATUNE_CACHE": cache, "XMATUNE_POLICY": POLICIES,
+                                     "XMATUNE_RETUNE": retune})
+        same_output(base, t3, "a partial record, retune %r" % retune)
+        ev = tune_events(t3, "saxpy")
+        expect(len(ev) == 1 and [c["index"] for c in ev[0]["candidates"]
+                                 if c["status"] == "decided_earlier"] == want, ev)
 
 
 @case
