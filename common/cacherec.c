@@ -274,17 +274,18 @@ enum {
     F_RECHECKED,
     F_RECHECKS,
     F_FAULTS,
+    F_DECIDED,
     NFIELDS
 };
 /* The fields that are JSON strings in a record (bit i: field i); the others are numbers. */
 #define TEXT_FIELDS                                                                                \
     (1u << F_DEVICE | 1u << F_KERNEL | 1u << F_CODE | 1u << F_ENTRY | 1u << F_ENTRY_FP |           \
      1u << F_KEY | 1u << F_KEY_TEXT | 1u << F_LABEL | 1u << F_DATA | 1u << F_OUTCOME |             \
-     1u << F_WHY | 1u << F_ORIGIN | 1u << F_FAULTS)
+     1u << F_WHY | 1u << F_ORIGIN | 1u << F_FAULTS | 1u << F_DECIDED)
 static const char *const field_names[NFIELDS] = {
-    "v",       "device",   "kernel", "code",      "entry",    "entry_fp",
-    "key",     "key_text", "index",  "label",     "time_ms",  "data",
-    "outcome", "why",      "origin", "rechecked", "rechecks", "faults"};
+    "v",        "device",    "kernel",   "code",    "entry",  "entry_fp", "key",
+    "key_text", "index",     "label",    "time_ms", "data",   "outcome",  "why",
+    "origin",   "rechecked", "rechecks", "faults",  "decided"};
 
 /* The field a name of len bytes is, -1 for another: by its length and first byte before
  * one memcmp (a name compare per field and line was a tenth of the load's work). */
@@ -302,7 +303,7 @@ static int field_of(const char *name, size_t len)
             : name[0] == 'f' ? F_FAULTS
                              : F_ORIGIN;
         break;
-    case 7: i = name[0] == 't' ? F_TIME : F_OUTCOME; break;
+    case 7: i = name[0] == 't' ? F_TIME : name[0] == 'd' ? F_DECIDED : F_OUTCOME; break;
     case 9: i = F_RECHECKED; break;
     case 8: i = name[0] == 'e' ? F_ENTRY_FP : name[0] == 'k' ? F_KEY_TEXT : F_RECHECKS; break;
     default: return -1;
@@ -474,6 +475,15 @@ static void copy_text(char *out, size_t cap, const char *v)
 }
 
 /* scratch: the line's copy (parsed in place) and its scalars' text */
+/* Whether s is the writer's shape of a list of indices ("0 35": digits, single spaces, none
+ * first or last), or "". */
+static int index_list(const char *s)
+{
+    size_t n = strlen(s);
+    return !n ||
+           (strspn(s, "0123456789 ") == n && s[0] != ' ' && s[n - 1] != ' ' && !strstr(s, "  "));
+}
+
 int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec *r)
 {
     if (len > XMT_CACHEREC_MAX_LINE) return -1;
@@ -538,10 +548,11 @@ int xmt_cacherec_parse(const char *line, size_t len, char *scratch, xmt_cacherec
     r->choice.faults[0] = 0;
     if (f[F_FAULTS] && strlen(f[F_FAULTS]) < sizeof r->choice.faults) /* never a cut list */
         copy_text(r->choice.faults, sizeof r->choice.faults, f[F_FAULTS]);
-    const char *fs = r->choice.faults;
-    if (fs[0] && (strspn(fs, "0123456789 ") != strlen(fs) || fs[0] == ' ' || strstr(fs, "  ") ||
-                  fs[strlen(fs) - 1] == ' '))
-        r->choice.faults[0] = 0;
+    if (!index_list(r->choice.faults)) r->choice.faults[0] = 0;
+    r->choice.decided[0] = 0; /* a partial record's: advice of the same kind */
+    if (f[F_DECIDED] && strlen(f[F_DECIDED]) < sizeof r->choice.decided)
+        copy_text(r->choice.decided, sizeof r->choice.decided, f[F_DECIDED]);
+    if (!index_list(r->choice.decided)) r->choice.decided[0] = 0;
     r->raw = line;
     r->raw_len = len;
     r->offset = 0;
@@ -670,6 +681,7 @@ char *xmt_cacherec_format(const xmt_cacherec *r)
     if (j && c->rechecked > 0) json_object_set_new(j, "rechecked", json_integer(c->rechecked));
     if (j && c->rechecks > 0) json_object_set_new(j, "rechecks", json_integer(c->rechecks));
     if (j && c->faults[0]) json_object_set_new(j, "faults", json_string(c->faults));
+    if (j && c->decided[0]) json_object_set_new(j, "decided", json_string(c->decided));
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
     if (!text) return NULL;

@@ -37,6 +37,11 @@ typedef struct {
      * process skips their fault families at the kernel's other keys (docs/tuning.md, "Fault
      * families"). A value of anything but digits and single spaces reads as "". */
     char faults[96];
+    /* A partial record's (outcome "partial"): the candidates its cut session had decided cannot
+     * win (rejected by verification, or stopped by racing), indices as faults has them; the
+     * next session skips them (docs/tuning.md, "Resuming a session cut at exit"). "" none, or
+     * a record written before this field; a value not of that shape reads as "". */
+    char decided[400];
 } xmt_choice;
 
 /* The outcomes a record may carry besides a timed decision (xmt_choice.outcome). */
@@ -46,6 +51,8 @@ typedef struct {
 #define XMT_OUTCOME_UNTUNED "untuned"   /* its session could not decide (why says why) */
 #define XMT_OUTCOME_FAILED "failed"     /* a cached winner failed its verification here */
 #define XMT_OUTCOME_UNSTABLE "nondeterministic" /* its own config's results vary by run */
+/* a session the exit cut: never a winner, only the next session's input (its decided) */
+#define XMT_OUTCOME_PARTIAL "partial"
 
 /* A choice that keeps the program's own config for a reason worth remembering: *c becomes
  * the program's own config with that outcome (XMT_OUTCOME_*) and why, cut at a character boundary

@@ -129,10 +129,11 @@ static const opt_desc options[] = {
      "starts the next; `100`: no wait. A session itself is not slowed",
      NULL},
     {"XMATUNE_EXIT_WAIT_MS", T_INT, OFF(exit_wait_ms), 0, "0", 0, 3600000,
-     "how long the program's exit waits for the verifications still running in the background "
-     "(`docs/cache.md`, Trust) before it drops them: `0`, the default, never waits (the next "
-     "process verifies again); a CI job or a test that wants every verification's outcome "
-     "logged and on disk sets more",
+     "how long the program's exit waits for the verifications and tunings still running in the "
+     "background (`docs/cache.md`, Trust) before it drops them: `0`, the default, never waits "
+     "(the next process verifies again, and resumes a tuning cut from what it decided: "
+     "`docs/tuning.md`, \"Resuming a session cut at exit\"); a CI job or a test that wants "
+     "every outcome logged and on disk sets more",
      NULL},
     {"XMATUNE_RETUNE", T_CHOICE, OFF(retune), 0, "no", 0, 0,
      "`outcomes`: cached outcomes that keep the program's own config (untold, declined, faulted, "

@@ -176,6 +176,7 @@ int xmt_tp_encode(const xmt_tp_msg *m, uint8_t *buf, size_t cap)
         break;
     case XMT_TP_NOTE: put_strn(&c, m->u.note.text, XMT_TP_TEXT); break;
     case XMT_TP_RESULT: put_result(&c, &m->u.result); break;
+    case XMT_TP_DECIDED: put(&c, (uint64_t)m->u.decided, 8); break;
     default: return -1;
     }
     if (c.bad || c.at > XMT_TP_MAX) return -1;
@@ -227,6 +228,7 @@ static int decode_body(cur *c, xmt_tp_msg *m)
         break;
     case XMT_TP_NOTE: get_strn(c, m->u.note.text, XMT_TP_TEXT); break;
     case XMT_TP_RESULT: get_result(c, &m->u.result); break;
+    case XMT_TP_DECIDED: m->u.decided = (int64_t)get(c, 8); break;
     default: c->bad = 1;
     }
     return c->bad || c->at != c->len ? -1 : 0;
@@ -255,7 +257,7 @@ int xmt_tp_decode(const uint8_t *buf, size_t len, xmt_tp_msg *m, char *err, size
         return fail(err, errcap, "payload length %zu, but %zu bytes came", body,
                     len - XMT_TP_HEADER);
     int known = (m->type >= XMT_TP_HELLO && m->type <= XMT_TP_ERROR) ||
-                (m->type >= XMT_TP_TUNE && m->type <= XMT_TP_RESULT);
+                (m->type >= XMT_TP_TUNE && m->type <= XMT_TP_DECIDED);
     if (!known) return fail(err, errcap, "unknown message type %u", (unsigned)m->type);
     if (decode_body(&c, m) != 0) {
         char t[32];
@@ -373,9 +375,9 @@ const char *xmt_tp_type_name(unsigned type, char *buf, size_t cap)
 {
     static const char *const names[] = {NULL,   "HELLO",    "READY", "PING",
                                         "PONG", "SHUTDOWN", "ERROR"};
-    static const char *const later[] = {"TUNE", "NOTE", "RESULT"};
+    static const char *const later[] = {"TUNE", "NOTE", "RESULT", "DECIDED"};
     if (type >= XMT_TP_HELLO && type <= XMT_TP_ERROR) return names[type];
-    if (type >= XMT_TP_TUNE && type <= XMT_TP_RESULT) return later[type - XMT_TP_TUNE];
+    if (type >= XMT_TP_TUNE && type <= XMT_TP_DECIDED) return later[type - XMT_TP_TUNE];
     snprintf(buf, cap, "type %u", type);
     return buf;
 }

@@ -19,10 +19,14 @@
  * codec shared by both sides, carrying this version too), a memfd holding the module
  * image, and the exported staging memory; the helper answers with NOTEs (the messages it
  * would have printed, for the program to print; empty ones are heartbeats, at least one a
- * second while the session runs) and then one RESULT. SHUTDOWN ends it.
+ * second while the session runs), a DECIDED for each candidate the session decided cannot
+ * win as it decides it (rejected by its verification, or stopped by racing: what a session
+ * the program's exit cuts leaves for the next run, docs/tuning.md, "Resuming a session cut
+ * at exit"), and then one RESULT. SHUTDOWN ends it.
  *
  * XMT_TP_VERSION is the one version of the whole protocol, the request's included: bump
- * it when a message's layout or the request's fields change (5: the request typed).
+ * it when a message's layout or the request's fields change (5: the request typed; 6:
+ * DECIDED, and the request's decided).
  */
 #ifndef XMT_TRIALPROTO_H
 #define XMT_TRIALPROTO_H
@@ -30,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XMT_TP_VERSION 5
+#define XMT_TP_VERSION 6
 #define XMT_TP_MAGIC 0x50544d58u /* "XMTP" read as little-endian bytes */
 #define XMT_TP_HEADER 16         /* magic u32, version u16, type u16, seq u32, length u32 */
 #define XMT_TP_MAX 4096          /* largest message, header included; bulk goes by fd */
@@ -52,6 +56,7 @@ typedef enum {
     XMT_TP_TUNE = 16,    /* shim -> helper: run one session (fds: request, image, staging) */
     XMT_TP_NOTE = 17,    /* helper -> shim: a message line to say, or a heartbeat (empty) */
     XMT_TP_RESULT = 18,  /* helper -> shim: the session's outcome (fd: its log lines) */
+    XMT_TP_DECIDED = 19, /* helper -> shim: a candidate decided not to win (its index) */
 } xmt_tp_type;
 
 typedef struct {
@@ -120,6 +125,7 @@ typedef struct {
         xmt_tp_tune tune;
         xmt_tp_note note;
         xmt_tp_result result;
+        int64_t decided; /* DECIDED: the candidate's index */
     } u;
 } xmt_tp_msg;
 

@@ -564,6 +564,7 @@ static void walk(codec *c, json_t **root, xmt_trialreq *q)
     f_flag(c, &o, "recheck", &q->recheck);
     f_flag(c, &o, "in_place_first", &q->in_place_first);
     f_str(c, &o, "record_data", &q->record_data, 1);
+    f_str(c, &o, "decided", &q->decided, 1);
     f_launch(c, &o, "launch", &q->launch);
     f_image(c, &o, "image", &q->image);
     f_array(c, &o, "windows", &q->nwindows, (void **)&q->windows, sizeof *q->windows,
@@ -642,6 +643,7 @@ void xmt_trialreq_free(xmt_trialreq *q)
     free((void *)(uintptr_t)q->kernel);
     free((void *)(uintptr_t)q->key);
     free((void *)(uintptr_t)q->record_data);
+    free((void *)(uintptr_t)q->decided);
     for (uint32_t i = 0; q->launch.params && i < q->launch.nparams; i++)
         free((void *)(uintptr_t)q->launch.params[i].bytes);
     free(q->launch.params);

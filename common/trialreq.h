@@ -129,16 +129,19 @@ typedef struct {
     const char *kernel;      /* the mangled name */
     const char *key;         /* the key's readable text */
     const char *record_data; /* the cached record's data digest, or NULL */
-    uint64_t entry_fp;       /* the policy entry's fingerprint as the program has it */
-    int64_t only_index;      /* `only`'s candidate index (-1 when none) */
-    double staging_ms;       /* what the program spent staging (regions, copies, globals) */
-    uint64_t granularity;    /* the allocation granularity the windows are rounded to */
-    int32_t device;          /* the program's device ordinal */
-    int32_t verify_only;     /* verify, do not tune */
-    int32_t from_cache;      /* `only` is a cached winner */
-    int32_t recheck;         /* a re-check of a cached winner (its own event) */
-    int32_t in_place_first;  /* the in-place check runs before any candidate */
-    int32_t has_only;        /* `only` is set: the one config to verify */
+    /* a partial record's candidates decided not to win in an earlier run ("1 4 9"), or NULL:
+     * skipped (docs/tuning.md, "Resuming a session cut at exit") */
+    const char *decided;
+    uint64_t entry_fp;      /* the policy entry's fingerprint as the program has it */
+    int64_t only_index;     /* `only`'s candidate index (-1 when none) */
+    double staging_ms;      /* what the program spent staging (regions, copies, globals) */
+    uint64_t granularity;   /* the allocation granularity the windows are rounded to */
+    int32_t device;         /* the program's device ordinal */
+    int32_t verify_only;    /* verify, do not tune */
+    int32_t from_cache;     /* `only` is a cached winner */
+    int32_t recheck;        /* a re-check of a cached winner (its own event) */
+    int32_t in_place_first; /* the in-place check runs before any candidate */
+    int32_t has_only;       /* `only` is set: the one config to verify */
     xmt_tr_candidate only;
     xmt_tr_launch launch;
     xmt_tr_image image;

@@ -339,7 +339,7 @@ static int usage_to(FILE *f)
                "  clear   drops the records selected (all, without --kernel/--device/--outcome)\n"
                "          (--outcome untold, declined, faulted, nondeterministic, untuned,\n"
                "          failed, or any: the records that keep the program's own config for\n"
-               "          that reason, docs/cache.md)\n"
+               "          that reason; partial: a tuning the exit cut, docs/cache.md)\n"
                "  export  writes the records selected to OUT (- for stdout)\n"
                "  import  merges the records of IN into the cache (IN's win), marked imported:\n"
                "          the shim takes them as hints, verified before they are used\n"

@@ -85,6 +85,15 @@ static void relay_event(const char *json)
     events[events_len++] = '\n';
 }
 
+/* A candidate the session decided cannot win, streamed as it is decided: what the program
+ * keeps for a session its exit cuts (docs/tuning.md, "Resuming a session cut at exit"). */
+static void decided(long index)
+{
+    xmt_tp_msg m = {.type = XMT_TP_DECIDED, .seq = cur_seq, .u.decided = index};
+    xmt_tp_send(chan, &m, NULL, 0);
+    last_beat = now_ms();
+}
+
 /* The heartbeat: the program takes a helper silent for XMATUNE_TRIAL_TIMEOUT_MS as hung. */
 static void tick(void)
 {
@@ -117,6 +126,7 @@ static int start(char *why, size_t cap)
     if (xmt_opt.policy[0]) xmt_policy_load(xmt_opt.policy, &xmt_policies, quiet_diag, NULL);
     xmt_log_set_relay(relay_message, relay_event);
     xmt_session_tick = tick;
+    xmt_session_decided = decided;
     CUresult r = xmt_drv.cuStreamCreate ? xmt_drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)
                                         : CUDA_ERROR_NOT_SUPPORTED;
     if (r != CUDA_SUCCESS) {
@@ -538,7 +548,8 @@ static void run(request *q, xmt_tp_result *res)
                           .only_index = (long)q->rq.only_index,
                           .from_cache = q->rq.from_cache,
                           .recheck = q->rq.recheck,
-                          .record_data = q->rq.record_data};
+                          .record_data = q->rq.record_data,
+                          .decided = q->rq.decided};
     xmt_session S;
     xmt_session_run_trial(&S, &rq, &in);
     if (S.out.has_culprit && S.out.culprit == XMT_OWN_CONFIG) {

@@ -213,6 +213,28 @@ static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const ch
     free(j);
 }
 
+/* A key's background session cut by the exit: what it decided cannot win is kept in a partial
+ * record (docs/tuning.md, "Resuming a session cut at exit"), in this process's file only (the
+ * fleet's tier gets decisions, never a tuning's input), its claim dropped with it. */
+static void bg_partial(void *ud, const char *decided)
+{
+    bg_job *j = ud;
+    if (atomic_load(&j->k->serial) != j->serial || xmt_opt.mode != XMT_MODE_TUNE) return;
+    xmt_choice ch;
+    char why[200];
+    size_t n = 0;
+    for (const char *c = decided; *c; c++)
+        n += *c == ' ';
+    snprintf(why, sizeof why,
+             "the program ended while its key was tuned in the background, %zu candidate%s "
+             "decided",
+             n + 1, n ? "s" : "");
+    xmt_choice_outcome(&ch, XMT_OUTCOME_PARTIAL, why);
+    snprintf(ch.decided, sizeof ch.decided, "%s", decided);
+    xmt_cache_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &ch);
+    xmt_verbose(1, "%s: key %s: %s (kept for the next run)", j->k->demangled, j->key_text, why);
+}
+
 /* A bounded queue (XMATUNE_BACKGROUND_QUEUE; docs/tuning.md, "In the background"): while
  * that many keys wait for the worker, a new key's first launch (or a hint's) takes no
  * snapshot and runs the program's own config; the key is looked at again at a launch
@@ -283,7 +305,8 @@ int xmt_bg_tune(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l, const
         xmt_trial_snap_free(s);
         if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
         free(j);
-    } else if (xmt_bgtune_queue(s, key_text, bg_claim, bg_tuned, j) != 0) {
+    } else if (xmt_bgtune_queue(s, key_text, bg_claim, p->ch.decided, bg_tuned, bg_partial, j) !=
+               0) {
         if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
         free(j);
     }

@@ -64,6 +64,8 @@ static int retuned(const xmt_choice *ch)
  * config runs until it passes. */
 static int plan_cached(const xmt_kernel *k, const xmt_launch_view *v, int checked, xmt_plan *p)
 {
+    /* a partial record (a session the exit cut) is a tuning's input, never a decision */
+    if (!strcmp(p->ch.outcome, XMT_OUTCOME_PARTIAL)) return 0;
     if (!cached_choice_holds(k->entry, v, &p->ch, &p->pin)) return 0;
     if (p->ch.index == XMT_OWN_CONFIG) {
         p->trust = "used";
@@ -160,9 +162,13 @@ void xmt_plan_new_key(const xmt_kernel *k, const xmt_launch_view *v, const xmt_d
         /* what faulted at this key in an earlier run: the kernel's keys tuned now skip it */
         xmt_trial_learn_record(k, (int)dev, &p->ch, key_text);
         if ((p->cached = plan_cached(k, v, checked, p))) return;
-        p->ch.index = XMT_OWN_CONFIG; /* the policy changed since: tune again */
-        stale = 1;
+        /* the policy changed since, or the record is partial: tune again */
+        stale = strcmp(p->ch.outcome, XMT_OUTCOME_PARTIAL) != 0;
+        p->ch.index = XMT_OWN_CONFIG;
+        /* a partial record's decided stays: its session skips them (docs/tuning.md) */
+        p->ch.outcome[0] = p->ch.why[0] = 0;
     }
+    if (found && retuned(&p->ch)) p->ch.decided[0] = 0; /* from zero, a partial record's too */
     if (xmt_opt.mode == XMT_MODE_REPLAY) {
         p->ch.index = XMT_OWN_CONFIG; /* replay never benchmarks: the program's config */
         replay_miss(k, p, key_text, (int)dev, stale);
@@ -420,7 +426,8 @@ static xmt_choice run_session(xmt_kernel *k, const xmt_launch *l, const xmt_laun
                           .only_index = p->only_index,
                           .from_cache = p->from_cache,
                           .recheck = p->recheck,
-                          .record_data = p->from_cache ? p->ch.data : NULL};
+                          .record_data = p->from_cache ? p->ch.data : NULL,
+                          .decided = p->ch.decided[0] ? p->ch.decided : NULL};
     if (in_helper(&rq, p, &ch)) return ch;
     xmt_session S;
     int started = xmt_session_run(&S, &rq) == 0;

@@ -22,6 +22,7 @@
 #define POISON 0xFF
 #define POISON2 0x00
 void (*xmt_session_tick)(void);
+void (*xmt_session_decided)(long index);
 
 /* The watchdog: a wait for candidate runs that lasts longer than WATCHDOG_FACTOR times
  * the program's own config's first run (per run waited for), and at least

@@ -42,6 +42,20 @@ static int faulted_before(const xmt_session *S, xmt_cand *c)
     return 0;
 }
 
+/* c's index is one a partial record says an earlier run decided cannot win. */
+static int decided_before(const xmt_session *S, const xmt_cand *c)
+{
+    const char *p = S->req.decided;
+    while (p && *p) {
+        char *end;
+        long i = strtol(p, &end, 10);
+        if (end == p) return 0;
+        if (i == c->index) return 1;
+        p = *end == ' ' ? end + 1 : end;
+    }
+    return 0;
+}
+
 /* In the trial helper: c reaches further along the idiom of a candidate that faulted in
  * an earlier helper (family.h): 1, with the one that condemns it and why in c. */
 static int after_fault(const xmt_session *S, xmt_cand *c, size_t i)
@@ -87,6 +101,12 @@ void xmt_sess_admit(xmt_session *S, xmt_cand *c, size_t i)
         snprintf(c->why, sizeof c->why, "same as the program's own config");
     } else if (faulted_before(S, c)) {
         c->status = XMT_C_FAULT;
+    } else if (!S->req.only && decided_before(S, c)) {
+        c->status = XMT_C_SKIPPED;
+        c->decided_earlier = 1;
+        snprintf(c->why, sizeof c->why,
+                 "decided in an earlier run that the program's exit cut (its key's partial "
+                 "record): it cannot win");
     } else if (after_fault(S, c, i)) {
         c->status = XMT_C_SKIPPED;
     } else {

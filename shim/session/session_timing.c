@@ -261,6 +261,9 @@ size_t xmt_sess_eliminate(xmt_session *S, int round)
             if (out[i]) {
                 S->cand.cands[i].elim_round = round;
                 S->timing.eliminated++;
+                /* lost to a candidate still timed: the next run need not time it again */
+                if (xmt_session_decided && S->cand.cands[i].index != XMT_OWN_CONFIG)
+                    xmt_session_decided(S->cand.cands[i].index);
             }
     for (size_t i = 0; i <= S->cand.n; i++)
         alive += S->cand.cands[i].status == XMT_C_OK && !S->cand.cands[i].elim_round;

@@ -77,6 +77,7 @@ typedef struct {
     /* skipped (XMT_C_SKIPPED) because after_fault, a candidate that faulted in an earlier
      * helper, condemns it (family.h) */
     int skipped_after_fault;
+    int decided_earlier; /* skipped (XMT_C_SKIPPED): req.decided has it */
     long after_fault;
     char after_fault_label[160];
 } xmt_cand;
@@ -121,6 +122,9 @@ typedef struct {
     int from_cache;            /* that winner came from the disk (logged) */
     int recheck;               /* a re-check of a decided winner (a `recheck` event) */
     const char *record_data;   /* the cached record's data digest, or NULL */
+    /* a partial record's candidates decided not to win in an earlier run ("1 4 9", cacherec.h),
+     * or NULL: skipped, and said so (docs/tuning.md, "Resuming a session cut at exit") */
+    const char *decided;
 } xmt_session_req;
 
 /* One session, grouped by who writes what: what is tuned (the request), its settings,
@@ -259,6 +263,11 @@ typedef struct {
 /* (session_base.c) Called while a session waits for the GPU and between its phases (NULL: nothing).
  * The trial helper's heartbeat: a helper that stops calling it is hung. */
 extern void (*xmt_session_tick)(void);
+
+/* (session_base.c) Called when a session decides that candidate index cannot win (rejected by
+ * its verification, or stopped by racing; NULL: nothing). The trial helper streams it to the
+ * program (XMT_TP_DECIDED), which keeps it for a session its exit cuts. */
+extern void (*xmt_session_decided)(long index);
 
 /* The advice that ends an untuned "changed no byte" why under a policy's entry; a
  * re-check's verbose line leaves it out (its first session found the outputs). */

@@ -531,6 +531,9 @@ int xmt_sess_verify(xmt_session *S)
     for (size_t i = 1; i <= S->cand.n && own == 0; i++) {
         xmt_sess_progress(S, "verify", i - 1, S->cand.n);
         own = xmt_sess_verify_one(S, &S->cand.cands[i]);
+        if (own == 0 && S->cand.cands[i].status == XMT_C_REJECTED && !S->req.verify_only &&
+            xmt_session_decided)
+            xmt_session_decided(S->cand.cands[i].index);
         /* once something passed, something will be timed: the clock goes up now, so that
          * the remaining verification runs at speed too (at the idle clock it was most of
          * what tuning cost beyond its timed runs: docs/benchmarks.md) */

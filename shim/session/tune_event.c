@@ -198,6 +198,7 @@ static json_t *candidate_json(const xmt_session *S, const xmt_cand *c)
     json_object_set_new(o, XMT_F_STATUS,
                         json_string(c->status == XMT_C_OK        ? "ok"
                                     : family                     ? "skipped_after_fault"
+                                    : c->decided_earlier         ? "decided_earlier"
                                     : c->status == XMT_C_SKIPPED ? "skipped"
                                     : c->status == XMT_C_FAULT   ? "fault"
                                                                  : "rejected"));

@@ -26,7 +26,9 @@ typedef struct job {
     int has_data;
     char key_text[512];
     xmt_bgverify_done done;
-    xmt_bgtune_start start; /* a tuning's step before its session (may be NULL) */
+    xmt_bgtune_start start;     /* a tuning's step before its session (may be NULL) */
+    xmt_bgtune_partial partial; /* a tuning's: what its session decided, at an exit that cuts it */
+    char decided[sizeof(((xmt_choice *)0)->decided)]; /* a tuning's partial record's */
     void *ud;
     CUcontext warm; /* a pool warm-up (xmt_bgverify_warm): no snapshot, no callback */
 } job;
@@ -42,6 +44,7 @@ static struct {
     struct timespec rest_until; /* XMATUNE_BACKGROUND_SHARE: no session starts before it */
     int resting;
     double last_end_ms; /* when the last session ended (xmt_now_ms), 0 before the first */
+    job *running;       /* the worker's job, NULL between jobs */
     pthread_t worker;
 } bg = {.lock = PTHREAD_MUTEX_INITIALIZER,
         .cv = PTHREAD_COND_INITIALIZER,
@@ -85,11 +88,13 @@ static void *worker(void *arg)
         job *j = bg.head;
         bg.head = j->next;
         if (!bg.head) bg.tail = NULL;
+        bg.running = j;
         pthread_mutex_unlock(&bg.lock);
         if (j->warm) {
             warm_pool(j->warm);
             free(j);
             pthread_mutex_lock(&bg.lock);
+            bg.running = NULL;
             bg.pending--;
             pthread_cond_broadcast(&bg.idle);
             continue;
@@ -103,7 +108,7 @@ static void *worker(void *arg)
         int learned =
             skip ? 0
             : j->tune
-                ? xmt_trial_tune_snap(j->snap, j->key_text, 0, &o, why, sizeof why) == 1
+                ? xmt_trial_tune_snap(j->snap, j->key_text, 0, j->decided, &o, why, sizeof why) == 1
                 : xmt_trial_verify_snap(j->snap, j->key_text, &j->only, j->only_index,
                                         j->has_data ? j->record_data : NULL, &o, why, sizeof why);
         xmt_trial_snap_free(j->snap);
@@ -126,6 +131,7 @@ static void *worker(void *arg)
         else
             free(j->ud); /* dropped: the callback's to free, and it does not run */
         free(j);
+        bg.running = NULL;
         bg.pending--;
         pthread_cond_broadcast(&bg.idle);
     }
@@ -219,7 +225,8 @@ int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candid
 }
 
 int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgtune_start start,
-                     xmt_bgverify_done done, void *ud)
+                     const char *decided, xmt_bgverify_done done, xmt_bgtune_partial partial,
+                     void *ud)
 {
     job *j = calloc(1, sizeof *j);
     if (!j) {
@@ -230,6 +237,8 @@ int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgtune_start s
     j->tune = 1;
     snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
     j->start = start;
+    snprintf(j->decided, sizeof j->decided, "%s", decided ? decided : "");
+    j->partial = partial;
     j->done = done;
     j->ud = ud;
     return queue(j);
@@ -293,6 +302,13 @@ void xmt_bgverify_stop(int wait_ms)
     int r = 0;
     while (wait_ms > 0 && bg.pending > 0 && r != ETIMEDOUT)
         r = pthread_cond_timedwait(&bg.idle, &bg.lock, &t);
+    /* a tuning still running keeps what its session decided so far: the next run resumes it
+     * (docs/tuning.md, "Resuming a session cut at exit"). Under the lock: its callback cannot
+     * run meanwhile, and none runs after (stopping) */
+    char decided[sizeof(((xmt_choice *)0)->decided)];
+    if (!bg.stopping && bg.running && bg.running->tune && bg.running->partial &&
+        xmt_trial_tune_progress(decided, sizeof decided))
+        bg.running->partial(bg.running->ud, decided);
     /* what is left is dropped: its host memory freed, its device memory and events left to
      * the process (freeing them would make their context current on the exiting thread) */
     for (job *j = bg.head, *n; j; j = n) {

@@ -35,9 +35,15 @@ typedef int (*xmt_bgtune_start)(void *ud, char *why, size_t cap);
 
 /* Queues the background tuning of a key (a whole session) on snapshot s, taken before the
  * program's own launch and completed after it (xmt_trial_snap_after); start (may be NULL)
- * runs first; as xmt_bgverify_queue otherwise (learned: the session decided, *o its outcome). */
+ * runs first; as xmt_bgverify_queue otherwise (learned: the session decided, *o its outcome).
+ * decided: the key's partial record's candidates (skipped), or NULL. If the process exits while
+ * the session runs, partial(ud, list) is called once at xmt_bgverify_stop, on the exiting
+ * thread, with the candidates it decided cannot win so far (those of decided included), unless
+ * it decided none; done is not called then, and ud is freed as for a job dropped. */
+typedef void (*xmt_bgtune_partial)(void *ud, const char *decided);
 int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgtune_start start,
-                     xmt_bgverify_done done, void *ud);
+                     const char *decided, xmt_bgverify_done done, xmt_bgtune_partial partial,
+                     void *ud);
 
 /* At a module or library load: the current context's memory pool made ready on the worker
  * (once per context), so that the first snapshot's stream-ordered allocation does not pay

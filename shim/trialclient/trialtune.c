@@ -4,6 +4,7 @@
 #include "trialtune.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,7 @@ typedef struct {
     const xmt_trial_snap *after; /* background tuning: the fidelity check's copy */
     fill_fn fill;
     const void *fill_ud;
+    const char *decided; /* a partial record's candidates decided in an earlier run, or NULL */
 } sess_t;
 
 /* A config as the request carries it. */
@@ -104,6 +106,7 @@ static char *request_text(const sess_t *c, const xmt_tr_fault *fl, size_t nf, in
     xmt_trialreq q = {.kernel = k->mangled,
                       .key = c->key_text,
                       .record_data = c->record_data,
+                      .decided = c->decided,
                       .entry_fp = xmt_entry_fingerprint(k->entry),
                       .only_index = c->only_index,
                       .staging_ms = staging_ms,
@@ -179,6 +182,76 @@ static void log_lines(int fd, uint64_t len)
     free(b);
 }
 
+/* ---- what a background tuning decided so far --------------------------------------------- */
+
+/* The background session running (one at a time, on bgverify's worker): the candidates decided
+ * not to win, the partial record's first, then each DECIDED as the helper streams it, for
+ * xmt_trial_tune_progress at exit (docs/tuning.md, "Resuming a session cut at exit"). */
+static struct {
+    pthread_mutex_t lock;
+    int on;
+    char list[sizeof(((xmt_choice *)0)->decided)];
+} prog = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static _Thread_local int collecting; /* this thread runs that session */
+
+/* Whether index is in the list s ("1 4 9"). */
+static int listed(const char *s, long index)
+{
+    while (*s) {
+        char *end;
+        long i = strtol(s, &end, 10);
+        if (end == s) return 0;
+        if (i == index) return 1;
+        s = *end == ' ' ? end + 1 : end;
+    }
+    return 0;
+}
+
+static void prog_add(long index)
+{
+    if (!collecting || index < 0) return;
+    pthread_mutex_lock(&prog.lock);
+    size_t n = strlen(prog.list);
+    char t[24];
+    int w = snprintf(t, sizeof t, "%s%ld", n ? " " : "", index);
+    /* a full list keeps what it has: a candidate left out is timed again, never skipped */
+    int kept = prog.on && !listed(prog.list, index) && n + (size_t)w < sizeof prog.list;
+    if (kept) memcpy(prog.list + n, t, (size_t)w + 1);
+    pthread_mutex_unlock(&prog.lock);
+    if (kept)
+        xmt_verbose(2,
+                    "background: candidate %ld was decided not to win (kept for the next run "
+                    "if the exit cuts this session)",
+                    index);
+}
+
+static void prog_begin(const char *decided)
+{
+    pthread_mutex_lock(&prog.lock);
+    prog.on = 1;
+    snprintf(prog.list, sizeof prog.list, "%s", decided ? decided : "");
+    pthread_mutex_unlock(&prog.lock);
+    collecting = 1;
+}
+
+static void prog_end(void)
+{
+    collecting = 0;
+    pthread_mutex_lock(&prog.lock);
+    prog.on = 0;
+    prog.list[0] = 0;
+    pthread_mutex_unlock(&prog.lock);
+}
+
+int xmt_trial_tune_progress(char *out, size_t cap)
+{
+    pthread_mutex_lock(&prog.lock);
+    int any = prog.on && prog.list[0];
+    snprintf(out, cap, "%s", any ? prog.list : "");
+    pthread_mutex_unlock(&prog.lock);
+    return any;
+}
+
 /* ---- one session in one helper ----------------------------------------------------------- */
 
 enum { ATTEMPT_DONE, ATTEMPT_FAULT, ATTEMPT_LOST, ATTEMPT_NO_HELPER, ATTEMPT_HELPER_FAILED };
@@ -219,6 +292,10 @@ static int attempt(int device, const int *fds, int nfds, const xmt_tp_tune *t, x
         }
         if (m.type == XMT_TP_NOTE) {
             if (m.u.note.text[0]) xmt_message_line(m.u.note.text);
+            continue;
+        }
+        if (m.type == XMT_TP_DECIDED) {
+            prog_add((long)m.u.decided);
             continue;
         }
         if (m.type != XMT_TP_RESULT) {
@@ -632,7 +709,7 @@ int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outco
     }
     sess_t c = {k,           l,          v,           key_text,     device,     &st,        &img,
                 &globals,    staging_ms, verify_only, only,         only_index, from_cache, recheck,
-                record_data, may_launch, NULL,        fill_program, NULL};
+                record_data, may_launch, NULL,        fill_program, NULL,       rq->decided};
     int r = run_attempts(&c, out, why, cap);
     xmt_tr_globals_free(&globals);
     xmt_unstage(&st);
@@ -962,7 +1039,7 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
 }
 
 int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only,
-                        xmt_trial_outcome *out, char *why, size_t cap)
+                        const char *decided, xmt_trial_outcome *out, char *why, size_t cap)
 {
     xmt_kernel *k = s->k;
     memset(out, 0, sizeof *out);
@@ -989,8 +1066,11 @@ int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only
                 0,
                 s->after_ev ? s : NULL,
                 fill_snap,
-                s};
+                s,
+                decided && decided[0] ? decided : NULL};
+    if (!verify_only) prog_begin(decided);
     int r = run_attempts(&c, out, why, cap);
+    if (!verify_only) prog_end();
     xmt_tr_globals_free(&globals);
     out->spent_ms = xmt_now_ms() - t0;
     return r;

@@ -97,9 +97,16 @@ void xmt_trial_snap_log(const xmt_trial_snap *s, const char *key_text, const cha
  * no wait), for the fidelity check; 0, or -1 (the check then cannot run: the key stays the
  * program's own config). On the worker, xmt_trial_tune_snap runs the key's whole session on
  * the snapshot (retried without a candidate that faults, from the same copy) and checks a
- * winner against what the program's launch left. Returns as xmt_trial_session. */
+ * winner against what the program's launch left (decided: a partial record's candidates, skipped;
+ * NULL none). Returns as xmt_trial_session. */
 int xmt_trial_snap_after(xmt_trial_snap *s, const xmt_launch *l);
 int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only,
-                        xmt_trial_outcome *out, char *why, size_t cap);
+                        const char *decided, xmt_trial_outcome *out, char *why, size_t cap);
+
+/* While xmt_trial_tune_snap tunes (verify_only 0), on any thread: the candidates its session
+ * decided cannot win so far, the partial record's it was given included ("1 4 9", in out); 1
+ * when there are any, else 0 (out ""). What the exit keeps of a session it cuts (bgverify.c;
+ * docs/tuning.md, "Resuming a session cut at exit"). */
+int xmt_trial_tune_progress(char *out, size_t cap);
 
 #endif

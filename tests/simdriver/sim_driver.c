@@ -48,6 +48,11 @@ typedef struct {
 } sim_at;
 /* SIMCUDA_FAULT_AT: that launch faults (ILLEGAL_ADDRESS, sticky) instead of running */
 static sim_at g_fault_at;
+/* SIMCUDA_HOLD (the program's) / SIMCUDA_HOLD_HELPER (a helper's), kernel:block_x:nth:file:
+ * that launch runs, and its call returns once file exists (the calling thread held, the
+ * driver's lock not): a test's way to stop a process at a point of its own choosing */
+static sim_at g_hold_at;
+static char g_hold_file[4096];
 /* SIMCUDA_NOISE_OUTLIER_AT: that launch costs 100 times more, once: one outlier exactly
  * where a test wants it */
 static sim_at g_outlier_at;
@@ -379,6 +384,30 @@ static int at_hit(sim_at *at, const sim_launch_rec *r)
            ++at->seen == at->nth;
 }
 
+static void parse_hold(const char *var, const char *v)
+{
+    char tail[2];
+    if (sscanf(v, "%127[^:]:%u:%llu:%4095[^:]%1s", g_hold_at.kernel, &g_hold_at.block,
+               &g_hold_at.nth, g_hold_file, tail) == 4 &&
+        g_hold_at.nth >= 1)
+        return;
+    g_hold_at.nth = 0;
+    fprintf(stderr, "simcuda: %s: expected kernel:block_x:nth:file, got '%s'\n", var, v);
+}
+
+int sim_hold_hit_locked(const sim_launch_rec *r)
+{
+    return at_hit(&g_hold_at, r);
+}
+
+void sim_hold_wait(void)
+{
+    while (access(g_hold_file, F_OK) != 0) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* SIMCUDA_HANG's value: kernel:block_x:ms[:nth], ms a number or "forever", nth >= 1. */
 static void parse_hang(const char *v)
 {
@@ -421,6 +450,8 @@ static void read_env(void)
     if ((v = getenv(g_helper ? "SIMCUDA_TRACE_HELPER" : "SIMCUDA_TRACE")) && *v)
         simcuda_set_trace(v);
     if ((v = getenv("SIMCUDA_HANG")) && *v) parse_hang(v);
+    const char *hold = g_helper ? "SIMCUDA_HOLD_HELPER" : "SIMCUDA_HOLD";
+    if ((v = getenv(hold)) && *v) parse_hold(hold, v);
     if ((v = getenv("SIMCUDA_FAULT_AT")) && *v) parse_at(&g_fault_at, "SIMCUDA_FAULT_AT", v);
     if (g_helper && (v = getenv("SIMCUDA_FAULT_AT_HELPER")) && *v)
         parse_at(&g_fault_at, "SIMCUDA_FAULT_AT_HELPER", v);

@@ -225,6 +225,10 @@ typedef struct sim_launch_rec {
     unsigned grid[3], block[3], shared;
     unsigned char params[256];
 } sim_launch_rec;
+/* SIMCUDA_HOLD(_HELPER): whether launch r is the one held (counted, under sim_lock); then,
+ * after the lock is let go, sim_hold_wait returns once the hold's file exists. */
+SIM_HIDDEN int sim_hold_hit_locked(const sim_launch_rec *r);
+SIM_HIDDEN void sim_hold_wait(void);
 
 /* A kernel node's launch record from its parameters: the handle (CUfunction or CUkernel)
  * and dims checked as a launch checks them, the arguments packed (under sim_lock). */

@@ -881,10 +881,14 @@ static CUresult launch(CUfunction h, const launch_args *a, void **params, void *
         rc = pack_params(&r, params, extra);
     }
     simstream *s = rc == CUDA_SUCCESS ? sim_stream_locked(a->stream, a->ptsz, &rc) : NULL;
-    if (s)
+    int held = 0;
+    if (s) {
         rc = sim_stream_capturing(s) ? sim_capture_launch_locked(s, &r)
                                      : sim_execute_locked(s, &r, 0);
+        held = rc == CUDA_SUCCESS && sim_hold_hit_locked(&r);
+    }
     pthread_mutex_unlock(&sim_lock);
+    if (held) sim_hold_wait();
     return rc;
 }
 

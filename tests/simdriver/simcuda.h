@@ -305,6 +305,11 @@
  *   SIMCUDA_HANG_UNTIL=path     such a hang lasts until path exists instead of ms: a test
  *                               creates the file once it has seen what it waits for (a
  *                               message, a claim), so no wait depends on the machine's speed
+ *   SIMCUDA_HOLD=kernel:block_x:nth:path: that launch (counted as SIMCUDA_FAULT_AT counts)
+ *                               runs, and its call returns only once path exists: the
+ *                               program's thread is held there (the driver's lock is not);
+ *                               SIMCUDA_HOLD_HELPER: the same in a trial helper only (its
+ *                               thread held: no heartbeat while held), replacing SIMCUDA_HOLD
  *   SIMCUDA_HELPER_INIT_MS=ms   cuInit in a trial helper takes ms of wall time, as the real
  *                               driver's start and context do (about 550 ms on an H100):
  *                               what each helper start costs, for measurements

@@ -1184,6 +1184,47 @@ START_TEST(cacherec_faults_field)
 }
 END_TEST
 
+/* A partial record's decided candidates (docs/tuning.md, "Resuming a session cut at exit")
+ * round-trip with its outcome; a line without them (an older record) has none; a value not of
+ * the writer's shape reads as none, the record kept. */
+START_TEST(cacherec_decided_field)
+{
+    xmt_cacherec r = {.device = "d",
+                      .kernel = "_Z1kv",
+                      .code = "c0de",
+                      .entry = "match: k",
+                      .entry_fp = "e17e",
+                      .key_hex = "0a0b",
+                      .key_text = "n=1",
+                      .choice = {.index = XMT_OWN_CONFIG}};
+    xmt_choice_outcome(&r.choice, XMT_OUTCOME_PARTIAL, "cut");
+    snprintf(r.choice.decided, sizeof r.choice.decided, "%s", "1 4 9");
+    char *line = xmt_cacherec_format(&r);
+    ck_assert_ptr_nonnull(strstr(line, "\"decided\":\"1 4 9\""));
+    char scratch[XMT_CACHEREC_SCRATCH(1024)];
+    xmt_cacherec got;
+    ck_assert_int_eq(xmt_cacherec_parse(line, strlen(line) - 1, scratch, &got), 0);
+    ck_assert_str_eq(got.choice.decided, "1 4 9");
+    ck_assert_str_eq(got.choice.outcome, "partial");
+    free(line);
+    r.choice.decided[0] = 0;
+    line = xmt_cacherec_format(&r);
+    ck_assert_ptr_null(strstr(line, "decided"));
+    free(line);
+    const char *junk[] = {"1,4", " 1", "1 ", "1  4", "-1", "x"};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+        char l[1024];
+        snprintf(l, sizeof l,
+                 "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
+                 "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":-1,\"outcome\":\"partial\","
+                 "\"decided\":\"%s\"}",
+                 junk[i]);
+        ck_assert_msg(xmt_cacherec_parse(l, strlen(l), scratch, &got) == 0, "%s", l);
+        ck_assert_msg(!got.choice.decided[0], "%s: %s", l, got.choice.decided);
+    }
+}
+END_TEST
+
 /* Breaks the cache index (what: XMT_CACHE_BREAK_*) and runs the checker. */
 static void break_and_check(int what)
 {
@@ -1241,6 +1282,7 @@ int main(void)
     tcase_add_test(tc, cacherec_data_digest);
     tcase_add_test(tc, cacherec_outcome_fields);
     tcase_add_test(tc, cacherec_faults_field);
+    tcase_add_test(tc, cacherec_decided_field);
     tcase_add_test(tc, cacherec_version_not_a_small_integer);
     tcase_add_test(tc, cache_untrusted_files_refused);
     tcase_add_test(tc, cache_records_outlive_their_file);

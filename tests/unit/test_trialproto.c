@@ -32,7 +32,11 @@ static xmt_tp_msg roundtrip(const xmt_tp_msg *m)
 
 START_TEST(every_type_round_trips)
 {
-    xmt_tp_msg m = {.type = XMT_TP_HELLO, .seq = 7};
+    xmt_tp_msg m = {.type = XMT_TP_DECIDED, .seq = 6};
+    m.u.decided = 35;
+    ck_assert_int_eq(roundtrip(&m).u.decided, 35);
+
+    m = (xmt_tp_msg){.type = XMT_TP_HELLO, .seq = 7};
     m.u.hello = (xmt_tp_hello){XMT_TP_VERSION, 1234, 3};
     xmt_tp_msg d = roundtrip(&m);
     ck_assert_int_eq(d.u.hello.pid, 1234);
@@ -165,13 +169,14 @@ START_TEST(unused_types_are_refused_and_named)
 {
     uint8_t buf[64];
     int n = ping_bytes(buf);
-    buf[6] = 19; /* after RESULT: no such type */
+    buf[6] = 20; /* after DECIDED: no such type */
     xmt_tp_msg d;
     char err[200];
     ck_assert_int_eq(xmt_tp_decode(buf, (size_t)n, &d, err, sizeof err), -1);
     char t[32];
     ck_assert_str_eq(xmt_tp_type_name(XMT_TP_TUNE, t, sizeof t), "TUNE");
     ck_assert_str_eq(xmt_tp_type_name(XMT_TP_RESULT, t, sizeof t), "RESULT");
+    ck_assert_str_eq(xmt_tp_type_name(XMT_TP_DECIDED, t, sizeof t), "DECIDED");
     ck_assert_str_eq(xmt_tp_type_name(99, t, sizeof t), "type 99");
     xmt_tp_msg m = {.type = 15};
     ck_assert_int_eq(xmt_tp_encode(&m, buf, sizeof buf), -1);

@@ -53,19 +53,18 @@ _Static_assert(sizeof(xmt_tr_fault) ==
                "xmt_tr_fault changed: list its fields here, set them in trialreq_sample.h");
 _Static_assert(sizeof(xmt_tr_global) == F(xmt_tr_global, name) + F(xmt_tr_global, value),
                "xmt_tr_global changed: list its fields here, set them in trialreq_sample.h");
-_Static_assert(sizeof(xmt_trialreq) ==
-                   F(xmt_trialreq, kernel) + F(xmt_trialreq, key) + F(xmt_trialreq, record_data) +
-                       F(xmt_trialreq, entry_fp) + F(xmt_trialreq, only_index) +
-                       F(xmt_trialreq, staging_ms) + F(xmt_trialreq, granularity) +
-                       F(xmt_trialreq, device) + F(xmt_trialreq, verify_only) +
-                       F(xmt_trialreq, from_cache) + F(xmt_trialreq, recheck) +
-                       F(xmt_trialreq, in_place_first) + F(xmt_trialreq, has_only) +
-                       F(xmt_trialreq, only) + F(xmt_trialreq, launch) + F(xmt_trialreq, image) +
-                       F(xmt_trialreq, nwindows) + F(xmt_trialreq, windows) +
-                       F(xmt_trialreq, nregions) + F(xmt_trialreq, regions) +
-                       F(xmt_trialreq, nfaulted) + F(xmt_trialreq, faulted) +
-                       F(xmt_trialreq, nglobals) + F(xmt_trialreq, globals),
-               "xmt_trialreq changed: list its fields here, set them in trialreq_sample.h");
+_Static_assert(
+    sizeof(xmt_trialreq) ==
+        F(xmt_trialreq, kernel) + F(xmt_trialreq, key) + F(xmt_trialreq, record_data) +
+            F(xmt_trialreq, decided) + F(xmt_trialreq, entry_fp) + F(xmt_trialreq, only_index) +
+            F(xmt_trialreq, staging_ms) + F(xmt_trialreq, granularity) + F(xmt_trialreq, device) +
+            F(xmt_trialreq, verify_only) + F(xmt_trialreq, from_cache) + F(xmt_trialreq, recheck) +
+            F(xmt_trialreq, in_place_first) + F(xmt_trialreq, has_only) + F(xmt_trialreq, only) +
+            F(xmt_trialreq, launch) + F(xmt_trialreq, image) + F(xmt_trialreq, nwindows) +
+            F(xmt_trialreq, windows) + F(xmt_trialreq, nregions) + F(xmt_trialreq, regions) +
+            F(xmt_trialreq, nfaulted) + F(xmt_trialreq, faulted) + F(xmt_trialreq, nglobals) +
+            F(xmt_trialreq, globals),
+    "xmt_trialreq changed: list its fields here, set them in trialreq_sample.h");
 
 /* ---- helpers ----------------------------------------------------------------------------------
  */
@@ -96,6 +95,7 @@ static void assert_same(const xmt_trialreq *a, const xmt_trialreq *b)
     ck_assert(same_str(a->kernel, b->kernel));
     ck_assert(same_str(a->key, b->key));
     ck_assert(same_str(a->record_data, b->record_data));
+    ck_assert(same_str(a->decided, b->decided));
     ck_assert_uint_eq(a->launch.nparams, b->launch.nparams);
     for (uint32_t i = 0; i < a->launch.nparams; i++)
         ck_assert_msg(same_bytes(&a->launch.params[i], &b->launch.params[i]), "param %u", i);
@@ -114,6 +114,7 @@ static void assert_same(const xmt_trialreq *a, const xmt_trialreq *b)
     c.kernel = a->kernel;
     c.key = a->key;
     c.record_data = a->record_data;
+    c.decided = a->decided;
     c.launch.params = a->launch.params;
     c.windows = a->windows;
     c.regions = a->regions;
@@ -185,7 +186,8 @@ END_TEST
 START_TEST(the_sample_sets_every_field)
 {
     xmt_trialreq q = trialreq_sample();
-    ck_assert(q.kernel && q.key && q.record_data && q.entry_fp && q.only_index && q.staging_ms);
+    ck_assert(q.kernel && q.key && q.record_data && q.decided && q.entry_fp && q.only_index &&
+              q.staging_ms);
     ck_assert(q.granularity && q.device && q.verify_only && q.from_cache && q.recheck);
     ck_assert(q.in_place_first && q.has_only);
     ck_assert(q.only.grid.x && q.only.grid.y && q.only.grid.z && q.only.block.x && q.only.block.y &&
@@ -216,7 +218,7 @@ START_TEST(empty_request_round_trips)
     xmt_trialreq b;
     char err[256] = "";
     ck_assert_msg(xmt_trialreq_decode(text, len, &b, err, sizeof err) == 0, "%s", err);
-    ck_assert(!b.has_only && !b.record_data);
+    ck_assert(!b.has_only && !b.record_data && !b.decided);
     /* the decoder allocates even empty arrays: compare them as a's */
     assert_same(&a, &b);
     free(text);
@@ -333,9 +335,9 @@ START_TEST(each_missing_field_is_refused)
     json_t *j = sample_json();
     int n = 0;
     each_site(j, j, "", missing_site, &n);
-    /* the top level's 20 names, launch's 6, image's 2, only's 5 and its args' 3 each,
+    /* the top level's 21 names, launch's 6, image's 2, only's 5 and its args' 3 each,
      * windows' 3 each, regions' 2 each, faulted's 3 each, globals' 2 each */
-    ck_assert_int_eq(n, 20 + 6 + 2 + 5 + 3 * XMT_TR_MAX_ARGS + 3 * 2 + 2 * 3 + 3 * 2 + 2 * 2);
+    ck_assert_int_eq(n, 21 + 6 + 2 + 5 + 3 * XMT_TR_MAX_ARGS + 3 * 2 + 2 * 3 + 3 * 2 + 2 * 2);
     json_decref(j);
 }
 END_TEST

@@ -44,6 +44,7 @@ static xmt_trialreq trialreq_sample(void)
         .kernel = "_Z5saxpyifPKfPf",
         .key = "x.shape=(65536,), x.dtype=f32",
         .record_data = "0123456789abcdef",
+        .decided = "1 4 9",
         .entry_fp = 0xfedcba9876543210ull,
         .only_index = 42,
         .staging_ms = 1.25,
