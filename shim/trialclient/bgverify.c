@@ -15,6 +15,7 @@
 #include "guard.h"
 #include "log.h"
 #include "options.h"
+#include "trialprog.h"
 
 typedef struct job {
     struct job *next;

@@ -29,6 +29,7 @@
 #include "settings.h"
 #include "trialmod.h"
 #include "trialproc.h"
+#include "trialprog.h"
 #include "trialproto.h"
 #include "trialreq.h"
 #include "trialstage.h"
@@ -168,90 +169,6 @@ out:
     return text;
 }
 
-/* The helper's tune event lines, appended to the log. */
-static void log_lines(int fd, uint64_t len)
-{
-    if (fd < 0 || !len || len > (64u << 20)) return;
-    char *b = malloc(len + 1);
-    if (b && pread(fd, b, len, 0) == (ssize_t)len) {
-        b[len] = 0;
-        for (char *save = NULL, *line = strtok_r(b, "\n", &save); line;
-             line = strtok_r(NULL, "\n", &save))
-            xmt_log_line(line);
-    }
-    free(b);
-}
-
-/* ---- what a background tuning decided so far --------------------------------------------- */
-
-/* The background session running (one at a time, on bgverify's worker): the candidates decided
- * not to win, the partial record's first, then each DECIDED as the helper streams it, for
- * xmt_trial_tune_progress at exit (docs/tuning.md, "Resuming a session cut at exit"). */
-static struct {
-    pthread_mutex_t lock;
-    int on;
-    char list[sizeof(((xmt_choice *)0)->decided)];
-} prog = {.lock = PTHREAD_MUTEX_INITIALIZER};
-static _Thread_local int collecting; /* this thread runs that session */
-
-/* Whether index is in the list s ("1 4 9"). */
-static int listed(const char *s, long index)
-{
-    while (*s) {
-        char *end;
-        long i = strtol(s, &end, 10);
-        if (end == s) return 0;
-        if (i == index) return 1;
-        s = *end == ' ' ? end + 1 : end;
-    }
-    return 0;
-}
-
-static void prog_add(long index)
-{
-    if (!collecting || index < 0) return;
-    pthread_mutex_lock(&prog.lock);
-    size_t n = strlen(prog.list);
-    char t[24];
-    int w = snprintf(t, sizeof t, "%s%ld", n ? " " : "", index);
-    /* a full list keeps what it has: a candidate left out is timed again, never skipped */
-    int kept = prog.on && !listed(prog.list, index) && n + (size_t)w < sizeof prog.list;
-    if (kept) memcpy(prog.list + n, t, (size_t)w + 1);
-    pthread_mutex_unlock(&prog.lock);
-    if (kept)
-        xmt_verbose(2,
-                    "background: candidate %ld was decided not to win (kept for the next run "
-                    "if the exit cuts this session)",
-                    index);
-}
-
-static void prog_begin(const char *decided)
-{
-    pthread_mutex_lock(&prog.lock);
-    prog.on = 1;
-    snprintf(prog.list, sizeof prog.list, "%s", decided ? decided : "");
-    pthread_mutex_unlock(&prog.lock);
-    collecting = 1;
-}
-
-static void prog_end(void)
-{
-    collecting = 0;
-    pthread_mutex_lock(&prog.lock);
-    prog.on = 0;
-    prog.list[0] = 0;
-    pthread_mutex_unlock(&prog.lock);
-}
-
-int xmt_trial_tune_progress(char *out, size_t cap)
-{
-    pthread_mutex_lock(&prog.lock);
-    int any = prog.on && prog.list[0];
-    snprintf(out, cap, "%s", any ? prog.list : "");
-    pthread_mutex_unlock(&prog.lock);
-    return any;
-}
-
 /* ---- one session in one helper ----------------------------------------------------------- */
 
 enum { ATTEMPT_DONE, ATTEMPT_FAULT, ATTEMPT_LOST, ATTEMPT_NO_HELPER, ATTEMPT_HELPER_FAILED };
@@ -295,7 +212,7 @@ static int attempt(int device, const int *fds, int nfds, const xmt_tp_tune *t, x
             continue;
         }
         if (m.type == XMT_TP_DECIDED) {
-            prog_add((long)m.u.decided);
+            xmt_trial_prog_add((long)m.u.decided);
             continue;
         }
         if (m.type != XMT_TP_RESULT) {
@@ -308,7 +225,7 @@ static int attempt(int device, const int *fds, int nfds, const xmt_tp_tune *t, x
         }
         *res = m.u.result;
         int fault = res->culprit != XMT_TP_NO_CULPRIT && res->culprit != XMT_OWN_CONFIG;
-        if (!fault) log_lines(nefd ? efd[0] : -1, res->events_bytes);
+        if (!fault) xmt_trial_log_lines(nefd ? efd[0] : -1, res->events_bytes);
         for (int i = 0; i < nefd; i++)
             close(efd[i]);
         snprintf(why, cap, "%s", res->why);
@@ -1068,9 +985,9 @@ int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only
                 fill_snap,
                 s,
                 decided && decided[0] ? decided : NULL};
-    if (!verify_only) prog_begin(decided);
+    if (!verify_only) xmt_trial_prog_begin(decided);
     int r = run_attempts(&c, out, why, cap);
-    if (!verify_only) prog_end();
+    if (!verify_only) xmt_trial_prog_end();
     xmt_tr_globals_free(&globals);
     out->spent_ms = xmt_now_ms() - t0;
     return r;

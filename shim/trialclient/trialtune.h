@@ -103,10 +103,4 @@ int xmt_trial_snap_after(xmt_trial_snap *s, const xmt_launch *l);
 int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only,
                         const char *decided, xmt_trial_outcome *out, char *why, size_t cap);
 
-/* While xmt_trial_tune_snap tunes (verify_only 0), on any thread: the candidates its session
- * decided cannot win so far, the partial record's it was given included ("1 4 9", in out); 1
- * when there are any, else 0 (out ""). What the exit keeps of a session it cuts (bgverify.c;
- * docs/tuning.md, "Resuming a session cut at exit"). */
-int xmt_trial_tune_progress(char *out, size_t cap);
-
 #endif
