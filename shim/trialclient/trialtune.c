@@ -481,6 +481,20 @@ static CUresult fill_program(const xmt_staging *st, const void *ud)
     return xmt_stage_refill(st);
 }
 
+/* This key's own faults (fl[0..n)) go with its record, as "0 35": a later process skips
+ * their families at the kernel's other keys (xmt_trial_learn_record). */
+static void faults_text(xmt_choice *ch, const xmt_tr_fault *fl, size_t n)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        char one[24];
+        int w = snprintf(one, sizeof one, "%s%ld", at ? " " : "", fl[i].index);
+        if (w <= 0 || at + (size_t)w >= sizeof ch->faults) break;
+        memcpy(ch->faults + at, one, (size_t)w + 1);
+        at += (size_t)w;
+    }
+}
+
 /* The attempts of one session: a helper each, until it decides, a fault is retried without
  * its candidate, or it cannot run. 1 decided (*out), -1 the helper failed to start, 0 it
  * cannot run there (why). */
@@ -575,17 +589,8 @@ static int run_attempts(const sess_t *c, xmt_trial_outcome *out, char *why, size
             done = 1;
         }
     }
-    /* this key's own faults go with its record: a later process skips their families at the
-     * kernel's other keys (xmt_trial_learn_record) */
-    size_t at = 0;
     out->choice.faults[0] = 0;
-    for (size_t i = ninh; done && i < nf; i++) {
-        char one[24];
-        int w = snprintf(one, sizeof one, "%s%ld", at ? " " : "", fl[i].index);
-        if (w <= 0 || at + (size_t)w >= sizeof out->choice.faults) break;
-        memcpy(out->choice.faults + at, one, (size_t)w + 1);
-        at += (size_t)w;
-    }
+    if (done) faults_text(&out->choice, fl + ninh, nf - ninh);
     free(fl);
     return done ? 1 : failed ? -1 : 0;
 }
