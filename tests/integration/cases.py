@@ -6519,8 +6519,8 @@ def cache_own_winner_launched_once_used_at_once():
 def auto_entries_derived_ahead():
     # Issue 48, item 2 (a warm launch does nothing slow): under XMATUNE_AUTO a kernel's entry
     # is derived at its first sight, a 28 KB entry parsed and compiled on the program's thread
-    # (6 to 40 ms on this 2-core VM, 2.5 ms on an H100's host: the warm atomic_rowsum's first
-    # launch was 2.99 ms against 0.43 without the shim). The kernels the cache holds auto's
+    # (6 to 40 ms on this 2-core VM; on an H100 the warm atomic_rowsum's first launch was
+    # 2.99 ms against 0.43 without the shim, likely this). The kernels the cache holds auto's
     # records of are derived ahead now, on a thread of the shim, from their signatures'
     # layout: the warm run's first sight finds the entry ready (entry_ahead), the key is a
     # cache hit as before, the outputs the program's.
