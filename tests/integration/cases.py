@@ -6027,10 +6027,11 @@ def auto_one_block_per_row():
     expect(st and all(c["status"] in ("rejected", "fault") for c in st if c["grid"][0] < 512), st)
     past = [c for c in st if c["grid"][0] > 512]
     expect(len(past) == 8, st)
+    # (a fault at 1056 blocks skips the larger blocks on that grid, its fault family: seen in CI)
     for c in past:
         m = GUARD_WHY.match(c["why"])
         expect((c["status"] == "rejected" and guard_from_start(m) and m.group(2) == "p1") or
-               (c["status"] == "fault" and c["grid"][0] == 1056), c)
+               (c["status"] in ("fault", "skipped_after_fault") and c["grid"][0] == 1056), c)
     expect(any(c["status"] == "rejected" for c in past), past)  # 528 blocks read 64 KB past
     expect(all(c["status"] != "ok" for c in ev[0]["candidates"]
                if c["grid"] != [512, 1, 1] and c["status"] != "skipped"), ev[0]["candidates"])
@@ -6177,8 +6178,10 @@ def auto_rounding_kept_bitwise():
     for c in _cands(ev[0], "cdiv"):
         expect(c["status"] == "rejected" and "float rounding" not in c["why"] and
                "rounding" not in c, c)
-    expect(all(c["status"] in ("rejected", "fault") for c in ev[0]["candidates"]
-               if c["status"] != "skipped"), "a candidate passed")
+    # (a stride grid of 1056 blocks may fault, as on auto_one_block_per_row, and skip its
+    # family's larger blocks: none of them passes either)
+    expect(all(c["status"] in ("rejected", "fault", "skipped_after_fault")
+               for c in ev[0]["candidates"] if c["status"] != "skipped"), "a candidate passed")
     runs = traced(t, "_Z7row_sumPKfPfi")
     expect(len(runs) == 3 and all(r == ((512, 1, 1), (32, 1, 1), 0) for r in runs), runs)
     # the output's largest magnitude (the scale) is read on the GPU by xmt_absmax, not
