@@ -32,6 +32,39 @@ typedef struct {
     char kernel[]; /* the identity's kernel name: the worker's claim reads it with no lock */
 } bg_job;
 
+/* A job for plan p's key, its kernel name's room included; NULL when out of memory or the key
+ * is longer than a job holds. */
+static bg_job *job_alloc(const xmt_plan *p)
+{
+    bg_job *j = calloc(1, sizeof *j + strlen(p->id.kernel) + 1);
+    if (!j || p->keylen > sizeof j->key) {
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* What every job holds: whose key it is, and its own copy of the plan's identity (the key,
+ * the fingerprints, the kernel name: the worker reads them after the launch has returned). */
+static void job_fill(bg_job *j, const xmt_bg_ops *ops, xmt_kernel *k, xmt_result *mine, int device,
+                     const xmt_plan *p, const char *key_text)
+{
+    j->k = k;
+    j->ops = ops;
+    j->serial = atomic_load(&k->serial);
+    j->r = mine;
+    j->device = device;
+    j->t_first = xmt_now_ms();
+    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
+    j->plan = *p;
+    memcpy(j->key, p->key, p->keylen);
+    j->plan.key = j->key;
+    j->plan.id.code = j->plan.code;
+    j->plan.id.entry_fp = j->plan.entry_fp;
+    memcpy(j->kernel, p->id.kernel, strlen(p->id.kernel) + 1);
+    j->plan.id.kernel = j->kernel;
+}
+
 /* The switch event: job j's key runs `to` (NULL: the program's own config) from its next
  * launch on, having run `from` (docs/log.md). */
 static void said_switch(const bg_job *j, const char *from, const char *to, const char *why)
@@ -262,11 +295,8 @@ int xmt_bg_tune(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l, const
         *rc = xmt_pass(k, l);
         return 1;
     }
-    bg_job *j = calloc(1, sizeof *j + strlen(p->id.kernel) + 1);
-    if (!j || p->keylen > sizeof j->key) {
-        free(j);
-        return 0;
-    }
+    bg_job *j = job_alloc(p);
+    if (!j) return 0;
     xmt_trial_snap *s = xmt_trial_snapshot(k, l, v, device, why, sizeof why);
     if (!s) {
         xmt_verbose(1, "%s: key %s: no snapshot for tuning in the background (%s); tuned now",
@@ -274,20 +304,7 @@ int xmt_bg_tune(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l, const
         free(j);
         return 0;
     }
-    j->k = k;
-    j->ops = ops;
-    j->serial = atomic_load(&k->serial);
-    j->r = mine;
-    j->device = device;
-    j->t_first = xmt_now_ms();
-    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
-    j->plan = *p;
-    memcpy(j->key, p->key, p->keylen);
-    j->plan.key = j->key;
-    j->plan.id.code = j->plan.code;
-    j->plan.id.entry_fp = j->plan.entry_fp;
-    memcpy(j->kernel, p->id.kernel, strlen(p->id.kernel) + 1);
-    j->plan.id.kernel = j->kernel;
+    job_fill(j, ops, k, mine, device, p, key_text);
     j->plan.only = NULL;
     j->fleet = XMT_REMOTE_OFF;
     /* published first: the program's own config meanwhile, no re-check waits on it */
@@ -321,11 +338,8 @@ int xmt_bg_start(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l,
                  const char *key_text)
 {
     char why[400] = "";
-    bg_job *j = calloc(1, sizeof *j);
-    if (!j || p->keylen > sizeof j->key) {
-        free(j);
-        return -1;
-    }
+    bg_job *j = job_alloc(p);
+    if (!j) return -1;
     xmt_trial_snap *s = xmt_trial_snapshot(k, l, v, device, why, sizeof why);
     if (!s) {
         xmt_verbose(1, "%s: key %s: no snapshot for a background verification (%s); verified now",
@@ -334,21 +348,10 @@ int xmt_bg_start(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l,
         return -1;
     }
     xmt_trial_snap_log(s, key_text, "verify");
-    j->t_first = xmt_now_ms();
-    j->k = k;
-    j->ops = ops;
-    j->serial = atomic_load(&k->serial);
-    j->r = mine;
-    j->device = device;
+    job_fill(j, ops, k, mine, device, p, key_text);
     j->hint = p->hint;
     j->index = p->ch.index;
     snprintf(j->label, sizeof j->label, "%s", p->ch.label);
-    snprintf(j->key_text, sizeof j->key_text, "%s", key_text);
-    j->plan = *p;
-    memcpy(j->key, p->key, p->keylen);
-    j->plan.key = j->key;
-    j->plan.id.code = j->plan.code;
-    j->plan.id.entry_fp = j->plan.entry_fp;
     j->plan.only = &j->plan.pin;
     if (xmt_bgverify_queue(s, key_text, &p->pin, p->ch.index, p->ch.data[0] ? p->ch.data : NULL,
                            bg_done, j) != 0) {
