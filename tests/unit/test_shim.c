@@ -948,6 +948,11 @@ START_TEST(cache_untrusted_files_refused)
 }
 END_TEST
 
+/* The identity fields every record line needs, for the tests that add one field to them. */
+#define REC_HEAD                                                                                   \
+    "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","                   \
+    "\"entry_fp\":\"f\",\"key\":\"00\","
+
 /* What the one reader skips: the shim and `xmatune cache` both count exactly these. */
 START_TEST(cacherec_skips_what_is_not_a_record)
 {
@@ -957,14 +962,9 @@ START_TEST(cacherec_skips_what_is_not_a_record)
     fputs("garbage\n"
           "{\"a\":1}\n"
           "\n"
-          "[1, 2]\n"
-          "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
-          "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":-2}\n"
-          "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
-          "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":\"\"}\n"
-          "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":2}\n"
-          "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
-          "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2}\n",
+          "[1, 2]\n" REC_HEAD "\"index\":-2}\n" REC_HEAD "\"index\":\"\"}\n"
+          "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"entry\":\"e\",\"key\":\"00\",\"index\":2}"
+          "\n" REC_HEAD "\"index\":2}\n",
           f);
     fclose(f);
     records_seen = 0;
@@ -1071,16 +1071,12 @@ START_TEST(cacherec_data_digest)
                          "\"data\":\"0123456789abcdef0\""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char l[512];
-        snprintf(l, sizeof l,
-                 "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
-                 "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2,%s}",
-                 bad[i]);
+        snprintf(l, sizeof l, REC_HEAD "\"index\":2,%s}", bad[i]);
         ck_assert_int_eq(xmt_cacherec_parse(l, strlen(l), scratch, &got), 0);
         ck_assert_str_eq(got.choice.data, "");
     }
     /* a data field that is not a string: not a record (as for every text field) */
-    const char *num = "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":"
-                      "\"e\",\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2,\"data\":5}";
+    const char *num = REC_HEAD "\"index\":2,\"data\":5}";
     ck_assert_int_eq(xmt_cacherec_parse(num, strlen(num), scratch, &got), -1);
 }
 END_TEST
@@ -1131,10 +1127,7 @@ START_TEST(cacherec_outcome_fields)
                          "\"index\":2,\"rechecks\":-1",        "\"index\":2,\"rechecks\":\"4\""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char l[512];
-        snprintf(l, sizeof l,
-                 "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
-                 "\"entry_fp\":\"f\",\"key\":\"00\",%s}",
-                 bad[i]);
+        snprintf(l, sizeof l, REC_HEAD "%s}", bad[i]);
         ck_assert_msg(xmt_cacherec_parse(l, strlen(l), scratch, &got) == -1, "%s", l);
     }
 }
@@ -1171,15 +1164,11 @@ START_TEST(cacherec_faults_field)
     const char *junk[] = {"0,35", " 0", "0 ", "0  35", "-1", "x", longer};
     for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
         char l[1024];
-        snprintf(l, sizeof l,
-                 "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
-                 "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2,\"faults\":\"%s\"}",
-                 junk[i]);
+        snprintf(l, sizeof l, REC_HEAD "\"index\":2,\"faults\":\"%s\"}", junk[i]);
         ck_assert_msg(xmt_cacherec_parse(l, strlen(l), scratch, &got) == 0, "%s", l);
         ck_assert_msg(!got.choice.faults[0], "%s: %s", l, got.choice.faults);
     }
-    const char *bad = "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":"
-                      "\"e\",\"entry_fp\":\"f\",\"key\":\"00\",\"index\":2,\"faults\":0}";
+    const char *bad = REC_HEAD "\"index\":2,\"faults\":0}";
     ck_assert_int_eq(xmt_cacherec_parse(bad, strlen(bad), scratch, &got), -1);
 }
 END_TEST
@@ -1215,9 +1204,8 @@ START_TEST(cacherec_decided_field)
     for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
         char l[1024];
         snprintf(l, sizeof l,
-                 "{\"v\":2,\"device\":\"d\",\"kernel\":\"k\",\"code\":\"c\",\"entry\":\"e\","
-                 "\"entry_fp\":\"f\",\"key\":\"00\",\"index\":-1,\"outcome\":\"partial\","
-                 "\"decided\":\"%s\"}",
+                 REC_HEAD "\"index\":-1,\"outcome\":\"partial\","
+                          "\"decided\":\"%s\"}",
                  junk[i]);
         ck_assert_msg(xmt_cacherec_parse(l, strlen(l), scratch, &got) == 0, "%s", l);
         ck_assert_msg(!got.choice.decided[0], "%s: %s", l, got.choice.decided);
