@@ -146,9 +146,12 @@ out:
     return NULL;
 }
 
-/* A connection of A's through a fresh relay. */
+/* A connection of A's through a fresh relay, KEY unclaimed. */
 static xmt_rstore *a_through_relay(void)
 {
+    xmt_rstore *d = connect_to(server_port);
+    ck_assert_int_eq(xmt_rstore_del(d, KEY), 0);
+    xmt_rstore_close(d);
     relay.listen_fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t l = sizeof a;
@@ -220,9 +223,6 @@ END_TEST
 /* A's claim expired and B took the key right before A's late release: B's claim stays. */
 START_TEST(late_release_leaves_anothers_claim)
 {
-    xmt_rstore *d = connect_to(server_port);
-    ck_assert_int_eq(xmt_rstore_del(d, KEY), 0);
-    xmt_rstore_close(d);
     xmt_rstore *a = a_through_relay();
     char v[64];
     ck_assert_int_eq(xmt_rstore_claim(a, KEY, "A", 60000), 1);
@@ -237,9 +237,6 @@ END_TEST
  * the claim is no longer its own. */
 START_TEST(late_renewal_leaves_anothers_claim)
 {
-    xmt_rstore *d = connect_to(server_port);
-    ck_assert_int_eq(xmt_rstore_del(d, KEY), 0);
-    xmt_rstore_close(d);
     xmt_rstore *a = a_through_relay();
     char v[64];
     ck_assert_int_eq(xmt_rstore_claim(a, KEY, "A", 60000), 1);
