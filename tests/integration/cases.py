@@ -7401,6 +7401,17 @@ def remote_cache_command():
         expect(p.returncode == 2 and "give one" in p.stderr, p.stderr)
 
 
+def learn_key(rs, d, iterations=3):
+    """A first process (fleet prefix "learn") tunes saxpy's key against rs, its cache in d:
+    the key's record name in Redis (PREFIX:rec:HASH), for a test that plants that key's
+    record or claim under another prefix."""
+    t = run("rt", "saxpy", env=fleet_env(rs, "learn", os.path.join(d, "c0.jsonl")),
+            iterations=iterations)
+    ok(t, "learning the key's record")
+    (rec,) = rs.keys("learn:rec:*")
+    return rec
+
+
 @case
 def remote_claims_expire_and_renew():
     # A claim in Redis whose owner died (set by hand, as a killed claimer leaves it) keeps a
@@ -7410,9 +7421,7 @@ def remote_claims_expire_and_renew():
     base = run("rt", "saxpy", shim=False)
     with RedisServer("claims-redis") as rs:
         d = fresh("claims")
-        t = run("rt", "saxpy", env=fleet_env(rs, "learn", os.path.join(d, "c0.jsonl")))
-        ok(t, "learning the key's name")
-        (rec,) = rs.keys("learn:rec:*")
+        rec = learn_key(rs, d)
         claim = "x:claim:" + rec.split(":")[-1]
         rs.cli("SET", claim, "deadhost:4242:0", "PX", "3000")
         t1 = run("rt", "saxpy", env=fleet_env(rs, "x", os.path.join(d, "c1.jsonl")))
@@ -7492,9 +7501,7 @@ def remote_claim_elsewhere_no_wait():
     base = run("rt", "saxpy", shim=False, iterations=6)
     with RedisServer("elsewhere-redis") as rs:
         d = fresh("elsewhere")
-        t = run("rt", "saxpy", env=fleet_env(rs, "learn", os.path.join(d, "c0.jsonl")), iterations=6)
-        ok(t, "learning the key's record")
-        (rec,) = rs.keys("learn:rec:*")
+        rec = learn_key(rs, d, iterations=6)
         value = rs.get(rec)
         h = rec.split(":")[-1]
         rs.cli("SET", "w:claim:" + h, "otherhost:4242:1", "PX", "600000")
@@ -7533,9 +7540,7 @@ def remote_claim_taken_after_connect_no_wait():
     base = run("rt", "saxpy", shim=False, iterations=6)
     with RedisServer("after-redis") as rs:
         d = fresh("after")
-        t = run("rt", "saxpy", env=fleet_env(rs, "learn", os.path.join(d, "c0.jsonl")), iterations=6)
-        ok(t, "learning the key's record")
-        (rec,) = rs.keys("learn:rec:*")
+        rec = learn_key(rs, d, iterations=6)
         h = rec.split(":")[-1]
         gate = os.path.join(d, "gate")
         env = fleet_env(rs, "v", os.path.join(d, "c1.jsonl"), XMATUNE_VERBOSE="1", APP_GATE=gate,
@@ -7680,9 +7685,7 @@ def remote_background_claims_on_the_worker():
     base = run("rt", "saxpy", shim=False, iterations=6)
     with RedisServer("bgclaim-redis") as rs:
         d = fresh("bgclaim")
-        t = run("rt", "saxpy", env=fleet_env(rs, "learn", os.path.join(d, "c0.jsonl")), iterations=6)
-        ok(t, "learning the key's record")
-        (rec,) = rs.keys("learn:rec:*")
+        rec = learn_key(rs, d, iterations=6)
         value = rs.get(rec)
         h = rec.split(":")[-1]
         for how in ("theirs", "found"):
@@ -7723,9 +7726,7 @@ def remote_background_no_snapshot_claims_on_the_launch():
     base = run("rt", "saxpy", shim=False, iterations=6)
     with RedisServer("nosnap-redis") as rs:
         d = fresh("nosnap")
-        t = run("rt", "saxpy", env=fleet_env(rs, "learn", os.path.join(d, "c0.jsonl")), iterations=6)
-        ok(t, "learning the key's record")
-        (rec,) = rs.keys("learn:rec:*")
+        rec = learn_key(rs, d, iterations=6)
         h = rec.split(":")[-1]
         gate = os.path.join(d, "gate")
         env = fleet_env(rs, "ns", os.path.join(d, "c1.jsonl"), XMATUNE_VERBOSE="1",
