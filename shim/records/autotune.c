@@ -8,9 +8,9 @@
 #include <libiberty/demangle.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cacherec.h"
@@ -33,7 +33,6 @@ typedef struct auto_set {
 static auto_set *sets;
 static pthread_mutex_t sets_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static atomic_uint ahead_made, ahead_used; /* sets derived ahead, and first sights they served */
 /* Whether the thread that derives ahead is still at work (xmt_auto_ahead_wait). */
 static pthread_mutex_t ahead_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ahead_done = PTHREAD_COND_INITIALIZER;
@@ -102,8 +101,9 @@ static void derive(auto_set *a, const char *demangled, size_t np, const uint32_t
 }
 
 const xmt_entry *xmt_auto_entry(const char *mangled, const char *demangled, size_t np,
-                                const uint32_t *sizes, char *why, size_t cap)
+                                const uint32_t *sizes, int *ahead, char *why, size_t cap)
 {
+    if (ahead) *ahead = 0;
     if (default_excluded(mangled, demangled)) {
         snprintf(why, cap, "on auto's default list (%s)", XMT_AUTO_DEFAULT_EXCLUDE);
         return NULL;
@@ -116,7 +116,7 @@ const xmt_entry *xmt_auto_entry(const char *mangled, const char *demangled, size
     pthread_mutex_lock(&sets_lock);
     auto_set *a = find_locked(mangled, np, sizes);
     if (a) {
-        if (a->ahead) atomic_fetch_add(&ahead_used, 1);
+        if (ahead) *ahead = a->ahead;
     } else if ((a = new_set(mangled, np, sizes)) != NULL) {
         /* derived under the lock: a second thread's first sight of the kernel waits for
          * this one's instead of deriving it again */
@@ -196,7 +196,6 @@ static void *ahead_thread(void *arg)
                 if (!late) {
                     a->next = sets;
                     sets = a;
-                    atomic_fetch_add(&ahead_made, 1);
                 }
                 pthread_mutex_unlock(&sets_lock);
                 if (late) { /* nobody has it: ours goes */
@@ -221,6 +220,9 @@ static void *ahead_thread(void *arg)
 void xmt_auto_prederive(const char *cache_path)
 {
     if (!xmt_opt.autotune || !cache_path || !cache_path[0]) return;
+    /* no thread for a cache that holds nothing yet (a first run's) */
+    struct stat st;
+    if (stat(cache_path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return;
     char *path = strdup(cache_path);
     if (!path) return;
     sigset_t all, old;
@@ -254,25 +256,6 @@ int xmt_auto_ahead_wait(int timeout_ms)
     int done = !ahead_running;
     pthread_mutex_unlock(&ahead_lock);
     return done;
-}
-
-int xmt_auto_ahead(const xmt_entry *e)
-{
-    int ahead = 0;
-    pthread_mutex_lock(&sets_lock);
-    for (auto_set *a = sets; a && e; a = a->next)
-        if (a->entry == e) {
-            ahead = a->ahead;
-            break;
-        }
-    pthread_mutex_unlock(&sets_lock);
-    return ahead;
-}
-
-void xmt_auto_ahead_counts(unsigned *made, unsigned *used)
-{
-    *made = atomic_load(&ahead_made);
-    *used = atomic_load(&ahead_used);
 }
 
 int xmt_auto_owns(const xmt_entry *e)

@@ -22,10 +22,11 @@
 #define XMT_AUTO_DEFAULT_EXCLUDE "*nccl*"
 
 /* The derived entry for a kernel (its mangled and demangled names, np parameters of the
- * sizes the driver reports), or NULL with why set when auto declines it. Cold: derives
+ * sizes the driver reports), or NULL with why set when auto declines it; *ahead (may be
+ * NULL) 1 when the entry was derived ahead (xmt_auto_prederive), else 0. Cold: derives
  * and loads a policy text; takes a lock. */
 const xmt_entry *xmt_auto_entry(const char *mangled, const char *demangled, size_t np,
-                                const uint32_t *sizes, char *why, size_t cap);
+                                const uint32_t *sizes, int *ahead, char *why, size_t cap);
 
 /* 1 when e is an entry xmt_auto_entry made (no lock). */
 int xmt_auto_owns(const xmt_entry *e);
@@ -43,15 +44,9 @@ const char *xmt_auto_idiom_of(const char *label);
  * first sight as before. Nothing without XMATUNE_AUTO. */
 void xmt_auto_prederive(const char *cache_path);
 
-/* The sets derived ahead so far, and the first sights of a kernel that found one ready. */
-void xmt_auto_ahead_counts(unsigned *made, unsigned *used);
-
 /* Waits until the derivations ahead are over, at most timeout_ms (-1: no limit): 1 when
  * they are (or none ran), 0 when not yet (xmatune_background_wait). */
 int xmt_auto_ahead_wait(int timeout_ms);
-
-/* 1 when e is an entry derived ahead (xmt_auto_prederive), before its kernel was seen. */
-int xmt_auto_ahead(const xmt_entry *e);
 
 /* fork(2) phases (log.h): the lock of the derived sets. */
 void xmt_auto_atfork(int phase);

@@ -384,13 +384,13 @@ static void attach_auto(xmt_kernel *k)
         return;
     if (!k->params_known) return; /* nothing to derive a key from */
     char why[256];
-    k->entry = xmt_auto_entry(k->mangled, k->demangled, k->nparams, k->sizes, why, sizeof why);
+    k->entry = xmt_auto_entry(k->mangled, k->demangled, k->nparams, k->sizes, &k->sight_ahead, why,
+                              sizeof why);
     if (!k->entry) {
         xmt_verbose(1, "XMATUNE_AUTO: %s passes through: %s", k->demangled, why);
         return;
     }
     k->sight_log = 1; /* logged once its first sight is over (make_record): its cost too */
-    k->sight_ahead = xmt_auto_ahead(k->entry);
 }
 
 void xmt_kernel_log_event(const xmt_kernel *k, int device)

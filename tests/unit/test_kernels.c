@@ -107,19 +107,20 @@ START_TEST(auto_entries)
 {
     const uint32_t sizes[4] = {4, 4, 8, 8};
     char why[256] = "";
-    const xmt_entry *e = xmt_auto_entry(
-        "_Z5saxpyifPKfPf", "saxpy(int, float, float const*, float*)", 4, sizes, why, sizeof why);
+    const xmt_entry *e =
+        xmt_auto_entry("_Z5saxpyifPKfPf", "saxpy(int, float, float const*, float*)", 4, sizes, NULL,
+                       why, sizeof why);
     ck_assert_ptr_nonnull(e);
     ck_assert(xmt_auto_owns(e));
     ck_assert_str_eq(xmt_entry_origin(e), "(auto):2");
     ck_assert_ptr_eq(xmt_auto_entry("_Z5saxpyifPKfPf", "saxpy(int, float, float const*, float*)", 4,
-                                    sizes, why, sizeof why),
+                                    sizes, NULL, why, sizeof why),
                      e);
     ck_assert_ptr_null(xmt_auto_entry("ncclDevKernel_AllReduce_Sum_f32_RING_LL",
-                                      "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 4, sizes, why,
-                                      sizeof why));
+                                      "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 4, sizes, NULL,
+                                      why, sizeof why));
     ck_assert_msg(strstr(why, "default list") != NULL, "%s", why);
-    ck_assert_ptr_null(xmt_auto_entry("_Z4NCCLv", "NCCL()", 0, sizes, why, sizeof why));
+    ck_assert_ptr_null(xmt_auto_entry("_Z4NCCLv", "NCCL()", 0, sizes, NULL, why, sizeof why));
     ck_assert_str_eq(xmt_auto_idiom_of("IDIOM=2, BX=256, BY=1, BPS=4, SCALED=0"), "stride");
     ck_assert_ptr_null(xmt_auto_idiom_of("BLOCK=256"));
     ck_assert_ptr_null(xmt_auto_idiom_of("IDIOM=9"));
