@@ -200,6 +200,9 @@ static void memo_release(void *p);
 /* Every live thread's block, for the flush at exit; each freed at its thread's exit
  * (memo_release), after its counts are added up. */
 static xmt_tls_list memo_blocks = XMT_TLS_LIST(memo_block, next, NULL, memo_release);
+/* A slot's serial with this bit set was forgotten (memo_forget): it matches no kernel, so its
+ * thread looks again, but its counts are still its kernel's (memo_flush adds them). */
+#define MEMO_FORGOTTEN ((uint64_t)1 << 63)
 
 static void memo_flush(memo_t *m)
 {
@@ -207,7 +210,7 @@ static void memo_flush(memo_t *m)
     if (!k) return;
     /* Record structs are never freed, so k can be read; a retired one's counts go to its
      * summary, a reused one's are another kernel's and these are dropped. */
-    if (atomic_load_explicit(&k->serial, memory_order_acquire) != m->serial) {
+    if (atomic_load_explicit(&k->serial, memory_order_acquire) != (m->serial & ~MEMO_FORGOTTEN)) {
         m->launches = m->rewritten = m->passed = 0;
         return;
     }
@@ -497,7 +500,8 @@ static void memo_forget(const xmt_kernel *k)
     pthread_mutex_lock(&memo_blocks.lock);
     for (memo_block *b = memo_blocks.head; b; b = b->next)
         for (int i = 0; i < MEMO_SLOTS; i++)
-            if (b->slots[i].k == k) __atomic_store_n(&b->slots[i].serial, 0, __ATOMIC_RELAXED);
+            if (b->slots[i].k == k)
+                __atomic_fetch_or(&b->slots[i].serial, MEMO_FORGOTTEN, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&memo_blocks.lock);
 }
 
