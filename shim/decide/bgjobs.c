@@ -74,6 +74,23 @@ static void said_switch(const bg_job *j, const char *from, const char *to, const
                                 why, xmt_now_ms() - j->t_first));
 }
 
+/* The launches of job j's key while it waited (results.h), for the worker's order; 0 once
+ * its kernel is unloaded (its results are not ours to read then). */
+static uint64_t bg_launches(void *ud)
+{
+    const bg_job *j = ud;
+    if (atomic_load(&j->k->serial) != j->serial) return 0;
+    return atomic_load_explicit(&j->r->queued_launches, memory_order_relaxed);
+}
+
+/* Job j's key no longer waits: its launches are not counted from now on (every thread's memo
+ * of it looks again at its next launch, counting nothing more). */
+static void bg_unqueue(bg_job *j)
+{
+    atomic_store(&j->r->queued, 0);
+    j->ops->memo_forget(j->k);
+}
+
 static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const char *why)
 {
     bg_job *j = ud;
@@ -209,6 +226,7 @@ static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const ch
     }
     xmt_result *r = j->r;
     xmt_plan *p = &j->plan;
+    bg_unqueue(j);
     if (!learned && (j->fleet == XMT_REMOTE_THEIRS || j->fleet == XMT_REMOTE_FOUND)) {
         bg_elsewhere(j);
         free(j);
@@ -307,10 +325,13 @@ int xmt_bg_tune(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l, const
     job_fill(j, ops, k, mine, device, p, key_text);
     j->plan.only = NULL;
     j->fleet = XMT_REMOTE_OFF;
-    /* published first: the program's own config meanwhile, no re-check waits on it */
+    /* published first: the program's own config meanwhile, no re-check waits on it; its
+     * launches counted while it waits (this one too), for the worker's order */
     mine->index = XMT_OWN_CONFIG;
     mine->label[0] = 0;
     atomic_store(&mine->rechecks_left, 0);
+    atomic_store(&mine->queued_launches, 0);
+    atomic_store(&mine->queued, 1);
     ops->count_key(k, 1);
     xmt_result_move(mine, XMT_R_DONE);
     *rc = ops->run(k, l, v, mine, device, NULL);
@@ -321,10 +342,12 @@ int xmt_bg_tune(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l, const
                     k->demangled, key_text);
         xmt_trial_snap_free(s);
         if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
+        bg_unqueue(j);
         free(j);
-    } else if (xmt_bgtune_queue(s, key_text, bg_claim, p->ch.decided, bg_tuned, bg_partial, j) !=
-               0) {
+    } else if (xmt_bgtune_queue(s, key_text, bg_claim, p->ch.decided, bg_tuned, bg_partial,
+                                bg_launches, j) != 0) {
         if (p->claimed) xmt_plan_unclaim(&p->id, j->key, p->keylen);
+        bg_unqueue(j);
         free(j);
     }
     return 1;

@@ -27,8 +27,8 @@ typedef struct {
     /* every thread's memo of k forgotten: each looks at its key's result again */
     void (*memo_forget)(const xmt_kernel *k);
     /* runs decided key r (its winner, or the program's own config) */
-    CUresult (*run)(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                    const xmt_result *r, int device, const CUresult *made);
+    CUresult (*run)(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, xmt_result *r,
+                    int device, const CUresult *made);
     /* XMATUNE_AUTO_MIN_US: auto's kernel passes through when ch was too short */
     void (*auto_too_short)(xmt_kernel *k, const xmt_choice *ch, const char *key_text);
     /* n keys decided (-1: a key counted so that is not decided after all): k's tuned keys */

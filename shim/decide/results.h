@@ -22,6 +22,10 @@
  * state to XMT_R_TUNING while it does). */
 enum { XMT_R_TUNING = 0, XMT_R_DONE = 1, XMT_R_WAITING = 2 };
 #define XMT_RECHECK_MS 200.0
+/* A queued key's memo hits between two counted launches (tuner.c): its count is then short by
+ * fewer than this many, and the slow trip's ~1,300 instructions cost about 40 a launch while
+ * the key waits, nothing once it is decided. */
+#define XMT_QUEUED_SAMPLE 32
 
 typedef struct xmt_result {
     UT_hash_handle hh;
@@ -36,6 +40,11 @@ typedef struct xmt_result {
     char digest[17];           /* the data the winner was last verified on ("": unknown) */
     double time_ms;            /* the winner's time as its record says (stored again) */
     int rechecked;             /* re-checks it passed, its record's and this process's */
+    /* A key waiting for the background worker (bgjobs.c): its launches meanwhile, counted by
+     * the slow path (the memo sends one launch in XMT_QUEUED_SAMPLE there), for the worker's
+     * order (bgverify.c: the most launch time first). */
+    _Atomic int queued;
+    _Atomic uint64_t queued_launches;
     char label[160];
     size_t keylen;
     uint8_t key[]; /* device (4 bytes) then the entry's key */

@@ -184,7 +184,9 @@ typedef struct {
      * when the entry is replaced and at exit: a hit writes no shared cache line. */
     uint64_t launches, rewritten, passed;
     /* Launches of a winner until this thread re-checks it (the hit path counts down; 1 set
-     * by another thread that dropped the winner, so that this one looks again). */
+     * by another thread that dropped the winner, so that this one looks again). For the
+     * program's own config: UINT32_MAX, or XMT_QUEUED_SAMPLE while the key waits for the
+     * background worker (its launches counted: queued_due). */
     uint32_t recheck_in;
     unsigned arg_bytes; /* the compared arguments' bytes in all */
     /* ways in use; the one the next own decision replaces; the one that answered last */
@@ -352,8 +354,11 @@ static void memo_own_add(memo_t *m, int device, const xmt_launch *l, void *const
     own_of(m, params, o->bytes);
 }
 
+/* c NULL: the program's own config, remembered in an own way too unless queued (a key that
+ * waits for the background worker: its launches must reach the slow path now and then to be
+ * counted, which the own ways would not send there). */
 static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
-                       void *const *params, const xmt_candidate *c)
+                       void *const *params, const xmt_candidate *c, int queued)
 {
     if (!m) return;
     memo_flush(m);
@@ -382,7 +387,7 @@ static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_lau
     if (c) m->c = *c;
     m->k = k;
     m->serial = atomic_load_explicit(&k->serial, memory_order_relaxed);
-    if (!c) memo_own_add(m, device, l, params);
+    if (!c && !queued) memo_own_add(m, device, l, params);
 }
 
 static xmt_result *find_result(struct xmt_tune_state *ts, const uint8_t *key, size_t kl)
@@ -406,20 +411,31 @@ static int choice_config(const xmt_kernel *k, const xmt_launch_view *v, long ind
     return xmt_entry_config(k->entry, index, v, c) == 1;
 }
 
+/* Set by the hit path when a queued key's countdown ran out: the launches this slow one
+ * stands for (XMT_QUEUED_SAMPLE); 0 otherwise (it stands for itself). */
+static __thread uint32_t tls_stands_for;
+
 /* Runs a decided key: the winner's config recomputed for this launch, or the program's. */
 static CUresult run_winner(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                           const xmt_result *r, int device, const CUresult *made)
+                           xmt_result *r, int device, const CUresult *made)
 {
     memo_t *m = memo_slot(k);
     /* atomic: a re-check in another thread may drop the winner (drop_winner) */
     long index = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE);
     if (index == XMT_OWN_CONFIG) {
-        memo_store(m, k, device, l, v->params, NULL);
+        /* a key waiting for the background worker: its launches counted for the worker's
+         * order, the memo's countdown sending one in XMT_QUEUED_SAMPLE here */
+        int queued = atomic_load_explicit(&r->queued, memory_order_relaxed);
+        if (queued)
+            atomic_fetch_add_explicit(&r->queued_launches, tls_stands_for ? tls_stands_for : 1,
+                                      memory_order_relaxed);
+        memo_store(m, k, device, l, v->params, NULL, queued);
+        if (m) m->recheck_in = queued ? XMT_QUEUED_SAMPLE : UINT32_MAX;
         return made ? *made : xmt_pass(k, l);
     }
     xmt_candidate c;
     int ok = choice_config(k, v, index, &c);
-    memo_store(m, k, device, l, v->params, ok ? &c : NULL);
+    memo_store(m, k, device, l, v->params, ok ? &c : NULL, 0);
     if (m && ok) /* the hit path counts the launches to the next re-check from here */
         m->recheck_in = atomic_load(&r->rechecks_left) > 0 ? atomic_load(&r->due_in) : UINT32_MAX;
     if (made) /* this launch was made already: the program's own config, for a check */
@@ -887,6 +903,18 @@ static __attribute__((noinline, cold)) CUresult recheck_due(xmt_kernel *k, xmt_l
     return r;
 }
 
+/* A queued key's countdown ran out (its own config's hit path): this launch goes the slow
+ * way, counted there for XMT_QUEUED_SAMPLE launches (run_winner). */
+static __attribute__((noinline, cold)) CUresult queued_due(xmt_kernel *k, xmt_launch *l, memo_t *m)
+{
+    m->launches--;              /* the slow path counts this launch */
+    m->recheck_in = UINT32_MAX; /* the slow path sets it again when it stores the key */
+    tls_stands_for = XMT_QUEUED_SAMPLE;
+    CUresult r = tune_launch_slow(k, l);
+    tls_stands_for = 0;
+    return r;
+}
+
 /* The fast path of a decided key: this thread launched this kernel with these argument
  * bytes and dims before (see memo_t). Everything else is tune_launch_slow's. */
 CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
@@ -899,6 +927,9 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
         if (memo_hit(m, k, (int)dev, l, (void *const *)l->params)) {
             m->launches++;
             if (m->own) {
+                /* UINT32_MAX for a decided key; XMT_QUEUED_SAMPLE for one that waits for the
+                 * background worker (its launches counted, queued_due) */
+                if (__builtin_expect(--m->recheck_in == 0, 0)) return queued_due(k, l, m);
                 m->passed++;
                 return xmt_launch_call(l);
             }

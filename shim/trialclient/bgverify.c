@@ -32,6 +32,10 @@ typedef struct job {
     char decided[sizeof(((xmt_choice *)0)->decided)]; /* a tuning's partial record's */
     void *ud;
     CUcontext warm; /* a pool warm-up (xmt_bgverify_warm): no snapshot, no callback */
+    /* a tuning's place in the order (take_next): its key's launches so far, when it was
+     * queued, its launch's time once known (-1 before) */
+    xmt_bgtune_launches launches;
+    double queued_ms, own_ms;
 } job;
 
 /* The module's state: the queue, the worker, and whether the process is exiting. */
@@ -71,6 +75,55 @@ static void warm_pool(CUcontext ctx)
 
 static struct timespec deadline(int ms);
 
+/* A queued tuning's launch time per launch, in ms: its snapshot's launch's time; while that
+ * launch still runs, how long it has run at least; 1 where the events cannot say (every
+ * tuning is then ordered by its launches alone). */
+static double own_ms(job *j)
+{
+    if (j->own_ms >= 0) return j->own_ms;
+    double ms = xmt_trial_snap_own_ms(j->snap);
+    if (ms == -1) { /* still running */
+        double ran = xmt_now_ms() - j->queued_ms;
+        return ran > 1e-3 ? ran : 1e-3;
+    }
+    j->own_ms = ms >= 0 ? ms : 1.0;
+    return j->own_ms;
+}
+
+/* The next job (the lock held; the queue not empty), unlinked: the first warm-up or
+ * verification (a cached winner made usable at the cost of one comparison), else the tuning
+ * whose key has the most launch time so far, its launches times its launch's time (issue 49:
+ * the keys that cost the program most get their winners first); the first of equals. */
+static job *take_next(void)
+{
+    job **at = &bg.head, *prev = NULL, *at_prev = NULL;
+    double best = -1;
+    uint64_t best_n = 0;
+    int tunings = 0;
+    for (job **pp = &bg.head; *pp; prev = *pp, pp = &(*pp)->next) {
+        job *j = *pp;
+        if (!j->tune) {
+            at = pp, at_prev = prev, tunings = 0;
+            break;
+        }
+        tunings++;
+        if (!bg.head->next) break; /* one job: nothing to order */
+        uint64_t n = j->launches ? j->launches(j->ud) : 1;
+        double w = (double)(n ? n : 1) * own_ms(j);
+        if (w > best) best = w, best_n = n, at = pp, at_prev = prev;
+    }
+    job *j = *at;
+    *at = j->next;
+    if (bg.tail == j) bg.tail = at_prev;
+    if (tunings > 1)
+        xmt_verbose(2,
+                    "background: key %s tuned next: %llu launch%s of %.3f ms so far, the most "
+                    "launch time of the %d keys waiting",
+                    j->key_text, (unsigned long long)best_n, best_n == 1 ? "" : "es", own_ms(j),
+                    tunings);
+    return j;
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
@@ -86,9 +139,7 @@ static void *worker(void *arg)
             r = pthread_cond_timedwait(&bg.cv, &bg.lock, &bg.rest_until);
         bg.resting = 0;
         if (bg.stopping) break;
-        job *j = bg.head;
-        bg.head = j->next;
-        if (!bg.head) bg.tail = NULL;
+        job *j = take_next();
         bg.running = j;
         pthread_mutex_unlock(&bg.lock);
         if (j->warm) {
@@ -227,7 +278,7 @@ int xmt_bgverify_queue(xmt_trial_snap *s, const char *key_text, const xmt_candid
 
 int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgtune_start start,
                      const char *decided, xmt_bgverify_done done, xmt_bgtune_partial partial,
-                     void *ud)
+                     xmt_bgtune_launches launches, void *ud)
 {
     job *j = calloc(1, sizeof *j);
     if (!j) {
@@ -240,6 +291,9 @@ int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgtune_start s
     j->start = start;
     snprintf(j->decided, sizeof j->decided, "%s", decided ? decided : "");
     j->partial = partial;
+    j->launches = launches;
+    j->queued_ms = xmt_now_ms();
+    j->own_ms = -1;
     j->done = done;
     j->ud = ud;
     return queue(j);

@@ -5,12 +5,16 @@
  * depends on it for long, but never on the program's thread: the launch that first meets
  * it takes a snapshot of what it reaches (trialtune.c, stream-ordered, no wait) and hands
  * it here; one worker thread per process runs each job's verification in the trial helper,
- * in order, and calls the job's callback with what it found. The worker starts with the
- * first job. At exit (xmt_bgverify_stop) jobs not started are dropped and no callback runs
- * after it returns; a session in flight is left to the helper, which ends with the program.
+ * one at a time (verifications in the order they came, then the tunings with the most
+ * launch time first: xmt_bgtune_queue), and calls the job's callback with what it found. The worker
+ * starts with the first job. At exit (xmt_bgverify_stop) jobs not started are dropped and no
+ * callback runs after it returns; a session in flight is left to the helper, which ends with the
+ * program.
  */
 #ifndef XMT_BGVERIFY_H
 #define XMT_BGVERIFY_H
+
+#include <stdint.h>
 
 #include "trialtune.h"
 
@@ -41,9 +45,14 @@ typedef int (*xmt_bgtune_start)(void *ud, char *why, size_t cap);
  * thread, with the candidates it decided cannot win so far (those of decided included), unless
  * it decided none; done is not called then, and ud is freed as for a job dropped. */
 typedef void (*xmt_bgtune_partial)(void *ud, const char *decided);
+/* The launches of a queued tuning's key so far (the first one's included), read by the worker
+ * (under the queue's lock) when it picks the next job: the tunings wait in the order of the
+ * most launch time, launches(ud) times the own config's time at the snapshot's launch
+ * (xmt_trial_snap_own_ms); verifications and warm-ups go first, in the order they came. */
+typedef uint64_t (*xmt_bgtune_launches)(void *ud);
 int xmt_bgtune_queue(xmt_trial_snap *s, const char *key_text, xmt_bgtune_start start,
                      const char *decided, xmt_bgverify_done done, xmt_bgtune_partial partial,
-                     void *ud);
+                     xmt_bgtune_launches launches, void *ud);
 
 /* At a module or library load: the current context's memory pool made ready on the worker
  * (once per context), so that the first snapshot's stream-ordered allocation does not pay

@@ -32,20 +32,9 @@
 #include "trialprog.h"
 #include "trialproto.h"
 #include "trialreq.h"
+#include "trialsnap.h"
 #include "trialstage.h"
 #include "verify.h"
-
-/* Can the helper make this launch as the program did? A plain launch, or an Ex launch
- * without attributes (clusters, cooperative groups, priorities are not replayed yet). */
-static int replayable(const xmt_launch *l)
-{
-    switch (l->kind) {
-    case XMT_K_LAUNCH: return 1;
-    case XMT_K_EX: return l->cfg && l->cfg->numAttrs == 0;
-    case XMT_K_COOP: return 0;
-    }
-    return 0;
-}
 
 /* ---- the request (common/trialreq.h) ----------------------------------------------------- */
 
@@ -349,40 +338,6 @@ static void fault_why(const xmt_tp_result *res, char *out, size_t cap)
         snprintf(out, cap, "faulted in the trial helper: %.120s", res->why);
 }
 
-/* Can this launch's session run in the helper at all? 1 and *img, else 0 with why: a
- * launch it cannot replay, parameters unknown, a texture or surface object among them (a
- * handle another process cannot use), no module image. */
-static int admissible(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                      xmt_image *img, char *why, size_t cap)
-{
-    if (!replayable(l)) {
-        snprintf(why, cap, "its launch has attributes the helper does not replay (%s)",
-                 l->kind == XMT_K_COOP ? "cooperative" : "cuLaunchKernelEx attributes");
-        return 0;
-    }
-    if (!k->params_known) {
-        snprintf(why, cap, "the driver did not tell its parameters");
-        return 0;
-    }
-    for (size_t i = 0; i < k->nparams; i++) {
-        unsigned long long h = 0;
-        if (k->sizes[i] != 8 || !v->params[i]) continue;
-        memcpy(&h, v->params[i], 8);
-        if (xmt_modload_is_texobj(h)) {
-            snprintf(why, cap,
-                     "its parameter %zu is a texture or surface object, which the helper "
-                     "cannot see",
-                     i);
-            return 0;
-        }
-    }
-    if (!xmt_trial_image_of(k, img)) {
-        snprintf(why, cap, "the shim did not see its module load (no image to give the helper)");
-        return 0;
-    }
-    return 1;
-}
-
 /* The helper's decision taken into *out; a winner other than the program's own config
  * is checked first (may_launch: this launch runs the program's own config, check()). */
 static int check_after(xmt_kernel *k, const xmt_launch_view *v, const xmt_staging *st,
@@ -608,7 +563,7 @@ int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outco
     long only_index = rq->only_index;
     xmt_image img;
     out->declined = 0;
-    if (!admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;
+    if (!xmt_trial_admissible(k, l, v, &img, why, cap)) return out->declined = 1, 0;
     /* the request's own rule (the helper's decoder refuses it too): declined before
      * anything is staged */
     xmt_tr_candidate oc;
@@ -641,47 +596,6 @@ int xmt_trial_session(const xmt_session_req *rq, int may_launch, xmt_trial_outco
 
 /* ---- a snapshot for a verification off the program's path (docs/cache.md, "Trust") ------ */
 
-/* The program thread's steps of a snapshot, timed for the snapshot event (docs/log.md). */
-enum { S_ADMIT, S_REACH, S_ALLOC, S_COPY, S_EVENT, S_AFTER, SNAP_STEPS };
-static const char *const step_names[SNAP_STEPS] = {"admit", "reach", "alloc",
-                                                   "copy",  "event", "after"};
-
-struct xmt_trial_snap {
-    xmt_kernel *k;
-    uint64_t serial; /* k's incarnation when the snapshot was taken */
-    int device;
-    CUcontext ctx;
-    CUevent copied; /* recorded on the launch's stream after the copies */
-    xmt_launch l;   /* the launch, its arguments copied (args) */
-    xmt_launch_view v;
-    xmt_attrs attrs;
-    void *argp[XMT_KERNEL_MAX_PARAMS];
-    uint8_t *args;
-    /* what the launch reaches, copied before it on its stream: the regions end to end */
-    xmt_region *regs;
-    size_t nregs, bytes;
-    CUdeviceptr copy;
-    int copy_async; /* from cuMemAllocAsync: freed so */
-    xmt_staging st; /* made on the worker, filled from copy */
-    double snap_ms;
-    /* the program thread's steps, in host µs (the snapshot event: xmt_trial_snap_log) */
-    double step_us[SNAP_STEPS];
-    /* background tuning: what the program's own launch left, copied after it (the same
-     * layout as copy), for the helper's fidelity check (xmt_trial_snap_after) */
-    CUdeviceptr after;
-    int after_async;
-    CUevent after_ev;
-};
-
-/* The offset of region i in a snapshot's copy: the regions end to end, 256-byte aligned. */
-static size_t snap_off(const xmt_trial_snap *s, size_t i)
-{
-    size_t at = 0;
-    for (size_t r = 0; r < i; r++)
-        at += (s->regs[r].bytes + 255) & ~(size_t)255;
-    return at;
-}
-
 /* A snapshot's copy into an attempt's staging (background tuning's refill). */
 static CUresult fill_snap(const xmt_staging *st, const void *ud)
 {
@@ -689,7 +603,7 @@ static CUresult fill_snap(const xmt_staging *st, const void *ud)
     CUresult r = CUDA_SUCCESS;
     for (size_t i = 0; r == CUDA_SUCCESS && st->bytes && i < s->nregs; i++)
         r = xmt_drv.cuMemcpyDtoD(st->va + xmt_staged_at(st, s->regs[i].base),
-                                 s->copy + snap_off(s, i), s->regs[i].bytes);
+                                 s->copy + xmt_snap_off(s, i), s->regs[i].bytes);
     return r;
 }
 
@@ -702,7 +616,7 @@ static void translate_after(const xmt_trial_snap *s, xmt_gc_cmp *c, size_t n)
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < s->nregs; i++)
             if (c[j].got >= s->regs[i].base && c[j].got < s->regs[i].base + s->regs[i].bytes) {
-                c[j].got = s->after + snap_off(s, i) + (c[j].got - s->regs[i].base);
+                c[j].got = s->after + xmt_snap_off(s, i) + (c[j].got - s->regs[i].base);
                 break;
             }
 }
@@ -721,156 +635,6 @@ static int check_after(xmt_kernel *k, const xmt_launch_view *v, const xmt_stagin
         return 0;
     }
     return compare_ref(k, v, st, s, NULL, key_text, device, why, cap);
-}
-
-int xmt_trial_snap_after(xmt_trial_snap *s, const xmt_launch *l)
-{
-    double t0 = xmt_now_ms();
-    CUstream stream = xmt_launch_stream(l);
-    CUresult r = CUDA_SUCCESS;
-    if (s->bytes && xmt_drv.cuMemAllocAsync &&
-        xmt_drv.cuMemAllocAsync(&s->after, s->bytes, stream) == CUDA_SUCCESS)
-        s->after_async = 1;
-    else if (s->bytes)
-        r = xmt_drv.cuMemAlloc(&s->after, s->bytes);
-    for (size_t i = 0; r == CUDA_SUCCESS && i < s->nregs; i++)
-        r = xmt_drv.cuMemcpyDtoDAsync(s->after + snap_off(s, i), s->regs[i].base, s->regs[i].bytes,
-                                      stream);
-    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventCreate(&s->after_ev, CU_EVENT_DISABLE_TIMING);
-    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventRecord(s->after_ev, stream);
-    s->step_us[S_AFTER] = (xmt_now_ms() - t0) * 1000.0;
-    return r == CUDA_SUCCESS ? 0 : -1;
-}
-
-xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                                   int device, char *why, size_t cap)
-{
-    double t0 = xmt_now_ms(), ts = t0, step[SNAP_STEPS] = {0};
-    xmt_image img;
-    if (!admissible(k, l, v, &img, why, cap)) return NULL;
-    if (!xmt_drv.cuCtxSetCurrent || !xmt_drv.cuCtxGetCurrent || !xmt_drv.cuMemCreate) {
-        snprintf(why, cap, "the driver has no cuCtxSetCurrent or cuMemCreate");
-        return NULL;
-    }
-#define STEP(i) (step[i] = (xmt_now_ms() - ts) * 1000.0, ts = xmt_now_ms())
-    STEP(S_ADMIT);
-    xmt_trial_snap *s = calloc(1, sizeof *s);
-    size_t total = 0;
-    for (size_t i = 0; s && i < k->nparams; i++)
-        total += k->sizes[i];
-    if (s) s->args = malloc(total ? total : 1);
-    if (!s || !s->args || k->nparams > XMT_KERNEL_MAX_PARAMS) {
-        snprintf(why, cap, "out of memory");
-        if (s) free(s->args);
-        free(s);
-        return NULL;
-    }
-    s->st.fd = -1;
-    for (size_t i = 0, at = 0; i < k->nparams; at += k->sizes[i], i++) {
-        memcpy(s->args + at, v->params[i], k->sizes[i]);
-        s->argp[i] = s->args + at;
-    }
-    s->k = k;
-    s->serial = atomic_load(&k->serial);
-    s->device = device;
-    s->l = *l;
-    s->l.kind = XMT_K_LAUNCH; /* admissible: no attributes to replay */
-    s->l.params = s->argp;
-    s->l.extra = NULL;
-    s->l.cfg = NULL;
-    if (v->attrs) s->attrs = *v->attrs;
-    s->v = (xmt_launch_view){s->argp, k->nparams, v->orig, v->attrs ? &s->attrs : NULL};
-    /* what the launch reaches (the driver's ranges: no GPU wait), within the scratch limit */
-    size_t reach = 0, free_b = 0, tot = 0;
-    if (xmt_drv.cuMemGetInfo) xmt_drv.cuMemGetInfo(&free_b, &tot);
-    double limit = xmt_opt.scratch_mb >= 0 ? xmt_opt.scratch_mb * 1048576.0 : (double)free_b / 4;
-    CUresult r = xmt_drv.cuCtxGetCurrent(&s->ctx);
-    int f = r == CUDA_SUCCESS
-                ? xmt_protect_find(k, &s->v, (size_t)limit, &s->regs, &s->nregs, &reach, why, cap)
-                : -1;
-    if (f == -2)
-        snprintf(why, cap, "its memory (%.1f MiB) is more than a snapshot may take (%.1f MiB)",
-                 (double)reach / 1048576.0, limit / 1048576.0);
-    if (f != 0) r = CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; r == CUDA_SUCCESS && i < s->nregs; i++)
-        s->bytes += (s->regs[i].bytes + 255) & ~(size_t)255;
-    STEP(S_REACH);
-    /* stream-ordered, so the launch's own stream orders it before the launch and the
-     * program's thread does not wait for the GPU; a device without a memory pool gets a
-     * plain allocation */
-    CUstream stream = xmt_launch_stream(l);
-    if (r == CUDA_SUCCESS && s->bytes && xmt_drv.cuMemAllocAsync &&
-        xmt_drv.cuMemAllocAsync(&s->copy, s->bytes, stream) == CUDA_SUCCESS)
-        s->copy_async = 1;
-    else if (r == CUDA_SUCCESS && s->bytes)
-        r = xmt_drv.cuMemAlloc(&s->copy, s->bytes);
-    STEP(S_ALLOC);
-    for (size_t i = 0, at = 0; r == CUDA_SUCCESS && i < s->nregs;
-         at += (s->regs[i].bytes + 255) & ~(size_t)255, i++)
-        r = xmt_drv.cuMemcpyDtoDAsync(s->copy + at, s->regs[i].base, s->regs[i].bytes, stream);
-    STEP(S_COPY);
-    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventCreate(&s->copied, CU_EVENT_DISABLE_TIMING);
-    if (r == CUDA_SUCCESS) r = xmt_drv.cuEventRecord(s->copied, stream);
-    STEP(S_EVENT);
-#undef STEP
-    memcpy(s->step_us, step, sizeof step);
-    if (r != CUDA_SUCCESS) {
-        if (!why[0]) {
-            char b[32];
-            snprintf(why, cap, "its memory cannot be copied (%s)", xmt_cu_name(r, b, sizeof b));
-        }
-        xmt_trial_snap_free(s);
-        return NULL;
-    }
-    s->snap_ms = xmt_now_ms() - t0;
-    return s;
-}
-
-void xmt_trial_snap_log(const xmt_trial_snap *s, const char *key_text, const char *purpose)
-{
-    if (!xmt_log_enabled()) return;
-    json_t *steps = json_object();
-    double all = 0;
-    for (int i = 0; steps && i < SNAP_STEPS; i++) {
-        json_object_set_new(steps, step_names[i], json_real(s->step_us[i]));
-        all += s->step_us[i];
-    }
-    xmt_log_event(xmt_ev_snapshot(s->k->mangled, s->k->demangled, key_text, s->device, purpose,
-                                  s->bytes, s->nregs, steps, all));
-}
-
-void xmt_trial_snap_drop(xmt_trial_snap *s)
-{
-    if (!s) return;
-    xmt_protect_free(s->regs, s->nregs); /* never staged: the regions are still its own */
-    free(s->args);
-    free(s);
-}
-
-void xmt_trial_snap_free(xmt_trial_snap *s)
-{
-    if (!s) return;
-    if (s->ctx && xmt_drv.cuCtxSetCurrent) xmt_drv.cuCtxSetCurrent(s->ctx);
-    if (s->copied) {
-        xmt_drv.cuEventSynchronize(s->copied); /* the copies are done with their memory */
-        xmt_drv.cuEventDestroy(s->copied);
-    }
-    if (s->after_ev) {
-        xmt_drv.cuEventSynchronize(s->after_ev);
-        xmt_drv.cuEventDestroy(s->after_ev);
-    }
-    if (s->copy && s->copy_async && xmt_drv.cuMemFreeAsync)
-        xmt_drv.cuMemFreeAsync(s->copy, NULL);
-    else if (s->copy)
-        xmt_drv.cuMemFree(s->copy);
-    if (s->after && s->after_async && xmt_drv.cuMemFreeAsync)
-        xmt_drv.cuMemFreeAsync(s->after, NULL);
-    else if (s->after)
-        xmt_drv.cuMemFree(s->after);
-    if (!s->st.regs) xmt_protect_free(s->regs, s->nregs); /* else st's (snap_stage) */
-    xmt_unstage(&s->st);
-    free(s->args);
-    free(s);
 }
 
 /* The worker's half of a snapshot: the copy waited for, the staging made and filled from
@@ -970,26 +734,21 @@ int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only
     xmt_image img;
     xmt_tr_globals globals;
     if (!snap_open(s, &img, &globals, why, cap)) return 0;
-    sess_t c = {k,
-                &s->l,
-                &s->v,
-                key_text,
-                s->device,
-                &s->st,
-                &img,
-                &globals,
-                s->snap_ms,
-                verify_only,
-                NULL,
-                -1,
-                0,
-                0,
-                NULL,
-                0,
-                s->after_ev ? s : NULL,
-                fill_snap,
-                s,
-                decided && decided[0] ? decided : NULL};
+    sess_t c = {.k = k,
+                .l = &s->l,
+                .v = &s->v,
+                .key_text = key_text,
+                .device = s->device,
+                .st = &s->st,
+                .img = &img,
+                .globals = &globals,
+                .staging_ms = s->snap_ms,
+                .verify_only = verify_only,
+                .only_index = -1,
+                .after = s->after_ev ? s : NULL,
+                .fill = fill_snap,
+                .fill_ud = s,
+                .decided = decided && decided[0] ? decided : NULL};
     if (!verify_only) xmt_trial_prog_begin(decided);
     int r = run_attempts(&c, out, why, cap);
     if (!verify_only) xmt_trial_prog_end();

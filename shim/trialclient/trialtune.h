@@ -30,6 +30,7 @@
 #include "kernels.h"
 #include "launch.h"
 #include "session.h"
+#include "trialsnap.h"
 #include "xmt_policy.h"
 
 /* Sessions that faults may repeat for one key (a helper each) before it is left untuned. */
@@ -70,36 +71,21 @@ uint64_t xmt_trial_family_id(const xmt_kernel *k, int device);
 void xmt_trial_learn_record(const xmt_kernel *k, int device, const xmt_choice *ch,
                             const char *key_text);
 
-/* A verification off the program's path (docs/cache.md, "Trust"): on the program's thread,
- * xmt_trial_snapshot copies what the launch reaches into staging memory, stream-ordered before
- * the launch (no wait for the GPU); on another thread, xmt_trial_verify_snap verifies `only`
- * against the program's own config on that copy in the helper (one session, no retry).
- * Returns NULL with why when the launch cannot be snapshot (as xmt_trial_session's refusals). */
-typedef struct xmt_trial_snap xmt_trial_snap;
-xmt_trial_snap *xmt_trial_snapshot(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
-                                   int device, char *why, size_t cap);
-/* 1 with *out when the helper decided (out->choice is `only`'s index when it verified; the
- * program's own config, outcome XMT_OUTCOME_FAILED or another, when it did not); 0 when
- * nothing was learned (no helper, the helper lost, the module unloaded), with why. */
+/* A verification off the program's path (docs/cache.md, "Trust"): on another thread than
+ * the program's, xmt_trial_verify_snap verifies `only` against the program's own config on a
+ * snapshot (trialsnap.h) in the helper (one session, no retry). 1 with *out when the helper
+ * decided (out->choice is `only`'s index when it verified; the program's own config, outcome
+ * XMT_OUTCOME_FAILED or another, when it did not); 0 when nothing was learned (no helper, the
+ * helper lost, the module unloaded), with why. */
 int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
                           long only_index, const char *record_data, xmt_trial_outcome *out,
                           char *why, size_t cap);
-void xmt_trial_snap_free(xmt_trial_snap *s);
-/* A snapshot dropped at exit: its host memory freed, its device memory and events left to
- * the process (no driver call: the exiting thread may not make its context current). */
-void xmt_trial_snap_drop(xmt_trial_snap *s);
-/* The snapshot event (docs/log.md): the host µs of each of the program thread's steps
- * (after xmt_trial_snap_after, where it ran), with the key and what it is for. */
-void xmt_trial_snap_log(const xmt_trial_snap *s, const char *key_text, const char *purpose);
 
-/* Background tuning (docs/tuning.md, "In the background"): on the program's thread, right
- * after its own launch, xmt_trial_snap_after copies what that launch left (stream-ordered,
- * no wait), for the fidelity check; 0, or -1 (the check then cannot run: the key stays the
- * program's own config). On the worker, xmt_trial_tune_snap runs the key's whole session on
- * the snapshot (retried without a candidate that faults, from the same copy) and checks a
- * winner against what the program's launch left (decided: a partial record's candidates, skipped;
- * NULL none). Returns as xmt_trial_session. */
-int xmt_trial_snap_after(xmt_trial_snap *s, const xmt_launch *l);
+/* Background tuning (docs/tuning.md, "In the background"): on the worker, the key's whole
+ * session on a snapshot completed by xmt_trial_snap_after (retried without a candidate that
+ * faults, from the same copy), a winner checked against what the program's launch left
+ * (decided: a partial record's candidates, skipped; NULL none). Returns as
+ * xmt_trial_session. */
 int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only,
                         const char *decided, xmt_trial_outcome *out, char *why, size_t cap);
 

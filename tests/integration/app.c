@@ -32,7 +32,8 @@
  * updated in place: faults from poisoned outputs; argv[4] flat, drain, drain_flat, drain_low, mark:
  * other data, or kernels that hang or write elsewhere from poisoned outputs), untold (vecadd whose
  * output already holds its result), bgwait (saxpy ITERATIONS times, a wait for the shim's
- * background verifications, ITERATIONS times again), nocheck (scale_nocheck: no bounds check;
+ * background verifications, ITERATIONS times again), queue (saxpy at three keys, argv[4] hot
+ * or long: the background worker's order), nocheck (scale_nocheck: no bounds check;
  * argv[4] wide: y's allocation twice n; K: K keys), protect (three tensors in one allocation, and a
  * nondeterministic kernel), sigs (names only the signature reader reads right), fork (fork while a
  * thread launches), closefds (a daemon's descriptor sweep), fillm1 (a config that leaves outputs
@@ -452,6 +453,36 @@ static void scenario_bgwait(void)
         launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, p);
     CHECK(cu.cuCtxSynchronize());
     dump(y, (size_t)n * 4);
+}
+
+/* queue: saxpy at three sizes, three keys (saxpy.yaml keys on x.shape), for the background
+ * worker's order: key A once (a test holds the worker on it: SIMCUDA_HOLD_HELPER), then B and
+ * C; argv[4] hot: B (2^14) once, then C (2^14 + 1024) 40 times; long: C (2^12) 3 times, then
+ * B (2^18) once. Then APP_RELEASE=FILE is made (the held helper goes on), a wait for the
+ * worker, and each key once more. */
+static void scenario_queue(void)
+{
+    int big = 1 << 18, hot = !strcmp(scenario_arg, "hot");
+    float a = 1.5f;
+    CUdeviceptr x = upload((size_t)big, 1), y = upload((size_t)big, 2);
+    CUfunction f = kernel("_Z5saxpyifPKfPf");
+    int na = 1 << 16, nb = hot ? 1 << 14 : big, nc = hot ? (1 << 14) + 1024 : 1 << 12;
+    void *pa[] = {&na, &a, &x, &y}, *pb[] = {&nb, &a, &x, &y}, *pc[] = {&nc, &a, &x, &y};
+    launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, pa);
+    if (hot) launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, pb);
+    for (int i = 0; i < (hot ? 40 : 3); i++)
+        launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, pc);
+    if (!hot) launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, pb);
+    const char *release = getenv("APP_RELEASE");
+    FILE *r = release ? fopen(release, "w") : NULL;
+    if (r) fclose(r);
+    int (*wait)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "xmatune_background_wait");
+    if (wait) printf("BACKGROUND_IDLE %d\n", wait(120000));
+    launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, pa);
+    launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, pb);
+    launch(cu.launch, f, 4, 1, 32, 1, 0, NULL, pc);
+    CHECK(cu.cuCtxSynchronize());
+    dump(y, (size_t)big * 4);
 }
 
 /* moving: saxpy over the same n, ITERATIONS times, its pointers moving between launches
@@ -1820,6 +1851,8 @@ int main(int argc, char **argv)
         scenario_untold();
     else if (!strcmp(sc, "bgwait"))
         scenario_bgwait();
+    else if (!strcmp(sc, "queue"))
+        scenario_queue();
     else if (!strcmp(sc, "scale64"))
         scenario_scale64();
     else if (!strcmp(sc, "pack"))

@@ -6706,6 +6706,48 @@ def background_queue_is_bounded():
                        for e in s64), s64)
 
 
+@case
+def background_order_most_launch_time():
+    # Issue 49, item 4: keys queued for the background worker are tuned in the order of the
+    # most launch time (their launches while they wait times their own config's time at the
+    # first launch), not the order they came. The worker is held on key A's session
+    # (SIMCUDA_HOLD_HELPER) until the program has queued B and C (app.c, queue): hot, C
+    # (queued after B) launched 40 times; long, B (queued after C) 64 times C's size. Either
+    # way the key queued second is tuned first; outputs the program's.
+    base = {m: run("rt", "queue", shim=False, args=[m]) for m in ("hot", "long")}
+    for m in ("hot", "long"):
+        ok(base[m], "without the shim, " + m)
+        release = os.path.join(WORK, "queue-release-" + m)
+        if os.path.exists(release):
+            os.remove(release)
+        t = run("rt", "queue", args=[m], env={
+            "XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": "off", "XMATUNE_TUNING": "background",
+            "XMATUNE_BACKGROUND_QUEUE": "8", "XMATUNE_BACKGROUND_SHARE": "100",
+            "XMATUNE_VERBOSE": "2", "APP_RELEASE": release,
+            "SIMCUDA_HOLD_HELPER": "%s:32:1:%s" % (SAXPY, release)})
+        ok(t, m)
+        same_output(base[m], t, m)
+        expect("BACKGROUND_IDLE 1" in t.stdout, t.stdout)
+        order = [e["key"] for e in tune_events(t, "saxpy")]
+        b, c = ("x.shape=(16384,)", "x.shape=(17408,)") if m == "hot" else \
+            ("x.shape=(262144,)", "x.shape=(4096,)")
+        expect(len(order) == 3 and b in order and c in order, order)
+        first, later = (c, b) if m == "hot" else (b, c)
+        expect(order.index(first) < order.index(later), (m, order, t.stderr))
+        said = re.search(r"background: key %s tuned next: (\d+) launch(es)? of [\d.]+ ms so far, "
+                         r"the most launch time of the (\d) keys waiting" % re.escape(first),
+                         t.stderr)
+        expect(said, t.stderr)
+        # every launch counted, those the memo held when a switch made it look again too
+        summ = [e for e in t.events("kernel_summary") if e["kernel"] == SAXPY]
+        launched = int(re.search(r"LAUNCHES (\d+)", t.stdout).group(1))
+        expect(summ and summ[0]["launches"] == launched, (summ, launched))
+        if m == "hot" and said.group(3) == "2":
+            # picked after A's session: C's 40 launches counted, one in XMT_QUEUED_SAMPLE (32)
+            # through the slow path: 1 + 32 (the 7 after the last sample not yet)
+            expect(said.group(1) == "33", said.group(0))
+
+
 # ---------------------------------------------------------------- words (issue 50, items 4-7)
 
 def words_discover(args, env):
