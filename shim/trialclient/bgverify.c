@@ -129,6 +129,14 @@ static void *worker(void *arg)
     (void)arg;
     /* the worker is the shim's own thread: its driver calls never go through the hooks */
     xmt_in_shim = 1;
+    /* and never break a stream capture of the program's: under the default (global) mode
+     * a thread's "potentially unsafe" call (an allocation or a free, a synchronization)
+     * while another thread captures in global mode invalidates that capture; the pool
+     * warm-up beside a program's capture did so on an H100 (graph_captured: error 901).
+     * Relaxed, the worker's calls, on streams and memory of its own, leave it alone. */
+    CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (xmt_drv.cuThreadExchangeStreamCaptureMode)
+        xmt_drv.cuThreadExchangeStreamCaptureMode(&relaxed);
     pthread_mutex_lock(&bg.lock);
     for (;;) {
         while (!bg.head && !bg.stopping)

@@ -12,7 +12,8 @@
  *
  * usage: app SCENARIO OUT [ITERATIONS]
  * Scenarios: basic (every kernel, every launch path), threads (16 threads, one stream
- * each), capture (launches inside a stream capture, then a replay), unload (unload and
+ * each), capture (launches inside a stream capture, then a replay; argv[4] bg: the shim's
+ * background work on another key ends inside the capture), unload (unload and
  * reload: handles are reused), churn (100k-style module churn beside a module kept
  * loaded; ITERATIONS is the number of cycles), forkexec (fork while tuning, the child
  * execs this program's saxpy scenario), saxpy (the tuning workhorse: one poorly launched
@@ -1155,7 +1156,21 @@ static void scenario_capture(void)
     void *p[] = {&n, &a, &x, &y};
     CUstream s;
     CHECK(cu.cuStreamCreate(&s, 0));
+    /* capture bg: a launch of another key first (the shim's background work on it is held
+     * until APP_RELEASE exists), then the capture, the release inside it, and a wait for the
+     * shim's worker there: the worker's driver calls come while the program captures */
+    int nb = 1 << 13;
+    void *pb[] = {&nb, &a, &x, &y};
+    int bg = !strcmp(scenario_arg, "bg");
+    if (bg) launch(cu.launch, f, 4, 1, 32, 1, 0, s, pb);
     CHECK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    if (bg) {
+        const char *release = getenv("APP_RELEASE");
+        FILE *r = release ? fopen(release, "w") : NULL;
+        if (r) fclose(r);
+        int (*wait)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "xmatune_background_wait");
+        if (wait) printf("BACKGROUND_IDLE %d\n", wait(120000));
+    }
     for (int i = 0; i < 2; i++)
         launch(cu.launch, f, 4, 1, 32, 1, 0, s, p);
     CUgraph g;

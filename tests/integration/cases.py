@@ -6748,6 +6748,32 @@ def background_order_most_launch_time():
             expect(said.group(1) == "33", said.group(0))
 
 
+@case
+def capture_beside_background_work():
+    # The shim's worker thread never breaks a capture of the program's: under the default
+    # (global) capture mode a thread's "potentially unsafe" call (here the snapshot's cuMemFree,
+    # the device having no stream-ordered allocator) while another thread captures invalidates
+    # that capture; on an H100 the pool warm-up did so beside graph_captured (error 901). The
+    # worker runs in relaxed mode. app.c capture bg: another key's background tuning, held in
+    # the helper (SIMCUDA_HOLD_HELPER), is released inside the program's capture and waited
+    # for there; the capture, its replays and the outputs are the program's.
+    base = run("rt", "capture", shim=False, args=["bg"])
+    ok(base, "without the shim")
+    release = os.path.join(WORK, "capture-bg-release")
+    if os.path.exists(release):
+        os.remove(release)
+    t = run("rt", "capture", args=["bg"], env={
+        "XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": "off", "XMATUNE_TUNING": "background",
+        "XMATUNE_BACKGROUND_SHARE": "100", "APP_RELEASE": release,
+        "SIMCUDA_FAIL": "cuMemAllocAsync:0:CUDA_ERROR_NOT_SUPPORTED",
+        "SIMCUDA_HOLD_HELPER": "%s:32:1:%s" % (SAXPY, release)})
+    ok(t, "a capture beside the worker's work")
+    same_output(base, t, "a capture beside the worker's work")
+    expect("BACKGROUND_IDLE 1" in t.stdout, t.stdout)
+    ev = tune_events(t, "saxpy")
+    expect(any(e["key"] == "x.shape=(8192,)" and e["benchmarked"] for e in ev), ev)
+
+
 # ---------------------------------------------------------------- words (issue 50, items 4-7)
 
 def words_discover(args, env):
