@@ -58,7 +58,8 @@ static struct {
 /* The first stream-ordered allocation in a context costs the driver milliseconds (the
  * device's memory pool made ready: 6.8 to 17.9 ms on an H100, whatever its size, then tens
  * of µs); a snapshot's first copy on the program's thread would pay it at a launch. Made
- * here instead, on the worker, on a stream of its own, once per context. */
+ * here instead, on the worker, on a stream of its own, once per context; a snapshot taken
+ * before it has ended uses the program's allocator (trialsnap.c, pool_ready). */
 static void warm_pool(CUcontext ctx)
 {
     CUstream st = NULL;
@@ -67,9 +68,9 @@ static void warm_pool(CUcontext ctx)
         !xmt_drv.cuStreamDestroy || xmt_drv.cuCtxSetCurrent(ctx) != CUDA_SUCCESS ||
         xmt_drv.cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
         return;
-    if (xmt_drv.cuMemAllocAsync(&p, (size_t)1 << 20, st) == CUDA_SUCCESS)
-        xmt_drv.cuMemFreeAsync(p, st);
-    xmt_drv.cuStreamSynchronize(st);
+    int ok = xmt_drv.cuMemAllocAsync(&p, (size_t)1 << 20, st) == CUDA_SUCCESS;
+    if (ok) xmt_drv.cuMemFreeAsync(p, st);
+    if (xmt_drv.cuStreamSynchronize(st) == CUDA_SUCCESS && ok) xmt_trial_pool_ready(ctx);
     xmt_drv.cuStreamDestroy(st);
 }
 

@@ -66,6 +66,10 @@ static inline size_t xmt_snap_off(const xmt_trial_snap *s, size_t i)
 int xmt_trial_admissible(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                          xmt_image *img, char *why, size_t cap);
 
+/* The worker made ctx's memory pool ready (bgverify.c's warm-up): a snapshot in ctx allocates
+ * stream-ordered from now on (before, with the program's allocator: trialsnap.c, pool_ready). */
+void xmt_trial_pool_ready(CUcontext ctx);
+
 /* On the program's thread: what the launch reaches copied into memory of the snapshot's,
  * stream-ordered before the launch (no wait for the GPU). Returns NULL with why when the
  * launch cannot be snapshot (as xmt_trial_session's refusals). */
