@@ -671,6 +671,22 @@ static int snap_open(xmt_trial_snap *s, xmt_image *img, xmt_tr_globals *globals,
     return xmt_tr_globals_of(img, globals, why, cap) == 0;
 }
 
+/* What a session on snapshot s has whatever it is for: the launch, its key, the staging the
+ * worker filled (snap_open), the image and globals; the caller sets the rest. */
+static sess_t snap_sess(xmt_trial_snap *s, const char *key_text, const xmt_image *img,
+                        const xmt_tr_globals *globals)
+{
+    return (sess_t){.k = s->k,
+                    .l = &s->l,
+                    .v = &s->v,
+                    .key_text = key_text,
+                    .device = s->device,
+                    .st = &s->st,
+                    .img = img,
+                    .globals = globals,
+                    .staging_ms = s->snap_ms};
+}
+
 int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_candidate *only,
                           long only_index, const char *record_data, xmt_trial_outcome *out,
                           char *why, size_t cap)
@@ -682,20 +698,12 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
     xmt_image img;
     xmt_tr_globals globals;
     if (!snap_open(s, &img, &globals, why, cap)) return 0;
-    sess_t c = {.k = k,
-                .l = &s->l,
-                .v = &s->v,
-                .key_text = key_text,
-                .device = s->device,
-                .st = &s->st,
-                .img = &img,
-                .globals = &globals,
-                .staging_ms = s->snap_ms,
-                .verify_only = 1,
-                .only = only,
-                .only_index = only_index,
-                .from_cache = 1,
-                .record_data = record_data};
+    sess_t c = snap_sess(s, key_text, &img, &globals);
+    c.verify_only = 1;
+    c.only = only;
+    c.only_index = only_index;
+    c.from_cache = 1;
+    c.record_data = record_data;
     size_t len = 0;
     char *text = request_text(&c, NULL, 0, 0, s->snap_ms, &len, why, cap);
     xmt_tr_globals_free(&globals);
@@ -727,28 +735,19 @@ int xmt_trial_verify_snap(xmt_trial_snap *s, const char *key_text, const xmt_can
 int xmt_trial_tune_snap(xmt_trial_snap *s, const char *key_text, int verify_only,
                         const char *decided, xmt_trial_outcome *out, char *why, size_t cap)
 {
-    xmt_kernel *k = s->k;
     memset(out, 0, sizeof *out);
     out->choice = (xmt_choice){.index = XMT_OWN_CONFIG};
     double t0 = xmt_now_ms();
     xmt_image img;
     xmt_tr_globals globals;
     if (!snap_open(s, &img, &globals, why, cap)) return 0;
-    sess_t c = {.k = k,
-                .l = &s->l,
-                .v = &s->v,
-                .key_text = key_text,
-                .device = s->device,
-                .st = &s->st,
-                .img = &img,
-                .globals = &globals,
-                .staging_ms = s->snap_ms,
-                .verify_only = verify_only,
-                .only_index = -1,
-                .after = s->after_ev ? s : NULL,
-                .fill = fill_snap,
-                .fill_ud = s,
-                .decided = decided && decided[0] ? decided : NULL};
+    sess_t c = snap_sess(s, key_text, &img, &globals);
+    c.verify_only = verify_only;
+    c.only_index = -1;
+    c.after = s->after_ev ? s : NULL;
+    c.fill = fill_snap;
+    c.fill_ud = s;
+    c.decided = decided && decided[0] ? decided : NULL;
     if (!verify_only) xmt_trial_prog_begin(decided);
     int r = run_attempts(&c, out, why, cap);
     if (!verify_only) xmt_trial_prog_end();
