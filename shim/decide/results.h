@@ -33,6 +33,7 @@ typedef struct xmt_result {
     _Atomic double recheck_ms; /* XMT_R_WAITING: when to look at the cache again */
     long index;                /* XMT_OWN_CONFIG, XMT_PIN_CONFIG or a candidate index */
     int tries;                 /* sessions whose data proved nothing (tuner.c's defer_key) */
+    int bg_deferred;           /* 1 while counted in its kernel's keys_deferred (tuner.c) */
     /* re-checks of a winner (docs/tuning.md, "Data that proves nothing") */
     _Atomic int rechecks_left; /* re-checks on new data still to make (XMATUNE_RECHECKS) */
     _Atomic uint32_t due_in;   /* slow-path launches until the next re-check */

@@ -62,6 +62,9 @@ struct xmt_tune_state {
     pthread_rwlock_t lock;
     xmt_result *results;
     unsigned keys_tuned;
+    /* keys whose launches wait for room in the background queue (bg_deferred): under auto
+     * counted with the tuned ones against XMATUNE_AUTO_MAX_KEYS (k->lock) */
+    unsigned keys_deferred;
     atomic_int key_error_warned;
     /* The arguments a decision reads (xmt_entry_params_read), which the memo compares;
      * memo_nargs < 0: too many bytes of them to remember, nothing is memoized. */
@@ -699,6 +702,25 @@ static void count_key(xmt_kernel *k)
 /* What the background jobs (bgjobs.c) do to a key's result through this file. */
 static const xmt_bg_ops bg_ops = {memo_forget, run_winner, auto_too_short, count_keys};
 
+/* A key that would wait for the background worker (a session, or a hint's verification)
+ * while XMATUNE_BACKGROUND_QUEUE keys wait already: deferred before anything that costs
+ * more, its claim on disk above all (two file locks and a write: 170 to 240 us a launch on
+ * the H100's host, where a scalar new at every launch made every launch such a key). Under
+ * auto it counts against XMATUNE_AUTO_MAX_KEYS until it is queued, so that such a kernel
+ * reaches the cap as it does under sync, and passes through from then on. 1 when deferred
+ * (r waits, looked at again XMT_RECHECK_MS later). */
+static int bg_deferred(xmt_kernel *k, xmt_result *r, const xmt_plan *p, const char *key_text)
+{
+    if (!xmt_plan_in_background(p) && !(p->bg_verify && p->hint)) return 0;
+    int busy = xmt_bg_busy(k, r, p, key_text);
+    if (busy == !!r->bg_deferred) return busy;
+    r->bg_deferred = busy; /* the thread holding r's state (XMT_R_TUNING) only */
+    pthread_mutex_lock(&k->lock);
+    k->tune->keys_deferred += busy ? 1u : (unsigned)-1;
+    pthread_mutex_unlock(&k->lock);
+    return busy;
+}
+
 /* A key this thread claimed: decide it (tuning if the plan says so), publish, store.
  * t0: when this launch entered the tuner. */
 static CUresult decide_key(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, int device,
@@ -764,8 +786,12 @@ static CUresult recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_vie
         snprintf(key_text, sizeof key_text, "?");
     xmt_plan plan;
     xmt_plan_new_key(k, v, di, dev, r->key + 4, r->keylen - 4, key_text, &plan);
-    if (((plan.need_run || plan.bg_verify) && capturing(xmt_launch_stream(l))) ||
-        xmt_plan_claim_on_disk(k, v, dev, &plan)) {
+    if ((plan.need_run || plan.bg_verify) && capturing(xmt_launch_stream(l))) {
+        xmt_result_wait(r);
+        return xmt_pass(k, l);
+    }
+    if (bg_deferred(k, r, &plan, key_text)) return xmt_pass(k, l);
+    if (xmt_plan_claim_on_disk(k, v, dev, &plan)) {
         xmt_result_wait(r);
         return xmt_pass(k, l);
     }
@@ -817,13 +843,19 @@ static int auto_capped(xmt_kernel *k, const struct xmt_tune_state *ts)
 {
     if (!xmt_auto_owns(k->entry)) return 0;
     pthread_mutex_lock(&k->lock);
-    unsigned keys = ts->keys_tuned;
+    unsigned waiting = ts->keys_deferred, keys = ts->keys_tuned + waiting;
     pthread_mutex_unlock(&k->lock);
     if (keys < (unsigned)xmt_opt.auto_max_keys) return 0;
     xmt_kernels_pass_through(k);
-    xmt_warn("XMATUNE_AUTO: %s: %u keys tuned (XMATUNE_AUTO_MAX_KEYS); a new one came, so the "
-             "kernel passes through untuned from now on",
-             k->demangled, keys);
+    if (waiting)
+        xmt_warn("XMATUNE_AUTO: %s: %u keys tuned or waiting for room in the background queue "
+                 "(%u of them: XMATUNE_AUTO_MAX_KEYS counts both); a new one came, so the kernel "
+                 "passes through untuned from now on",
+                 k->demangled, keys, waiting);
+    else
+        xmt_warn("XMATUNE_AUTO: %s: %u keys tuned (XMATUNE_AUTO_MAX_KEYS); a new one came, so "
+                 "the kernel passes through untuned from now on",
+                 k->demangled, keys);
     return 1;
 }
 
@@ -850,6 +882,7 @@ static __attribute__((noinline)) CUresult tune_launch_slow(xmt_kernel *k, xmt_la
     if ((plan.need_run || plan.bg_verify) && capturing(xmt_launch_stream(l))) return xmt_pass(k, l);
     xmt_result *mine = claim_key(q.ts, q.key, q.kl, &r);
     if (!mine) return r ? run_known(k, l, &q.v, r, q.di, q.dev) : xmt_pass(k, l);
+    if (bg_deferred(k, mine, &plan, key_text)) return xmt_pass(k, l);
     if (xmt_plan_claim_on_disk(k, &q.v, q.dev, &plan)) {
         xmt_result_wait(mine);
         return xmt_pass(k, l);

@@ -115,8 +115,8 @@ int main(int argc, char **argv)
 {
     long count = 1000, warmup = 100;
     const char *entry = "launch";
-    int function = 0, c;
-    while ((c = getopt(argc, argv, "n:w:v:b:e:f")) != -1) {
+    int function = 0, wait_idle = 1, c;
+    while ((c = getopt(argc, argv, "n:w:v:b:e:fW")) != -1) {
         switch (c) {
         case 'n': count = arg_long(optarg, 0, 1000000000); break;
         case 'w': warmup = arg_long(optarg, 0, 1000000000); break;
@@ -124,9 +124,10 @@ int main(int argc, char **argv)
         case 'b': block = (unsigned)arg_long(optarg, 1, 1024); break;
         case 'e': entry = optarg; break;
         case 'f': function = 1; break;
+        case 'W': wait_idle = 0; break;
         default:
             fprintf(stderr, "usage: launch_cost [-n COUNT] [-w WARMUP] [-v VALUES] [-b BLOCK] "
-                            "[-e launch|ptsz|ex|exptsz] [-f]\n");
+                            "[-e launch|ptsz|ex|exptsz] [-f] [-W]\n");
             return 2;
         }
     }
@@ -195,7 +196,7 @@ int main(int argc, char **argv)
      * global, so a thread at work during a loop counted its instructions into the launch's
      * (CI: +11 instead of +6 a launch, once) */
     int (*idle)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "xmatune_background_wait");
-    if (idle) idle(60000);
+    if (idle && wait_idle) idle(60000); /* -W: a case whose background is held on purpose */
     launch_loop_a(count);
     launch_loop_b(2 * count);
     CHECK(cu.ctx_sync());

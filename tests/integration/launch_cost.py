@@ -102,6 +102,15 @@ def capped(cap):
     return check
 
 
+def capped_waiting(cap):
+    def check(events, err):
+        # the first key is queued or, where the pool's warm-up still held the queue's one
+        # place, waits too: either way the cap comes with keys waiting
+        said = "%d keys tuned or waiting for room in the background queue" % cap
+        return (not tunes(events) and said in err, "%d keys queued or waiting, then the cap" % cap)
+    return check
+
+
 def too_short(events, err):
     # one key tuned of the 6,100 the launches made: the rest passed through
     return (len(tunes(events)) == 1, "one key tuned, then passed through as too short")
@@ -135,6 +144,11 @@ CASES += [
     ("a_capped_function", "(a) the same, a CUfunction handle (cuLaunchKernel)",
      dict(AUTO, XMATUNE_AUTO_MAX_KEYS="2", XMATUNE_AUTO_MIN_US="0"),
      ["-w", "100", "-v", MANY, "-f"], ROUTED_IR, capped(2)),
+    ("a_capped_background_full", "(a) auto in the background, its queue full (1, the helper "
+     "held), scalar new at every launch: keys waiting for room count against the cap (2)",
+     dict(AUTO, XMATUNE_AUTO_MAX_KEYS="2", XMATUNE_AUTO_MIN_US="0", XMATUNE_TUNING="background",
+          XMATUNE_BACKGROUND_QUEUE="1", SIMCUDA_HOLD_HELPER="vecadd:0:1:" + os.path.join(WORK, "never")),
+     ["-w", "100", "-v", MANY, "-W"], ROUTED_IR, capped_waiting(2)),
     ("b_too_short", "(b) auto: the kernel under XMATUNE_AUTO_MIN_US, scalar new at every launch",
      dict(AUTO, XMATUNE_AUTO_MIN_US="1000000"), ["-w", "100", "-v", MANY], ROUTED_IR, too_short),
     ("b_excluded", "(b) auto: the kernel excluded (XMATUNE_EXCLUDE), scalar new at every launch",
