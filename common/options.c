@@ -54,9 +54,8 @@ static const opt_desc options[] = {
      "60000",
      NULL},
     {"XMATUNE_AUTO_MAX_KEYS", T_INT, OFF(auto_max_keys), 0, "8", 1, 1000000,
-     "under `XMATUNE_AUTO=1`, most keys tuned per kernel with no policy entry (under "
-     "`XMATUNE_TUNING=background`, keys waiting for room in its queue count too); past it "
-     "the kernel passes through untuned (said once)",
+     "under `XMATUNE_AUTO=1`, most keys tuned per kernel with no policy entry; past it the "
+     "kernel passes through untuned (said once)",
      NULL},
     {"XMATUNE_AUTO_MIN_US", T_DOUBLE, OFF(auto_min_us), 0, "2", 0, 1e9,
      "under `XMATUNE_AUTO=1`, a kernel with no policy entry that a key's session finds "
@@ -129,13 +128,12 @@ static const opt_desc options[] = {
      "or a verification) of T ms the worker waits T x (100 - SHARE) / SHARE ms before it "
      "starts the next; `100`: no wait. A session itself is not slowed",
      NULL},
-    {"XMATUNE_EXIT_WAIT_MS", T_INT, OFF(exit_wait_ms), 0, "-1", -1, 3600000,
+    {"XMATUNE_EXIT_WAIT_MS", T_INT, OFF(exit_wait_ms), 0, "0", 0, 3600000,
      "how long the program's exit waits for the verifications and tunings still running in the "
-     "background (`docs/cache.md`, Trust) before it drops them (the next process verifies "
-     "again, and resumes a tuning cut from what it decided: `docs/tuning.md`, \"Resuming a "
-     "session cut at exit\"); `-1`, the default: under `XMATUNE_TUNING=background` at most "
-     "1000 ms for the tunings (verifications are not waited for), else none; `0`: never; a CI "
-     "job or a test that wants every outcome logged and on disk sets more",
+     "background (`docs/cache.md`, Trust) before it drops them: `0`, the default, never waits "
+     "(the next process verifies again, and resumes a tuning cut from what it decided: "
+     "`docs/tuning.md`, \"Resuming a session cut at exit\"); a CI job or a test that wants "
+     "every outcome logged and on disk sets more",
      NULL},
     {"XMATUNE_RETUNE", T_CHOICE, OFF(retune), 0, "no", 0, 0,
      "`outcomes`: cached outcomes that keep the program's own config (untold, declined, faulted, "

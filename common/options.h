@@ -64,7 +64,7 @@ struct xmt_options {
     int cache_verify;       /* verify a cached winner once before its first use */
     int cache_trust;        /* xmt_cache_trust */
     int retune;             /* xmt_retune */
-    int exit_wait_ms;       /* the exit's wait for background jobs (-1: XMT_EXIT_TUNE_WAIT_MS) */
+    int exit_wait_ms;       /* the exit's wait for background verifications */
     int background_queue;   /* keys queued for the background at most */
     int background_share;   /* percent of the time the background may keep the helper busy */
     int tuning;             /* xmt_tuning */
@@ -82,8 +82,6 @@ struct xmt_options {
 
 /* XMATUNE_TOTAL_BUDGET_MS when XMATUNE_AUTO=1 and it is unset. */
 #define XMT_AUTO_TOTAL_BUDGET_MS 60000.0
-/* XMATUNE_EXIT_WAIT_MS=-1 under XMATUNE_TUNING=background: the exit's wait for the tunings */
-#define XMT_EXIT_TUNE_WAIT_MS 1000
 
 extern struct xmt_options xmt_opt;
 

@@ -32,15 +32,8 @@
 static void at_exit(void)
 {
     /* a verification still in the background is dropped, by default never waited for: the
-     * program's exit is as quick as without the shim (the next process verifies again);
-     * by default a background tuning is, boundedly (XMATUNE_EXIT_WAIT_MS: a short program
-     * gets its winners over a few runs, each resuming the last: docs/tuning.md) */
-    int w = xmt_opt.exit_wait_ms, tunings = 0;
-    if (w < 0) {
-        w = 0;
-        if (xmt_opt.tuning == XMT_TUNING_BACKGROUND) tunings = XMT_EXIT_TUNE_WAIT_MS;
-    }
-    xmt_bgverify_stop(w, tunings);
+     * program's exit is as quick as without the shim (the next process verifies again) */
+    xmt_bgverify_stop(xmt_opt.exit_wait_ms);
     xmt_remote_stop();   /* decisions sent to the fleet, boundedly (never while it is away) */
     xmt_trial_at_exit(); /* then no helper outlives the program, a stopped one neither */
     xmt_report();

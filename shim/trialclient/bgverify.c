@@ -44,9 +44,7 @@ static struct {
     pthread_cond_t cv;   /* a job queued, or stopping */
     pthread_cond_t idle; /* the pending count went down */
     job *head, *tail;
-    int pending;  /* queued + running */
-    int tunings;  /* of them, tunings (whole sessions) */
-    int draining; /* the exit waits for the tunings: no rest between sessions */
+    int pending; /* queued + running */
     int started, stopping;
     struct timespec rest_until; /* XMATUNE_BACKGROUND_SHARE: no session starts before it */
     int resting;
@@ -146,7 +144,7 @@ static void *worker(void *arg)
             pthread_cond_wait(&bg.cv, &bg.lock);
         /* the share: the rest the last session earned, unless the process is exiting */
         int r = 0;
-        while (bg.resting && !bg.stopping && !bg.draining && r != ETIMEDOUT)
+        while (bg.resting && !bg.stopping && r != ETIMEDOUT)
             r = pthread_cond_timedwait(&bg.cv, &bg.lock, &bg.rest_until);
         bg.resting = 0;
         if (bg.stopping) break;
@@ -193,7 +191,6 @@ static void *worker(void *arg)
             j->done(j->ud, learned, &o, why);
         else
             free(j->ud); /* dropped: the callback's to free, and it does not run */
-        bg.tunings -= j->tune;
         free(j);
         bg.running = NULL;
         bg.pending--;
@@ -228,7 +225,6 @@ static int queue(job *j)
             bg.head = j;
         bg.tail = j;
         bg.pending++;
-        bg.tunings += j->tune;
         pthread_cond_signal(&bg.cv);
     }
     pthread_mutex_unlock(&bg.lock);
@@ -321,7 +317,7 @@ void xmt_bgverify_atfork(int phase)
     if (phase == XMT_FORK_CHILD) {
         /* the parent's jobs are the parent's (their snapshots too: never freed here) */
         bg.head = bg.tail = NULL;
-        bg.pending = bg.tunings = 0;
+        bg.pending = 0;
         bg.started = 0;
         bg.stopping = 1; /* no helper in a child: nothing is queued */
     }
@@ -363,31 +359,13 @@ int xmt_bgverify_wait(int timeout_ms)
     return none;
 }
 
-void xmt_bgverify_stop(int wait_ms, int tune_wait_ms)
+void xmt_bgverify_stop(int wait_ms)
 {
     pthread_mutex_lock(&bg.lock);
     struct timespec t = deadline(wait_ms);
     int r = 0;
     while (wait_ms > 0 && bg.pending > 0 && r != ETIMEDOUT)
         r = pthread_cond_timedwait(&bg.idle, &bg.lock, &t);
-    /* the tunings (issue 49, item 5: a program shorter than its tuning gets there over a few
-     * runs): the helper works on while the program's exit waits, without the share's rests
-     * (the program runs nothing now); what is still running at the end is cut, below */
-    if (tune_wait_ms > 0 && bg.tunings > 0) {
-        int n = bg.tunings;
-        double t0 = xmt_now_ms();
-        bg.draining = 1;
-        pthread_cond_broadcast(&bg.cv);
-        t = deadline(tune_wait_ms);
-        r = 0;
-        while (bg.tunings > 0 && r != ETIMEDOUT)
-            r = pthread_cond_timedwait(&bg.idle, &bg.lock, &t);
-        xmt_verbose(1,
-                    "the program's exit waited %.0f ms for %d tuning%s in the background "
-                    "(XMATUNE_EXIT_WAIT_MS: at most %d ms by default); %d %s cut",
-                    xmt_now_ms() - t0, n, n == 1 ? "" : "s", tune_wait_ms, bg.tunings,
-                    bg.tunings == 1 ? "is" : "are");
-    }
     /* a tuning still running keeps what its session decided so far: the next run resumes it
      * (docs/tuning.md, "Resuming a session cut at exit"). Under the lock: its callback cannot
      * run meanwhile, and none runs after (stopping) */
@@ -401,7 +379,6 @@ void xmt_bgverify_stop(int wait_ms, int tune_wait_ms)
         n = j->next;
         if (j->snap) xmt_trial_snap_drop(j->snap);
         free(j->ud);
-        bg.tunings -= j->tune;
         free(j);
         bg.pending--;
     }

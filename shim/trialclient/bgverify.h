@@ -71,9 +71,7 @@ int xmt_bgverify_wait(int timeout_ms);
 void xmt_bgverify_atfork(int phase);
 
 /* At exit: waits at most wait_ms (XMATUNE_EXIT_WAIT_MS) for the jobs queued and running,
- * then at most tune_wait_ms more for the tunings among them (the share's rests skipped),
- * then drops the rest (a tuning running keeps what it decided); no new jobs. After it
- * returns no callback runs. */
-void xmt_bgverify_stop(int wait_ms, int tune_wait_ms);
+ * then drops the rest; no new jobs. After it returns no callback runs. */
+void xmt_bgverify_stop(int wait_ms);
 
 #endif

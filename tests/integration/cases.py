@@ -1948,40 +1948,6 @@ def resume_partial_record_never_a_winner():
 
 
 @case
-def exit_waits_for_background_tunings():
-    """issue 49, item 5: under XMATUNE_TUNING=background the program's exit waits, by default,
-    at most 1000 ms for the tunings still running (a program shorter than its tuning gets its
-    winners over a few runs), and says so; a verification is not waited for, and under sync
-    nothing is. No wait here depends on time: the helper is held for good at its first launch
-    of the session (SIMCUDA_HOLD_HELPER, a file never made), so the whole bound is waited and
-    the session is cut; the helper ends with the program."""
-    d = os.path.join(WORK, "exit-waits")
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    never = os.path.join(d, "never")
-    base = run("rt", "saxpy", shim=False, iterations=1)
-    ok(base, "without the shim")
-    env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": os.path.join(d, "c.jsonl"),
-           "XMATUNE_TUNING": "background", "XMATUNE_VERBOSE": "1",
-           "XMATUNE_TRIAL_TIMEOUT_MS": "3600000",
-           "SIMCUDA_HOLD_HELPER": "%s:32:1:%s" % (SAXPY, never),
-           "XMATUNE_EXIT_WAIT_MS": ""}  # the default (the suite's is 120000)
-    r = run("rt", "saxpy", iterations=1, env=env)
-    ok(r, "held at exit")
-    same_output(base, r, "held at exit")
-    said = re.findall(r"the program's exit waited (\d+) ms for 1 tuning in the background "
-                      r"\(XMATUNE_EXIT_WAIT_MS: at most 1000 ms by default\); 1 is cut", r.stderr)
-    expect(len(said) == 1 and int(said[0]) >= 990, (said, r.stderr))
-    wait_gone(helper_pids(r), "held at exit")
-    # XMATUNE_EXIT_WAIT_MS=0: no wait at all, no such line
-    r0 = run("rt", "saxpy", iterations=1, env=dict(env, XMATUNE_EXIT_WAIT_MS="0",
-                                                    XMATUNE_CACHE=os.path.join(d, "c0.jsonl")))
-    ok(r0, "no exit wait")
-    expect("the program's exit waited" not in r0.stderr, r0.stderr)
-    wait_gone(helper_pids(r0), "no exit wait")
-
-
-@case
 def resume_background_cut_at_exit():
     """docs/tuning.md, "Resuming a session cut at exit": a background tuning the program's exit
     cuts leaves a partial record of the candidates it decided cannot win; the next run skips
