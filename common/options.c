@@ -54,8 +54,9 @@ static const opt_desc options[] = {
      "60000",
      NULL},
     {"XMATUNE_AUTO_MAX_KEYS", T_INT, OFF(auto_max_keys), 0, "8", 1, 1000000,
-     "under `XMATUNE_AUTO=1`, most keys tuned per kernel with no policy entry; past it the "
-     "kernel passes through untuned (said once)",
+     "under `XMATUNE_AUTO=1`, most keys tuned per kernel with no policy entry (under "
+     "`XMATUNE_TUNING=background`, keys waiting for room in its queue count too); past it "
+     "the kernel passes through untuned (said once)",
      NULL},
     {"XMATUNE_AUTO_MIN_US", T_DOUBLE, OFF(auto_min_us), 0, "2", 0, 1e9,
      "under `XMATUNE_AUTO=1`, a kernel with no policy entry that a key's session finds "
