@@ -704,8 +704,9 @@ static const xmt_bg_ops bg_ops = {memo_forget, run_winner, auto_too_short, count
 
 /* A key that would wait for the background worker (a session, or a hint's verification)
  * while XMATUNE_BACKGROUND_QUEUE keys wait already: deferred before anything that costs
- * more, its claim on disk above all (two file locks and a write: 170 to 240 us a launch on
- * the H100's host, where a scalar new at every launch made every launch such a key). Under
+ * more, its claim on disk above all (two file locks and a write, then the unclaim: where a
+ * scalar new at every launch made every launch such a key, those launches cost 167 to 232
+ * us more on the H100 at 19:06 of 2026-12-07, docs/benchmarks.md). Under
  * auto it counts against XMATUNE_AUTO_MAX_KEYS until it is queued, so that such a kernel
  * reaches the cap as it does under sync, and passes through from then on. 1 when deferred
  * (r waits, looked at again XMT_RECHECK_MS later). */

@@ -147,7 +147,7 @@ CASES += [
     ("a_capped_background_full", "(a) auto in the background, its queue full (1, the helper "
      "held), scalar new at every launch: keys waiting for room count against the cap (2)",
      dict(AUTO, XMATUNE_AUTO_MAX_KEYS="2", XMATUNE_AUTO_MIN_US="0", XMATUNE_TUNING="background",
-          XMATUNE_BACKGROUND_QUEUE="1", SIMCUDA_HOLD_HELPER="vecadd:0:1:" + os.path.join(WORK, "never")),
+          XMATUNE_BACKGROUND_QUEUE="1", SIMCUDA_HOLD_HELPER="vecadd:1:1:" + os.path.join(WORK, "never")),
      ["-w", "100", "-v", MANY, "-W"], ROUTED_IR, capped_waiting(2)),
     ("b_too_short", "(b) auto: the kernel under XMATUNE_AUTO_MIN_US, scalar new at every launch",
      dict(AUTO, XMATUNE_AUTO_MIN_US="1000000"), ["-w", "100", "-v", MANY], ROUTED_IR, too_short),
