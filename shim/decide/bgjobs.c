@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "log.h"
 #include "logevent.h"
+#include "memo.h"
 #include "options.h"
 #include "remote.h"
 #include "trialtune.h"
@@ -88,7 +89,7 @@ static uint64_t bg_launches(void *ud)
 static void bg_unqueue(bg_job *j)
 {
     atomic_store(&j->r->queued, 0);
-    j->ops->memo_forget(j->k);
+    xmt_memo_forget(j->k);
 }
 
 static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const char *why)
@@ -127,7 +128,7 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
             r->time_ms = j->plan.ch.time_ms;
             r->rechecked = j->plan.ch.rechecked;
             __atomic_store_n(&r->index, j->index, __ATOMIC_RELEASE);
-            j->ops->memo_forget(k);
+            xmt_memo_forget(k);
             said_switch(j, NULL, j->label, "verified");
         }
         xmt_verbose(1,
@@ -148,7 +149,7 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
             snprintf(r->label, sizeof r->label, "%s", "");
             atomic_store(&r->rechecks_left, 0);
             __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
-            j->ops->memo_forget(k);
+            xmt_memo_forget(k);
             said_switch(j, j->label, NULL, "failed");
         }
         if (tune) { /* not propagated: this key's record says it failed here */
@@ -208,7 +209,7 @@ static void bg_elsewhere(bg_job *j)
             xmt_result_wait(r);
         }
         j->ops->count_key(k, -1); /* counted when queued: decided by a later launch */
-        j->ops->memo_forget(k);
+        xmt_memo_forget(k);
     }
 }
 
@@ -254,7 +255,7 @@ static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const ch
         r->time_ms = ch.time_ms;
         memcpy(r->digest, ch.data, sizeof r->digest);
         __atomic_store_n(&r->index, ch.index, __ATOMIC_RELEASE);
-        j->ops->memo_forget(k);
+        xmt_memo_forget(k);
         said_switch(j, NULL, ch.label, "tuned");
     }
     xmt_verbose(1, "%s: key %s: tuned in the background: %s%s", k->demangled, j->key_text,

@@ -9,7 +9,7 @@
  *
  * Apart from tuner.c because it is another path with another thread: tuner.c decides on
  * the launching thread and publishes; these jobs are queued from there and finish on the
- * worker's. What they need of tuner.c (the memo, running a decided key, auto's checks)
+ * worker's. What they need of tuner.c (running a decided key, auto's checks)
  * tuner.c passes down in an xmt_bg_ops, so that the two do not use each other in a cycle
  * (scripts/layering.sh, rule 4).
  */
@@ -24,8 +24,6 @@
 
 /* tuner.c's side of a job (its static functions): the jobs keep a pointer to it. */
 typedef struct {
-    /* every thread's memo of k forgotten: each looks at its key's result again */
-    void (*memo_forget)(const xmt_kernel *k);
     /* runs decided key r (its winner, or the program's own config) */
     CUresult (*run)(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, xmt_result *r,
                     int device, const CUresult *made);

@@ -42,6 +42,7 @@ static inline unsigned results_hash(const void *key, size_t n)
 #include "launchview.h"
 #include "log.h"
 #include "logevent.h"
+#include "memo.h"
 #include "options.h"
 #include "plan.h"
 #include "results.h"
@@ -52,11 +53,6 @@ static inline unsigned results_hash(const void *key, size_t n)
 #include "xmt_policy.h"
 
 /* ---- per-kernel results (one key's: results.h) ---------------------------------------- */
-
-/* An argument the per-thread memo compares: its index and size. */
-typedef struct {
-    uint16_t param, size;
-} memo_arg;
 
 struct xmt_tune_state {
     pthread_rwlock_t lock;
@@ -69,7 +65,7 @@ struct xmt_tune_state {
     /* The arguments a decision reads (xmt_entry_params_read), which the memo compares;
      * memo_nargs < 0: too many bytes of them to remember, nothing is memoized. */
     int memo_nargs;
-    memo_arg memo_args[];
+    xmt_memo_arg memo_args[];
 };
 
 /* A retired record's tuned keys are counted in its name's summary (kernels.c; both
@@ -100,31 +96,6 @@ static void release_results(xmt_kernel *k)
 
 static const xmt_kernel_parts result_parts = {fold_keys, release_results};
 
-/* The per-thread memo's byte budget for a launch's arguments (see memo_t). */
-#define MEMO_ARG_BYTES 256
-
-/* The arguments k's decisions read, in s->memo_args: the memo compares only those, so a
- * launch whose other arguments (mostly pointers) change at every call still hits it. All
- * of them when there is no entry to ask. */
-static void memo_args_of(const xmt_kernel *k, struct xmt_tune_state *s)
-{
-    uint8_t read[XMT_KERNEL_MAX_PARAMS];
-    unsigned bytes = 0;
-    s->memo_nargs = -1;
-    if (k->nparams > XMT_KERNEL_MAX_PARAMS) return;
-    if (k->entry)
-        xmt_entry_params_read(k->entry, read, k->nparams);
-    else
-        memset(read, 1, k->nparams);
-    int n = 0;
-    for (size_t i = 0; i < k->nparams; i++) {
-        if (!read[i]) continue;
-        if ((bytes += k->sizes[i]) > MEMO_ARG_BYTES) return;
-        s->memo_args[n++] = (memo_arg){(uint16_t)i, (uint16_t)k->sizes[i]};
-    }
-    s->memo_nargs = n;
-}
-
 static struct xmt_tune_state *state_of(xmt_kernel *k)
 {
     struct xmt_tune_state *s = __atomic_load_n(&k->tune, __ATOMIC_ACQUIRE);
@@ -133,264 +104,15 @@ static struct xmt_tune_state *state_of(xmt_kernel *k)
     pthread_mutex_lock(&k->lock);
     s = k->tune;
     if (!s) {
-        s = calloc(1, sizeof *s + k->nparams * sizeof(memo_arg));
+        s = calloc(1, sizeof *s + k->nparams * sizeof(xmt_memo_arg));
         if (s) {
             pthread_rwlock_init(&s->lock, NULL);
-            memo_args_of(k, s);
+            s->memo_nargs = xmt_memo_args(k, s->memo_args);
             __atomic_store_n(&k->tune, s, __ATOMIC_RELEASE);
         }
     }
     pthread_mutex_unlock(&k->lock);
     return s;
-}
-
-/* ---- the launch ---------------------------------------------------------------------------- */
-
-/* ---- the per-thread memo: the fast path of a decided key ---------------------------------- */
-
-/* A program launches the same kernel with the same arguments again and again. Key and
- * candidate are pure functions of the arguments the entry's expressions read (its
- * memo_args), the program's own dims and the device, so each thread remembers, per kernel,
- * the last such bytes it saw decided and what was decided: a launch with the same bytes
- * skips key derivation, the cache lookup and expression evaluation, and costs a compare
- * of those arguments. Pointers no expression reads are not compared, so a program whose
- * tensors move hits it too. Only decided keys are remembered (never "another thread is
- * tuning"). */
-#define MEMO_SLOTS 8
-/* Keys of a slot's kernel that this thread saw decided "the program's own config", beside
- * the slot's last decision: a kernel launched in turn with several keys (a layer of each
- * shape, a scalar with a few values) whose decisions all keep the program's config would
- * otherwise miss the memo at every launch and pay the key and its lookup (~1,000
- * instructions: docs/benchmarks.md, "Pass-through costs pass-through"). Each way is the
- * launch's dims and the compared arguments' bytes, zero-padded; kernels whose compared
- * arguments take more than MEMO_OWN_BYTES keep none. Valid while the slot's serial
- * matches its kernel's, like the slot itself: memo_forget clears them with it. */
-#define MEMO_OWN_WAYS 8
-#define MEMO_OWN_BYTES 32
-typedef struct {
-    unsigned grid[3], block[3], shared;
-    int device;
-    uint64_t bytes[MEMO_OWN_BYTES / 8];
-} memo_own;
-typedef struct {
-    const xmt_kernel *k;
-    uint64_t serial; /* k's incarnation (kernels.h): a reused struct is another kernel */
-    int device;
-    int own; /* the decision is the program's own config */
-    /* the compared arguments (k's tune state's memo_args: alive while serial matches) */
-    const memo_arg *args;
-    unsigned nargs;
-    unsigned grid[3], block[3], shared;
-    uint8_t bytes[MEMO_ARG_BYTES];
-    xmt_candidate c;
-    /* This thread's counts for k since the entry was filled, added to k's shared counters
-     * when the entry is replaced and at exit: a hit writes no shared cache line. */
-    uint64_t launches, rewritten, passed;
-    /* Launches of a winner until this thread re-checks it (the hit path counts down; 1 set
-     * by another thread that dropped the winner, so that this one looks again). For the
-     * program's own config: UINT32_MAX, or XMT_QUEUED_SAMPLE while the key waits for the
-     * background worker (its launches counted: queued_due). */
-    uint32_t recheck_in;
-    unsigned arg_bytes; /* the compared arguments' bytes in all */
-    /* ways in use; the one the next own decision replaces; the one that answered last */
-    unsigned own_n, own_next, own_last;
-    memo_own owns[MEMO_OWN_WAYS];
-} memo_t;
-typedef struct memo_block {
-    memo_t slots[MEMO_SLOTS];
-    struct memo_block *next;
-} memo_block;
-static __thread memo_t *tls_memo __attribute__((tls_model("initial-exec")));
-static void memo_release(void *p);
-/* Every live thread's block, for the flush at exit; each freed at its thread's exit
- * (memo_release), after its counts are added up. */
-static xmt_tls_list memo_blocks = XMT_TLS_LIST(memo_block, next, NULL, memo_release);
-/* A slot's serial with this bit set was forgotten (memo_forget): it matches no kernel, so its
- * thread looks again, but its counts are still its kernel's (memo_flush adds them). */
-#define MEMO_FORGOTTEN ((uint64_t)1 << 63)
-
-static void memo_flush(memo_t *m)
-{
-    xmt_kernel *k = (xmt_kernel *)m->k;
-    if (!k) return;
-    /* Record structs are never freed, so k can be read; a retired one's counts go to its
-     * summary, a reused one's are another kernel's and these are dropped. */
-    if (atomic_load_explicit(&k->serial, memory_order_acquire) != (m->serial & ~MEMO_FORGOTTEN)) {
-        m->launches = m->rewritten = m->passed = 0;
-        return;
-    }
-    xmt_kernel *to = atomic_load_explicit(&k->retired_to, memory_order_acquire);
-    if (to) k = to;
-    atomic_fetch_add_explicit(&k->launches, m->launches, memory_order_relaxed);
-    atomic_fetch_add_explicit(&k->rewritten, m->rewritten, memory_order_relaxed);
-    atomic_fetch_add_explicit(&k->passed, m->passed, memory_order_relaxed);
-    m->launches = m->rewritten = m->passed = 0;
-}
-
-static void memo_flush_block(void *p)
-{
-    memo_block *b = p;
-    for (int i = 0; i < MEMO_SLOTS; i++)
-        memo_flush(&b->slots[i]);
-}
-
-/* At thread exit: the thread's counts go to the kernels, its block is freed. */
-static void memo_release(void *p)
-{
-    xmt_tls_unlist(&memo_blocks, p, memo_flush_block);
-    tls_memo = NULL;
-    free(p);
-}
-
-/* This thread's slot for k, its block made at the thread's first decided launch; NULL
- * when it cannot be (then nothing is memoized). */
-static memo_t *memo_slot(const xmt_kernel *k)
-{
-    memo_t *m = tls_memo;
-    if (__builtin_expect(!m, 0)) {
-        memo_block *b = xmt_tls_new(&memo_blocks);
-        if (!b) return NULL;
-        m = tls_memo = b->slots;
-    }
-    return &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
-}
-
-/* Equality of a few argument bytes: fixed-size loads for the usual 4 and 8, not a call. */
-static inline int same_bytes(const uint8_t *a, const void *b, unsigned n)
-{
-    if (n == 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        return x == y;
-    }
-    if (n == 4) {
-        uint32_t x, y;
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        return x == y;
-    }
-    return memcmp(a, b, n) == 0;
-}
-
-static inline int memo_hit(const memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
-                           void *const *params)
-{
-    /* relaxed: another thread clears it to make this thread look again (memo_forget) */
-    if (__atomic_load_n(&m->serial, __ATOMIC_RELAXED) !=
-            atomic_load_explicit(&k->serial, memory_order_relaxed) ||
-        m->device != device || m->shared != l->shared || m->grid[0] != l->grid[0] ||
-        m->grid[1] != l->grid[1] || m->grid[2] != l->grid[2] || m->block[0] != l->block[0] ||
-        m->block[1] != l->block[1] || m->block[2] != l->block[2])
-        return 0;
-    unsigned off = 0;
-    for (unsigned j = 0; j < m->nargs; j++) {
-        unsigned sz = m->args[j].size;
-        if (!same_bytes(m->bytes + off, params[m->args[j].param], sz)) return 0;
-        off += sz;
-    }
-    return 1;
-}
-
-/* The compared arguments of a launch, zero-padded into MEMO_OWN_BYTES (arg_bytes fit),
- * with fixed-size copies for the usual 4 and 8 bytes (not calls). */
-static inline void own_of(const memo_t *m, void *const *params, uint64_t *w)
-{
-    uint8_t *b = (uint8_t *)w;
-    w[0] = w[1] = w[2] = w[3] = 0;
-    unsigned off = 0;
-    for (unsigned j = 0; j < m->nargs; j++) {
-        unsigned sz = m->args[j].size;
-        const void *src = params[m->args[j].param];
-        if (sz == 4)
-            memcpy(b + off, src, 4);
-        else if (sz == 8)
-            memcpy(b + off, src, 8);
-        else
-            memcpy(b + off, src, sz);
-        off += sz;
-    }
-}
-
-/* One of the slot's own ways matches this launch (its serial checked again here: memo_hit
- * may have missed on it). Only a launch that missed the slot's last decision comes here;
- * inlined into xmt_tune_launch, where a call's register saves cost more (callgrind: 284
- * instructions over the pass-through for 8 keys in turn, 306 out of line), and the
- * single-key hit path stays as it was (221). */
-static inline int memo_own_hit(memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
-                               void *const *params)
-{
-    if (__atomic_load_n(&m->serial, __ATOMIC_RELAXED) !=
-        atomic_load_explicit(&k->serial, memory_order_relaxed))
-        return 0;
-    uint64_t now[MEMO_OWN_BYTES / 8];
-    own_of(m, params, now);
-    /* from the way after the last one that answered (keys launched in turn hit at once);
-     * the first 8 bytes first: mostly the scalar that tells the keys apart */
-    unsigned i = m->own_last;
-    for (unsigned left = m->own_n; left; left--) {
-        if (++i >= m->own_n) i = 0;
-        const memo_own *o = &m->owns[i];
-        if (o->bytes[0] == now[0] && o->device == device && o->shared == l->shared &&
-            o->grid[0] == l->grid[0] && o->grid[1] == l->grid[1] && o->grid[2] == l->grid[2] &&
-            o->block[0] == l->block[0] && o->block[1] == l->block[1] &&
-            o->block[2] == l->block[2] &&
-            !((o->bytes[1] ^ now[1]) | (o->bytes[2] ^ now[2]) | (o->bytes[3] ^ now[3]))) {
-            m->own_last = i;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* An own decision also goes into the slot's ways (replacing the oldest when all are used). */
-static void memo_own_add(memo_t *m, int device, const xmt_launch *l, void *const *params)
-{
-    if (m->arg_bytes > MEMO_OWN_BYTES) return;
-    memo_own *o = &m->owns[m->own_next];
-    m->own_next = (m->own_next + 1) % MEMO_OWN_WAYS;
-    if (m->own_n < MEMO_OWN_WAYS) m->own_n++;
-    memcpy(o->grid, l->grid, sizeof o->grid);
-    memcpy(o->block, l->block, sizeof o->block);
-    o->shared = l->shared;
-    o->device = device;
-    own_of(m, params, o->bytes);
-}
-
-/* c NULL: the program's own config, remembered in an own way too unless queued (a key that
- * waits for the background worker: its launches must reach the slow path now and then to be
- * counted, which the own ways would not send there). */
-static void memo_store(memo_t *m, const xmt_kernel *k, int device, const xmt_launch *l,
-                       void *const *params, const xmt_candidate *c, int queued)
-{
-    if (!m) return;
-    memo_flush(m);
-    /* another kernel's slot now, or forgotten (memo_forget): its own ways go with it */
-    if (m->k != k || m->serial != atomic_load_explicit(&k->serial, memory_order_relaxed))
-        m->own_n = m->own_next = m->own_last = 0;
-    const struct xmt_tune_state *ts = __atomic_load_n(&k->tune, __ATOMIC_ACQUIRE);
-    if (!ts || ts->memo_nargs < 0) {
-        m->k = NULL;   /* too many argument bytes to remember */
-        m->serial = 0; /* (serials start at 1: matches nothing) */
-        return;
-    }
-    unsigned off = 0;
-    for (int j = 0; j < ts->memo_nargs; j++) {
-        memcpy(m->bytes + off, params[ts->memo_args[j].param], ts->memo_args[j].size);
-        off += ts->memo_args[j].size;
-    }
-    m->args = ts->memo_args;
-    m->nargs = (unsigned)ts->memo_nargs;
-    m->arg_bytes = off;
-    m->device = device;
-    memcpy(m->grid, l->grid, sizeof m->grid);
-    memcpy(m->block, l->block, sizeof m->block);
-    m->shared = l->shared;
-    m->own = c == NULL;
-    if (c) m->c = *c;
-    m->k = k;
-    m->serial = atomic_load_explicit(&k->serial, memory_order_relaxed);
-    if (!c && !queued) memo_own_add(m, device, l, params);
 }
 
 static xmt_result *find_result(struct xmt_tune_state *ts, const uint8_t *key, size_t kl)
@@ -422,7 +144,10 @@ static __thread uint32_t tls_stands_for;
 static CUresult run_winner(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                            xmt_result *r, int device, const CUresult *made)
 {
-    memo_t *m = memo_slot(k);
+    xmt_memo *m = xmt_memo_slot(k);
+    const struct xmt_tune_state *ts = __atomic_load_n(&k->tune, __ATOMIC_ACQUIRE);
+    const xmt_memo_arg *args = ts ? ts->memo_args : NULL;
+    int nargs = ts ? ts->memo_nargs : -1;
     /* atomic: a re-check in another thread may drop the winner (drop_winner) */
     long index = __atomic_load_n(&r->index, __ATOMIC_ACQUIRE);
     if (index == XMT_OWN_CONFIG) {
@@ -432,13 +157,13 @@ static CUresult run_winner(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
         if (queued)
             atomic_fetch_add_explicit(&r->queued_launches, tls_stands_for ? tls_stands_for : 1,
                                       memory_order_relaxed);
-        memo_store(m, k, device, l, v->params, NULL, queued);
+        xmt_memo_store(m, k, args, nargs, device, l, v->params, NULL, queued);
         if (m) m->recheck_in = queued ? XMT_QUEUED_SAMPLE : UINT32_MAX;
         return made ? *made : xmt_pass(k, l);
     }
     xmt_candidate c;
     int ok = choice_config(k, v, index, &c);
-    memo_store(m, k, device, l, v->params, ok ? &c : NULL, 0);
+    xmt_memo_store(m, k, args, nargs, device, l, v->params, ok ? &c : NULL, 0);
     if (m && ok) /* the hit path counts the launches to the next re-check from here */
         m->recheck_in = atomic_load(&r->rechecks_left) > 0 ? atomic_load(&r->due_in) : UINT32_MAX;
     if (made) /* this launch was made already: the program's own config, for a check */
@@ -505,23 +230,7 @@ static void drop_winner(xmt_kernel *k, xmt_result *r, const xmt_choice *own, con
     snprintf(r->label, sizeof r->label, "%s", own->label); /* read by the re-checking thread only */
     __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
     atomic_store(&r->rechecks_left, 0);
-    pthread_mutex_lock(&memo_blocks.lock);
-    for (memo_block *b = memo_blocks.head; b; b = b->next)
-        for (int i = 0; i < MEMO_SLOTS; i++)
-            if (b->slots[i].k == k) __atomic_store_n(&b->slots[i].recheck_in, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&memo_blocks.lock);
-}
-
-/* Every thread's memo of kernel k is forgotten: each looks at its key's result again at its
- * next launch (a background verification switched or dropped a winner). */
-static void memo_forget(const xmt_kernel *k)
-{
-    pthread_mutex_lock(&memo_blocks.lock);
-    for (memo_block *b = memo_blocks.head; b; b = b->next)
-        for (int i = 0; i < MEMO_SLOTS; i++)
-            if (b->slots[i].k == k)
-                __atomic_fetch_or(&b->slots[i].serial, MEMO_FORGOTTEN, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&memo_blocks.lock);
+    xmt_memo_recheck_soon(k);
 }
 
 /* Re-checks decided key r's winner on this launch's data (one thread at a time: the key
@@ -700,7 +409,7 @@ static void count_key(xmt_kernel *k)
 }
 
 /* What the background jobs (bgjobs.c) do to a key's result through this file. */
-static const xmt_bg_ops bg_ops = {memo_forget, run_winner, auto_too_short, count_keys};
+static const xmt_bg_ops bg_ops = {run_winner, auto_too_short, count_keys};
 
 /* A key that would wait for the background worker (a session, or a hint's verification)
  * while XMATUNE_BACKGROUND_QUEUE keys wait already: deferred before anything that costs
@@ -927,7 +636,8 @@ int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *k
 /* The hit path's countdown ran out: this launch goes the slow way and re-checks the winner
  * there (run_choice). The memo asks again at the next launch unless the slow path
  * stores it anew (another thread may be re-checking the key now). */
-static __attribute__((noinline, cold)) CUresult recheck_due(xmt_kernel *k, xmt_launch *l, memo_t *m)
+static __attribute__((noinline, cold)) CUresult recheck_due(xmt_kernel *k, xmt_launch *l,
+                                                            xmt_memo *m)
 {
     m->launches--; /* the slow path counts this launch */
     m->recheck_in = 1;
@@ -939,7 +649,8 @@ static __attribute__((noinline, cold)) CUresult recheck_due(xmt_kernel *k, xmt_l
 
 /* A queued key's countdown ran out (its own config's hit path): this launch goes the slow
  * way, counted there for XMT_QUEUED_SAMPLE launches (run_winner). */
-static __attribute__((noinline, cold)) CUresult queued_due(xmt_kernel *k, xmt_launch *l, memo_t *m)
+static __attribute__((noinline, cold)) CUresult queued_due(xmt_kernel *k, xmt_launch *l,
+                                                           xmt_memo *m)
 {
     m->launches--;              /* the slow path counts this launch */
     m->recheck_in = UINT32_MAX; /* the slow path sets it again when it stores the key */
@@ -950,15 +661,15 @@ static __attribute__((noinline, cold)) CUresult queued_due(xmt_kernel *k, xmt_la
 }
 
 /* The fast path of a decided key: this thread launched this kernel with these argument
- * bytes and dims before (see memo_t). Everything else is tune_launch_slow's. */
+ * bytes and dims before (see xmt_memo). Everything else is tune_launch_slow's. */
 CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
 {
-    memo_t *m = tls_memo;
+    xmt_memo *m = xmt_tls_memo;
     CUdevice dev;
     if (__builtin_expect(m != NULL && l->params != NULL, 1) && xmt_launch_rewritable(l) &&
         xmt_current_device(&dev)) {
-        m = &m[((uintptr_t)k >> 6) % MEMO_SLOTS];
-        if (memo_hit(m, k, (int)dev, l, (void *const *)l->params)) {
+        m = xmt_memo_of(m, k);
+        if (xmt_memo_hit(m, k, (int)dev, l, (void *const *)l->params)) {
             m->launches++;
             if (m->own) {
                 /* UINT32_MAX for a decided key; XMT_QUEUED_SAMPLE for one that waits for the
@@ -982,7 +693,7 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
             return xmt_run_for_real(k, l, &m->c);
         }
         /* another key of this kernel that this thread saw keep the program's own config */
-        if (m->own_n && memo_own_hit(m, k, (int)dev, l, (void *const *)l->params)) {
+        if (m->own_n && xmt_memo_own_hit(m, k, (int)dev, l, (void *const *)l->params)) {
             m->launches++;
             m->passed++;
             return xmt_launch_call(l);
@@ -996,23 +707,6 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l)
 void xmt_tuner_init(void)
 {
     if (xmt_opt.mode == XMT_MODE_TUNE || xmt_opt.mode == XMT_MODE_REPLAY) xmt_cache_load();
-}
-
-void xmt_tune_flush_counts(void)
-{
-    pthread_mutex_lock(&memo_blocks.lock);
-    for (memo_block *b = memo_blocks.head; b; b = b->next)
-        memo_flush_block(b);
-    pthread_mutex_unlock(&memo_blocks.lock);
-}
-
-void xmt_tuner_atfork(int phase)
-{
-    if (phase == XMT_FORK_CHILD)
-        for (memo_block *b = memo_blocks.head; b; b = b->next)
-            for (int i = 0; i < MEMO_SLOTS; i++)
-                b->slots[i].launches = b->slots[i].rewritten = b->slots[i].passed = 0;
-    xmt_fork_mutex(&memo_blocks.lock, phase);
 }
 
 void xmt_tune_report(xmt_kernel *k, FILE *table)

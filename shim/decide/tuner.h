@@ -36,14 +36,6 @@ CUresult xmt_tune_launch(xmt_kernel *k, xmt_launch *l);
 int xmt_tune_known(xmt_kernel *k, const xmt_launch *l, xmt_candidate *c, char *key_text,
                    size_t key_len, const char **why);
 
-/* Adds every thread's unreported per-kernel counts to the kernels' counters (at exit,
- * before the report; a thread still launching meanwhile may miss a launch or two). */
-void xmt_tune_flush_counts(void);
-
-/* fork(2): memo_lock held across it; in the child, the parent's threads' unreported
- * counts are dropped (the child reports its own launches). */
-void xmt_tuner_atfork(int phase);
-
 /* k's kernel_summary event and, if table is not NULL, its line of the exit table. */
 void xmt_tune_report(xmt_kernel *k, FILE *table);
 

@@ -21,6 +21,7 @@
 #include "kernels.h"
 #include "log.h"
 #include "logevent.h"
+#include "memo.h"
 #include "modload.h"
 #include "options.h"
 #include "policies.h"
@@ -55,7 +56,7 @@ static void fork_phase(int phase)
     void (*const mods[])(int) = {xmt_bgverify_atfork, xmt_remote_atfork,   xmt_trial_atfork,
                                  xmt_graph_atfork,    xmt_discover_atfork, xmt_log_atfork,
                                  xmt_cache_atfork,    xmt_counters_atfork, xmt_kernels_atfork,
-                                 xmt_tuner_atfork,    xmt_modload_atfork,  xmt_auto_atfork};
+                                 xmt_memo_atfork,     xmt_modload_atfork,  xmt_auto_atfork};
     size_t n = sizeof mods / sizeof mods[0];
     for (size_t i = 0; i < n; i++)
         mods[phase == XMT_FORK_PREPARE ? i : n - 1 - i](phase);
@@ -186,7 +187,7 @@ static void add_load(void *ud, const char *entry, unsigned long long ok, unsigne
 static void report(void)
 {
     uint64_t total = xmt_launches_total();
-    xmt_tune_flush_counts();
+    xmt_memo_flush_counts();
     xmt_graph_flush();
     xmt_discover_flush_counts();
     /* The table is built in memory and written at once, so it is not interleaved with the
