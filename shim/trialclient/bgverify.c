@@ -46,6 +46,9 @@ static struct {
     job *head, *tail;
     int pending; /* queued + running */
     int started, stopping;
+    /* the exit's wait has begun (xmt_bgverify_stop): an outcome that comes now may be the
+     * driver's teardown speaking, not the key's (worker) */
+    int exiting;
     struct timespec rest_until; /* XMATUNE_BACKGROUND_SHARE: no session starts before it */
     int resting;
     double last_end_ms; /* when the last session ended (xmt_now_ms), 0 before the first */
@@ -125,6 +128,24 @@ static job *take_next(void)
     return j;
 }
 
+/* A session that ended during the exit's wait with an outcome (declined, failed, faulted,
+ * ...) rather than a winner or the program's own config timed fastest: cut, as if the exit
+ * had come first, so that nothing is decided on it. The driver may be going down by then (a
+ * runtime's exit handler that ran before the wait: every call fails), and a failure is not
+ * the key's to keep; the next run tunes or verifies it again (a tuning resumes from its
+ * partial record, if an earlier run left one). Said at -v 1. Under bg.lock. */
+static int cut_by_exit(const job *j, int learned, const xmt_trial_outcome *o, const char *why)
+{
+    if (!bg.exiting || (learned && !o->choice.outcome[0])) return 0;
+    xmt_verbose(1,
+                "key %s: its background %s ended during the program's exit without a winner "
+                "(%s): nothing is kept of it; the next run %s it again",
+                j->key_text, j->tune ? "tuning" : "verification",
+                learned ? (o->choice.why[0] ? o->choice.why : o->choice.outcome) : why,
+                j->tune ? "tunes" : "verifies");
+    return 1;
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
@@ -187,7 +208,7 @@ static void *worker(void *arg)
         }
         bg.last_end_ms = end;
         /* the callback runs under the lock: stop() then knows that none runs after it */
-        if (!bg.stopping)
+        if (!bg.stopping && !cut_by_exit(j, learned, &o, why))
             j->done(j->ud, learned, &o, why);
         else
             free(j->ud); /* dropped: the callback's to free, and it does not run */
@@ -198,6 +219,12 @@ static void *worker(void *arg)
     }
     pthread_mutex_unlock(&bg.lock);
     return NULL;
+}
+
+/* At exit, before the runtime's teardown (queue() says why): the wait, the cut. */
+static void exit_early(void)
+{
+    xmt_bgverify_stop(xmt_opt.exit_wait_ms);
 }
 
 /* Queues j (taking it and its snapshot), the worker started with the first. 0, or -1 (j and
@@ -216,6 +243,14 @@ static int queue(job *j)
         if (ok) {
             pthread_detach(bg.worker);
             bg.started = 1;
+            /* The exit's wait (XMATUNE_EXIT_WAIT_MS) must run while the program's context is
+             * alive. The shim's own handler (shim.c) was registered at its activation, before
+             * the CUDA runtime registered the one that tears the context down at exit, so it
+             * runs after that one: on an H100 every session that ended in it failed with
+             * CUDA_ERROR_DEINITIALIZED (2026-12-07). This one, registered at the first job (a
+             * launch: the runtime is initialized by then), runs before it. */
+            static int registered;
+            if (!registered) registered = atexit(exit_early) == 0;
         }
     }
     if (ok) {
@@ -362,6 +397,11 @@ int xmt_bgverify_wait(int timeout_ms)
 void xmt_bgverify_stop(int wait_ms)
 {
     pthread_mutex_lock(&bg.lock);
+    if (bg.stopping) { /* stopped before (exit_early, then shim.c's handler): nothing waits */
+        pthread_mutex_unlock(&bg.lock);
+        return;
+    }
+    bg.exiting = 1;
     struct timespec t = deadline(wait_ms);
     int r = 0;
     while (wait_ms > 0 && bg.pending > 0 && r != ETIMEDOUT)

@@ -45,6 +45,7 @@
  * itself) and, when the shim is loaded, "SHIM_SAW n". Any failed call prints file:line and the
  * error, and exits 1. APP_KERNEL_FUNCTION=1 (app_rt): launch the CUfunction cuKernelGetFunction
  * gives for each CUkernel (what the runtime's cudaGetFuncBySymbol returns) instead of the CUkernel.
+ * APP_EXIT_MARK=FILE: the exit's first handler (registered at the end of main) makes FILE.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -1828,6 +1829,12 @@ static void scenario_churn(void)
            after - before);
 }
 
+static void exit_mark(void)
+{
+    FILE *f = fopen(getenv("APP_EXIT_MARK"), "w");
+    if (f) fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -1934,5 +1941,8 @@ int main(int argc, char **argv)
     unsigned long long (*saw)(void) =
         (unsigned long long (*)(void))dlsym(RTLD_DEFAULT, "xmatune_launch_count");
     if (saw) printf("SHIM_SAW %llu\n", saw());
+    /* APP_EXIT_MARK=FILE: made by the first of the exit's handlers (registered last), so that
+     * a test can hold something until the program's exit has begun */
+    if (getenv("APP_EXIT_MARK")) atexit(exit_mark);
     return 0;
 }

@@ -1948,6 +1948,49 @@ def resume_partial_record_never_a_winner():
 
 
 @case
+def exit_wait_before_runtime_teardown():
+    """docs/tuning.md, "At exit": the exit's wait for background work (XMATUNE_EXIT_WAIT_MS)
+    runs before the CUDA runtime's exit handler tears the driver down (on an H100 every
+    session that ended in the wait failed with CUDA_ERROR_DEINITIALIZED, and saxpy's key was
+    stored as "declined: the comparison failed"); and a session that still ends without a
+    winner during the exit (a runtime whose handler ran first) is cut, never stored as an
+    outcome. The simulated driver's teardown stands for the runtime's
+    (SIMCUDA_TEARDOWN_AT_EXIT); the helper is held at its first run until the program's exit
+    has begun (APP_EXIT_MARK), so the session always ends inside the wait. No wait on time."""
+    d = os.path.join(WORK, "exit-teardown")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    base = run("rt", "saxpy", shim=False, iterations=1)
+    ok(base, "without the shim")
+    for variant in ("first", "sync"):
+        cache, mark, torn = (os.path.join(d, "%s.%s" % (variant, n))
+                             for n in ("jsonl", "exit", "torn"))
+        env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache,
+               "XMATUNE_TUNING": "background", "XMATUNE_VERBOSE": "1",
+               "XMATUNE_TRIAL_TIMEOUT_MS": "3600000", "APP_EXIT_MARK": mark,
+               "SIMCUDA_HOLD_HELPER": "%s:32:1:%s" % (SAXPY, mark),
+               "SIMCUDA_TEARDOWN_AT_EXIT": torn + (":sync" if variant == "sync" else "")}
+        r = run("rt", "saxpy", iterations=1, env=env)
+        ok(r, variant)
+        same_output(base, r, variant)
+        wait_gone(helper_pids(r), variant)
+        expect(os.path.exists(torn), "the simulated runtime's teardown did not run")
+        expect("CUresult 4" not in r.stderr, r.stderr)
+        recs = [json.loads(l) for l in open(cache) if "saxpy" in l] \
+            if os.path.exists(cache) else []
+        if variant == "first":  # the wait ran before the teardown: the session's winner kept
+            expect("DEINITIALIZED" not in r.stderr, r.stderr)
+            ev = tune_events(r, "saxpy")
+            expect(len(ev) == 1 and ev[0]["winner"]["config"] == "BLOCK=256", (ev, r.stderr))
+            expect(recs and recs[-1]["label"] == "BLOCK=256" and "outcome" not in recs[-1],
+                   (recs, r.stderr))
+        else:  # the teardown ran first: the failed check is a cut, nothing is stored
+            expect(not [x for x in recs if x.get("outcome") not in (None, "partial")] and
+                   not [x for x in recs if "outcome" not in x], (recs, r.stderr))
+            expect("ended during the program's exit without a winner" in r.stderr, r.stderr)
+
+
+@case
 def resume_background_cut_at_exit():
     """docs/tuning.md, "Resuming a session cut at exit": a background tuning the program's exit
     cuts leaves a partial record of the candidates it decided cannot win; the next run skips

@@ -152,6 +152,42 @@ static int name_matches(const char *name, int idx)
     return strcmp(name, g_sym_names[idx]) == 0 || strcmp(name, g_base_names[idx]) == 0;
 }
 
+/* SIMCUDA_TEARDOWN_AT_EXIT=path[:sync]: the CUDA runtime's exit handler, which tears the
+ * driver down (every later call fails CUDA_ERROR_DEINITIALIZED, as on a GPU once it ran) and
+ * then makes path. Registered with atexit where the runtime registers its own: at the
+ * program's first context (cuDevicePrimaryCtxRetain, cuCtxCreate), so that it runs after
+ * every handler registered later; with :sync at its first cuCtxSynchronize instead (a
+ * handler registered after the program's launches, so it runs before theirs). Main role
+ * only. */
+static char g_teardown_file[4096];
+static int g_teardown_at_sync;
+static atomic_int g_torn_down;
+
+static void teardown_at_exit(void)
+{
+    atomic_store(&g_torn_down, 1);
+    FILE *f = fopen(g_teardown_file, "w");
+    if (f) fclose(f);
+}
+
+static void teardown_register(int at_sync)
+{
+    static atomic_int done;
+    if (g_teardown_file[0] && !g_helper && at_sync == g_teardown_at_sync &&
+        !atomic_exchange(&done, 1))
+        atexit(teardown_at_exit);
+}
+
+static void parse_teardown(const char *v)
+{
+    snprintf(g_teardown_file, sizeof g_teardown_file, "%s", v);
+    char *c = strrchr(g_teardown_file, ':');
+    if (c && !strcmp(c, ":sync")) {
+        *c = 0;
+        g_teardown_at_sync = 1;
+    }
+}
+
 int sim_is_sticky(CUresult rc)
 {
     switch (rc) {
@@ -220,6 +256,7 @@ CUresult sim_enter(int idx, int need_init)
         }
     }
     if (need_init && !atomic_load(&g_inited)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (need_init && atomic_load(&g_torn_down)) return CUDA_ERROR_DEINITIALIZED;
     int sticky = atomic_load(&g_sticky);
     if (need_init && sticky && !sticky_exempt(idx)) return (CUresult)sticky;
     return CUDA_SUCCESS;
@@ -460,6 +497,7 @@ static void read_env(void)
     if ((v = getenv("SIMCUDA_RANGE_SHORT")) && *v) g_range_short = strtoul(v, NULL, 10);
     if ((v = getenv("SIMCUDA_POINTER_KIND")) && *v)
         g_pointer_kind = !strcmp(v, "host") ? 1 : !strcmp(v, "managed") ? 2 : 0;
+    if (!g_helper && (v = getenv("SIMCUDA_TEARDOWN_AT_EXIT")) && *v) parse_teardown(v);
     if ((v = getenv("SIMCUDA_HANG_UNTIL")) && *v)
         snprintf(g_hang_file, sizeof g_hang_file, "%s", v);
 }
@@ -784,6 +822,7 @@ int sim_stream_capturing(const simstream *s)
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d)
 {
     SIM_ENTER(cuDevicePrimaryCtxRetain);
+    teardown_register(0);
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
     pthread_mutex_lock(&sim_lock);
@@ -823,6 +862,7 @@ CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int *active
 
 static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice d)
 {
+    teardown_register(0);
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     if (check_dev(d)) return CUDA_ERROR_INVALID_DEVICE;
     if (tls_depth >= 16) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -1007,6 +1047,7 @@ static CUresult unsafe_call_locked(void)
 CUresult cuCtxSynchronize(void)
 {
     SIM_ENTER(cuCtxSynchronize);
+    teardown_register(1);
     if (!sim_current_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
     hang_wait();
     pthread_mutex_lock(&sim_lock);

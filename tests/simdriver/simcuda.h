@@ -305,6 +305,12 @@
  *   SIMCUDA_HANG_UNTIL=path     such a hang lasts until path exists instead of ms: a test
  *                               creates the file once it has seen what it waits for (a
  *                               message, a claim), so no wait depends on the machine's speed
+ *   SIMCUDA_TEARDOWN_AT_EXIT=path[:sync]: the CUDA runtime's exit handler: at exit every
+ *                               later call fails CUDA_ERROR_DEINITIALIZED and path is made.
+ *                               Registered (atexit) at the program's first context, as the
+ *                               runtime registers its own, so handlers registered later run
+ *                               before it; :sync registers it at the first cuCtxSynchronize
+ *                               instead (after the launches). Main role only
  *   SIMCUDA_HOLD=kernel:block_x:nth:path: that launch (counted as SIMCUDA_FAULT_AT counts)
  *                               runs, and its call returns only once path exists: the
  *                               program's thread is held there (the driver's lock is not);
