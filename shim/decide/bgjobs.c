@@ -105,7 +105,16 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
         learned = 0;
         why = "its first launch's data proved nothing";
     }
-    if (!learned) {
+    if (!learned && j->plan.recheck) {
+        /* a re-check that learned nothing (no helper, data that proved nothing): the winner
+         * goes on, as a re-check on the program's thread that learns nothing does */
+        xmt_verbose(1,
+                    "%s: the tuned winner %s for key %s could not be re-checked in the "
+                    "background (%s); it is used again from the next launch",
+                    k->demangled, j->label, j->key_text, why);
+        __atomic_store_n(&r->index, j->index, __ATOMIC_RELEASE);
+        xmt_memo_forget(k);
+    } else if (!learned) {
         xmt_verbose(1,
                     "%s: the cached winner %s for key %s could not be verified in the "
                     "background (%s); %s",
@@ -123,27 +132,31 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
             xmt_plan_store(&j->plan.id, j->key, j->plan.keylen, j->device, j->key_text, &ch);
         }
         if (j->hint) {
-            /* a hint verified here: the program switches to it at its next launch */
+            /* a hint verified here (or a winner re-checked: tuner.c's recheck_in_background):
+             * the program switches to it at its next launch */
             snprintf(r->label, sizeof r->label, "%s", j->label);
             r->time_ms = j->plan.ch.time_ms;
             r->rechecked = j->plan.ch.rechecked;
+            if (o->choice.data[0]) memcpy(r->digest, o->choice.data, sizeof r->digest);
             __atomic_store_n(&r->index, j->index, __ATOMIC_RELEASE);
             xmt_memo_forget(k);
-            said_switch(j, NULL, j->label, "verified");
+            said_switch(j, NULL, j->label, j->plan.recheck ? "re-checked" : "verified");
         }
-        xmt_verbose(1,
-                    "%s: key %s: the cached winner %s passed its verification in the "
-                    "background%s",
-                    k->demangled, j->key_text, j->label,
-                    j->hint ? "; the program uses it from its next launch" : "");
+        xmt_verbose(1, "%s: key %s: the %s winner %s passed %s in the background%s", k->demangled,
+                    j->key_text, j->plan.recheck ? "tuned" : "cached", j->label,
+                    j->plan.recheck ? "a re-check" : "its verification",
+                    !j->hint          ? ""
+                    : j->plan.recheck ? "; the program uses it again from its next launch"
+                                      : "; the program uses it from its next launch");
     } else {
         int tune = xmt_opt.mode == XMT_MODE_TUNE;
-        xmt_warn("%s: the cached winner %s for key %s failed its verification in the "
-                 "background (%s); %s%s",
-                 k->demangled, j->label, j->key_text,
+        xmt_warn("%s: the %s winner %s for key %s failed %s in the background (%s); %s%s",
+                 k->demangled, j->plan.recheck ? "tuned" : "cached", j->label, j->key_text,
+                 j->plan.recheck ? "a re-check on later data" : "its verification",
                  o->choice.why[0] ? o->choice.why : "other results than the program's own config",
-                 j->hint ? "it is not used"
-                         : "dropped: the program's own config is used from now on",
+                 j->plan.recheck ? "dropped: the program's own config is used from now on"
+                 : j->hint       ? "it is not used"
+                                 : "dropped: the program's own config is used from now on",
                  tune && xmt_cache_path()[0] ? " (and stored on disk)" : "");
         if (!j->hint) {
             snprintf(r->label, sizeof r->label, "%s", "");
@@ -245,6 +258,10 @@ static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const ch
         return;
     }
     xmt_choice ch = o->choice;
+    /* its re-checks run in the background (tuner.c's recheck_in_background: a failure writes
+     * the key's record again), so its record says they would, as a sync tuning's does, and
+     * a later process of this user's uses it at once (docs/cache.md, Trust) */
+    if (ch.index >= 0 && !ch.origin[0] && xmt_opt.rechecks > 0) ch.rechecks = xmt_opt.rechecks;
     int store = o->storable || ch.outcome[0];
     if (store)
         xmt_plan_store(&p->id, j->key, p->keylen, j->device, j->key_text, &ch);
@@ -254,6 +271,12 @@ static void bg_tuned(void *ud, int learned, const xmt_trial_outcome *o, const ch
         snprintf(r->label, sizeof r->label, "%s", ch.label);
         r->time_ms = ch.time_ms;
         memcpy(r->digest, ch.data, sizeof r->digest);
+        /* re-checked at its next launch, then 8, 64, ... launches later (results.h) */
+        r->recheck_bg = 1;
+        r->rechecked = 0;
+        r->gap = 1;
+        atomic_store(&r->due_in, 1);
+        atomic_store(&r->rechecks_left, xmt_opt.rechecks);
         __atomic_store_n(&r->index, ch.index, __ATOMIC_RELEASE);
         xmt_memo_forget(k);
         said_switch(j, NULL, ch.label, "tuned");
@@ -366,8 +389,9 @@ int xmt_bg_start(const xmt_bg_ops *ops, xmt_kernel *k, const xmt_launch *l,
     if (!j) return -1;
     xmt_trial_snap *s = xmt_trial_snapshot(k, l, v, device, why, sizeof why);
     if (!s) {
-        xmt_verbose(1, "%s: key %s: no snapshot for a background verification (%s); verified now",
-                    k->demangled, key_text, why);
+        xmt_verbose(1, "%s: key %s: no snapshot for a background %s (%s); %s", k->demangled,
+                    key_text, p->recheck ? "re-check" : "verification", why,
+                    p->recheck ? "re-checked at a later launch" : "verified now");
         free(j);
         return -1;
     }

@@ -527,3 +527,26 @@ int xmt_plan_recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
         xmt_plan_store(&p.id, key, kl, (int)dev, key_text, &ch);
     return XMT_RECHECK_FAILED;
 }
+
+int xmt_plan_recheck_bg(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                        const xmt_devinfo *di, CUdevice dev, const uint8_t *key, size_t kl,
+                        const xmt_choice *ch, xmt_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    cache_id(k, di, dev, p);
+    long index = ch->index;
+    int holds = index == XMT_PIN_CONFIG ? xmt_entry_pin(k->entry, v, &p->pin)
+                : index >= 0 && (size_t)index < xmt_entry_ncandidates(k->entry)
+                    ? xmt_entry_candidate(k->entry, (size_t)index, v, &p->pin)
+                    : 0;
+    /* this launch runs the program's own config, or the winner launches as the program does */
+    if (holds != 1 || xmt_candidate_is_own(&p->pin, l)) return 0;
+    p->key = key;
+    p->keylen = kl;
+    p->ch = *ch;
+    p->only = &p->pin;
+    p->only_index = index;
+    p->recheck = p->bg_verify = p->hint = 1;
+    p->trust = "re-checked";
+    return 1;
+}

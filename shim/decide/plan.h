@@ -122,4 +122,13 @@ int xmt_plan_recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
                      const xmt_devinfo *di, CUdevice dev, const uint8_t *key, size_t kl,
                      const char *key_text, long index, char digest[17], xmt_choice *own);
 
+/* A re-check of decided winner ch (a winner tuned in the background: bgjobs.c) made in the
+ * background too, as a hint's verification is (docs/tuning.md, "In the background"): p is
+ * that verification's plan. 1 when there is something to check on this launch; 0 when the
+ * winner does not apply to it (its condition does not hold, or it launches as the program
+ * does). */
+int xmt_plan_recheck_bg(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                        const xmt_devinfo *di, CUdevice dev, const uint8_t *key, size_t kl,
+                        const xmt_choice *ch, xmt_plan *p);
+
 #endif

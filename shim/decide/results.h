@@ -41,6 +41,7 @@ typedef struct xmt_result {
     char digest[17];           /* the data the winner was last verified on ("": unknown) */
     double time_ms;            /* the winner's time as its record says (stored again) */
     int rechecked;             /* re-checks it passed, its record's and this process's */
+    int recheck_bg;            /* its re-checks run in the background (tuned there: bgjobs.c) */
     /* A key waiting for the background worker (bgjobs.c): its launches meanwhile, counted by
      * the slow path (the memo sends one launch in XMT_QUEUED_SAMPLE there), for the worker's
      * order (bgverify.c: the most launch time first). */

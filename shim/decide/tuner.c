@@ -33,6 +33,7 @@ static inline unsigned results_hash(const void *key, size_t n)
 
 #include "autotune.h"
 #include "bgjobs.h"
+#include "bgverify.h"
 #include "cache.h"
 #include "clock.h"
 #include "devinfo.h"
@@ -233,6 +234,48 @@ static void drop_winner(xmt_kernel *k, xmt_result *r, const xmt_choice *own, con
     xmt_memo_recheck_soon(k);
 }
 
+static const xmt_bg_ops bg_ops;
+
+/* A re-check of a winner tuned in the background (r->recheck_bg; docs/tuning.md, "In the
+ * background"): no re-check waits on the program's thread, and no winner runs on data it was
+ * not verified on, so this launch runs the program's own config and takes a snapshot, and
+ * the key is a hint until the worker has verified the winner on that snapshot (bgjobs.c's
+ * bg_done: it switches back, or the winner is dropped). A queue without room, or a launch
+ * the winner does not apply to, moves the re-check a gap later. r: held (XMT_R_TUNING). */
+static CUresult recheck_in_background(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                                      xmt_result *r, int device, const xmt_devinfo *di,
+                                      const char *key_text)
+{
+    xmt_choice ch = {.index = r->index,
+                     .time_ms = r->time_ms,
+                     .rechecked = r->rechecked,
+                     .rechecks = xmt_opt.rechecks};
+    snprintf(ch.label, sizeof ch.label, "%s", r->label);
+    memcpy(ch.data, r->digest, sizeof ch.data);
+    xmt_plan p;
+    int queued = 0;
+    if (xmt_bgverify_pending() < xmt_opt.background_queue &&
+        xmt_plan_recheck_bg(k, l, v, di, (CUdevice)device, r->key + 4, r->keylen - 4, &ch, &p)) {
+        /* the program's own config from this launch until the verdict (the snapshot is taken
+         * before it); every thread's memo looks again */
+        __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
+        queued = xmt_bg_start(&bg_ops, k, l, v, device, r, &p, key_text) == 0;
+        if (!queued) __atomic_store_n(&r->index, ch.index, __ATOMIC_RELEASE);
+        xmt_memo_forget(k);
+    }
+    if (queued) {
+        atomic_fetch_sub(&r->rechecks_left, 1);
+        xmt_verbose(1,
+                    "%s: key %s: the winner %s is re-checked in the background on this "
+                    "launch's data; the program's own config runs until it passes",
+                    k->demangled, key_text, ch.label);
+    }
+    r->gap = r->gap > UINT32_MAX / RECHECK_GROWTH ? UINT32_MAX : r->gap * RECHECK_GROWTH;
+    atomic_store(&r->due_in, r->gap);
+    xmt_result_move(r, XMT_R_DONE);
+    return run_winner(k, l, v, r, device, NULL);
+}
+
 /* Re-checks decided key r's winner on this launch's data (one thread at a time: the key
  * is XMT_R_TUNING meanwhile, and other threads run the program's own config), then runs the
  * launch with what stands. A re-check that cannot run now (capture, another thread's)
@@ -251,6 +294,7 @@ static __attribute__((noinline, cold)) CUresult recheck_winner(xmt_kernel *k, co
     char key_text[512], digest[17] = "";
     if (xmt_entry_key_render(k->entry, r->key + 4, r->keylen - 4, key_text, sizeof key_text) < 0)
         snprintf(key_text, sizeof key_text, "?");
+    if (r->recheck_bg) return recheck_in_background(k, l, v, r, device, di, key_text);
     xmt_choice own;
     int f = xmt_plan_recheck(k, l, v, di, (CUdevice)device, r->key + 4, r->keylen - 4, key_text,
                              r->index, digest, &own);

@@ -25,8 +25,9 @@
  * and replayed), graphfork (fork while a thread instantiates, replays and destroys
  * graphs), trial (the trial helper's lifecycle; argv[4] says how the program treats it),
  * warmup (block_sum first on data that cannot tell, argv[4] zeros or cancel, then on real
- * data), scale64 (an extern "C" kernel with a 64-bit size; argv[4] vary: its float
- * scale changes at each launch), pack (pointers inside a by-value struct; argv[4] big:
+ * data; APP_GATE=FILE: the real data's launches wait until FILE exists), scale64 (an
+ * extern "C" kernel with a 64-bit size; argv[4] vary: its float scale changes at each
+ * launch), pack (pointers inside a by-value struct; argv[4] big:
  * 4 MiB buffers), rowmax and rowsum (one block
  * per row: row_max, exact whatever the block, and row_sum, whose rounding follows the
  * block), counter (step_scale with the call's counter as an argument), hop (indices
@@ -1679,6 +1680,10 @@ static void scenario_warmup(void)
     CHECK(cu.cuMemcpyHtoD(in, h, (size_t)nb * sizeof *h));
     float stale[20];
     fill(stale, 20, 7);
+    /* APP_GATE=FILE: the launches on real data wait until FILE exists */
+    const char *gate = getenv("APP_GATE");
+    while (gate && access(gate, F_OK) != 0)
+        usleep(5000);
     for (int i = 0; i < iterations; i++) {
         /* zeros_only: the sums hold other values before each launch (its outputs show) */
         if (strcmp(scenario_arg, "zeros_only") == 0)

@@ -1948,6 +1948,80 @@ def resume_partial_record_never_a_winner():
 
 
 @case
+def background_rechecks_a_fooled_winner():
+    """docs/tuning.md, "In the background": a winner tuned in the background is re-checked
+    there on later data, as a sync tuning's is on the program's thread, and no winner runs on
+    data it was not verified on. block_sum's first launch sums pairs +v, -v (every tile sums
+    to 0), so BLOCK=512 matches the program's own config and wins; the real data's launches
+    (held by APP_GATE until the switch) re-check it: its re-check launch runs the program's
+    own config, the re-check fails, the winner is dropped and a `failed` record replaces it.
+    Before, the fooled winner ran every later launch and the outputs differed."""
+    pol = warmup_policy()
+    d = os.path.join(WORK, "bg-recheck")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    cache, gate = os.path.join(d, "c.jsonl"), os.path.join(d, "gate")
+    base = run("rt", "warmup", shim=False, args=["cancel"])
+    ok(base, "without the shim")
+    env = {"XMATUNE_POLICY": pol, "XMATUNE_CACHE": cache, "XMATUNE_TUNING": "background",
+           "XMATUNE_VERBOSE": "1", "XMATUNE_EXIT_WAIT_MS": "120000", "APP_GATE": gate}
+    p, out, log = start("warmup", env, "bg-recheck", stderr_file=True, args=["cancel"])
+    wait_for(lambda: "tuned in the background: BLOCK=512" in open(p.stderr_path).read(),
+             "the fooled winner tuned in the background")
+    open(gate, "w").close()
+    r = finish(p, out, log)
+    ok(r, "re-checked in the background")
+    same_output(base, r, "a fooled winner re-checked in the background")
+    expect("the winner BLOCK=512 is re-checked in the background on this launch's data" in
+           r.stderr and "the tuned winner BLOCK=512 for key n=5120 failed a re-check on later "
+           "data in the background" in r.stderr, r.stderr)
+    recs = [json.loads(l) for l in open(cache) if "block_sum" in l]
+    expect(recs and recs[-1]["index"] == -1 and recs[-1].get("outcome") == "failed", recs)
+    # the program's own config from the re-check on: every real-data launch ran it
+    expect(all(t[1] == (256, 1, 1) for t in traced(r, "_Z9block_sumPKfPfi")[-3:]), "ran wrong")
+
+
+@case
+def background_winner_rechecked_used_at_once():
+    """docs/cache.md, Trust: a winner tuned in the background is stored with `rechecks` (this
+    process re-checks it in the background at its later launches on other data, and a
+    failure writes the key's record again), so the next process of this user's uses it at
+    once, as a sync tuning's; its first re-check here passes on new data (saxpy's y moves)
+    and the record says `rechecked`. With XMATUNE_RECHECKS=0 it stays a hint."""
+    d = os.path.join(WORK, "bg-recheck-pass")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    base = run("rt", "saxpy", shim=False, iterations=4)
+    ok(base, "without the shim")
+    for rechecks, trust in (("4", "used"), ("0", "hint")):
+        cache, gate = os.path.join(d, rechecks + ".jsonl"), os.path.join(d, rechecks + ".gate")
+        env = {"XMATUNE_POLICY": POLICIES, "XMATUNE_CACHE": cache, "XMATUNE_VERBOSE": "1",
+               "XMATUNE_TUNING": "background", "XMATUNE_EXIT_WAIT_MS": "120000",
+               "XMATUNE_RECHECKS": rechecks, "APP_GATE": gate}
+        p, out, log = start("saxpy", env, "bg-recheck-pass-" + rechecks, stderr_file=True,
+                            iterations=4)
+        wait_for(lambda: "tuned in the background: BLOCK=256" in open(p.stderr_path).read(),
+                 "the winner tuned in the background")
+        open(gate, "w").close()
+        t = finish(p, out, log)
+        ok(t, "tuned, rechecks " + rechecks)
+        same_output(base, t, "tuned, rechecks " + rechecks)
+        recs = [json.loads(l) for l in open(cache) if "saxpy" in l]
+        win = [x for x in recs if x.get("label") == "BLOCK=256"]
+        expect(win and all(x.get("rechecks", 0) == int(rechecks) for x in win), recs)
+        if rechecks != "0":
+            expect("the tuned winner BLOCK=256 passed a re-check in the background" in t.stderr,
+                   t.stderr)
+            expect(recs[-1].get("rechecked") == 1, recs)
+        u = run("rt", "saxpy", iterations=4,
+                env={k: v for k, v in env.items() if k != "APP_GATE"})
+        ok(u, "warm, rechecks " + rechecks)
+        same_output(base, u, "warm, rechecks " + rechecks)
+        hit = u.events("cache_hit")
+        expect(len(hit) == 1 and hit[0]["trust"] == trust, hit)
+
+
+@case
 def exit_wait_before_runtime_teardown():
     """docs/tuning.md, "At exit": the exit's wait for background work (XMATUNE_EXIT_WAIT_MS)
     runs before the CUDA runtime's exit handler tears the driver down (on an H100 every
@@ -6697,17 +6771,24 @@ def tune_in_the_background():
     same_output(base, t, "tuned in the background")
     expect("BACKGROUND_IDLE 1" in t.stdout, t.stdout)
     ev = tune_events(t, "saxpy")
-    expect(len(ev) == 1 and ev[0]["benchmarked"] and ev[0]["winner"]["config"] == "BLOCK=256", ev)
+    expect(len(ev) == 2 and ev[0]["benchmarked"] and ev[0]["winner"]["config"] == "BLOCK=256" and
+           not ev[1]["benchmarked"], ev)
     chk = t.events("trial_check")
     expect(len(chk) == 1 and chk[0]["equal"] is True, chk)
     expect("tuned in the background: BLOCK=256; the program uses it from its next launch" in t.stderr,
            t.stderr)
+    # the winner's first re-check, in the background too: its launch runs the program's own
+    # config, as do those until it passes; then the winner again
     ran = [r[1] for r in traced(t, "_Z5saxpyifPKfPf")[-8:]]
-    expect(ran == [(32, 1, 1)] * 4 + [(256, 1, 1)] * 4, ran)
-    # the switch is logged (docs/log.md, switch) and the report says it
+    back = ran.index((256, 1, 1)) if (256, 1, 1) in ran else 8
+    expect(ran[:5] == [(32, 1, 1)] * 5 and ran[back:] == [(256, 1, 1)] * (8 - back) and
+           ran[:back] == [(32, 1, 1)] * back, ran)
+    expect("the tuned winner BLOCK=256 passed a re-check in the background" in t.stderr, t.stderr)
+    # the switches are logged (docs/log.md, switch) and the report says them
     sw = t.events("switch")
-    expect(len(sw) == 1 and sw[0]["from"] is None and sw[0]["to"] == "BLOCK=256" and
-           sw[0]["why"] == "tuned" and sw[0]["after_ms"] > 0, sw)
+    expect(len(sw) == 2 and sw[0]["from"] is None and sw[0]["to"] == "BLOCK=256" and
+           sw[0]["why"] == "tuned" and sw[0]["after_ms"] > 0 and sw[1]["why"] == "re-checked" and
+           sw[1]["to"] == "BLOCK=256", sw)
     rep = report_of(t, "bg-switch.jsonl")
     expect(rep.returncode == 0 and re.search(r"\| saxpy \| x\.shape=\(\d+,\) \| 0 \| the program's "
                                              r"own \| BLOCK=256 \| tuned \| [\d.]+ \|", rep.stdout),
@@ -6771,7 +6852,8 @@ def background_order_most_launch_time():
         ok(t, m)
         same_output(base[m], t, m)
         expect("BACKGROUND_IDLE 1" in t.stdout, t.stdout)
-        order = [e["key"] for e in tune_events(t, "saxpy")]
+        # the tunings (the winners' re-checks in the background are verifications)
+        order = [e["key"] for e in tune_events(t, "saxpy") if e["benchmarked"]]
         b, c = ("x.shape=(16384,)", "x.shape=(17408,)") if m == "hot" else \
             ("x.shape=(262144,)", "x.shape=(4096,)")
         expect(len(order) == 3 and b in order and c in order, order)
