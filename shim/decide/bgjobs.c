@@ -164,6 +164,10 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
             __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
             xmt_memo_forget(k);
             said_switch(j, j->label, NULL, "failed");
+        } else if (j->plan.recheck) { /* it ran until the re-check's launch: dropped now */
+            snprintf(r->label, sizeof r->label, "%s", "");
+            atomic_store(&r->rechecks_left, 0);
+            said_switch(j, j->label, NULL, "failed");
         }
         if (tune) { /* not propagated: this key's record says it failed here */
             xmt_choice f;

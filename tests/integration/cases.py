@@ -1977,6 +1977,8 @@ def background_rechecks_a_fooled_winner():
            "data in the background" in r.stderr, r.stderr)
     recs = [json.loads(l) for l in open(cache) if "block_sum" in l]
     expect(recs and recs[-1]["index"] == -1 and recs[-1].get("outcome") == "failed", recs)
+    sw = [(e["from"], e["to"], e["why"]) for e in r.events("switch")]
+    expect(sw == [(None, "BLOCK=512", "tuned"), ("BLOCK=512", None, "failed")], sw)
     # the program's own config from the re-check on: every real-data launch ran it
     expect(all(t[1] == (256, 1, 1) for t in traced(r, "_Z9block_sumPKfPfi")[-3:]), "ran wrong")
 
