@@ -41,13 +41,17 @@ int xmt_memo_args(const xmt_kernel *k, xmt_memo_arg *args)
     return n;
 }
 
+/* A slot's k and serial are its thread's to write, and read by other threads (the walks
+ * below; the exit's flush): relaxed atomics, plain moves on x86, so the hit path's loads are
+ * as they were. */
 static void memo_flush(xmt_memo *m)
 {
-    xmt_kernel *k = (xmt_kernel *)m->k;
+    xmt_kernel *k = (xmt_kernel *)__atomic_load_n(&m->k, __ATOMIC_RELAXED);
     if (!k) return;
     /* Record structs are never freed, so k can be read; a retired one's counts go to its
      * summary, a reused one's are another kernel's and these are dropped. */
-    if (atomic_load_explicit(&k->serial, memory_order_acquire) != (m->serial & ~MEMO_FORGOTTEN)) {
+    if (atomic_load_explicit(&k->serial, memory_order_acquire) !=
+        (__atomic_load_n(&m->serial, __ATOMIC_RELAXED) & ~MEMO_FORGOTTEN)) {
         m->launches = m->rewritten = m->passed = 0;
         return;
     }
@@ -106,11 +110,13 @@ void xmt_memo_store(xmt_memo *m, const xmt_kernel *k, const xmt_memo_arg *args, 
     if (!m) return;
     memo_flush(m);
     /* another kernel's slot now, or forgotten (xmt_memo_forget): its own ways go with it */
-    if (m->k != k || m->serial != atomic_load_explicit(&k->serial, memory_order_relaxed))
+    if (__atomic_load_n(&m->k, __ATOMIC_RELAXED) != k ||
+        __atomic_load_n(&m->serial, __ATOMIC_RELAXED) !=
+            atomic_load_explicit(&k->serial, memory_order_relaxed))
         m->own_n = m->own_next = m->own_last = 0;
     if (nargs < 0) {
-        m->k = NULL;   /* too many argument bytes to remember */
-        m->serial = 0; /* (serials start at 1: matches nothing) */
+        __atomic_store_n(&m->k, NULL, __ATOMIC_RELAXED);   /* too many argument bytes */
+        __atomic_store_n(&m->serial, 0, __ATOMIC_RELAXED); /* (serials start at 1) */
         return;
     }
     unsigned off = 0;
@@ -127,17 +133,26 @@ void xmt_memo_store(xmt_memo *m, const xmt_kernel *k, const xmt_memo_arg *args, 
     m->shared = l->shared;
     m->own = c == NULL;
     if (c) m->c = *c;
-    m->k = k;
-    m->serial = atomic_load_explicit(&k->serial, memory_order_relaxed);
+    __atomic_store_n(&m->k, k, __ATOMIC_RELAXED);
+    __atomic_store_n(&m->serial, atomic_load_explicit(&k->serial, memory_order_relaxed),
+                     __ATOMIC_RELAXED);
     if (!c && !queued) own_add(m, device, l, params);
+}
+
+void xmt_memo_drop(xmt_memo *m)
+{
+    if (m) __atomic_fetch_or(&m->serial, MEMO_FORGOTTEN, __ATOMIC_RELAXED);
 }
 
 void xmt_memo_forget(const xmt_kernel *k)
 {
+    /* after the caller's change of the decision: ordered before the walk's reads (a thread
+     * that stored its slot from the old decision meanwhile sees the new one: run_winner) */
+    atomic_thread_fence(memory_order_seq_cst);
     pthread_mutex_lock(&memo_blocks.lock);
     for (memo_block *b = memo_blocks.head; b; b = b->next)
         for (int i = 0; i < XMT_MEMO_SLOTS; i++)
-            if (b->slots[i].k == k)
+            if (__atomic_load_n(&b->slots[i].k, __ATOMIC_RELAXED) == k)
                 __atomic_fetch_or(&b->slots[i].serial, MEMO_FORGOTTEN, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&memo_blocks.lock);
 }
@@ -147,7 +162,8 @@ void xmt_memo_recheck_soon(const xmt_kernel *k)
     pthread_mutex_lock(&memo_blocks.lock);
     for (memo_block *b = memo_blocks.head; b; b = b->next)
         for (int i = 0; i < XMT_MEMO_SLOTS; i++)
-            if (b->slots[i].k == k) __atomic_store_n(&b->slots[i].recheck_in, 1, __ATOMIC_RELAXED);
+            if (__atomic_load_n(&b->slots[i].k, __ATOMIC_RELAXED) == k)
+                __atomic_store_n(&b->slots[i].recheck_in, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&memo_blocks.lock);
 }
 

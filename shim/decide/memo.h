@@ -195,6 +195,10 @@ void xmt_memo_store(xmt_memo *m, const xmt_kernel *k, const xmt_memo_arg *args, 
                     int device, const xmt_launch *l, void *const *params, const xmt_candidate *c,
                     int queued);
 
+/* Slot m (this thread's) is forgotten: its thread looks again at its next launch (what it
+ * just stored came from a decision that changed meanwhile: tuner.c's run_winner). */
+void xmt_memo_drop(xmt_memo *m);
+
 /* Every thread's memo of kernel k is forgotten: each looks at its key's result again at its
  * next launch (a background verification switched or dropped a winner). */
 void xmt_memo_forget(const xmt_kernel *k);

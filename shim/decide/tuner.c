@@ -141,6 +141,18 @@ static int choice_config(const xmt_kernel *k, const xmt_launch_view *v, long ind
  * stands for (XMT_QUEUED_SAMPLE); 0 otherwise (it stands for itself). */
 static __thread uint32_t tls_stands_for;
 
+/* This thread's memo slot m was just stored from decision index of key r, which another
+ * thread may have changed meanwhile (a background switch or drop, a re-check's drop), its
+ * walk of the memos (xmt_memo_forget) perhaps before this store: then the slot is dropped,
+ * so that a dropped winner never stays remembered here. The fence orders the store before
+ * the load, as xmt_memo_forget's orders the change before its walk. */
+static void memo_settle(xmt_memo *m, const xmt_result *r, long index)
+{
+    if (!m) return;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (__atomic_load_n(&r->index, __ATOMIC_RELAXED) != index) xmt_memo_drop(m);
+}
+
 /* Runs a decided key: the winner's config recomputed for this launch, or the program's. */
 static CUresult run_winner(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
                            xmt_result *r, int device, const CUresult *made)
@@ -159,14 +171,20 @@ static CUresult run_winner(xmt_kernel *k, const xmt_launch *l, const xmt_launch_
             atomic_fetch_add_explicit(&r->queued_launches, tls_stands_for ? tls_stands_for : 1,
                                       memory_order_relaxed);
         xmt_memo_store(m, k, args, nargs, device, l, v->params, NULL, queued);
-        if (m) m->recheck_in = queued ? XMT_QUEUED_SAMPLE : UINT32_MAX;
+        if (m)
+            __atomic_store_n(&m->recheck_in, queued ? XMT_QUEUED_SAMPLE : UINT32_MAX,
+                             __ATOMIC_RELAXED);
+        memo_settle(m, r, index);
         return made ? *made : xmt_pass(k, l);
     }
     xmt_candidate c;
     int ok = choice_config(k, v, index, &c);
     xmt_memo_store(m, k, args, nargs, device, l, v->params, ok ? &c : NULL, 0);
     if (m && ok) /* the hit path counts the launches to the next re-check from here */
-        m->recheck_in = atomic_load(&r->rechecks_left) > 0 ? atomic_load(&r->due_in) : UINT32_MAX;
+        __atomic_store_n(&m->recheck_in,
+                         atomic_load(&r->rechecks_left) > 0 ? atomic_load(&r->due_in) : UINT32_MAX,
+                         __ATOMIC_RELAXED);
+    memo_settle(m, r, index);
     if (made) /* this launch was made already: the program's own config, for a check */
         return *made;
     if (!ok) /* its condition does not hold for this launch's non-key arguments */

@@ -590,7 +590,9 @@ void xmt_remote_start(void)
     pthread_detach(rm.thread);
     pthread_mutex_lock(&rm.lock);
     rm.on = rm.started = 1;
-    if (!rm.conn) rm.connecting = 1; /* the first claims wait for the first connection */
+    /* the first claims wait for the first connection (rm.conn is the thread's own: what this
+     * thread may read is rm.connected, under the lock) */
+    if (!rm.connected) rm.connecting = 1;
     pthread_mutex_unlock(&rm.lock);
 }
 
