@@ -544,6 +544,13 @@ int xmt_plan_recheck_bg(const xmt_kernel *k, const xmt_launch *l, const xmt_laun
     p->key = key;
     p->keylen = kl;
     p->ch = *ch;
+    /* what the key's record says of its faults stays said when a pass writes it again (as
+     * xmt_plan_store_rechecked keeps it) */
+    xmt_choice old;
+    int checked = 0;
+    if (xmt_cache_find(&p->id, key, kl, (int)dev, &old, &checked) && old.index == index &&
+        !strcmp(old.label, ch->label))
+        memcpy(p->ch.faults, old.faults, sizeof p->ch.faults);
     p->only = &p->pin;
     p->only_index = index;
     p->recheck = p->bg_verify = p->hint = 1;
