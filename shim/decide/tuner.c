@@ -797,9 +797,17 @@ void xmt_tune_report(xmt_kernel *k, FILE *table)
         if (gnodes)
             snprintf(nodes, sizeof nodes, "%llu/%llu", (unsigned long long)grewritten,
                      (unsigned long long)gnodes);
-        fprintf(table, "xmatune: %10llu %10llu %6u %10llu %11s  %s%s\n",
+        /* a kernel auto stopped tuning (its cap, XMATUNE_AUTO_MIN_US, declined) takes the
+         * pass-through path from then on, which counts nothing per kernel (docs/log.md,
+         * kernel_summary): its line says so rather than look like all its launches */
+        char since[96] = "";
+        if (__atomic_load_n(&k->passthrough, __ATOMIC_RELAXED))
+            snprintf(since, sizeof since,
+                     "  [passes through since its launch %llu: later ones are in the total only]",
+                     (unsigned long long)launches);
+        fprintf(table, "xmatune: %10llu %10llu %6u %10llu %11s  %s%s%s\n",
                 (unsigned long long)launches, (unsigned long long)rewritten, keys,
                 (unsigned long long)glaunches, nodes, k->demangled,
-                guntuned ? "  [in a graph, not tuned]" : "");
+                guntuned ? "  [in a graph, not tuned]" : "", since);
     }
 }

@@ -5975,12 +5975,19 @@ def auto_never_inline():
 def auto_keys_capped():
     # A scalar that changes at every launch (here saxpy's size, 40 values) would tune
     # forever: past XMATUNE_AUTO_MAX_KEYS keys the kernel passes through, said once.
-    t = auto_run("rt", "sizes", env={"XMATUNE_AUTO_MAX_KEYS": "3"})
+    t = auto_run("rt", "sizes", env={"XMATUNE_AUTO_MAX_KEYS": "3", "XMATUNE_VERBOSE": "1"})
     ev = tune_events(t, "saxpy")
     expect(len(ev) == 3, "%d keys tuned" % len(ev))
-    expect(t.stderr.count("XMATUNE_AUTO_MAX_KEYS") == 1, t.stderr)
+    expect(t.stderr.count("(XMATUNE_AUTO_MAX_KEYS); a new one came") == 1, t.stderr)
     runs = traced(t, "_Z5saxpyifPKfPf")
     expect(all(r == ((4, 1, 1), (32, 1, 1), 0) for r in runs[-30:]), "rewritten past the cap")
+    # the exit table's line says that its count stops where the kernel began to pass through
+    summ = [e for e in t.events("kernel_summary") if e["kernel"] == SAXPY]
+    launched = int(re.search(r"LAUNCHES (\d+)", t.stdout).group(1))
+    expect(summ and summ[0]["launches"] < launched, (summ, launched))
+    expect(re.search(r" %d .*saxpy\(int, float, float const\*, float\*\)  \[passes through since "
+                     r"its launch %d: later ones are in the total only\]" %
+                     (summ[0]["launches"], summ[0]["launches"]), t.stderr), t.stderr)
 
 
 @case
