@@ -103,7 +103,8 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
     xmt_result *r = j->r;
     if (learned && o->uninformative) { /* data that proved nothing: no evidence either way */
         learned = 0;
-        why = "its first launch's data proved nothing";
+        why = j->plan.recheck ? "the re-check's launch's data proved nothing"
+                              : "its first launch's data proved nothing";
     }
     if (!learned && j->plan.recheck) {
         /* a re-check that learned nothing (no helper, data that proved nothing): the winner
