@@ -60,6 +60,14 @@ void *xmt_tls_new(xmt_tls_list *list)
     return b;
 }
 
+void xmt_tls_each(xmt_tls_list *list, void (*fn)(void *b))
+{
+    pthread_mutex_lock(&list->lock);
+    for (void *p = list->head; p; p = next_of(list, p))
+        fn(p);
+    pthread_mutex_unlock(&list->lock);
+}
+
 void xmt_tls_unlist(xmt_tls_list *list, void *b, void (*flush)(void *b))
 {
     pthread_mutex_lock(&list->lock);

@@ -8,9 +8,9 @@
  * line shared with another thread's block), zeroed, attached to the list's pthread key
  * (whose destructor, the module's, adds up the block's counts and frees it at thread
  * exit) and put on the module's list under the list's lock, so that the exit report can
- * walk every thread's block. The module keeps its thread-local pointer, its walks and its
- * fork handling: they take list->lock and follow each block's own next member from
- * list->head.
+ * walk every thread's block (xmt_tls_each). The module keeps its thread-local pointer, its
+ * other walks and its fork handling: they take list->lock and follow each block's own next member
+ * from list->head.
  */
 #ifndef XMT_TLS_H
 #define XMT_TLS_H
@@ -48,6 +48,10 @@ typedef struct xmt_tls_list {
  * be allocated or attached: the caller goes on without one. Cold: the caller stores the
  * block in its thread-local pointer and never asks again. */
 void *xmt_tls_new(xmt_tls_list *list);
+
+/* Calls fn(b) for every listed block, under list->lock (a module's flush of every thread's
+ * counts: at exit, before the report). */
+void xmt_tls_each(xmt_tls_list *list, void (*fn)(void *b));
 
 /* For a release: takes b off list, under list->lock, after flush(b) (when not NULL) has
  * added up its counts under the same lock. The caller then frees b. */

@@ -159,15 +159,15 @@ static void bg_done(void *ud, int learned, const xmt_trial_outcome *o, const cha
                  : j->hint       ? "it is not used"
                                  : "dropped: the program's own config is used from now on",
                  tune && xmt_cache_path()[0] ? " (and stored on disk)" : "");
-        if (!j->hint) {
+        /* a winner in use dropped; a re-checked one ran until the re-check's launch (the
+         * program's own config since): dropped now */
+        if (!j->hint || j->plan.recheck) {
             snprintf(r->label, sizeof r->label, "%s", "");
             atomic_store(&r->rechecks_left, 0);
-            __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
-            xmt_memo_forget(k);
-            said_switch(j, j->label, NULL, "failed");
-        } else if (j->plan.recheck) { /* it ran until the re-check's launch: dropped now */
-            snprintf(r->label, sizeof r->label, "%s", "");
-            atomic_store(&r->rechecks_left, 0);
+            if (!j->hint) {
+                __atomic_store_n(&r->index, XMT_OWN_CONFIG, __ATOMIC_RELEASE);
+                xmt_memo_forget(k);
+            }
             said_switch(j, j->label, NULL, "failed");
         }
         if (tune) { /* not propagated: this key's record says it failed here */
@@ -319,9 +319,14 @@ static void bg_partial(void *ud, const char *decided)
  * that many keys wait for the worker, a new key's first launch (or a hint's) takes no
  * snapshot and runs the program's own config; the key is looked at again at a launch
  * XMT_RECHECK_MS later, so the keys launched most often get the worker first. 1 when deferred. */
+int xmt_bg_room(void)
+{
+    return xmt_bgverify_pending() < xmt_opt.background_queue;
+}
+
 int xmt_bg_busy(xmt_kernel *k, xmt_result *mine, const xmt_plan *p, const char *key_text)
 {
-    if (xmt_bgverify_pending() < xmt_opt.background_queue) return 0;
+    if (xmt_bg_room()) return 0;
     if (p->claimed) xmt_plan_unclaim(&p->id, mine->key + 4, mine->keylen - 4);
     xmt_verbose(2, "%s: key %s: the background worker is busy; looked at again later", k->demangled,
                 key_text);

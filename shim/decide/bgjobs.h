@@ -33,6 +33,10 @@ typedef struct {
     void (*count_key)(xmt_kernel *k, int n);
 } xmt_bg_ops;
 
+/* Whether the background queue has room for one more key (fewer than
+ * XMATUNE_BACKGROUND_QUEUE wait). */
+int xmt_bg_room(void);
+
 /* XMATUNE_BACKGROUND_QUEUE reached: the key (mine, held by this thread) waits and is looked
  * at again later, its claim given up. 1 when so; 0 when the queue has room. */
 int xmt_bg_busy(xmt_kernel *k, xmt_result *mine, const xmt_plan *p, const char *key_text);

@@ -529,10 +529,7 @@ static void memo_take(memo_t *m, xmt_kernel *k, int dev, unsigned path, const ar
 
 void xmt_discover_flush_counts(void)
 {
-    pthread_mutex_lock(&memo_blocks.lock);
-    for (memo_block *b = memo_blocks.head; b; b = b->next)
-        memo_flush_block(b);
-    pthread_mutex_unlock(&memo_blocks.lock);
+    xmt_tls_each(&memo_blocks, memo_flush_block);
 }
 
 void xmt_discover_atfork(int phase)

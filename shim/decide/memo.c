@@ -144,35 +144,39 @@ void xmt_memo_drop(xmt_memo *m)
     if (m) __atomic_fetch_or(&m->serial, MEMO_FORGOTTEN, __ATOMIC_RELAXED);
 }
 
-void xmt_memo_forget(const xmt_kernel *k)
+/* Every thread's slots of kernel k: forgotten (forget), or due to re-check at their next
+ * launch. After the caller's change of k's decision: the fence orders it before the walk's
+ * reads, so that a thread that stored its slot from the old decision meanwhile sees the new
+ * one (tuner.c's memo_settle). */
+static void slots_of(const xmt_kernel *k, int forget)
 {
-    /* after the caller's change of the decision: ordered before the walk's reads (a thread
-     * that stored its slot from the old decision meanwhile sees the new one: run_winner) */
     atomic_thread_fence(memory_order_seq_cst);
     pthread_mutex_lock(&memo_blocks.lock);
     for (memo_block *b = memo_blocks.head; b; b = b->next)
-        for (int i = 0; i < XMT_MEMO_SLOTS; i++)
-            if (__atomic_load_n(&b->slots[i].k, __ATOMIC_RELAXED) == k)
-                __atomic_fetch_or(&b->slots[i].serial, MEMO_FORGOTTEN, __ATOMIC_RELAXED);
+        for (int i = 0; i < XMT_MEMO_SLOTS; i++) {
+            xmt_memo *m = &b->slots[i];
+            if (__atomic_load_n(&m->k, __ATOMIC_RELAXED) != k) continue;
+            if (forget)
+                __atomic_fetch_or(&m->serial, MEMO_FORGOTTEN, __ATOMIC_RELAXED);
+            else
+                __atomic_store_n(&m->recheck_in, 1, __ATOMIC_RELAXED);
+        }
     pthread_mutex_unlock(&memo_blocks.lock);
+}
+
+void xmt_memo_forget(const xmt_kernel *k)
+{
+    slots_of(k, 1);
 }
 
 void xmt_memo_recheck_soon(const xmt_kernel *k)
 {
-    pthread_mutex_lock(&memo_blocks.lock);
-    for (memo_block *b = memo_blocks.head; b; b = b->next)
-        for (int i = 0; i < XMT_MEMO_SLOTS; i++)
-            if (__atomic_load_n(&b->slots[i].k, __ATOMIC_RELAXED) == k)
-                __atomic_store_n(&b->slots[i].recheck_in, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&memo_blocks.lock);
+    slots_of(k, 0);
 }
 
 void xmt_memo_flush_counts(void)
 {
-    pthread_mutex_lock(&memo_blocks.lock);
-    for (memo_block *b = memo_blocks.head; b; b = b->next)
-        memo_flush_block(b);
-    pthread_mutex_unlock(&memo_blocks.lock);
+    xmt_tls_each(&memo_blocks, memo_flush_block);
 }
 
 void xmt_memo_atfork(int phase)

@@ -478,6 +478,18 @@ void xmt_plan_run(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v, 
     p->ch = run_session(k, l, v, key_text, device, p);
 }
 
+/* A winner's record written again (a re-check passed): what the record it replaces says of
+ * the key's faults stays said (fault families), when c says none itself. */
+static void keep_faults(const xmt_cache_id *id, const uint8_t *key, size_t kl, CUdevice dev,
+                        xmt_choice *c)
+{
+    xmt_choice old;
+    int checked = 0;
+    if (!c->faults[0] && xmt_cache_find(id, key, kl, (int)dev, &old, &checked) &&
+        old.index == c->index && !strcmp(old.label, c->label))
+        memcpy(c->faults, old.faults, sizeof c->faults);
+}
+
 void xmt_plan_store_rechecked(const xmt_kernel *k, const xmt_devinfo *di, CUdevice dev,
                               const uint8_t *key, size_t kl, const char *key_text,
                               const xmt_choice *ch)
@@ -486,13 +498,33 @@ void xmt_plan_store_rechecked(const xmt_kernel *k, const xmt_devinfo *di, CUdevi
     xmt_plan p;
     memset(&p, 0, sizeof p);
     cache_id(k, di, dev, &p);
-    /* what the record it replaces says of the key's faults stays said (fault families) */
-    xmt_choice c = *ch, old;
-    int checked = 0;
-    if (!c.faults[0] && xmt_cache_find(&p.id, key, kl, (int)dev, &old, &checked) &&
-        old.index == c.index && !strcmp(old.label, c.label))
-        memcpy(c.faults, old.faults, sizeof c.faults);
+    xmt_choice c = *ch;
+    keep_faults(&p.id, key, kl, dev, &c);
     xmt_plan_store(&p.id, key, kl, (int)dev, key_text, &c);
+}
+
+/* A re-check's plan (xmt_plan_recheck, xmt_plan_recheck_bg) of decided winner index for
+ * key: its identity, the winner's config for this launch in p->pin, and that config as the
+ * one to verify. 0 when there is nothing to check on this launch: the winner's condition
+ * does not hold (the launch runs the program's own config), or it launches as the program
+ * does (its session's only candidate would be skipped, which is no failure). */
+static int recheck_plan(const xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
+                        const xmt_devinfo *di, CUdevice dev, const uint8_t *key, size_t kl,
+                        long index, xmt_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    cache_id(k, di, dev, p);
+    int holds = index == XMT_PIN_CONFIG ? xmt_entry_pin(k->entry, v, &p->pin)
+                : index >= 0 && (size_t)index < xmt_entry_ncandidates(k->entry)
+                    ? xmt_entry_candidate(k->entry, (size_t)index, v, &p->pin)
+                    : 0;
+    if (holds != 1 || xmt_candidate_is_own(&p->pin, l)) return 0;
+    p->key = key;
+    p->keylen = kl;
+    p->recheck = 1;
+    p->only = &p->pin;
+    p->only_index = index;
+    return 1;
 }
 
 int xmt_plan_recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *v,
@@ -500,22 +532,9 @@ int xmt_plan_recheck(xmt_kernel *k, const xmt_launch *l, const xmt_launch_view *
                      const char *key_text, long index, char digest[17], xmt_choice *own)
 {
     xmt_plan p;
-    memset(&p, 0, sizeof p);
-    cache_id(k, di, dev, &p);
-    int holds = index == XMT_PIN_CONFIG ? xmt_entry_pin(k->entry, v, &p.pin)
-                : index >= 0 && (size_t)index < xmt_entry_ncandidates(k->entry)
-                    ? xmt_entry_candidate(k->entry, (size_t)index, v, &p.pin)
-                    : 0;
-    if (holds != 1) return XMT_RECHECK_UNTOLD; /* this launch runs the program's own config */
-    /* the winner launches as the program does here: nothing to check (its session's only
-     * candidate would be skipped, which is no failure) */
-    if (xmt_candidate_is_own(&p.pin, l)) return XMT_RECHECK_UNTOLD;
-    p.key = key;
-    p.keylen = kl;
-    p.need_run = p.verify_only = p.recheck = 1;
+    if (!recheck_plan(k, l, v, di, dev, key, kl, index, &p)) return XMT_RECHECK_UNTOLD;
+    p.need_run = p.verify_only = 1;
     p.store_on_disk = 1; /* cleared when the session decided nothing (failed, untuned, deferred) */
-    p.only = &p.pin;
-    p.only_index = index;
     xmt_choice ch = run_session(k, l, v, key_text, (int)dev, &p);
     if (!p.store_on_disk) return XMT_RECHECK_UNTOLD;
     if (ch.index == index) {
@@ -532,28 +551,10 @@ int xmt_plan_recheck_bg(const xmt_kernel *k, const xmt_launch *l, const xmt_laun
                         const xmt_devinfo *di, CUdevice dev, const uint8_t *key, size_t kl,
                         const xmt_choice *ch, xmt_plan *p)
 {
-    memset(p, 0, sizeof *p);
-    cache_id(k, di, dev, p);
-    long index = ch->index;
-    int holds = index == XMT_PIN_CONFIG ? xmt_entry_pin(k->entry, v, &p->pin)
-                : index >= 0 && (size_t)index < xmt_entry_ncandidates(k->entry)
-                    ? xmt_entry_candidate(k->entry, (size_t)index, v, &p->pin)
-                    : 0;
-    /* this launch runs the program's own config, or the winner launches as the program does */
-    if (holds != 1 || xmt_candidate_is_own(&p->pin, l)) return 0;
-    p->key = key;
-    p->keylen = kl;
+    if (!recheck_plan(k, l, v, di, dev, key, kl, ch->index, p)) return 0;
     p->ch = *ch;
-    /* what the key's record says of its faults stays said when a pass writes it again (as
-     * xmt_plan_store_rechecked keeps it) */
-    xmt_choice old;
-    int checked = 0;
-    if (xmt_cache_find(&p->id, key, kl, (int)dev, &old, &checked) && old.index == index &&
-        !strcmp(old.label, ch->label))
-        memcpy(p->ch.faults, old.faults, sizeof p->ch.faults);
-    p->only = &p->pin;
-    p->only_index = index;
-    p->recheck = p->bg_verify = p->hint = 1;
+    keep_faults(&p->id, key, kl, dev, &p->ch); /* for a pass that writes the record again */
+    p->bg_verify = p->hint = 1;
     p->trust = "re-checked";
     return 1;
 }

@@ -33,7 +33,6 @@ static inline unsigned results_hash(const void *key, size_t n)
 
 #include "autotune.h"
 #include "bgjobs.h"
-#include "bgverify.h"
 #include "cache.h"
 #include "clock.h"
 #include "devinfo.h"
@@ -145,7 +144,8 @@ static __thread uint32_t tls_stands_for;
  * thread may have changed meanwhile (a background switch or drop, a re-check's drop), its
  * walk of the memos (xmt_memo_forget) perhaps before this store: then the slot is dropped,
  * so that a dropped winner never stays remembered here. The fence orders the store before
- * the load, as xmt_memo_forget's orders the change before its walk. */
+ * the load, as xmt_memo_forget's and xmt_memo_recheck_soon's order the change before their
+ * walk. */
 static void memo_settle(xmt_memo *m, const xmt_result *r, long index)
 {
     if (!m) return;
@@ -272,7 +272,7 @@ static CUresult recheck_in_background(xmt_kernel *k, const xmt_launch *l, const 
     memcpy(ch.data, r->digest, sizeof ch.data);
     xmt_plan p;
     int queued = 0;
-    if (xmt_bgverify_pending() < xmt_opt.background_queue &&
+    if (xmt_bg_room() &&
         xmt_plan_recheck_bg(k, l, v, di, (CUdevice)device, r->key + 4, r->keylen - 4, &ch, &p)) {
         /* the program's own config from this launch until the verdict (the snapshot is taken
          * before it); every thread's memo looks again */

@@ -173,8 +173,7 @@ static void teardown_at_exit(void)
 static void teardown_register(int at_sync)
 {
     static atomic_int done;
-    if (g_teardown_file[0] && !g_helper && at_sync == g_teardown_at_sync &&
-        !atomic_exchange(&done, 1))
+    if (g_teardown_file[0] && at_sync == g_teardown_at_sync && !atomic_exchange(&done, 1))
         atexit(teardown_at_exit);
 }
 
